@@ -1,0 +1,45 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: run test lint protos bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_RUN)
+
+run: $(STAMP_RUN)
+	$(BIN)/tfrview $(ARGS)
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check tfrview tests bench
+	$(BIN)/lint-imports
+
+test: $(STAMP_TEST)
+	bash tests/setup_system.sh
+	$(BIN)/ruff check tfrview tests bench
+	$(BIN)/lint-imports
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+# Regenerates the committed *_pb2.py modules from our .proto files.
+protos: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	cd tfrview/core/proto && ../../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
+		example.proto tensor.proto string_int_label_map.proto
+
+bench: $(STAMP_RUN)
+	$(BIN)/python bench/bench_index.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

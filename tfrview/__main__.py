@@ -1,0 +1,3 @@
+from tfrview.cli import main
+
+raise SystemExit(main())

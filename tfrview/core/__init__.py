@@ -1,0 +1,1 @@
+"""The Qt-free engine: framing, sources, the index, datasets, payloads, images and checks."""

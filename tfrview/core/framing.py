@@ -1,0 +1,127 @@
+"""TFRecord framing: `u64 length | u32 masked_crc(length) | data | u32 masked_crc(data)`, all little-endian.
+
+Also the vocabulary every other module reports damage in: `ProblemKind`, `Problem` and the one
+exception hierarchy rooted at `TfrviewError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+HEADER_SIZE = 12
+FOOTER_SIZE = 4
+OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+MASK_DELTA = 0xA282EAD8
+
+HEADER = struct.Struct("<QI")
+U32 = struct.Struct("<I")
+U64 = struct.Struct("<Q")
+
+
+class TfrviewError(Exception):
+    """Base of every error tfrview raises on purpose; its message is one line meant for a person."""
+
+
+class NotTFRecordError(TfrviewError):
+    """The input holds no TFRecord data at all."""
+
+
+class SourceError(TfrviewError):
+    """A file could not be opened, mapped or read (missing, permission, a directory, shrank...)."""
+
+
+class ProblemKind(enum.StrEnum):
+    BAD_LENGTH_CRC = "bad_length_crc"
+    BAD_DATA_CRC = "bad_data_crc"
+    TRUNCATED = "truncated"
+    UNREADABLE_BYTES = "unreadable_bytes"
+    TRAILING_BYTES = "trailing_bytes"
+    NOT_TFRECORD = "not_tfrecord"
+    DECOMPRESSION_ERROR = "decompression_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One damaged region. `offset` is in the (decompressed) record stream; `record` is the local
+    record number the damage belongs to, or None when no record could be framed there."""
+
+    kind: ProblemKind
+    offset: int
+    length: int | None
+    record: int | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {
+            "kind": str(self.kind),
+            "offset": self.offset,
+            "length": self.length,
+            "record": self.record,
+            "message": self.message,
+        }
+
+
+def _crc32c():
+    # `import crc32c` costs ~0.1 s; only pay it when a CRC is first needed.
+    import crc32c
+
+    return crc32c.crc32c
+
+
+def mask(crc: int) -> int:
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + MASK_DELTA) & 0xFFFFFFFF
+
+
+def unmask(masked: int) -> int:
+    rot = (masked - MASK_DELTA) & 0xFFFFFFFF
+    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def masked_crc(data) -> int:
+    """Masked CRC-32C of any bytes-like object (bytes, memoryview, mmap slice), without copying."""
+    return mask(_crc32c()(data))
+
+
+@lru_cache(maxsize=65536)
+def length_crc(length: int) -> int:
+    """Masked CRC of the 8 length bytes; lengths repeat a lot, so this is cached."""
+    return masked_crc(U64.pack(length))
+
+
+def encode_header(length: int) -> bytes:
+    return HEADER.pack(length, length_crc(length))
+
+
+def encode_record(data: bytes) -> bytes:
+    return encode_header(len(data)) + data + U32.pack(masked_crc(data))
+
+
+# --- vectorised CRC-32C of 8-byte windows, for resynchronisation scans -------------------------------
+
+_POLY = 0x82F63B78
+
+
+@lru_cache(maxsize=1)
+def _crc_table() -> np.ndarray:
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ _POLY if c & 1 else c >> 1
+        table[i] = c
+    return table
+
+
+def masked_length_crcs(windows: np.ndarray) -> np.ndarray:
+    """Masked CRC-32C of each row of an (N, 8) uint8 array: every candidate header in a block at once."""
+    table = _crc_table()
+    crc = np.full(windows.shape[0], 0xFFFFFFFF, dtype=np.uint32)
+    for i in range(8):
+        crc = table[(crc ^ windows[:, i]) & 0xFF] ^ (crc >> np.uint32(8))
+    crc ^= np.uint32(0xFFFFFFFF)
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)

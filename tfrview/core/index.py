@@ -1,0 +1,463 @@
+"""The record offset index, built progressively.
+
+`scan(source)` is a generator of `IndexChunk`s: the first arrives after ~1,000 records so a window
+can show rows at once, and a caller may stop between chunks. Every header's length CRC is checked
+(a garbage length must never frame the rest of the file). When a header is bad the scanner
+*resynchronises*: it looks for the next position whose header validates and whose record fits, and
+goes on from there, reporting the skipped bytes. Data CRCs are checked by `verify`, a second pass.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .framing import (
+    HEADER,
+    HEADER_SIZE,
+    OVERHEAD,
+    U32,
+    Problem,
+    ProblemKind,
+    SourceError,
+    length_crc,
+    mask,
+    masked_crc,
+    masked_length_crcs,
+)
+from .source import Source, Stream
+
+# Per-record status bits (uint8).
+VERIFIED = 1  # data CRC checked
+BAD_DATA_CRC = 2
+BAD_LENGTH_CRC = 4  # the header was damaged but the record could still be framed
+DAMAGED = BAD_DATA_CRC | BAD_LENGTH_CRC
+
+_WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
+_BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
+_RESYNC_BLOCK = 1 << 20
+_CRC_CACHE_MAX = 1 << 16
+
+_MORE, _END, _SHORT, _BAD = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexChunk:
+    """Records found since the previous chunk, plus progress."""
+
+    first: int  # local number of the first record in this chunk
+    offsets: np.ndarray  # uint64: where each record's header starts in the stream
+    lengths: np.ndarray  # uint64: data length of each record
+    status: np.ndarray  # uint8 status bits
+    problems: tuple[Problem, ...]
+    scanned: int  # stream bytes framed so far
+    consumed: int  # file bytes read so far (compressed bytes for GZIP/ZLIB)
+    done: bool
+
+
+def _frame_run(buf, pos: int, end: int, budget: int, out: array, cache: dict) -> tuple[int, int]:
+    """Frame records from buf[pos:end] while their headers are valid and they fit.
+
+    Appends each record's start to `out`; lengths follow from the starts because the records of one
+    run are contiguous. Returns (position, why it stopped). The hot loop of the whole program.
+    """
+    unpack = HEADER.unpack_from
+    append = out.append
+    get = cache.get
+    limit = end - HEADER_SIZE
+    n = 0
+    while n < budget:
+        if pos > limit:
+            return pos, (_END if pos == end else _SHORT)
+        length, crc = unpack(buf, pos)
+        if get(length) != crc:
+            if length_crc(length) != crc:
+                return pos, _BAD
+            if len(cache) < _CRC_CACHE_MAX:
+                cache[length] = crc
+        nxt = pos + length + OVERHEAD
+        if nxt > end:
+            return pos, _SHORT
+        append(pos)
+        pos = nxt
+        n += 1
+    return pos, _MORE
+
+
+class _Builder:
+    """Accumulates records and problems between chunks."""
+
+    def __init__(self) -> None:
+        self.next_record = 0
+        self.offsets: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.status: list[np.ndarray] = []
+        self.problems: list[Problem] = []
+        self.pending = 0
+
+    def add_run(self, starts: array, base: int, end_pos: int) -> None:
+        if not starts:
+            return
+        rel = np.frombuffer(starts, dtype=np.uint64)
+        offs = rel + np.uint64(base)
+        lens = np.empty_like(offs)
+        lens[:-1] = np.diff(rel) - np.uint64(OVERHEAD)
+        lens[-1] = np.uint64(end_pos - (int(rel[-1]) + base) - OVERHEAD)
+        self.offsets.append(offs)
+        self.lengths.append(lens)
+        self.status.append(np.zeros(len(offs), dtype=np.uint8))
+        self.pending += len(offs)
+
+    def add_one(self, offset: int, length: int, status: int) -> int:
+        self.offsets.append(np.array([offset], dtype=np.uint64))
+        self.lengths.append(np.array([length], dtype=np.uint64))
+        self.status.append(np.array([status], dtype=np.uint8))
+        self.pending += 1
+        return self.next_record + self.pending - 1
+
+    def record_at_cursor(self) -> int:
+        return self.next_record + self.pending
+
+    def take(self, scanned: int, consumed: int, done: bool) -> IndexChunk:
+        def cat(parts, dtype):
+            if not parts:
+                return np.empty(0, dtype=dtype)
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+        chunk = IndexChunk(
+            first=self.next_record,
+            offsets=cat(self.offsets, np.uint64),
+            lengths=cat(self.lengths, np.uint64),
+            status=cat(self.status, np.uint8),
+            problems=tuple(self.problems),
+            scanned=scanned,
+            consumed=consumed,
+            done=done,
+        )
+        self.next_record += self.pending
+        self.pending = 0
+        self.offsets, self.lengths, self.status, self.problems = [], [], [], []
+        return chunk
+
+
+def _find_sync(st: Stream, start: int, keep_from: int) -> Iterator[int | None]:
+    """Yields None per block scanned (so callers can report progress and cancel), then the position
+    of the next header whose length CRC validates and whose record fits, or -1 if none.
+
+    Keeps the stream's bytes from `keep_from` while the region is small, so it can be examined."""
+    p = start
+    while True:
+        if p - keep_from < _WINDOW:
+            st.advance(keep_from, p - keep_from + _RESYNC_BLOCK + HEADER_SIZE)
+        else:
+            st.advance(p, _RESYNC_BLOCK + HEADER_SIZE)
+        avail = st.end - p
+        if avail < HEADER_SIZE:
+            if st.eof:
+                yield -1
+                return
+            continue
+        n = min(avail - HEADER_SIZE + 1, _RESYNC_BLOCK)
+        rel = p - st.base
+        block = np.frombuffer(bytes(st.buf[rel : rel + n + HEADER_SIZE - 1]), dtype=np.uint8)
+        win = np.lib.stride_tricks.sliding_window_view(block, HEADER_SIZE)
+        lengths = np.ascontiguousarray(win[:, :8]).view("<u8").ravel()
+        if st.eof:  # room[k]: data bytes a record starting at p+k could hold before the end
+            room = np.arange(st.end - p - OVERHEAD, st.end - p - OVERHEAD - n, -1, dtype=np.int64)
+            fits = (room >= 0) & (lengths <= np.clip(room, 0, None).astype(np.uint64))
+        else:
+            fits = lengths < np.uint64(1 << 40)
+        cand = np.nonzero(fits)[0]
+        if len(cand):
+            stored = np.ascontiguousarray(win[cand, 8:12]).view("<u4").ravel()
+            ok = cand[masked_length_crcs(win[cand, :8]) == stored]
+            if len(ok):
+                yield p + int(ok[0])
+                return
+        p += n
+        yield None
+
+
+def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
+    """Is [pos, pos+region) one record whose header alone was damaged?
+
+    Yes when the length field or the length CRC still agrees with the region's size, or when the
+    region's data matches its footer CRC (the header was overwritten but the record is intact).
+    """
+    if region < OVERHEAD:
+        return False
+    length, crc = HEADER.unpack_from(head, 0)
+    true_len = region - OVERHEAD
+    if length == true_len or length_crc(true_len) == crc:
+        return True
+    if true_len > _BIG_RECORD or st.base > pos or st.end < pos + region:
+        return False  # too big to check, or a compressed stream no longer holds those bytes
+    a = pos - st.base + HEADER_SIZE
+    data = st.buf[a : a + true_len]
+    return masked_crc(data) == U32.unpack_from(st.buf, a + true_len)[0]
+
+
+def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) -> Iterator[IndexChunk]:
+    """Frame every record of a source, resynchronising past damage. The last chunk has done=True."""
+    st = source.stream()
+    b = _Builder()
+    cache: dict[int, int] = {}
+    pos = 0
+    budget = first_chunk
+    starts = array("Q")
+    last_yield = time.perf_counter()
+
+    def flush(done: bool = False) -> IndexChunk:
+        return b.take(pos, st.bytes_in(), done)
+
+    while True:
+        st.advance(pos, _WINDOW)
+        if st.problems:
+            b.problems.extend(st.problems)
+            st.problems.clear()
+        if source.compression == "none" and not source.still_whole():
+            b.problems.append(
+                Problem(ProblemKind.TRUNCATED, pos, None, None, "the file shrank while it was being read")
+            )
+            yield flush(True)
+            return
+        starts = array("Q")
+        rel, why = _frame_run(st.buf, pos - st.base, st.end - st.base, budget, starts, cache)
+        b.add_run(starts, st.base, st.base + rel)
+        pos = st.base + rel
+        if why == _MORE:
+            yield flush()
+            budget = chunk_records
+            last_yield = time.perf_counter()
+            continue
+        if why == _END:
+            if st.eof:
+                break
+            continue
+        if why == _SHORT and not st.eof:
+            avail = st.end - pos
+            if avail < HEADER_SIZE:
+                st.advance(pos, _WINDOW)
+                continue
+            length, _ = HEADER.unpack_from(st.buf, pos - st.base)
+            if length + OVERHEAD <= _BIG_RECORD:
+                st.advance(pos, length + OVERHEAD + HEADER_SIZE)
+                if st.end - pos >= length + OVERHEAD or st.eof:
+                    continue
+            st.advance(pos + length + OVERHEAD, HEADER_SIZE)  # skip the body without holding it
+            if st.base == pos + length + OVERHEAD:
+                b.add_one(pos, length, 0)
+                pos += length + OVERHEAD
+                continue
+            b.problems.append(_truncated(pos, length, st.end - pos, None, b.record_at_cursor()))
+            pos = st.end
+            break
+        # A damaged header (_BAD), or the stream ends inside a record (_SHORT at end of stream).
+        remaining = st.end - pos
+        if why == _SHORT and remaining < HEADER_SIZE:
+            tail = bytes(st.buf[pos - st.base : st.end - st.base])
+            if tail.strip(b"\0"):
+                msg = f"truncated record at {pos}: {remaining} bytes where a 12-byte header should be"
+                b.problems.append(Problem(ProblemKind.TRUNCATED, pos, remaining, None, msg))
+            else:
+                msg = f"{remaining} zero bytes after the last record at {pos}"
+                b.problems.append(Problem(ProblemKind.TRAILING_BYTES, pos, remaining, None, msg))
+            pos = st.end
+            break
+        head = bytes(st.buf[pos - st.base : pos - st.base + HEADER_SIZE])
+        sync = None
+        for sync in _find_sync(st, pos + 1, pos):
+            if sync is not None:
+                break
+            if time.perf_counter() - last_yield > 0.05:
+                yield flush()
+                last_yield = time.perf_counter()
+        nxt = st.end if sync == -1 else sync
+        region = nxt - pos
+        length, _ = HEADER.unpack_from(head, 0)
+        if _explains(st, pos, head, region):
+            rec = b.add_one(pos, region - OVERHEAD, BAD_LENGTH_CRC)
+            msg = (
+                f"corrupted record at {pos}: record {rec} has a damaged length header "
+                f"(says {length} bytes; its {region - OVERHEAD} data bytes are still framed)"
+            )
+            b.problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, pos, region, rec, msg))
+        elif why == _SHORT:
+            b.problems.append(
+                _truncated(pos, length, region, None if sync == -1 else nxt, b.record_at_cursor())
+            )
+        elif sync == -1:
+            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0))
+        else:
+            msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
+            b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, region, None, msg))
+        pos = nxt
+        if sync == -1:
+            break
+    if st.problems:
+        b.problems.extend(st.problems)
+        st.problems.clear()
+    yield flush(True)
+
+
+def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> Problem:
+    where = f"before the next record at {nxt}" if nxt is not None else "before the end of the stream"
+    msg = (
+        f"truncated record at {pos}: needs {length + OVERHEAD} bytes "
+        f"(header says {length} data bytes) but only {have} remain {where}"
+    )
+    return Problem(ProblemKind.TRUNCATED, pos, have, None, msg)
+
+
+def _tail_problem(pos: int, region: int, nothing_before: bool) -> Problem:
+    if nothing_before:
+        msg = f"no valid TFRecord header anywhere in {region} bytes"
+        return Problem(ProblemKind.NOT_TFRECORD, 0, region, None, msg)
+    msg = f"{region} bytes after the last record at {pos} are not a record"
+    return Problem(ProblemKind.TRAILING_BYTES, pos, region, None, msg)
+
+
+# --- the assembled index ----------------------------------------------------------------------------
+
+
+class _Grow:
+    """A numpy array that grows by doubling, so appends are amortised O(1)."""
+
+    def __init__(self, dtype) -> None:
+        self._a = np.empty(1024, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.n + len(values)
+        if need > len(self._a):
+            bigger = np.empty(max(need, 2 * len(self._a)), dtype=self._a.dtype)
+            bigger[: self.n] = self._a[: self.n]
+            self._a = bigger
+        self._a[self.n : need] = values
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self._a[: self.n]
+
+
+@dataclass
+class RecordIndex:
+    """Offsets, lengths and status of every record framed in one source, plus its problems.
+
+    Memory: 17 bytes per record. Readers on other threads may read `offsets`/`lengths`/`status` up to
+    `count` while the indexer appends; only `apply` mutates.
+    """
+
+    _offsets: _Grow = field(default_factory=lambda: _Grow(np.uint64))
+    _lengths: _Grow = field(default_factory=lambda: _Grow(np.uint64))
+    _status: _Grow = field(default_factory=lambda: _Grow(np.uint8))
+    problems: list[Problem] = field(default_factory=list)
+    scanned: int = 0
+    consumed: int = 0
+    done: bool = False
+
+    def apply(self, chunk: IndexChunk) -> None:
+        self._offsets.extend(chunk.offsets)
+        self._lengths.extend(chunk.lengths)
+        self._status.extend(chunk.status)
+        self.problems.extend(chunk.problems)
+        self.scanned = chunk.scanned
+        self.consumed = chunk.consumed
+        self.done = chunk.done
+
+    @property
+    def count(self) -> int:
+        return self._offsets.n
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._offsets.view
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self._lengths.view
+
+    @property
+    def status(self) -> np.ndarray:
+        return self._status.view
+
+    def intact_mask(self) -> np.ndarray:
+        return (self.status & DAMAGED) == 0
+
+
+def build_index(source: Source, progress=None) -> RecordIndex:
+    """The whole index at once (CLI, tests). `progress(index)` is called after every chunk."""
+    idx = RecordIndex()
+    for chunk in scan(source):
+        idx.apply(chunk)
+        if progress is not None:
+            progress(idx)
+    return idx
+
+
+# --- verify: the data CRCs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyChunk:
+    start: int
+    stop: int  # records [start, stop) were checked
+    bad: np.ndarray  # local numbers of records whose data CRC failed
+    problems: tuple[Problem, ...]
+    bytes_checked: int
+
+
+def verify(
+    source: Source, index: RecordIndex, start: int = 0, chunk_bytes: int = 64 << 20
+) -> Iterator[VerifyChunk]:
+    """Check the data CRC of every framed record from `start`, in chunks of about `chunk_bytes`.
+
+    Marks status bits in `index` as it goes (VERIFIED, BAD_DATA_CRC) and yields what it found.
+    """
+    import crc32c
+
+    crc = crc32c.crc32c
+    n = index.count
+    offs, lens, status = index.offsets, index.lengths, index.status
+    i = start
+    while i < n:
+        j = int(np.searchsorted(offs, offs[i] + np.uint64(chunk_bytes), side="left"))
+        j = max(j, i + 1)
+        j = min(j, n)
+        a = int(offs[i])
+        z = int(offs[j - 1]) + int(lens[j - 1]) + OVERHEAD
+        bad: list[int] = []
+        problems: list[Problem] = []
+        if source.compression == "none":
+            if not source.still_whole():
+                raise SourceError(f"{source.path}: the file shrank while it was being read")
+            mv = memoryview(source._data)
+            try:
+                for k in range(i, j):
+                    o = int(offs[k]) + HEADER_SIZE
+                    ln = int(lens[k])
+                    if mask(crc(mv[o : o + ln])) != U32.unpack_from(mv, o + ln)[0]:
+                        bad.append(k)
+            finally:
+                mv.release()
+        else:
+            span = source.read(a, z - a)
+            for k in range(i, j):
+                o = int(offs[k]) + HEADER_SIZE - a
+                ln = int(lens[k])
+                if masked_crc(span[o : o + ln]) != U32.unpack_from(span, o + ln)[0]:
+                    bad.append(k)
+        status[i:j] |= VERIFIED
+        for k in bad:
+            status[k] |= BAD_DATA_CRC
+            o = int(offs[k])
+            ln = int(lens[k])
+            msg = f"corrupted record at {o + HEADER_SIZE}: data CRC mismatch in record {k} (starts at {o})"
+            problems.append(Problem(ProblemKind.BAD_DATA_CRC, o + HEADER_SIZE, ln + 4, k, msg))
+        yield VerifyChunk(i, j, np.array(bad, dtype=np.int64), tuple(problems), z - a)
+        i = j

@@ -1,0 +1,96 @@
+"""Writing TFRecord files (plain, GZIP, ZLIB), always to a new file, atomically.
+
+The data goes to a temporary file beside the destination, which is renamed over it only when
+everything was written; an error leaves the destination as it was.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import zlib
+from pathlib import Path
+
+from .framing import TfrviewError, encode_header, masked_crc, U32
+
+
+class RecordWriter:
+    """`with RecordWriter(path, "gzip") as w: w.write(payload)`."""
+
+    def __init__(self, path: str | os.PathLike, compression: str = "none", *, level: int = 6) -> None:
+        if compression not in ("none", "gzip", "zlib"):
+            raise TfrviewError(f"unknown compression {compression!r} (none, gzip or zlib)")
+        self.path = Path(path)
+        self.compression = compression
+        self.count = 0
+        parent = self.path.parent if str(self.path.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial", dir=parent)
+        self._tmp = Path(tmp)
+        self._raw = os.fdopen(fd, "wb")
+        if compression == "gzip":
+            self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=level, mtime=0)
+        elif compression == "zlib":
+            self._z = zlib.compressobj(level)
+            self._out = None
+        else:
+            self._out = self._raw
+        self._closed = False
+
+    def _put(self, b: bytes) -> None:
+        if self.compression == "zlib":
+            self._raw.write(self._z.compress(b))
+        else:
+            self._out.write(b)
+
+    def write(self, data: bytes) -> None:
+        self._put(encode_header(len(data)))
+        self._put(data)
+        self._put(U32.pack(masked_crc(data)))
+        self.count += 1
+
+    def write_framed(self, framed: bytes) -> None:
+        """Copy an already framed record (header, data, footer) as it is."""
+        self._put(framed)
+        self.count += 1
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.compression == "gzip":
+                self._out.close()
+            elif self.compression == "zlib":
+                self._raw.write(self._z.flush())
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Drop everything written; the destination is untouched."""
+        self._closed = True
+        try:
+            self._raw.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_records(path: str | os.PathLike, payloads, compression: str = "none") -> int:
+    with RecordWriter(path, compression) as w:
+        for p in payloads:
+            w.write(p)
+    return w.count
