@@ -119,6 +119,17 @@ class _Builder:
         self.pending += 1
         return self.next_record + self.pending - 1
 
+    def last_pending(self) -> tuple[int, int] | None:
+        """(offset, length) of the newest record not yet handed out in a chunk."""
+        if not self.pending:
+            return None
+        return int(self.offsets[-1][-1]), int(self.lengths[-1][-1])
+
+    def drop_last_pending(self) -> None:
+        for parts in (self.offsets, self.lengths, self.status):
+            parts[-1] = parts[-1][:-1]
+        self.pending -= 1
+
     def record_at_cursor(self) -> int:
         return self.next_record + self.pending
 
@@ -144,13 +155,16 @@ class _Builder:
         return chunk
 
 
-def _find_sync(st: Stream, start: int, keep_from: int) -> Iterator[int | None]:
+def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) -> Iterator[int | None]:
     """Yields None per block scanned (so callers can report progress and cancel), then the position
     of the next header whose length CRC validates and whose record fits, or -1 if none.
 
     Keeps the stream's bytes from `keep_from` while the region is small, so it can be examined."""
     p = start
     while True:
+        if stop is not None and p >= stop:
+            yield -1
+            return
         if p - keep_from < _WINDOW:
             st.advance(keep_from, p - keep_from + _RESYNC_BLOCK + HEADER_SIZE)
         else:
@@ -204,6 +218,8 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
 def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) -> Iterator[IndexChunk]:
     """Frame every record of a source, resynchronising past damage. The last chunk has done=True."""
     st = source.stream()
+    st.advance(0, 4096)
+    first_bytes = bytes(st.buf[: min(st.end, 4096)])  # for the diagnosis if nothing is a record
     b = _Builder()
     cache: dict[int, int] = {}
     pos = 0
@@ -268,6 +284,13 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
                 b.problems.append(Problem(ProblemKind.TRAILING_BYTES, pos, remaining, None, msg))
             pos = st.end
             break
+        cut = _cut_short_previous(st, b, pos)
+        if cut is not None:  # the previous record was cut short and the next one starts inside it
+            prev, q = cut
+            b.drop_last_pending()
+            b.problems.append(_truncated(prev, _length_at(st, prev), q - prev, q, b.record_at_cursor()))
+            pos = q
+            continue
         head = bytes(st.buf[pos - st.base : pos - st.base + HEADER_SIZE])
         sync = None
         for sync in _find_sync(st, pos + 1, pos):
@@ -291,7 +314,7 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
                 _truncated(pos, length, region, None if sync == -1 else nxt, b.record_at_cursor())
             )
         elif sync == -1:
-            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0))
+            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes))
         else:
             msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
             b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, region, None, msg))
@@ -304,6 +327,32 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
     yield flush(True)
 
 
+def _length_at(st: Stream, pos: int) -> int:
+    return HEADER.unpack_from(st.buf, pos - st.base)[0]
+
+
+def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int] | None:
+    """When a bad header follows a record whose data CRC fails, that record may have been cut short
+    (a writer that crashed and resumed): its valid header claimed bytes that belong to the records
+    after it. Returns (its offset, the sync point inside it) when one is found."""
+    last = b.last_pending()
+    if last is None:
+        return None
+    prev, length = last
+    if prev + OVERHEAD + length != pos or prev < st.base or length > _BIG_RECORD:
+        return None
+    a = prev - st.base + HEADER_SIZE
+    if masked_crc(st.buf[a : a + length]) == U32.unpack_from(st.buf, a + length)[0]:
+        return None
+    for q in _find_sync(st, prev + HEADER_SIZE, prev, stop=pos):
+        if q is None:
+            if st.base > prev:
+                return None
+            continue
+        return (prev, q) if 0 <= q < pos else None
+    return None
+
+
 def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> Problem:
     where = f"before the next record at {nxt}" if nxt is not None else "before the end of the stream"
     msg = (
@@ -313,9 +362,14 @@ def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
     return Problem(ProblemKind.TRUNCATED, pos, have, None, msg)
 
 
-def _tail_problem(pos: int, region: int, nothing_before: bool) -> Problem:
+def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes) -> Problem:
     if nothing_before:
-        msg = f"no valid TFRecord header anywhere in {region} bytes"
+        from .sniff import describe_content
+
+        msg = (
+            f"not a TFRecord file: it looks like {describe_content(head)} "
+            f"(no valid record header in {region:,} bytes)"
+        )
         return Problem(ProblemKind.NOT_TFRECORD, 0, region, None, msg)
     msg = f"{region} bytes after the last record at {pos} are not a record"
     return Problem(ProblemKind.TRAILING_BYTES, pos, region, None, msg)

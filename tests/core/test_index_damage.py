@@ -1,0 +1,149 @@
+"""Every kind of damage the issue lists: the exact problems reported and every intact record kept."""
+
+import struct
+
+from tests.helpers import framed, index_bytes, payloads, problem_tuples, read_all, statuses
+from tfrview.core.framing import length_crc
+from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+
+PL = payloads(10)
+GOOD, OFF = framed(PL)
+
+
+def damaged(fn) -> bytes:
+    b = bytearray(GOOD)
+    fn(b)
+    return bytes(b)
+
+
+def test_clean_file_all_records_verified():
+    src, idx, vp = index_bytes(GOOD)
+    assert idx.problems == [] and vp == []
+    assert read_all(src, idx) == PL
+    assert statuses(idx) == [VERIFIED] * 10
+    assert [int(o) for o in idx.offsets] == OFF[:-1]
+
+
+def test_flipped_data_byte():
+    src, idx, vp = index_bytes(damaged(lambda b: b.__setitem__(OFF[3] + 14, b[OFF[3] + 14] ^ 1)))
+    assert idx.problems == []
+    assert problem_tuples(vp) == [("bad_data_crc", OFF[3] + 12, len(PL[3]) + 4, 3)]
+    assert "corrupted record at" in vp[0].message
+    assert statuses(idx)[3] == VERIFIED | BAD_DATA_CRC
+    assert [r for i, r in enumerate(read_all(src, idx)) if i != 3] == PL[:3] + PL[4:]
+
+
+def test_flipped_data_crc_footer():
+    _, idx, vp = index_bytes(damaged(lambda b: b.__setitem__(OFF[4] - 1, b[OFF[4] - 1] ^ 0x80)))
+    assert problem_tuples(vp) == [("bad_data_crc", OFF[3] + 12, len(PL[3]) + 4, 3)]
+    assert idx.count == 10
+
+
+def test_flipped_length_byte_record_still_framed():
+    src, idx, vp = index_bytes(damaged(lambda b: b.__setitem__(OFF[5] + 1, b[OFF[5] + 1] ^ 4)))
+    assert problem_tuples(idx.problems) == [("bad_length_crc", OFF[5], OFF[6] - OFF[5], 5)]
+    assert vp == []  # its data CRC still matches
+    assert read_all(src, idx) == PL
+    assert statuses(idx)[5] == VERIFIED | BAD_LENGTH_CRC
+
+
+def test_flipped_length_crc_byte():
+    src, idx, _ = index_bytes(damaged(lambda b: b.__setitem__(OFF[0] + 9, b[OFF[0] + 9] ^ 1)))
+    assert problem_tuples(idx.problems) == [("bad_length_crc", 0, OFF[1], 0)]
+    assert read_all(src, idx) == PL
+
+
+def test_zeroed_header_record_recovered_by_data_crc():
+    src, idx, vp = index_bytes(damaged(lambda b: b.__setitem__(slice(OFF[2], OFF[2] + 12), bytes(12))))
+    assert problem_tuples(idx.problems) == [("bad_length_crc", OFF[2], OFF[3] - OFF[2], 2)]
+    assert read_all(src, idx) == PL and vp == []
+
+
+def test_truncated_inside_header():
+    src, idx, _ = index_bytes(GOOD[: OFF[9] + 5])
+    assert problem_tuples(idx.problems) == [("truncated", OFF[9], 5, None)]
+    assert read_all(src, idx) == PL[:9]
+
+
+def test_truncated_inside_data():
+    src, idx, _ = index_bytes(GOOD[: OFF[9] + 20])
+    assert problem_tuples(idx.problems) == [("truncated", OFF[9], 20, None)]
+    assert "truncated record at" in idx.problems[0].message
+    assert read_all(src, idx) == PL[:9]
+
+
+def test_truncated_inside_footer():
+    src, idx, _ = index_bytes(GOOD[: OFF[10] - 2])
+    assert problem_tuples(idx.problems) == [("truncated", OFF[9], OFF[10] - 2 - OFF[9], None)]
+    assert read_all(src, idx) == PL[:9]
+
+
+def test_zero_run_across_record_boundaries():
+    a, z = OFF[3] + 5, OFF[5] + 7  # from inside record 3 to inside record 5
+    src, idx, vp = index_bytes(damaged(lambda b: b.__setitem__(slice(a, z), bytes(z - a))))
+    assert problem_tuples(idx.problems) == [("unreadable_bytes", OFF[3], OFF[6] - OFF[3], None)]
+    assert read_all(src, idx) == PL[:3] + PL[6:]
+    assert vp == []
+
+
+def test_garbage_before_between_and_after():
+    junk = b"\xde\xad\xbe\xef garbage \x00\x01"
+    data = junk + GOOD[: OFF[4]] + junk + GOOD[OFF[4] :] + junk
+    src, idx, vp = index_bytes(data)
+    n = len(junk)
+    assert problem_tuples(idx.problems) == [
+        ("unreadable_bytes", 0, n, None),
+        ("unreadable_bytes", n + OFF[4], n, None),
+        ("trailing_bytes", 2 * n + OFF[10], n, None),
+    ]
+    assert read_all(src, idx) == PL and vp == []
+
+
+def test_zero_padding_after_last_record():
+    src, idx, _ = index_bytes(GOOD + bytes(7))
+    assert problem_tuples(idx.problems) == [("trailing_bytes", OFF[10], 7, None)]
+    assert read_all(src, idx) == PL
+
+
+def test_huge_length_with_valid_crc_in_the_middle():
+    # A length of 2^60 whose CRC is valid: never allocated; the record's intact data is still found.
+    head = struct.pack("<QI", 2**60, length_crc(2**60))
+    data = damaged(lambda b: b.__setitem__(slice(OFF[5], OFF[5] + 12), head))
+    src, idx, vp = index_bytes(data)
+    assert problem_tuples(idx.problems) == [("bad_length_crc", OFF[5], OFF[6] - OFF[5], 5)]
+    assert read_all(src, idx) == PL and vp == []
+
+
+def test_huge_length_with_valid_crc_at_the_end():
+    head = struct.pack("<QI", 2**60, length_crc(2**60))
+    data = GOOD + head + b"x" * 40
+    src, idx, _ = index_bytes(data)
+    assert problem_tuples(idx.problems) == [("truncated", OFF[10], 52, None)]
+    assert str(2**60) in idx.problems[0].message
+    assert read_all(src, idx) == PL
+
+
+def test_truncated_record_followed_by_more_records():
+    # A file cut inside record 4 with the rest of another copy appended.
+    data = GOOD[: OFF[4] + 20] + GOOD[OFF[6] :]
+    src, idx, _ = index_bytes(data)
+    assert problem_tuples(idx.problems) == [("truncated", OFF[4], 20, None)]
+    assert read_all(src, idx) == PL[:4] + PL[6:]
+
+
+def test_empty_file_is_valid_and_empty():
+    src, idx, vp = index_bytes(b"")
+    assert idx.count == 0 and idx.problems == [] and vp == []
+
+
+def test_only_garbage_is_not_a_tfrecord():
+    _, idx, _ = index_bytes(b"hello, this is a text file\n" * 10)
+    assert problem_tuples(idx.problems) == [("not_tfrecord", 0, 270, None)]
+    assert "looks like text" in idx.problems[0].message
+
+
+def test_records_of_zero_length():
+    pls = [b"", b"a", b"", b""]
+    data, _ = framed(pls)
+    src, idx, vp = index_bytes(data)
+    assert read_all(src, idx) == pls and idx.problems == [] and vp == []

@@ -1,0 +1,47 @@
+"""Building TFRecord files for tests, good and damaged, with the project's own writer and framing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tfrview.core.framing import encode_record
+from tfrview.core.index import RecordIndex, verify
+from tfrview.core.report import index_source
+from tfrview.core.source import Source, source_from_bytes
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def payloads(n: int, base: int = 20) -> list[bytes]:
+    """Distinct payloads of varied sizes; each names its own number so lost records are obvious."""
+    return [f"record-{i:05d}|".encode() + bytes([65 + i % 26]) * (base + i % 7) for i in range(n)]
+
+
+def framed(pls: list[bytes]) -> tuple[bytes, list[int]]:
+    """The file bytes and the offset of every record (plus the end)."""
+    recs = [encode_record(p) for p in pls]
+    offs = [0]
+    for r in recs:
+        offs.append(offs[-1] + len(r))
+    return b"".join(recs), offs
+
+
+def index_bytes(data: bytes) -> tuple[Source, RecordIndex, list]:
+    src = source_from_bytes(data)
+    idx = index_source(src)
+    vprobs = [p for vc in verify(src, idx) for p in vc.problems]
+    return src, idx, vprobs
+
+
+def read_all(src: Source, idx: RecordIndex) -> list[bytes]:
+    return [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)]
+
+
+def problem_tuples(problems) -> list[tuple]:
+    return [(str(p.kind), p.offset, p.length, p.record) for p in problems]
+
+
+def statuses(idx: RecordIndex) -> list[int]:
+    return [int(x) for x in np.asarray(idx.status)]

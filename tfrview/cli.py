@@ -1,0 +1,484 @@
+"""The `tfrview` command: headless subcommands over the core, or the window when given only files.
+
+Exit codes: 0 clean, 1 problems found, 2 usage or I/O error. Errors are one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+from .core.framing import HEADER_SIZE, OVERHEAD, TfrviewError
+from .core.index import DAMAGED, VERIFIED
+
+COMMANDS = ("info", "verify", "dump", "index", "salvage", "install-desktop", "uninstall-desktop")
+
+EPILOG = """\
+examples:
+  tfrview train-00003-of-00016.tfrecord     open the window on a file
+  tfrview 'data/train-*'                    open several shards as one dataset
+  tfrview info data/*.tfrecord --json       compression, record counts, feature keys and types
+  tfrview verify data/ && echo clean        check every CRC; exit 0 clean, 1 problems, 2 error
+  tfrview verify --json shard.gz | jq .     one JSON object with every problem
+  tfrview dump file.tfrecord --records 10:20
+  tfrview dump file.tfrecord --json | head  one JSON object per record
+  tfrview index file.tfrecord -o file.idx   DALI / tfrecord-style index
+  tfrview index file.tfrecord --check file.idx
+  tfrview salvage broken.tfrecord -o fixed.tfrecord
+"""
+
+
+# --- output helpers -----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1:
+            return
+        self._last = now
+        pct = f"{100 * done / total:5.1f}%" if total else ""
+        sys.stderr.write(f"\r{phase}: {human_bytes(done)} of {human_bytes(total)} {pct}\033[K")
+        sys.stderr.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self._shown = False
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    x = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if x < 1000 or unit == "TB":
+            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1000
+    return f"{n} B"
+
+
+def fail(msg: str) -> int:
+    print(f"tfrview: {msg}", file=sys.stderr)
+    return 2
+
+
+def _open_sources(paths: list[str]):
+    """(path, Source | None, error) for each file named by the arguments."""
+    from .core.dataset import expand_paths
+    from .core.framing import SourceError
+    from .core.source import open_source
+
+    out = []
+    for p in expand_paths(paths):
+        try:
+            out.append((p, open_source(p), None))
+        except SourceError as exc:
+            out.append((p, None, str(exc)))
+    return out
+
+
+# --- verify -------------------------------------------------------------------------------------------
+
+
+def cmd_verify(args) -> int:
+    from .core.report import verify_source
+
+    reports = []
+    entries = []
+    errors = 0
+    progress = Progress(not args.json and not args.quiet)
+    for path, src, err in _open_sources(args.paths):
+        if src is None:
+            errors += 1
+            print(f"tfrview: {err}", file=sys.stderr)
+            entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
+            continue
+        with src:
+            _, rep = verify_source(src, progress)
+        progress.clear()
+        reports.append(rep)
+        entries.append(rep.to_json())
+        if not args.json:
+            _print_verify(rep, args.quiet)
+    if args.json:
+        print(json.dumps({"files": entries}))
+    if errors:
+        return 2
+    return 0 if all(r.ok for r in reports) else 1
+
+
+def _print_verify(rep, quiet: bool) -> None:
+    if rep.ok:
+        if not quiet:
+            extra = "" if rep.records else "  (empty: TensorFlow reads this as zero records)"
+            print(
+                f"{rep.path}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
+                f"compression {rep.compression}{extra}"
+            )
+        return
+    n = len(rep.problems)
+    print(
+        f"{rep.path}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
+        f"{rep.damaged_records:,} damaged, compression {rep.compression}"
+    )
+    shown = 20 if quiet else 200
+    for p in rep.problems[:shown]:
+        print(f"  {p.kind}: {p.message}")
+    if n > shown:
+        print(f"  ... and {n - shown} more (use --json for all)")
+
+
+# --- info ---------------------------------------------------------------------------------------------
+
+
+def cmd_info(args) -> int:
+    from .core.report import TYPE_SHORT, index_source, summarise_content
+
+    out = []
+    errors = 0
+    progress = Progress(not args.json)
+    for path, src, err in _open_sources(args.paths):
+        if src is None:
+            errors += 1
+            print(f"tfrview: {err}", file=sys.stderr)
+            continue
+        with src:
+            idx = index_source(src, progress)
+            progress.clear()
+            sample = None if args.all else args.sample
+            cs = summarise_content(src, idx, sample)
+        info = {
+            "path": str(path),
+            "compression": src.compression,
+            "bytes": src.file_size,
+            "stream_bytes": idx.scanned,
+            "records": idx.count,
+            "framing_problems": len(idx.problems),
+            "sampled_records": cs.sampled,
+            "payload_kinds": dict(cs.kinds),
+            "features": {
+                k: {
+                    "types": sorted(TYPE_SHORT[t] for t in s.types),
+                    "present": s.present,
+                    "values_min": s.min_count,
+                    "values_max": s.max_count,
+                }
+                for k, s in sorted(cs.features.items())
+            },
+            "feature_lists": {
+                k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
+                for k, s in sorted(cs.feature_lists.items())
+            },
+        }
+        out.append(info)
+        if not args.json:
+            _print_info(info, idx)
+    if args.json:
+        print(json.dumps({"files": out}))
+    return 2 if errors else 0
+
+
+def _print_info(info: dict, idx) -> None:
+    print(info["path"])
+    size = human_bytes(info["bytes"])
+    if info["compression"] != "none":
+        size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
+    print(f"  compression   {info['compression']}")
+    print(f"  size          {size}")
+    print(f"  records       {info['records']:,}")
+    for p in idx.problems[:1]:
+        if p.kind == "not_tfrecord":
+            print(f"  problem       {p.message}")
+        else:
+            print(f"  problems      {len(idx.problems)} in framing (run `tfrview verify` for details)")
+    if info["records"]:
+        n = int(idx.lengths.min()), int(idx.lengths.mean()), int(idx.lengths.max())
+        print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
+    sampled = info["sampled_records"]
+    of = f" (sampled {sampled:,} of {info['records']:,})" if sampled < info["records"] else ""
+    kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(info["payload_kinds"].items()))
+    if kinds:
+        print(f"  payloads      {kinds}{of}")
+    if info["features"]:
+        print("  features")
+        width = max(len(k) for k in info["features"])
+        for k, s in info["features"].items():
+            pres = f"{100 * s['present'] / sampled:.0f}%" if sampled else "-"
+            vals = (
+                f"{s['values_min']}" if s["values_min"] == s["values_max"] else f"{s['values_min']}..{s['values_max']}"
+            )
+            print(f"    {k:<{width}}  {'/'.join(s['types']):<6} x{vals:<8} in {pres} of records")
+    if info["feature_lists"]:
+        print("  feature lists")
+        for k, s in info["feature_lists"].items():
+            print(f"    {k}  {'/'.join(s['types'])}")
+
+
+# --- dump ---------------------------------------------------------------------------------------------
+
+
+def parse_range(text: str | None, count: int) -> range:
+    if not text:
+        return range(count)
+    try:
+        if ":" in text:
+            a, b = text.split(":", 1)
+            return range(count)[slice(int(a) if a else None, int(b) if b else None)]
+        k = int(text)
+        return range(count)[k : k + 1] if k >= 0 else range(count)[k:][:1]
+    except ValueError:
+        raise TfrviewError(f"--records: expected N, A:B, A: or :B, got {text!r}") from None
+
+
+def cmd_dump(args) -> int:
+    from .core.dataset import Dataset
+    from .core.framing import masked_crc
+    from .core.payload import decode, payload_json
+
+    with Dataset.open(args.paths) as ds:
+        errs = [f.error for f in ds.files if f.error]
+        for e in errs:
+            print(f"tfrview: {e}", file=sys.stderr)
+        for _ in ds.scan():
+            pass
+        rng = parse_range(args.records, ds.count)
+        out = sys.stdout
+        try:
+            for n in rng:
+                f, k, off, ln = ds.record_span(n)
+                framed = f.source.read(off, ln + OVERHEAD)
+                data = framed[HEADER_SIZE : HEADER_SIZE + ln]
+                crc_ok = masked_crc(data) == int.from_bytes(framed[HEADER_SIZE + ln :], "little")
+                status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
+                p = decode(data)
+                if args.json:
+                    d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
+                    if len(ds.files) > 1:
+                        d["file"] = str(f.path)
+                    if status != "ok":
+                        d["status"] = status
+                    out.write(json.dumps(d) + "\n")
+                else:
+                    out.write(_text_record(n, off, ln, p, status, args.max_values, f.path if len(ds.files) > 1 else None))
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        problems = ds.problems()
+    return 2 if errs else (1 if problems else 0)
+
+
+def _text_record(n, off, ln, p, status, max_values, path) -> str:
+    from .core.textfmt import format_payload
+
+    where = f"  file {path}" if path else ""
+    head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
+    return head + format_payload(p, max_values, indent="  ") + "\n"
+
+
+# --- index --------------------------------------------------------------------------------------------
+
+
+def cmd_index(args) -> int:
+    from .core.atomic import refuse_overwriting_inputs
+    from .core.idxfile import check_index, format_index
+    from .core.report import index_source
+    from .core.source import open_source
+
+    if not args.output and not args.check:
+        return fail("index: give -o OUT to write an index, or --check IDX to check one")
+    src = open_source(args.path)
+    with src:
+        idx = index_source(src, Progress(True))
+    Progress(True).clear()
+    code = 0
+    if idx.problems:
+        for p in idx.problems:
+            print(f"tfrview: {args.path}: {p.kind}: {p.message}", file=sys.stderr)
+        code = 1
+    if args.check:
+        res = check_index(args.check, idx)
+        if res.ok:
+            print(f"{args.check}: matches {args.path} ({idx.count:,} records)")
+        else:
+            print(f"{args.check}: does not match {args.path}")
+            for m in res.messages:
+                print(f"  {m}")
+            code = 1
+    if args.output:
+        out = Path(args.output)
+        refuse_overwriting_inputs(out, [Path(args.path)])
+        if out.exists() and not args.force:
+            return fail(f"{out}: exists (use --force to replace it)")
+        from .core.atomic import atomic_write_text
+
+        atomic_write_text(out, format_index(idx))
+        print(f"{out}: {idx.count:,} records indexed")
+    return code
+
+
+# --- salvage ------------------------------------------------------------------------------------------
+
+
+def cmd_salvage(args) -> int:
+    from .core.report import verify_source
+    from .core.salvage import salvage
+    from .core.source import open_source
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        return fail(f"{out}: exists (use --force to replace it)")
+    src = open_source(args.path)
+    with src:
+        progress = Progress(True)
+        idx, rep = verify_source(src, progress)
+        progress.clear()
+        res = salvage(src, idx, out, args.compression)
+    print(
+        f"{out}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
+        f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
+        + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
+    )
+    for p in rep.problems:
+        print(f"  {p.kind}: {p.message}")
+    return 0
+
+
+# --- desktop ------------------------------------------------------------------------------------------
+
+
+def cmd_desktop(args) -> int:
+    from .core import desktop
+
+    if args.command == "install-desktop":
+        actions = desktop.install(dry_run=args.dry_run, force=args.force)
+    else:
+        actions = desktop.uninstall(dry_run=args.dry_run)
+    for line in actions:
+        print(line)
+    return 0
+
+
+# --- entry --------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="tfrview",
+        description="Inspect TensorFlow TFRecord files. With only file arguments, opens the window.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"tfrview {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name, help_, examples):
+        p = sub.add_parser(
+            name, help=help_, description=help_, epilog="examples:\n" + examples,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )  # fmt: skip
+        return p
+
+    p = add("info", "what a file holds: compression, records, payload kinds, feature keys and types",
+            "  tfrview info train.tfrecord\n  tfrview info 'train-*' --json\n  tfrview info big.tfrecord --all\n")  # fmt: skip
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or shard patterns")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--sample", type=int, default=2000, help="records to decode for the feature summary")
+    p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
+    p.set_defaults(func=cmd_info)
+
+    p = add("verify", "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
+            "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
+            "  tfrview verify shard.gz --json\n")  # fmt: skip
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--json", action="store_true", help='one JSON object: {"files": [...]}')
+    p.add_argument("-q", "--quiet", action="store_true", help="print only damaged files")
+    p.set_defaults(func=cmd_verify)
+
+    p = add("dump", "print records as text or JSON lines",
+            "  tfrview dump train.tfrecord --records 0:5\n  tfrview dump train.tfrecord --records -1\n"
+            "  tfrview dump train.tfrecord --json > records.jsonl\n")  # fmt: skip
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--records", metavar="A:B", help="record N, or a Python-style range A:B (default: all)")
+    p.add_argument("--json", action="store_true", help="one JSON object per record")
+    p.add_argument("--max-values", type=int, default=8, help="values shown per feature in text output")
+    p.set_defaults(func=cmd_dump)
+
+    p = add("index", "write an 'offset size' index (DALI, tfrecord) or check one against its file",
+            "  tfrview index train.tfrecord -o train.idx\n  tfrview index train.tfrecord --check train.idx\n")  # fmt: skip
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="OUT", help="index file to write")
+    p.add_argument("--check", metavar="IDX", help="existing index file to check")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    p.set_defaults(func=cmd_index)
+
+    p = add("salvage", "copy every intact record into a new file TensorFlow reads without error",
+            "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
+            "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n")  # fmt: skip
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="OUT", required=True)
+    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    p.set_defaults(func=cmd_salvage)
+
+    for name, help_ in (
+        ("install-desktop", "let file managers open TFRecord files with tfrview (current user)"),
+        ("uninstall-desktop", "remove exactly what install-desktop installed"),
+    ):
+        p = add(name, help_, f"  tfrview {name}\n  tfrview {name} --dry-run\n")
+        p.add_argument("--dry-run", action="store_true", help="list the files, change nothing")
+        if name == "install-desktop":
+            p.add_argument("--force", action="store_true", help="become the default even over another app")
+        else:
+            p.set_defaults(force=False)
+        p.set_defaults(func=cmd_desktop)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        return open_window(argv)
+    args = build_parser().parse_args(argv)
+    if not args.command:
+        build_parser().print_help()
+        return 2
+    try:
+        return args.func(args)
+    except TfrviewError as exc:
+        return fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        return fail(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
+
+
+def open_window(paths: list[str]) -> int:
+    """The GUI, imported only here so headless commands never load Qt."""
+    try:
+        import importlib
+
+        app = importlib.import_module("tfrview.gui.app")
+    except ImportError as exc:
+        return fail(f"the window needs PySide6 ({exc}); the CLI works without it: tfrview --help")
+    return app.run(paths)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""Several files seen as one numbered sequence of records.
+
+Arguments may be files, directories, globs, or shard patterns such as `train-?????-of-00016`.
+Files are indexed in order, so global record numbers of file k are final once files < k are done.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .framing import OVERHEAD, HEADER_SIZE, Problem, SourceError, TfrviewError
+from .index import IndexChunk, RecordIndex, scan
+from .source import Source, open_source
+
+# Files in a directory that are never record files.
+_SIDE_FILES = {
+    ".idx", ".index", ".tfindex", ".pbtxt", ".json", ".jsonl", ".txt", ".md", ".csv", ".yaml", ".yml",
+    ".py", ".png", ".jpg", ".jpeg", ".html", ".lock",
+}  # fmt: skip
+_SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
+
+
+def _natural_key(p: Path):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))]
+
+
+def expand_paths(args: list[str]) -> list[Path]:
+    """Files named by the arguments, in a stable natural order. Raises TfrviewError if one names nothing."""
+    out: list[Path] = []
+    for a in args:
+        p = Path(a)
+        if p.is_dir():
+            found = [
+                c
+                for c in p.iterdir()
+                if c.is_file() and not c.name.startswith(".") and c.suffix.lower() not in _SIDE_FILES
+            ]
+            if not found:
+                raise TfrviewError(f"{a}: directory has no record files")
+            out.extend(sorted(found, key=_natural_key))
+        elif p.exists() or not glob.has_magic(a):
+            out.append(p)
+        else:
+            found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
+            if not found:
+                raise TfrviewError(f"{a}: no files match")
+            out.extend(sorted(found, key=_natural_key))
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def shard_name(paths: list[Path]) -> str:
+    """A short name for a dataset: the file name, or the shard pattern `train-?????-of-00016`."""
+    if not paths:
+        return "(no files)"
+    if len(paths) == 1:
+        return paths[0].name
+    m = [_SHARD.match(p.name) for p in paths]
+    if all(m) and len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
+        x = m[0]
+        return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
+    parents = {p.parent for p in paths}
+    where = f" in {next(iter(parents)).name or '.'}" if len(parents) == 1 else ""
+    return f"{len(paths)} files{where}"
+
+
+def missing_shards(paths: list[Path]) -> list[str]:
+    """Shard names a `-NNNNN-of-MMMMM` set should have but does not, e.g. a copy that stopped early."""
+    groups: dict[tuple, set[int]] = {}
+    for p in paths:
+        m = _SHARD.match(p.name)
+        if m:
+            key = (p.parent, m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            groups.setdefault(key, set()).add(int(m["num"]))
+    missing = []
+    for (_parent, prefix, total, suffix, width), nums in groups.items():
+        for i in range(int(total)):
+            if i not in nums:
+                missing.append(f"{prefix}{i:0{width}d}-of-{total}{suffix}")
+    return missing
+
+
+@dataclass
+class RecordFile:
+    """One file of a dataset: its source (None if it could not be opened) and its index."""
+
+    path: Path
+    source: Source | None
+    index: RecordIndex = field(default_factory=RecordIndex)
+    error: str | None = None
+
+    @property
+    def compression(self) -> str:
+        return self.source.compression if self.source is not None else "none"
+
+
+class Dataset:
+    def __init__(self, files: list[RecordFile], name: str | None = None) -> None:
+        self.files = files
+        self.name = name or shard_name([f.path for f in files])
+        self.missing = missing_shards([f.path for f in files])
+
+    @classmethod
+    def open(cls, args: list[str]) -> Dataset:
+        """Open every file read-only. A file that cannot be opened stays in the list with its error."""
+        paths = expand_paths(args)
+        if not paths:
+            raise TfrviewError("no files given")
+        files = []
+        for p in paths:
+            try:
+                files.append(RecordFile(p, open_source(p)))
+            except SourceError as exc:
+                files.append(RecordFile(p, None, error=str(exc)))
+        return cls(files)
+
+    # numbering -----------------------------------------------------------------------------------
+
+    def starts(self) -> np.ndarray:
+        counts = np.array([f.index.count for f in self.files], dtype=np.int64)
+        return np.concatenate([[0], np.cumsum(counts)])
+
+    @property
+    def count(self) -> int:
+        return sum(f.index.count for f in self.files)
+
+    def locate(self, n: int) -> tuple[int, int]:
+        """(file number, local record number) of global record n."""
+        starts = self.starts()
+        if not 0 <= n < starts[-1]:
+            raise IndexError(f"record {n} out of range (0..{int(starts[-1]) - 1})")
+        fi = int(np.searchsorted(starts, n, side="right")) - 1
+        return fi, n - int(starts[fi])
+
+    def global_number(self, file_no: int, local: int) -> int:
+        return int(self.starts()[file_no]) + local
+
+    # reading ---------------------------------------------------------------------------------------
+
+    def record_span(self, n: int) -> tuple[RecordFile, int, int, int]:
+        fi, k = self.locate(n)
+        f = self.files[fi]
+        return f, k, int(f.index.offsets[k]), int(f.index.lengths[k])
+
+    def read(self, n: int) -> bytes:
+        """The payload of global record n (a copy: safe to hand to other threads)."""
+        f, _, off, ln = self.record_span(n)
+        if f.source is None:
+            raise SourceError(f"{f.path}: not open")
+        return f.source.read(off + HEADER_SIZE, ln)
+
+    def read_framed(self, n: int) -> bytes:
+        f, _, off, ln = self.record_span(n)
+        return f.source.read(off, ln + OVERHEAD)
+
+    # indexing --------------------------------------------------------------------------------------
+
+    def scan(self, **kw) -> Iterator[tuple[int, IndexChunk]]:
+        """Index every file in order, applying each chunk to its file's index before yielding it."""
+        for fi, f in enumerate(self.files):
+            if f.source is None or f.index.done:
+                continue
+            for chunk in scan(f.source, **kw):
+                f.index.apply(chunk)
+                yield fi, chunk
+
+    def problems(self) -> list[tuple[int, Problem]]:
+        return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]
+
+    def close(self) -> None:
+        for f in self.files:
+            if f.source is not None:
+                f.source.close()
+
+    def __enter__(self) -> Dataset:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def display_path(p: Path) -> str:
+    try:
+        return os.path.relpath(p)
+    except ValueError:
+        return str(p)

@@ -1,0 +1,83 @@
+"""Payloads as short human text (the CLI's dump, tooltips): long values elided, bytes made legible."""
+
+from __future__ import annotations
+
+from .images import sniff_image_format
+from .payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
+
+TEXT_LIMIT = 80
+
+
+def format_bytes(b: bytes, limit: int = TEXT_LIMIT) -> str:
+    fmt = sniff_image_format(b)
+    if fmt:
+        return f"<{fmt} image, {len(b):,} bytes>"
+    try:
+        s = b.decode("utf-8")
+        if all(c.isprintable() or c in "\n\t" for c in s):
+            return repr(s[:limit]) + (f"…(+{len(s) - limit} chars)" if len(s) > limit else "")
+    except UnicodeDecodeError:
+        pass
+    head = b[:16].hex(" ")
+    return f"<{len(b):,} bytes: {head}{' …' if len(b) > 16 else ''}>"
+
+
+def format_number(x, is_float: bool) -> str:
+    return f"{float(x):.6g}" if is_float else str(int(x))
+
+
+def format_values(f: Feature, max_values: int = 8) -> str:
+    n = len(f.values)
+    shown = f.values[:max_values]
+    if f.type == BYTES_LIST:
+        parts = [format_bytes(v) for v in shown]
+    else:
+        parts = [format_number(v, f.type == FLOAT_LIST) for v in shown]
+    more = f" … {n - max_values:,} more" if n > max_values else ""
+    return " ".join(parts) + more if parts else "(empty)"
+
+
+def format_feature(key: str, f: Feature, max_values: int = 8) -> str:
+    return f"{key!r}: {f.type}[{len(f.values)}] {format_values(f, max_values)}"
+
+
+def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[str]:
+    lines = []
+    for fl in fields[: max_values * 8]:
+        if isinstance(fl.value, list):
+            lines.append(f"{indent}{fl.number} {{")
+            lines += _format_wire(fl.value, indent + "  ", max_values)
+            lines.append(f"{indent}}}")
+        elif isinstance(fl.value, bytes):
+            lines.append(f"{indent}{fl.number}: {format_bytes(fl.value)}")
+        else:
+            lines.append(f"{indent}{fl.number}: {fl.value}")
+    if len(fields) > max_values * 8:
+        lines.append(f"{indent}… {len(fields) - max_values * 8} more fields")
+    return lines
+
+
+def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
+    lines: list[str] = []
+    if p.kind in ("example", "sequence_example"):
+        label = "context" if p.kind == "sequence_example" else "features"
+        lines.append(f"{indent}{label} {{")
+        for k, f in p.features.items():
+            lines.append(f"{indent}  {format_feature(k, f, max_values)}")
+        lines.append(f"{indent}}}")
+        if p.kind == "sequence_example":
+            lines.append(f"{indent}feature_lists {{")
+            for k, fl in p.feature_lists.items():
+                lines.append(f"{indent}  {k!r}: {len(fl)} steps")
+                for i, f in enumerate(fl[:max_values]):
+                    lines.append(f"{indent}    [{i}] {f.type}[{len(f.values)}] {format_values(f, max_values)}")
+                if len(fl) > max_values:
+                    lines.append(f"{indent}    … {len(fl) - max_values} more steps")
+            lines.append(f"{indent}}}")
+    elif p.kind == "protobuf":
+        lines.append(f"{indent}protobuf without a known schema (field number: value) {{")
+        lines += _format_wire(p.fields, indent + "  ", max_values)
+        lines.append(f"{indent}}}")
+    else:
+        lines.append(f"{indent}{format_bytes(p.raw)}")
+    return "\n".join(lines)
