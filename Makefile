@@ -39,7 +39,7 @@ protos: | $(BIN)/python
 		example.proto tensor.proto string_int_label_map.proto
 
 bench: $(STAMP_RUN)
-	$(BIN)/python bench/bench_index.py
+	$(BIN)/python bench/bench_engine.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .core.framing import HEADER_SIZE, OVERHEAD, TfrviewError
-from .core.index import DAMAGED, VERIFIED
+from .core.index import DAMAGED
 
 COMMANDS = ("info", "verify", "dump", "index", "salvage", "install-desktop", "uninstall-desktop")
 
@@ -222,7 +222,9 @@ def _print_info(info: dict, idx) -> None:
         for k, s in info["features"].items():
             pres = f"{100 * s['present'] / sampled:.0f}%" if sampled else "-"
             vals = (
-                f"{s['values_min']}" if s["values_min"] == s["values_max"] else f"{s['values_min']}..{s['values_max']}"
+                f"{s['values_min']}"
+                if s["values_min"] == s["values_max"]
+                else f"{s['values_min']}..{s['values_max']}"
             )
             print(f"    {k:<{width}}  {'/'.join(s['types']):<6} x{vals:<8} in {pres} of records")
     if info["feature_lists"]:
@@ -276,7 +278,11 @@ def cmd_dump(args) -> int:
                         d["status"] = status
                     out.write(json.dumps(d) + "\n")
                 else:
-                    out.write(_text_record(n, off, ln, p, status, args.max_values, f.path if len(ds.files) > 1 else None))
+                    out.write(
+                        _text_record(
+                            n, off, ln, p, status, args.max_values, f.path if len(ds.files) > 1 else None
+                        )
+                    )
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0

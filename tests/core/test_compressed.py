@@ -51,7 +51,9 @@ def test_bit_flipped_gzip_keeps_records_before_the_damage():
     got = read_all(src, idx)
     bad = {p.record for p in vp}
     assert len(got) > 10
-    assert [g for i, g in enumerate(got) if i not in bad] == [p for i, p in enumerate(PL[: len(got)]) if i not in bad]
+    assert [g for i, g in enumerate(got) if i not in bad] == [
+        p for i, p in enumerate(PL[: len(got)]) if i not in bad
+    ]
 
 
 def test_garbage_after_gzip_stream():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import OVERHEAD, HEADER_SIZE, Problem, SourceError, TfrviewError
+from .framing import HEADER_SIZE, OVERHEAD, Problem, SourceError, TfrviewError
 from .index import IndexChunk, RecordIndex, scan
 from .source import Source, open_source
 

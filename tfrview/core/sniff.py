@@ -10,7 +10,10 @@ _MAGIC = (
     (b"\x93NUMPY", "a NumPy .npy array"),
     (b"BZh", "bzip2-compressed data (TFRecord readers only inflate GZIP or ZLIB; decompress it first)"),
     (b"\xfd7zXZ\x00", "xz-compressed data (TFRecord readers only inflate GZIP or ZLIB; decompress it first)"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data (TFRecord readers only inflate GZIP or ZLIB; decompress it first)"),
+    (
+        b"\x28\xb5\x2f\xfd",
+        "zstd-compressed data (TFRecord readers only inflate GZIP or ZLIB; decompress it first)",
+    ),
     (b"PAR1", "a Parquet file"),
     (b"\x80\x04", "a Python pickle"),
     (b"\x80\x05", "a Python pickle"),

@@ -242,7 +242,11 @@ class _InflatingStream(Stream):
                         None,
                         None,
                         f"{self._inf.error} at compressed byte {self._inf.error_in_pos}"
-                        + (f"; nothing after stream position {self.end} can be read" if self._inf.error_lost else ""),
+                        + (
+                            f"; nothing after stream position {self.end} can be read"
+                            if self._inf.error_lost
+                            else ""
+                        ),
                     )
                 )
             self._on_size(self.end)

@@ -70,7 +70,9 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
             for k, fl in p.feature_lists.items():
                 lines.append(f"{indent}  {k!r}: {len(fl)} steps")
                 for i, f in enumerate(fl[:max_values]):
-                    lines.append(f"{indent}    [{i}] {f.type}[{len(f.values)}] {format_values(f, max_values)}")
+                    lines.append(
+                        f"{indent}    [{i}] {f.type}[{len(f.values)}] {format_values(f, max_values)}"
+                    )
                 if len(fl) > max_values:
                     lines.append(f"{indent}    … {len(fl) - max_values} more steps")
             lines.append(f"{indent}}}")

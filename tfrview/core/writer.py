@@ -12,7 +12,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from .framing import TfrviewError, encode_header, masked_crc, U32
+from .framing import U32, TfrviewError, encode_header, masked_crc
 
 
 class RecordWriter:

@@ -1,0 +1,131 @@
+import pytest
+
+from tests.helpers import payloads, read_all
+from tfrview.core.dataset import Dataset, expand_paths, missing_shards, shard_name
+from tfrview.core.framing import TfrviewError
+from tfrview.core.idxfile import check_index, format_index, read_index, write_index
+from tfrview.core.report import index_source, verify_source
+from tfrview.core.salvage import salvage
+from tfrview.core.source import open_source
+from tfrview.core.writer import RecordWriter, write_records
+
+
+def make_shards(tmp_path, n=3, per=5, total=None):
+    total = total or n
+    paths = []
+    for i in range(n):
+        p = tmp_path / f"train-{i:05d}-of-{total:05d}.tfrecord"
+        write_records(p, [f"s{i}r{j}".encode() for j in range(per)])
+        paths.append(p)
+    return paths
+
+
+def test_dataset_numbers_records_across_shards(tmp_path):
+    make_shards(tmp_path, 3, 5)
+    with Dataset.open([str(tmp_path / "train-?????-of-00003.tfrecord")]) as ds:
+        assert ds.name == "train-?????-of-00003.tfrecord"
+        for _ in ds.scan():
+            pass
+        assert ds.count == 15
+        assert ds.locate(0) == (0, 0) and ds.locate(7) == (1, 2) and ds.locate(14) == (2, 4)
+        assert ds.read(7) == b"s1r2"
+        with pytest.raises(IndexError):
+            ds.locate(15)
+
+
+def test_directory_and_natural_order(tmp_path):
+    for name in ["b-10.tfrecord", "b-9.tfrecord", "labels.pbtxt", ".hidden"]:
+        (tmp_path / name).write_bytes(b"")
+    got = [p.name for p in expand_paths([str(tmp_path)])]
+    assert got == ["b-9.tfrecord", "b-10.tfrecord"]
+
+
+def test_nothing_matches(tmp_path):
+    with pytest.raises(TfrviewError, match="no files match"):
+        expand_paths([str(tmp_path / "nope-*")])
+
+
+def test_missing_shards_are_named(tmp_path):
+    paths = make_shards(tmp_path, 3, 1, total=4)
+    assert missing_shards(paths) == ["train-00003-of-00004.tfrecord"]
+    assert shard_name(paths) == "train-?????-of-00004.tfrecord"
+
+
+def test_unopenable_file_stays_with_its_error(tmp_path):
+    make_shards(tmp_path, 1)
+    with Dataset.open([str(tmp_path / "train-00000-of-00001.tfrecord"), str(tmp_path / "gone")]) as ds:
+        assert ds.files[1].source is None and "no such file" in ds.files[1].error
+
+
+def test_index_file_roundtrip_and_check(tmp_path):
+    path = tmp_path / "a.tfrecord"
+    write_records(path, payloads(20))
+    with open_source(path) as src:
+        idx = index_source(src)
+    out = tmp_path / "a.idx"
+    write_index(out, idx)
+    offs, sizes = read_index(out)
+    assert offs.tolist() == idx.offsets.tolist()
+    assert (sizes - 16).tolist() == idx.lengths.tolist()
+    assert format_index(idx).splitlines()[1] == f"{int(idx.offsets[1])} {int(idx.lengths[1]) + 16}"
+    assert check_index(out, idx).ok
+    lines = out.read_text().splitlines()
+    lines[3] = "1 2"
+    (tmp_path / "bad.idx").write_text("\n".join(lines[:-1]) + "\n")
+    res = check_index(tmp_path / "bad.idx", idx)
+    assert not res.ok
+    assert any("lists 19 records" in m for m in res.messages)
+    assert any(m.startswith("line 4:") for m in res.messages)
+    (tmp_path / "junk.idx").write_text("hello\n")
+    with pytest.raises(TfrviewError, match="expected 'offset size'"):
+        read_index(tmp_path / "junk.idx")
+
+
+def test_writer_is_atomic(tmp_path):
+    dest = tmp_path / "out.tfrecord"
+    dest.write_bytes(b"previous contents")
+    with pytest.raises(RuntimeError), RecordWriter(dest) as w:
+        w.write(b"x")
+        raise RuntimeError("boom")
+    assert dest.read_bytes() == b"previous contents"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.tfrecord"]
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_salvage_keeps_every_intact_record(tmp_path, compression):
+    pls = payloads(30)
+    src_path = tmp_path / "in.tfrecord"
+    write_records(src_path, pls, compression)
+    if compression == "none":
+        data = bytearray(src_path.read_bytes())
+        with open_source(src_path) as s:
+            idx = index_source(s)
+        data[int(idx.offsets[4]) + 14] ^= 1  # bad data CRC in record 4
+        data[int(idx.offsets[9]) + 2] ^= 1  # bad length header in record 9 (data intact)
+        src_path.write_bytes(bytes(data))
+        expect = pls[:4] + pls[5:]
+    else:
+        expect = pls
+    before = src_path.read_bytes()
+    out = tmp_path / "out.tfrecord"
+    with open_source(src_path) as src:
+        idx, _ = verify_source(src)
+        res = salvage(src, idx, out)
+    assert src_path.read_bytes() == before  # the input is never modified
+    with open_source(out) as o:
+        assert o.compression == compression
+        idx2, rep = verify_source(o)
+        assert rep.ok
+        assert read_all(o, idx2) == expect
+    assert res.written == len(expect)
+    if compression == "none":
+        assert res.dropped == 1 and res.reheadered == 1
+
+
+def test_salvage_refuses_to_overwrite_its_input(tmp_path):
+    p = tmp_path / "a.tfrecord"
+    write_records(p, payloads(3))
+    with open_source(p) as src:
+        idx, _ = verify_source(src)
+        with pytest.raises(TfrviewError, match="refusing to write over an input"):
+            salvage(src, idx, p)

@@ -1,0 +1,1 @@
+"""The Qt layer: depends on tfrview.core, never the reverse."""
