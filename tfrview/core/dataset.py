@@ -170,12 +170,16 @@ class Dataset:
 
     def scan(self, **kw) -> Iterator[tuple[int, IndexChunk]]:
         """Index every file in order, applying each chunk to its file's index before yielding it."""
-        for fi, f in enumerate(self.files):
-            if f.source is None or f.index.done:
-                continue
-            for chunk in scan(f.source, **kw):
-                f.index.apply(chunk)
-                yield fi, chunk
+        for fi in range(len(self.files)):
+            yield from self.scan_file(fi, **kw)
+
+    def scan_file(self, fi: int, **kw) -> Iterator[tuple[int, IndexChunk]]:
+        f = self.files[fi]
+        if f.source is None or f.index.done:
+            return
+        for chunk in scan(f.source, **kw):
+            f.index.apply(chunk)
+            yield fi, chunk
 
     def problems(self) -> list[tuple[int, Problem]]:
         return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]

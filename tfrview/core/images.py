@@ -1,6 +1,19 @@
-"""Image bytes: recognising them by their magic bytes, under any feature key."""
+"""Images inside records, found without being told where: encoded bytes under any key, raw pixel
+arrays sized by sibling height/width/channels features, `tf.io.serialize_tensor` payloads, and
+float lists that form a square image. Decoded with Pillow/numpy into display-ready uint8 arrays.
+"""
 
 from __future__ import annotations
+
+import io
+import math
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 
 _MAGIC = (
     (b"\xff\xd8\xff", "JPEG"),
@@ -12,6 +25,9 @@ _MAGIC = (
     (b"MM\x00*", "TIFF"),
 )
 
+# Pillow's own default (~89 M pixels); larger images are refused as decompression bombs.
+MAX_PIXELS = 89_478_485
+
 
 def sniff_image_format(b: bytes) -> str | None:
     """The encoded image format of b, or None. WebP needs its RIFF container checked."""
@@ -21,7 +37,266 @@ def sniff_image_format(b: bytes) -> str | None:
         return "WEBP"
     for magic, name in _MAGIC:
         if b.startswith(magic):
-            if name == "BMP" and len(b) < 26:
+            if name == "BMP" and (len(b) < 26 or int.from_bytes(b[2:6], "little") not in (0, len(b))):
                 return None
             return name
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRef:
+    """Where an image lives in a record: feature key, value index, and how it is stored."""
+
+    key: str
+    index: int
+    storage: str  # "encoded" | "raw" | "tensor" | "floats"
+    detail: str  # e.g. "JPEG", "uint8 64x64x3", "float32 28x28"
+
+    @property
+    def label(self) -> str:
+        suffix = f"[{self.index}]" if self.index else ""
+        return f"{self.key}{suffix} ({self.detail})"
+
+
+@dataclass(frozen=True)
+class DecodedImage:
+    """Pixels ready to show: uint8, HxW (gray), HxWx3 (RGB) or HxWx4 (RGBA)."""
+
+    ref: ImageRef
+    pixels: np.ndarray
+    source_size: tuple[int, int]  # (width, height) as stored, before EXIF orientation
+    notes: tuple[str, ...] = ()  # e.g. "EXIF orientation 6 applied", "16-bit scaled to 8-bit"
+
+    @property
+    def width(self) -> int:
+        return int(self.pixels.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self.pixels.shape[0])
+
+
+class ImageError(ValueError):
+    """Bytes that look like an image but do not decode (or are refused, like decompression bombs)."""
+
+
+# --- finding ---------------------------------------------------------------------------------------
+
+_H = re.compile(r"(^|[/_.])(height|rows|h)$")
+_W = re.compile(r"(^|[/_.])(width|cols|w)$")
+_C = re.compile(r"(^|[/_.])(depth|channels|channel|c)$")
+
+
+def _scalar(features: dict[str, Feature], pattern: re.Pattern, prefix: str) -> int | None:
+    """An int64 scalar feature matching pattern, preferring one with the same key prefix."""
+    best = None
+    for k, f in features.items():
+        if f.type == INT64_LIST and len(f.values) == 1 and pattern.search(k):
+            v = int(f.values[0])
+            if k.startswith(prefix):
+                return v
+            best = v if best is None else best
+    return best
+
+
+def _prefix(key: str) -> str:
+    return key.rsplit("/", 1)[0] + "/" if "/" in key else ""
+
+
+def _tensor(b: bytes):
+    """A TensorProto's (dtype name, shape, array) when b is a serialized numeric tensor, else None."""
+    if len(b) < 4 or b[0] != 0x08:  # field 1 (dtype), varint
+        return None
+    from .proto import tensor_pb2
+
+    try:
+        t = tensor_pb2.TensorProto.FromString(b)
+    except Exception:
+        return None
+    dt = {
+        tensor_pb2.DT_UINT8: np.uint8, tensor_pb2.DT_UINT16: np.uint16, tensor_pb2.DT_FLOAT: np.float32,
+        tensor_pb2.DT_DOUBLE: np.float64, tensor_pb2.DT_INT32: np.int32, tensor_pb2.DT_INT64: np.int64,
+        tensor_pb2.DT_HALF: np.float16, tensor_pb2.DT_INT16: np.int16, tensor_pb2.DT_INT8: np.int8,
+    }.get(t.dtype)  # fmt: skip
+    shape = [d.size for d in t.tensor_shape.dim]
+    if dt is None or not shape or any(s <= 0 for s in shape):
+        return None
+    n = math.prod(shape)
+    if t.tensor_content:
+        if len(t.tensor_content) != n * np.dtype(dt).itemsize:
+            return None
+        arr = np.frombuffer(t.tensor_content, dtype=dt)
+    else:
+        vals = t.float_val or t.int_val or t.int64_val or t.double_val
+        if len(vals) != n:
+            return None
+        arr = np.asarray(vals, dtype=dt)
+    return np.dtype(dt).name, shape, arr.reshape(shape)
+
+
+def _image_shape(shape: list[int]) -> bool:
+    if len(shape) == 2:
+        return min(shape) >= 2
+    if len(shape) == 3:
+        return shape[2] in (1, 3, 4) and min(shape[:2]) >= 2
+    return False
+
+
+def find_images(features: dict[str, Feature]) -> list[ImageRef]:
+    """Every image in a record's features, encoded ones first."""
+    found: list[ImageRef] = []
+    raws: list[ImageRef] = []
+    for key, f in features.items():
+        if f.type == BYTES_LIST:
+            for i, b in enumerate(f.values[:64]):
+                fmt = sniff_image_format(b)
+                if fmt:
+                    found.append(ImageRef(key, i, "encoded", fmt))
+                    continue
+                t = _tensor(b)
+                if t is not None and _image_shape(t[1]):
+                    raws.append(ImageRef(key, i, "tensor", f"{t[0]} {'x'.join(map(str, t[1]))}"))
+                    continue
+                shape = _raw_shape(features, key, len(b))
+                if shape:
+                    raws.append(ImageRef(key, i, "raw", shape[0]))
+        elif f.type == FLOAT_LIST and len(f.values) >= 64:
+            side = math.isqrt(len(f.values))
+            if side * side == len(f.values):
+                raws.append(ImageRef(key, 0, "floats", f"float32 {side}x{side}"))
+            else:
+                shape = _raw_shape(features, key, len(f.values))
+                if shape and shape[0].startswith("uint8"):
+                    h, w, c = shape[1]
+                    raws.append(
+                        ImageRef(key, 0, "floats", f"float32 {h}x{w}x{c}" if c > 1 else f"float32 {h}x{w}")
+                    )
+    return found + raws
+
+
+def _raw_shape(features, key, nbytes):
+    """('uint8 HxWxC', (h, w, c)) when nbytes matches sibling height/width/channels, else None."""
+    pre = _prefix(key)
+    h = _scalar(features, _H, pre)
+    w = _scalar(features, _W, pre)
+    if not h or not w or h <= 0 or w <= 0:
+        return None
+    c = _scalar(features, _C, pre)
+    for chans in ([c] if c else []) + [3, 1, 4]:
+        if chans and chans in (1, 3, 4):
+            for dtype, size in (("uint8", 1), ("uint16", 2), ("float32", 4)):
+                if h * w * chans * size == nbytes:
+                    return f"{dtype} {h}x{w}x{chans}" if chans > 1 else f"{dtype} {h}x{w}", (h, w, chans)
+    return None
+
+
+# --- decoding ---------------------------------------------------------------------------------------
+
+
+def to_display(arr: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Any numeric image array as uint8 for display, saying what was done to it."""
+    notes: list[str] = []
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+    if arr.dtype == np.uint8:
+        return np.ascontiguousarray(arr), notes
+    a = arr.astype(np.float64)
+    finite = np.isfinite(a)
+    if not finite.all():
+        notes.append(f"{int((~finite).sum())} NaN/inf pixels shown black")
+        a = np.where(finite, a, 0)
+    lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 1.0)
+    if arr.dtype.kind == "f" and lo >= 0 and hi <= 1:
+        scaled = a * 255
+        notes.append("floats in [0, 1] scaled to 0..255")
+    elif arr.dtype == np.uint16:
+        scaled = a / 257
+        notes.append("16-bit scaled to 8-bit")
+    elif hi > lo:
+        scaled = (a - lo) * (255 / (hi - lo))
+        notes.append(f"{arr.dtype.name} values {lo:g}..{hi:g} stretched to 0..255")
+    else:
+        scaled = np.zeros_like(a)
+    return np.ascontiguousarray(np.clip(np.rint(scaled), 0, 255).astype(np.uint8)), notes
+
+
+def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> DecodedImage:
+    """Decode with Pillow, EXIF orientation applied; `max_side` decodes a reduced thumbnail (JPEG draft)."""
+    from PIL import Image, ImageOps
+
+    notes: list[str] = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            im = Image.open(io.BytesIO(b))
+            w, h = im.size
+            if w * h > MAX_PIXELS:
+                raise ImageError(f"{w}x{h} image refused: over {MAX_PIXELS:,} pixels (decompression bomb?)")
+            if max_side and im.format == "JPEG":
+                im.draft("RGB", (max_side, max_side))
+            im.load()
+            orientation = im.getexif().get(0x0112, 1)
+            if orientation not in (1, None):
+                im = ImageOps.exif_transpose(im)
+                notes.append(f"EXIF orientation {orientation} applied")
+            if max_side:
+                im.thumbnail((max_side, max_side))
+            arr = _pil_to_array(im, notes)
+    except ImageError:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageError(f"refused as a decompression bomb: {exc}") from None
+    except Exception as exc:  # Pillow raises many types for broken data
+        raise ImageError(f"{ref.detail} bytes do not decode: {exc}") from None
+    return DecodedImage(ref, arr, (w, h), tuple(notes))
+
+
+def _pil_to_array(im, notes: list[str]) -> np.ndarray:
+    if im.mode in ("I;16", "I;16B", "I;16L", "I"):
+        arr, more = to_display(np.asarray(im))
+        notes.extend(more)
+        return arr
+    if im.mode == "F":
+        arr, more = to_display(np.asarray(im))
+        notes.extend(more)
+        return arr
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        return np.ascontiguousarray(np.asarray(im.convert("RGBA")))
+    if im.mode == "L":
+        return np.ascontiguousarray(np.asarray(im))
+    if im.mode == "1":
+        return np.ascontiguousarray(np.asarray(im.convert("L")))
+    return np.ascontiguousarray(np.asarray(im.convert("RGB")))
+
+
+def decode_image(features: dict[str, Feature], ref: ImageRef, max_side: int | None = None) -> DecodedImage:
+    """Decode the image `ref` points at. Raises ImageError with a one-line reason."""
+    f = features.get(ref.key)
+    if f is None:
+        raise ImageError(f"no feature {ref.key!r}")
+    if ref.storage == "encoded":
+        return decode_encoded(f.values[ref.index], ref, max_side)
+    notes: list[str] = []
+    if ref.storage == "tensor":
+        t = _tensor(f.values[ref.index])
+        if t is None:
+            raise ImageError(f"{ref.key}: not a decodable tensor")
+        arr = t[2]
+    elif ref.storage == "raw":
+        dtype, dims = ref.detail.split(" ", 1)
+        shape = [int(x) for x in dims.split("x")]
+        arr = np.frombuffer(f.values[ref.index], dtype=np.dtype(dtype).newbyteorder("<")).reshape(shape)
+        notes.append(f"raw {dtype} pixels shaped {dims} from the height/width features")
+    else:  # floats
+        dims = ref.detail.split(" ", 1)[1]
+        shape = [int(x) for x in dims.split("x")]
+        arr = np.asarray(f.values, dtype=np.float32).reshape(shape)
+    h, w = arr.shape[:2]
+    display, more = to_display(arr)
+    if max_side and max(h, w) > max_side:
+        from PIL import Image
+
+        im = Image.fromarray(display)
+        im.thumbnail((max_side, max_side))
+        display = np.asarray(im)
+    return DecodedImage(ref, display, (w, h), tuple(notes + more))

@@ -1,0 +1,58 @@
+"""Label maps: Object Detection API `StringIntLabelMap` text files (.pbtxt), id -> name."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .framing import TfrviewError
+
+
+def parse_label_map(text: str) -> dict[int, str]:
+    from google.protobuf import text_format
+
+    from .proto import string_int_label_map_pb2 as pb
+
+    msg = pb.StringIntLabelMap()
+    try:
+        text_format.Parse(text, msg, allow_unknown_field=True)
+    except text_format.ParseError as exc:
+        raise TfrviewError(f"not a label map ({exc})") from None
+    out = {}
+    for item in msg.item:
+        if item.HasField("id"):
+            out[int(item.id)] = item.display_name or item.name or str(item.id)
+    if not out:
+        raise TfrviewError("label map has no items with an id")
+    return out
+
+
+def load_label_map(path: str | os.PathLike) -> dict[int, str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TfrviewError(f"{path}: cannot read ({exc})") from None
+    try:
+        return parse_label_map(text)
+    except TfrviewError as exc:
+        raise TfrviewError(f"{path}: {exc}") from None
+
+
+def find_label_map(data_files: list[Path]) -> Path | None:
+    """A .pbtxt beside the data, preferring names that say 'label'."""
+    cands: list[Path] = []
+    for d in dict.fromkeys(p.parent for p in data_files):
+        try:
+            cands += sorted(d.glob("*.pbtxt"))
+        except OSError:
+            continue
+    if not cands:
+        return None
+    cands.sort(key=lambda p: ("label" not in p.name.lower(), p.name))
+    for c in cands:
+        try:
+            load_label_map(c)
+            return c
+        except TfrviewError:
+            continue
+    return None

@@ -1,0 +1,204 @@
+"""Boxes and labels found in an Example, as frozen dataclasses in image pixel space.
+
+Conventions recognised (detected from keys and value ranges, always reported):
+- `od_normalized`: Object Detection API `.../bbox/{xmin,ymin,xmax,ymax}` in [0, 1];
+- `pixel_corners`: the same four keys in pixels;
+- `coco_xywh`: a `bbox` list of [x, y, width, height] in pixels (COCO);
+- `tfds_yxyx`: a `bbox` list of normalized [ymin, xmin, ymax, xmax] (TensorFlow Datasets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .payload import BYTES_LIST, INT64_LIST, Feature
+
+CONVENTIONS = {
+    "od_normalized": "normalized xmin/ymin/xmax/ymax (Object Detection API)",
+    "pixel_corners": "pixel xmin/ymin/xmax/ymax",
+    "coco_xywh": "pixel [x, y, width, height] (COCO)",
+    "tfds_yxyx": "normalized [ymin, xmin, ymax, xmax] (TFDS)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    index: int
+    class_id: int | None = None
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return f"class {self.class_id}" if self.class_id is not None else f"box {self.index}"
+
+    @property
+    def color_key(self) -> str:
+        return str(self.class_id) if self.class_id is not None else (self.name or "")
+
+
+@dataclass(frozen=True, slots=True)
+class BoxSpec:
+    """Which keys hold boxes and how to read them (detected, or chosen by the person)."""
+
+    convention: str
+    keys: tuple[str, ...]  # 4 corner keys (xmin, ymin, xmax, ymax) or 1 list key
+    class_text: str | None = None
+    class_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Overlay:
+    spec: BoxSpec | None
+    boxes: tuple[Box, ...] = ()
+    caption: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def convention_text(self) -> str:
+        return CONVENTIONS.get(self.spec.convention, self.spec.convention) if self.spec else "no boxes found"
+
+
+_CORNERS = ("xmin", "ymin", "xmax", "ymax")
+_LABEL_KEYS = (
+    "label", "labels", "image/class/label", "image/label", "class", "category_id", "class_id",
+    "label/id", "image/class/text", "label/text", "class_name", "category", "digit",
+)  # fmt: skip
+
+
+def _numeric(f: Feature | None) -> bool:
+    return f is not None and f.type != BYTES_LIST
+
+
+def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
+    """Find the box keys in a record; None if it has no boxes."""
+    by_prefix: dict[str, dict[str, str]] = {}
+    for k, f in features.items():
+        if not _numeric(f):
+            continue
+        for c in _CORNERS:
+            for sep in ("/", "_", "."):
+                if k.endswith(sep + c) or k == c:
+                    by_prefix.setdefault(k[: len(k) - len(c)], {})[c] = k
+    for prefix, corners in sorted(by_prefix.items(), key=lambda kv: ("bbox" not in kv[0], kv[0])):
+        if len(corners) == 4:
+            keys = tuple(corners[c] for c in _CORNERS)
+            vals = np.concatenate([np.asarray(features[k].values, dtype=np.float64) for k in keys])
+            conv = "od_normalized" if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001 else "pixel_corners"
+            text, ids = _class_keys(features, prefix)
+            return BoxSpec(conv, keys, text, ids)
+    for k, f in sorted(features.items()):
+        last = k.rsplit("/", 1)[-1]
+        if _numeric(f) and last in ("bbox", "bboxes", "boxes") and len(f.values) % 4 == 0 and len(f.values):
+            vals = np.asarray(f.values, dtype=np.float64)
+            conv = "tfds_yxyx" if np.nanmax(np.abs(vals)) <= 1.0001 else "coco_xywh"
+            text, ids = _class_keys(features, k[: len(k) - len(last)])
+            return BoxSpec(conv, (k,), text, ids)
+    return None
+
+
+def _class_keys(features: dict[str, Feature], prefix: str) -> tuple[str | None, str | None]:
+    """Per-box class text and id keys near the box keys (e.g. image/object/class/{text,label})."""
+    root = prefix.rstrip("/_.")
+    parent = root.rsplit("/", 1)[0] + "/" if "/" in root else ""
+    text = ids = None
+    for k, f in features.items():
+        if not (k.startswith(parent) or not parent):
+            continue
+        last = k[len(parent) :]
+        if f.type == BYTES_LIST and last in (
+            "class/text",
+            "class_text",
+            "label/text",
+            "text",
+            "category",
+            "name",
+            "class/name",
+        ):
+            text = text or k
+        elif f.type == INT64_LIST and last in (
+            "class/label",
+            "label",
+            "labels",
+            "category_id",
+            "class_id",
+            "class/id",
+        ):
+            ids = ids or k
+    return text, ids
+
+
+def _floats(features, key) -> np.ndarray:
+    f = features.get(key)
+    return np.asarray(f.values, dtype=np.float64) if f is not None else np.empty(0)
+
+
+def compute_overlay(
+    features: dict[str, Feature],
+    width: int,
+    height: int,
+    label_map: dict[int, str] | None = None,
+    spec: BoxSpec | None = None,
+) -> Overlay:
+    """Boxes in pixels of a width x height image, with class names, plus the record's caption."""
+    spec = spec or detect_spec(features)
+    caption = record_caption(features, label_map)
+    if spec is None:
+        return Overlay(None, (), caption)
+    notes: list[str] = []
+    if spec.convention in ("od_normalized", "pixel_corners"):
+        cols = [_floats(features, k) for k in spec.keys]
+        n = min(len(c) for c in cols)
+        if len({len(c) for c in cols}) > 1:
+            notes.append(f"box lists have different lengths {[len(c) for c in cols]}; drawing {n}")
+        x0, y0, x1, y1 = (c[:n] for c in cols)
+        if spec.convention == "od_normalized":
+            x0, x1, y0, y1 = x0 * width, x1 * width, y0 * height, y1 * height
+    else:
+        v = _floats(features, spec.keys[0])
+        n = len(v) // 4
+        q = v[: n * 4].reshape(n, 4)
+        if spec.convention == "coco_xywh":
+            x0, y0, x1, y1 = q[:, 0], q[:, 1], q[:, 0] + q[:, 2], q[:, 1] + q[:, 3]
+        else:
+            y0, x0, y1, x1 = q[:, 0] * height, q[:, 1] * width, q[:, 2] * height, q[:, 3] * width
+    texts = (
+        [b.decode("utf-8", "replace") for b in features[spec.class_text].values] if spec.class_text else []
+    )
+    ids = [int(x) for x in features[spec.class_id].values] if spec.class_id else []
+    if texts and len(texts) != n:
+        notes.append(f"{len(texts)} class names for {n} boxes")
+    if ids and len(ids) != n:
+        notes.append(f"{len(ids)} class ids for {n} boxes")
+    boxes = []
+    for i in range(n):
+        cid = ids[i] if i < len(ids) else None
+        name = texts[i] if i < len(texts) else None
+        if not name and cid is not None and label_map:
+            name = label_map.get(cid)
+        boxes.append(Box(float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i]), i, cid, name))
+    return Overlay(spec, tuple(boxes), caption, tuple(notes))
+
+
+def record_caption(features: dict[str, Feature], label_map: dict[int, str] | None = None) -> str | None:
+    """The record-level label, e.g. 'label: 3 (cat)'."""
+    for k in _LABEL_KEYS:
+        f = features.get(k)
+        if f is None or not len(f.values) or len(f.values) > 8:
+            continue
+        if f.type == BYTES_LIST:
+            return f"{k}: " + ", ".join(v.decode("utf-8", "replace") for v in f.values)
+        if f.type == INT64_LIST:
+            parts = []
+            for v in f.values:
+                name = label_map.get(int(v)) if label_map else None
+                parts.append(f"{int(v)} ({name})" if name else str(int(v)))
+            return f"{k}: " + ", ".join(parts)
+    return None

@@ -1,0 +1,93 @@
+"""One line per record that makes records tellable apart in a table: label, classes, image size,
+box count; else the first few features. Cheap: no image is decoded."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .images import find_images, sniff_image_format
+from .overlays import detect_spec, record_caption
+from .payload import BYTES_LIST, FLOAT_LIST, Payload, decode
+from .textfmt import format_bytes, format_number
+
+
+def _image_size(p: Payload) -> str | None:
+    f = p.features
+    h = next(
+        (
+            int(v.values[0])
+            for k, v in f.items()
+            if k.endswith("height") and v.type == "int64_list" and len(v.values) == 1
+        ),
+        None,
+    )
+    w = next(
+        (
+            int(v.values[0])
+            for k, v in f.items()
+            if k.endswith("width") and v.type == "int64_list" and len(v.values) == 1
+        ),
+        None,
+    )
+    if h and w:
+        return f"{w}×{h}"
+    return None
+
+
+def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> str:
+    if p.kind == "example" or p.kind == "sequence_example":
+        parts: list[str] = []
+        cap = record_caption(p.features, label_map)
+        if cap:
+            parts.append(cap)
+        spec = detect_spec(p.features)
+        if spec is not None:
+            names: Counter = Counter()
+            if spec.class_text:
+                names.update(v.decode("utf-8", "replace") for v in p.features[spec.class_text].values)
+            elif spec.class_id:
+                names.update(
+                    (label_map or {}).get(int(v), f"class {int(v)}") for v in p.features[spec.class_id].values
+                )
+            n = len(p.features[spec.keys[0]].values) // (4 if len(spec.keys) == 1 else 1)
+            parts.append(f"{n} box{'es' if n != 1 else ''}")
+            if names:
+                parts.append(", ".join(f"{k}×{v}" if v > 1 else k for k, v in names.most_common(4)))
+        imgs = find_images(p.features)
+        if imgs:
+            size = _image_size(p)
+            parts.insert(0, f"{imgs[0].detail}{' ' + size if size and imgs[0].storage == 'encoded' else ''}")
+        if p.kind == "sequence_example":
+            steps = max((len(v) for v in p.feature_lists.values()), default=0)
+            parts.append(f"{len(p.feature_lists)} feature lists, {steps} steps")
+        if not parts or (len(parts) == 1 and p.kind == "sequence_example"):
+            parts.append(_first_features(p))
+        return "  ·  ".join(x for x in parts if x)
+    if p.kind == "protobuf":
+        return f"protobuf, {len(p.fields)} top-level fields"
+    return format_bytes(p.raw, 60)
+
+
+def _first_features(p: Payload, n: int = 4) -> str:
+    out = []
+    for k, f in list(p.features.items())[:n]:
+        if not len(f.values):
+            out.append(f"{k}=[]")
+            continue
+        v0 = f.values[0]
+        if f.type == BYTES_LIST:
+            fmt = sniff_image_format(v0)
+            s = fmt or format_bytes(v0, 24)
+        else:
+            s = format_number(v0, f.type == FLOAT_LIST)
+        more = f"…+{len(f.values) - 1}" if len(f.values) > 1 else ""
+        out.append(f"{k}={s}{more}")
+    if len(p.features) > n:
+        out.append(f"+{len(p.features) - n} more")
+    return ", ".join(out)
+
+
+def summarize(data: bytes, label_map: dict[int, str] | None = None) -> tuple[str, str]:
+    """(kind, summary line) of a record's payload."""
+    p = decode(data)
+    return p.kind, summarize_payload(p, label_map)

@@ -1,0 +1,117 @@
+"""Starting the window: the QApplication, one window per dataset, the demo dataset when no file is
+given, and a clear one-line answer where there is no display."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tfrview.core.dataset import Dataset
+from tfrview.core.framing import TfrviewError
+
+APP_ID = "tfrview"
+
+
+def has_display() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform.startswith("linux") or "bsd" in sys.platform:
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+class Windows:
+    """Keeps the open windows alive and opens new ones when a window asks."""
+
+    def __init__(self) -> None:
+        self.open: list = []
+
+    def open_dataset(self, args: list[str], demo: bool = False, replace=None):
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QMessageBox
+
+        from tfrview.gui.main_window import MainWindow
+
+        try:
+            ds = Dataset.open(args)
+        except TfrviewError as exc:
+            if self.open:
+                QMessageBox.warning(self.open[-1], "tfrview", str(exc))
+                return None
+            raise
+        w = MainWindow(ds, demo=demo)
+        w.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        w.open_requested.connect(lambda paths, src=w: self._requested(src, paths))
+        w.destroyed.connect(lambda *_a, win=w: self._forget(win))
+        if replace is not None:
+            w.setGeometry(replace.geometry())
+        w.show()
+        self.open.append(w)
+        if replace is not None:
+            replace.close()
+        return w
+
+    def _requested(self, source, paths: list[str]) -> None:
+        if paths and paths[0] == "--reload":
+            self.open_dataset(paths[1:], demo=source.demo, replace=source)
+        else:
+            self.open_dataset(paths, replace=source if source.demo else None)
+
+    def _forget(self, w) -> None:
+        if w in self.open:
+            self.open.remove(w)
+
+
+def make_app(argv: list[str] | None = None):
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        QCoreApplication.setOrganizationName(APP_ID)
+        QCoreApplication.setApplicationName(APP_ID)
+        app = QApplication(argv or [APP_ID])
+        app.setDesktopFileName(APP_ID)
+        _set_icon(app)
+    return app
+
+
+def _set_icon(app) -> None:
+    from importlib import resources
+
+    from PySide6.QtGui import QIcon
+
+    try:
+        base = resources.files("tfrview") / "resources"
+        icon = QIcon()
+        for name in ("tfrview.svg", "tfrview-256.png", "tfrview-64.png"):
+            p = base / name
+            if p.is_file():
+                icon.addFile(str(p))
+        if not icon.isNull():
+            app.setWindowIcon(icon)
+    except (ModuleNotFoundError, OSError):
+        pass
+
+
+def run(paths: list[str]) -> int:
+    if not has_display():
+        print(
+            "tfrview: no display to open a window on (no DISPLAY or WAYLAND_DISPLAY); "
+            "the headless commands work here: tfrview info|verify|dump FILE (tfrview --help)",
+            file=sys.stderr,
+        )
+        return 2
+    demo = not paths
+    if demo:
+        from tfrview.core.demo import build_demo
+
+        paths = [str(p) for p in build_demo()]
+    try:
+        app = make_app([sys.argv[0]])
+        windows = Windows()
+        windows.open_dataset(paths, demo=demo)
+    except TfrviewError as exc:
+        print(f"tfrview: {exc}", file=sys.stderr)
+        return 2
+    return app.exec()

@@ -1,0 +1,568 @@
+"""The main window: the record table, the image panel and the feature tree, with menus and a
+status bar. It wires things together; the work happens in models, workers and the core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
+
+from tfrview import __version__
+from tfrview.core.dataset import Dataset
+from tfrview.core.framing import SourceError, TfrviewError
+from tfrview.core.labelmap import find_label_map, load_label_map
+from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
+from tfrview.gui.models.record_table import RecordTableModel
+from tfrview.gui.painting import render_overlay_on_image
+from tfrview.gui.widgets.feature_tree import FeatureTree
+from tfrview.gui.widgets.image_panel import ImagePanel
+from tfrview.gui.workers import (
+    DecodeRequest,
+    DecodeWorker,
+    IndexProgress,
+    IndexWorker,
+    RecordView,
+    problem_text,
+)
+
+ROW_TIMER_MS = 150
+MAX_RECENT = 10
+
+
+def human(n: int) -> str:
+    x = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if x < 1000 or unit == "TB":
+            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1000
+    return f"{n} B"
+
+
+class MainWindow(QMainWindow):
+    open_requested = Signal(list)  # paths the person asked to open (the app makes a new window)
+
+    def __init__(self, dataset: Dataset, demo: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ds = dataset
+        self.demo = demo
+        self.label_map: dict[int, str] | None = None
+        self.label_map_path: Path | None = None
+        self.setAcceptDrops(True)
+        self.setWindowTitle(f"{dataset.name}{' (demo)' if demo else ''} — tfrview")
+        self._build_actions()
+        self._build_ui()
+        self._build_menus()
+        self._restore()
+        self._load_nearby_label_map()
+        self.progress_state: IndexProgress | None = None
+        self.indexer = IndexWorker(dataset, self)
+        self.indexer.progress.connect(self._on_progress)
+        self.indexer.problem_found.connect(self._on_problem)
+        self.indexer.finished.connect(self._on_index_finished)
+        self.decoder = DecodeWorker(self)
+        self.decoder.ready.connect(self._on_view)
+        self.decoder.start()
+        self.rows_timer = QTimer(self)
+        self.rows_timer.setInterval(ROW_TIMER_MS)
+        self.rows_timer.timeout.connect(self._grow_rows)
+        self._selected: int | None = None
+        self._image_choice = 0
+        for f in dataset.files:
+            if f.error:
+                self._on_problem_text(f.error)
+        QTimer.singleShot(0, self.start_indexing)
+
+    # construction -------------------------------------------------------------------------------------
+
+    def _act(
+        self, name: str, text: str, slot, shortcut=None, checkable=False, checked=False, tip=""
+    ) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.setCheckable(checkable)
+        if checkable:
+            a.setChecked(checked)
+            a.toggled.connect(slot)
+        else:
+            a.triggered.connect(slot)
+        if tip:
+            a.setToolTip(tip)
+        self.actions_by_name[name] = a
+        return a
+
+    def _build_actions(self) -> None:
+        self.actions_by_name: dict[str, QAction] = {}
+        K = QKeySequence.StandardKey
+        self._act("open", "&Open…", self.open_files, K.Open)
+        self._act("open_dir", "Open &Folder…", self.open_folder, "Ctrl+Shift+O")
+        self._act("reload", "&Reload", self.reload, "F5")
+        self._act("label_map", "Load &Label Map…", self.choose_label_map)
+        self._act(
+            "save_image",
+            "Save Image…",
+            self.save_image,
+            "Ctrl+S",
+            tip="Save the image, with or without boxes",
+        )
+        self._act("close", "&Close Window", self.close, K.Close)
+        self._act("quit", "&Quit", self._quit, K.Quit)
+        self._act("fit", "Fit", self._fit, "Ctrl+0", tip="Fit the image to the panel")
+        self._act("actual", "1:1", self._actual, "Ctrl+1", tip="Show the image at its actual size")
+        self._act(
+            "boxes", "Boxes", self._toggle_boxes, "B", checkable=True, checked=True, tip="Show boxes (B)"
+        )
+        self._act(
+            "labels",
+            "Labels",
+            self._toggle_labels,
+            "L",
+            checkable=True,
+            checked=True,
+            tip="Show box labels (L)",
+        )
+        self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
+        self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
+        self._act("cancel", "Stop", self.cancel_indexing, "Esc", tip="Stop indexing and verifying")
+        self._act("about", "&About tfrview", self.about)
+
+    def _build_ui(self) -> None:
+        self.model = RecordTableModel(self.ds, self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setShowGrid(False)
+        vh = self.table.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # uniform rows: no per-row measuring
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # never ResizeToContents
+        hh.setStretchLastSection(True)
+        widths = {"#": 64, "file": 70 if self.model._file_labels[0].isdigit() else 150, "offset": 96, "size": 76,
+                  "status": 96, "kind": 112}  # fmt: skip
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        for i, name in enumerate(self.model.columns):
+            if name in widths:
+                hh.resizeSection(i, widths[name])
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+
+        self.image_panel = ImagePanel(self.actions_by_name, self)
+        self.image_panel.image_chosen.connect(self._on_image_chosen)
+        self.tree = FeatureTree(self)
+        right = QSplitter(Qt.Orientation.Vertical, self)
+        right.addWidget(self.image_panel)
+        right.addWidget(self.tree)
+        right.setSizes([420, 300])
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(right)
+        self.splitter.setSizes([780, 620])
+        self.setCentralWidget(self.splitter)
+
+        sb = self.statusBar()
+        self.status_label = QLabel("opening…", self)
+        self.problems_label = QLabel("", self)
+        self.problems_label.setTextFormat(Qt.TextFormat.RichText)
+        self.progress = QProgressBar(self)
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.cancel_button = QToolButton(self)
+        self.cancel_button.setDefaultAction(self.actions_by_name["cancel"])
+        sb.addWidget(self.status_label, 1)
+        sb.addPermanentWidget(self.problems_label)
+        sb.addPermanentWidget(self.progress)
+        sb.addPermanentWidget(self.cancel_button)
+        self._problem_lines: list[str] = []
+
+    def _build_menus(self) -> None:
+        a = self.actions_by_name
+        m = self.menuBar().addMenu("&File")
+        m.addAction(a["open"])
+        m.addAction(a["open_dir"])
+        self.recent_menu = m.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        m.addAction(a["reload"])
+        m.addSeparator()
+        m.addAction(a["label_map"])
+        m.addAction(a["save_image"])
+        m.addSeparator()
+        m.addAction(a["close"])
+        m.addAction(a["quit"])
+        v = self.menuBar().addMenu("&View")
+        for name in ("fit", "actual", "boxes", "labels", "box_keys"):
+            v.addAction(a[name])
+        g = self.menuBar().addMenu("&Go")
+        g.addAction(a["goto"])
+        g.addAction(a["cancel"])
+        h = self.menuBar().addMenu("&Help")
+        h.addAction(a["about"])
+
+    # settings -------------------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        s = QSettings()
+        geo = s.value("window/geometry")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1280, 800)
+        split = s.value("window/splitter")
+        if split is not None:
+            self.splitter.restoreState(split)
+        if not self.demo:
+            add_recent(
+                [str(f.path) for f in self.ds.files] if len(self.ds.files) == 1 else [self.ds.name], self.ds
+            )
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for entry in QSettings().value("recent", [], type=list)[:MAX_RECENT]:
+            act = self.recent_menu.addAction(entry)
+            act.triggered.connect(lambda _=False, e=entry: self.open_requested.emit(recent_args(e)))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # indexing -----------------------------------------------------------------------------------------------
+
+    @Slot()
+    def start_indexing(self) -> None:
+        self.rows_timer.start()
+        self.indexer.start()
+
+    @Slot()
+    def cancel_indexing(self) -> None:
+        self.indexer.cancel()
+
+    @Slot()
+    def _grow_rows(self) -> None:
+        before = self.model.rowCount()
+        self.model.refresh()
+        if before == 0 and self.model.rowCount() and self._selected is None:
+            self.table.selectRow(0)
+        self._update_status()
+
+    @Slot(object)
+    def _on_progress(self, p: IndexProgress) -> None:
+        self.progress_state = p
+        if p.total_bytes:
+            self.progress.setValue(int(1000 * p.done_bytes / p.total_bytes))
+        self.progress.setFormat({"index": "indexing %p%", "verify": "verifying %p%"}.get(p.phase, "%p%"))
+        if p.phase == "verify":
+            self.model.status_changed()
+        if p.phase == "error":
+            self._on_problem_text(f"internal error while indexing: {p.message}")
+        self._update_status()
+
+    @Slot(object)
+    def _on_problem(self, item) -> None:
+        fi, problem = item
+        self.model.note_problem(fi, problem.record, problem_text(problem))
+        where = f"{self.ds.files[fi].path.name}: " if len(self.ds.files) > 1 else ""
+        self._on_problem_text(where + problem_text(problem))
+
+    def _on_problem_text(self, text: str) -> None:
+        self._problem_lines.append(text)
+        n = len(self._problem_lines)
+        self.problems_label.setText(
+            f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
+        )
+        shown = self._problem_lines[:30]
+        more = f"\n… and {n - 30} more" if n > 30 else ""
+        self.problems_label.setToolTip("\n".join(shown) + more)
+
+    @Slot()
+    def _on_index_finished(self) -> None:
+        self.rows_timer.stop()
+        self.model.refresh()
+        self.model.status_changed()
+        p = self.progress_state
+        self.cancel_button.setVisible(False)
+        self.progress.setVisible(p is not None and p.phase == "cancelled")
+        if p is not None and p.phase == "cancelled":
+            self.progress.setFormat("stopped at %p%")
+        self._update_status()
+        if self._selected is not None:
+            self._request(self._selected)
+
+    def _update_status(self) -> None:
+        n = self.model.total()
+        comp = {f.compression for f in self.ds.files if f.source is not None}
+        size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
+        parts = [f"{n:,} records", human(size)]
+        if comp - {"none"}:
+            parts.append("/".join(sorted(comp)) + " compressed")
+        if len(self.ds.files) > 1:
+            parts.append(f"{len(self.ds.files)} files")
+        if self.ds.missing:
+            parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
+        p = self.progress_state
+        if p is not None and p.phase in ("index", "verify"):
+            parts.append(f"{p.phase}ing {human(p.done_bytes)} of {human(p.total_bytes)}")
+        elif p is not None and p.phase == "done":
+            parts.append("all CRCs checked")
+        if self.label_map_path:
+            parts.append(f"labels: {self.label_map_path.name}")
+        self.status_label.setText("  ·  ".join(parts))
+        if self.ds.missing:
+            self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+
+    # selection and decoding ----------------------------------------------------------------------------------
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        n = self.model.record_number(current.row())
+        if n != self._selected:
+            self._image_choice = 0
+        self._selected = n
+        self._request(n)
+
+    def _request(self, n: int) -> None:
+        try:
+            data = self.ds.read(n)
+        except (SourceError, IndexError) as exc:
+            self.image_panel.show_message(str(exc))
+            self.tree.show_payload(None)
+            return
+        from tfrview.core.payload import decode
+
+        payload = decode(data)
+        status = self.model.status_of(n)
+        fi, k = self.model.locate(n)
+        note = self.model._problem_at.get((fi, k), "") if status not in ("ok", "unverified") else ""
+        self.tree.show_payload(payload, note)
+        spec = remembered_spec(payload.features) if payload.features else None
+        self.decoder.request(DecodeRequest(n, data, self._image_choice, self.label_map, spec))
+
+    @Slot(object)
+    def _on_view(self, view: RecordView) -> None:
+        if view.number != self._selected:
+            return  # a stale answer: the person has moved on
+        self.image_panel.show_view(view)
+
+    @Slot(int)
+    def _on_image_chosen(self, i: int) -> None:
+        self._image_choice = i
+        if self._selected is not None:
+            self._request(self._selected)
+
+    def select_record(self, n: int) -> None:
+        if n >= self.model.total():
+            return
+        if self.model.row_of(n) is None:
+            self.model.set_page((n // self.model.row_cap) * self.model.row_cap)
+        row = self.model.row_of(n)
+        idx = self.model.index(row, 0)
+        self.table.selectionModel().setCurrentIndex(
+            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    # actions ------------------------------------------------------------------------------------------------
+
+    @Slot()
+    def go_to_record(self) -> None:
+        total = self.model.total()
+        if not total:
+            return
+        n, ok = QInputDialog.getInt(
+            self, "Go to record", f"Record number (0–{total - 1:,}):", self._selected or 0, 0, total - 1
+        )
+        if ok:
+            self.select_record(n)
+
+    @Slot()
+    def open_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord files", _last_dir(),
+                                                "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;All files (*)")  # fmt: skip
+        if paths:
+            QSettings().setValue("last_dir", str(Path(paths[0]).parent))
+            self.open_requested.emit(paths)
+
+    @Slot()
+    def open_folder(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Open a folder of shards", _last_dir())
+        if d:
+            QSettings().setValue("last_dir", d)
+            self.open_requested.emit([d])
+
+    @Slot()
+    def reload(self) -> None:
+        self.open_requested.emit(["--reload", *[str(f.path) for f in self.ds.files]])
+
+    @Slot()
+    def choose_label_map(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Load label map", _last_dir(), "Label maps (*.pbtxt *.txt);;All files (*)"
+        )
+        if path:
+            self.set_label_map(Path(path))
+
+    def set_label_map(self, path: Path) -> bool:
+        try:
+            self.label_map = load_label_map(path)
+        except TfrviewError as exc:
+            QMessageBox.warning(self, "Label map", str(exc))
+            return False
+        self.label_map_path = path
+        self.model.set_label_map(self.label_map)
+        self._update_status()
+        if self._selected is not None:
+            self._request(self._selected)
+        return True
+
+    def _load_nearby_label_map(self) -> None:
+        found = find_label_map([f.path for f in self.ds.files])
+        if found is not None:
+            try:
+                self.label_map = load_label_map(found)
+                self.label_map_path = found
+                self.model.set_label_map(self.label_map)
+            except TfrviewError:
+                pass
+
+    @Slot()
+    def choose_box_keys(self) -> None:
+        v = self.image_panel.current
+        if v is None or not v.payload.features:
+            QMessageBox.information(self, "Box keys", "Select a record with features first.")
+            return
+        feats = v.payload.features
+        dlg = BoxSpecDialog(feats, v.overlay.spec if v.overlay else None, self)
+        if dlg.exec():
+            remember_spec(feats, dlg.spec())
+            self._request(v.number)
+
+    @Slot()
+    def save_image(self) -> None:
+        panel = self.image_panel
+        if panel.qimage is None or panel.current is None:
+            QMessageBox.information(self, "Save image", "The selected record has no image to save.")
+            return
+        with_boxes = QMessageBox.question(self, "Save image", "Draw the boxes and labels on the saved image?",
+                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
+        name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save image", str(Path(_last_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
+        )
+        if not path:
+            return
+        self.write_image(Path(path), with_boxes)
+
+    def write_image(self, path: Path, with_boxes: bool) -> bool:
+        """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
+        from tfrview.core.atomic import refuse_overwriting_inputs
+
+        panel = self.image_panel
+        img = panel.qimage
+        if img is None:
+            return False
+        try:
+            refuse_overwriting_inputs(path, [f.path for f in self.ds.files])
+        except TfrviewError as exc:
+            QMessageBox.warning(self, "Save image", str(exc))
+            return False
+        if with_boxes:
+            img = render_overlay_on_image(
+                img, panel.current.overlay, self.actions_by_name["labels"].isChecked()
+            )
+        tmp = path.with_name(f".{path.name}.partial")
+        fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
+        if not img.save(str(tmp), fmt):
+            tmp.unlink(missing_ok=True)
+            QMessageBox.warning(self, "Save image", f"Could not write {path}")
+            return False
+        tmp.replace(path)
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def _fit(self) -> None:
+        self.image_panel.view.fit()
+
+    def _actual(self) -> None:
+        self.image_panel.view.actual_size()
+
+    def _toggle_boxes(self, on: bool) -> None:
+        self.image_panel.view.show_boxes = on
+        self.image_panel.view.update()
+
+    def _toggle_labels(self, on: bool) -> None:
+        self.image_panel.view.show_labels = on
+        self.image_panel.view.update()
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About tfrview", f"<h3>tfrview {__version__}</h3><p>An inspector for TensorFlow TFRecord files: "
+                          "records, features, images with boxes and labels, and every damaged byte.</p>")  # fmt: skip
+
+    def _quit(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.closeAllWindows()
+
+    # drag and drop -----------------------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_requested.emit(paths)
+
+    # closing --------------------------------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop and join every worker, then close the files (an mmap cannot close under a reader)."""
+        self.rows_timer.stop()
+        self.indexer.cancel()
+        self.indexer.wait()
+        self.decoder.stop()
+        self.decoder.wait()
+        self.ds.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        s = QSettings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/splitter", self.splitter.saveState())
+        self.shutdown()
+        super().closeEvent(event)
+
+
+def _last_dir() -> str:
+    return str(QSettings().value("last_dir", str(Path.home())))
+
+
+def add_recent(entries: list[str], ds: Dataset) -> None:
+    s = QSettings()
+    recent = [e for e in s.value("recent", [], type=list) if e not in entries]
+    label = entries[0] if len(entries) == 1 else ds.name
+    if len(ds.files) > 1:
+        label = str(ds.files[0].path.parent / ds.name) if "?" in ds.name else str(ds.files[0].path.parent)
+    s.setValue("recent", [label, *recent][:MAX_RECENT])
+
+
+def recent_args(entry: str) -> list[str]:
+    return [entry]

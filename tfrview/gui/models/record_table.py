@@ -1,0 +1,201 @@
+"""The record table: a virtual model over a Dataset's index.
+
+Cheap columns come straight from the numpy index; kind and summary come from a bounded LRU of
+per-row display tuples, filled only for rows Qt asks about (the visible ones). Rows grow when the
+window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the model pages.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from tfrview.core.dataset import Dataset
+from tfrview.core.framing import SourceError
+from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+from tfrview.core.summary import summarize
+
+ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
+CACHE_ROWS = 4096
+
+_DAMAGED_BG = QBrush(QColor(255, 214, 214))
+_UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
+
+STATUS_TEXT = {
+    "ok": "ok",
+    "unverified": "…",
+    "bad_data_crc": "bad data CRC",
+    "bad_header": "bad header",
+    "bad_both": "bad header + CRC",
+}
+
+
+def file_labels(paths) -> list[str]:
+    """Short names for the file column: the shard number of a shard set, else the file name."""
+    import re
+
+    m = [re.search(r"(\d+)-of-\d+", p.name) for p in paths]
+    if len(paths) > 1 and all(m):
+        return [x.group(1) for x in m]
+    return [p.name for p in paths]
+
+
+class RecordTableModel(QAbstractTableModel):
+    def __init__(self, dataset: Dataset, parent=None) -> None:
+        super().__init__(parent)
+        self.ds = dataset
+        self.label_map: dict[int, str] | None = None
+        self.page_start = 0
+        self.row_cap = ROW_CAP
+        self._rows = 0
+        self._starts = np.zeros(1, dtype=np.int64)
+        self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        self._problem_at: dict[tuple[int, int], str] = {}
+        self.multi_file = len(dataset.files) > 1
+        self.columns = [
+            "#",
+            *(["file"] if self.multi_file else []),
+            "offset",
+            "size",
+            "status",
+            "kind",
+            "summary",
+        ]
+        self._file_labels = file_labels([f.path for f in dataset.files])
+
+    # growth -----------------------------------------------------------------------------------------
+
+    def total(self) -> int:
+        return int(self._starts[-1])
+
+    def refresh(self) -> None:
+        """Pick up records the indexer framed since the last call (called on a UI timer)."""
+        counts = np.array([f.index.count for f in self.ds.files], dtype=np.int64)
+        self._starts = np.concatenate([[0], np.cumsum(counts)])
+        want = max(0, min(self.total() - self.page_start, self.row_cap))
+        if want > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, want - 1)
+            self._rows = want
+            self.endInsertRows()
+
+    def status_changed(self) -> None:
+        """Verify results arrived: repaint the status column of the visible rows."""
+        if self._rows:
+            col = self.columns.index("status")
+            self.dataChanged.emit(self.index(0, col), self.index(self._rows - 1, col))
+
+    def set_page(self, start: int) -> None:
+        self.beginResetModel()
+        self.page_start = max(0, start)
+        self._rows = 0
+        self.endResetModel()
+        self.refresh()
+
+    def note_problem(self, file_no: int, record: int | None, text: str) -> None:
+        if record is not None:
+            key = (file_no, record)
+            self._problem_at[key] = (self._problem_at[key] + "\n" + text) if key in self._problem_at else text
+
+    def set_label_map(self, label_map: dict[int, str] | None) -> None:
+        self.label_map = label_map
+        self._cache.clear()
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
+
+    # mapping ---------------------------------------------------------------------------------------
+
+    def record_number(self, row: int) -> int:
+        return self.page_start + row
+
+    def row_of(self, number: int) -> int | None:
+        r = number - self.page_start
+        return r if 0 <= r < self._rows else None
+
+    def locate(self, n: int) -> tuple[int, int]:
+        fi = int(np.searchsorted(self._starts, n, side="right")) - 1
+        return fi, n - int(self._starts[fi])
+
+    def status_of(self, n: int) -> str:
+        fi, k = self.locate(n)
+        st = int(self.ds.files[fi].index.status[k])
+        if st & BAD_LENGTH_CRC and st & BAD_DATA_CRC:
+            return "bad_both"
+        if st & BAD_LENGTH_CRC:
+            return "bad_header"
+        if st & BAD_DATA_CRC:
+            return "bad_data_crc"
+        return "ok" if st & VERIFIED else "unverified"
+
+    def _parsed(self, n: int) -> tuple[str, str]:
+        hit = self._cache.get(n)
+        if hit is not None:
+            self._cache.move_to_end(n)
+            return hit
+        try:
+            value = summarize(self.ds.read(n), self.label_map)
+        except SourceError as exc:
+            value = ("?", str(exc))
+        self._cache[n] = value
+        if len(self._cache) > CACHE_ROWS:
+            self._cache.popitem(last=False)
+        return value
+
+    # Qt model interface ------------------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.columns):
+            return self.columns[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        n = self.page_start + index.row()
+        col = self.columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(n, col)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return _DAMAGED_BG if self.status_of(n) not in ("ok", "unverified") else None
+        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
+            return _UNVERIFIED_FG
+        if role == Qt.ItemDataRole.ToolTipRole:
+            fi, k = self.locate(n)
+            tip = self._problem_at.get((fi, k))
+            if tip:
+                return tip
+            if col == "summary":
+                return self._parsed(n)[1]
+            if col == "file":
+                return str(self.ds.files[fi].path)
+            if col == "status" and self.status_of(n) == "unverified":
+                return "data CRC not checked yet"
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in ("#", "offset", "size"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _display(self, n: int, col: str) -> str:
+        if col == "#":
+            return str(n)
+        fi, k = self.locate(n)
+        f = self.ds.files[fi]
+        if col == "offset":
+            return f"{int(f.index.offsets[k]):,}"
+        if col == "size":
+            return f"{int(f.index.lengths[k]):,}"
+        if col == "status":
+            return STATUS_TEXT[self.status_of(n)]
+        if col == "file":
+            return self._file_labels[fi]
+        kind, summary = self._parsed(n)
+        return kind.replace("_", " ") if col == "kind" else summary

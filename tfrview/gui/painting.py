@@ -1,0 +1,129 @@
+"""Painting as pure functions over frozen data: the image, its boxes and labels, its caption.
+
+Each `render_*(painter, data, ctx)` draws one layer; the image view calls them back to front.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
+
+from tfrview.core.overlays import Box, Overlay
+
+# Distinct, readable on photos (Tableau-like), one per class.
+PALETTE = (
+    "#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
+    "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3",
+)  # fmt: skip
+
+
+def class_color(key: str) -> QColor:
+    """The same colour for the same class in every record and every window."""
+    if key.lstrip("-").isdigit():
+        i = int(key)
+    else:
+        i = int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
+    return QColor(PALETTE[i % len(PALETTE)])
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Maps image pixels to widget coordinates: widget = image * scale + offset."""
+
+    scale: float
+    offset_x: float
+    offset_y: float
+    show_boxes: bool = True
+    show_labels: bool = True
+
+    def to_widget(self, x: float, y: float) -> QPointF:
+        return QPointF(x * self.scale + self.offset_x, y * self.scale + self.offset_y)
+
+
+def to_qimage(pixels: np.ndarray) -> QImage:
+    """A QImage that owns a copy of the pixels (safe after the array is gone)."""
+    a = np.ascontiguousarray(pixels)
+    h, w = a.shape[:2]
+    if a.ndim == 2:
+        fmt, bpl = QImage.Format.Format_Grayscale8, w
+    elif a.shape[2] == 4:
+        fmt, bpl = QImage.Format.Format_RGBA8888, 4 * w
+    else:
+        fmt, bpl = QImage.Format.Format_RGB888, 3 * w
+    return QImage(a.data, w, h, bpl, fmt).copy()
+
+
+def box_rect(box: Box, ctx: RenderContext) -> QRectF:
+    x0, x1 = sorted((box.x0, box.x1))
+    y0, y1 = sorted((box.y0, box.y1))
+    return QRectF(ctx.to_widget(x0, y0), ctx.to_widget(x1, y1))
+
+
+def render_image(p: QPainter, image: QImage, ctx: RenderContext) -> None:
+    target = QRectF(ctx.offset_x, ctx.offset_y, image.width() * ctx.scale, image.height() * ctx.scale)
+    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, ctx.scale < 2)
+    p.drawImage(target, image)
+
+
+def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
+    if overlay is None or not ctx.show_boxes:
+        return
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    for box in overlay.boxes:
+        c = class_color(box.color_key)
+        r = box_rect(box, ctx)
+        p.setPen(QPen(QColor(0, 0, 0, 160), 4))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(r)
+        p.setPen(QPen(c, 2))
+        p.drawRect(r)
+
+
+def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
+    if overlay is None or not ctx.show_boxes or not ctx.show_labels:
+        return
+    font = QFont(p.font())
+    font.setPointSizeF(9)
+    font.setBold(True)
+    p.setFont(font)
+    fm = QFontMetricsF(font)
+    for box in overlay.boxes:
+        c = class_color(box.color_key)
+        r = box_rect(box, ctx)
+        text = box.label
+        tw, th = fm.horizontalAdvance(text) + 8, fm.height() + 2
+        y = r.top() - th if r.top() - th >= 0 else r.top()
+        bg = QRectF(r.left(), y, tw, th)
+        p.fillRect(bg, c)
+        p.setPen(QColor("black") if c.lightnessF() > 0.55 else QColor("white"))
+        p.drawText(bg.adjusted(4, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+
+
+def render_caption(p: QPainter, caption: str | None, width: float) -> None:
+    """The record-level label, in a band across the top of the view (not scaled with the image)."""
+    if not caption:
+        return
+    font = QFont(p.font())
+    font.setPointSizeF(10)
+    font.setBold(True)
+    p.setFont(font)
+    fm = QFontMetricsF(font)
+    band = QRectF(0, 0, min(width, fm.horizontalAdvance(caption) + 16), fm.height() + 8)
+    p.fillRect(band, QColor(0, 0, 0, 170))
+    p.setPen(QColor("white"))
+    p.drawText(band, Qt.AlignmentFlag.AlignCenter, caption)
+
+
+def render_overlay_on_image(image: QImage, overlay: Overlay | None, show_labels: bool = True) -> QImage:
+    """The image at its own size with boxes and labels burned in (for saving)."""
+    out = image.convertToFormat(QImage.Format.Format_RGB32)
+    p = QPainter(out)
+    ctx = RenderContext(1.0, 0.0, 0.0, True, show_labels)
+    render_boxes(p, overlay, ctx)
+    render_labels(p, overlay, ctx)
+    p.end()
+    return out

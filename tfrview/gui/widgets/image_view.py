@@ -1,0 +1,158 @@
+"""The image view: an image with its overlay layers; wheel zoom around the cursor, drag to pan,
+fit or 1:1. Painting is delegated to the pure functions in gui.painting, back to front."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from tfrview.core.overlays import Overlay
+from tfrview.gui.painting import RenderContext, render_boxes, render_caption, render_image, render_labels
+
+
+class ImageView(QWidget):
+    zoom_changed = Signal(float)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(160, 120)
+        self.setMouseTracking(True)
+        self.image: QImage | None = None
+        self.overlay: Overlay | None = None
+        self.message = "Select a record"
+        self.show_boxes = True
+        self.show_labels = True
+        self._fit = True
+        self._scale = 1.0
+        self._offset = QPointF(0, 0)
+        self._drag: QPointF | None = None
+        self.layers = (self._paint_image, self._paint_boxes, self._paint_labels, self._paint_caption)
+
+    def sizeHint(self) -> QSize:
+        return QSize(480, 360)
+
+    # content ------------------------------------------------------------------------------------------
+
+    def set_content(self, image: QImage | None, overlay: Overlay | None, message: str = "") -> None:
+        self.image = image
+        self.overlay = overlay
+        self.message = message
+        if self._fit or image is None:
+            self._fit = True
+            self._apply_fit()
+        self.update()
+
+    # geometry -------------------------------------------------------------------------------------------
+
+    @property
+    def scale(self) -> float:
+        return self._scale
+
+    def context(self) -> RenderContext:
+        return RenderContext(
+            self._scale, self._offset.x(), self._offset.y(), self.show_boxes, self.show_labels
+        )
+
+    def fit(self) -> None:
+        self._fit = True
+        self._apply_fit()
+        self.update()
+
+    def actual_size(self) -> None:
+        if self.image is None:
+            return
+        self._fit = False
+        self._scale = 1.0
+        self._center()
+        self.zoom_changed.emit(self._scale)
+        self.update()
+
+    def _apply_fit(self) -> None:
+        if self.image is None or self.image.isNull():
+            return
+        w, h = self.image.width(), self.image.height()
+        margin = 8
+        s = min((self.width() - 2 * margin) / w, (self.height() - 2 * margin) / h)
+        self._scale = max(s, 0.01)
+        self._center()
+        self.zoom_changed.emit(self._scale)
+
+    def _center(self) -> None:
+        w, h = self.image.width() * self._scale, self.image.height() * self._scale
+        self._offset = QPointF((self.width() - w) / 2, (self.height() - h) / 2)
+
+    def zoom_at(self, factor: float, at: QPointF) -> None:
+        if self.image is None:
+            return
+        new = min(max(self._scale * factor, 0.02), 64.0)
+        f = new / self._scale
+        self._offset = at - (at - self._offset) * f
+        self._scale = new
+        self._fit = False
+        self.zoom_changed.emit(self._scale)
+        self.update()
+
+    # events ----------------------------------------------------------------------------------------------
+
+    def resizeEvent(self, event) -> None:
+        if self._fit:
+            self._apply_fit()
+        super().resizeEvent(event)
+
+    def wheelEvent(self, event) -> None:
+        steps = event.angleDelta().y() / 120
+        if steps:
+            self.zoom_at(1.25**steps, event.position())
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.image is not None:
+            self._drag = event.position()
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._drag is not None:
+            self._offset += event.position() - self._drag
+            self._drag = event.position()
+            self._fit = False
+            self.update()
+
+    def mouseReleaseEvent(self, event) -> None:
+        self._drag = None
+        self.unsetCursor()
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        if self._fit:
+            self.zoom_at(2.0, event.position())
+        else:
+            self.fit()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(48, 48, 52))
+        if self.image is None:
+            p.setPen(QColor(200, 200, 200))
+            p.drawText(
+                QRectF(self.rect()).adjusted(12, 12, -12, -12),
+                Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                self.message,
+            )
+        else:
+            ctx = self.context()
+            for layer in self.layers:
+                layer(p, ctx)
+        p.end()
+
+    # layers, back to front
+    def _paint_image(self, p: QPainter, ctx: RenderContext) -> None:
+        render_image(p, self.image, ctx)
+
+    def _paint_boxes(self, p: QPainter, ctx: RenderContext) -> None:
+        render_boxes(p, self.overlay, ctx)
+
+    def _paint_labels(self, p: QPainter, ctx: RenderContext) -> None:
+        render_labels(p, self.overlay, ctx)
+
+    def _paint_caption(self, p: QPainter, ctx: RenderContext) -> None:
+        render_caption(p, self.overlay.caption if self.overlay else None, self.width())
