@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
-    QTableView,
     QToolButton,
     QWidget,
 )
@@ -31,6 +30,7 @@ from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
+from tfrview.gui.widgets.record_table_view import RecordTableView
 from tfrview.gui.workers import (
     DecodeRequest,
     DecodeWorker,
@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
 
     def _build_ui(self) -> None:
         self.model = RecordTableModel(self.ds, self)
-        self.table = QTableView(self)
+        self.table = RecordTableView(self)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

@@ -1,0 +1,10 @@
+"""Test-wide set-up: Qt offscreen and isolated settings/cache, before anything imports Qt."""
+
+import os
+import tempfile
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_home = tempfile.mkdtemp(prefix="tfrview-test-home-")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_home, "config")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_home, "cache")
+os.environ["XDG_DATA_HOME"] = os.path.join(_home, "data")

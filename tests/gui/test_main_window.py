@@ -1,0 +1,198 @@
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.helpers import CORPUS
+from tfrview.gui.models.record_table import RecordTableModel
+
+
+def wait_view(qtbot, w, n):
+    qtbot.waitUntil(
+        lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=10000
+    )
+    return w.image_panel.current
+
+
+def test_raccoon_boxes_sit_on_the_raccoon(qtbot, open_window):
+    w = open_window([CORPUS / "raccoon_test.record"])
+    assert w.model.total() == 40 and w.windowTitle().startswith("raccoon_test.record")
+    assert w.label_map == {1: "raccoon"}  # found beside the file
+    w.select_record(0)
+    v = wait_view(qtbot, w, 0)
+    assert (v.decoded.width, v.decoded.height) == (639, 315)
+    (box,) = v.overlay.boxes
+    # 0.2222 * 639, 0.0762 * 315, 0.6917 * 639, 0.8762 * 315
+    assert (box.x0, box.y0, box.x1, box.y1) == pytest.approx((142, 24, 442, 276), abs=0.5)
+    assert box.label == "raccoon"
+    keys = [w.tree.topLevelItem(i).text(0) for i in range(w.tree.topLevelItemCount())]
+    assert "image/object/bbox/xmin" in keys and "image/encoded" in keys
+    enc = w.tree.findItems("image/encoded", Qt.MatchFlag.MatchExactly)[0]
+    assert "JPEG image" in enc.text(3) and not enc.icon(3).isNull()  # a thumbnail
+
+
+def test_keyboard_moves_selection_and_panels(qtbot, open_window):
+    w = open_window([CORPUS / "raccoon_test.record"])
+    w.table.setFocus()
+    w.select_record(3)
+    wait_view(qtbot, w, 3)
+    qtbot.keyClick(w.table, Qt.Key.Key_Down)
+    assert wait_view(qtbot, w, 4).number == 4
+    qtbot.keyClick(w.table, Qt.Key.Key_End)
+    assert wait_view(qtbot, w, 39).number == 39
+
+
+def test_damaged_rows_are_coloured_with_the_problem_in_the_tooltip(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    m = w.model
+    assert m.total() == 30
+    status_col = m.columns.index("status")
+    assert m.data(m.index(4, status_col)) == "bad data CRC"
+    assert m.data(m.index(4, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    assert m.data(m.index(3, 0), Qt.ItemDataRole.BackgroundRole) is None
+    assert "data CRC mismatch" in m.data(m.index(4, 0), Qt.ItemDataRole.ToolTipRole)
+    assert m.data(m.index(5, status_col)) == "ok"
+    assert len(w._problem_lines) == 2  # the bad CRC and the garbage between records 9 and 10
+    assert "2 problems" in w.problems_label.text()
+
+
+def test_models_pass_qmodeltester(qtmodeltester, open_window, damaged_file):
+    w = open_window([damaged_file])
+    qtmodeltester.check(w.model, force_py=True)
+
+
+def test_data_none_200k_calls_do_not_crash(open_window, damaged_file):
+    # PySide6 6.12.0 on Python 3.11 aborted after ~50k data() calls returning None (none_dealloc).
+    w = open_window([damaged_file])
+    idx = w.model.index(3, 0)
+    for _ in range(200_000):
+        assert idx.data(Qt.ItemDataRole.DecorationRole) is None
+
+
+def test_closing_mid_index_joins_every_thread(qtbot, many_records):
+    from tfrview.core.dataset import Dataset
+    from tfrview.gui.main_window import MainWindow
+
+    w = MainWindow(Dataset.open([str(many_records)]))
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.indexer.isRunning(), timeout=5000)
+    w.close()
+    assert not w.indexer.isRunning() and not w.decoder.isRunning()
+    assert all(f.source.closed for f in w.ds.files)
+
+
+def test_rows_grow_while_indexing_and_cancel_stops(qtbot, open_window, many_records):
+    w = open_window([many_records], wait=False)
+    qtbot.waitUntil(lambda: w.model.rowCount() > 0, timeout=5000)
+    w.cancel_indexing()
+    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase in ("cancelled", "done"),
+                    timeout=10000)  # fmt: skip
+    qtbot.waitUntil(lambda: w.indexer.isFinished(), timeout=10000)
+
+
+def test_go_to_record_and_row_cap_paging(qtbot, open_window, tmp_path):
+    from tfrview.core.writer import write_records
+
+    p = tmp_path / "paged.tfrecord"
+    write_records(p, [b"x%d" % i for i in range(250)])
+    w = open_window([p])
+    w.model.row_cap = 100
+    w.model.set_page(0)
+    assert w.model.rowCount() == 100
+    w.select_record(230)
+    assert w.model.page_start == 200 and w.model.rowCount() == 50
+    assert w.model.record_number(w.table.currentIndex().row()) == 230
+
+
+def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window, tmp_path):
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    assert w.model.total() == 38
+    kinds = [w.model.data(w.model.index(r, w.model.columns.index("kind"))) for r in range(38)]
+    w.select_record(kinds.index("sequence example"))
+    tops = [w.tree.topLevelItem(i).text(0) for i in range(w.tree.topLevelItemCount())]
+    assert tops == ["context", "feature lists"]
+    w.select_record(kinds.index("bytes"))
+    assert w.tree.topLevelItem(0).text(0) == "(bytes)"
+    # The digit stored as 784 floats is found as an image.
+    n = next(
+        r for r in range(38) if "28x28" in w.model.data(w.model.index(r, w.model.columns.index("summary")))
+    )
+    w.select_record(n)
+    assert wait_view(qtbot, w, n).decoded.pixels.shape == (28, 28)
+
+
+def test_broken_image_is_said_not_crashed(qtbot, open_window, tmp_path):
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    n = w.model.total() - 2  # the JPEG cut short
+    w.select_record(n)
+    v = wait_view(qtbot, w, n)
+    assert v.decoded is None and "do not decode" in v.error
+    assert "does not decode" in w.image_panel.facts.text()
+
+
+def test_save_image_with_boxes_never_touches_input(qtbot, open_window, tmp_path):
+    src = CORPUS / "raccoon_test.record"
+    before = src.stat().st_mtime_ns
+    w = open_window([src])
+    w.select_record(0)
+    wait_view(qtbot, w, 0)
+    out = tmp_path / "r0.png"
+    assert w.write_image(out, with_boxes=True)
+    from PIL import Image
+
+    im = Image.open(out)
+    assert im.size == (639, 315)
+    r, g, b = im.convert("RGB").getpixel((142, 150))  # on the left edge of the box: class colour, not photo
+    plain = tmp_path / "plain.png"
+    assert w.write_image(plain, with_boxes=False)
+    assert Image.open(plain).convert("RGB").getpixel((142, 150)) != (r, g, b)
+    assert src.stat().st_mtime_ns == before
+
+
+def test_latest_decode_request_wins(qtbot):
+    from tfrview.gui.workers import DecodeRequest, DecodeWorker
+
+    worker = DecodeWorker()
+    got = []
+    worker.ready.connect(lambda v: got.append(v.number))
+    data = (CORPUS / "raccoon_test.record").read_bytes()[12:54154]  # record 0's payload
+    for n in range(50):
+        worker.request(DecodeRequest(n, data, 0, None, None))
+    worker.start()
+    qtbot.waitUntil(lambda: 49 in got, timeout=10000)
+    worker.stop()
+    worker.wait()
+    assert got[-1] == 49 and len(got) < 50
+
+
+def test_no_display_says_so_in_one_line(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    code = "import sys; from tfrview.cli import main; sys.exit(main([sys.argv[1]]))"
+    r = subprocess.run([sys.executable, "-c", code, str(CORPUS / "raccoon_test.record")], env=env,
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "no display" in r.stderr and "tfrview info" in r.stderr
+
+
+def test_record_table_model_alone(qtmodeltester, tmp_path):
+    from tfrview.core.dataset import Dataset
+    from tfrview.core.writer import write_records
+
+    for i in range(3):
+        write_records(tmp_path / f"s-{i:05d}-of-00003.tfrecord", [b"a", b"b"])
+    ds = Dataset.open([str(tmp_path)])
+    for _ in ds.scan():
+        pass
+    m = RecordTableModel(ds)
+    m.refresh()
+    assert m.rowCount() == 6 and m.columns[1] == "file"
+    assert m.data(m.index(3, 1)) == "00001"
+    qtmodeltester.check(m, force_py=True)
+    ds.close()
