@@ -79,9 +79,14 @@ def test_decompression_bomb_is_refused_fast():
     import struct
     import zlib
 
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
     ihdr = struct.pack(">IIBBBBB", 50_000, 50_000, 8, 2, 0, 0, 0)
-    chunk = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
-    f = feats(image=[b"\x89PNG\r\n\x1a\n" + chunk + bytes(64)])
+    png_bytes = (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    )
+    f = feats(image=[png_bytes])
     with pytest.raises(ImageError, match="decompression bomb"):
         decode_image(f, find_images(f)[0])
 

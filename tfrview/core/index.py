@@ -424,6 +424,25 @@ class RecordIndex:
         self.consumed = chunk.consumed
         self.done = chunk.done
 
+    def apply_tail(self, chunk: IndexChunk, known_until: int) -> None:
+        """Apply a chunk from a scan that restarted at 0: records this index already holds are
+        skipped, and so are problems before stream position `known_until` (already reported)."""
+        skip = min(max(self.count - chunk.first, 0), len(chunk.offsets))
+        self._offsets.extend(chunk.offsets[skip:])
+        self._lengths.extend(chunk.lengths[skip:])
+        self._status.extend(chunk.status[skip:])
+        self.problems.extend(p for p in chunk.problems if p.offset >= known_until)
+        self.scanned = max(self.scanned, chunk.scanned)
+        self.consumed = max(self.consumed, chunk.consumed)
+        self.done = chunk.done
+
+    def apply_verify(self, vc: VerifyChunk) -> None:
+        """Status bits from a verify pass that ran elsewhere (another process)."""
+        self.status[vc.start : vc.stop] |= VERIFIED
+        if len(vc.bad):
+            self.status[vc.bad] |= BAD_DATA_CRC
+        self.problems.extend(vc.problems)
+
     @property
     def count(self) -> int:
         return self._offsets.n
@@ -467,9 +486,14 @@ class VerifyChunk:
 
 
 def verify(
-    source: Source, index: RecordIndex, start: int = 0, chunk_bytes: int = 64 << 20
+    source: Source,
+    index: RecordIndex,
+    start: int = 0,
+    chunk_bytes: int = 64 << 20,
+    chunk_records: int = 1 << 30,
 ) -> Iterator[VerifyChunk]:
-    """Check the data CRC of every framed record from `start`, in chunks of about `chunk_bytes`.
+    """Check the data CRC of every framed record from `start`, in chunks of about `chunk_bytes` and
+    at most `chunk_records` records (small chunks let a UI thread have the GIL often).
 
     Marks status bits in `index` as it goes (VERIFIED, BAD_DATA_CRC) and yields what it found.
     """
@@ -481,8 +505,7 @@ def verify(
     i = start
     while i < n:
         j = int(np.searchsorted(offs, offs[i] + np.uint64(chunk_bytes), side="left"))
-        j = max(j, i + 1)
-        j = min(j, n)
+        j = min(max(j, i + 1), n, i + chunk_records)
         a = int(offs[i])
         z = int(offs[j - 1]) + int(lens[j - 1]) + OVERHEAD
         bad: list[int] = []

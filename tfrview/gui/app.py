@@ -68,6 +68,9 @@ def make_app(argv: list[str] | None = None):
 
     app = QApplication.instance()
     if app is None:
+        # Every Qt->Python call (a model's data(), a slot) must win the GIL back from the workers;
+        # the default 5 ms switch interval makes each such hand-off a visible stall.
+        sys.setswitchinterval(0.0005)
         QCoreApplication.setOrganizationName(APP_ID)
         QCoreApplication.setApplicationName(APP_ID)
         app = QApplication(argv or [APP_ID])

@@ -264,6 +264,8 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_progress(self, p: IndexProgress) -> None:
         self.progress_state = p
+        if self.model.rowCount() == 0 and p.records:
+            self._grow_rows()  # the first rows go in at once; later ones on the timer
         if p.total_bytes:
             self.progress.setValue(int(1000 * p.done_bytes / p.total_bytes))
         self.progress.setFormat({"index": "indexing %p%", "verify": "verifying %p%"}.get(p.phase, "%p%"))
@@ -360,6 +362,7 @@ class MainWindow(QMainWindow):
         if view.number != self._selected:
             return  # a stale answer: the person has moved on
         self.image_panel.show_view(view)
+        self.tree.set_thumbnails(view.thumbnails)
 
     @Slot(int)
     def _on_image_chosen(self, i: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QThread, Signal
 
@@ -15,6 +15,16 @@ from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image
 from tfrview.core.index import verify
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.payload import Payload, decode
+
+CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
+
+
+def _stop(proc) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +44,12 @@ class IndexWorker(QThread):
     progress = Signal(object)  # IndexProgress
     problem_found = Signal(object)  # (file number, Problem)
 
-    def __init__(self, dataset: Dataset, parent=None) -> None:
+    def __init__(self, dataset: Dataset, parent=None, use_subprocess: bool = True) -> None:
         super().__init__(parent)
         self.dataset = dataset
+        self.use_subprocess = use_subprocess
         self._cancel = threading.Event()
+        self._last = 0.0
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -61,27 +73,28 @@ class IndexWorker(QThread):
     def _problems(self) -> int:
         return sum(len(f.index.problems) for f in self.dataset.files)
 
+    def _use_child(self, f) -> bool:
+        """Large plain files are framed and verified in a child process (the GIL stays free for the
+        UI); compressed ones stay here, where their inflater checkpoints are needed."""
+        return (
+            self.use_subprocess and f.source.compression == "none" and f.source.file_size >= CHILD_MIN_BYTES
+        )
+
     def _run(self) -> None:
         ds = self.dataset
         total = self._total("index")
         base = 0
-        last = 0.0
         for fi, f in enumerate(ds.files):
             if f.source is None:
                 continue
-            seen = len(f.index.problems)
-            for _, chunk in ds.scan_file(fi, chunk_records=2000, first_chunk=500):
-                for p in f.index.problems[seen:]:
-                    self.problem_found.emit((fi, p))
-                seen = len(f.index.problems)
-                if self._cancel.is_set():
-                    self._emit("cancelled", base + chunk.consumed, total)
-                    return
-                now = time.monotonic()
-                if now - last > 0.05 or chunk.done:
-                    self._emit("index", base + chunk.consumed, total)
-                    last = now
-                time.sleep(0)  # let the UI thread take the GIL between chunks
+            ok = (
+                self._index_child(fi, f, base, total)
+                if self._use_child(f)
+                else self._index_here(fi, f, base, total)
+            )
+            if not ok:
+                self._emit("cancelled", base, total)
+                return
             base += f.source.file_size
         self._emit("index", total, total)
         vtotal = self._total("verify")
@@ -89,21 +102,127 @@ class IndexWorker(QThread):
         for fi, f in enumerate(ds.files):
             if f.source is None or not f.index.count:
                 continue
-            for vc in verify(f.source, f.index, chunk_bytes=4 << 20):
-                for p in vc.problems:
-                    f.index.problems.append(p)
-                    self.problem_found.emit((fi, p))
-                if self._cancel.is_set():
-                    self._emit("cancelled", vbase, vtotal)
-                    return
-                done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
-                now = time.monotonic()
-                if now - last > 0.05:
-                    self._emit("verify", vbase + done, vtotal)
-                    last = now
-                time.sleep(0)
+            ok = (
+                self._verify_child(fi, f, vbase, vtotal)
+                if self._use_child(f)
+                else self._verify_here(fi, f, vbase, vtotal)
+            )
+            if not ok:
+                self._emit("cancelled", vbase, vtotal)
+                return
             vbase += int(f.index.scanned)
         self._emit("done", vtotal, vtotal)
+
+    def _tick(self, phase: str, done: int, total: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last > 0.05:
+            self._emit(phase, done, total)
+            self._last = now
+
+    def _report(self, fi: int, problems) -> None:
+        for p in problems:
+            self.problem_found.emit((fi, p))
+
+    def _index_here(self, fi, f, base, total, limit: int | None = None) -> bool:
+        seen = len(f.index.problems)
+        for _, chunk in self.dataset.scan_file(fi, chunk_records=1000, first_chunk=500):
+            self._report(fi, f.index.problems[seen:])
+            seen = len(f.index.problems)
+            if self._cancel.is_set():
+                return False
+            self._tick("index", base + chunk.consumed, total, chunk.done)
+            if limit is not None and f.index.count >= limit:
+                return True
+            time.sleep(0)  # let the UI thread take the GIL between chunks
+        return True
+
+    def _index_child(self, fi, f, base, total) -> bool:
+        from tfrview.core.index import scan
+        from tfrview.core.scanproc import read_frames, spawn
+
+        first = next(scan(f.source, first_chunk=1000))  # the first rows at once, while the child starts
+        f.index.apply(first)
+        self._report(fi, first.problems)
+        self._tick("index", base + first.consumed, total, True)
+        if first.done:
+            return True
+        known = first.scanned
+        try:
+            proc = spawn(str(f.path), "index")
+        except OSError:
+            return self._index_rest_here(fi, f, base, total)
+        try:
+            for chunk in read_frames(proc.stdout):
+                if self._cancel.is_set():
+                    return False
+                seen = len(f.index.problems)
+                f.index.apply_tail(chunk, known)
+                self._report(fi, f.index.problems[seen:])
+                self._tick("index", base + chunk.consumed, total, chunk.done)
+        except (RuntimeError, EOFError, ValueError):
+            pass
+        finally:
+            _stop(proc)
+        return True if f.index.done else self._index_rest_here(fi, f, base, total)
+
+    def _index_rest_here(self, fi, f, base, total) -> bool:
+        """The child could not run or died: frame here, keeping what is already known."""
+        from tfrview.core.index import scan
+
+        known = f.index.scanned
+        for chunk in scan(f.source, chunk_records=1000):
+            if self._cancel.is_set():
+                return False
+            seen = len(f.index.problems)
+            f.index.apply_tail(chunk, known)
+            self._report(fi, f.index.problems[seen:])
+            self._tick("index", base + chunk.consumed, total, chunk.done)
+            time.sleep(0)
+        return True
+
+    def _verify_here(self, fi, f, vbase, vtotal) -> bool:
+        for vc in verify(f.source, f.index, chunk_bytes=1 << 20, chunk_records=1000):
+            for p in vc.problems:
+                f.index.problems.append(p)
+            self._report(fi, vc.problems)
+            if self._cancel.is_set():
+                return False
+            done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
+            self._tick("verify", vbase + done, vtotal)
+            time.sleep(0)
+        return True
+
+    def _verify_child(self, fi, f, vbase, vtotal) -> bool:
+        from tfrview.core.scanproc import read_frames, spawn
+
+        try:
+            proc = spawn(str(f.path), "verify")
+        except OSError:
+            return self._verify_here(fi, f, vbase, vtotal)
+        stop = 0
+        try:
+            for vc in read_frames(proc.stdout):
+                if self._cancel.is_set():
+                    return False
+                if vc.stop > f.index.count:  # the file changed under us: trust only what we framed
+                    break
+                f.index.apply_verify(vc)
+                self._report(fi, vc.problems)
+                stop = vc.stop
+                done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
+                self._tick("verify", vbase + done, vtotal)
+        except (RuntimeError, EOFError, ValueError):
+            pass
+        finally:
+            _stop(proc)
+        if stop < f.index.count:  # finish here whatever the child did not
+            for vc in verify(f.source, f.index, start=stop, chunk_bytes=1 << 20, chunk_records=1000):
+                f.index.problems.extend(vc.problems)
+                self._report(fi, vc.problems)
+                if self._cancel.is_set():
+                    return False
+                time.sleep(0)
+        return True
 
     def _emit(self, phase: str, done: int, total: int) -> None:
         self.progress.emit(IndexProgress(phase, self.dataset.count, self._problems(), done, total))
@@ -129,6 +248,22 @@ class RecordView:
     decoded: DecodedImage | None
     error: str | None
     overlay: Overlay | None
+    thumbnails: dict = field(default_factory=dict)  # (key, index) -> small uint8 pixels, or an error string
+
+
+THUMB = 48
+
+
+def _thumbnails(feats, refs) -> dict:
+    out: dict = {}
+    for ref in refs[:32]:
+        if ref.storage != "encoded":
+            continue
+        try:
+            out[(ref.key, ref.index)] = decode_image(feats, ref, max_side=THUMB).pixels
+        except ImageError as exc:
+            out[(ref.key, ref.index)] = str(exc)
+    return out
 
 
 def build_view(req: DecodeRequest) -> RecordView:
@@ -138,14 +273,15 @@ def build_view(req: DecodeRequest) -> RecordView:
     if not refs:
         return RecordView(req.number, p, refs, 0, None, None, None)
     i = min(max(req.image, 0), len(refs) - 1)
+    thumbs = _thumbnails(feats, refs)
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
-        return RecordView(req.number, p, refs, i, None, str(exc), None)
+        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbs)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
-    return RecordView(req.number, p, refs, i, img, None, ov)
+    return RecordView(req.number, p, refs, i, img, None, ov, thumbs)
 
 
 class DecodeWorker(QThread):

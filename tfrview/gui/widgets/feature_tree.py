@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
-from tfrview.core.images import ImageError, ImageRef, decode_encoded, sniff_image_format
+from tfrview.core.images import sniff_image_format
 from tfrview.core.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, feature_json, wire_json
 from tfrview.core.textfmt import format_bytes, format_number, format_values
 from tfrview.gui.painting import to_qimage
@@ -39,6 +39,26 @@ def _copy_text(f: Feature, i: int) -> str:
     return repr(float(v)) if f.type == FLOAT_LIST else str(int(v))
 
 
+def copy_text(what: tuple) -> str:
+    """What "Copy value" puts on the clipboard, built only when asked."""
+    kind = what[0]
+    if kind == "value":
+        return _copy_text(what[1], what[2])
+    if kind == "values":
+        f = what[1]
+        return "\n".join(_copy_text(f, i) for i in range(min(len(f.values), 100_000)))
+    return what[1].hex()  # raw bytes
+
+
+def copy_json(what: tuple) -> str:
+    kind = what[0]
+    if kind == "feature":
+        return json.dumps({what[1]: feature_json(what[2])})
+    if kind == "steps":
+        return json.dumps([feature_json(f) for f in what[1]])
+    return json.dumps(wire_json([what[1]]))
+
+
 class FeatureTree(QTreeWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -47,6 +67,7 @@ class FeatureTree(QTreeWidget):
         self.setUniformRowHeights(False)
         self.setAlternatingRowColors(True)
         self.setIconSize(QPixmap(48, 48).size())
+        self._image_items: dict[tuple[str, int], QTreeWidgetItem] = {}
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.itemActivated.connect(self._activated)
@@ -58,6 +79,7 @@ class FeatureTree(QTreeWidget):
 
     def show_payload(self, p: Payload | None, note: str = "") -> None:
         self.clear()
+        self._image_items: dict[tuple[str, int], QTreeWidgetItem] = {}
         if p is None:
             return
         if note:
@@ -73,7 +95,7 @@ class FeatureTree(QTreeWidget):
             for k, fl in p.feature_lists.items():
                 t = TYPE_SHORT.get(fl[0].type, "") if fl else ""
                 item = QTreeWidgetItem(lists, [k, t, f"{len(fl)} steps", ""])
-                item.setData(0, _JSON, json.dumps([feature_json(f) for f in fl]))
+                item.setData(0, _JSON, ("steps", fl))
                 for i, f in enumerate(fl[:PAGE]):
                     self._feature_item(item, f"step {i}", f)
                 if len(fl) > PAGE:
@@ -88,7 +110,7 @@ class FeatureTree(QTreeWidget):
             root.setExpanded(True)
         else:
             item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{len(p.raw):,}", format_bytes(p.raw, 400)])
-            item.setData(0, _COPY, p.raw.hex())
+            item.setData(0, _COPY, ("raw", p.raw))
         self.resizeColumnToContents(0)
 
     def _feature_item(self, parent, key: str, f: Feature) -> QTreeWidgetItem:
@@ -96,13 +118,12 @@ class FeatureTree(QTreeWidget):
         item = QTreeWidgetItem(
             parent, [key, TYPE_SHORT[f.type], str(n), format_values(f, 8) if n != 1 else _value_text(f, 0)]
         )
-        item.setData(0, _JSON, json.dumps({key: feature_json(f)}))
+        item.setData(0, _JSON, ("feature", key, f))
         item.setToolTip(3, item.text(3)[:2000])
+        item.setData(0, _COPY, ("values", f))
         if n == 1:
-            item.setData(0, _COPY, _copy_text(f, 0))
-            self._maybe_thumbnail(item, f, 0)
+            self._mark_image(item, key, f, 0)
         elif n > 1:
-            item.setData(0, _COPY, "\n".join(_copy_text(f, i) for i in range(min(n, 100_000))))
             item.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
             item.setData(0, _MORE, (f, 0))  # children are made when first expanded
         return item
@@ -112,8 +133,8 @@ class FeatureTree(QTreeWidget):
         stop = min(n, start + PAGE)
         for i in range(start, stop):
             child = QTreeWidgetItem(item, [f"[{i}]", "", "", _value_text(f, i)])
-            child.setData(0, _COPY, _copy_text(f, i))
-            self._maybe_thumbnail(child, f, i)
+            child.setData(0, _COPY, ("value", f, i))
+            self._mark_image(child, item.text(0), f, i)
         if stop < n:
             more = QTreeWidgetItem(item, [f"… {n - stop:,} more", "", "", "double-click to show more"])
             more.setData(0, _MORE, (f, stop))
@@ -133,20 +154,21 @@ class FeatureTree(QTreeWidget):
             (parent or self.invisibleRootItem()).removeChild(item)
             self._add_values(parent, f, start)
 
-    def _maybe_thumbnail(self, item: QTreeWidgetItem, f: Feature, i: int) -> None:
-        if f.type != BYTES_LIST:
-            return
-        b = f.values[i]
-        fmt = sniff_image_format(b)
-        if not fmt:
-            return
-        try:
-            img = decode_encoded(b, ImageRef("", i, "encoded", fmt), max_side=48)
-        except ImageError as exc:
-            item.setText(3, f"{item.text(3)}  ⚠ does not decode")
-            item.setToolTip(3, str(exc))
-            return
-        item.setIcon(3, QIcon(QPixmap.fromImage(to_qimage(img.pixels))))
+    def _mark_image(self, item: QTreeWidgetItem, key: str, f: Feature, i: int) -> None:
+        """Remember which items hold image bytes; their thumbnails come from the decode worker."""
+        if f.type == BYTES_LIST and sniff_image_format(f.values[i]):
+            self._image_items[(key, i)] = item
+
+    def set_thumbnails(self, thumbs: dict) -> None:
+        for where, px in thumbs.items():
+            item = self._image_items.get(where)
+            if item is None:
+                continue
+            if isinstance(px, str):
+                item.setText(3, f"{item.text(3)}  ⚠ does not decode")
+                item.setToolTip(3, px)
+            else:
+                item.setIcon(3, QIcon(QPixmap.fromImage(to_qimage(px))))
 
     def _wire(self, parent, fields: list[WireField]) -> None:
         for fl in fields[: PAGE * 5]:
@@ -160,7 +182,7 @@ class FeatureTree(QTreeWidget):
                 )
             else:
                 item = QTreeWidgetItem(parent, [f"field {fl.number}", wt, "", str(fl.value)])
-            item.setData(0, _JSON, json.dumps(wire_json([fl])))
+            item.setData(0, _JSON, ("wire", fl))
 
     def _menu(self, pos) -> None:
         item = self.itemAt(pos)
@@ -175,6 +197,6 @@ class FeatureTree(QTreeWidget):
         a2.setEnabled(as_json is not None)
         chosen = m.exec(self.viewport().mapToGlobal(pos))
         if chosen is a1:
-            QGuiApplication.clipboard().setText(value)
+            QGuiApplication.clipboard().setText(copy_text(value))
         elif chosen is a2:
-            QGuiApplication.clipboard().setText(as_json)
+            QGuiApplication.clipboard().setText(copy_json(as_json))

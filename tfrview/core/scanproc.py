@@ -1,0 +1,129 @@
+"""Index and verify a plain file in a child process, streaming binary chunks to the parent.
+
+Why: the framing and CRC loops are pure Python and hold the GIL; in a GUI process every Qt->Python
+call (each cell of a repaint) then waits for the GIL. A child process leaves the parent's GIL free:
+the parent only blocks on a pipe and applies each chunk with a few numpy operations.
+
+Frames on stdout: one type byte, a u32 JSON length, the JSON, then the arrays the JSON describes.
+`I` index chunk (offsets u64, lengths u64, status u8), `V` verify chunk (bad record numbers i64),
+`E` error. Run as `python -m tfrview.core.scanproc PATH index|verify`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import numpy as np
+
+from .framing import Problem, ProblemKind
+from .index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
+from .source import open_source
+
+_LEN = struct.Struct("<cI")
+
+
+def _problem_json(p: Problem) -> dict:
+    return p.to_json()
+
+
+def _problem(d: dict) -> Problem:
+    return Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
+
+
+def _write(out: BinaryIO, kind: bytes, meta: dict, *arrays: np.ndarray) -> None:
+    head = json.dumps(meta).encode()
+    out.write(_LEN.pack(kind, len(head)))
+    out.write(head)
+    for a in arrays:
+        out.write(np.ascontiguousarray(a).tobytes())
+    out.flush()
+
+
+def child_main(path: str, mode: str) -> int:
+    """mode 'index': stream index chunks. mode 'verify': index quietly, then stream verify chunks."""
+    out = sys.stdout.buffer
+    try:
+        src = open_source(path)
+        idx = RecordIndex()
+        for c in scan(src):
+            idx.apply(c)
+            if mode != "index":
+                continue
+            meta = {"first": c.first, "n": len(c.offsets), "scanned": c.scanned, "consumed": c.consumed,
+                    "done": c.done, "problems": [_problem_json(p) for p in c.problems]}  # fmt: skip
+            _write(out, b"I", meta, c.offsets, c.lengths, c.status)
+        if mode != "verify":
+            src.close()
+            return 0
+        for v in verify(src, idx, chunk_bytes=16 << 20, chunk_records=50_000):
+            meta = {"start": v.start, "stop": v.stop, "n": len(v.bad), "bytes": v.bytes_checked,
+                    "problems": [_problem_json(p) for p in v.problems]}  # fmt: skip
+            _write(out, b"V", meta, v.bad.astype(np.int64))
+        src.close()
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # reported to the parent, which falls back or says so
+        _write(out, b"E", {"message": f"{type(exc).__name__}: {exc}"})
+        return 1
+    return 0
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        part = stream.read(n - len(buf))
+        if not part:
+            raise EOFError("the indexer process stopped early")
+        buf += part
+    return bytes(buf)
+
+
+def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
+    """Parse the child's frames. Raises RuntimeError for an `E` frame, EOFError if it died."""
+    while True:
+        head = stream.read(_LEN.size)
+        if not head:
+            return
+        if len(head) < _LEN.size:
+            head += _read_exact(stream, _LEN.size - len(head))
+        kind, n = _LEN.unpack(head)
+        meta = json.loads(_read_exact(stream, n))
+        if kind == b"I":
+            k = meta["n"]
+            offs = np.frombuffer(_read_exact(stream, 8 * k), dtype=np.uint64)
+            lens = np.frombuffer(_read_exact(stream, 8 * k), dtype=np.uint64)
+            st = np.frombuffer(_read_exact(stream, k), dtype=np.uint8)
+            yield IndexChunk(meta["first"], offs, lens, st, tuple(_problem(p) for p in meta["problems"]),
+                             meta["scanned"], meta["consumed"], meta["done"])  # fmt: skip
+        elif kind == b"V":
+            bad = np.frombuffer(_read_exact(stream, 8 * meta["n"]), dtype=np.int64)
+            yield VerifyChunk(meta["start"], meta["stop"], bad, tuple(_problem(p) for p in meta["problems"]),
+                              meta["bytes"])  # fmt: skip
+        elif kind == b"E":
+            raise RuntimeError(meta["message"])
+        else:
+            raise RuntimeError(f"unknown frame {kind!r} from the indexer process")
+
+
+def spawn(path: str, mode: str) -> subprocess.Popen:
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfrview.core.scanproc", path, mode],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        bufsize=1 << 20,
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(child_main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "index"))
