@@ -8,6 +8,16 @@ from tests.helpers import CORPUS
 from tfrview.gui.models.record_table import RecordTableModel
 
 
+def column(qtbot, w, name):
+    """A column's values for every row, once the summary worker has filled them in."""
+    m = w.model
+    c = m.columns.index(name)
+    for r in range(m.rowCount()):
+        m.data(m.index(r, c))  # asks the worker for every row
+    qtbot.waitUntil(lambda: all(m.data(m.index(r, c)) != "…" for r in range(m.rowCount())), timeout=10000)
+    return [m.data(m.index(r, c)) for r in range(m.rowCount())]
+
+
 def wait_view(qtbot, w, n):
     qtbot.waitUntil(
         lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=10000
@@ -112,16 +122,18 @@ def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window,
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     assert w.model.total() == 38
-    kinds = [w.model.data(w.model.index(r, w.model.columns.index("kind"))) for r in range(38)]
-    w.select_record(kinds.index("sequence example"))
+    kinds = column(qtbot, w, "kind")
+    n = kinds.index("sequence example")
+    w.select_record(n)
+    wait_view(qtbot, w, n)
     tops = [w.tree.topLevelItem(i).text(0) for i in range(w.tree.topLevelItemCount())]
     assert tops == ["context", "feature lists"]
-    w.select_record(kinds.index("bytes"))
+    n = kinds.index("bytes")
+    w.select_record(n)
+    wait_view(qtbot, w, n)
     assert w.tree.topLevelItem(0).text(0) == "(bytes)"
     # The digit stored as 784 floats is found as an image.
-    n = next(
-        r for r in range(38) if "28x28" in w.model.data(w.model.index(r, w.model.columns.index("summary")))
-    )
+    n = next(r for r, text in enumerate(column(qtbot, w, "summary")) if "28x28" in text)
     w.select_record(n)
     assert wait_view(qtbot, w, n).decoded.pixels.shape == (28, 28)
 
@@ -154,6 +166,14 @@ def test_save_image_with_boxes_never_touches_input(qtbot, open_window, tmp_path)
     assert w.write_image(plain, with_boxes=False)
     assert Image.open(plain).convert("RGB").getpixel((142, 150)) != (r, g, b)
     assert src.stat().st_mtime_ns == before
+
+
+def test_summaries_come_from_the_worker_not_the_ui_thread(qtbot, open_window):
+    w = open_window([CORPUS / "raccoon_test.record"])
+    m = w.model
+    c = m.columns.index("summary")
+    assert m.data(m.index(39, c)) in ("…", "JPEG 1280×720  ·  1 box  ·  raccoon")
+    assert column(qtbot, w, "summary")[11] == "JPEG 600×450  ·  2 boxes  ·  raccoon×2"
 
 
 def test_latest_decode_request_wins(qtbot):

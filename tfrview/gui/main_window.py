@@ -37,6 +37,7 @@ from tfrview.gui.workers import (
     IndexProgress,
     IndexWorker,
     RecordView,
+    SummaryWorker,
     problem_text,
 )
 
@@ -74,6 +75,11 @@ class MainWindow(QMainWindow):
         self.indexer.progress.connect(self._on_progress)
         self.indexer.problem_found.connect(self._on_problem)
         self.indexer.finished.connect(self._on_index_finished)
+        self.summarizer = SummaryWorker(dataset, self)
+        self.summarizer.label_map = self.label_map
+        self.summarizer.ready.connect(self._on_summaries)
+        self.model.summaries = self.summarizer
+        self.summarizer.start()
         self.decoder = DecodeWorker(self)
         self.decoder.ready.connect(self._on_view)
         self.decoder.start()
@@ -82,6 +88,8 @@ class MainWindow(QMainWindow):
         self.rows_timer.timeout.connect(self._grow_rows)
         self._selected: int | None = None
         self._image_choice = 0
+        self._tree_for: tuple | None = None
+        self._specs: dict[int, object] = {}  # box keys chosen by the person, per record shown
         for f in dataset.files:
             if f.error:
                 self._on_problem_text(f.error)
@@ -341,28 +349,40 @@ class MainWindow(QMainWindow):
         self._request(n)
 
     def _request(self, n: int) -> None:
+        """Ask the decode worker for record n; the tree and image panel fill in when it answers."""
         try:
             data = self.ds.read(n)
         except (SourceError, IndexError) as exc:
             self.image_panel.show_message(str(exc))
             self.tree.show_payload(None)
             return
-        from tfrview.core.payload import decode
+        spec = self._specs.get(n)
+        view = self.image_panel.view
+        self.decoder.request(
+            DecodeRequest(n, data, self._image_choice, self.label_map, spec, (view.width(), view.height()))
+        )
 
-        payload = decode(data)
-        status = self.model.status_of(n)
-        fi, k = self.model.locate(n)
-        note = self.model._problem_at.get((fi, k), "") if status not in ("ok", "unverified") else ""
-        self.tree.show_payload(payload, note)
-        spec = remembered_spec(payload.features) if payload.features else None
-        self.decoder.request(DecodeRequest(n, data, self._image_choice, self.label_map, spec))
+    @Slot(object)
+    def _on_summaries(self, item) -> None:
+        self.model.on_summaries(item)
 
     @Slot(object)
     def _on_view(self, view: RecordView) -> None:
         if view.number != self._selected:
             return  # a stale answer: the person has moved on
-        self.image_panel.show_view(view)
+        status = self.model.status_of(view.number)
+        fi, k = self.model.locate(view.number)
+        note = self.model.problem_at(fi, k) if status not in ("ok", "unverified") else ""
+        if self._tree_for != (view.number, view.payload.raw, note):
+            self.tree.show_payload(view.payload, note)
+            self._tree_for = (view.number, view.payload.raw, note)
         self.tree.set_thumbnails(view.thumbnails)
+        self.image_panel.show_view(view)
+        if view.payload.features and view.number not in self._specs:
+            spec = remembered_spec(view.payload.features)
+            if spec is not None:  # the person chose box keys for this layout before: redo with them
+                self._specs[view.number] = spec
+                self._request(view.number)
 
     @Slot(int)
     def _on_image_chosen(self, i: int) -> None:
@@ -455,6 +475,7 @@ class MainWindow(QMainWindow):
         dlg = BoxSpecDialog(feats, v.overlay.spec if v.overlay else None, self)
         if dlg.exec():
             remember_spec(feats, dlg.spec())
+            self._specs.clear()
             self._request(v.number)
 
     @Slot()
@@ -544,6 +565,8 @@ class MainWindow(QMainWindow):
         self.indexer.wait()
         self.decoder.stop()
         self.decoder.wait()
+        self.summarizer.stop()
+        self.summarizer.wait()
         self.ds.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

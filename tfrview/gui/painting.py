@@ -44,6 +44,14 @@ class RenderContext:
         return QPointF(x * self.scale + self.offset_x, y * self.scale + self.offset_y)
 
 
+FIT_MARGIN = 8
+
+
+def fit_scale(img_w: int, img_h: int, view_w: int, view_h: int) -> float:
+    """The zoom at which an image fits a view (shared by the view and the decode worker's preview)."""
+    return max(min((view_w - 2 * FIT_MARGIN) / img_w, (view_h - 2 * FIT_MARGIN) / img_h), 0.01)
+
+
 def to_qimage(pixels: np.ndarray) -> QImage:
     """A QImage that owns a copy of the pixels (safe after the array is gone)."""
     a = np.ascontiguousarray(pixels)
@@ -64,6 +72,10 @@ def box_rect(box: Box, ctx: RenderContext) -> QRectF:
 
 
 def render_image(p: QPainter, image: QImage, ctx: RenderContext) -> None:
+    """Draws `image` (the record's image, or a copy already scaled to ctx.scale) where ctx puts it."""
+    if ctx.scale < 1.0:  # pre-scaled by the caller: draw pixel for pixel
+        p.drawImage(QPointF(ctx.offset_x, ctx.offset_y), image)
+        return
     target = QRectF(ctx.offset_x, ctx.offset_y, image.width() * ctx.scale, image.height() * ctx.scale)
     p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, ctx.scale < 2)
     p.drawImage(target, image)

@@ -7,6 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 from PySide6.QtCore import QThread, Signal
 
 from tfrview.core.dataset import Dataset
@@ -235,6 +236,7 @@ class DecodeRequest:
     image: int  # which of the record's images
     label_map: dict[int, str] | None
     spec: BoxSpec | None
+    fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,7 @@ class RecordView:
     error: str | None
     overlay: Overlay | None
     thumbnails: dict = field(default_factory=dict)  # (key, index) -> small uint8 pixels, or an error string
+    preview: tuple | None = None  # (pixels scaled to fit the view, that scale)
 
 
 THUMB = 48
@@ -281,7 +284,24 @@ def build_view(req: DecodeRequest) -> RecordView:
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
-    return RecordView(req.number, p, refs, i, img, None, ov, thumbs)
+    return RecordView(req.number, p, refs, i, img, None, ov, thumbs, _preview(img, req.fit))
+
+
+def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
+    """The image scaled to fit the view, by Pillow here (it releases the GIL), not by Qt on the UI thread."""
+    if fit is None:
+        return None
+    from PIL import Image
+
+    from tfrview.gui.painting import fit_scale
+
+    s = fit_scale(img.width, img.height, fit[0], fit[1])
+    if s >= 1.0:
+        return None
+    size = (max(1, round(img.width * s)), max(1, round(img.height * s)))
+    return np.asarray(
+        Image.fromarray(img.pixels).resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    ), s
 
 
 class DecodeWorker(QThread):
@@ -323,3 +343,70 @@ class DecodeWorker(QThread):
 
 def problem_text(p: Problem) -> str:
     return f"{p.kind}: {p.message}"
+
+
+class SummaryWorker(QThread):
+    """Kind and summary of the rows the table asks for, computed off the UI thread.
+
+    The newest requests are served first (rows scrolled past are dropped once the queue is long),
+    and results go back in batches, so a screenful of rows costs the UI one repaint."""
+
+    ready = Signal(object)  # (epoch, [(number, kind, summary), ...])
+
+    MAX_PENDING = 512
+
+    def __init__(self, dataset: Dataset, parent=None) -> None:
+        super().__init__(parent)
+        self.dataset = dataset
+        self._cond = threading.Condition()
+        self._queue: dict[int, None] = {}  # insertion-ordered set
+        self._stop = False
+        self.epoch = 0
+        self.label_map: dict[int, str] | None = None
+
+    def request(self, number: int) -> None:
+        with self._cond:
+            if number in self._queue:
+                return
+            self._queue[number] = None
+            if len(self._queue) > self.MAX_PENDING:
+                del self._queue[next(iter(self._queue))]
+            self._cond.notify()
+
+    def reset(self, label_map: dict[int, str] | None) -> None:
+        with self._cond:
+            self._queue.clear()
+            self.label_map = label_map
+            self.epoch += 1
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+
+    def run(self) -> None:
+        from tfrview.core.framing import TfrviewError
+        from tfrview.core.summary import summarize
+
+        while True:
+            with self._cond:
+                while not self._queue and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                epoch, label_map = self.epoch, self.label_map
+            batch = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 0.03:
+                with self._cond:
+                    if not self._queue or self._stop or epoch != self.epoch:
+                        break
+                    n = next(reversed(self._queue))  # newest first: what is on screen now
+                    del self._queue[n]
+                try:
+                    kind, text = summarize(self.dataset.read(n), label_map)
+                except (TfrviewError, IndexError, ValueError) as exc:
+                    kind, text = "?", str(exc)
+                batch.append((n, kind, text))
+            if batch:
+                self.ready.emit((epoch, batch))

@@ -18,6 +18,7 @@ from tfrview.core.framing import SourceError
 from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.core.summary import summarize
 
+PENDING = ("…", "…")
 ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
 CACHE_ROWS = 4096
 
@@ -65,6 +66,7 @@ class RecordTableModel(QAbstractTableModel):
             "summary",
         ]
         self._file_labels = file_labels([f.path for f in dataset.files])
+        self.summaries = None  # a SummaryWorker, set by the window
 
     # growth -----------------------------------------------------------------------------------------
 
@@ -99,9 +101,14 @@ class RecordTableModel(QAbstractTableModel):
             key = (file_no, record)
             self._problem_at[key] = (self._problem_at[key] + "\n" + text) if key in self._problem_at else text
 
+    def problem_at(self, file_no: int, record: int) -> str:
+        return self._problem_at.get((file_no, record), "")
+
     def set_label_map(self, label_map: dict[int, str] | None) -> None:
         self.label_map = label_map
         self._cache.clear()
+        if self.summaries is not None:
+            self.summaries.reset(label_map)
         if self._rows:
             self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
 
@@ -130,18 +137,41 @@ class RecordTableModel(QAbstractTableModel):
         return "ok" if st & VERIFIED else "unverified"
 
     def _parsed(self, n: int) -> tuple[str, str]:
+        """Kind and summary from the cache; a miss asks the summary worker and shows a placeholder
+        (parsing here would stall the UI thread: ~3 ms per image record)."""
         hit = self._cache.get(n)
         if hit is not None:
             self._cache.move_to_end(n)
             return hit
-        try:
-            value = summarize(self.ds.read(n), self.label_map)
-        except SourceError as exc:
-            value = ("?", str(exc))
+        if self.summaries is None:  # no worker (tests of the model alone): compute here
+            try:
+                value = summarize(self.ds.read(n), self.label_map)
+            except SourceError as exc:
+                value = ("?", str(exc))
+            self._store(n, value)
+            return value
+        self.summaries.request(n)
+        return PENDING
+
+    def _store(self, n: int, value: tuple[str, str]) -> None:
         self._cache[n] = value
         if len(self._cache) > CACHE_ROWS:
             self._cache.popitem(last=False)
-        return value
+
+    def on_summaries(self, item) -> None:
+        """Results from the summary worker: cache them and repaint just those rows."""
+        epoch, batch = item
+        if self.summaries is None or epoch != self.summaries.epoch:
+            return
+        rows = []
+        for n, kind, text in batch:
+            self._store(n, (kind, text))
+            r = self.row_of(n)
+            if r is not None:
+                rows.append(r)
+        if rows:
+            c0 = self.columns.index("kind")
+            self.dataChanged.emit(self.index(min(rows), c0), self.index(max(rows), c0 + 1))
 
     # Qt model interface ------------------------------------------------------------------------------
 

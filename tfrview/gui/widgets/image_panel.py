@@ -73,7 +73,8 @@ class ImagePanel(QWidget):
             self.facts.setText(f"<b>Image does not decode</b>: {v.error}")
             return
         self.qimage = to_qimage(v.decoded.pixels)
-        self.view.set_content(self.qimage, v.overlay)
+        preview = (to_qimage(v.preview[0]), v.preview[1]) if v.preview is not None else None
+        self.view.set_content(self.qimage, v.overlay, preview=preview)
         img = v.decoded
         facts = [f"<b>{ref.key}</b> {ref.detail} {img.width}×{img.height}"]
         facts += [f"<i>{n}</i>" for n in img.notes]

@@ -8,7 +8,14 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from tfrview.core.overlays import Overlay
-from tfrview.gui.painting import RenderContext, render_boxes, render_caption, render_image, render_labels
+from tfrview.gui.painting import (
+    RenderContext,
+    fit_scale,
+    render_boxes,
+    render_caption,
+    render_image,
+    render_labels,
+)
 
 
 class ImageView(QWidget):
@@ -28,6 +35,9 @@ class ImageView(QWidget):
         self._scale = 1.0
         self._offset = QPointF(0, 0)
         self._drag: QPointF | None = None
+        self._scaled: QImage | None = None
+        self._scaled_key: tuple | None = None
+        self._preview: tuple | None = None
         self.layers = (self._paint_image, self._paint_boxes, self._paint_labels, self._paint_caption)
 
     def sizeHint(self) -> QSize:
@@ -35,8 +45,12 @@ class ImageView(QWidget):
 
     # content ------------------------------------------------------------------------------------------
 
-    def set_content(self, image: QImage | None, overlay: Overlay | None, message: str = "") -> None:
+    def set_content(
+        self, image: QImage | None, overlay: Overlay | None, message: str = "", preview: tuple | None = None
+    ) -> None:
+        """`preview` = (QImage already scaled by the decode worker, its scale), used at that zoom."""
         self.image = image
+        self._preview = preview
         self.overlay = overlay
         self.message = message
         if self._fit or image is None:
@@ -72,10 +86,7 @@ class ImageView(QWidget):
     def _apply_fit(self) -> None:
         if self.image is None or self.image.isNull():
             return
-        w, h = self.image.width(), self.image.height()
-        margin = 8
-        s = min((self.width() - 2 * margin) / w, (self.height() - 2 * margin) / h)
-        self._scale = max(s, 0.01)
+        self._scale = fit_scale(self.image.width(), self.image.height(), self.width(), self.height())
         self._center()
         self.zoom_changed.emit(self._scale)
 
@@ -146,7 +157,23 @@ class ImageView(QWidget):
 
     # layers, back to front
     def _paint_image(self, p: QPainter, ctx: RenderContext) -> None:
-        render_image(p, self.image, ctx)
+        render_image(p, self._scaled_for(ctx.scale), ctx)
+
+    def _scaled_for(self, scale: float) -> QImage:
+        """When zoomed out, scale the image once per zoom level instead of on every paint (a
+        smooth scale of a 1080p image costs ~10 ms, every repaint)."""
+        if scale >= 1.0 or self.image is None:
+            return self.image
+        if self._preview is not None and abs(self._preview[1] - scale) < 1e-9:
+            return self._preview[0]
+        key = (id(self.image), round(scale, 6))
+        if self._scaled_key != key:
+            w = max(1, round(self.image.width() * scale))
+            h = max(1, round(self.image.height() * scale))
+            self._scaled = self.image.scaled(w, h, Qt.AspectRatioMode.IgnoreAspectRatio,
+                                             Qt.TransformationMode.SmoothTransformation)  # fmt: skip
+            self._scaled_key = key
+        return self._scaled
 
     def _paint_boxes(self, p: QPainter, ctx: RenderContext) -> None:
         render_boxes(p, self.overlay, ctx)
