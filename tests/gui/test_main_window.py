@@ -59,12 +59,16 @@ def test_damaged_rows_are_coloured_with_the_problem_in_the_tooltip(qtbot, open_w
     m = w.model
     assert m.total() == 30
     status_col = m.columns.index("status")
-    assert m.data(m.index(4, status_col)) == "bad data CRC"
+    assert m.data(m.index(4, status_col)) == "bad CRC"
     assert m.data(m.index(4, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert m.data(m.index(3, 0), Qt.ItemDataRole.BackgroundRole) is None
     assert "data CRC mismatch" in m.data(m.index(4, 0), Qt.ItemDataRole.ToolTipRole)
     assert m.data(m.index(5, status_col)) == "ok"
     assert len(w._problem_lines) == 2  # the bad CRC and the garbage between records 9 and 10
+    gap_tip = m.data(m.index(10, 0), Qt.ItemDataRole.ToolTipRole)
+    assert gap_tip.startswith("before this record: unreadable_bytes")
+    assert m.data(m.index(10, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    assert m.data(m.index(10, status_col)) == "ok"
     assert "2 problems" in w.problems_label.text()
 
 

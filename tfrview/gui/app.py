@@ -97,11 +97,30 @@ def _set_icon(app) -> None:
         pass
 
 
+def missing_x11_library() -> str | None:
+    """Qt 6.5+ aborts on X11 without libxcb-cursor; say so in one line before it can."""
+    if os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb" or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    if not (sys.platform.startswith("linux") and os.environ.get("DISPLAY")):
+        return None
+    import ctypes.util
+
+    return None if ctypes.util.find_library("xcb-cursor") else "libxcb-cursor0"
+
+
 def run(paths: list[str]) -> int:
     if not has_display():
         print(
             "tfrview: no display to open a window on (no DISPLAY or WAYLAND_DISPLAY); "
             "the headless commands work here: tfrview info|verify|dump FILE (tfrview --help)",
+            file=sys.stderr,
+        )
+        return 2
+    lib = missing_x11_library()
+    if lib:
+        print(
+            f"tfrview: Qt needs the system library {lib} to open a window on X11 "
+            f"(Debian/Ubuntu: sudo apt install {lib}); the headless commands work without it (tfrview --help)",
             file=sys.stderr,
         )
         return 2

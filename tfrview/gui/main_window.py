@@ -165,8 +165,14 @@ class MainWindow(QMainWindow):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # never ResizeToContents
         hh.setStretchLastSection(True)
-        widths = {"#": 64, "file": 70 if self.model._file_labels[0].isdigit() else 150, "offset": 96, "size": 76,
-                  "status": 96, "kind": 112}  # fmt: skip
+        widths = {
+            "#": 56,
+            "file": 64 if self.model._file_labels[0].isdigit() else 140,
+            "offset": 84,
+            "size": 64,
+            "status": 84,
+            "kind": 84,
+        }
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         for i, name in enumerate(self.model.columns):
             if name in widths:
@@ -183,7 +189,7 @@ class MainWindow(QMainWindow):
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(right)
-        self.splitter.setSizes([780, 620])
+        self.splitter.setSizes([720, 560])
         self.setCentralWidget(self.splitter)
 
         sb = self.statusBar()
@@ -286,7 +292,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_problem(self, item) -> None:
         fi, problem = item
-        self.model.note_problem(fi, problem.record, problem_text(problem))
+        self.model.note_problem(fi, problem)
         where = f"{self.ds.files[fi].path.name}: " if len(self.ds.files) > 1 else ""
         self._on_problem_text(where + problem_text(problem))
 
@@ -377,7 +383,7 @@ class MainWindow(QMainWindow):
             self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view)
+        self.image_panel.show_view(view, damaged=note.split("\n")[0] if note else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them

@@ -23,14 +23,15 @@ ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
 CACHE_ROWS = 4096
 
 _DAMAGED_BG = QBrush(QColor(255, 214, 214))
+_GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
 
 STATUS_TEXT = {
     "ok": "ok",
     "unverified": "…",
-    "bad_data_crc": "bad data CRC",
+    "bad_data_crc": "bad CRC",
     "bad_header": "bad header",
-    "bad_both": "bad header + CRC",
+    "bad_both": "bad hdr+CRC",
 }
 
 
@@ -55,6 +56,7 @@ class RecordTableModel(QAbstractTableModel):
         self._starts = np.zeros(1, dtype=np.int64)
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
         self._problem_at: dict[tuple[int, int], str] = {}
+        self._gap_at: dict[tuple[int, int], str] = {}  # damaged regions next to a record
         self.multi_file = len(dataset.files) > 1
         self.columns = [
             "#",
@@ -96,10 +98,30 @@ class RecordTableModel(QAbstractTableModel):
         self.endResetModel()
         self.refresh()
 
-    def note_problem(self, file_no: int, record: int | None, text: str) -> None:
-        if record is not None:
-            key = (file_no, record)
+    def note_problem(self, file_no: int, problem) -> None:
+        """Record problems go on their row; damaged regions on the row after them (or the last row)."""
+        text = f"{problem.kind}: {problem.message}"
+        if problem.record is not None:
+            key = (file_no, problem.record)
             self._problem_at[key] = (self._problem_at[key] + "\n" + text) if key in self._problem_at else text
+            return
+        idx = self.ds.files[file_no].index
+        if not idx.count:
+            return
+        k = int(np.searchsorted(idx.offsets[: idx.count], np.uint64(problem.offset), side="left"))
+        key, where = (
+            ((file_no, k), "before this record")
+            if k < idx.count
+            else ((file_no, idx.count - 1), "after this record")
+        )
+        line = f"{where}: {text}"
+        self._gap_at[key] = (self._gap_at[key] + "\n" + line) if key in self._gap_at else line
+        r = self.row_of(self.global_number(file_no, key[1]))
+        if r is not None:
+            self.dataChanged.emit(self.index(r, 0), self.index(r, len(self.columns) - 1))
+
+    def global_number(self, file_no: int, local: int) -> int:
+        return int(self._starts[file_no]) + local if file_no < len(self._starts) else local
 
     def problem_at(self, file_no: int, record: int) -> str:
         return self._problem_at.get((file_no, record), "")
@@ -195,12 +217,14 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(n, col)
         if role == Qt.ItemDataRole.BackgroundRole:
-            return _DAMAGED_BG if self.status_of(n) not in ("ok", "unverified") else None
+            if self.status_of(n) not in ("ok", "unverified"):
+                return _DAMAGED_BG
+            return _GAP_BG if self._gap_at and self.locate(n) in self._gap_at else None
         if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
             fi, k = self.locate(n)
-            tip = self._problem_at.get((fi, k))
+            tip = "\n".join(t for t in (self._problem_at.get((fi, k)), self._gap_at.get((fi, k))) if t)
             if tip:
                 return tip
             if col == "summary":

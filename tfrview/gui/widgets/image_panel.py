@@ -53,7 +53,8 @@ class ImagePanel(QWidget):
         self.view.set_content(None, None, text)
         self.facts.setText("")
 
-    def show_view(self, v: RecordView) -> None:
+    def show_view(self, v: RecordView, damaged: str = "") -> None:
+        """`damaged`: the record's problem, said above the facts (what is shown may be corrupt)."""
         self.current = v
         self.selector.clear()
         for ref in v.images:
@@ -84,4 +85,7 @@ class ImagePanel(QWidget):
             facts += [f"⚠ {n}" for n in ov.notes]
         else:
             facts.append("no boxes found")
+        if damaged:
+            facts.insert(0, f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
+                            "the image may be corrupt</span>")  # fmt: skip
         self.facts.setText(" · ".join(facts))
