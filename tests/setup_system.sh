@@ -5,7 +5,8 @@ set -u
 need=()
 command -v xdg-mime >/dev/null 2>&1 || need+=(xdg-utils)
 command -v update-mime-database >/dev/null 2>&1 || need+=(shared-mime-info)
-dpkg -s desktop-file-utils >/dev/null 2>&1 || need+=(desktop-file-utils)
+command -v update-desktop-database >/dev/null 2>&1 || need+=(desktop-file-utils)
+command -v mimetype >/dev/null 2>&1 || need+=(libfile-mimeinfo-perl)  # xdg-mime's filetype query uses it
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing system packages for tests: ${need[*]}"

@@ -46,10 +46,21 @@ class Windows:
         if replace is not None:
             w.setGeometry(replace.geometry())
         w.show()
+        w.raise_()
+        w.activateWindow()
         self.open.append(w)
+        _smoke_hooks(w)
         if replace is not None:
             replace.close()
         return w
+
+    def open_args(self, args: list[str]):
+        """Open what a command line names; with nothing named, the built-in demo dataset."""
+        if not args:
+            from tfrview.core.demo import build_demo
+
+            return self.open_dataset([str(p) for p in build_demo()], demo=True)
+        return self.open_dataset(args)
 
     def _requested(self, source, paths: list[str]) -> None:
         if paths and paths[0] == "--reload":
@@ -85,9 +96,9 @@ def _set_icon(app) -> None:
     from PySide6.QtGui import QIcon
 
     try:
-        base = resources.files("tfrview") / "resources"
+        base = resources.files("tfrview") / "resources" / "icons"
         icon = QIcon()
-        for name in ("tfrview.svg", "tfrview-256.png", "tfrview-64.png"):
+        for name in ("tfrview.svg", "tfrview-256.png", "tfrview-64.png", "tfrview-32.png", "tfrview-16.png"):
             p = base / name
             if p.is_file():
                 icon.addFile(str(p))
@@ -124,16 +135,41 @@ def run(paths: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    demo = not paths
-    if demo:
-        from tfrview.core.demo import build_demo
-
-        paths = [str(p) for p in build_demo()]
     try:
         app = make_app([sys.argv[0]])
-        windows = Windows()
-        windows.open_dataset(paths, demo=demo)
+    except Exception as exc:  # a Qt that cannot start says why in one line
+        print(f"tfrview: cannot start the window ({exc})", file=sys.stderr)
+        return 2
+    from tfrview.gui.single_instance import InstanceServer, forward
+
+    single = os.environ.get("TFRVIEW_SINGLE_INSTANCE", "1") != "0"
+    if single and forward(paths):
+        return 0  # the running tfrview opened them in a new window
+    windows = Windows()
+    try:
+        windows.open_args(paths)
     except TfrviewError as exc:
         print(f"tfrview: {exc}", file=sys.stderr)
         return 2
+    if single:
+        server = InstanceServer(windows.open_args)
+        server.listen()
     return app.exec()
+
+
+def _smoke_hooks(w) -> None:
+    """For end-to-end tests of launching (e.g. a desktop file's Exec line): TFRVIEW_SMOKE_LOG names a
+    file that gets a line per window once its index is done; TFRVIEW_SMOKE_EXIT=1 then quits."""
+    log = os.environ.get("TFRVIEW_SMOKE_LOG")
+    if not log:
+        return
+
+    def done() -> None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()} indexed {w.model.total()} records of {w.ds.files[0].path}\n")
+        if os.environ.get("TFRVIEW_SMOKE_EXIT") == "1":
+            from PySide6.QtWidgets import QApplication
+
+            QApplication.closeAllWindows()
+
+    w.indexer.finished.connect(done)

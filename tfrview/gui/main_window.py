@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self._problem_lines: list[str] = []
+        self._payload_kinds = ""
 
     def _build_menus(self) -> None:
         a = self.actions_by_name
@@ -310,6 +311,7 @@ class MainWindow(QMainWindow):
     def _on_index_finished(self) -> None:
         self.rows_timer.stop()
         self.model.refresh()
+        self._payload_kinds = self._sample_payload_kinds()
         self.model.status_changed()
         p = self.progress_state
         self.cancel_button.setVisible(False)
@@ -320,13 +322,33 @@ class MainWindow(QMainWindow):
         if self._selected is not None:
             self._request(self._selected)
 
+    def _sample_payload_kinds(self, samples: int = 16) -> str:
+        """What the records hold, from a few spread over the dataset: 'Example payloads'."""
+        from tfrview.core.payload import sniff_kind
+
+        total = self.model.total()
+        if not total:
+            return ""
+        names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
+                 "bytes": "opaque bytes"}  # fmt: skip
+        seen: dict[str, int] = {}
+        for n in sorted({total * i // samples for i in range(samples)}):
+            try:
+                k = sniff_kind(self.ds.read(n))
+            except (SourceError, IndexError):
+                continue
+            seen[k] = seen.get(k, 0) + 1
+        kinds = sorted(seen, key=lambda k: -seen[k])
+        return " + ".join(names[k] for k in kinds) + " payloads"
+
     def _update_status(self) -> None:
         n = self.model.total()
         comp = {f.compression for f in self.ds.files if f.source is not None}
         size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
         parts = [f"{n:,} records", human(size)]
-        if comp - {"none"}:
-            parts.append("/".join(sorted(comp)) + " compressed")
+        parts.append("/".join(sorted(comp)).upper() + " compressed" if comp - {"none"} else "uncompressed")
+        if self._payload_kinds:
+            parts.append(self._payload_kinds)
         if len(self.ds.files) > 1:
             parts.append(f"{len(self.ds.files)} files")
         if self.ds.missing:
