@@ -9,6 +9,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTim
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QFileDialog,
     QHeaderView,
     QInputDialog,
@@ -563,13 +564,22 @@ class MainWindow(QMainWindow):
         self.image_panel.view.show_labels = on
         self.image_panel.view.update()
 
+    def about_box(self) -> QMessageBox:
+        box = QMessageBox(self)
+        box.setWindowTitle("About tfrview")
+        box.setIconPixmap(QApplication.windowIcon().pixmap(96, 96))
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(
+            f"<h3>tfrview {__version__}</h3><p>An inspector for TensorFlow TFRecord files: records, features, "
+            "images with boxes and labels, and every damaged byte.</p>"
+            "<p>Reads plain, GZIP and ZLIB files without TensorFlow.</p>"
+        )
+        return box
+
     def about(self) -> None:
-        QMessageBox.about(self, "About tfrview", f"<h3>tfrview {__version__}</h3><p>An inspector for TensorFlow TFRecord files: "
-                          "records, features, images with boxes and labels, and every damaged byte.</p>")  # fmt: skip
+        self.about_box().exec()
 
     def _quit(self) -> None:
-        from PySide6.QtWidgets import QApplication
-
         QApplication.closeAllWindows()
 
     # drag and drop -----------------------------------------------------------------------------------------------
