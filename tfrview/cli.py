@@ -25,6 +25,7 @@ examples:
   tfrview info data/*.tfrecord --json       compression, record counts, feature keys and types
   tfrview verify data/ && echo clean        check every CRC; exit 0 clean, 1 problems, 2 error
   tfrview verify --json shard.gz | jq .     one JSON object with every problem
+  tfrview verify --checks data/             also boxes, images, labels, NaNs, missing features
   tfrview dump file.tfrecord --records 10:20
   tfrview dump file.tfrecord --json | head  one JSON object per record
   tfrview index file.tfrecord -o file.idx   DALI / tfrecord-style index
@@ -98,30 +99,63 @@ def _open_sources(paths: list[str]):
 
 
 def cmd_verify(args) -> int:
-    from .core.report import verify_source
+    from .core.report import index_source, make_report, verify_index
 
-    reports = []
-    entries = []
+    entries: list[dict] = []
     errors = 0
     progress = Progress(not args.json and not args.quiet)
-    for path, src, err in _open_sources(args.paths):
-        if src is None:
-            errors += 1
-            print(f"tfrview: {err}", file=sys.stderr)
-            entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
-            continue
-        with src:
-            _, rep = verify_source(src, progress)
-        progress.clear()
-        reports.append(rep)
-        entries.append(rep.to_json())
-        if not args.json:
-            _print_verify(rep, args.quiet)
+    opened = []  # (entry position, path, source, index, data problems)
+    try:
+        for path, src, err in _open_sources(args.paths):
+            if src is None:
+                errors += 1
+                print(f"tfrview: {err}", file=sys.stderr)
+                entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
+                continue
+            idx = index_source(src, progress)
+            data_problems = verify_index(src, idx, progress)
+            progress.clear()
+            opened.append((len(entries), path, src, idx, data_problems))
+            entries.append({})
+        extra: dict[int, list] = {i: [] for i, *_ in opened}
+        if args.checks and opened:
+            for i, problem in _run_checks(opened, args, progress):
+                extra[i].append(problem)
+            progress.clear()
+        reports = []
+        for i, _path, src, idx, data_problems in opened:
+            rep = make_report(src, idx, data_problems + extra[i])
+            reports.append(rep)
+            entries[i] = rep.to_json()
+            if not args.json:
+                _print_verify(rep, args.quiet)
+    finally:
+        for *_, src, _idx, _dp in opened:
+            src.close()
     if args.json:
         print(json.dumps({"files": entries}))
     if errors:
         return 2
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _run_checks(opened, args, progress):
+    """QA checks over the intact records of every file, with one schema for them all."""
+    from .core.checks import CheckTarget, run_checks
+    from .core.labelmap import find_label_map, load_label_map
+    from .core.report import intact_numbers
+
+    lm_path = Path(args.label_map) if args.label_map else find_label_map([p for _, p, *_ in opened])
+    label_map = load_label_map(lm_path) if lm_path else None
+    if lm_path and not args.json and not args.quiet:
+        print(f"label map: {lm_path}", file=sys.stderr)
+    targets = []
+    for _, path, src, idx, _ in opened:
+        offs, lens = idx.offsets, idx.lengths
+        targets.append(CheckTarget(str(path), lambda n, s=src, o=offs, ln=lens: s.read(int(o[n]) + HEADER_SIZE, int(ln[n])),
+                                   offs, lens, intact_numbers(idx)))  # fmt: skip
+    for ti, problem in run_checks(targets, label_map, lambda phase, d, t: progress(phase, d, t)):
+        yield opened[ti][0], problem
 
 
 def _print_verify(rep, quiet: bool) -> None:
@@ -411,10 +445,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("verify", "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
             "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
-            "  tfrview verify shard.gz --json\n")  # fmt: skip
+            "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n")  # fmt: skip
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--json", action="store_true", help='one JSON object: {"files": [...]}')
     p.add_argument("-q", "--quiet", action="store_true", help="print only damaged files")
+    p.add_argument(
+        "--checks",
+        action="store_true",
+        help="also run the QA checks of record contents (boxes, images, labels, values, schema)",
+    )
+    p.add_argument(
+        "--label-map",
+        metavar="PBTXT",
+        help="label map for the label checks (default: a .pbtxt beside the data)",
+    )
     p.set_defaults(func=cmd_verify)
 
     p = add("dump", "print records as text or JSON lines",

@@ -159,3 +159,22 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
     assert e.value.code == 0 and "tfrview 0." in capsys.readouterr().out
+
+
+def test_verify_checks_json_uses_the_same_problem_objects(capsys, tmp_path):
+    from tests.core.test_payload import make_example
+
+    p = tmp_path / "qa.tfrecord"
+    pls = [make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
+                           "image/object/bbox/xmax": [0.5], "image/object/bbox/ymax": [0.5]}) for _ in range(6)]  # fmt: skip
+    pls[3] = make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
+                             "image/object/bbox/xmax": [1.5], "image/object/bbox/ymax": [0.5]})  # fmt: skip
+    write_records(p, pls)
+    code, out, _ = run(capsys, "verify", "--json", str(p))
+    assert code == 0 and json.loads(out)["files"][0]["ok"]
+    code, out, _ = run(capsys, "verify", "--json", "--checks", str(p))
+    f = json.loads(out)["files"][0]
+    assert code == 1 and f["ok"] is False and f["records"] == 6
+    (prob,) = f["problems"]
+    assert set(prob) == {"kind", "offset", "length", "record", "message"}
+    assert prob["kind"] == "box_out_of_bounds" and prob["record"] == 3

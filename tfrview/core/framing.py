@@ -43,6 +43,37 @@ class ProblemKind(enum.StrEnum):
     TRAILING_BYTES = "trailing_bytes"
     NOT_TFRECORD = "not_tfrecord"
     DECOMPRESSION_ERROR = "decompression_error"
+    # QA checks of record contents (tfrview.core.checks)
+    UNEXPECTED_PAYLOAD = "unexpected_payload"
+    IMAGE_UNDECODABLE = "image_undecodable"
+    IMAGE_SIZE_MISMATCH = "image_size_mismatch"
+    IMAGE_EXIF_ROTATION = "image_exif_rotation"
+    DUPLICATE_IMAGE = "duplicate_image"
+    BOX_OUT_OF_BOUNDS = "box_out_of_bounds"
+    BOX_INVERTED = "box_inverted"
+    BOX_ZERO_AREA = "box_zero_area"
+    BOX_LIST_LENGTHS = "box_list_lengths"
+    CLASS_LIST_LENGTH = "class_list_length"
+    LABEL_NOT_IN_MAP = "label_not_in_map"
+    LABEL_ZERO = "label_zero"
+    LABEL_TEXT_MISMATCH = "label_text_mismatch"
+    NAN_OR_INF = "nan_or_inf"
+    MISSING_FEATURE = "missing_feature"
+    FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
+
+    @property
+    def severity(self) -> str:
+        """error: data is lost or unreadable; warning: training would see wrong data; info: worth a look."""
+        return _SEVERITY.get(self, "warning")
+
+
+_SEVERITY = {
+    ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
+    ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
+    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
+    ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
+    ProblemKind.IMAGE_EXIF_ROTATION: "info",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

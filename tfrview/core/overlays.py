@@ -91,7 +91,14 @@ def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
         if len(corners) == 4:
             keys = tuple(corners[c] for c in _CORNERS)
             vals = np.concatenate([np.asarray(features[k].values, dtype=np.float64) for k in keys])
-            conv = "od_normalized" if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001 else "pixel_corners"
+            if prefix.endswith("image/object/bbox/"):
+                conv = "od_normalized"  # normalized by the OD API's definition, even when a value is out of range
+            else:
+                conv = (
+                    "od_normalized"
+                    if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001
+                    else "pixel_corners"
+                )
             text, ids = _class_keys(features, prefix)
             return BoxSpec(conv, keys, text, ids)
     for k, f in sorted(features.items()):

@@ -63,7 +63,9 @@ def verify_index(source: Source, idx: RecordIndex, progress: Progress | None = N
 
 
 def sort_problems(problems) -> tuple[Problem, ...]:
-    return tuple(sorted(problems, key=lambda p: (p.offset, str(p.kind))))
+    return tuple(
+        sorted(problems, key=lambda p: (p.offset, p.record if p.record is not None else -1, str(p.kind)))
+    )
 
 
 def verify_source(source: Source, progress: Progress | None = None) -> tuple[RecordIndex, FileReport]:
@@ -82,7 +84,7 @@ def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) 
         bytes=source.file_size,
         records=intact,
         damaged_records=damaged,
-        problems=sort_problems(list(idx.problems) + data_problems),
+        problems=sort_problems(list(idx.problems) + list(data_problems)),
     )
 
 

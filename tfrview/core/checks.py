@@ -1,0 +1,406 @@
+"""QA checks: each a small pure function from a record's values to findings.
+
+Record checks need only the record (boxes, images, labels, values). Dataset checks compare a record
+with the rest (payload kind, missing features, feature types, duplicate images) and so need a
+`Schema` inferred over the whole dataset first. `run_checks` does both passes over a source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .framing import OVERHEAD, Problem, ProblemKind
+from .images import ImageRef, find_images, sniff_image_format
+from .overlays import BoxSpec, detect_spec
+from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature, Payload, decode
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: ProblemKind
+    message: str
+
+
+TYPE_NAMES = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
+MOST = 0.9  # "present in most records": in at least this share of them
+
+
+# --- boxes ------------------------------------------------------------------------------------------
+
+
+def _vals(features: dict[str, Feature], key: str | None) -> np.ndarray:
+    f = features.get(key) if key else None
+    return np.asarray(f.values, dtype=np.float64) if f is not None and f.type != BYTES_LIST else np.empty(0)
+
+
+def image_size_from_features(features: dict[str, Feature]) -> tuple[int, int] | None:
+    """(width, height) as the record states them, e.g. image/width and image/height."""
+    w = h = None
+    for k, f in features.items():
+        if f.type == INT64_LIST and len(f.values) == 1:
+            last = k.rsplit("/", 1)[-1]
+            if last == "width":
+                w = int(f.values[0])
+            elif last == "height":
+                h = int(f.values[0])
+    return (w, h) if w and h else None
+
+
+def check_boxes(
+    features: dict[str, Feature], spec: BoxSpec | None, size: tuple[int, int] | None
+) -> list[Finding]:
+    """Coordinates out of range, inverted or zero-area boxes, box and class lists of unequal lengths."""
+    if spec is None:
+        return []
+    out: list[Finding] = []
+    if len(spec.keys) == 4:
+        cols = [_vals(features, k) for k in spec.keys]
+        lens = [len(c) for c in cols]
+        if len(set(lens)) > 1:
+            names = ", ".join(f"{k.rsplit('/', 1)[-1]} {n}" for k, n in zip(spec.keys, lens, strict=True))
+            out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"box lists differ in length ({names})"))
+        n = min(lens)
+        x0, y0, x1, y1 = (c[:n] for c in cols)
+    else:
+        v = _vals(features, spec.keys[0])
+        if len(v) % 4:
+            out.append(
+                Finding(
+                    ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {len(v)} values, not a multiple of 4"
+                )
+            )
+        n = len(v) // 4
+        q = v[: 4 * n].reshape(n, 4)
+        if spec.convention == "coco_xywh":
+            x0, y0, x1, y1 = q[:, 0], q[:, 1], q[:, 0] + q[:, 2], q[:, 1] + q[:, 3]
+        else:
+            y0, x0, y1, x1 = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    normalized = spec.convention in ("od_normalized", "tfds_yxyx")
+    if normalized:
+        limit_w = limit_h = 1.0
+    elif size is not None:
+        limit_w, limit_h = float(size[0]), float(size[1])
+    else:
+        limit_w = limit_h = math.inf
+    eps = 1e-6 if normalized else 0.5
+    outside = [
+        i for i in range(n)
+        if min(x0[i], x1[i], y0[i], y1[i]) < -eps or max(x0[i], x1[i]) > limit_w + eps or max(y0[i], y1[i]) > limit_h + eps
+        or not all(math.isfinite(c) for c in (x0[i], x1[i], y0[i], y1[i]))
+    ]  # fmt: skip
+    if outside:
+        where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
+        i = outside[0]
+        out.append(Finding(ProblemKind.BOX_OUT_OF_BOUNDS,
+                           f"{len(outside)} box(es) outside {where}, e.g. box {i}: "
+                           f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
+    if spec.convention != "coco_xywh":
+        inverted = [i for i in range(n) if x0[i] > x1[i] or y0[i] > y1[i]]
+        if inverted:
+            i = inverted[0]
+            out.append(Finding(ProblemKind.BOX_INVERTED,
+                               f"{len(inverted)} box(es) with xmin > xmax or ymin > ymax, e.g. box {i}: "
+                               f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
+    zero = [i for i in range(n) if x0[i] == x1[i] or y0[i] == y1[i]]
+    if zero:
+        out.append(
+            Finding(ProblemKind.BOX_ZERO_AREA, f"{len(zero)} box(es) of zero area, e.g. box {zero[0]}")
+        )
+    for key in (spec.class_text, spec.class_id):
+        f = features.get(key) if key else None
+        if f is not None and len(f.values) != n:
+            out.append(
+                Finding(ProblemKind.CLASS_LIST_LENGTH, f"{key} has {len(f.values)} values for {n} boxes")
+            )
+    return out
+
+
+# --- images -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    ref: ImageRef
+    width: int
+    height: int
+    bands: int
+    orientation: int
+
+
+def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
+    """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(b)) as im:
+        w, h = im.size
+        from .images import MAX_PIXELS
+
+        if w * h > MAX_PIXELS:
+            raise ValueError(f"{w}x{h} is over {MAX_PIXELS:,} pixels (decompression bomb?)")
+        orientation = int(im.getexif().get(0x0112, 1) or 1)
+        bands = len(im.getbands())
+        if im.format == "JPEG":
+            im.draft(im.mode, (max(1, w // 8), max(1, h // 8)))
+        im.load()
+    return ImageFacts(ref, w, h, bands, orientation)
+
+
+def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int, int] | None]:
+    """Undecodable images, stated sizes that differ from the image, EXIF rotations that swap width
+    and height. Also returns the first image's (width, height) for box checks."""
+    out: list[Finding] = []
+    size = None
+    stated = image_size_from_features(features)
+    chans = next((int(f.values[0]) for k, f in features.items()
+                  if f.type == INT64_LIST and len(f.values) == 1 and k.rsplit("/", 1)[-1] in ("channels", "depth")), None)  # fmt: skip
+    for ref in find_images(features):
+        if ref.storage != "encoded":
+            continue
+        try:
+            facts = inspect_image(features[ref.key].values[ref.index], ref)
+        except Exception as exc:  # Pillow raises many types for broken data
+            out.append(
+                Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} bytes do not decode ({exc})")
+            )
+            continue
+        if size is None:
+            size = (facts.width, facts.height)
+            if stated and stated != size:
+                out.append(Finding(ProblemKind.IMAGE_SIZE_MISMATCH,
+                                   f"{ref.key} is {facts.width}×{facts.height} but the record says "
+                                   f"{stated[0]}×{stated[1]}"))  # fmt: skip
+            if chans and chans != facts.bands:
+                out.append(Finding(ProblemKind.IMAGE_SIZE_MISMATCH,
+                                   f"{ref.key} has {facts.bands} channel(s) but the record says {chans}"))  # fmt: skip
+            if facts.orientation in (5, 6, 7, 8):
+                out.append(Finding(ProblemKind.IMAGE_EXIF_ROTATION,
+                                   f"{ref.key} has EXIF orientation {facts.orientation}: viewers show it rotated "
+                                   f"({facts.height}×{facts.width}), TensorFlow's decoders do not"))  # fmt: skip
+    return out, size or stated
+
+
+# --- labels -------------------------------------------------------------------------------------------
+
+
+def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: dict[int, str] | None,
+                 od_dataset: bool) -> list[Finding]:  # fmt: skip
+    """Class ids missing from the label map, id 0 in an Object Detection API dataset, class names that
+    disagree with the label map."""
+    out: list[Finding] = []
+    ids: list[int] = []
+    id_key = spec.class_id if spec else None
+    if id_key and id_key in features:
+        ids = [int(x) for x in features[id_key].values]
+    texts = []
+    if spec and spec.class_text and spec.class_text in features:
+        texts = [b.decode("utf-8", "replace") for b in features[spec.class_text].values]
+    if od_dataset and 0 in ids:
+        out.append(
+            Finding(
+                ProblemKind.LABEL_ZERO,
+                f"{id_key} holds 0, which the Object Detection API reserves for background",
+            )
+        )
+    if label_map:
+        unknown = sorted({i for i in ids if i not in label_map})
+        if unknown:
+            out.append(
+                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map: {unknown[:10]}")
+            )
+        bad = [(i, t) for i, t in zip(ids, texts, strict=False) if i in label_map and label_map[i] != t]
+        if bad:
+            i, t = bad[0]
+            out.append(Finding(ProblemKind.LABEL_TEXT_MISMATCH,
+                               f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
+                               + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")))  # fmt: skip
+    return out
+
+
+# --- values -------------------------------------------------------------------------------------------
+
+
+def check_values(features: dict[str, Feature]) -> list[Finding]:
+    out = []
+    for k, f in features.items():
+        if f.type == FLOAT_LIST and len(f.values):
+            bad = int(np.count_nonzero(~np.isfinite(f.values)))
+            if bad:
+                out.append(
+                    Finding(
+                        ProblemKind.NAN_OR_INF, f"{k} has {bad} NaN or infinite value(s) of {len(f.values)}"
+                    )
+                )
+    return out
+
+
+# --- dataset-level ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Schema:
+    """What most records look like: payload kind, and each feature's presence and type."""
+
+    records: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    presence: Counter = field(default_factory=Counter)
+    types: dict[str, Counter] = field(default_factory=dict)
+    od: int = 0  # records with Object Detection API box keys
+
+    def add(self, p: Payload) -> None:
+        self.records += 1
+        self.kinds[p.kind] += 1
+        for k, f in p.features.items():
+            self.presence[k] += 1
+            self.types.setdefault(k, Counter())[f.type] += 1
+        spec = detect_spec(p.features) if p.features else None
+        if spec is not None and spec.convention == "od_normalized":
+            self.od += 1
+
+    @property
+    def main_kind(self) -> str | None:
+        return self.kinds.most_common(1)[0][0] if self.kinds else None
+
+    @property
+    def od_dataset(self) -> bool:
+        return self.records > 0 and self.od >= self.records / 2
+
+    def expected_keys(self) -> list[str]:
+        if self.records < 5:
+            return []
+        return [k for k, n in self.presence.items() if n >= MOST * self.records]
+
+    def main_type(self, key: str) -> str | None:
+        c = self.types.get(key)
+        return c.most_common(1)[0][0] if c else None
+
+
+def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
+    out: list[Finding] = []
+    main = schema.main_kind
+    if main and p.kind != main and schema.kinds[main] >= 2 * schema.records / 3 and schema.records >= 3:
+        out.append(Finding(ProblemKind.UNEXPECTED_PAYLOAD,
+                           f"payload is {p.kind.replace('_', ' ')}, not {main.replace('_', ' ')} like "
+                           f"{schema.kinds[main]:,} of {schema.records:,} records"))  # fmt: skip
+        return out
+    if p.kind not in ("example", "sequence_example"):
+        return out
+    missing = [k for k in schema.expected_keys() if k not in p.features]
+    if missing:
+        out.append(Finding(ProblemKind.MISSING_FEATURE,
+                           f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
+                           f"(present in ≥{int(MOST * 100)}% of records)"))  # fmt: skip
+    for k, f in p.features.items():
+        t = schema.main_type(k)
+        if t and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
+            out.append(Finding(ProblemKind.FEATURE_TYPE_MISMATCH,
+                               f"{k} is {TYPE_NAMES[f.type]} here but {TYPE_NAMES[t]} in "
+                               f"{schema.types[k][t]:,} other records"))  # fmt: skip
+    return out
+
+
+class DuplicateImages:
+    """Remembers a hash of every image's bytes to report the same image stored twice."""
+
+    def __init__(self, limit: int = 5_000_000) -> None:
+        self.first: dict[bytes, tuple[int, int]] = {}  # hash -> (file, record) where first seen
+        self.limit = limit
+
+    def check(
+        self, features: dict[str, Feature], record: tuple[int, int], names: list[str] | None = None
+    ) -> list[Finding]:
+        out = []
+        for k, f in features.items():
+            if f.type != BYTES_LIST:
+                continue
+            for b in f.values[:16]:
+                if len(b) < 64 or not sniff_image_format(b):
+                    continue
+                h = hashlib.blake2b(b, digest_size=16).digest()
+                seen = self.first.get(h)
+                if seen is None:
+                    if len(self.first) < self.limit:
+                        self.first[h] = record
+                elif seen != record:
+                    where = f" of {names[seen[0]]}" if names and seen[0] != record[0] else ""
+                    out.append(
+                        Finding(
+                            ProblemKind.DUPLICATE_IMAGE,
+                            f"{k} is the same image as in record {seen[1]}{where}",
+                        )
+                    )
+        return out
+
+
+# --- running them all ------------------------------------------------------------------------------------
+
+
+def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
+                 duplicates: DuplicateImages | None, names: list[str] | None = None) -> list[Finding]:  # fmt: skip
+    """Every check on one decoded record."""
+    out: list[Finding] = []
+    if schema is not None:
+        out += check_against_schema(p, schema)
+    if p.kind not in ("example", "sequence_example"):
+        return out
+    feats = p.features
+    spec = detect_spec(feats)
+    img_findings, size = check_images(feats)
+    out += img_findings
+    out += check_boxes(feats, spec, size)
+    out += check_labels(feats, spec, label_map, schema.od_dataset if schema else bool(spec))
+    out += check_values(feats)
+    if duplicates is not None:
+        out += duplicates.check(feats, record, names)
+    return out
+
+
+@dataclass(frozen=True)
+class CheckTarget:
+    """One file's intact records, as the checks see them."""
+
+    name: str
+    read: Callable[[int], bytes]  # local record number -> payload
+    offsets: np.ndarray
+    lengths: np.ndarray
+    numbers: np.ndarray  # which records to check (the intact ones)
+
+
+def run_checks(
+    targets: list[CheckTarget],
+    label_map: dict[int, str] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Iterator[tuple[int, Problem]]:
+    """Two passes over every target: the dataset's schema, then every check. Yields (target, problem)."""
+    total = sum(len(t.numbers) for t in targets)
+    schema = Schema()
+    done = 0
+    for t in targets:
+        for n in t.numbers:
+            schema.add(decode(t.read(int(n))))
+            done += 1
+            if progress and done % 256 == 0:
+                progress("schema", done, total)
+            if cancelled():
+                return
+    dups = DuplicateImages()
+    names = [t.name for t in targets]
+    done = 0
+    for ti, t in enumerate(targets):
+        for n in t.numbers:
+            n = int(n)
+            p = decode(t.read(n))
+            for f in check_record(p, (ti, n), schema, label_map, dups, names):
+                yield ti, Problem(f.kind, int(t.offsets[n]), int(t.lengths[n]) + OVERHEAD, n, f.message)
+            done += 1
+            if progress and done % 64 == 0:
+                progress("checks", done, total)
+            if cancelled():
+                return
