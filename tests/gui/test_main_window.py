@@ -5,6 +5,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.helpers import CORPUS
+from tfrview.core.framing import FRAMING_KINDS
 from tfrview.gui.models.record_table import RecordTableModel
 
 
@@ -64,7 +65,8 @@ def test_damaged_rows_are_coloured_with_the_problem_in_the_tooltip(qtbot, open_w
     assert m.data(m.index(3, 0), Qt.ItemDataRole.BackgroundRole) is None
     assert "data CRC mismatch" in m.data(m.index(4, 0), Qt.ItemDataRole.ToolTipRole)
     assert m.data(m.index(5, status_col)) == "ok"
-    assert len(w._problem_lines) == 2  # the bad CRC and the garbage between records 9 and 10
+    framing = [r for r in w.problems.rows if r.problem.kind in FRAMING_KINDS]
+    assert len(framing) == 2  # the bad CRC and the garbage between records 9 and 10
     gap_tip = m.data(m.index(10, 0), Qt.ItemDataRole.ToolTipRole)
     assert gap_tip.startswith("before this record: unreadable_bytes")
     assert m.data(m.index(10, 0), Qt.ItemDataRole.BackgroundRole) is not None

@@ -67,6 +67,12 @@ class ProblemKind(enum.StrEnum):
         return _SEVERITY.get(self, "warning")
 
 
+FRAMING_KINDS = frozenset({
+    ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
+    ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
+})  # fmt: skip
+QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
+
 _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
     ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",

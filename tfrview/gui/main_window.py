@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QDockWidget,
     QFileDialog,
     QHeaderView,
     QInputDialog,
@@ -18,15 +19,17 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
+    QTableView,
     QToolButton,
     QWidget,
 )
 
 from tfrview import __version__
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import SourceError, TfrviewError
+from tfrview.core.framing import QA_KINDS, Problem, ProblemKind, SourceError, TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
+from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.widgets.feature_tree import FeatureTree
@@ -37,9 +40,9 @@ from tfrview.gui.workers import (
     DecodeWorker,
     IndexProgress,
     IndexWorker,
+    JobWorker,
     RecordView,
     SummaryWorker,
-    problem_text,
 )
 
 ROW_TIMER_MS = 150
@@ -147,7 +150,10 @@ class MainWindow(QMainWindow):
         )
         self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
         self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
-        self._act("cancel", "Stop", self.cancel_indexing, "Esc", tip="Stop indexing and verifying")
+        self._act("cancel", "Stop", self.cancel_indexing, "Esc", tip="Stop indexing, verifying and checking")
+        self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
+        self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
+        self._act("rerun_checks", "Run QA Checks Again", self.start_checks)
         self._act("about", "&About tfrview", self.about)
 
     def _build_ui(self) -> None:
@@ -193,6 +199,26 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([720, 560])
         self.setCentralWidget(self.splitter)
 
+        self.problems = ProblemsModel([f.path.name for f in self.ds.files], self)
+        self.problems_view = QTableView(self)
+        self.problems_view.setModel(self.problems)
+        self.problems_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.problems_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.problems_view.verticalHeader().setVisible(False)
+        self.problems_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.problems_view.setWordWrap(False)
+        self.problems_view.setShowGrid(False)
+        ph = self.problems_view.horizontalHeader()
+        ph.setStretchLastSection(True)
+        for i, name in enumerate(self.problems.columns):
+            ph.resizeSection(i, {"record": 90, "file": 70, "kind": 150, "severity": 70}.get(name, 200))
+        self.problems_view.doubleClicked.connect(self._on_problem_activated)
+        self.problems_view.activated.connect(self._on_problem_activated)
+        self.problems_dock = QDockWidget("Problems", self)
+        self.problems_dock.setObjectName("problems")
+        self.problems_dock.setWidget(self.problems_view)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problems_dock)
+
         sb = self.statusBar()
         self.status_label = QLabel("opening…", self)
         self.problems_label = QLabel("", self)
@@ -207,7 +233,10 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
-        self._problem_lines: list[str] = []
+        self._file_errors: list[str] = []
+        self.checker: JobWorker | None = None
+        self.check_state = ""
+        self.run_checks = True
         self._payload_kinds = ""
 
     def _build_menus(self) -> None:
@@ -227,8 +256,14 @@ class MainWindow(QMainWindow):
         v = self.menuBar().addMenu("&View")
         for name in ("fit", "actual", "boxes", "labels", "box_keys"):
             v.addAction(a[name])
+        v.addSeparator()
+        v.addAction(self.problems_dock.toggleViewAction())
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
+        g.addAction(a["next_problem"])
+        g.addAction(a["prev_problem"])
+        g.addSeparator()
+        g.addAction(a["rerun_checks"])
         g.addAction(a["cancel"])
         h = self.menuBar().addMenu("&Help")
         h.addAction(a["about"])
@@ -268,6 +303,8 @@ class MainWindow(QMainWindow):
     @Slot()
     def cancel_indexing(self) -> None:
         self.indexer.cancel()
+        if self.checker is not None:
+            self.checker.cancel()
 
     @Slot()
     def _grow_rows(self) -> None:
@@ -294,19 +331,86 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_problem(self, item) -> None:
         fi, problem = item
-        self.model.note_problem(fi, problem)
-        where = f"{self.ds.files[fi].path.name}: " if len(self.ds.files) > 1 else ""
-        self._on_problem_text(where + problem_text(problem))
+        record, target = self.model.note_problem(fi, problem)
+        self.problems.add(ProblemRow(fi, record, target, problem))
+        self._update_problem_counts()
 
     def _on_problem_text(self, text: str) -> None:
-        self._problem_lines.append(text)
-        n = len(self._problem_lines)
-        self.problems_label.setText(
-            f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
-        )
-        shown = self._problem_lines[:30]
-        more = f"\n… and {n - 30} more" if n > 30 else ""
-        self.problems_label.setToolTip("\n".join(shown) + more)
+        """A problem with no place in the data (a file that would not open)."""
+        self._file_errors.append(text)
+        self._update_problem_counts()
+
+    def _update_problem_counts(self) -> None:
+        counts = self.problems.counts
+        n = sum(counts.values()) + len(self._file_errors)
+        if not n:
+            self.problems_label.setText("")
+            return
+        top = " · ".join(f"{k} {v}" for k, v in counts.most_common(3))
+        more = " · …" if len(counts) > 3 else ""
+        self.problems_label.setText(f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
+                                    f"{': ' + top + more if top else ''}")  # fmt: skip
+        lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors
+        self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
+        self.problems_dock.setWindowTitle(f"Problems ({n})")
+
+    @Slot(QModelIndex)
+    def _on_problem_activated(self, index: QModelIndex) -> None:
+        row = self.problems.rows[index.row()]
+        if row.target is not None:
+            self.select_record(row.target)
+
+    def step_problem(self, backwards: bool) -> None:
+        n = self.problems.next_target(self._selected, backwards)
+        if n is not None:
+            self.select_record(n)
+            for i, r in enumerate(self.problems.rows):
+                if r.target == n:
+                    self.problems_view.selectRow(i)
+                    break
+
+    # QA checks ----------------------------------------------------------------------------------------
+
+    @Slot()
+    def start_checks(self) -> None:
+        """Run the QA checks over the whole dataset in a child process; findings arrive live."""
+        if self.checker is not None:
+            self.checker.cancel()
+            self.checker.wait()
+        self.problems.remove_kinds({str(k) for k in QA_KINDS})
+        self.model.clear_qa()
+        self._update_problem_counts()
+        spec = {"job": "checks", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
+                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
+        self._file_numbers = [i for i, f in enumerate(self.ds.files) if f.source is not None]
+        self.checker = JobWorker(spec, self)
+        self.checker.items.connect(self._on_check_items)
+        self.checker.finished.connect(self._on_checks_finished)
+        self.check_state = "QA checks: starting"
+        self.checker.start()
+        self._update_status()
+
+    @Slot(object)
+    def _on_check_items(self, items: list) -> None:
+        for obj in items:
+            if "problem" in obj:
+                d = obj["problem"]
+                p = Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
+                self._on_problem((obj["file"], p))
+            elif "progress" in obj:
+                phase, done, total = obj["progress"]
+                self.check_state = f"QA checks: {phase} {100 * done // max(total, 1)}%"
+            elif "error" in obj:
+                self.check_state = f"QA checks failed: {obj['error']}"
+            elif obj.get("done"):
+                self.check_state = "QA checks done"
+        self._update_status()
+
+    @Slot()
+    def _on_checks_finished(self) -> None:
+        if self.check_state.startswith("QA checks:"):
+            self.check_state = "QA checks stopped"
+        self._update_status()
 
     @Slot()
     def _on_index_finished(self) -> None:
@@ -319,6 +423,8 @@ class MainWindow(QMainWindow):
         self.progress.setVisible(p is not None and p.phase == "cancelled")
         if p is not None and p.phase == "cancelled":
             self.progress.setFormat("stopped at %p%")
+        if p is not None and p.phase == "done" and self.run_checks:
+            self.start_checks()
         self._update_status()
         if self._selected is not None:
             self._request(self._selected)
@@ -359,6 +465,8 @@ class MainWindow(QMainWindow):
             parts.append(f"{p.phase}ing {human(p.done_bytes)} of {human(p.total_bytes)}")
         elif p is not None and p.phase == "done":
             parts.append("all CRCs checked")
+        if self.check_state:
+            parts.append(self.check_state)
         if self.label_map_path:
             parts.append(f"labels: {self.label_map_path.name}")
         self.status_label.setText("  ·  ".join(parts))
@@ -479,6 +587,9 @@ class MainWindow(QMainWindow):
             return False
         self.label_map_path = path
         self.model.set_label_map(self.label_map)
+        self.summarizer.reset(self.label_map)
+        if self.check_state:
+            self.start_checks()  # the label checks depend on the map
         self._update_status()
         if self._selected is not None:
             self._request(self._selected)
@@ -605,6 +716,9 @@ class MainWindow(QMainWindow):
         self.decoder.wait()
         self.summarizer.stop()
         self.summarizer.wait()
+        if self.checker is not None:
+            self.checker.cancel()
+            self.checker.wait()
         self.ds.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -410,3 +410,47 @@ class SummaryWorker(QThread):
                 batch.append((n, kind, text))
             if batch:
                 self.ready.emit((epoch, batch))
+
+
+class JobWorker(QThread):
+    """Runs a whole-dataset job (tfrview.core.jobs) in a child process; hands back its JSON lines in
+    batches. Cancelling kills the child: it only reads the data and writes to its pipe."""
+
+    items = Signal(object)  # list[dict]
+
+    def __init__(self, spec: dict, parent=None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self._cancel = threading.Event()
+        self._proc = None
+        self.error: str | None = None
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+    def run(self) -> None:
+        from tfrview.core.jobs import read_lines, spawn
+
+        try:
+            self._proc = spawn(self.spec)
+        except OSError as exc:
+            self.error = f"could not start the job: {exc}"
+            self.items.emit([{"error": self.error}])
+            return
+        batch: list[dict] = []
+        last = time.monotonic()
+        try:
+            for obj in read_lines(self._proc):
+                if self._cancel.is_set():
+                    break
+                batch.append(obj)
+                if time.monotonic() - last > 0.05:
+                    self.items.emit(batch)
+                    batch, last = [], time.monotonic()
+        finally:
+            if batch:
+                self.items.emit(batch)
+            _stop(self._proc)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import SourceError
+from tfrview.core.framing import QA_KINDS, SourceError
 from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.core.summary import summarize
 
@@ -24,6 +24,7 @@ CACHE_ROWS = 4096
 
 _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
+_QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, image, labels, values)
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
 
 STATUS_TEXT = {
@@ -57,6 +58,7 @@ class RecordTableModel(QAbstractTableModel):
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
         self._problem_at: dict[tuple[int, int], str] = {}
         self._gap_at: dict[tuple[int, int], str] = {}  # damaged regions next to a record
+        self._qa_at: dict[tuple[int, int], str] = {}  # findings of the QA checks
         self.multi_file = len(dataset.files) > 1
         self.columns = [
             "#",
@@ -98,25 +100,38 @@ class RecordTableModel(QAbstractTableModel):
         self.endResetModel()
         self.refresh()
 
-    def note_problem(self, file_no: int, problem) -> None:
-        """Record problems go on their row; damaged regions on the row after them (or the last row)."""
+    def note_problem(self, file_no: int, problem) -> tuple[int | None, int | None]:
+        """Record problems go on their row; damaged regions on the row after them (or the last row).
+        Returns (the global record it belongs to or None, the global record to jump to)."""
         text = f"{problem.kind}: {problem.message}"
         if problem.record is not None:
             key = (file_no, problem.record)
-            self._problem_at[key] = (self._problem_at[key] + "\n" + text) if key in self._problem_at else text
-            return
+            table = self._qa_at if problem.kind in QA_KINDS else self._problem_at
+            table[key] = (table[key] + "\n" + text) if key in table else text
+            n = self.global_number(file_no, problem.record)
+            self._repaint_record(n)
+            return n, n
         idx = self.ds.files[file_no].index
         if not idx.count:
-            return
+            return None, None
         k = int(np.searchsorted(idx.offsets[: idx.count], np.uint64(problem.offset), side="left"))
-        key, where = (
-            ((file_no, k), "before this record")
-            if k < idx.count
-            else ((file_no, idx.count - 1), "after this record")
-        )
+        if k < idx.count:
+            key, where = (file_no, k), "before this record"
+        else:
+            key, where = (file_no, idx.count - 1), "after this record"
         line = f"{where}: {text}"
         self._gap_at[key] = (self._gap_at[key] + "\n" + line) if key in self._gap_at else line
-        r = self.row_of(self.global_number(file_no, key[1]))
+        n = self.global_number(file_no, key[1])
+        self._repaint_record(n)
+        return None, n
+
+    def clear_qa(self) -> None:
+        self._qa_at.clear()
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
+
+    def _repaint_record(self, n: int) -> None:
+        r = self.row_of(n)
         if r is not None:
             self.dataChanged.emit(self.index(r, 0), self.index(r, len(self.columns) - 1))
 
@@ -219,12 +234,19 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             if self.status_of(n) not in ("ok", "unverified"):
                 return _DAMAGED_BG
-            return _GAP_BG if self._gap_at and self.locate(n) in self._gap_at else None
+            if self._gap_at or self._qa_at:
+                key = self.locate(n)
+                if key in self._gap_at:
+                    return _GAP_BG
+                if key in self._qa_at:
+                    return _QA_BG
+            return None
         if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
             fi, k = self.locate(n)
-            tip = "\n".join(t for t in (self._problem_at.get((fi, k)), self._gap_at.get((fi, k))) if t)
+            parts = (self._problem_at.get((fi, k)), self._gap_at.get((fi, k)), self._qa_at.get((fi, k)))
+            tip = "\n".join(t for t in parts if t)
             if tip:
                 return tip
             if col == "summary":

@@ -1,0 +1,47 @@
+from PySide6.QtCore import Qt
+
+from tfrview.core.framing import QA_KINDS
+
+
+def wait_checks(qtbot, w):
+    qtbot.waitUntil(lambda: not w.check_state.startswith("QA checks:"), timeout=60000)
+    assert w.check_state == "QA checks done", w.check_state
+
+
+def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_path, qtmodeltester):
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    wait_checks(qtbot, w)
+    kinds = [str(r.problem.kind) for r in w.problems.rows]
+    for k in ("bad_data_crc", "unreadable_bytes", "truncated", "image_undecodable", "box_out_of_bounds",
+              "image_exif_rotation", "unexpected_payload"):  # fmt: skip
+        assert k in kinds, (k, kinds)
+    targets = [r.target for r in w.problems.rows if r.target is not None]
+    assert targets == sorted(targets)  # in record order
+    assert "problems" in w.problems_label.text() and "bad_data_crc" in w.problems_label.toolTip()
+    assert w.problems_dock.windowTitle() == f"Problems ({len(w.problems.rows)})"
+    qtmodeltester.check(w.problems, force_py=True)
+    # QA findings colour their rows and explain themselves in the tooltip
+    qa = next(r for r in w.problems.rows if r.problem.kind in QA_KINDS and r.problem.kind.severity != "error")
+    m = w.model
+    assert m.data(m.index(qa.target, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    assert str(qa.problem.kind) in m.data(m.index(qa.target, 0), Qt.ItemDataRole.ToolTipRole)
+
+
+def test_f8_steps_through_problems_and_double_click_jumps(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
+    w.select_record(0)
+    w.step_problem(False)
+    assert w._selected == 4  # the bad CRC
+    w.step_problem(False)
+    assert w._selected == 10  # the record after the garbage
+    w.step_problem(False)
+    assert w._selected == 4  # wraps around
+    w.step_problem(True)
+    assert w._selected == 10
+    row = next(i for i, r in enumerate(w.problems.rows) if r.target == 4)
+    w._on_problem_activated(w.problems.index(row, 0))
+    assert w._selected == 4
+    assert w.problems.data(w.problems.index(row, w.problems.columns.index("severity"))) == "error"
