@@ -147,3 +147,14 @@ def test_records_of_zero_length():
     data, _ = framed(pls)
     src, idx, vp = index_bytes(data)
     assert read_all(src, idx) == pls and idx.problems == [] and vp == []
+
+
+def test_record_cut_short_just_before_a_small_last_record():
+    # Found by the property test: the cut-short record's frame swallows the start of the last record,
+    # leaving fewer than 12 bytes; the last record must still be found.
+    pls = [b"\x00"] * 3 + [b"\x00\x00"] * 8 + [b"\x00"]
+    data, offs = framed(pls)
+    cut = data[: offs[10] + 12] + data[offs[11] :]  # record 10 loses its data and footer
+    src, idx, _ = index_bytes(cut)
+    assert read_all(src, idx) == pls[:10] + pls[11:]
+    assert problem_tuples(idx.problems) == [("truncated", offs[10], 12, None)]

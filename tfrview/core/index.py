@@ -273,6 +273,13 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
             pos = st.end
             break
         # A damaged header (_BAD), or the stream ends inside a record (_SHORT at end of stream).
+        cut = _cut_short_previous(st, b, pos)
+        if cut is not None:  # the previous record was cut short and the next one starts inside it
+            prev, q = cut
+            b.drop_last_pending()
+            b.problems.append(_truncated(prev, _length_at(st, prev), q - prev, q, b.record_at_cursor()))
+            pos = q
+            continue
         remaining = st.end - pos
         if why == _SHORT and remaining < HEADER_SIZE:
             tail = bytes(st.buf[pos - st.base : st.end - st.base])
@@ -284,13 +291,6 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
                 b.problems.append(Problem(ProblemKind.TRAILING_BYTES, pos, remaining, None, msg))
             pos = st.end
             break
-        cut = _cut_short_previous(st, b, pos)
-        if cut is not None:  # the previous record was cut short and the next one starts inside it
-            prev, q = cut
-            b.drop_last_pending()
-            b.problems.append(_truncated(prev, _length_at(st, prev), q - prev, q, b.record_at_cursor()))
-            pos = q
-            continue
         head = bytes(st.buf[pos - st.base : pos - st.base + HEADER_SIZE])
         sync = None
         for sync in _find_sync(st, pos + 1, pos):
