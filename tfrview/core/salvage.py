@@ -9,9 +9,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .atomic import refuse_overwriting_inputs
-from .framing import HEADER_SIZE
-from .index import RecordIndex
+from .framing import FRAMING_KINDS, HEADER_SIZE, TfrviewError
+from .index import BAD_LENGTH_CRC, RecordIndex
 from .report import intact_numbers
 from .source import Source
 from .writer import RecordWriter
@@ -29,14 +31,24 @@ def salvage(
     source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None
 ) -> SalvageResult:
     """`idx` must be verified (status bits set by `verify`)."""
-    out = Path(out)
-    refuse_overwriting_inputs(out, [source.path])
-    keep = intact_numbers(idx)
-    from .index import BAD_LENGTH_CRC
+    return salvage_many([(source, idx)], out, compression or source.compression)
 
-    with RecordWriter(out, compression or source.compression) as w:
-        for k in keep:
-            w.write(source.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k])))
-    reheadered = int(sum(1 for k in keep if idx.status[k] & BAD_LENGTH_CRC))
-    regions = sum(1 for p in idx.problems if p.record is None)
-    return SalvageResult(len(keep), idx.count - len(keep), reheadered, regions)
+
+def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
+                 progress=None) -> SalvageResult:  # fmt: skip
+    """Every intact record of several files (a dataset's shards), in order, into one new file."""
+    out = Path(out)
+    refuse_overwriting_inputs(out, [s.path for s, _ in parts])
+    written = dropped = reheadered = regions = 0
+    with RecordWriter(out, compression) as w:
+        for source, idx in parts:
+            keep = intact_numbers(idx)
+            for k in keep:
+                w.write(source.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k])))
+                written += 1
+                if progress is not None and written % 256 == 0 and not progress(written):
+                    raise TfrviewError("salvage cancelled")
+            reheadered += int(np.count_nonzero(idx.status[keep] & BAD_LENGTH_CRC)) if len(keep) else 0
+            dropped += idx.count - len(keep)
+            regions += sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)
+    return SalvageResult(written, dropped, reheadered, regions)

@@ -454,3 +454,33 @@ class JobWorker(QThread):
             if batch:
                 self.items.emit(batch)
             _stop(self._proc)
+
+
+class TaskWorker(QThread):
+    """Runs one user-started task (salvage, export) off the UI thread. The task gets a progress
+    callback that returns False once the person cancels."""
+
+    progressed = Signal(int)
+    done = Signal(object)  # ("ok", result) or ("error", message)
+
+    def __init__(self, task, parent=None) -> None:
+        super().__init__(parent)
+        self.task = task
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _progress(self, n: int) -> bool:
+        self.progressed.emit(n)
+        return not self._cancel.is_set()
+
+    def run(self) -> None:
+        from tfrview.core.framing import TfrviewError
+
+        try:
+            self.done.emit(("ok", self.task(self._progress)))
+        except (TfrviewError, OSError) as exc:
+            self.done.emit(("error", str(exc)))
+        except Exception as exc:  # reported, never a crash
+            self.done.emit(("error", f"{type(exc).__name__}: {exc}"))

@@ -1,0 +1,79 @@
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.helpers import CORPUS, payloads, read_all
+from tfrview.core.export import draw_overlay, export_images, export_jsonl, export_records
+from tfrview.core.framing import TfrviewError
+from tfrview.core.overlays import Box, Overlay
+from tfrview.core.report import index_source, verify_source
+from tfrview.core.source import open_source
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "zlib"])
+def test_export_records_roundtrip_byte_identical(tmp_path, compression):
+    pls = payloads(25)
+    out = tmp_path / "sel.tfrecord"
+    res = export_records(iter(pls[5:15]), out, compression)
+    assert res.written == 10
+    with open_source(out) as src:
+        idx, rep = verify_source(src)
+        assert rep.ok and src.compression == compression
+        assert read_all(src, idx) == pls[5:15]
+
+
+def test_export_refuses_an_input_and_cancels_cleanly(tmp_path):
+    p = tmp_path / "in.tfrecord"
+    p.write_bytes(b"")
+    with pytest.raises(TfrviewError, match="refusing"):
+        export_records(iter([b"x"]), p, inputs=[p])
+    out = tmp_path / "out.tfrecord"
+    with pytest.raises(TfrviewError, match="cancelled"):
+        export_records(iter([b"a", b"b", b"c"]), out, progress=lambda n: n < 2)
+    assert not out.exists() and sorted(x.name for x in tmp_path.iterdir()) == ["in.tfrecord"]
+
+
+def test_export_jsonl_matches_dump_json(tmp_path):
+    with open_source(CORPUS / "raccoon_test.record") as src:
+        idx = index_source(src)
+        items = [
+            (n, int(idx.offsets[n]), src.read(int(idx.offsets[n]) + 12, int(idx.lengths[n]))) for n in (2, 7)
+        ]
+    out = tmp_path / "f.jsonl"
+    assert export_jsonl(iter(items), out).written == 2
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [d["record"] for d in lines] == [2, 7]
+    assert lines[0]["features"]["image/object/class/text"]["values"] == ["raccoon"]
+    assert lines[0]["offset"] == items[0][1] and lines[0]["length"] == len(items[0][2])
+
+
+def test_export_images_with_and_without_boxes(tmp_path):
+    with open_source(CORPUS / "raccoon_test.record") as src:
+        idx = index_source(src)
+        data = src.read(int(idx.offsets[0]) + 12, int(idx.lengths[0]))
+    plain = export_images(iter([(0, data)]), tmp_path / "plain", with_overlays=False)
+    boxed = export_images(iter([(0, data)]), tmp_path / "boxed", with_overlays=True)
+    assert plain.written == boxed.written == 1
+    a = np.asarray(Image.open(tmp_path / "plain" / "record-0.png").convert("RGB")).astype(int)
+    b = np.asarray(Image.open(tmp_path / "boxed" / "record-0.png").convert("RGB")).astype(int)
+    assert a.shape == b.shape == (315, 639, 3)
+    # the box's left edge (x = 142) is drawn over the photo; far from the box nothing changed
+    assert np.abs(a[150, 141:144] - b[150, 141:144]).sum() > 100
+    assert np.abs(a[300, 600] - b[300, 600]).sum() == 0
+
+
+def test_draw_overlay_pure_function():
+    px = np.zeros((50, 80, 3), np.uint8)
+    im = draw_overlay(px, Overlay(None, (Box(10, 10, 40, 30, 0, 1, "cat"),)), labels=False)
+    arr = np.asarray(im)
+    assert arr[20, 10].any() and not arr[45, 70].any()
+
+
+def test_export_images_skips_undecodable(tmp_path):
+    from tests.core.test_payload import make_example
+
+    bad = make_example(**{"image/encoded": [b"\xff\xd8\xff\xe0" + bytes(40)]})
+    res = export_images(iter([(3, bad)]), tmp_path / "imgs")
+    assert res.written == 0 and res.skipped == 1 and "record 3" in res.notes[0]

@@ -1,0 +1,150 @@
+"""Exporting records: to a new TFRecord file, to JSON lines, or their images to a folder (with or
+without boxes and labels drawn on). Every file is new and written atomically; inputs are refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import refuse_overwriting_inputs
+from .framing import TfrviewError
+from .images import ImageError, decode_image, find_images
+from .overlays import Overlay, compute_overlay
+from .payload import decode, payload_json
+from .writer import RecordWriter
+
+Progress = Callable[[int], bool]  # called with records done; returning False cancels
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    written: int
+    skipped: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def export_records(payloads: Iterable[bytes], out: Path, compression: str = "none", inputs: list[Path] = (),
+                   progress: Progress | None = None) -> ExportResult:  # fmt: skip
+    """The payloads, re-framed with fresh headers and CRCs, into a new TFRecord file."""
+    refuse_overwriting_inputs(out, list(inputs))
+    with RecordWriter(out, compression) as w:
+        for i, data in enumerate(payloads):
+            w.write(data)
+            if progress is not None and not progress(i + 1):
+                raise TfrviewError("export cancelled")
+    return ExportResult(w.count)
+
+
+def export_jsonl(items: Iterable[tuple[int, int, bytes]], out: Path, inputs: list[Path] = (),
+                 progress: Progress | None = None) -> ExportResult:  # fmt: skip
+    """One JSON object per record, as `tfrview dump --json` prints them."""
+    refuse_overwriting_inputs(out, list(inputs))
+    parent = out.parent if str(out.parent) else Path(".")
+    tmp = parent / f".{out.name}.{os.getpid()}.partial"
+    n = 0
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for number, offset, data in items:
+                d = {"record": number, "offset": offset, "length": len(data), **payload_json(decode(data))}
+                fh.write(json.dumps(d) + "\n")
+                n += 1
+                if progress is not None and not progress(n):
+                    raise TfrviewError("export cancelled")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return ExportResult(n)
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1
+        return ImageFont.load_default()
+
+
+def palette_rgb(key: str) -> tuple[int, int, int]:
+    """The same class colours as the window (gui.painting.PALETTE)."""
+    colors = ("#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
+              "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3")  # fmt: skip
+    i = (
+        int(key)
+        if key.lstrip("-").isdigit()
+        else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
+    )
+    h = colors[i % len(colors)]
+    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
+
+
+def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True):
+    """A PIL image of the pixels with the boxes (and their labels) drawn on."""
+    from PIL import Image, ImageDraw
+
+    im = Image.fromarray(pixels).convert("RGB")
+    if overlay is None or not overlay.boxes:
+        return im
+    d = ImageDraw.Draw(im)
+    width = max(2, round(max(im.size) / 400))
+    font = _font(max(11, round(max(im.size) / 60)))
+    for b in overlay.boxes:
+        c = palette_rgb(b.color_key)
+        x0, x1 = sorted((b.x0, b.x1))
+        y0, y1 = sorted((b.y0, b.y1))
+        d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
+        d.rectangle([x0, y0, x1, y1], outline=c, width=width)
+        if labels:
+            left, t, r, btm = d.textbbox((0, 0), b.label, font=font)
+            ty = y0 - (btm - t) - 4 if y0 - (btm - t) - 4 >= 0 else y0
+            d.rectangle([x0, ty, x0 + (r - left) + 6, ty + (btm - t) + 4], fill=c)
+            lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
+            d.text(
+                (x0 + 3 - left, ty + 2 - t),
+                b.label,
+                fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
+                font=font,
+            )
+    return im
+
+
+def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlays: bool = True,
+                  label_map: dict[int, str] | None = None, progress: Progress | None = None) -> ExportResult:  # fmt: skip
+    """Every image of every record as PNG: record-<n>.png, or record-<n>-<k>.png for several."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = skipped = done = 0
+    notes: list[str] = []
+    for number, data in items:
+        p = decode(data)
+        feats = p.features if p.kind in ("example", "sequence_example") else {}
+        refs = find_images(feats)
+        for k, ref in enumerate(refs):
+            try:
+                img = decode_image(feats, ref)
+            except ImageError as exc:
+                skipped += 1
+                notes.append(f"record {number}: {exc}")
+                continue
+            ov = compute_overlay(feats, img.width, img.height, label_map) if with_overlays else None
+            im = draw_overlay(img.pixels, ov) if with_overlays else _plain(img.pixels)
+            name = f"record-{number}.png" if len(refs) == 1 else f"record-{number}-{k}.png"
+            tmp = folder / f".{name}.partial"
+            im.save(tmp, "PNG")
+            os.replace(tmp, folder / name)
+            written += 1
+        done += 1
+        if progress is not None and not progress(done):
+            raise TfrviewError("export cancelled")
+    return ExportResult(written, skipped, tuple(notes[:50]))
+
+
+def _plain(pixels: np.ndarray):
+    from PIL import Image
+
+    return Image.fromarray(pixels)
