@@ -1,6 +1,6 @@
 """Whole-dataset jobs run in a child process, streaming JSON lines, so a window's GIL stays free.
 
-    python -m tfrview.core.jobs '{"job": "checks", "paths": [...], "label_map": {...}}'
+    echo '{"job": "checks", "paths": [...], "label_map": {...}}' | python -m tfrview.core.jobs
 
 Each output line is one JSON object: {"progress": [phase, done, total]}, a job's results, or
 {"error": message}. The child opens the same files in the same order as the window, so its record
@@ -67,12 +67,50 @@ def job_checks(spec: dict) -> None:
     ds.close()
 
 
-JOBS = {"checks": job_checks}
+def job_filter(spec: dict) -> None:
+    """Record numbers (global, in the window's numbering) whose facts match a filter expression.
+    `problems` maps a global record number to the kinds of problem the window knows for it."""
+    from .filterexpr import compile_filter, facts_for, parse
+
+    test = compile_filter(parse(spec["expr"]))
+    problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
+    ds = Dataset.open(spec["paths"])
+    for _ in ds.scan():
+        pass
+    total = ds.count
+    tick = _ticker()
+    matches: list[int] = []
+    last = time.monotonic()
+    base = 0
+    for f in ds.files:
+        if f.source is None:
+            continue
+        name = f.path.name
+        offs, lens = f.index.offsets, f.index.lengths
+        read = f.source.bulk_reader()
+        for k in range(f.index.count):
+            n = base + k
+            o = int(offs[k])
+            data = read(o + HEADER_SIZE, int(lens[k]))
+            if test(facts_for(data, n, name, problems.get(n, []))):
+                matches.append(n)
+            if k % 4096 == 0:
+                now = time.monotonic()
+                if now - last > 0.1:
+                    _emit({"matches": matches, "upto": n + 1, "total": total})
+                    matches, last = [], now
+                tick("filter", n, total)
+        base += f.index.count
+    _emit({"matches": matches, "upto": total, "total": total})
+    ds.close()
 
 
-def child_main(arg: str) -> int:
+JOBS = {"checks": job_checks, "filter": job_filter}
+
+
+def child_main() -> int:
     try:
-        spec = json.loads(arg)
+        spec = json.loads(sys.stdin.read())
         JOBS[spec["job"]](spec)
         _emit({"done": True})
     except BrokenPipeError:
@@ -87,19 +125,42 @@ def spawn(spec: dict) -> subprocess.Popen:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.Popen(
-        [sys.executable, "-m", "tfrview.core.jobs", json.dumps(spec)],
-        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True,
+    import tempfile
+
+    err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the process; closed by its reader
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfrview.core.jobs"],
+        stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err, env=env, text=True,
     )  # fmt: skip
+    proc.error_file = err
+    try:  # the spec goes over stdin: a map of problems can be far longer than a command line
+        proc.stdin.write(json.dumps(spec))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return proc
 
 
 def read_lines(proc: subprocess.Popen) -> Iterator[dict]:
+    """The job's JSON lines; if it dies without saying why, an {"error"} with its last stderr lines."""
+    ended = False
     for line in proc.stdout:
         try:
-            yield json.loads(line)
+            obj = json.loads(line)
         except ValueError:
             continue
+        ended = ended or "done" in obj or "error" in obj
+        yield obj
+    if not ended:
+        code = proc.wait()
+        if code not in (0, -9):  # -9: killed on purpose (cancelled)
+            tail = ""
+            err = getattr(proc, "error_file", None)
+            if err is not None:
+                err.seek(0)
+                tail = " ".join(err.read().strip().splitlines()[-3:])
+            yield {"error": f"job exited with code {code}: {tail or 'no message'}"}
 
 
 if __name__ == "__main__":
-    raise SystemExit(child_main(sys.argv[1]))
+    raise SystemExit(child_main())

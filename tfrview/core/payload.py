@@ -142,10 +142,34 @@ def _looks_like_text(b: bytes) -> bool:
 # --- Example / SequenceExample --------------------------------------------------------------------
 
 
-def _pb():
-    from .proto import example_pb2
+_example_pb2 = None
+_unknown_fields = None
 
-    return example_pb2
+
+def _pb():
+    """The generated Example module, imported on first use (protobuf costs start-up time)."""
+    global _example_pb2
+    if _example_pb2 is None:
+        from .proto import example_pb2
+
+        _example_pb2 = example_pb2
+    return _example_pb2
+
+
+def parse_clean_example(data: bytes):
+    """The parsed Example when upb parses it with no unknown fields in it or its Features, else None."""
+    global _unknown_fields
+    if _unknown_fields is None:
+        from google.protobuf.unknown_fields import UnknownFieldSet
+
+        _unknown_fields = UnknownFieldSet
+    try:
+        ex = _pb().Example.FromString(data)
+    except Exception:
+        return None
+    if ex.HasField("features") and not len(_unknown_fields(ex)) and not len(_unknown_fields(ex.features)):
+        return ex
+    return None
 
 
 def feature_from_proto(f) -> Feature:
@@ -167,6 +191,8 @@ def sniff_kind(data: bytes) -> str:
     """The payload kind without converting values: cheap enough for a table column."""
     if not data:
         return EXAMPLE  # an empty Example serialises to zero bytes
+    if data[0] == 0x0A and parse_clean_example(data) is not None:
+        return EXAMPLE
     try:
         fields = top_fields(data)
     except WireError:

@@ -335,6 +335,15 @@ class Source:
         with self._read_lock:
             return self._read_inflated(offset, n)
 
+    def bulk_reader(self):
+        """A read(offset, n) for one pass over many records in a worker process: a plain file is
+        sliced straight from the map, without the per-call size check of `read` (in a child process
+        a file cut meanwhile costs that process, not the window)."""
+        if self.compression != "none":
+            return self.read
+        data = self._data
+        return lambda offset, n: data[offset : offset + n]
+
     def _read_inflated(self, offset: int, n: int) -> bytes:
         c0 = self._cache_pos
         if c0 <= offset and offset + n <= c0 + len(self._cache):

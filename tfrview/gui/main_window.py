@@ -12,9 +12,11 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
     QProgressBar,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableView,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -31,7 +34,7 @@ from tfrview.core.framing import QA_KINDS, Problem, ProblemKind, SourceError, Tf
 from tfrview.core.labelmap import find_label_map, load_label_map
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
-from tfrview.gui.models.record_table import RecordTableModel
+from tfrview.gui.models.record_table import RecordTableModel, file_labels
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
@@ -158,6 +161,12 @@ class MainWindow(QMainWindow):
         )
         self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
         self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
+        self._act(
+            "filter",
+            "&Filter…",
+            lambda: (self.filter_edit.setFocus(), self.filter_edit.selectAll()),
+            "Ctrl+F",
+        )
         self._act("cancel", "Stop", self.cancel_indexing, "Esc", tip="Stop indexing, verifying and checking")
         self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
         self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
@@ -201,13 +210,19 @@ class MainWindow(QMainWindow):
         right.addWidget(self.image_panel)
         right.addWidget(self.tree)
         right.setSizes([420, 300])
+        left = QWidget(self)
+        left_lay = QVBoxLayout(left)
+        left_lay.setContentsMargins(0, 0, 0, 0)
+        left_lay.setSpacing(0)
+        left_lay.addWidget(self._build_filter_bar())
+        left_lay.addWidget(self.table, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(left)
         self.splitter.addWidget(right)
         self.splitter.setSizes([720, 560])
         self.setCentralWidget(self.splitter)
 
-        self.problems = ProblemsModel([f.path.name for f in self.ds.files], self)
+        self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
         self.problems_view = QTableView(self)
         self.problems_view.setModel(self.problems)
         self.problems_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -243,6 +258,8 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.cancel_button)
         self._file_errors: list[str] = []
         self._tasks: set = set()
+        self.filterer: JobWorker | None = None
+        self.filter_state = ""
         self.checker: JobWorker | None = None
         self.check_state = ""
         self.run_checks = True
@@ -273,6 +290,7 @@ class MainWindow(QMainWindow):
         v.addAction(self.problems_dock.toggleViewAction())
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
+        g.addAction(a["filter"])
         g.addAction(a["next_problem"])
         g.addAction(a["prev_problem"])
         g.addSeparator()
@@ -459,7 +477,8 @@ class MainWindow(QMainWindow):
                 continue
             seen[k] = seen.get(k, 0) + 1
         kinds = sorted(seen, key=lambda k: -seen[k])
-        return " + ".join(names[k] for k in kinds) + " payloads"
+        others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
+        return f"{names[kinds[0]]} payloads{others}"
 
     def _update_status(self) -> None:
         n = self.model.total()
@@ -543,6 +562,8 @@ class MainWindow(QMainWindow):
     def select_record(self, n: int) -> None:
         if n >= self.model.total():
             return
+        if self.model.row_of(n) is None and self.model.filter_rows is not None:
+            return  # not among the matches
         if self.model.row_of(n) is None:
             self.model.set_page((n // self.model.row_cap) * self.model.row_cap)
         row = self.model.row_of(n)
@@ -646,6 +667,113 @@ class MainWindow(QMainWindow):
         if not path:
             return
         self.write_image(Path(path), with_boxes)
+
+    # filtering -------------------------------------------------------------------------------------------
+
+    def _build_filter_bar(self) -> QWidget:
+        bar = QWidget(self)
+        lay = QHBoxLayout(bar)
+        lay.setContentsMargins(2, 2, 2, 2)
+        self.filter_edit = QLineEdit(bar)
+        self.filter_edit.setPlaceholderText(
+            'Filter (Enter):  label == 3 and not problem    "image/object/class/text" contains "cat"'
+        )
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.returnPressed.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(self._on_filter_text)
+        self.filter_status = QLabel("", bar)
+        self.filter_status.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.filter_edit, 1)
+        lay.addWidget(self.filter_status)
+        return bar
+
+    @Slot(str)
+    def _on_filter_text(self, text: str) -> None:
+        if not text.strip() and self.model.filter_rows is not None:
+            self.clear_filter()
+        elif self.filter_edit.property("error"):
+            self._set_filter_error(None)
+
+    def _set_filter_error(self, error) -> None:
+        self.filter_edit.setProperty("error", bool(error))
+        self.filter_edit.setStyleSheet("QLineEdit { border: 2px solid #b00020; }" if error else "")
+        if error is not None:
+            self.filter_status.setText(
+                f"<span style='color:#b00020'>⚠ {error.message} (character {error.position + 1})</span>"
+            )
+            self.filter_edit.setCursorPosition(error.position)
+        else:
+            self.filter_status.setText("")
+
+    @Slot()
+    def apply_filter(self) -> None:
+        from tfrview.core.filterexpr import FilterError, parse
+
+        text = self.filter_edit.text().strip()
+        if not text:
+            self.clear_filter()
+            return
+        try:
+            parse(text)
+        except FilterError as exc:
+            self._set_filter_error(exc)
+            return
+        self._set_filter_error(None)
+        self._stop_filter()
+        problems: dict[str, list[str]] = {}
+        for r in self.problems.rows:
+            if r.target is not None:
+                problems.setdefault(str(r.target), []).append(str(r.problem.kind))
+        spec = {"job": "filter", "expr": text, "problems": problems,
+                "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
+        self.model.set_filter()
+        self.filterer = JobWorker(spec, self)
+        self.filterer.items.connect(self._on_filter_items)
+        self.filterer.finished.connect(self._on_filter_finished)
+        self.filter_state = "filtering…"
+        self.filterer.start()
+        self._show_filter_state()
+
+    @Slot(object)
+    def _on_filter_items(self, items: list) -> None:
+        for obj in items:
+            if "matches" in obj:
+                self.model.add_matches(obj["matches"])
+                done = obj["upto"] >= obj["total"]
+                pct = 100 * obj["upto"] // max(obj["total"], 1)
+                self.filter_state = "" if done else f"filtering {pct}%"
+            elif "error" in obj:
+                self.filter_state = f"filter failed: {obj['error']}"
+        self._show_filter_state()
+
+    @Slot()
+    def _on_filter_finished(self) -> None:
+        if self.filter_state.startswith("filtering"):
+            self.filter_state = "stopped"
+        self._show_filter_state()
+
+    def _show_filter_state(self) -> None:
+        n = self.model.match_count
+        total = self.model.total()
+        text = f"{n:,} of {total:,} records match"
+        if self.filter_state:
+            text += f" · {self.filter_state}"
+        self.filter_status.setText(text)
+
+    def _stop_filter(self) -> None:
+        if self.filterer is not None:
+            self.filterer.cancel()
+            self.filterer.wait()
+            self.filterer = None
+
+    @Slot()
+    def clear_filter(self) -> None:
+        self._stop_filter()
+        if self.model.filter_rows is not None:
+            self.model.clear_filter()
+        self.filter_status.setText("")
+        if self._selected is not None:
+            self.select_record(self._selected)
 
     # salvage and export -----------------------------------------------------------------------------------
 
@@ -875,6 +1003,7 @@ class MainWindow(QMainWindow):
         for t in list(self._tasks):
             t.cancel()
             t.wait()
+        self._stop_filter()
         self.ds.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

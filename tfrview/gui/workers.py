@@ -26,6 +26,9 @@ def _stop(proc) -> None:
     proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
+    err = getattr(proc, "error_file", None)
+    if err is not None:
+        err.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,8 @@ class RecordTableModel(QAbstractTableModel):
         self.label_map: dict[int, str] | None = None
         self.page_start = 0
         self.row_cap = ROW_CAP
+        self.filter_rows: np.ndarray | None = None  # matching record numbers while a filter is on
+        self._filter_n = 0
         self._rows = 0
         self._starts = np.zeros(1, dtype=np.int64)
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
@@ -81,7 +83,10 @@ class RecordTableModel(QAbstractTableModel):
         """Pick up records the indexer framed since the last call (called on a UI timer)."""
         counts = np.array([f.index.count for f in self.ds.files], dtype=np.int64)
         self._starts = np.concatenate([[0], np.cumsum(counts)])
-        want = max(0, min(self.total() - self.page_start, self.row_cap))
+        if self.filter_rows is not None:
+            want = min(int(np.searchsorted(self.filter_rows[: self._filter_n], self.total())), self.row_cap)
+        else:
+            want = max(0, min(self.total() - self.page_start, self.row_cap))
         if want > self._rows:
             self.beginInsertRows(QModelIndex(), self._rows, want - 1)
             self._rows = want
@@ -152,11 +157,50 @@ class RecordTableModel(QAbstractTableModel):
     # mapping ---------------------------------------------------------------------------------------
 
     def record_number(self, row: int) -> int:
+        if self.filter_rows is not None:
+            return int(self.filter_rows[row])
         return self.page_start + row
 
     def row_of(self, number: int) -> int | None:
+        if self.filter_rows is not None:
+            r = int(np.searchsorted(self.filter_rows[: self._rows], number))
+            return r if r < self._rows and self.filter_rows[r] == number else None
         r = number - self.page_start
         return r if 0 <= r < self._rows else None
+
+    # filtering: rows become the matching record numbers, in order -------------------------------------
+
+    def set_filter(self) -> None:
+        """Start showing only matches (none yet); `add_matches` grows them."""
+        self.beginResetModel()
+        self.filter_rows = np.empty(1024, dtype=np.int64)
+        self._filter_n = 0
+        self._rows = 0
+        self.endResetModel()
+
+    def add_matches(self, numbers: list[int]) -> None:
+        if self.filter_rows is None or not numbers:
+            return
+        need = self._filter_n + len(numbers)
+        if need > len(self.filter_rows):
+            bigger = np.empty(max(need, 2 * len(self.filter_rows)), dtype=np.int64)
+            bigger[: self._filter_n] = self.filter_rows[: self._filter_n]
+            self.filter_rows = bigger
+        self.filter_rows[self._filter_n : need] = numbers
+        self._filter_n = need
+        self.refresh()
+
+    def clear_filter(self) -> None:
+        self.beginResetModel()
+        self.filter_rows = None
+        self._filter_n = 0
+        self._rows = 0
+        self.endResetModel()
+        self.refresh()
+
+    @property
+    def match_count(self) -> int:
+        return self._filter_n
 
     def locate(self, n: int) -> tuple[int, int]:
         fi = int(np.searchsorted(self._starts, n, side="right")) - 1
@@ -227,7 +271,7 @@ class RecordTableModel(QAbstractTableModel):
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
-        n = self.page_start + index.row()
+        n = self.record_number(index.row())
         col = self.columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(n, col)

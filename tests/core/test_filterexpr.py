@@ -1,0 +1,81 @@
+import math
+
+import pytest
+
+from tests.core.test_payload import make_example
+from tfrview.core.filterexpr import And, Cmp, FilterError, Key, Lit, Not, Or, facts_for, parse
+
+
+def match(expr: str, problems=(), number=0, **features) -> bool:
+    data = make_example(**features) if features else make_example(dummy=[0])
+    from tfrview.core.filterexpr import evaluate, keys_used
+
+    node = parse(expr)
+    return evaluate(node, facts_for(data, number, "f.tfrecord", list(problems), keys_used(node)))
+
+
+@pytest.mark.parametrize(
+    "text, position, words",
+    [
+        ("", 0, "empty"),
+        ("label ==", 8, "needs something"),
+        ("label = 3", 6, "use =="),
+        ('"image/x contains "cat"', 22, "unclosed"),
+        ("(label == 3", 11, "missing )"),
+        ("label == 3 label", 11, "unexpected 'label'"),
+        ("and label", 0, "cannot start"),
+        ("len(label > 3", 10, "missing )"),
+        ("label == 3 $", 11, "unexpected '$'"),
+    ],
+)
+def test_parse_errors_say_where(text, position, words):
+    with pytest.raises(FilterError) as e:
+        parse(text)
+    assert e.value.position == position and words in e.value.message
+
+
+def test_precedence_not_binds_tighter_than_and_than_or():
+    assert parse("a or b and c") == Or((Key("a"), And((Key("b"), Key("c")))))
+    assert parse("not a and b") == And((Not(Key("a")), Key("b")))
+    assert parse("not (a or b)") == Not(Or((Key("a"), Key("b"))))
+    assert parse('"x/y" contains "cat"') == Cmp("contains", Key("x/y"), Lit("cat"))
+    assert parse("w >= 1.5e2") == Cmp(">=", Key("w"), Lit(150.0))
+
+
+def test_comparisons_on_features():
+    assert match("label == 3", label=[3])
+    assert not match("label == 3", label=[4])
+    assert match("label == 3", label=[1, 3])  # any value
+    assert match("width < 100", width=[64])
+    assert match('"image/object/class/text" contains "cat"', **{"image/object/class/text": [b"dog", b"Cat"]})
+    assert match('name == "abc"', name=[b"abc"])
+    assert match("score > 0.5", score=[0.75])
+
+
+def test_types_never_mix():
+    assert not match('label == "3"', label=[3])
+    assert not match("name == 3", name=[b"3"])
+    assert not match("name < 3", name=[b"1"])
+
+
+def test_missing_features_and_not_equal():
+    assert not match("label == 3")
+    assert match("label != 3")  # a missing feature differs from everything
+    assert not match("label != 3", label=[3, 4])  # some value equals
+    assert match("not label", other=[1])
+    assert match("label", label=[0])
+
+
+def test_len_and_facts():
+    assert match('len("image/object/bbox/xmin") > 5', **{"image/object/bbox/xmin": [0.1] * 6})
+    assert not match("len(boxes) > 0")
+    assert match("problem", problems=["bad_data_crc"])
+    assert not match("problem")
+    assert match('problem == "bad_data_crc"', problems=["truncated", "bad_data_crc"])
+    assert match('kind == "example"', label=[1])
+    assert match("record >= 10 and record < 20", number=12)
+
+
+def test_nan_compares_false():
+    assert not match("x > 0", x=[math.nan])
+    assert not match("x == x", x=[math.nan])

@@ -1,0 +1,42 @@
+def run_filter(qtbot, w, text):
+    w.filter_edit.setText(text)
+    w.apply_filter()
+    if w.filterer is not None:
+        qtbot.waitUntil(lambda: w.filterer.isFinished(), timeout=30000)
+        qtbot.wait(50)  # the last batch is a queued signal
+    return [w.model.record_number(r) for r in range(w.model.rowCount())]
+
+
+def test_filter_shows_matches_as_rows(qtbot, open_window, tmp_path):
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    rows = run_filter(qtbot, w, '"image/object/class/text" contains "star" and len("image/object/bbox/xmin") >= 2')
+    assert rows and all(w.model.record_number(r) == n for r, n in enumerate(rows))
+    for n in rows:
+        text = w.model.data(w.model.index(w.model.row_of(n), w.model.columns.index("#")))
+        assert text == str(n)
+    assert "records match" in w.filter_status.text()
+    assert run_filter(qtbot, w, 'kind == "sequence_example"') == [33]
+    assert run_filter(qtbot, w, "digit == 7") == [32]
+    w.filter_edit.setText("")  # clearing shows everything again
+    assert w.model.filter_rows is None and w.model.rowCount() == 38
+
+
+def test_filter_on_problems(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
+    assert run_filter(qtbot, w, 'problem == "bad_data_crc"') == [4]
+    assert run_filter(qtbot, w, "problem") == [4, 10]
+    assert run_filter(qtbot, w, "record >= 28") == [28, 29]
+
+
+def test_filter_error_is_shown_inline(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    w.filter_edit.setText("label = 3")
+    w.apply_filter()
+    assert w.filterer is None and w.model.filter_rows is None
+    assert "use ==" in w.filter_status.text() and "character 7" in w.filter_status.text()
+    assert w.filter_edit.cursorPosition() == 6 and w.filter_edit.property("error")
+    w.filter_edit.setText("label == 3")  # editing clears the error
+    assert not w.filter_edit.property("error") and w.filter_status.text() == ""
