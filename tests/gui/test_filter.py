@@ -11,7 +11,9 @@ def test_filter_shows_matches_as_rows(qtbot, open_window, tmp_path):
     from tfrview.core.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    rows = run_filter(qtbot, w, '"image/object/class/text" contains "star" and len("image/object/bbox/xmin") >= 2')
+    rows = run_filter(
+        qtbot, w, '"image/object/class/text" contains "star" and len("image/object/bbox/xmin") >= 2'
+    )
     assert rows and all(w.model.record_number(r) == n for r, n in enumerate(rows))
     for n in rows:
         text = w.model.data(w.model.index(w.model.row_of(n), w.model.columns.index("#")))

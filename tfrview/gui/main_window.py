@@ -256,6 +256,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
+        self._closing = False
         self._file_errors: list[str] = []
         self._tasks: set = set()
         self.filterer: JobWorker | None = None
@@ -445,6 +446,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_index_finished(self) -> None:
+        if self._closing:
+            return  # the window is going away and its files are closed
         self.rows_timer.stop()
         self.model.refresh()
         self._payload_kinds = self._sample_payload_kinds()
@@ -477,6 +480,8 @@ class MainWindow(QMainWindow):
                 continue
             seen[k] = seen.get(k, 0) + 1
         kinds = sorted(seen, key=lambda k: -seen[k])
+        if not kinds:
+            return ""
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
         return f"{names[kinds[0]]} payloads{others}"
 
@@ -990,6 +995,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Stop and join every worker, then close the files (an mmap cannot close under a reader)."""
+        self._closing = True
         self.rows_timer.stop()
         self.indexer.cancel()
         self.indexer.wait()
