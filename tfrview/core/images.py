@@ -66,6 +66,15 @@ class DecodedImage:
     pixels: np.ndarray
     source_size: tuple[int, int]  # (width, height) as stored, before EXIF orientation
     notes: tuple[str, ...] = ()  # e.g. "EXIF orientation 6 applied", "16-bit scaled to 8-bit"
+    full_size: tuple[int, int] | None = (
+        None  # (width, height) shown at full size: after EXIF, before any thumbnail
+    )
+
+    @property
+    def scale(self) -> float:
+        """Pixels per full-size pixel: below 1 for a thumbnail. Boxes computed at full size scale by it."""
+        full = self.full_size or (self.width, self.height)
+        return self.width / full[0] if full[0] else 1.0
 
     @property
     def width(self) -> int:
@@ -236,9 +245,12 @@ def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> Deco
                 im.draft("RGB", (max_side, max_side))
             im.load()
             orientation = im.getexif().get(0x0112, 1)
+            full = (w, h)
             if orientation not in (1, None):
                 im = ImageOps.exif_transpose(im)
                 notes.append(f"EXIF orientation {orientation} applied")
+                if orientation in (5, 6, 7, 8):
+                    full = (h, w)
             if max_side:
                 im.thumbnail((max_side, max_side))
             arr = _pil_to_array(im, notes)
@@ -248,7 +260,7 @@ def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> Deco
         raise ImageError(f"refused as a decompression bomb: {exc}") from None
     except Exception as exc:  # Pillow raises many types for broken data
         raise ImageError(f"{ref.detail} bytes do not decode: {exc}") from None
-    return DecodedImage(ref, arr, (w, h), tuple(notes))
+    return DecodedImage(ref, arr, (w, h), tuple(notes), full)
 
 
 def _pil_to_array(im, notes: list[str]) -> np.ndarray:
@@ -299,4 +311,4 @@ def decode_image(features: dict[str, Feature], ref: ImageRef, max_side: int | No
         im = Image.fromarray(display)
         im.thumbnail((max_side, max_side))
         display = np.asarray(im)
-    return DecodedImage(ref, display, (w, h), tuple(notes + more))
+    return DecodedImage(ref, display, (w, h), tuple(notes + more), (w, h))

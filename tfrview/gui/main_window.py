@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -17,12 +17,14 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
+    QListView,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QProgressDialog,
     QSplitter,
     QTableView,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,6 +35,7 @@ from tfrview.core.dataset import Dataset
 from tfrview.core.framing import QA_KINDS, Problem, ProblemKind, SourceError, TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
+from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
 from tfrview.gui.painting import render_overlay_on_image
@@ -48,6 +51,7 @@ from tfrview.gui.workers import (
     RecordView,
     SummaryWorker,
     TaskWorker,
+    ThumbnailPool,
 )
 
 ROW_TIMER_MS = 150
@@ -79,6 +83,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._restore()
         self._load_nearby_label_map()
+        self.thumbs.label_map = self.label_map
         self.progress_state: IndexProgress | None = None
         self.indexer = IndexWorker(dataset, self)
         self.indexer.progress.connect(self._on_progress)
@@ -215,7 +220,28 @@ class MainWindow(QMainWindow):
         left_lay.setContentsMargins(0, 0, 0, 0)
         left_lay.setSpacing(0)
         left_lay.addWidget(self._build_filter_bar())
-        left_lay.addWidget(self.table, 1)
+        self.thumbs = ThumbnailPool(self.ds, threads=2, size=THUMB, cell=(THUMB, THUMB_H), parent=self)
+        self.gallery_model = GalleryModel(self.model, self.thumbs, self)
+        self.thumbs.ready.connect(self._on_thumbnail)
+        self.gallery = QListView(self)
+        self.gallery.setViewMode(QListView.ViewMode.IconMode)
+        self.gallery.setModel(self.gallery_model)
+        self.gallery.setUniformItemSizes(True)
+        self.gallery.setResizeMode(QListView.ResizeMode.Adjust)
+        self.gallery.setMovement(QListView.Movement.Static)
+        self.gallery.setLayoutMode(QListView.LayoutMode.Batched)
+        self.gallery.setBatchSize(200)
+        self.gallery.setIconSize(QSize(THUMB, THUMB_H))
+        self.gallery.setGridSize(QSize(THUMB + 16, THUMB_H + 40))
+        self.gallery.setWordWrap(True)
+        self.gallery.setSpacing(4)
+        self.gallery.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.gallery.selectionModel().currentChanged.connect(self._on_gallery_current)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.table, "Records")
+        self.tabs.addTab(self.gallery, "Gallery")
+        self.tabs.currentChanged.connect(self._on_tab)
+        left_lay.addWidget(self.tabs, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
@@ -241,6 +267,7 @@ class MainWindow(QMainWindow):
         self.problems_dock.setObjectName("problems")
         self.problems_dock.setWidget(self.problems_view)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problems_dock)
+        self.problems_dock.hide()  # shown when the first problem turns up
 
         sb = self.statusBar()
         self.status_label = QLabel("opening…", self)
@@ -257,6 +284,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self._closing = False
+        self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_errors: list[str] = []
         self._tasks: set = set()
         self.filterer: JobWorker | None = None
@@ -365,6 +393,9 @@ class MainWindow(QMainWindow):
         fi, problem = item
         record, target = self.model.note_problem(fi, problem)
         self.problems.add(ProblemRow(fi, record, target, problem))
+        if len(self.problems.rows) == 1 and not self._dock_decided:
+            self.problems_dock.show()
+            self._dock_decided = True
         self._update_problem_counts()
 
     def _on_problem_text(self, text: str) -> None:
@@ -537,6 +568,26 @@ class MainWindow(QMainWindow):
         )
 
     @Slot(object)
+    def _on_thumbnail(self, item) -> None:
+        self.gallery_model.on_thumbnail(item)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_gallery_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            n = self.gallery_model.record_number(current.row())
+            if n != self._selected:
+                self.select_record(n)
+
+    @Slot(int)
+    def _on_tab(self, i: int) -> None:
+        if self.tabs.widget(i) is self.gallery and self._selected is not None:
+            r = self.model.row_of(self._selected)
+            if r is not None:
+                idx = self.gallery_model.index(r, 0)
+                self.gallery.setCurrentIndex(idx)
+                self.gallery.scrollTo(idx)
+
+    @Slot(object)
     def _on_summaries(self, item) -> None:
         self.model.on_summaries(item)
 
@@ -627,6 +678,8 @@ class MainWindow(QMainWindow):
         self.label_map_path = path
         self.model.set_label_map(self.label_map)
         self.summarizer.reset(self.label_map)
+        self.thumbs.reset(self.label_map)
+        self.gallery_model.clear()
         if self.check_state:
             self.start_checks()  # the label checks depend on the map
         self._update_status()
@@ -1001,6 +1054,7 @@ class MainWindow(QMainWindow):
         self.indexer.wait()
         self.decoder.stop()
         self.decoder.wait()
+        self.thumbs.stop()
         self.summarizer.stop()
         self.summarizer.wait()
         if self.checker is not None:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import QObject, QThread, Signal
 
 from tfrview.core.dataset import Dataset
 from tfrview.core.framing import Problem
@@ -487,3 +487,84 @@ class TaskWorker(QThread):
             self.done.emit(("error", str(exc)))
         except Exception as exc:  # reported, never a crash
             self.done.emit(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class ThumbnailPool(QObject):
+    """A few threads making gallery thumbnails, newest requests first (what is on screen now);
+    requests scrolled past are dropped once the queue is long. Pillow decodes without the GIL."""
+
+    ready = Signal(object)  # (record number, Thumbnail)
+    MAX_PENDING = 256
+
+    def __init__(self, dataset: Dataset, threads: int = 2, size: int = 160, cell=None, parent=None) -> None:
+        super().__init__(parent)
+        self.dataset = dataset
+        self.size = size
+        self.cell = cell
+        self.label_map: dict[int, str] | None = None
+        self._cond = threading.Condition()
+        self._queue: dict[int, None] = {}
+        self._busy: set[int] = set()
+        self._stop = False
+        self._threads = [_PoolThread(self) for _ in range(threads)]
+        for t in self._threads:
+            t.start()
+
+    def request(self, n: int) -> None:
+        with self._cond:
+            if n in self._queue or n in self._busy:
+                return
+            self._queue[n] = None
+            if len(self._queue) > self.MAX_PENDING:
+                del self._queue[next(iter(self._queue))]
+            self._cond.notify()
+
+    def reset(self, label_map) -> None:
+        with self._cond:
+            self._queue.clear()
+            self.label_map = label_map
+
+    def _next(self) -> int | None:
+        with self._cond:
+            while not self._queue and not self._stop:
+                self._cond.wait()
+            if self._stop:
+                return None
+            n = next(reversed(self._queue))
+            del self._queue[n]
+            self._busy.add(n)
+            return n
+
+    def _work(self) -> None:
+        from tfrview.core.framing import TfrviewError
+        from tfrview.core.thumbs import Thumbnail, make_thumbnail
+
+        while True:
+            n = self._next()
+            if n is None:
+                return
+            try:
+                thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell)
+            except (TfrviewError, IndexError, ValueError) as exc:
+                thumb = Thumbnail(None, str(exc), error=True)
+            except Exception as exc:  # a bug must not kill the pool
+                thumb = Thumbnail(None, f"internal error: {exc}", error=True)
+            with self._cond:
+                self._busy.discard(n)
+            self.ready.emit((n, thumb))
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        for t in self._threads:
+            t.wait()
+
+
+class _PoolThread(QThread):
+    def __init__(self, pool: ThumbnailPool) -> None:
+        super().__init__()
+        self.pool = pool
+
+    def run(self) -> None:
+        self.pool._work()

@@ -1,0 +1,72 @@
+"""Thumbnails for the gallery: a record's first image at reduced size with its boxes drawn on.
+Pure function of the record's bytes; decoding uses JPEG draft mode (decode at 1/2, 1/4, 1/8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .images import ImageError, decode_image, find_images
+from .overlays import Box, Overlay, compute_overlay
+from .payload import decode
+
+
+@dataclass(frozen=True)
+class Thumbnail:
+    pixels: np.ndarray | None  # uint8 RGB, at most `size` on its longer side
+    caption: str  # e.g. "label: 3", "2 boxes · cat, dog", or why there is no image
+    error: bool = False
+
+
+def scale_overlay(ov: Overlay, s: float) -> Overlay:
+    boxes = tuple(Box(b.x0 * s, b.y0 * s, b.x1 * s, b.y1 * s, b.index, b.class_id, b.name) for b in ov.boxes)
+    return Overlay(ov.spec, boxes, ov.caption, ov.notes)
+
+
+def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
+                   boxes: bool = True, cell: tuple[int, int] | None = None) -> Thumbnail:  # fmt: skip
+    """`cell` (width, height): the thumbnail fits inside it (default: size x size)."""
+    from .export import draw_overlay
+
+    p = decode(data)
+    feats = p.features if p.kind in ("example", "sequence_example") else {}
+    refs = find_images(feats)
+    if not refs:
+        return Thumbnail(None, f"no image ({p.kind.replace('_', ' ')})")
+    try:
+        img = decode_image(feats, refs[0], max_side=size)
+        cw, ch = cell or (size, size)
+        if img.width > cw or img.height > ch:  # a portrait image in a landscape cell
+            img = _fit(img, cw, ch)
+    except ImageError as exc:
+        return Thumbnail(None, str(exc), error=True)
+    full = img.full_size or (img.width, img.height)
+    ov = compute_overlay(feats, full[0], full[1], label_map)
+    caption = ov.caption or ""
+    if ov.boxes:
+        names = sorted({b.label for b in ov.boxes})
+        n = len(ov.boxes)
+        caption = (
+            (caption + " · " if caption else "")
+            + f"{n} box{'es' if n != 1 else ''} · "
+            + ", ".join(names[:3])
+        )
+    pixels = img.pixels
+    if boxes and ov.boxes:
+        pixels = np.asarray(draw_overlay(pixels, scale_overlay(ov, img.scale), labels=False))
+    elif pixels.ndim == 2 or pixels.shape[2] != 3:
+        from PIL import Image
+
+        pixels = np.asarray(Image.fromarray(pixels).convert("RGB"))
+    return Thumbnail(np.ascontiguousarray(pixels), caption)
+
+
+def _fit(img, cw: int, ch: int):
+    from dataclasses import replace
+
+    from PIL import Image
+
+    im = Image.fromarray(img.pixels)
+    im.thumbnail((cw, ch))
+    return replace(img, pixels=np.asarray(im))

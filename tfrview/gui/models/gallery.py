@@ -1,0 +1,86 @@
+"""The gallery's model: the same rows as the record table (so filters apply), each shown as a
+thumbnail with its boxes. Thumbnails come from a pool of worker threads and are cached."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtGui import QColor, QPixmap
+
+from tfrview.core.thumbs import Thumbnail
+from tfrview.gui.models.record_table import RecordTableModel
+from tfrview.gui.painting import to_qimage
+
+THUMB = 160  # thumbnails fit THUMB x THUMB_H
+THUMB_H = 120
+CACHE = 3000
+
+
+class GalleryModel(QAbstractListModel):
+    def __init__(self, table: RecordTableModel, pool, parent=None) -> None:
+        super().__init__(parent)
+        self.table = table
+        self.pool = pool  # ThumbnailPool: request(n), ready -> on_thumbnail
+        self._pixmaps: OrderedDict[int, QPixmap] = OrderedDict()
+        self._captions: dict[int, str] = {}
+        self._errors: set[int] = set()
+        self.placeholder = QPixmap(THUMB, THUMB_H)
+        self.placeholder.fill(QColor(60, 60, 64))
+        # mirror the table's rows exactly
+        table.rowsAboutToBeInserted.connect(lambda _p, a, b: self.beginInsertRows(QModelIndex(), a, b))
+        table.rowsInserted.connect(lambda *_: self.endInsertRows())
+        table.modelAboutToBeReset.connect(self.beginResetModel)
+        table.modelReset.connect(self.endResetModel)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self.table.rowCount()
+
+    def record_number(self, row: int) -> int:
+        return self.table.record_number(row)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        n = self.table.record_number(index.row())
+        if role == Qt.ItemDataRole.DecorationRole:
+            pm = self._pixmaps.get(n)
+            if pm is not None:
+                self._pixmaps.move_to_end(n)
+                return pm
+            if n not in self._captions:
+                self.pool.request(n)
+            return self.placeholder
+        if role == Qt.ItemDataRole.DisplayRole:
+            caption = self._captions.get(n, "")
+            return f"#{n}  {caption}" if caption else f"#{n}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"record {n}\n{self._captions.get(n, '')}"
+        if role == Qt.ItemDataRole.ForegroundRole and n in self._errors:
+            return QColor(176, 0, 32)
+        if role == Qt.ItemDataRole.SizeHintRole:
+            return QSize(THUMB + 16, THUMB_H + 40)
+        return None
+
+    def on_thumbnail(self, item) -> None:
+        n, thumb = item
+        thumb: Thumbnail
+        self._captions[n] = thumb.caption
+        if thumb.error:
+            self._errors.add(n)
+        if thumb.pixels is not None:
+            self._pixmaps[n] = QPixmap.fromImage(to_qimage(thumb.pixels))
+            if len(self._pixmaps) > CACHE:
+                old, _ = self._pixmaps.popitem(last=False)
+                self._captions.pop(old, None)
+        r = self.table.row_of(n)
+        if r is not None:
+            idx = self.index(r, 0)
+            self.dataChanged.emit(idx, idx)
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._pixmaps.clear()
+        self._captions.clear()
+        self._errors.clear()
+        self.endResetModel()
