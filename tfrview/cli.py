@@ -139,6 +139,19 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def _label_map_fits_data(opened, label_map, samples: int = 64) -> bool:
+    from .core.labelmap import class_ids, label_map_fits
+    from .core.payload import decode
+
+    ids: set[int] = set()
+    for _, _path, src, idx, _ in opened:
+        for k in sorted({idx.count * i // samples for i in range(samples)} if idx.count else ()):
+            ids.update(
+                class_ids(decode(src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))).features)
+            )
+    return label_map_fits(ids, label_map)
+
+
 def _run_checks(opened, args, progress):
     """QA checks over the intact records of every file, with one schema for them all."""
     from .core.checks import CheckTarget, run_checks
@@ -147,6 +160,13 @@ def _run_checks(opened, args, progress):
 
     lm_path = Path(args.label_map) if args.label_map else find_label_map([p for _, p, *_ in opened])
     label_map = load_label_map(lm_path) if lm_path else None
+    if label_map and not args.label_map and not _label_map_fits_data(opened, label_map):
+        if not args.json and not args.quiet:
+            print(
+                f"not using {lm_path} found beside the data: it does not name this data's class ids",
+                file=sys.stderr,
+            )
+        label_map, lm_path = None, None
     if lm_path and not args.json and not args.quiet:
         print(f"label map: {lm_path}", file=sys.stderr)
     targets = []

@@ -168,3 +168,14 @@ def test_explicit_spec_overrides_detection():
 def test_record_caption_uses_label_map():
     f = feats(label=[2])
     assert compute_overlay(f, 1, 1, {2: "dog"}).caption == "label: 2 (dog)"
+
+
+def test_label_map_fits_only_data_whose_ids_it_names():
+    from tfrview.core.labelmap import class_ids, label_map_fits
+
+    assert class_ids(od(**{"image/object/class/label": [1, 2]})) == [1, 2]
+    assert class_ids(feats(label=[7])) == [7]
+    assert class_ids(feats(x=[1.0])) == []
+    assert label_map_fits({1, 2}, {1: "a", 2: "b", 3: "c"})
+    assert not label_map_fits({0, 2}, {1: "raccoon"})
+    assert not label_map_fits(set(), {1: "raccoon"})  # nothing to name

@@ -105,7 +105,34 @@ def job_filter(spec: dict) -> None:
     ds.close()
 
 
-JOBS = {"checks": job_checks, "filter": job_filter}
+def job_summary(spec: dict) -> None:
+    """The dataset's schema and label distribution over every intact record."""
+    from .datasummary import DatasetSummary
+    from .payload import decode
+
+    label_map = {int(k): v for k, v in (spec.get("label_map") or {}).items()} or None
+    ds = _open_verified(spec["paths"])
+    total = sum(f.index.count for f in ds.files)
+    tick = _ticker(0.2)
+    summary = DatasetSummary()
+    done = 0
+    for f in ds.files:
+        if f.source is None:
+            continue
+        read = f.source.bulk_reader()
+        offs, lens = f.index.offsets, f.index.lengths
+        for k in intact_numbers(f.index):
+            summary.add(decode(read(int(offs[k]) + HEADER_SIZE, int(lens[k]))), label_map)
+            done += 1
+            if done % 512 == 0:
+                tick("summary", done, total)
+                if done % 65536 == 0:  # a partial summary now and then: big datasets show something early
+                    _emit({"summary": summary.to_json(), "partial": True})
+    _emit({"summary": summary.to_json(), "partial": False})
+    ds.close()
+
+
+JOBS = {"checks": job_checks, "filter": job_filter, "summary": job_summary}
 
 
 def child_main() -> int:

@@ -56,3 +56,27 @@ def find_label_map(data_files: list[Path]) -> Path | None:
         except TfrviewError:
             continue
     return None
+
+
+def class_ids(features) -> list[int]:
+    """The class ids a record holds: its boxes' class ids and its record-level integer label."""
+    from .overlays import _LABEL_KEYS, detect_spec
+    from .payload import INT64_LIST
+
+    ids: list[int] = []
+    spec = detect_spec(features)
+    if spec is not None and spec.class_id and spec.class_id in features:
+        ids += [int(v) for v in features[spec.class_id].values]
+    for k in _LABEL_KEYS:
+        f = features.get(k)
+        if f is not None and f.type == INT64_LIST and 0 < len(f.values) <= 8:
+            ids += [int(v) for v in f.values]
+            break
+    return ids
+
+
+def label_map_fits(ids: set[int], label_map: dict[int, str]) -> bool:
+    """Does a label map found beside the data belong to it? Most of the ids the data uses must be in it."""
+    if not ids:
+        return False  # the data has no class ids: the map has nothing to name
+    return len(ids & set(label_map)) >= 0.5 * len(ids)

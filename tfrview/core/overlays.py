@@ -69,7 +69,7 @@ class Overlay:
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 _LABEL_KEYS = (
     "label", "labels", "image/class/label", "image/label", "class", "category_id", "class_id",
-    "label/id", "image/class/text", "label/text", "class_name", "category", "digit",
+    "label/id", "image/class/text", "label/text", "class_name", "category", "digit", "species", "target",
 )  # fmt: skip
 
 

@@ -42,6 +42,7 @@ from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import RecordTableView
+from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.workers import (
     DecodeRequest,
     DecodeWorker,
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self.demo = demo
         self.label_map: dict[int, str] | None = None
         self.label_map_path: Path | None = None
+        self._label_map_auto = False
         self.setAcceptDrops(True)
         self.setWindowTitle(f"{dataset.name}{' (demo)' if demo else ''} — tfrview")
         self._build_actions()
@@ -268,6 +270,13 @@ class MainWindow(QMainWindow):
         self.problems_dock.setWidget(self.problems_view)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problems_dock)
         self.problems_dock.hide()  # shown when the first problem turns up
+        self.summary_panel = SummaryPanel(self)
+        self.summary_dock = QDockWidget("Dataset Summary", self)
+        self.summary_dock.setObjectName("summary")
+        self.summary_dock.setWidget(self.summary_panel)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
+        self.tabifyDockWidget(self.problems_dock, self.summary_dock)
+        self.summary_dock.hide()
 
         sb = self.statusBar()
         self.status_label = QLabel("opening…", self)
@@ -290,6 +299,8 @@ class MainWindow(QMainWindow):
         self.filterer: JobWorker | None = None
         self.filter_state = ""
         self.checker: JobWorker | None = None
+        self.summarizer_job: JobWorker | None = None
+        self.summary: dict | None = None
         self.check_state = ""
         self.run_checks = True
         self._payload_kinds = ""
@@ -317,6 +328,9 @@ class MainWindow(QMainWindow):
             v.addAction(a[name])
         v.addSeparator()
         v.addAction(self.problems_dock.toggleViewAction())
+        summary_action = self.summary_dock.toggleViewAction()
+        summary_action.setShortcut(QKeySequence("Ctrl+I"))
+        v.addAction(summary_action)
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
         g.addAction(a["filter"])
@@ -473,7 +487,34 @@ class MainWindow(QMainWindow):
     def _on_checks_finished(self) -> None:
         if self.check_state.startswith("QA checks:"):
             self.check_state = "QA checks stopped"
+        elif self.summarizer_job is None:
+            self.start_summary()  # one child process at a time on a small machine
         self._update_status()
+
+    @Slot()
+    def start_summary(self) -> None:
+        if self.summarizer_job is not None:
+            self.summarizer_job.cancel()
+            self.summarizer_job.wait()
+        spec = {"job": "summary", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
+                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
+        self.summarizer_job = JobWorker(spec, self)
+        self.summarizer_job.items.connect(self._on_summary_items)
+        self.summary_panel.show_progress("computing the summary…")
+        self.summarizer_job.start()
+
+    @Slot(object)
+    def _on_summary_items(self, items: list) -> None:
+        for obj in items:
+            if "summary" in obj:
+                self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
+                self.summary = obj["summary"]
+            elif "progress" in obj:
+                _, done, total = obj["progress"]
+                if self.summary is None:
+                    self.summary_panel.show_progress(f"computing the summary… {100 * done // max(total, 1)}%")
+            elif "error" in obj:
+                self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
 
     @Slot()
     def _on_index_finished(self) -> None:
@@ -482,6 +523,7 @@ class MainWindow(QMainWindow):
         self.rows_timer.stop()
         self.model.refresh()
         self._payload_kinds = self._sample_payload_kinds()
+        self._check_auto_label_map()
         self.model.status_changed()
         p = self.progress_state
         self.cancel_button.setVisible(False)
@@ -493,6 +535,33 @@ class MainWindow(QMainWindow):
         self._update_status()
         if self._selected is not None:
             self._request(self._selected)
+
+    def _check_auto_label_map(self, samples: int = 64) -> None:
+        """A label map found beside the data is kept only if it names the class ids the data uses."""
+        if not self.label_map or not self._label_map_auto:
+            return
+        from tfrview.core.labelmap import class_ids, label_map_fits
+        from tfrview.core.payload import decode
+
+        total = self.model.total()
+        ids: set[int] = set()
+        for n in sorted({total * i // samples for i in range(samples)}):
+            try:
+                p = decode(self.ds.read(n))
+            except (SourceError, IndexError):
+                continue
+            ids.update(class_ids(p.features))
+        if not label_map_fits(ids, self.label_map):
+            name = self.label_map_path.name if self.label_map_path else "the label map"
+            self.label_map = None
+            self.label_map_path = None
+            self.model.set_label_map(None)
+            self.summarizer.reset(None)
+            self.thumbs.reset(None)
+            self.gallery_model.clear()
+            self.statusBar().showMessage(
+                f"Not using {name} found beside the data: it does not name this data's class ids", 8000
+            )
 
     def _sample_payload_kinds(self, samples: int = 16) -> str:
         """What the records hold, from a few spread over the dataset: 'Example payloads'."""
@@ -676,6 +745,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Label map", str(exc))
             return False
         self.label_map_path = path
+        self._label_map_auto = False  # chosen by the person: always kept
         self.model.set_label_map(self.label_map)
         self.summarizer.reset(self.label_map)
         self.thumbs.reset(self.label_map)
@@ -693,6 +763,7 @@ class MainWindow(QMainWindow):
             try:
                 self.label_map = load_label_map(found)
                 self.label_map_path = found
+                self._label_map_auto = True
                 self.model.set_label_map(self.label_map)
             except TfrviewError:
                 pass
@@ -1064,6 +1135,9 @@ class MainWindow(QMainWindow):
             t.cancel()
             t.wait()
         self._stop_filter()
+        if self.summarizer_job is not None:
+            self.summarizer_job.cancel()
+            self.summarizer_job.wait()
         self.ds.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

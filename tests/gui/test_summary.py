@@ -1,0 +1,17 @@
+from tests.helpers import CORPUS
+
+
+def test_summary_panel_and_label_map_that_does_not_fit(qtbot, open_window):
+    w = open_window([CORPUS / "penguin_train-00000-of-00001.gz"])
+    # the corpus folder's raccoon label map does not name penguin species: not used
+    assert w.label_map is None and w.label_map_path is None
+    qtbot.waitUntil(lambda: w.summary is not None and bool(w.summary_panel.chart.counts), timeout=60000)
+    assert w.summary["records"] == 234
+    assert w.summary_panel.table.rowCount() == 5
+    assert w.summary_panel.table.item(4, 0).text() == "species"
+    assert w.summary_panel.chart.counts == [("0", 99), ("2", 89), ("1", 46)]
+
+
+def test_raccoon_keeps_its_label_map(qtbot, open_window):
+    w = open_window([CORPUS / "raccoon_test.record"])
+    assert w.label_map == {1: "raccoon"}

@@ -1,0 +1,128 @@
+"""The schema and label distribution of a whole dataset, accumulated record by record.
+
+Per feature key: types seen, presence, values per record (min/max), numeric min/max/mean and NaN
+count, and the most frequent values (short text and integers). Classes: the boxes' class names, else
+the record-level label.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .overlays import detect_spec, record_caption
+from .payload import BYTES_LIST, FLOAT_LIST, Payload
+
+TOP_TRACK = 5000  # distinct values tracked per key before new ones are no longer counted
+
+
+@dataclass
+class KeyStats:
+    types: Counter = field(default_factory=Counter)
+    present: int = 0
+    per_record_min: int | None = None
+    per_record_max: int = 0
+    num_min: float = math.inf
+    num_max: float = -math.inf
+    num_sum: float = 0.0
+    num_count: int = 0
+    nan: int = 0
+    top: Counter = field(default_factory=Counter)
+    top_full: bool = False
+
+    def add(self, type_: str, values) -> None:
+        n = len(values)
+        self.types[type_] += 1
+        self.present += 1
+        self.per_record_min = n if self.per_record_min is None else min(self.per_record_min, n)
+        self.per_record_max = max(self.per_record_max, n)
+        if type_ == BYTES_LIST:
+            for v in values[:16]:
+                if len(v) <= 64:
+                    with contextlib.suppress(UnicodeDecodeError):
+                        self._count(v.decode("utf-8"))
+            return
+        if n:
+            a = np.asarray(values, dtype=np.float64)
+            finite = np.isfinite(a)
+            self.nan += int(n - np.count_nonzero(finite))
+            if finite.any():
+                f = a[finite]
+                self.num_min = min(self.num_min, float(f.min()))
+                self.num_max = max(self.num_max, float(f.max()))
+                self.num_sum += float(f.sum())
+                self.num_count += int(f.size)
+            if type_ != FLOAT_LIST:
+                for v in values[:16]:
+                    self._count(int(v))
+
+    def _count(self, v) -> None:
+        if v in self.top or not self.top_full:
+            self.top[v] += 1
+            if len(self.top) >= TOP_TRACK:
+                self.top_full = True
+
+    def to_json(self, records: int) -> dict:
+        d = {
+            "types": dict(self.types),
+            "present": self.present,
+            "presence": self.present / records if records else 0.0,
+            "values_per_record": [self.per_record_min or 0, self.per_record_max],
+            "nan": self.nan,
+            "top": [[v, c] for v, c in self.top.most_common(5)],
+        }
+        if self.num_count:
+            d["min"] = self.num_min
+            d["max"] = self.num_max
+            d["mean"] = self.num_sum / self.num_count
+        return d
+
+
+@dataclass
+class DatasetSummary:
+    records: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    keys: dict[str, KeyStats] = field(default_factory=dict)
+    box_classes: Counter = field(default_factory=Counter)
+    record_labels: Counter = field(default_factory=Counter)
+
+    def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
+        self.records += 1
+        self.kinds[p.kind] += 1
+        if p.kind not in ("example", "sequence_example"):
+            return
+        for k, f in p.features.items():
+            self.keys.setdefault(k, KeyStats()).add(f.type, f.values)
+        spec = detect_spec(p.features)
+        if spec is not None and (spec.class_text or spec.class_id):
+            if spec.class_text and spec.class_text in p.features:
+                names = [v.decode("utf-8", "replace") for v in p.features[spec.class_text].values]
+            else:
+                ids = (
+                    [int(v) for v in p.features[spec.class_id].values] if spec.class_id in p.features else []
+                )
+                names = [(label_map or {}).get(i, f"id {i}") for i in ids]
+            self.box_classes.update(names)
+        cap = record_caption(p.features, label_map)
+        if cap:
+            self.record_labels[cap.split(": ", 1)[1]] += 1
+
+    @property
+    def classes(self) -> tuple[str, Counter]:
+        """What to chart: the boxes' classes if there are any, else the record labels."""
+        if self.box_classes:
+            return "objects per class", self.box_classes
+        return "records per label", self.record_labels
+
+    def to_json(self) -> dict:
+        title, counts = self.classes
+        return {
+            "records": self.records,
+            "kinds": dict(self.kinds),
+            "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
+            "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()]},
+        }

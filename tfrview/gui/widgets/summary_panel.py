@@ -1,0 +1,150 @@
+"""The dataset summary: the schema inferred over every record, and the label distribution as bars."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tfrview.gui.painting import class_color
+
+TYPE_SHORT = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
+COLUMNS = ["key", "type", "present", "values/record", "min", "max", "mean", "NaN", "most frequent"]
+
+
+def render_bars(
+    p: QPainter, rect: QRectF, title: str, counts: list[tuple[str, int]], max_bars: int = 30
+) -> None:
+    """A horizontal bar per label, longest first, in the class colours the image view uses."""
+    fm = QFontMetricsF(p.font())
+    line = fm.height() + 6
+    p.setPen(QColor(30, 30, 30))
+    p.drawText(QRectF(rect.left(), rect.top(), rect.width(), line), Qt.AlignmentFlag.AlignLeft, title)
+    shown = counts[:max_bars]
+    if not shown:
+        p.drawText(
+            QRectF(rect.left(), rect.top() + line, rect.width(), line),
+            Qt.AlignmentFlag.AlignLeft,
+            "(no labels found)",
+        )
+        return
+    label_w = min(max(fm.horizontalAdvance(str(k)) for k, _ in shown) + 12, rect.width() * 0.4)
+    count_w = fm.horizontalAdvance(f"{max(c for _, c in shown):,}") + 10
+    bar_w = max(rect.width() - label_w - count_w, 10)
+    top = max(c for _, c in shown)
+    y = rect.top() + line
+    for k, c in shown:
+        r = QRectF(rect.left(), y, label_w - 6, line - 4)
+        p.setPen(QColor(30, 30, 30))
+        p.drawText(
+            r,
+            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            fm.elidedText(str(k), Qt.TextElideMode.ElideRight, label_w - 8),
+        )
+        w = bar_w * c / top
+        p.fillRect(QRectF(rect.left() + label_w, y + 1, max(w, 1), line - 6), class_color(str(k)))
+        p.drawText(
+            QRectF(rect.left() + label_w + w + 4, y, count_w, line - 4),
+            Qt.AlignmentFlag.AlignVCenter,
+            f"{c:,}",
+        )
+        y += line
+    if len(counts) > max_bars:
+        p.drawText(
+            QRectF(rect.left(), y, rect.width(), line),
+            Qt.AlignmentFlag.AlignLeft,
+            f"… {len(counts) - max_bars} more",
+        )
+
+
+class BarChart(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.title = ""
+        self.counts: list[tuple[str, int]] = []
+        self.setMinimumWidth(220)
+
+    def set_data(self, title: str, counts: list[tuple[str, int]]) -> None:
+        self.title, self.counts = title, counts
+        self.updateGeometry()
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(320, int((min(len(self.counts), 30) + 2) * (self.fontMetrics().height() + 6)))
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(250, 250, 250))
+        render_bars(p, QRectF(self.rect()).adjusted(8, 6, -8, -6), self.title, self.counts)
+        p.end()
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"
+
+
+class SummaryPanel(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.status = QLabel("The summary is computed after the QA checks.", self)
+        self.status.setContentsMargins(6, 4, 6, 4)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for i, w in enumerate((220, 56, 70, 90, 70, 70, 70, 50)):
+            self.table.setColumnWidth(i, w)
+        self.chart = BarChart(self)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.table)
+        split.addWidget(self.chart)
+        split.setSizes([800, 320])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.status)
+        lay.addWidget(split, 1)
+
+    def show_summary(self, s: dict, partial: bool) -> None:
+        records = s["records"]
+        kinds = ", ".join(
+            f"{k.replace('_', ' ')} {v:,}" for k, v in sorted(s["kinds"].items(), key=lambda kv: -kv[1])
+        )
+        self.status.setText(
+            f"{'so far: ' if partial else ''}{records:,} intact records ({kinds}), {len(s['keys'])} feature keys"
+        )
+        self.table.setRowCount(len(s["keys"]))
+        for r, (key, k) in enumerate(s["keys"].items()):
+            types = "/".join(TYPE_SHORT.get(t, t) for t in k["types"])
+            lo, hi = k["values_per_record"]
+            cells = [
+                key, types, f"{100 * k['presence']:.0f}%", f"{lo}" if lo == hi else f"{lo}–{hi}",
+                _num(k["min"]) if "min" in k else "", _num(k["max"]) if "max" in k else "",
+                _num(k["mean"]) if "mean" in k else "", str(k["nan"]) if k["nan"] else "",
+                ", ".join(f"{v} ×{c:,}" for v, c in k["top"]),
+            ]  # fmt: skip
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c in (2, 3, 4, 5, 6, 7):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if c == 2 and k["presence"] < 1:
+                    item.setForeground(QColor(150, 90, 0))
+                if c == 7 and k["nan"]:
+                    item.setForeground(QColor(176, 0, 32))
+                item.setToolTip(text)
+                self.table.setItem(r, c, item)
+        self.chart.set_data(s["classes"]["title"], [(str(k), int(v)) for k, v in s["classes"]["counts"]])
+
+    def show_progress(self, text: str) -> None:
+        self.status.setText(text)
