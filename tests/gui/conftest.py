@@ -20,9 +20,7 @@ def open_window(qtbot):
         w.show()
         windows.append(w)
         if wait:
-            qtbot.waitUntil(
-                lambda: w.indexer.isFinished() and w.model.rowCount() == w.model.total(), timeout=20000
-            )
+            qtbot.waitUntil(lambda: w.index_handled and w.model.rowCount() == w.model.total(), timeout=20000)
         return w
 
     yield _open

@@ -293,6 +293,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self._closing = False
+        self.index_handled = False  # the window's own end-of-index work is done (for tests and tools)
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_errors: list[str] = []
         self._tasks: set = set()
@@ -533,6 +534,7 @@ class MainWindow(QMainWindow):
         if p is not None and p.phase == "done" and self.run_checks:
             self.start_checks()
         self._update_status()
+        self.index_handled = True
         if self._selected is not None:
             self._request(self._selected)
 
