@@ -2,8 +2,9 @@ def run_filter(qtbot, w, text):
     w.filter_edit.setText(text)
     w.apply_filter()
     if w.filterer is not None:
-        qtbot.waitUntil(lambda: w.filterer.isFinished(), timeout=30000)
-        qtbot.wait(50)  # the last batch is a queued signal
+        # the job's last batch says it is done (filter_state ""), or it failed / stopped
+        qtbot.waitUntil(lambda: w.filter_state == "" or not w.filter_state.startswith("filtering"), timeout=30000)
+        assert w.filter_state == "", w.filter_state
     return [w.model.record_number(r) for r in range(w.model.rowCount())]
 
 
