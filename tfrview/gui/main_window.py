@@ -470,6 +470,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_check_items(self, items: list) -> None:
+        if self.sender() is not self.checker:
+            return  # from a run that was restarted (e.g. a new label map)
         for obj in items:
             if "problem" in obj:
                 d = obj["problem"]
@@ -486,6 +488,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_checks_finished(self) -> None:
+        if self.sender() is not self.checker:
+            return
         if self.check_state.startswith("QA checks:"):
             self.check_state = "QA checks stopped"
         elif self.summarizer_job is None:
@@ -506,6 +510,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_summary_items(self, items: list) -> None:
+        if self.sender() is not self.summarizer_job:
+            return
         for obj in items:
             if "summary" in obj:
                 self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
@@ -867,6 +873,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_filter_items(self, items: list) -> None:
+        if self.sender() is not self.filterer:
+            return  # a replaced filter's last words, still queued
         for obj in items:
             if "matches" in obj:
                 self.model.add_matches(obj["matches"])
@@ -879,6 +887,8 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_filter_finished(self) -> None:
+        if self.sender() is not self.filterer:
+            return
         if self.filter_state.startswith("filtering"):
             self.filter_state = "stopped"
         self._show_filter_state()
