@@ -3,7 +3,9 @@ def run_filter(qtbot, w, text):
     w.apply_filter()
     if w.filterer is not None:
         # the job's last batch says it is done (filter_state ""), or it failed / stopped
-        qtbot.waitUntil(lambda: w.filter_state == "" or not w.filter_state.startswith("filtering"), timeout=30000)
+        qtbot.waitUntil(
+            lambda: w.filter_state == "" or not w.filter_state.startswith("filtering"), timeout=30000
+        )
         assert w.filter_state == "", w.filter_state
     return [w.model.record_number(r) for r in range(w.model.rowCount())]
 

@@ -614,6 +614,10 @@ class MainWindow(QMainWindow):
             parts.append(self.check_state)
         if self.label_map_path:
             parts.append(f"labels: {self.label_map_path.name}")
+        m = self.model
+        if m.filter_rows is None and m.total() > m.row_cap:
+            last = min(m.page_start + m.row_cap, m.total()) - 1
+            parts.append(f"showing records {m.page_start:,}–{last:,} (Ctrl+G goes to any record)")
         self.status_label.setText("  ·  ".join(parts))
         if self.ds.missing:
             self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))

@@ -1,0 +1,64 @@
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from tests.helpers import CORPUS
+
+
+def test_drop_files_asks_to_open_them(qtbot, open_window):
+    w = open_window([CORPUS / "raccoon_test.record"])
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(CORPUS / "penguin_train-00000-of-00001.gz"))])
+    ev = QDropEvent(QPointF(QPoint(10, 10)), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    with qtbot.waitSignal(w.open_requested) as sig:
+        w.dropEvent(ev)
+    assert sig.args == [[str(CORPUS / "penguin_train-00000-of-00001.gz")]]
+
+
+def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
+    from tfrview.gui.app import Windows
+
+    wins = Windows()
+    a = wins.open_dataset([str(CORPUS / "raccoon_test.record")])
+    qtbot.waitUntil(lambda: a.index_handled, timeout=20000)
+    a.open_requested.emit([str(CORPUS / "penguin_train-00000-of-00001.gz")])
+    assert len(wins.open) == 2 and wins.open[1].ds.name == "penguin_train-00000-of-00001.gz"
+    b = wins.open[1]
+    qtbot.waitUntil(lambda: b.index_handled, timeout=20000)
+    b.reload()
+    qtbot.waitUntil(lambda: len(wins.open) == 2 and b not in wins.open, timeout=10000)
+    assert wins.open[-1].ds.name == "penguin_train-00000-of-00001.gz"
+    recent = QSettings().value("recent", [], type=list)
+    assert str(CORPUS / "penguin_train-00000-of-00001.gz") in recent
+    assert str(CORPUS / "raccoon_test.record") in recent
+    for w in list(wins.open):
+        w.close()
+    qtbot.waitUntil(lambda: not wins.open, timeout=10000)
+
+
+def test_geometry_is_remembered(qtbot, open_window):
+    from tfrview.core.dataset import Dataset
+    from tfrview.gui.main_window import MainWindow
+
+    w = open_window([CORPUS / "raccoon_test.record"])
+    w.resize(640, 480)  # smaller than the offscreen screen, which restoreGeometry clamps to
+    w.close()  # saves the geometry
+    w2 = MainWindow(Dataset.open([str(CORPUS / "raccoon_test.record")]))
+    qtbot.addWidget(w2)
+    try:
+        assert (w2.width(), w2.height()) == (640, 480)
+    finally:
+        w2.shutdown()
+
+
+def test_paging_indicator_past_the_row_cap(qtbot, open_window, tmp_path):
+    from tfrview.core.writer import write_records
+
+    p = tmp_path / "many.tfrecord"
+    write_records(p, [b"%d" % i for i in range(300)])
+    w = open_window([p])
+    w.model.row_cap = 100
+    w.model.set_page(0)
+    w.select_record(250)
+    w._update_status()
+    assert "showing records 200–299" in w.status_label.text()
