@@ -66,6 +66,26 @@ def make_gzip(path: Path, total: int) -> None:
     tmp.replace(path)
 
 
+def make_gzip_text(path: Path, total: int) -> None:
+    """A GZIP file of about `total` bytes on disk whose records compress about 3:1 (text-like),
+    so reaching a record means inflating real deflate blocks, not stored ones."""
+    import gzip
+
+    rnd = random.Random(4)
+    words = [
+        bytes(rnd.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9)))
+        for _ in range(4000)
+    ]
+    tmp = path.with_suffix(".partial")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+        i = 0
+        while raw.tell() < total:
+            body = b" ".join(rnd.choice(words) for _ in range(3000)) + rnd.randbytes(200)
+            gz.write(encode_record(body))
+            i += 1
+    tmp.replace(path)
+
+
 def _write_chunks(path: Path, records) -> None:
     tmp = path.with_suffix(".partial")
     with open(tmp, "wb") as f:
@@ -188,10 +208,12 @@ def main() -> None:
     small = d / f"small-{n_small}.tfrecord"
     big = d / f"big-{big_bytes}.tfrecord"
     gz = d / f"gzip-{gz_bytes}.tfrecord.gz"
+    gzt = d / f"gzip-text-{gz_bytes}.tfrecord.gz"
     for path, make, arg in (
         (small, make_small, n_small),
         (big, make_big, big_bytes),
         (gz, make_gzip, gz_bytes),
+        (gzt, make_gzip_text, gz_bytes),
     ):
         if not path.exists():
             print(f"making {path} ...", flush=True)
@@ -226,12 +248,15 @@ def main() -> None:
     line(f"peak memory indexing {mem['records']:,} records", f"{mb:.1f} MB", "<= 100 MB", mb <= 100)
     print(f"  {'':<46} (python+numpy allocations traced: {mem['peak_traced'] / 1e6:.1f} MB)")
 
-    times, gidx = random_reads_ms(gz)
-    worst = max(times)
-    med = sorted(times)[len(times) // 2]
-    line(f"random record of a {gz.stat().st_size / 1e9:.2f} GB GZIP file (worst of 20)", f"{worst:.1f} ms",
-         "<= 50 ms", worst <= 50)  # fmt: skip
-    print(f"  {'':<46} (median {med:.1f} ms over {gidx.count:,} records)")
+    for path, what in ((gz, "incompressible"), (gzt, "text-like, ~3:1")):
+        times, gidx = random_reads_ms(path)
+        worst = max(times)
+        med = sorted(times)[len(times) // 2]
+        line(f"random record, {path.stat().st_size / 1e9:.2f} GB GZIP ({what}), worst of 20", f"{worst:.1f} ms",
+             "<= 50 ms", worst <= 50)  # fmt: skip
+        print(
+            f"  {'':<46} (median {med:.1f} ms over {gidx.count:,} records, {gidx.scanned / 1e9:.2f} GB inflated)"
+        )
 
 
 if __name__ == "__main__":
