@@ -15,6 +15,7 @@ from pathlib import Path
 from . import __version__
 from .core.framing import HEADER_SIZE, OVERHEAD, TfrviewError
 from .core.index import DAMAGED
+from .core.textfmt import human_bytes
 
 COMMANDS = ("info", "verify", "dump", "index", "salvage", "install-desktop", "uninstall-desktop")
 
@@ -62,17 +63,6 @@ class Progress:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
             self._shown = False
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    x = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if x < 1000 or unit == "TB":
-            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
-        x /= 1000
-    return f"{n} B"
 
 
 def fail(msg: str) -> int:

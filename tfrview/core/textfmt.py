@@ -8,6 +8,18 @@ from .payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
 TEXT_LIMIT = 80
 
 
+def human_bytes(n: int | None) -> str:
+    """1234567 -> '1.2 MB' (decimal units, as file managers show sizes)."""
+    if n is None:
+        return "?"
+    x = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if x < 1000 or unit == "TB":
+            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1000
+    return f"{n} B"
+
+
 def format_bytes(b: bytes, limit: int = TEXT_LIMIT) -> str:
     fmt = sniff_image_format(b)
     if fmt:

@@ -34,6 +34,7 @@ from tfrview import __version__
 from tfrview.core.dataset import Dataset
 from tfrview.core.framing import QA_KINDS, Problem, ProblemKind, SourceError, TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
+from tfrview.core.textfmt import human_bytes
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
@@ -57,15 +58,6 @@ from tfrview.gui.workers import (
 
 ROW_TIMER_MS = 150
 MAX_RECENT = 10
-
-
-def human(n: int) -> str:
-    x = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if x < 1000 or unit == "TB":
-            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
-        x /= 1000
-    return f"{n} B"
 
 
 class MainWindow(QMainWindow):
@@ -597,7 +589,7 @@ class MainWindow(QMainWindow):
         n = self.model.total()
         comp = {f.compression for f in self.ds.files if f.source is not None}
         size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
-        parts = [f"{n:,} records", human(size)]
+        parts = [f"{n:,} records", human_bytes(size)]
         parts.append("/".join(sorted(comp)).upper() + " compressed" if comp - {"none"} else "uncompressed")
         if self._payload_kinds:
             parts.append(self._payload_kinds)
@@ -607,7 +599,7 @@ class MainWindow(QMainWindow):
             parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
         p = self.progress_state
         if p is not None and p.phase in ("index", "verify"):
-            parts.append(f"{p.phase}ing {human(p.done_bytes)} of {human(p.total_bytes)}")
+            parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
         elif p is not None and p.phase == "done":
             parts.append("all CRCs checked")
         if self.check_state:

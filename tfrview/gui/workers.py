@@ -85,37 +85,25 @@ class IndexWorker(QThread):
         )
 
     def _run(self) -> None:
-        ds = self.dataset
-        total = self._total("index")
+        if self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size):
+            total = self._total("verify")
+            if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
+                self._emit("done", total, total)
+
+    def _phase(self, name: str, in_child, here, size) -> bool:
+        """Run one pass over every open file, in a child process or here; False if cancelled."""
+        total = self._total(name)
         base = 0
-        for fi, f in enumerate(ds.files):
-            if f.source is None:
+        for fi, f in enumerate(self.dataset.files):
+            if f.source is None or (name == "verify" and not f.index.count):
                 continue
-            ok = (
-                self._index_child(fi, f, base, total)
-                if self._use_child(f)
-                else self._index_here(fi, f, base, total)
-            )
-            if not ok:
+            step = in_child if self._use_child(f) else here
+            if not step(fi, f, base, total):
                 self._emit("cancelled", base, total)
-                return
-            base += f.source.file_size
-        self._emit("index", total, total)
-        vtotal = self._total("verify")
-        vbase = 0
-        for fi, f in enumerate(ds.files):
-            if f.source is None or not f.index.count:
-                continue
-            ok = (
-                self._verify_child(fi, f, vbase, vtotal)
-                if self._use_child(f)
-                else self._verify_here(fi, f, vbase, vtotal)
-            )
-            if not ok:
-                self._emit("cancelled", vbase, vtotal)
-                return
-            vbase += int(f.index.scanned)
-        self._emit("done", vtotal, vtotal)
+                return False
+            base += size(f)
+        self._emit(name, total, total)
+        return True
 
     def _tick(self, phase: str, done: int, total: int, force: bool = False) -> None:
         now = time.monotonic()
