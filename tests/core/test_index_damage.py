@@ -158,3 +158,25 @@ def test_record_cut_short_just_before_a_small_last_record():
     src, idx, _ = index_bytes(cut)
     assert read_all(src, idx) == pls[:10] + pls[11:]
     assert problem_tuples(idx.problems) == [("truncated", offs[10], 12, None)]
+
+
+def test_cut_record_whose_remains_look_like_a_valid_record():
+    # Found by the property test: record 1 (8 bytes) is cut so that record 2's header sits exactly on
+    # its data. A header is byte for byte a valid 8-byte payload with its CRC, so record 1 "passes"
+    # and record 2 would be lost; the framing that explains every byte wins.
+    pls = [bytes(7), bytes(8), b"\x00"]
+    data, offs = framed(pls)
+    cut = data[: offs[1] + 12] + data[offs[2] :]
+    src, idx, _ = index_bytes(cut)
+    assert read_all(src, idx) == [pls[0], pls[2]]
+    assert problem_tuples(idx.problems) == [("truncated", offs[1], 12, None)]
+
+
+def test_resync_through_large_zero_and_garbage_regions():
+    import os
+
+    good, offs = framed(payloads(5))
+    for junk in (bytes(3 << 20), os.urandom(3 << 20), b"\x01" * (3 << 20)):
+        src, idx, _ = index_bytes(good + junk + good)
+        assert read_all(src, idx) == payloads(5) * 2
+        assert problem_tuples(idx.problems) == [("unreadable_bytes", offs[-1], len(junk), None)]

@@ -177,18 +177,34 @@ def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) 
             continue
         n = min(avail - HEADER_SIZE + 1, _RESYNC_BLOCK)
         rel = p - st.base
-        block = np.frombuffer(bytes(st.buf[rel : rel + n + HEADER_SIZE - 1]), dtype=np.uint8)
-        win = np.lib.stride_tricks.sliding_window_view(block, HEADER_SIZE)
-        lengths = np.ascontiguousarray(win[:, :8]).view("<u8").ravel()
-        if st.eof:  # room[k]: data bytes a record starting at p+k could hold before the end
-            room = np.arange(st.end - p - OVERHEAD, st.end - p - OVERHEAD - n, -1, dtype=np.int64)
-            fits = (room >= 0) & (lengths <= np.clip(room, 0, None).astype(np.uint64))
+        raw = bytes(st.buf[rel : rel + n + HEADER_SIZE - 1])
+        if not raw.strip(b"\0"):  # zeros only: no header validates (the masked CRC of length 0 is not 0)
+            p += n
+            yield None
+            continue
+        # the u64 length and u32 CRC a header would have at every byte offset (copied once to contiguous)
+        lengths = np.array(np.ndarray((n,), dtype="<u8", buffer=raw, offset=0, strides=(1,)))
+        if st.eof:  # a record starting at p+k must fit in the room left before the end
+            room = st.end - p - OVERHEAD
+            fits = np.zeros(n, dtype=bool)
+            m = max(0, min(n, room + 1))
+            if m:
+                fits[:m] = lengths[:m] <= np.uint64(room) - np.arange(m, dtype=np.uint64)
         else:
             fits = lengths < np.uint64(1 << 40)
         cand = np.nonzero(fits)[0]
         if len(cand):
-            stored = np.ascontiguousarray(win[cand, 8:12]).view("<u4").ravel()
-            ok = cand[masked_length_crcs(win[cand, :8]) == stored]
+            stored = np.array(np.ndarray((n,), dtype="<u4", buffer=raw, offset=8, strides=(1,)))[cand]
+            lc = lengths[cand]
+            good = np.zeros(len(cand), dtype=bool)
+            zero = lc == 0
+            good[zero] = stored[zero] == np.uint32(length_crc(0))
+            rest = np.nonzero(~zero)[0]
+            if len(rest):  # the CRC depends on the length alone: once per distinct length
+                uniq, inverse = np.unique(lc[rest], return_inverse=True)
+                crcs = masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))
+                good[rest] = crcs[inverse] == stored[rest]
+            ok = cand[good]
             if len(ok):
                 yield p + int(ok[0])
                 return
@@ -332,9 +348,14 @@ def _length_at(st: Stream, pos: int) -> int:
 
 
 def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int] | None:
-    """When a bad header follows a record whose data CRC fails, that record may have been cut short
-    (a writer that crashed and resumed): its valid header claimed bytes that belong to the records
-    after it. Returns (its offset, the sync point inside it) when one is found."""
+    """When damage follows a record, that record may have been cut short (a writer that crashed and
+    resumed): its stale header claimed bytes that belong to the records after it. Returns (its
+    offset, the sync point inside it) when one is found.
+
+    Usually the cut record's data CRC fails. It can also pass by coincidence: a header (length,
+    masked CRC of the length) is byte for byte a valid 8-byte payload with its CRC. So a sync point
+    inside a record whose CRC passed is taken only when its record ends exactly where the stream
+    does or at a valid header, i.e. when it explains the bytes that follow better."""
     last = b.last_pending()
     if last is None:
         return None
@@ -342,15 +363,29 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int] | 
     if prev + OVERHEAD + length != pos or prev < st.base or length > _BIG_RECORD:
         return None
     a = prev - st.base + HEADER_SIZE
-    if masked_crc(st.buf[a : a + length]) == U32.unpack_from(st.buf, a + length)[0]:
-        return None
+    crc_ok = masked_crc(st.buf[a : a + length]) == U32.unpack_from(st.buf, a + length)[0]
     for q in _find_sync(st, prev + HEADER_SIZE, prev, stop=pos):
         if q is None:
             if st.base > prev:
                 return None
             continue
-        return (prev, q) if 0 <= q < pos else None
+        if not 0 <= q < pos:
+            return None
+        if not crc_ok:
+            return prev, q
+        end = q + OVERHEAD + _length_at(st, q)
+        if (st.eof and end == st.end) or _valid_header_at(st, end):
+            return prev, q
+        return None
     return None
+
+
+def _valid_header_at(st: Stream, pos: int) -> bool:
+    rel = pos - st.base
+    if rel < 0 or pos + HEADER_SIZE > st.end:
+        return False
+    length, crc = HEADER.unpack_from(st.buf, rel)
+    return length_crc(length) == crc
 
 
 def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> Problem:
