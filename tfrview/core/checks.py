@@ -265,7 +265,11 @@ class Schema:
 
     @property
     def main_kind(self) -> str | None:
-        return self.kinds.most_common(1)[0][0] if self.kinds else None
+        cache = self.__dict__.get("_main_kind")
+        if cache is None or cache[0] != self.records:
+            cache = (self.records, self.kinds.most_common(1)[0][0] if self.kinds else None)
+            self.__dict__["_main_kind"] = cache
+        return cache[1]
 
     @property
     def od_dataset(self) -> bool:
@@ -274,11 +278,18 @@ class Schema:
     def expected_keys(self) -> list[str]:
         if self.records < 5:
             return []
-        return [k for k, n in self.presence.items() if n >= MOST * self.records]
+        cache = self.__dict__.get("_expected")
+        if cache is None or cache[0] != self.records:
+            cache = (self.records, [k for k, n in self.presence.items() if n >= MOST * self.records])
+            self.__dict__["_expected"] = cache
+        return cache[1]
 
     def main_type(self, key: str) -> str | None:
-        c = self.types.get(key)
-        return c.most_common(1)[0][0] if c else None
+        cache = self.__dict__.setdefault("_main_types", {})  # the schema is final once checks start
+        if key not in cache:
+            c = self.types.get(key)
+            cache[key] = c.most_common(1)[0][0] if c else None
+        return cache[key]
 
 
 def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:

@@ -58,8 +58,8 @@ def job_checks(spec: dict) -> None:
     for fi, f in enumerate(ds.files):
         if f.source is None:
             continue
-        o, ln, src = f.index.offsets, f.index.lengths, f.source
-        targets.append(CheckTarget(str(f.path), lambda n, s=src, o=o, ln=ln: s.read(int(o[n]) + HEADER_SIZE, int(ln[n])),
+        o, ln, read = f.index.offsets, f.index.lengths, f.source.bulk_reader()
+        targets.append(CheckTarget(str(f.path), lambda n, r=read, o=o, ln=ln: r(int(o[n]) + HEADER_SIZE, int(ln[n])),
                                    o, ln, intact_numbers(f.index)))  # fmt: skip
         files.append(fi)
     for ti, p in run_checks(targets, label_map, _ticker()):

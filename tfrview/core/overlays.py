@@ -10,6 +10,7 @@ Conventions recognised (detected from keys and value ranges, always reported):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -78,10 +79,36 @@ def _numeric(f: Feature | None) -> bool:
 
 
 def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
-    """Find the box keys in a record; None if it has no boxes."""
+    """Find the box keys in a record; None if it has no boxes. Which keys play which role depends
+    only on the feature layout (keys and types), so that part is cached; the convention is then
+    read from the values."""
+    layout = tuple((k, f.type) for k, f in features.items())
+    roles = _roles(layout)
+    if roles is None:
+        return None
+    kind, keys, prefix, text, ids = roles
+    if kind == "corners":
+        vals = np.concatenate([np.asarray(features[k].values, dtype=np.float64) for k in keys])
+        if prefix.endswith("image/object/bbox/"):
+            conv = "od_normalized"  # normalized by the OD API's definition, even when a value is out of range
+        else:
+            conv = "od_normalized" if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001 else "pixel_corners"
+        return BoxSpec(conv, keys, text, ids)
+    f = features[keys[0]]
+    if len(f.values) % 4 or not len(f.values):
+        return None
+    vals = np.asarray(f.values, dtype=np.float64)
+    conv = "tfds_yxyx" if np.nanmax(np.abs(vals)) <= 1.0001 else "coco_xywh"
+    return BoxSpec(conv, keys, text, ids)
+
+
+@lru_cache(maxsize=1024)
+def _roles(layout: tuple[tuple[str, str], ...]):
+    """("corners" | "list", box keys, prefix, class text key, class id key) for a feature layout."""
+    types = dict(layout)
     by_prefix: dict[str, dict[str, str]] = {}
-    for k, f in features.items():
-        if not _numeric(f):
+    for k, t in layout:
+        if t == BYTES_LIST:
             continue
         for c in _CORNERS:
             for sep in ("/", "_", "."):
@@ -89,38 +116,26 @@ def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
                     by_prefix.setdefault(k[: len(k) - len(c)], {})[c] = k
     for prefix, corners in sorted(by_prefix.items(), key=lambda kv: ("bbox" not in kv[0], kv[0])):
         if len(corners) == 4:
-            keys = tuple(corners[c] for c in _CORNERS)
-            vals = np.concatenate([np.asarray(features[k].values, dtype=np.float64) for k in keys])
-            if prefix.endswith("image/object/bbox/"):
-                conv = "od_normalized"  # normalized by the OD API's definition, even when a value is out of range
-            else:
-                conv = (
-                    "od_normalized"
-                    if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001
-                    else "pixel_corners"
-                )
-            text, ids = _class_keys(features, prefix)
-            return BoxSpec(conv, keys, text, ids)
-    for k, f in sorted(features.items()):
+            text, ids = _class_keys(types, prefix)
+            return "corners", tuple(corners[c] for c in _CORNERS), prefix, text, ids
+    for k, t in sorted(layout):
         last = k.rsplit("/", 1)[-1]
-        if _numeric(f) and last in ("bbox", "bboxes", "boxes") and len(f.values) % 4 == 0 and len(f.values):
-            vals = np.asarray(f.values, dtype=np.float64)
-            conv = "tfds_yxyx" if np.nanmax(np.abs(vals)) <= 1.0001 else "coco_xywh"
-            text, ids = _class_keys(features, k[: len(k) - len(last)])
-            return BoxSpec(conv, (k,), text, ids)
+        if t != BYTES_LIST and last in ("bbox", "bboxes", "boxes"):
+            text, ids = _class_keys(types, k[: len(k) - len(last)])
+            return "list", (k,), k[: len(k) - len(last)], text, ids
     return None
 
 
-def _class_keys(features: dict[str, Feature], prefix: str) -> tuple[str | None, str | None]:
+def _class_keys(types: dict[str, str], prefix: str) -> tuple[str | None, str | None]:
     """Per-box class text and id keys near the box keys (e.g. image/object/class/{text,label})."""
     root = prefix.rstrip("/_.")
     parent = root.rsplit("/", 1)[0] + "/" if "/" in root else ""
     text = ids = None
-    for k, f in features.items():
+    for k, t in types.items():
         if not (k.startswith(parent) or not parent):
             continue
         last = k[len(parent) :]
-        if f.type == BYTES_LIST and last in (
+        if t == BYTES_LIST and last in (
             "class/text",
             "class_text",
             "label/text",
@@ -130,7 +145,7 @@ def _class_keys(features: dict[str, Feature], prefix: str) -> tuple[str | None, 
             "class/name",
         ):
             text = text or k
-        elif f.type == INT64_LIST and last in (
+        elif t == INT64_LIST and last in (
             "class/label",
             "label",
             "labels",
