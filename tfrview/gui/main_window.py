@@ -523,7 +523,7 @@ class MainWindow(QMainWindow):
         self.model.refresh()
         self._payload_kinds = self._sample_payload_kinds()
         self._check_auto_label_map()
-        self.model.status_changed()
+        self.model.status_changed(force=True)
         p = self.progress_state
         self.cancel_button.setVisible(False)
         self.progress.setVisible(p is not None and p.phase == "cancelled")

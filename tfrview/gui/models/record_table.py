@@ -7,6 +7,7 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -62,6 +63,8 @@ class RecordTableModel(QAbstractTableModel):
         self._gap_at: dict[tuple[int, int], str] = {}  # damaged regions next to a record
         self._qa_at: dict[tuple[int, int], str] = {}  # findings of the QA checks
         self.multi_file = len(dataset.files) > 1
+        self._single = not self.multi_file
+        self._status_painted = 0.0
         self.columns = [
             "#",
             *(["file"] if self.multi_file else []),
@@ -92,8 +95,13 @@ class RecordTableModel(QAbstractTableModel):
             self._rows = want
             self.endInsertRows()
 
-    def status_changed(self) -> None:
-        """Verify results arrived: repaint the status column of the visible rows."""
+    def status_changed(self, force: bool = False) -> None:
+        """Verify results arrived: repaint the status column, at most twice a second (each repaint
+        costs the UI thread a few ms of data() calls)."""
+        now = time.monotonic()
+        if not force and now - self._status_painted < 0.5:
+            return
+        self._status_painted = now
         if self._rows:
             col = self.columns.index("status")
             self.dataChanged.emit(self.index(0, col), self.index(self._rows - 1, col))
@@ -203,6 +211,8 @@ class RecordTableModel(QAbstractTableModel):
         return self._filter_n
 
     def locate(self, n: int) -> tuple[int, int]:
+        if self._single:  # the common case, and data() asks this several times per cell
+            return 0, n
         fi = int(np.searchsorted(self._starts, n, side="right")) - 1
         return fi, n - int(self._starts[fi])
 
