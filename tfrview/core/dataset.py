@@ -7,7 +7,6 @@ Files are indexed in order, so global record numbers of file k are final once fi
 from __future__ import annotations
 
 import glob
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import HEADER_SIZE, OVERHEAD, Problem, SourceError, TfrviewError
+from .framing import HEADER_SIZE, Problem, SourceError, TfrviewError
 from .index import IndexChunk, RecordIndex, scan
 from .source import Source, open_source
 
@@ -162,10 +161,6 @@ class Dataset:
             raise SourceError(f"{f.path}: not open")
         return f.source.read(off + HEADER_SIZE, ln)
 
-    def read_framed(self, n: int) -> bytes:
-        f, _, off, ln = self.record_span(n)
-        return f.source.read(off, ln + OVERHEAD)
-
     # indexing --------------------------------------------------------------------------------------
 
     def scan(self, **kw) -> Iterator[tuple[int, IndexChunk]]:
@@ -194,10 +189,3 @@ class Dataset:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def display_path(p: Path) -> str:
-    try:
-        return os.path.relpath(p)
-    except ValueError:
-        return str(p)

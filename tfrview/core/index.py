@@ -494,19 +494,6 @@ class RecordIndex:
     def status(self) -> np.ndarray:
         return self._status.view
 
-    def intact_mask(self) -> np.ndarray:
-        return (self.status & DAMAGED) == 0
-
-
-def build_index(source: Source, progress=None) -> RecordIndex:
-    """The whole index at once (CLI, tests). `progress(index)` is called after every chunk."""
-    idx = RecordIndex()
-    for chunk in scan(source):
-        idx.apply(chunk)
-        if progress is not None:
-            progress(idx)
-    return idx
-
 
 # --- verify: the data CRCs ---------------------------------------------------------------------------
 

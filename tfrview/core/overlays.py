@@ -74,10 +74,6 @@ _LABEL_KEYS = (
 )  # fmt: skip
 
 
-def _numeric(f: Feature | None) -> bool:
-    return f is not None and f.type != BYTES_LIST
-
-
 def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     """Find the box keys in a record; None if it has no boxes. Which keys play which role depends
     only on the feature layout (keys and types), so that part is cached; the convention is then

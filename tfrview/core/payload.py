@@ -266,14 +266,6 @@ def decode(data: bytes) -> Payload:
     return Payload(BYTES, raw=data)
 
 
-def example_features(data: bytes) -> dict[str, Feature] | None:
-    """Features of an Example (or SequenceExample context), or None for other payloads."""
-    p = decode(data)
-    if p.kind in (EXAMPLE, SEQUENCE_EXAMPLE):
-        return p.features
-    return None
-
-
 # --- plain JSON-able values -----------------------------------------------------------------------
 
 

@@ -213,11 +213,10 @@ class _CheckpointList:
 
 
 class _InflatingStream(Stream):
-    def __init__(self, data, wbits: int, checkpoints: _CheckpointList, on_size) -> None:
+    def __init__(self, data, wbits: int, checkpoints: _CheckpointList) -> None:
         self._inf = _Inflater(data, wbits)
         self._ckpts = checkpoints
         self._ckpts.maybe_add(0, self._inf)
-        self._on_size = on_size
         self.buf = bytearray()
         self.base = 0
         self.end = 0
@@ -249,7 +248,6 @@ class _InflatingStream(Stream):
                         ),
                     )
                 )
-            self._on_size(self.end)
         return out
 
     def advance(self, pos: int, need: int) -> None:
@@ -291,20 +289,11 @@ class Source:
         self._data = data  # mmap of the whole file, or b'' for an empty file
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
         self._ckpts = _CheckpointList()
-        self._stream_size: int | None = file_size if compression == "none" else None
         self._read_lock = threading.Lock()
         self._cache_pos = 0
         self._cache = b""
         self._cursor: tuple[int, _Inflater] | None = None
         self.closed = False
-
-    # The size of the record stream: the file size, or the inflated size once the index pass knows it.
-    @property
-    def stream_size(self) -> int | None:
-        return self._stream_size
-
-    def _set_stream_size(self, n: int) -> None:
-        self._stream_size = n
 
     def stream(self) -> Stream:
         """A fresh scan from the start (the index pass)."""
@@ -312,7 +301,7 @@ class Source:
         if self.compression == "none":
             return _PlainStream(self._data, self.file_size)
         self._ckpts = _CheckpointList()
-        return _InflatingStream(self._data, self._wbits, self._ckpts, self._set_stream_size)
+        return _InflatingStream(self._data, self._wbits, self._ckpts)
 
     def still_whole(self) -> bool:
         """False when the file shrank since it was mapped: touching pages past the end would SIGBUS."""

@@ -49,11 +49,6 @@ class RecordWriter:
         self._put(U32.pack(masked_crc(data)))
         self.count += 1
 
-    def write_framed(self, framed: bytes) -> None:
-        """Copy an already framed record (header, data, footer) as it is."""
-        self._put(framed)
-        self.count += 1
-
     def close(self) -> None:
         if self._closed:
             return

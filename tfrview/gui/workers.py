@@ -11,7 +11,6 @@ import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal
 
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import Problem
 from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images
 from tfrview.core.index import verify
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
@@ -330,10 +329,6 @@ class DecodeWorker(QThread):
             except Exception as exc:  # a bug must not kill the panel
                 view = RecordView(req.number, decode(b""), (), 0, None, f"internal error: {exc}", None)
             self.ready.emit(view)
-
-
-def problem_text(p: Problem) -> str:
-    return f"{p.kind}: {p.message}"
 
 
 class SummaryWorker(QThread):
