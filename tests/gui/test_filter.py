@@ -45,3 +45,23 @@ def test_filter_error_is_shown_inline(qtbot, open_window, damaged_file):
     assert w.filter_edit.cursorPosition() == 6 and w.filter_edit.property("error")
     w.filter_edit.setText("label == 3")  # editing clears the error
     assert not w.filter_edit.property("error") and w.filter_status.text() == ""
+
+
+def test_job_results_arrive_on_the_ui_thread(qtbot, open_window, damaged_file, monkeypatch):
+    # Workers must never touch widgets: their batches are delivered to the window's thread.
+    from PySide6.QtCore import QThread
+    from PySide6.QtWidgets import QApplication
+
+    import tfrview.gui.window_filter as wf
+
+    threads = []
+    orig = wf.FilterMixin._on_filter_items
+
+    def spy(self, item):
+        threads.append(QThread.currentThread() is QApplication.instance().thread())
+        return orig(self, item)
+
+    monkeypatch.setattr(wf.FilterMixin, "_on_filter_items", spy)
+    w = open_window([damaged_file])
+    assert run_filter(qtbot, w, "record < 3") == [0, 1, 2]
+    assert threads and all(threads)

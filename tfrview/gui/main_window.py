@@ -12,16 +12,13 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
-    QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
-    QLineEdit,
     QListView,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QProgressDialog,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -32,18 +29,21 @@ from PySide6.QtWidgets import (
 
 from tfrview import __version__
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import QA_KINDS, Problem, ProblemKind, SourceError, TfrviewError
+from tfrview.core.framing import SourceError, TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
 from tfrview.core.textfmt import human_bytes
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
-from tfrview.gui.painting import render_overlay_on_image
+from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
+from tfrview.gui.window_export import ExportMixin
+from tfrview.gui.window_filter import FilterMixin
+from tfrview.gui.window_jobs import DatasetJobsMixin
 from tfrview.gui.workers import (
     DecodeRequest,
     DecodeWorker,
@@ -52,7 +52,6 @@ from tfrview.gui.workers import (
     JobWorker,
     RecordView,
     SummaryWorker,
-    TaskWorker,
     ThumbnailPool,
 )
 
@@ -60,7 +59,7 @@ ROW_TIMER_MS = 150
 MAX_RECENT = 10
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     open_requested = Signal(list)  # paths the person asked to open (the app makes a new window)
 
     def __init__(self, dataset: Dataset, demo: bool = False, parent: QWidget | None = None) -> None:
@@ -442,80 +441,6 @@ class MainWindow(QMainWindow):
     # QA checks ----------------------------------------------------------------------------------------
 
     @Slot()
-    def start_checks(self) -> None:
-        """Run the QA checks over the whole dataset in a child process; findings arrive live."""
-        if self.checker is not None:
-            self.checker.cancel()
-            self.checker.wait()
-        self.problems.remove_kinds({str(k) for k in QA_KINDS})
-        self.model.clear_qa()
-        self._update_problem_counts()
-        spec = {"job": "checks", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
-        self._file_numbers = [i for i, f in enumerate(self.ds.files) if f.source is not None]
-        self.checker = JobWorker(spec, self)
-        self.checker.items.connect(self._on_check_items)
-        self.checker.finished.connect(self._on_checks_finished)
-        self.check_state = "QA checks: starting"
-        self.checker.start()
-        self._update_status()
-
-    @Slot(object)
-    def _on_check_items(self, items: list) -> None:
-        if self.sender() is not self.checker:
-            return  # from a run that was restarted (e.g. a new label map)
-        for obj in items:
-            if "problem" in obj:
-                d = obj["problem"]
-                p = Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
-                self._on_problem((obj["file"], p))
-            elif "progress" in obj:
-                phase, done, total = obj["progress"]
-                self.check_state = f"QA checks: {phase} {100 * done // max(total, 1)}%"
-            elif "error" in obj:
-                self.check_state = f"QA checks failed: {obj['error']}"
-            elif obj.get("done"):
-                self.check_state = "QA checks done"
-        self._update_status()
-
-    @Slot()
-    def _on_checks_finished(self) -> None:
-        if self.sender() is not self.checker:
-            return
-        if self.check_state.startswith("QA checks:"):
-            self.check_state = "QA checks stopped"
-        elif self.summarizer_job is None:
-            self.start_summary()  # one child process at a time on a small machine
-        self._update_status()
-
-    @Slot()
-    def start_summary(self) -> None:
-        if self.summarizer_job is not None:
-            self.summarizer_job.cancel()
-            self.summarizer_job.wait()
-        spec = {"job": "summary", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
-        self.summarizer_job = JobWorker(spec, self)
-        self.summarizer_job.items.connect(self._on_summary_items)
-        self.summary_panel.show_progress("computing the summary…")
-        self.summarizer_job.start()
-
-    @Slot(object)
-    def _on_summary_items(self, items: list) -> None:
-        if self.sender() is not self.summarizer_job:
-            return
-        for obj in items:
-            if "summary" in obj:
-                self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
-                self.summary = obj["summary"]
-            elif "progress" in obj:
-                _, done, total = obj["progress"]
-                if self.summary is None:
-                    self.summary_panel.show_progress(f"computing the summary… {100 * done // max(total, 1)}%")
-            elif "error" in obj:
-                self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
-
-    @Slot()
     def _on_index_finished(self) -> None:
         if self._closing:
             return  # the window is going away and its files are closed
@@ -717,7 +642,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_files(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord files", _last_dir(),
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord files", last_dir(),
                                                 "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;All files (*)")  # fmt: skip
         if paths:
             QSettings().setValue("last_dir", str(Path(paths[0]).parent))
@@ -725,7 +650,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_folder(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Open a folder of shards", _last_dir())
+        d = QFileDialog.getExistingDirectory(self, "Open a folder of shards", last_dir())
         if d:
             QSettings().setValue("last_dir", d)
             self.open_requested.emit([d])
@@ -737,7 +662,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def choose_label_map(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Load label map", _last_dir(), "Label maps (*.pbtxt *.txt);;All files (*)"
+            self, "Load label map", last_dir(), "Label maps (*.pbtxt *.txt);;All files (*)"
         )
         if path:
             self.set_label_map(Path(path))
@@ -785,299 +710,9 @@ class MainWindow(QMainWindow):
             self._specs.clear()
             self._request(v.number)
 
-    @Slot()
-    def save_image(self) -> None:
-        panel = self.image_panel
-        if panel.qimage is None or panel.current is None:
-            QMessageBox.information(self, "Save image", "The selected record has no image to save.")
-            return
-        with_boxes = QMessageBox.question(self, "Save image", "Draw the boxes and labels on the saved image?",
-                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
-        name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Save image", str(Path(_last_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
-        )
-        if not path:
-            return
-        self.write_image(Path(path), with_boxes)
-
     # filtering -------------------------------------------------------------------------------------------
 
-    def _build_filter_bar(self) -> QWidget:
-        bar = QWidget(self)
-        lay = QHBoxLayout(bar)
-        lay.setContentsMargins(2, 2, 2, 2)
-        self.filter_edit = QLineEdit(bar)
-        self.filter_edit.setPlaceholderText(
-            'Filter (Enter):  label == 3 and not problem    "image/object/class/text" contains "cat"'
-        )
-        self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.returnPressed.connect(self.apply_filter)
-        self.filter_edit.textChanged.connect(self._on_filter_text)
-        self.filter_status = QLabel("", bar)
-        self.filter_status.setTextFormat(Qt.TextFormat.RichText)
-        lay.addWidget(self.filter_edit, 1)
-        lay.addWidget(self.filter_status)
-        return bar
-
-    @Slot(str)
-    def _on_filter_text(self, text: str) -> None:
-        if not text.strip() and self.model.filter_rows is not None:
-            self.clear_filter()
-        elif self.filter_edit.property("error"):
-            self._set_filter_error(None)
-
-    def _set_filter_error(self, error) -> None:
-        self.filter_edit.setProperty("error", bool(error))
-        self.filter_edit.setStyleSheet("QLineEdit { border: 2px solid #b00020; }" if error else "")
-        if error is not None:
-            self.filter_status.setText(
-                f"<span style='color:#b00020'>⚠ {error.message} (character {error.position + 1})</span>"
-            )
-            self.filter_edit.setCursorPosition(error.position)
-        else:
-            self.filter_status.setText("")
-
-    @Slot()
-    def apply_filter(self) -> None:
-        from tfrview.core.filterexpr import FilterError, parse
-
-        text = self.filter_edit.text().strip()
-        if not text:
-            self.clear_filter()
-            return
-        try:
-            parse(text)
-        except FilterError as exc:
-            self._set_filter_error(exc)
-            return
-        self._set_filter_error(None)
-        self._stop_filter()
-        problems: dict[str, list[str]] = {}
-        for r in self.problems.rows:
-            if r.target is not None:
-                problems.setdefault(str(r.target), []).append(str(r.problem.kind))
-        spec = {"job": "filter", "expr": text, "problems": problems,
-                "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
-        self.model.set_filter()
-        self.filterer = JobWorker(spec, self)
-        self.filterer.items.connect(self._on_filter_items)
-        self.filterer.finished.connect(self._on_filter_finished)
-        self.filter_state = "filtering…"
-        self.filterer.start()
-        self._show_filter_state()
-
-    @Slot(object)
-    def _on_filter_items(self, items: list) -> None:
-        if self.sender() is not self.filterer:
-            return  # a replaced filter's last words, still queued
-        for obj in items:
-            if "matches" in obj:
-                self.model.add_matches(obj["matches"])
-                done = obj["upto"] >= obj["total"]
-                pct = 100 * obj["upto"] // max(obj["total"], 1)
-                self.filter_state = "" if done else f"filtering {pct}%"
-            elif "error" in obj:
-                self.filter_state = f"filter failed: {obj['error']}"
-        self._show_filter_state()
-
-    @Slot()
-    def _on_filter_finished(self) -> None:
-        if self.sender() is not self.filterer:
-            return
-        if self.filter_state.startswith("filtering"):
-            self.filter_state = "stopped"
-        self._show_filter_state()
-
-    def _show_filter_state(self) -> None:
-        n = self.model.match_count
-        total = self.model.total()
-        text = f"{n:,} of {total:,} records match"
-        if self.filter_state:
-            text += f" · {self.filter_state}"
-        self.filter_status.setText(text)
-
-    def _stop_filter(self) -> None:
-        if self.filterer is not None:
-            self.filterer.cancel()
-            self.filterer.wait()
-            self.filterer = None
-
-    @Slot()
-    def clear_filter(self) -> None:
-        self._stop_filter()
-        if self.model.filter_rows is not None:
-            self.model.clear_filter()
-        self.filter_status.setText("")
-        if self._selected is not None:
-            self.select_record(self._selected)
-
     # salvage and export -----------------------------------------------------------------------------------
-
-    def selected_records(self) -> list[int]:
-        """The selected records, or every record shown when at most one is selected."""
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        if len(rows) <= 1:
-            return [self.model.record_number(r) for r in range(self.model.rowCount())]
-        return [self.model.record_number(r) for r in rows]
-
-    def _run_task(self, title: str, total: int, task, on_done) -> None:
-        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self)
-        dlg.setWindowModality(Qt.WindowModality.WindowModal)
-        dlg.setMinimumDuration(300)
-        worker = TaskWorker(task, self)
-        worker.progressed.connect(dlg.setValue)
-        dlg.canceled.connect(worker.cancel)
-
-        def finished(result) -> None:
-            dlg.reset()
-            worker.wait()
-            self._tasks.discard(worker)
-            on_done(result)
-
-        worker.done.connect(finished)
-        self._tasks.add(worker)
-        worker.start()
-
-    def _ask_compression(self, default: str) -> str | None:
-        items = [f"same as the source ({default})", "none", "gzip", "zlib"]
-        choice, ok = QInputDialog.getItem(
-            self, "Compression", "Compression of the new file:", items, 0, False
-        )
-        if not ok:
-            return None
-        return default if choice.startswith("same") else choice
-
-    def _source_compression(self) -> str:
-        comps = {f.compression for f in self.ds.files if f.source is not None}
-        return comps.pop() if len(comps) == 1 else "none"
-
-    @Slot()
-    def save_intact(self) -> None:
-        p = self.progress_state
-        if p is None or p.phase != "done":
-            QMessageBox.information(
-                self, "Save intact records", "Wait until every CRC is checked (see the status bar)."
-            )
-            return
-        comp = self._ask_compression(self._source_compression())
-        if comp is None:
-            return
-        stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(_last_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
-        path, _ = QFileDialog.getSaveFileName(self, "Save intact records as", str(suggested))
-        if path:
-            self.write_intact(Path(path), comp)
-
-    def write_intact(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.salvage import salvage_many
-
-        parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
-
-        def done(result) -> None:
-            status, value = result
-            if on_done is not None:
-                on_done(result)
-                return
-            if status == "error":
-                QMessageBox.warning(self, "Save intact records", value)
-                return
-            text = (f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
-                    f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
-                    f"region{'s' if value.damaged_regions != 1 else ''}.")  # fmt: skip
-            if value.reheadered:
-                text += f"\nKept {value.reheadered} record(s) whose header was damaged, with a new header."
-            QMessageBox.information(self, "Save intact records", text)
-
-        self._run_task("Writing intact records…", self.model.total(),
-                       lambda progress: salvage_many(parts, path, comp, progress), done)  # fmt: skip
-
-    def export(self, what: str) -> None:
-        numbers = self.selected_records()
-        if not numbers:
-            return
-        comp = None
-        if what == "records":
-            comp = self._ask_compression(self._source_compression())
-            if comp is None:
-                return
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export records", str(Path(_last_dir()) / "selection.tfrecord")
-            )
-        elif what == "jsonl":
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Export features", str(Path(_last_dir()) / "selection.jsonl")
-            )
-        else:
-            path = QFileDialog.getExistingDirectory(self, "Export images to a folder", _last_dir())
-        if path:
-            self.write_export(what, numbers, Path(path), comp or "none")
-
-    def write_export(
-        self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None
-    ) -> None:
-        """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
-        from tfrview.core import export as ex
-
-        inputs = [f.path for f in self.ds.files]
-        ds = self.ds
-        label_map = self.label_map
-        if what == "records":
-
-            def task(progress):
-                return ex.export_records((ds.read(n) for n in numbers), path, comp, inputs, progress)
-        elif what == "jsonl":
-
-            def task(progress):
-                items = ((n, ds.record_span(n)[2], ds.read(n)) for n in numbers)
-                return ex.export_jsonl(items, path, inputs, progress)
-        else:
-
-            def task(progress):
-                items = ((n, ds.read(n)) for n in numbers)
-                return ex.export_images(items, path, what == "images_boxes", label_map, progress)
-
-        def done(result) -> None:
-            if on_done is not None:
-                on_done(result)
-                return
-            status, value = result
-            if status == "error":
-                QMessageBox.warning(self, "Export", value)
-                return
-            text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
-            if value.skipped:
-                text += f"\n{value.skipped} image(s) did not decode:\n" + "\n".join(value.notes[:10])
-            QMessageBox.information(self, "Export", text)
-
-        self._run_task(f"Exporting {len(numbers):,} records…", len(numbers), task, done)
-
-    def write_image(self, path: Path, with_boxes: bool) -> bool:
-        """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
-        from tfrview.core.atomic import refuse_overwriting_inputs
-
-        panel = self.image_panel
-        img = panel.qimage
-        if img is None:
-            return False
-        try:
-            refuse_overwriting_inputs(path, [f.path for f in self.ds.files])
-        except TfrviewError as exc:
-            QMessageBox.warning(self, "Save image", str(exc))
-            return False
-        if with_boxes:
-            img = render_overlay_on_image(
-                img, panel.current.overlay, self.actions_by_name["labels"].isChecked()
-            )
-        tmp = path.with_name(f".{path.name}.partial")
-        fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
-        if not img.save(str(tmp), fmt):
-            tmp.unlink(missing_ok=True)
-            QMessageBox.warning(self, "Save image", f"Could not write {path}")
-            return False
-        tmp.replace(path)
-        self.statusBar().showMessage(f"Saved {path}", 4000)
-        return True
 
     def _fit(self) -> None:
         self.image_panel.view.fit()
@@ -1154,10 +789,6 @@ class MainWindow(QMainWindow):
         s.setValue("window/splitter", self.splitter.saveState())
         self.shutdown()
         super().closeEvent(event)
-
-
-def _last_dir() -> str:
-    return str(QSettings().value("last_dir", str(Path.home())))
 
 
 def add_recent(entries: list[str], ds: Dataset) -> None:

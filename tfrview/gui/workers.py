@@ -402,7 +402,8 @@ class JobWorker(QThread):
     """Runs a whole-dataset job (tfrview.core.jobs) in a child process; hands back its JSON lines in
     batches. Cancelling kills the child: it only reads the data and writes to its pipe."""
 
-    items = Signal(object)  # list[dict]
+    items = Signal(object)  # (this worker, list[dict]): receivers tell a replaced job's last words apart
+    ended = Signal(object)  # this worker, after its last batch
 
     def __init__(self, spec: dict, parent=None) -> None:
         super().__init__(parent)
@@ -424,7 +425,8 @@ class JobWorker(QThread):
             self._proc = spawn(self.spec)
         except OSError as exc:
             self.error = f"could not start the job: {exc}"
-            self.items.emit([{"error": self.error}])
+            self.items.emit((self, [{"error": self.error}]))
+            self.ended.emit(self)
             return
         batch: list[dict] = []
         last = time.monotonic()
@@ -434,12 +436,13 @@ class JobWorker(QThread):
                     break
                 batch.append(obj)
                 if time.monotonic() - last > 0.05:
-                    self.items.emit(batch)
+                    self.items.emit((self, batch))
                     batch, last = [], time.monotonic()
         finally:
             if batch:
-                self.items.emit(batch)
+                self.items.emit((self, batch))
             _stop(self._proc)
+            self.ended.emit(self)
 
 
 class TaskWorker(QThread):

@@ -1,0 +1,205 @@
+"""Writing new files from the window: intact records, selections, images. Always new files, atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+    QProgressDialog,
+)
+
+from tfrview.core.framing import TfrviewError
+from tfrview.gui.painting import render_overlay_on_image
+from tfrview.gui.settings import last_dir
+from tfrview.gui.workers import (
+    TaskWorker,
+)
+
+
+class ExportMixin:
+    """Mixed into MainWindow; uses its attributes."""
+
+    def selected_records(self) -> list[int]:
+        """The selected records, or every record shown when at most one is selected."""
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        if len(rows) <= 1:
+            return [self.model.record_number(r) for r in range(self.model.rowCount())]
+        return [self.model.record_number(r) for r in rows]
+
+    def _run_task(self, title: str, total: int, task, on_done) -> None:
+        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self)
+        dlg.setWindowModality(Qt.WindowModality.WindowModal)
+        dlg.setMinimumDuration(300)
+        worker = TaskWorker(task, self)
+        worker.progressed.connect(dlg.setValue)
+        dlg.canceled.connect(worker.cancel)
+
+        def finished(result) -> None:
+            dlg.reset()
+            worker.wait()
+            self._tasks.discard(worker)
+            on_done(result)
+
+        worker.done.connect(finished)
+        self._tasks.add(worker)
+        worker.start()
+
+    def _ask_compression(self, default: str) -> str | None:
+        items = [f"same as the source ({default})", "none", "gzip", "zlib"]
+        choice, ok = QInputDialog.getItem(
+            self, "Compression", "Compression of the new file:", items, 0, False
+        )
+        if not ok:
+            return None
+        return default if choice.startswith("same") else choice
+
+    def _source_compression(self) -> str:
+        comps = {f.compression for f in self.ds.files if f.source is not None}
+        return comps.pop() if len(comps) == 1 else "none"
+
+    @Slot()
+    def save_intact(self) -> None:
+        p = self.progress_state
+        if p is None or p.phase != "done":
+            QMessageBox.information(
+                self, "Save intact records", "Wait until every CRC is checked (see the status bar)."
+            )
+            return
+        comp = self._ask_compression(self._source_compression())
+        if comp is None:
+            return
+        stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
+        suggested = Path(last_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        path, _ = QFileDialog.getSaveFileName(self, "Save intact records as", str(suggested))
+        if path:
+            self.write_intact(Path(path), comp)
+
+    def write_intact(self, path: Path, comp: str, on_done=None) -> None:
+        from tfrview.core.salvage import salvage_many
+
+        parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
+
+        def done(result) -> None:
+            status, value = result
+            if on_done is not None:
+                on_done(result)
+                return
+            if status == "error":
+                QMessageBox.warning(self, "Save intact records", value)
+                return
+            text = (f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
+                    f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
+                    f"region{'s' if value.damaged_regions != 1 else ''}.")  # fmt: skip
+            if value.reheadered:
+                text += f"\nKept {value.reheadered} record(s) whose header was damaged, with a new header."
+            QMessageBox.information(self, "Save intact records", text)
+
+        self._run_task("Writing intact records…", self.model.total(),
+                       lambda progress: salvage_many(parts, path, comp, progress), done)  # fmt: skip
+
+    def export(self, what: str) -> None:
+        numbers = self.selected_records()
+        if not numbers:
+            return
+        comp = None
+        if what == "records":
+            comp = self._ask_compression(self._source_compression())
+            if comp is None:
+                return
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export records", str(Path(last_dir()) / "selection.tfrecord")
+            )
+        elif what == "jsonl":
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export features", str(Path(last_dir()) / "selection.jsonl")
+            )
+        else:
+            path = QFileDialog.getExistingDirectory(self, "Export images to a folder", last_dir())
+        if path:
+            self.write_export(what, numbers, Path(path), comp or "none")
+
+    def write_export(
+        self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None
+    ) -> None:
+        """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
+        from tfrview.core import export as ex
+
+        inputs = [f.path for f in self.ds.files]
+        ds = self.ds
+        label_map = self.label_map
+        if what == "records":
+
+            def task(progress):
+                return ex.export_records((ds.read(n) for n in numbers), path, comp, inputs, progress)
+        elif what == "jsonl":
+
+            def task(progress):
+                items = ((n, ds.record_span(n)[2], ds.read(n)) for n in numbers)
+                return ex.export_jsonl(items, path, inputs, progress)
+        else:
+
+            def task(progress):
+                items = ((n, ds.read(n)) for n in numbers)
+                return ex.export_images(items, path, what == "images_boxes", label_map, progress)
+
+        def done(result) -> None:
+            if on_done is not None:
+                on_done(result)
+                return
+            status, value = result
+            if status == "error":
+                QMessageBox.warning(self, "Export", value)
+                return
+            text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
+            if value.skipped:
+                text += f"\n{value.skipped} image(s) did not decode:\n" + "\n".join(value.notes[:10])
+            QMessageBox.information(self, "Export", text)
+
+        self._run_task(f"Exporting {len(numbers):,} records…", len(numbers), task, done)
+
+    @Slot()
+    def save_image(self) -> None:
+        panel = self.image_panel
+        if panel.qimage is None or panel.current is None:
+            QMessageBox.information(self, "Save image", "The selected record has no image to save.")
+            return
+        with_boxes = QMessageBox.question(self, "Save image", "Draw the boxes and labels on the saved image?",
+                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
+        name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save image", str(Path(last_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
+        )
+        if not path:
+            return
+        self.write_image(Path(path), with_boxes)
+
+    def write_image(self, path: Path, with_boxes: bool) -> bool:
+        """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
+        from tfrview.core.atomic import refuse_overwriting_inputs
+
+        panel = self.image_panel
+        img = panel.qimage
+        if img is None:
+            return False
+        try:
+            refuse_overwriting_inputs(path, [f.path for f in self.ds.files])
+        except TfrviewError as exc:
+            QMessageBox.warning(self, "Save image", str(exc))
+            return False
+        if with_boxes:
+            img = render_overlay_on_image(
+                img, panel.current.overlay, self.actions_by_name["labels"].isChecked()
+            )
+        tmp = path.with_name(f".{path.name}.partial")
+        fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
+        if not img.save(str(tmp), fmt):
+            tmp.unlink(missing_ok=True)
+            QMessageBox.warning(self, "Save image", f"Could not write {path}")
+            return False
+        tmp.replace(path)
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
