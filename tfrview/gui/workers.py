@@ -15,6 +15,7 @@ from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image
 from tfrview.core.index import verify
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.payload import Payload, decode
+from tfrview.gui.request_queue import NewestFirst
 
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
 
@@ -344,55 +345,41 @@ class SummaryWorker(QThread):
     def __init__(self, dataset: Dataset, parent=None) -> None:
         super().__init__(parent)
         self.dataset = dataset
-        self._cond = threading.Condition()
-        self._queue: dict[int, None] = {}  # insertion-ordered set
-        self._stop = False
+        self._queue = NewestFirst(self.MAX_PENDING)
         self.epoch = 0
         self.label_map: dict[int, str] | None = None
 
     def request(self, number: int) -> None:
-        with self._cond:
-            if number in self._queue:
-                return
-            self._queue[number] = None
-            if len(self._queue) > self.MAX_PENDING:
-                del self._queue[next(iter(self._queue))]
-            self._cond.notify()
+        self._queue.put(number)
 
     def reset(self, label_map: dict[int, str] | None) -> None:
-        with self._cond:
+        with self._queue.lock:
             self._queue.clear()
             self.label_map = label_map
             self.epoch += 1
 
     def stop(self) -> None:
-        with self._cond:
-            self._stop = True
-            self._cond.notify()
+        self._queue.stop()
 
     def run(self) -> None:
         from tfrview.core.framing import TfrviewError
         from tfrview.core.summary import summarize
 
-        while True:
-            with self._cond:
-                while not self._queue and not self._stop:
-                    self._cond.wait()
-                if self._stop:
-                    return
+        while self._queue.wait():
+            with self._queue.lock:
                 epoch, label_map = self.epoch, self.label_map
             batch = []
             t0 = time.monotonic()
-            while time.monotonic() - t0 < 0.03:
-                with self._cond:
-                    if not self._queue or self._stop or epoch != self.epoch:
-                        break
-                    n = next(reversed(self._queue))  # newest first: what is on screen now
-                    del self._queue[n]
+            while time.monotonic() - t0 < 0.03 and epoch == self.epoch:
+                n = self._queue.take(block=False)
+                if n is None:
+                    break
                 try:
                     kind, text = summarize(self.dataset.read(n), label_map)
                 except (TfrviewError, IndexError, ValueError) as exc:
                     kind, text = "?", str(exc)
+                finally:
+                    self._queue.done(n)
                 batch.append((n, kind, text))
             if batch:
                 self.ready.emit((epoch, batch))
@@ -488,61 +475,36 @@ class ThumbnailPool(QObject):
         self.size = size
         self.cell = cell
         self.label_map: dict[int, str] | None = None
-        self._cond = threading.Condition()
-        self._queue: dict[int, None] = {}
-        self._busy: set[int] = set()
-        self._stop = False
+        self._queue = NewestFirst(self.MAX_PENDING)
         self._threads = [_PoolThread(self) for _ in range(threads)]
         for t in self._threads:
             t.start()
 
     def request(self, n: int) -> None:
-        with self._cond:
-            if n in self._queue or n in self._busy:
-                return
-            self._queue[n] = None
-            if len(self._queue) > self.MAX_PENDING:
-                del self._queue[next(iter(self._queue))]
-            self._cond.notify()
+        self._queue.put(n)
 
     def reset(self, label_map) -> None:
-        with self._cond:
+        with self._queue.lock:
             self._queue.clear()
             self.label_map = label_map
-
-    def _next(self) -> int | None:
-        with self._cond:
-            while not self._queue and not self._stop:
-                self._cond.wait()
-            if self._stop:
-                return None
-            n = next(reversed(self._queue))
-            del self._queue[n]
-            self._busy.add(n)
-            return n
 
     def _work(self) -> None:
         from tfrview.core.framing import TfrviewError
         from tfrview.core.thumbs import Thumbnail, make_thumbnail
 
-        while True:
-            n = self._next()
-            if n is None:
-                return
+        while (n := self._queue.take()) is not None:
             try:
                 thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell)
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
             except Exception as exc:  # a bug must not kill the pool
                 thumb = Thumbnail(None, f"internal error: {exc}", error=True)
-            with self._cond:
-                self._busy.discard(n)
+            finally:
+                self._queue.done(n)
             self.ready.emit((n, thumb))
 
     def stop(self) -> None:
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
+        self._queue.stop()
         for t in self._threads:
             t.wait()
 
