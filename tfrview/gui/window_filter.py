@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.gui.workers import (
-    JobWorker,
+    replace_job,
 )
 
 
@@ -75,11 +75,8 @@ class FilterMixin:
         spec = {"job": "filter", "expr": text, "problems": problems,
                 "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
         self.model.set_filter()
-        self.filterer = JobWorker(spec, self)
-        self.filterer.items.connect(self._on_filter_items)
-        self.filterer.ended.connect(self._on_filter_finished)
         self.filter_state = "filtering…"
-        self.filterer.start()
+        self.filterer = replace_job(self, None, spec, self._on_filter_items, self._on_filter_finished)
         self._show_filter_state()
 
     @Slot(object)

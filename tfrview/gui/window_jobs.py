@@ -6,7 +6,7 @@ from PySide6.QtCore import Slot
 
 from tfrview.core.framing import QA_KINDS, Problem, ProblemKind
 from tfrview.gui.workers import (
-    JobWorker,
+    replace_job,
 )
 
 
@@ -16,19 +16,12 @@ class DatasetJobsMixin:
     @Slot()
     def start_checks(self) -> None:
         """Run the QA checks over the whole dataset in a child process; findings arrive live."""
-        if self.checker is not None:
-            self.checker.cancel()
-            self.checker.wait()
         self.problems.remove_kinds({str(k) for k in QA_KINDS})
         self.model.clear_qa()
         self._update_problem_counts()
-        spec = {"job": "checks", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
-        self.checker = JobWorker(spec, self)
-        self.checker.items.connect(self._on_check_items)
-        self.checker.ended.connect(self._on_checks_finished)
         self.check_state = "QA checks: starting"
-        self.checker.start()
+        self.checker = replace_job(self, self.checker, self._job_spec("checks"), self._on_check_items,
+                                   self._on_checks_finished)  # fmt: skip
         self._update_status()
 
     @Slot(object)
@@ -62,15 +55,14 @@ class DatasetJobsMixin:
 
     @Slot()
     def start_summary(self) -> None:
-        if self.summarizer_job is not None:
-            self.summarizer_job.cancel()
-            self.summarizer_job.wait()
-        spec = {"job": "summary", "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
-        self.summarizer_job = JobWorker(spec, self)
-        self.summarizer_job.items.connect(self._on_summary_items)
         self.summary_panel.show_progress("computing the summary…")
-        self.summarizer_job.start()
+        self.summarizer_job = replace_job(
+            self, self.summarizer_job, self._job_spec("summary"), self._on_summary_items
+        )
+
+    def _job_spec(self, job: str) -> dict:
+        return {"job": job, "paths": [str(f.path) for f in self.ds.files if f.source is not None],
+                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
 
     @Slot(object)
     def _on_summary_items(self, item) -> None:

@@ -516,3 +516,16 @@ class _PoolThread(QThread):
 
     def run(self) -> None:
         self.pool._work()
+
+
+def replace_job(parent, old: JobWorker | None, spec: dict, on_items, on_ended=None) -> JobWorker:
+    """Stop `old` (if any) and start a job for `spec`, its batches going to `on_items`."""
+    if old is not None:
+        old.cancel()
+        old.wait()
+    job = JobWorker(spec, parent)
+    job.items.connect(on_items)
+    if on_ended is not None:
+        job.ended.connect(on_ended)
+    job.start()
+    return job

@@ -6,10 +6,11 @@ import bisect
 from collections import Counter
 from dataclasses import dataclass
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.framing import Problem
+from tfrview.gui.models.base import ColumnsModel
 
 _SEVERITY_FG = {
     "error": QBrush(QColor(176, 0, 32)),
@@ -34,7 +35,7 @@ class ProblemRow:
         )
 
 
-class ProblemsModel(QAbstractTableModel):
+class ProblemsModel(ColumnsModel):
     def __init__(self, file_names: list[str], parent=None) -> None:
         super().__init__(parent)
         self.file_names = file_names
@@ -76,15 +77,6 @@ class ProblemsModel(QAbstractTableModel):
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        horizontal = orientation == Qt.Orientation.Horizontal
-        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.columns):
-            return self.columns[section]
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -11,13 +11,14 @@ import time
 from collections import OrderedDict
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.dataset import Dataset
 from tfrview.core.framing import QA_KINDS, SourceError
 from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.core.summary import summarize
+from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")
 ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
@@ -47,7 +48,7 @@ def file_labels(paths) -> list[str]:
     return [p.name for p in paths]
 
 
-class RecordTableModel(QAbstractTableModel):
+class RecordTableModel(ColumnsModel):
     def __init__(self, dataset: Dataset, parent=None) -> None:
         super().__init__(parent)
         self.ds = dataset
@@ -268,15 +269,6 @@ class RecordTableModel(QAbstractTableModel):
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self._rows
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        horizontal = orientation == Qt.Orientation.Horizontal
-        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.columns):
-            return self.columns[section]
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
