@@ -8,10 +8,9 @@ from tfrview.core.filterexpr import And, Cmp, FilterError, Key, Lit, Not, Or, fa
 
 def match(expr: str, problems=(), number=0, **features) -> bool:
     data = make_example(**features) if features else make_example(dummy=[0])
-    from tfrview.core.filterexpr import evaluate, keys_used
+    from tfrview.core.filterexpr import compile_filter
 
-    node = parse(expr)
-    return evaluate(node, facts_for(data, number, "f.tfrecord", list(problems), keys_used(node)))
+    return compile_filter(parse(expr))(facts_for(data, number, "f.tfrecord", list(problems)))
 
 
 @pytest.mark.parametrize(

@@ -241,38 +241,6 @@ def parse(text: str):
     return _Parser(text).parse()
 
 
-def keys_used(node) -> set[str]:
-    if isinstance(node, Key):
-        return {node.name}
-    if isinstance(node, Len):
-        return {node.key}
-    if isinstance(node, Cmp):
-        return keys_used(node.left) | keys_used(node.right)
-    if isinstance(node, Not):
-        return keys_used(node.inner)
-    if isinstance(node, And | Or):
-        out: set[str] = set()
-        for x in node.items:
-            out |= keys_used(x)
-        return out
-    return set()
-
-
-def facts_used(node) -> set[str]:
-    if isinstance(node, Fact):
-        return {node.name}
-    if isinstance(node, Cmp):
-        return facts_used(node.left) | facts_used(node.right)
-    if isinstance(node, Not):
-        return facts_used(node.inner)
-    if isinstance(node, And | Or):
-        out: set[str] = set()
-        for x in node.items:
-            out |= facts_used(x)
-        return out
-    return set()
-
-
 # --- evaluation ---------------------------------------------------------------------------------------
 
 
@@ -287,27 +255,6 @@ class RecordFacts:
     problems: list[str]
     kind: Callable[[], str]
     values: Callable[[str], list]
-
-
-def _vals(node, r: RecordFacts) -> list:
-    if isinstance(node, Lit):
-        return [node.value]
-    if isinstance(node, Key):
-        return r.values(node.name)
-    if isinstance(node, Len):
-        return [len(r.values(node.key))]
-    if isinstance(node, Fact):
-        n = node.name
-        if n == "problem":
-            return r.problems
-        if n == "kind":
-            return [r.kind()]
-        if n == "record":
-            return [r.number]
-        if n == "size":
-            return [r.size]
-        return [r.file]
-    return [evaluate(node, r)]
 
 
 def _num(x) -> bool:
@@ -334,24 +281,6 @@ def _cmp1(op: str, a, b) -> bool:
     if op == ">":
         return a > b
     return a >= b
-
-
-def evaluate(node, r: RecordFacts) -> bool:
-    if isinstance(node, Or):
-        return any(evaluate(x, r) for x in node.items)
-    if isinstance(node, And):
-        return all(evaluate(x, r) for x in node.items)
-    if isinstance(node, Not):
-        return not evaluate(node.inner, r)
-    if isinstance(node, Cmp):
-        left = _vals(node.left, r)
-        right = _vals(node.right, r)
-        if node.op == "!=":  # true when no value equals (a missing feature differs from everything)
-            return not any(_cmp1("==", a, b) for a in left for b in right)
-        return any(_cmp1(node.op, a, b) for a in left for b in right)
-    if isinstance(node, Lit):
-        return bool(node.value)
-    return bool(_vals(node, r))  # a bare key / len / fact: present and non-empty
 
 
 # --- facts from a record's bytes ------------------------------------------------------------------------
@@ -410,7 +339,10 @@ def facts_for(
 
 
 def compile_filter(node) -> Callable[[RecordFacts], bool]:
-    """A function equivalent to `evaluate(node, facts)`, without walking the AST per record."""
+    """The filter as nested closures, built once: evaluating a record does not walk the AST.
+
+    A feature with several values matches when any value does; `!=` holds when no value equals (so a
+    missing feature differs from everything); a bare key, len or fact is true when non-empty."""
     if isinstance(node, Or):
         parts = [compile_filter(x) for x in node.items]
         return lambda r: any(p(r) for p in parts)
