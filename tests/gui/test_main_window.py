@@ -222,3 +222,20 @@ def test_record_table_model_alone(qtmodeltester, tmp_path):
     assert m.data(m.index(3, 1)) == "00001"
     qtmodeltester.check(m, force_py=True)
     ds.close()
+
+
+def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, open_window, damaged_file,
+                                                                          monkeypatch):  # fmt: skip
+    import tfrview.core.scanproc as scanproc
+    import tfrview.gui.workers as workers
+
+    def no_child(*_a, **_k):
+        raise OSError("no child process here")
+
+    monkeypatch.setattr(workers, "CHILD_MIN_BYTES", 0)  # every file would go to a child
+    monkeypatch.setattr(scanproc, "spawn", no_child)
+    w = open_window([damaged_file])
+    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    f = w.ds.files[0]
+    assert f.index.count == 30 and int((f.index.status & 1).sum()) == 30  # all framed and verified
+    assert sorted(str(p.kind) for p in f.index.problems) == ["bad_data_crc", "unreadable_bytes"]

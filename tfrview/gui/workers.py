@@ -147,10 +147,7 @@ class IndexWorker(QThread):
             for chunk in read_frames(proc.stdout):
                 if self._cancel.is_set():
                     return False
-                seen = len(f.index.problems)
-                f.index.apply_tail(chunk, known)
-                self._report(fi, f.index.problems[seen:])
-                self._tick("index", base + chunk.consumed, total, chunk.done)
+                self._apply_tail(fi, f, chunk, known, base, total)
         except (RuntimeError, EOFError, ValueError):
             pass
         finally:
@@ -165,15 +162,19 @@ class IndexWorker(QThread):
         for chunk in scan(f.source, chunk_records=1000):
             if self._cancel.is_set():
                 return False
-            seen = len(f.index.problems)
-            f.index.apply_tail(chunk, known)
-            self._report(fi, f.index.problems[seen:])
-            self._tick("index", base + chunk.consumed, total, chunk.done)
+            self._apply_tail(fi, f, chunk, known, base, total)
             time.sleep(0)
         return True
 
-    def _verify_here(self, fi, f, vbase, vtotal) -> bool:
-        for vc in verify(f.source, f.index, chunk_bytes=1 << 20, chunk_records=1000):
+    def _apply_tail(self, fi, f, chunk, known: int, base: int, total: int) -> None:
+        """A chunk from a scan that restarted at 0: apply what is new, report it, show progress."""
+        seen = len(f.index.problems)
+        f.index.apply_tail(chunk, known)
+        self._report(fi, f.index.problems[seen:])
+        self._tick("index", base + chunk.consumed, total, chunk.done)
+
+    def _verify_here(self, fi, f, vbase, vtotal, start: int = 0) -> bool:
+        for vc in verify(f.source, f.index, start=start, chunk_bytes=1 << 20, chunk_records=1000):
             for p in vc.problems:
                 f.index.problems.append(p)
             self._report(fi, vc.problems)
@@ -208,12 +209,7 @@ class IndexWorker(QThread):
         finally:
             _stop(proc)
         if stop < f.index.count:  # finish here whatever the child did not
-            for vc in verify(f.source, f.index, start=stop, chunk_bytes=1 << 20, chunk_records=1000):
-                f.index.problems.extend(vc.problems)
-                self._report(fi, vc.problems)
-                if self._cancel.is_set():
-                    return False
-                time.sleep(0)
+            return self._verify_here(fi, f, vbase, vtotal, start=stop)
         return True
 
     def _emit(self, phase: str, done: int, total: int) -> None:
