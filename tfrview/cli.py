@@ -193,7 +193,9 @@ def _print_verify(rep, quiet: bool) -> None:
 
 
 def cmd_info(args) -> int:
-    from .core.report import TYPE_SHORT, index_source, summarise_content
+    from .core.datasummary import DatasetSummary
+    from .core.payload import TYPE_SHORT, decode
+    from .core.report import index_source, sample_numbers
 
     out = []
     errors = 0
@@ -206,8 +208,10 @@ def cmd_info(args) -> int:
         with src:
             idx = index_source(src, progress)
             progress.clear()
-            sample = None if args.all else args.sample
-            cs = summarise_content(src, idx, sample)
+            nums = sample_numbers(idx.count, None if args.all else args.sample)
+            cs = DatasetSummary()
+            for k in nums:
+                cs.add(decode(src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))))
         info = {
             "path": str(path),
             "compression": src.compression,
@@ -215,20 +219,20 @@ def cmd_info(args) -> int:
             "stream_bytes": idx.scanned,
             "records": idx.count,
             "framing_problems": len(idx.problems),
-            "sampled_records": cs.sampled,
+            "sampled_records": len(nums),
             "payload_kinds": dict(cs.kinds),
             "features": {
                 k: {
                     "types": sorted(TYPE_SHORT[t] for t in s.types),
                     "present": s.present,
-                    "values_min": s.min_count,
-                    "values_max": s.max_count,
+                    "values_min": s.per_record_min,
+                    "values_max": s.per_record_max,
                 }
-                for k, s in sorted(cs.features.items())
+                for k, s in sorted(cs.keys.items())
             },
             "feature_lists": {
                 k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
-                for k, s in sorted(cs.feature_lists.items())
+                for k, s in sorted(cs.lists.items())
             },
         }
         out.append(info)

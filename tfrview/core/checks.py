@@ -19,7 +19,7 @@ import numpy as np
 from .framing import OVERHEAD, Problem, ProblemKind
 from .images import ImageRef, find_images, sniff_image_format
 from .overlays import BoxSpec, detect_spec
-from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature, Payload, decode
+from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature, Payload, decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,6 @@ class Finding:
     message: str
 
 
-TYPE_NAMES = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
 MOST = 0.9  # "present in most records": in at least this share of them
 
 
@@ -311,7 +310,7 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
         t = schema.main_type(k)
         if t and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
             out.append(Finding(ProblemKind.FEATURE_TYPE_MISMATCH,
-                               f"{k} is {TYPE_NAMES[f.type]} here but {TYPE_NAMES[t]} in "
+                               f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
                                f"{schema.types[k][t]:,} other records"))  # fmt: skip
     return out
 

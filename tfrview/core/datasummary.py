@@ -34,12 +34,16 @@ class KeyStats:
     top: Counter = field(default_factory=Counter)
     top_full: bool = False
 
-    def add(self, type_: str, values) -> None:
-        n = len(values)
+    def count(self, type_: str, n: int) -> None:
+        """The feature is present in one more record, with n values (or n steps, for a feature list)."""
         self.types[type_] += 1
         self.present += 1
         self.per_record_min = n if self.per_record_min is None else min(self.per_record_min, n)
         self.per_record_max = max(self.per_record_max, n)
+
+    def add(self, type_: str, values) -> None:
+        n = len(values)
+        self.count(type_, n)
         if type_ == BYTES_LIST:
             for v in values[:16]:
                 if len(v) <= 64:
@@ -87,6 +91,7 @@ class DatasetSummary:
     records: int = 0
     kinds: Counter = field(default_factory=Counter)
     keys: dict[str, KeyStats] = field(default_factory=dict)
+    lists: dict[str, KeyStats] = field(default_factory=dict)  # SequenceExample feature lists: presence, steps
     box_classes: Counter = field(default_factory=Counter)
     record_labels: Counter = field(default_factory=Counter)
 
@@ -97,6 +102,8 @@ class DatasetSummary:
             return
         for k, f in p.features.items():
             self.keys.setdefault(k, KeyStats()).add(f.type, f.values)
+        for k, fl in p.feature_lists.items():
+            self.lists.setdefault(k, KeyStats()).count(fl[0].type if fl else BYTES_LIST, len(fl))
         spec = detect_spec(p.features)
         if spec is not None and (spec.class_text or spec.class_id):
             if spec.class_text and spec.class_text in p.features:

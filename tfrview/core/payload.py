@@ -21,6 +21,7 @@ KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, PROTOBUF, BYTES)
 BYTES_LIST = "bytes_list"
 FLOAT_LIST = "float_list"
 INT64_LIST = "int64_list"
+TYPE_SHORT = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from .framing import HEADER_SIZE, Problem, ProblemKind
+from .framing import Problem
 from .index import BAD_DATA_CRC, DAMAGED, VERIFIED, RecordIndex, scan, verify
-from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, decode, sniff_kind
 from .source import Source
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -94,63 +92,7 @@ def intact_numbers(idx: RecordIndex) -> np.ndarray:
     return np.nonzero(((st & VERIFIED) != 0) & ((st & BAD_DATA_CRC) == 0))[0]
 
 
-# --- info: what is in a file -------------------------------------------------------------------------
-
-
-@dataclass
-class FeatureStats:
-    types: Counter = field(default_factory=Counter)
-    present: int = 0
-    min_count: int | None = None
-    max_count: int = 0
-
-    def add(self, type_: str, n: int) -> None:
-        self.types[type_] += 1
-        self.present += 1
-        self.min_count = n if self.min_count is None else min(self.min_count, n)
-        self.max_count = max(self.max_count, n)
-
-
-@dataclass
-class ContentSummary:
-    sampled: int
-    kinds: Counter
-    features: dict[str, FeatureStats]
-    feature_lists: dict[str, FeatureStats]
-
-
 def sample_numbers(count: int, sample: int | None) -> np.ndarray:
     if sample is None or count <= sample:
         return np.arange(count)
     return np.unique(np.linspace(0, count - 1, sample).astype(np.int64))
-
-
-def summarise_content(source: Source, idx: RecordIndex, sample: int | None = 2000) -> ContentSummary:
-    kinds: Counter = Counter()
-    feats: dict[str, FeatureStats] = {}
-    lists: dict[str, FeatureStats] = {}
-    nums = sample_numbers(idx.count, sample)
-    for k in nums:
-        data = source.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))
-        kind = sniff_kind(data)
-        kinds[kind] += 1
-        if kind in ("example", "sequence_example"):
-            p = decode(data)
-            for key, f in p.features.items():
-                feats.setdefault(key, FeatureStats()).add(f.type, len(f))
-            for key, fl in p.feature_lists.items():
-                t = fl[0].type if fl else BYTES_LIST
-                lists.setdefault(key, FeatureStats()).add(t, len(fl))
-    return ContentSummary(len(nums), kinds, feats, lists)
-
-
-TYPE_SHORT = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
-KIND_WORDS = {
-    ProblemKind.BAD_LENGTH_CRC: "bad length CRC",
-    ProblemKind.BAD_DATA_CRC: "bad data CRC",
-    ProblemKind.TRUNCATED: "truncated",
-    ProblemKind.UNREADABLE_BYTES: "unreadable bytes",
-    ProblemKind.TRAILING_BYTES: "trailing bytes",
-    ProblemKind.NOT_TFRECORD: "not a TFRecord",
-    ProblemKind.DECOMPRESSION_ERROR: "decompression error",
-}

@@ -10,7 +10,16 @@ from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
 from tfrview.core.images import sniff_image_format
-from tfrview.core.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, feature_json, wire_json
+from tfrview.core.payload import (
+    BYTES_LIST,
+    FLOAT_LIST,
+    TYPE_SHORT,
+    Feature,
+    Payload,
+    WireField,
+    feature_json,
+    wire_json,
+)
 from tfrview.core.textfmt import format_bytes, format_number, format_values
 from tfrview.gui.painting import to_qimage
 
@@ -18,8 +27,6 @@ PAGE = 200  # list values shown at first, and added per "more" click
 _MORE = Qt.ItemDataRole.UserRole + 1  # (feature, shown) on a "… N more" item
 _COPY = Qt.ItemDataRole.UserRole + 2  # the text "Copy value" puts on the clipboard
 _JSON = Qt.ItemDataRole.UserRole + 3  # the JSON "Copy as JSON" puts on the clipboard
-
-TYPE_SHORT = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
 
 
 def _value_text(f: Feature, i: int) -> str:

@@ -15,9 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tfrview.core.payload import TYPE_SHORT
 from tfrview.gui.painting import class_color
 
-TYPE_SHORT = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
 COLUMNS = ["key", "type", "present", "values/record", "min", "max", "mean", "NaN", "most frequent"]
 
 
