@@ -130,16 +130,15 @@ def cmd_verify(args) -> int:
 
 
 def _label_map_fits_data(opened, label_map, samples: int = 64) -> bool:
-    from .core.labelmap import class_ids, label_map_fits
-    from .core.payload import decode
+    from .core.labelmap import label_map_fits_payloads
+    from .core.report import sample_numbers
 
-    ids: set[int] = set()
-    for _, _path, src, idx, _ in opened:
-        for k in sorted({idx.count * i // samples for i in range(samples)} if idx.count else ()):
-            ids.update(
-                class_ids(decode(src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))).features)
-            )
-    return label_map_fits(ids, label_map)
+    payloads = (
+        src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))
+        for _, _path, src, idx, _ in opened
+        for k in sample_numbers(idx.count, samples)
+    )
+    return label_map_fits_payloads(payloads, label_map)
 
 
 def _run_checks(opened, args, progress):

@@ -461,22 +461,23 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         if self._selected is not None:
             self._request(self._selected)
 
+    def _sample_payloads(self, samples: int):
+        """Payloads of a few records spread over the dataset (ones that cannot be read are skipped)."""
+        from tfrview.core.report import sample_numbers
+
+        for n in sample_numbers(self.model.total(), samples):
+            try:
+                yield self.ds.read(int(n))
+            except (SourceError, IndexError):
+                continue
+
     def _check_auto_label_map(self, samples: int = 64) -> None:
         """A label map found beside the data is kept only if it names the class ids the data uses."""
         if not self.label_map or not self._label_map_auto:
             return
-        from tfrview.core.labelmap import class_ids, label_map_fits
-        from tfrview.core.payload import decode
+        from tfrview.core.labelmap import label_map_fits_payloads
 
-        total = self.model.total()
-        ids: set[int] = set()
-        for n in sorted({total * i // samples for i in range(samples)}):
-            try:
-                p = decode(self.ds.read(n))
-            except (SourceError, IndexError):
-                continue
-            ids.update(class_ids(p.features))
-        if not label_map_fits(ids, self.label_map):
+        if not label_map_fits_payloads(self._sample_payloads(samples), self.label_map):
             name = self.label_map_path.name if self.label_map_path else "the label map"
             self.label_map = None
             self.label_map_path = None
@@ -490,23 +491,16 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
 
     def _sample_payload_kinds(self, samples: int = 16) -> str:
         """What the records hold, from a few spread over the dataset: 'Example payloads'."""
+        from collections import Counter
+
         from tfrview.core.payload import sniff_kind
 
-        total = self.model.total()
-        if not total:
-            return ""
         names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
-        seen: dict[str, int] = {}
-        for n in sorted({total * i // samples for i in range(samples)}):
-            try:
-                k = sniff_kind(self.ds.read(n))
-            except (SourceError, IndexError):
-                continue
-            seen[k] = seen.get(k, 0) + 1
-        kinds = sorted(seen, key=lambda k: -seen[k])
-        if not kinds:
+        seen = Counter(sniff_kind(data) for data in self._sample_payloads(samples))
+        if not seen:
             return ""
+        kinds = [k for k, _ in seen.most_common()]
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
         return f"{names[kinds[0]]} payloads{others}"
 
