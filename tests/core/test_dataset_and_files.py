@@ -129,3 +129,20 @@ def test_salvage_refuses_to_overwrite_its_input(tmp_path):
         idx, _ = verify_source(src)
         with pytest.raises(TfrviewError, match="refusing to write over an input"):
             salvage(src, idx, p)
+
+
+def test_written_files_get_the_usual_permissions_not_mkstemps_0600(tmp_path):
+    import os
+    import stat
+
+    from tfrview.core.atomic import atomic_write_text
+
+    umask = os.umask(0o022)
+    try:
+        write_records(tmp_path / "a.tfrecord", [b"x"])
+        atomic_write_text(tmp_path / "a.idx", "0 17\n")
+    finally:
+        os.umask(umask)
+    for name in ("a.tfrecord", "a.idx"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.idx", "a.tfrecord"]  # no temporary left

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_write_bytes
 from .framing import encode_record
 from .proto import example_pb2, tensor_pb2
 
@@ -218,13 +219,7 @@ def build_demo(directory: Path | None = None) -> list[Path]:
     recs1[1] = bytes(bad)
     blob = b"".join(recs1[:6]) + b"\xde\xad\xbe\xef" * 16 + b"".join(recs1[6:])  # garbage between records
     blob += encode_record(b"this record was cut off by a crash" * 4)[:60]  # truncated tail
-    _atomic_bytes(d / "demo_label_map.pbtxt", LABEL_MAP.encode())
-    _atomic_bytes(paths[0], b"".join(encode_record(p) for p in shard0))
-    _atomic_bytes(paths[1], blob)
+    atomic_write_bytes(d / "demo_label_map.pbtxt", LABEL_MAP.encode())
+    atomic_write_bytes(paths[0], b"".join(encode_record(p) for p in shard0))
+    atomic_write_bytes(paths[1], blob)
     return paths
-
-
-def _atomic_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_bytes, atomic_write_text
 from .framing import TfrviewError
 
 MIME_TYPE = "application/x-tfrecord"
@@ -193,9 +193,7 @@ def install(dry_run: bool = False, force: bool = False, cmd: list[str] | None = 
         lines.append(f"{'would write' if dry_run else 'write'} {f.path}")
         if not dry_run:
             f.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = f.path.with_name(f".{f.path.name}.partial")
-            tmp.write_bytes(f.data)
-            os.replace(tmp, f.path)
+            atomic_write_bytes(f.path, f.data)
     lines += _refresh_databases(dry_run)
     mapps = config_home() / "mimeapps.list"
     before = current_default()

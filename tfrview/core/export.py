@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .atomic import refuse_overwriting_inputs
+from .atomic import atomic_file, refuse_overwriting_inputs
 from .framing import TfrviewError
 from .images import ImageError, decode_image, find_images
 from .overlays import Overlay, compute_overlay
@@ -45,20 +44,14 @@ def export_jsonl(items: Iterable[tuple[int, int, bytes]], out: Path, inputs: lis
                  progress: Progress | None = None) -> ExportResult:  # fmt: skip
     """One JSON object per record, as `tfrview dump --json` prints them."""
     refuse_overwriting_inputs(out, list(inputs))
-    parent = out.parent if str(out.parent) else Path(".")
-    tmp = parent / f".{out.name}.{os.getpid()}.partial"
     n = 0
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for number, offset, data in items:
-                d = {"record": number, "offset": offset, "length": len(data), **payload_json(decode(data))}
-                fh.write(json.dumps(d) + "\n")
-                n += 1
-                if progress is not None and not progress(n):
-                    raise TfrviewError("export cancelled")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(out, "w") as fh:
+        for number, offset, data in items:
+            d = {"record": number, "offset": offset, "length": len(data), **payload_json(decode(data))}
+            fh.write(json.dumps(d) + "\n")
+            n += 1
+            if progress is not None and not progress(n):
+                raise TfrviewError("export cancelled")
     return ExportResult(n)
 
 
@@ -134,9 +127,8 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
             ov = compute_overlay(feats, img.width, img.height, label_map) if with_overlays else None
             im = draw_overlay(img.pixels, ov) if with_overlays else _plain(img.pixels)
             name = f"record-{number}.png" if len(refs) == 1 else f"record-{number}-{k}.png"
-            tmp = folder / f".{name}.partial"
-            im.save(tmp, "PNG")
-            os.replace(tmp, folder / name)
+            with atomic_file(folder / name, "wb") as fh:
+                im.save(fh, "PNG")
             written += 1
         done += 1
         if progress is not None and not progress(done):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import gzip
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
+from .atomic import new_temp_file
 from .framing import U32, TfrviewError, encode_header, masked_crc
 
 
@@ -24,9 +24,7 @@ class RecordWriter:
         self.path = Path(path)
         self.compression = compression
         self.count = 0
-        parent = self.path.parent if str(self.path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial", dir=parent)
-        self._tmp = Path(tmp)
+        fd, self._tmp = new_temp_file(self.path)
         self._raw = os.fdopen(fd, "wb")
         if compression == "gzip":
             self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=level, mtime=0)

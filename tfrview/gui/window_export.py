@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QBuffer, QIODevice, Qt, Slot
 from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QProgressDialog,
 )
 
+from tfrview.core.atomic import atomic_write_bytes
 from tfrview.core.framing import TfrviewError
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.settings import last_dir
@@ -194,12 +195,15 @@ class ExportMixin:
             img = render_overlay_on_image(
                 img, panel.current.overlay, self.actions_by_name["labels"].isChecked()
             )
-        tmp = path.with_name(f".{path.name}.partial")
         fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
-        if not img.save(str(tmp), fmt):
-            tmp.unlink(missing_ok=True)
-            QMessageBox.warning(self, "Save image", f"Could not write {path}")
+        buf = QBuffer()
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        try:
+            if not img.save(buf, fmt):
+                raise OSError(f"could not encode the image as {fmt}")
+            atomic_write_bytes(path, bytes(buf.data()))
+        except OSError as exc:
+            QMessageBox.warning(self, "Save image", f"Could not write {path}: {exc}")
             return False
-        tmp.replace(path)
         self.statusBar().showMessage(f"Saved {path}", 4000)
         return True
