@@ -146,3 +146,25 @@ def test_written_files_get_the_usual_permissions_not_mkstemps_0600(tmp_path):
     for name in ("a.tfrecord", "a.idx"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.idx", "a.tfrecord"]  # no temporary left
+
+
+def test_thousands_of_shards_fit_under_a_low_open_file_limit(tmp_path):
+    """Each mapped shard costs one descriptor, and the soft limit is raised when a dataset needs it."""
+    import subprocess
+    import sys
+
+    for i in range(400):
+        write_records(tmp_path / f"s-{i:05d}-of-00400.tfrecord", [b"r%d" % i])
+    code = (
+        "import resource, sys\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "from tfrview.core.dataset import Dataset\n"
+        "ds = Dataset.open([sys.argv[1]])\n"
+        "print(sum(1 for f in ds.files if f.source is not None), [f.error for f in ds.files if f.error][:1])\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "400", r.stdout

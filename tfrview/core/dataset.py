@@ -6,6 +6,7 @@ Files are indexed in order, so global record numbers of file k are final once fi
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import re
 from collections.abc import Iterator
@@ -92,6 +93,20 @@ def missing_shards(paths: list[Path]) -> list[str]:
     return missing
 
 
+def allow_open_files(n: int) -> None:
+    """Raise the soft limit on open files (often 1,024) toward the hard limit when a dataset of
+    thousands of shards needs it; past the hard limit, files that cannot be opened say so."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < n:
+        want = n if hard == resource.RLIM_INFINITY else min(n, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
 @dataclass
 class RecordFile:
     """One file of a dataset: its source (None if it could not be opened) and its index."""
@@ -118,6 +133,7 @@ class Dataset:
         paths = expand_paths(args)
         if not paths:
             raise TfrviewError("no files given")
+        allow_open_files(len(paths) + 64)  # every shard stays mapped: one descriptor each
         files = []
         for p in paths:
             try:

@@ -9,6 +9,7 @@ from the name.
 from __future__ import annotations
 
 import bisect
+import errno
 import mmap
 import os
 import threading
@@ -281,11 +282,10 @@ class Source:
     compression: str
     file_size: int
 
-    def __init__(self, path: Path, fh, data, file_size: int, compression: str) -> None:
+    def __init__(self, path: Path, data, file_size: int, compression: str) -> None:
         self.path = path
         self.compression = compression
         self.file_size = file_size
-        self._fh = fh
         self._data = data  # mmap of the whole file, or b'' for an empty file
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
         self._ckpts = _CheckpointList()
@@ -304,12 +304,13 @@ class Source:
         return _InflatingStream(self._data, self._wbits, self._ckpts)
 
     def still_whole(self) -> bool:
-        """False when the file shrank since it was mapped: touching pages past the end would SIGBUS."""
-        if self._fh is None:
+        """False when the file shrank since it was mapped: touching pages past the end would SIGBUS.
+        (mmap.size() is an fstat of the map's own descriptor.)"""
+        if not isinstance(self._data, mmap.mmap):
             return True
         try:
-            return os.fstat(self._fh.fileno()).st_size >= self.file_size
-        except OSError:
+            return self._data.size() >= self.file_size
+        except (OSError, ValueError):
             return False
 
     def read(self, offset: int, n: int) -> bytes:
@@ -374,8 +375,6 @@ class Source:
         self._ckpts = _CheckpointList()
         if isinstance(self._data, mmap.mmap):
             self._data.close()
-        if self._fh is not None:
-            self._fh.close()
 
     def __enter__(self) -> Source:
         return self
@@ -388,7 +387,7 @@ def open_source(path: str | os.PathLike) -> Source:
     """Open a file read-only and work out how its records are stored. Raises SourceError."""
     p = Path(path)
     try:
-        fh = open(p, "rb")  # noqa: SIM115 - the Source owns and closes it
+        fh = open(p, "rb")  # noqa: SIM115 - closed below, once mapped
     except IsADirectoryError:
         raise SourceError(f"{p}: is a directory") from None
     except FileNotFoundError:
@@ -397,20 +396,25 @@ def open_source(path: str | os.PathLike) -> Source:
         raise SourceError(f"{p}: permission denied") from None
     except OSError as exc:
         raise SourceError(f"{p}: cannot open ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fh.fileno())
-        size = st.st_size
-        if size == 0:
-            return Source(p, fh, b"", 0, "none")
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError) as exc:
-        fh.close()
+    try:  # a mapped file needs one descriptor (mmap duplicates it), so the handle is closed at once
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return Source(p, b"", 0, "none")
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        if exc.errno == errno.EMFILE:
+            raise SourceError(
+                f"{p}: too many files open at once for this system; raise the limit (ulimit -n)"
+            ) from None
+        raise SourceError(f"{p}: cannot map the file ({exc})") from None
+    except ValueError as exc:
         raise SourceError(f"{p}: cannot map the file ({exc})") from None
     compression = detect_compression(bytes(data[:4096]))
-    return Source(p, fh, data, size, compression)
+    return Source(p, data, size, compression)
 
 
 def source_from_bytes(data: bytes, name: str = "<bytes>") -> Source:
     """An in-memory source (tests, payloads extracted from elsewhere)."""
     compression = detect_compression(bytes(data[:4096]))
-    return Source(Path(name), None, data, len(data), compression)
+    return Source(Path(name), data, len(data), compression)
