@@ -71,18 +71,11 @@ def fail(msg: str) -> int:
 
 
 def _open_sources(paths: list[str]):
-    """(path, Source | None, error) for each file named by the arguments."""
-    from .core.dataset import expand_paths
-    from .core.framing import SourceError
-    from .core.source import open_source
+    """(path, Source | None, error) for each file named by the arguments, opened as a dataset opens
+    them (one descriptor per file, the open-file limit raised for thousands of shards)."""
+    from .core.dataset import Dataset
 
-    out = []
-    for p in expand_paths(paths):
-        try:
-            out.append((p, open_source(p), None))
-        except SourceError as exc:
-            out.append((p, None, str(exc)))
-    return out
+    return [(f.path, f.source, f.error) for f in Dataset.open(paths).files]
 
 
 # --- verify -------------------------------------------------------------------------------------------
