@@ -38,3 +38,25 @@ def test_file_truncated_while_open_gives_an_error_not_sigbus(tmp_path):
     assert r.returncode == 0, f"process died ({r.returncode}): {r.stderr}"
     assert "error:" in r.stdout and "shrank" in r.stdout
     assert "verify error:" in r.stdout
+
+
+def test_a_file_replaced_while_open_is_refused_not_misread(tmp_path):
+    import os
+
+    import pytest
+
+    from tfrview.core.framing import SourceError
+    from tfrview.core.report import index_source
+    from tfrview.core.source import open_source
+
+    path = tmp_path / "a.tfrecord"
+    write_records(path, payloads(50))
+    src = open_source(path)
+    idx = index_source(src)
+    assert src.read(int(idx.offsets[3]) + 12, int(idx.lengths[3])) == payloads(50)[3]
+    other = tmp_path / "b.tfrecord"
+    write_records(other, [b"something else entirely"] * 50)
+    os.replace(other, path)  # an atomic rewrite of the same name, as writers do
+    with pytest.raises(SourceError, match="replaced"):
+        src.read(int(idx.offsets[3]) + 12, int(idx.lengths[3]))
+    src.close()

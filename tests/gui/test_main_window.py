@@ -239,3 +239,21 @@ def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, 
     f = w.ds.files[0]
     assert f.index.count == 30 and int((f.index.status & 1).sum()) == 30  # all framed and verified
     assert sorted(str(p.kind) for p in f.index.problems) == ["bad_data_crc", "unreadable_bytes"]
+
+
+def test_a_file_replaced_while_open_is_said_in_the_panel(qtbot, open_window, tmp_path):
+    import os
+
+    from tfrview.core.writer import write_records
+
+    p = tmp_path / "live.tfrecord"
+    write_records(p, [b"a%d" % i for i in range(10)])
+    w = open_window([p])
+    w.select_record(1)
+    wait_view(qtbot, w, 1)
+    other = tmp_path / "new.tfrecord"
+    write_records(other, [b"b"] * 10)
+    os.replace(other, p)  # rewritten by a writer while tfrview looks at it
+    w.select_record(2)
+    qtbot.waitUntil(lambda: "replaced" in w.image_panel.view.message, timeout=10000)
+    assert w.tree.topLevelItemCount() == 0

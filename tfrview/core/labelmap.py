@@ -75,14 +75,18 @@ def class_ids(features) -> list[int]:
     return ids
 
 
-def label_map_fits_payloads(payloads, label_map: dict[int, str]) -> bool:
-    """Does a label map found beside the data belong to it, judging by a sample of its payloads?"""
+def class_ids_of_payloads(payloads) -> set[int]:
     from .payload import decode
 
     ids: set[int] = set()
     for data in payloads:
         ids.update(class_ids(decode(data).features))
-    return label_map_fits(ids, label_map)
+    return ids
+
+
+def label_map_fits_payloads(payloads, label_map: dict[int, str]) -> bool:
+    """Does a label map found beside the data belong to it, judging by a sample of its payloads?"""
+    return label_map_fits(class_ids_of_payloads(payloads), label_map)
 
 
 def label_map_fits(ids: set[int], label_map: dict[int, str]) -> bool:

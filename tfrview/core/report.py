@@ -96,3 +96,31 @@ def sample_numbers(count: int, sample: int | None) -> np.ndarray:
     if sample is None or count <= sample:
         return np.arange(count)
     return np.unique(np.linspace(0, count - 1, sample).astype(np.int64))
+
+
+@dataclass(frozen=True)
+class SampleFacts:
+    """What a sample of records spread over the dataset says: payload kinds and class ids."""
+
+    kinds: dict[str, int]
+    class_ids: frozenset[int]
+
+
+def sample_facts(dataset, kinds_of: int = 64, ids_of: int = 64) -> SampleFacts:
+    """Payload kinds of `kinds_of` records and class ids of `ids_of` records, spread over the dataset
+    (records that cannot be read are skipped). Call it off any UI thread: cold reads wait for the disk."""
+    from collections import Counter
+
+    from .framing import TfrviewError
+    from .labelmap import class_ids_of_payloads
+    from .payload import sniff_kind
+
+    def payloads(k: int):
+        for n in sample_numbers(dataset.count, k):
+            try:
+                yield dataset.read(int(n))
+            except (TfrviewError, IndexError):
+                continue
+
+    kinds = Counter(sniff_kind(d) for d in payloads(kinds_of))
+    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))))

@@ -282,10 +282,11 @@ class Source:
     compression: str
     file_size: int
 
-    def __init__(self, path: Path, data, file_size: int, compression: str) -> None:
+    def __init__(self, path: Path, data, file_size: int, compression: str, identity=None) -> None:
         self.path = path
         self.compression = compression
         self.file_size = file_size
+        self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
         self._data = data  # mmap of the whole file, or b'' for an empty file
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
         self._ckpts = _CheckpointList()
@@ -319,11 +320,38 @@ class Source:
         if n <= 0:
             return b""
         if self.compression == "none":
-            if not self.still_whole():
-                raise SourceError(f"{self.path}: the file shrank while open; reload it")
-            return bytes(self._data[offset : offset + n])
+            if self.identity is not None:
+                return self._pread(offset, n)
+            return bytes(self._data[offset : offset + n])  # in memory: nothing to wait for
         with self._read_lock:
             return self._read_inflated(offset, n)
+
+    def _pread(self, offset: int, n: int) -> bytes:
+        """Read with os.pread, which releases the GIL while the disk works; copying from the map
+        instead would fault in cold pages with the GIL held, stalling every other thread (the UI).
+        The file is opened by path per read (one descriptor per mapped shard is all we keep), so it
+        must still be the file that was mapped, and no shorter."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise SourceError(f"{self.path}: cannot read ({exc.strerror or exc}); reload it") from None
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self.identity:
+                raise SourceError(f"{self.path}: the file was replaced since it was opened; reload it")
+            if st.st_size < self.file_size:
+                raise SourceError(f"{self.path}: the file shrank while open; reload it")
+            parts = []
+            while n > 0:
+                chunk = os.pread(fd, n, offset)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                offset += len(chunk)
+                n -= len(chunk)
+            return b"".join(parts)
+        finally:
+            os.close(fd)
 
     def bulk_reader(self):
         """A read(offset, n) for one pass over many records in a worker process: a plain file is
@@ -398,7 +426,8 @@ def open_source(path: str | os.PathLike) -> Source:
         raise SourceError(f"{p}: cannot open ({exc.strerror or exc})") from None
     try:  # a mapped file needs one descriptor (mmap duplicates it), so the handle is closed at once
         with fh:
-            size = os.fstat(fh.fileno()).st_size
+            st = os.fstat(fh.fileno())
+            size = st.st_size
             if size == 0:
                 return Source(p, b"", 0, "none")
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -411,7 +440,7 @@ def open_source(path: str | os.PathLike) -> Source:
     except ValueError as exc:
         raise SourceError(f"{p}: cannot map the file ({exc})") from None
     compression = detect_compression(bytes(data[:4096]))
-    return Source(p, data, size, compression)
+    return Source(p, data, size, compression, identity=(st.st_dev, st.st_ino))
 
 
 def source_from_bytes(data: bytes, name: str = "<bytes>") -> Source:

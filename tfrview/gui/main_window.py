@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
 
 from tfrview import __version__
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import SourceError, TfrviewError
+from tfrview.core.framing import TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
+from tfrview.core.report import SampleFacts
 from tfrview.core.textfmt import human_bytes
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
@@ -81,13 +82,14 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.indexer = IndexWorker(dataset, self)
         self.indexer.progress.connect(self._on_progress)
         self.indexer.problem_found.connect(self._on_problem)
+        self.indexer.facts.connect(self._on_facts)
         self.indexer.finished.connect(self._on_index_finished)
         self.summarizer = SummaryWorker(dataset, self)
         self.summarizer.label_map = self.label_map
         self.summarizer.ready.connect(self._on_summaries)
         self.model.summaries = self.summarizer
         self.summarizer.start()
-        self.decoder = DecodeWorker(self)
+        self.decoder = DecodeWorker(self, read=dataset.read)
         self.decoder.ready.connect(self._on_view)
         self.decoder.start()
         self.rows_timer = QTimer(self)
@@ -446,8 +448,6 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             return  # the window is going away and its files are closed
         self.rows_timer.stop()
         self.model.refresh()
-        self._payload_kinds = self._sample_payload_kinds()
-        self._check_auto_label_map()
         self.model.status_changed(force=True)
         p = self.progress_state
         self.cancel_button.setVisible(False)
@@ -461,23 +461,24 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         if self._selected is not None:
             self._request(self._selected)
 
-    def _sample_payloads(self, samples: int):
-        """Payloads of a few records spread over the dataset (ones that cannot be read are skipped)."""
-        from tfrview.core.report import sample_numbers
+    @Slot(object)
+    def _on_facts(self, facts: SampleFacts) -> None:
+        """A sample of records, read by the indexer thread: what they hold, and whether an auto-found
+        label map names their class ids (it is set aside if not)."""
+        names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
+                 "bytes": "opaque bytes"}  # fmt: skip
+        kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])
+        others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
+        self._payload_kinds = f"{names[kinds[0]]} payloads{others}" if kinds else ""
+        self._check_auto_label_map(facts.class_ids)
+        self._update_status()
 
-        for n in sample_numbers(self.model.total(), samples):
-            try:
-                yield self.ds.read(int(n))
-            except (SourceError, IndexError):
-                continue
-
-    def _check_auto_label_map(self, samples: int = 64) -> None:
-        """A label map found beside the data is kept only if it names the class ids the data uses."""
+    def _check_auto_label_map(self, ids: frozenset[int]) -> None:
         if not self.label_map or not self._label_map_auto:
             return
-        from tfrview.core.labelmap import label_map_fits_payloads
+        from tfrview.core.labelmap import label_map_fits
 
-        if not label_map_fits_payloads(self._sample_payloads(samples), self.label_map):
+        if not label_map_fits(set(ids), self.label_map):
             name = self.label_map_path.name if self.label_map_path else "the label map"
             self.label_map = None
             self.label_map_path = None
@@ -488,21 +489,6 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             self.statusBar().showMessage(
                 f"Not using {name} found beside the data: it does not name this data's class ids", 8000
             )
-
-    def _sample_payload_kinds(self, samples: int = 16) -> str:
-        """What the records hold, from a few spread over the dataset: 'Example payloads'."""
-        from collections import Counter
-
-        from tfrview.core.payload import sniff_kind
-
-        names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
-                 "bytes": "opaque bytes"}  # fmt: skip
-        seen = Counter(sniff_kind(data) for data in self._sample_payloads(samples))
-        if not seen:
-            return ""
-        kinds = [k for k, _ in seen.most_common()]
-        others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
-        return f"{names[kinds[0]]} payloads{others}"
 
     def _update_status(self) -> None:
         n = self.model.total()
@@ -546,17 +532,13 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self._request(n)
 
     def _request(self, n: int) -> None:
-        """Ask the decode worker for record n; the tree and image panel fill in when it answers."""
-        try:
-            data = self.ds.read(n)
-        except (SourceError, IndexError) as exc:
-            self.image_panel.show_message(str(exc))
-            self.tree.show_payload(None)
-            return
-        spec = self._specs.get(n)
+        """Ask the decode worker for record n (it reads it too: on a cold file the read waits for the
+        disk); the tree and image panel fill in when it answers."""
         view = self.image_panel.view
         self.decoder.request(
-            DecodeRequest(n, data, self._image_choice, self.label_map, spec, (view.width(), view.height()))
+            DecodeRequest(
+                n, None, self._image_choice, self.label_map, self._specs.get(n), (view.width(), view.height())
+            )
         )
 
     @Slot(object)
@@ -587,6 +569,11 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     def _on_view(self, view: RecordView) -> None:
         if view.number != self._selected:
             return  # a stale answer: the person has moved on
+        if view.read_error is not None:
+            self.image_panel.show_message(view.read_error)
+            self.tree.show_payload(None)
+            self._tree_for = None
+            return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
         note = self.model.problem_at(fi, k) if status not in ("ok", "unverified") else ""

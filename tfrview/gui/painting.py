@@ -54,6 +54,13 @@ def fit_scale(img_w: int, img_h: int, view_w: int, view_h: int) -> float:
 
 def to_qimage(pixels: np.ndarray) -> QImage:
     """A QImage that owns a copy of the pixels (safe after the array is gone)."""
+    image, _ = wrap_qimage(pixels)
+    return image.copy()
+
+
+def wrap_qimage(pixels: np.ndarray) -> tuple[QImage, np.ndarray]:
+    """A QImage over the pixels without copying them (a 1080p copy costs the UI thread ~3 ms and
+    fresh-page faults). The caller must keep the returned array alive as long as the image."""
     a = np.ascontiguousarray(pixels)
     h, w = a.shape[:2]
     if a.ndim == 2:
@@ -62,7 +69,7 @@ def to_qimage(pixels: np.ndarray) -> QImage:
         fmt, bpl = QImage.Format.Format_RGBA8888, 4 * w
     else:
         fmt, bpl = QImage.Format.Format_RGB888, 3 * w
-    return QImage(a.data, w, h, bpl, fmt).copy()
+    return QImage(a.data, w, h, bpl, fmt), a
 
 
 def box_rect(box: Box, ctx: RenderContext) -> QRectF:

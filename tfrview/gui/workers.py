@@ -15,6 +15,7 @@ from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image
 from tfrview.core.index import verify
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.payload import Payload, decode
+from tfrview.core.report import sample_facts
 from tfrview.gui.request_queue import NewestFirst
 
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
@@ -47,6 +48,7 @@ class IndexWorker(QThread):
 
     progress = Signal(object)  # IndexProgress
     problem_found = Signal(object)  # (file number, Problem)
+    facts = Signal(object)  # SampleFacts, once every file is framed
 
     def __init__(self, dataset: Dataset, parent=None, use_subprocess: bool = True) -> None:
         super().__init__(parent)
@@ -86,6 +88,7 @@ class IndexWorker(QThread):
 
     def _run(self) -> None:
         if self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size):
+            self.facts.emit(sample_facts(self.dataset))  # read here: on a cold file each read waits
             total = self._total("verify")
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
                 self._emit("done", total, total)
@@ -219,7 +222,7 @@ class IndexWorker(QThread):
 @dataclass(frozen=True)
 class DecodeRequest:
     number: int
-    data: bytes
+    data: bytes | None  # None: the worker reads record `number` itself (never the UI thread)
     image: int  # which of the record's images
     label_map: dict[int, str] | None
     spec: BoxSpec | None
@@ -239,6 +242,7 @@ class RecordView:
     overlay: Overlay | None
     thumbnails: dict = field(default_factory=dict)  # (key, index) -> small uint8 pixels, or an error string
     preview: tuple | None = None  # (pixels scaled to fit the view, that scale)
+    read_error: str | None = None  # the record could not be read at all
 
 
 THUMB = 48
@@ -256,8 +260,16 @@ def _thumbnails(feats, refs) -> dict:
     return out
 
 
-def build_view(req: DecodeRequest) -> RecordView:
-    p = decode(req.data)
+def build_view(req: DecodeRequest, read=None) -> RecordView:
+    data = req.data
+    if data is None:
+        from tfrview.core.framing import TfrviewError
+
+        try:
+            data = read(req.number)
+        except (TfrviewError, IndexError) as exc:
+            return RecordView(req.number, decode(b""), (), 0, None, str(exc), None, read_error=str(exc))
+    p = decode(data)
     feats = p.features if p.kind in ("example", "sequence_example") else {}
     refs = tuple(find_images(feats))
     if not refs:
@@ -267,11 +279,13 @@ def build_view(req: DecodeRequest) -> RecordView:
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
-        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbs)
+        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
-    return RecordView(req.number, p, refs, i, img, None, ov, thumbs, _preview(img, req.fit))
+    return RecordView(
+        req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit)
+    )
 
 
 def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
@@ -297,8 +311,9 @@ class DecodeWorker(QThread):
 
     ready = Signal(object)  # RecordView
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, read=None) -> None:
         super().__init__(parent)
+        self._read = read  # record number -> payload, for requests that carry no data
         self._cond = threading.Condition()
         self._pending: DecodeRequest | None = None
         self._stop = False
@@ -322,7 +337,7 @@ class DecodeWorker(QThread):
                     return
                 req, self._pending = self._pending, None
             try:
-                view = build_view(req)
+                view = build_view(req, self._read)
             except Exception as exc:  # a bug must not kill the panel
                 view = RecordView(req.number, decode(b""), (), 0, None, f"internal error: {exc}", None)
             self.ready.emit(view)

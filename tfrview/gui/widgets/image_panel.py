@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from tfrview.gui.painting import to_qimage
+from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.image_view import ImageView
 from tfrview.gui.workers import RecordView
 
@@ -73,9 +73,14 @@ class ImagePanel(QWidget):
             self.view.set_content(None, None, f"⚠ {ref.key}: {v.error}")
             self.facts.setText(f"<b>Image does not decode</b>: {v.error}")
             return
-        self.qimage = to_qimage(v.decoded.pixels)
-        preview = (to_qimage(v.preview[0]), v.preview[1]) if v.preview is not None else None
-        self.view.set_content(self.qimage, v.overlay, preview=preview)
+        self.qimage, full = wrap_qimage(v.decoded.pixels)
+        keep = [full]
+        preview = None
+        if v.preview is not None:
+            small, arr = wrap_qimage(v.preview[0])
+            preview = (small, v.preview[1])
+            keep.append(arr)
+        self.view.set_content(self.qimage, v.overlay, preview=preview, keep=keep)
         img = v.decoded
         facts = [f"<b>{ref.key}</b> {ref.detail} {img.width}×{img.height}"]
         facts += [f"<i>{n}</i>" for n in img.notes]

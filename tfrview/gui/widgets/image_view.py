@@ -46,11 +46,18 @@ class ImageView(QWidget):
     # content ------------------------------------------------------------------------------------------
 
     def set_content(
-        self, image: QImage | None, overlay: Overlay | None, message: str = "", preview: tuple | None = None
+        self,
+        image: QImage | None,
+        overlay: Overlay | None,
+        message: str = "",
+        preview: tuple | None = None,
+        keep: list | None = None,
     ) -> None:
-        """`preview` = (QImage already scaled by the decode worker, its scale), used at that zoom."""
+        """`preview` = (QImage already scaled by the decode worker, its scale), used at that zoom.
+        `keep`: the arrays the images wrap without a copy; held exactly as long as the images."""
         self.image = image
         self._preview = preview
+        self._keep = keep
         self.overlay = overlay
         self.message = message
         if self._fit or image is None:
@@ -141,19 +148,21 @@ class ImageView(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
-        p.fillRect(self.rect(), QColor(48, 48, 52))
-        if self.image is None:
-            p.setPen(QColor(200, 200, 200))
-            p.drawText(
-                QRectF(self.rect()).adjusted(12, 12, -12, -12),
-                Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
-                self.message,
-            )
-        else:
-            ctx = self.context()
-            for layer in self.layers:
-                layer(p, ctx)
-        p.end()
+        try:  # an exception must not leave the painter open: Qt would crash destroying the widget
+            p.fillRect(self.rect(), QColor(48, 48, 52))
+            if self.image is None:
+                p.setPen(QColor(200, 200, 200))
+                p.drawText(
+                    QRectF(self.rect()).adjusted(12, 12, -12, -12),
+                    Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                    self.message,
+                )
+            else:
+                ctx = self.context()
+                for layer in self.layers:
+                    layer(p, ctx)
+        finally:
+            p.end()
 
     # layers, back to front
     def _paint_image(self, p: QPainter, ctx: RenderContext) -> None:
