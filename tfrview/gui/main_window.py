@@ -379,8 +379,14 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         before = self.model.rowCount()
         self.model.refresh()
         if before == 0 and self.model.rowCount() and self._selected is None:
-            self.table.selectRow(0)
+            # after the first rows have painted: decoding record 0's image would compete with that paint
+            QTimer.singleShot(100, self._select_first)
         self._update_status()
+
+    @Slot()
+    def _select_first(self) -> None:
+        if self._selected is None and self.model.rowCount():
+            self.table.selectRow(0)
 
     @Slot(object)
     def _on_progress(self, p: IndexProgress) -> None:

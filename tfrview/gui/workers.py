@@ -352,6 +352,7 @@ class SummaryWorker(QThread):
     ready = Signal(object)  # (epoch, [(number, kind, summary), ...])
 
     MAX_PENDING = 512
+    SETTLE = 0.02  # seconds
 
     def __init__(self, dataset: Dataset, parent=None) -> None:
         super().__init__(parent)
@@ -377,6 +378,9 @@ class SummaryWorker(QThread):
         from tfrview.core.summary import summarize
 
         while self._queue.wait():
+            # Let the repaint that asked finish asking before competing with it for the GIL; its
+            # requests are served together in the next batch.
+            time.sleep(self.SETTLE)
             with self._queue.lock:
                 epoch, label_map = self.epoch, self.label_map
             batch = []
