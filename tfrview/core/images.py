@@ -278,6 +278,8 @@ def _pil_to_array(im, notes: list[str]) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(im))
     if im.mode == "1":
         return np.ascontiguousarray(np.asarray(im.convert("L")))
+    if im.mode == "RGB":  # no convert(): it would copy every pixel once more, holding the GIL
+        return np.ascontiguousarray(np.asarray(im))
     return np.ascontiguousarray(np.asarray(im.convert("RGB")))
 
 
