@@ -248,7 +248,11 @@ def decode(data: bytes) -> Payload:
     data = bytes(data)
     ex = parse_clean_example(data) if data[:1] == b"\x0a" else None  # the common case, parsed once
     if ex is not None or not data:
-        feats = {k: feature_from_proto(v) for k, v in sorted(ex.features.feature.items())} if ex is not None else {}
+        feats = (
+            {k: feature_from_proto(v) for k, v in sorted(ex.features.feature.items())}
+            if ex is not None
+            else {}
+        )
         return Payload(EXAMPLE, features=feats, raw=data)
     kind = sniff_kind(data)
     if kind == EXAMPLE:  # an Example the fast path would not vouch for, accepted by the slower walk

@@ -106,9 +106,10 @@ class SampleFacts:
     class_ids: frozenset[int]
 
 
-def sample_facts(dataset, kinds_of: int = 64, ids_of: int = 64) -> SampleFacts:
+def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
     """Payload kinds of `kinds_of` records and class ids of `ids_of` records, spread over the dataset
     (records that cannot be read are skipped). Call it off any UI thread: cold reads wait for the disk."""
+    import time
     from collections import Counter
 
     from .framing import TfrviewError
@@ -116,11 +117,12 @@ def sample_facts(dataset, kinds_of: int = 64, ids_of: int = 64) -> SampleFacts:
     from .payload import sniff_kind
 
     def payloads(k: int):
-        for n in sample_numbers(dataset.count, k):
+        for n in sample_numbers(dataset.count, k) if k else ():
             try:
                 yield dataset.read(int(n))
             except (TfrviewError, IndexError):
                 continue
+            time.sleep(0)  # decoding holds the GIL: let a UI thread in between records
 
     kinds = Counter(sniff_kind(d) for d in payloads(kinds_of))
     return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))))

@@ -79,7 +79,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self._load_nearby_label_map()
         self.thumbs.label_map = self.label_map
         self.progress_state: IndexProgress | None = None
-        self.indexer = IndexWorker(dataset, self)
+        self.indexer = IndexWorker(dataset, self, class_ids=self._label_map_auto)
         self.indexer.progress.connect(self._on_progress)
         self.indexer.problem_found.connect(self._on_problem)
         self.indexer.facts.connect(self._on_facts)

@@ -50,9 +50,12 @@ class IndexWorker(QThread):
     problem_found = Signal(object)  # (file number, Problem)
     facts = Signal(object)  # SampleFacts, once every file is framed
 
-    def __init__(self, dataset: Dataset, parent=None, use_subprocess: bool = True) -> None:
+    def __init__(
+        self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
+    ) -> None:
         super().__init__(parent)
         self.dataset = dataset
+        self.class_ids = class_ids  # sample class ids too (only to judge a label map found beside the data)
         self.use_subprocess = use_subprocess
         self._cancel = threading.Event()
         self._last = 0.0
@@ -88,7 +91,9 @@ class IndexWorker(QThread):
 
     def _run(self) -> None:
         if self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size):
-            self.facts.emit(sample_facts(self.dataset))  # read here: on a cold file each read waits
+            self.facts.emit(
+                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0)
+            )  # read here: on a cold file each read waits
             total = self._total("verify")
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
                 self._emit("done", total, total)
