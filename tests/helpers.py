@@ -11,7 +11,22 @@ from tfrview.core.index import RecordIndex, verify
 from tfrview.core.report import index_source
 from tfrview.core.source import Source, source_from_bytes
 
+DATA = Path(__file__).resolve().parent / "data"  # small real files kept in the repository (see its README)
+RACCOON = DATA / "raccoon_test-first12.record"  # first 12 of the 40 raccoon Examples, byte-exact
+PENGUIN = DATA / "penguin_train-00000-of-00001.gz"
+RACCOON_RECORDS = 12
+# Optional extra real files beside the repository; tests that use them skip when it is absent.
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def need_corpus(name: str) -> Path:
+    """A file of ../shared/corpus, or a skip that says why (a fresh clone has no ../shared)."""
+    import pytest
+
+    p = CORPUS / name
+    if not p.is_file():
+        pytest.skip(f"optional check: {p} is absent (extra real files beside the repository)")
+    return p
 
 
 def payloads(n: int, base: int = 20) -> list[bytes]:

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.helpers import CORPUS, framed, payloads
+from tests.helpers import PENGUIN, RACCOON, framed, payloads
 from tfrview.cli import main
 from tfrview.core.writer import write_records
 
@@ -74,22 +74,22 @@ def test_verify_gzip_offsets_are_stream_positions(capsys, tmp_path):
 
 
 def test_info_json(capsys):
-    code, out, _ = run(capsys, "info", "--json", str(CORPUS / "raccoon_test.record"))
+    code, out, _ = run(capsys, "info", "--json", str(RACCOON))
     assert code == 0
     info = json.loads(out)["files"][0]
-    assert info["records"] == 40 and info["payload_kinds"] == {"example": 40}
+    assert info["records"] == 12 and info["payload_kinds"] == {"example": 12}
     assert info["features"]["image/encoded"]["types"] == ["bytes"]
     assert info["features"]["image/object/bbox/xmin"]["values_max"] == 2
 
 
 def test_info_text_gzip(capsys):
-    code, out, _ = run(capsys, "info", str(CORPUS / "penguin_train-00000-of-00001.gz"))
+    code, out, _ = run(capsys, "info", str(PENGUIN))
     assert code == 0 and "compression   gzip" in out and "records       234" in out
     assert "species" in out
 
 
 def test_dump_json_lines(capsys):
-    code, out, _ = run(capsys, "dump", "--json", "--records", "3:5", str(CORPUS / "raccoon_test.record"))
+    code, out, _ = run(capsys, "dump", "--json", "--records", "3:5", str(RACCOON))
     lines = [json.loads(x) for x in out.splitlines()]
     assert [d["record"] for d in lines] == [3, 4]
     d = lines[0]

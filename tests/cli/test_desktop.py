@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.helpers import CORPUS
+from tests.helpers import PENGUIN, RACCOON
 from tfrview.core import desktop
 
 needs_xdg = pytest.mark.skipif(
@@ -154,14 +154,14 @@ def test_exec_line_opens_a_path_with_spaces(xdg):
     desktop.install()
     target = xdg / "my data" / "raccoon test.tfrecord"
     target.parent.mkdir()
-    shutil.copy(CORPUS / "raccoon_test.record", target)
+    shutil.copy(RACCOON, target)
     log = xdg / "smoke.log"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TFRVIEW_SMOKE_LOG=str(log), TFRVIEW_SMOKE_EXIT="1",
                TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-exec")  # fmt: skip
     argv = exec_argv(xdg / "data" / "applications" / "tfrview.desktop", [str(target)])
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert f"indexed 40 records of {target}" in log.read_text()
+    assert f"indexed 12 records of {target}" in log.read_text()
 
 
 def test_second_launch_opens_in_the_running_process(tmp_path):
@@ -170,7 +170,7 @@ def test_second_launch_opens_in_the_running_process(tmp_path):
                TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-single")  # fmt: skip
     env.pop("TFRVIEW_SMOKE_EXIT", None)
     cmd = [sys.executable, "-m", "tfrview"]
-    first = subprocess.Popen([*cmd, str(CORPUS / "raccoon_test.record")], env=env,
+    first = subprocess.Popen([*cmd, str(RACCOON)], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -178,7 +178,7 @@ def test_second_launch_opens_in_the_running_process(tmp_path):
             assert time.monotonic() < deadline and first.poll() is None, "first instance did not start"
             time.sleep(0.1)
         t = time.monotonic()
-        second = subprocess.run([*cmd, str(CORPUS / "penguin_train-00000-of-00001.gz")], env=env,
+        second = subprocess.run([*cmd, str(PENGUIN)], env=env,
                                 capture_output=True, text=True, timeout=60)  # fmt: skip
         assert second.returncode == 0, second.stderr
         assert time.monotonic() - t < 10

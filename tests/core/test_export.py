@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.helpers import CORPUS, payloads, read_all
+from tests.helpers import RACCOON, payloads, read_all
 from tfrview.core.export import draw_overlay, export_images, export_jsonl, export_records
 from tfrview.core.framing import TfrviewError
 from tfrview.core.overlays import Box, Overlay
@@ -36,7 +36,7 @@ def test_export_refuses_an_input_and_cancels_cleanly(tmp_path):
 
 
 def test_export_jsonl_matches_dump_json(tmp_path):
-    with open_source(CORPUS / "raccoon_test.record") as src:
+    with open_source(RACCOON) as src:
         idx = index_source(src)
         items = [
             (n, int(idx.offsets[n]), src.read(int(idx.offsets[n]) + 12, int(idx.lengths[n]))) for n in (2, 7)
@@ -50,7 +50,7 @@ def test_export_jsonl_matches_dump_json(tmp_path):
 
 
 def test_export_images_with_and_without_boxes(tmp_path):
-    with open_source(CORPUS / "raccoon_test.record") as src:
+    with open_source(RACCOON) as src:
         idx = index_source(src)
         data = src.read(int(idx.offsets[0]) + 12, int(idx.lengths[0]))
     plain = export_images(iter([(0, data)]), tmp_path / "plain", with_overlays=False)

@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 
-from tests.helpers import CORPUS
+from tests.helpers import RACCOON
 from tfrview.core import payload as P
 from tfrview.core.proto import example_pb2, tensor_pb2
 
@@ -73,7 +73,7 @@ def test_corpus_examples():
     from tfrview.core.report import index_source
     from tfrview.core.source import open_source
 
-    with open_source(CORPUS / "raccoon_test.record") as src:
+    with open_source(RACCOON) as src:
         idx = index_source(src)
         p = P.decode(src.read(int(idx.offsets[0]) + 12, int(idx.lengths[0])))
     assert p.kind == "example"

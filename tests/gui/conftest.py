@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from tests.helpers import payloads
@@ -14,6 +16,9 @@ def open_window(qtbot):
     windows = []
 
     def _open(paths, demo=False, wait=True):
+        missing = [str(p) for p in paths if not os.path.lexists(p)]
+        if missing:  # fail now, not after waiting out the index timeout
+            pytest.fail(f"test fixture missing: {', '.join(missing)}")
         w = MainWindow(Dataset.open([str(p) for p in paths]), demo=demo)
         qtbot.addWidget(w)
         w.resize(1200, 800)

@@ -1,10 +1,10 @@
-from tests.helpers import CORPUS
+from tests.helpers import RACCOON
 
 
 def test_gallery_mirrors_the_table_and_selects_records(qtbot, open_window, qtmodeltester):
-    w = open_window([CORPUS / "raccoon_test.record"])
+    w = open_window([RACCOON])
     g = w.gallery_model
-    assert g.rowCount() == w.model.rowCount() == 40
+    assert g.rowCount() == w.model.rowCount() == 12
     w.tabs.setCurrentWidget(w.gallery)
     for r in range(6):
         g.data(g.index(r, 0), 1)  # DecorationRole asks the pool

@@ -1,27 +1,27 @@
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from tests.helpers import CORPUS
+from tests.helpers import PENGUIN, RACCOON
 
 
 def test_drop_files_asks_to_open_them(qtbot, open_window):
-    w = open_window([CORPUS / "raccoon_test.record"])
+    w = open_window([RACCOON])
     mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(CORPUS / "penguin_train-00000-of-00001.gz"))])
+    mime.setUrls([QUrl.fromLocalFile(str(PENGUIN))])
     ev = QDropEvent(QPointF(QPoint(10, 10)), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                     Qt.KeyboardModifier.NoModifier)  # fmt: skip
     with qtbot.waitSignal(w.open_requested) as sig:
         w.dropEvent(ev)
-    assert sig.args == [[str(CORPUS / "penguin_train-00000-of-00001.gz")]]
+    assert sig.args == [[str(PENGUIN)]]
 
 
 def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
     from tfrview.gui.app import Windows
 
     wins = Windows()
-    a = wins.open_dataset([str(CORPUS / "raccoon_test.record")])
+    a = wins.open_dataset([str(RACCOON)])
     qtbot.waitUntil(lambda: a.index_handled, timeout=20000)
-    a.open_requested.emit([str(CORPUS / "penguin_train-00000-of-00001.gz")])
+    a.open_requested.emit([str(PENGUIN)])
     assert len(wins.open) == 2 and wins.open[1].ds.name == "penguin_train-00000-of-00001.gz"
     b = wins.open[1]
     qtbot.waitUntil(lambda: b.index_handled, timeout=20000)
@@ -29,8 +29,8 @@ def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
     qtbot.waitUntil(lambda: len(wins.open) == 2 and b not in wins.open, timeout=10000)
     assert wins.open[-1].ds.name == "penguin_train-00000-of-00001.gz"
     recent = QSettings().value("recent", [], type=list)
-    assert str(CORPUS / "penguin_train-00000-of-00001.gz") in recent
-    assert str(CORPUS / "raccoon_test.record") in recent
+    assert str(PENGUIN) in recent
+    assert str(RACCOON) in recent
     for w in list(wins.open):
         w.close()
     qtbot.waitUntil(lambda: not wins.open, timeout=10000)
@@ -40,10 +40,10 @@ def test_geometry_is_remembered(qtbot, open_window):
     from tfrview.core.dataset import Dataset
     from tfrview.gui.main_window import MainWindow
 
-    w = open_window([CORPUS / "raccoon_test.record"])
+    w = open_window([RACCOON])
     w.resize(640, 480)  # smaller than the offscreen screen, which restoreGeometry clamps to
     w.close()  # saves the geometry
-    w2 = MainWindow(Dataset.open([str(CORPUS / "raccoon_test.record")]))
+    w2 = MainWindow(Dataset.open([str(RACCOON)]))
     qtbot.addWidget(w2)
     try:
         assert (w2.width(), w2.height()) == (640, 480)

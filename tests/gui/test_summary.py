@@ -1,8 +1,8 @@
-from tests.helpers import CORPUS
+from tests.helpers import PENGUIN, RACCOON
 
 
 def test_summary_panel_and_label_map_that_does_not_fit(qtbot, open_window):
-    w = open_window([CORPUS / "penguin_train-00000-of-00001.gz"])
+    w = open_window([PENGUIN])
     # the corpus folder's raccoon label map does not name penguin species: not used
     assert w.label_map is None and w.label_map_path is None
     qtbot.waitUntil(lambda: w.summary is not None and bool(w.summary_panel.chart.counts), timeout=60000)
@@ -13,5 +13,5 @@ def test_summary_panel_and_label_map_that_does_not_fit(qtbot, open_window):
 
 
 def test_raccoon_keeps_its_label_map(qtbot, open_window):
-    w = open_window([CORPUS / "raccoon_test.record"])
+    w = open_window([RACCOON])
     assert w.label_map == {1: "raccoon"}
