@@ -162,3 +162,34 @@ def masked_length_crcs(windows: np.ndarray) -> np.ndarray:
         crc = table[(crc ^ windows[:, i]) & 0xFF] ^ (crc >> np.uint32(8))
     crc ^= np.uint32(0xFFFFFFFF)
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)
+
+
+def valid_header_positions(raw: bytes, n: int, room: int | None = None) -> np.ndarray:
+    """Offsets k < n where raw[k:k+12] is a header whose length CRC validates, vectorised.
+
+    `raw` must hold n + 11 bytes. With `room`, a record at k must also fit: its length at most
+    room - k (the bytes left before the end of the stream, less the framing)."""
+    if n <= 0:
+        return np.empty(0, dtype=np.int64)
+    lengths = np.array(np.ndarray((n,), dtype="<u8", buffer=raw, offset=0, strides=(1,)))
+    if room is not None:
+        fits = np.zeros(n, dtype=bool)
+        m = max(0, min(n, room + 1))
+        if m:
+            fits[:m] = lengths[:m] <= np.uint64(room) - np.arange(m, dtype=np.uint64)
+    else:
+        fits = lengths < np.uint64(1 << 40)
+    cand = np.nonzero(fits)[0]
+    if not len(cand):
+        return cand
+    stored = np.array(np.ndarray((n,), dtype="<u4", buffer=raw, offset=8, strides=(1,)))[cand]
+    lc = lengths[cand]
+    good = np.zeros(len(cand), dtype=bool)
+    zero = lc == 0
+    good[zero] = stored[zero] == np.uint32(length_crc(0))
+    rest = np.nonzero(~zero)[0]
+    if len(rest):  # the CRC depends on the length alone: once per distinct length
+        uniq, inverse = np.unique(lc[rest], return_inverse=True)
+        crcs = masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))
+        good[rest] = crcs[inverse] == stored[rest]
+    return cand[good]

@@ -27,8 +27,9 @@ from .framing import (
     length_crc,
     mask,
     masked_crc,
-    masked_length_crcs,
+    valid_header_positions,
 )
+from .limits import STREAM_PIECE
 from .source import Source, Stream
 
 # Per-record status bits (uint8).
@@ -40,6 +41,7 @@ DAMAGED = BAD_DATA_CRC | BAD_LENGTH_CRC
 _WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
 _BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
 _RESYNC_BLOCK = 1 << 20
+_HOP = 64 << 10  # records at least this long are framed by their header alone in a plain file
 _CRC_CACHE_MAX = 1 << 16
 
 _MORE, _END, _SHORT, _BAD = range(4)
@@ -182,32 +184,10 @@ def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) 
             p += n
             yield None
             continue
-        # the u64 length and u32 CRC a header would have at every byte offset (copied once to contiguous)
-        lengths = np.array(np.ndarray((n,), dtype="<u8", buffer=raw, offset=0, strides=(1,)))
-        if st.eof:  # a record starting at p+k must fit in the room left before the end
-            room = st.end - p - OVERHEAD
-            fits = np.zeros(n, dtype=bool)
-            m = max(0, min(n, room + 1))
-            if m:
-                fits[:m] = lengths[:m] <= np.uint64(room) - np.arange(m, dtype=np.uint64)
-        else:
-            fits = lengths < np.uint64(1 << 40)
-        cand = np.nonzero(fits)[0]
-        if len(cand):
-            stored = np.array(np.ndarray((n,), dtype="<u4", buffer=raw, offset=8, strides=(1,)))[cand]
-            lc = lengths[cand]
-            good = np.zeros(len(cand), dtype=bool)
-            zero = lc == 0
-            good[zero] = stored[zero] == np.uint32(length_crc(0))
-            rest = np.nonzero(~zero)[0]
-            if len(rest):  # the CRC depends on the length alone: once per distinct length
-                uniq, inverse = np.unique(lc[rest], return_inverse=True)
-                crcs = masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))
-                good[rest] = crcs[inverse] == stored[rest]
-            ok = cand[good]
-            if len(ok):
-                yield p + int(ok[0])
-                return
+        ok = valid_header_positions(raw, n, st.end - p - OVERHEAD if st.eof else None)
+        if len(ok):
+            yield p + int(ok[0])
+            return
         p += n
         yield None
 
@@ -224,47 +204,50 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
     true_len = region - OVERHEAD
     if length == true_len or length_crc(true_len) == crc:
         return True
-    if true_len > _BIG_RECORD or st.base > pos or st.end < pos + region:
-        return False  # too big to check, or a compressed stream no longer holds those bytes
-    a = pos - st.base + HEADER_SIZE
-    data = st.buf[a : a + true_len]
-    return masked_crc(data) == U32.unpack_from(st.buf, a + true_len)[0]
+    if true_len > _BIG_RECORD:
+        return False  # too big to check here
+    if st.random_access:
+        st.advance(pos, region)
+    return _whole_record(st, pos, pos + region)  # False if a compressed stream no longer holds them
 
 
 def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) -> Iterator[IndexChunk]:
-    """Frame every record of a source, resynchronising past damage. The last chunk has done=True."""
+    """Frame every record of a source, resynchronising past damage. The last chunk has done=True.
+
+    Chunks come after `first_chunk` records, then every `chunk_records` records or 50 ms of work,
+    whichever is first, so a caller can show progress and stop between them."""
     st = source.stream()
     st.advance(0, 4096)
     first_bytes = bytes(st.buf[: min(st.end, 4096)])  # for the diagnosis if nothing is a record
     b = _Builder()
     cache: dict[int, int] = {}
     pos = 0
-    budget = first_chunk
-    starts = array("Q")
+    left = first_chunk  # records until the next chunk is due
+    hop = False  # the last record was jumped over: read just its successor's header next
     last_yield = time.perf_counter()
 
     def flush(done: bool = False) -> IndexChunk:
         return b.take(pos, st.bytes_in(), done)
 
+    def due() -> bool:
+        return left <= 0 or time.perf_counter() - last_yield > 0.05
+
     while True:
-        st.advance(pos, _WINDOW)
+        if due():
+            yield flush()
+            left = chunk_records if left <= 0 else left
+            last_yield = time.perf_counter()
+        st.advance(pos, HEADER_SIZE if hop else _WINDOW)
         if st.problems:
             b.problems.extend(st.problems)
             st.problems.clear()
-        if source.compression == "none" and not source.still_whole():
-            b.problems.append(
-                Problem(ProblemKind.TRUNCATED, pos, None, None, "the file shrank while it was being read")
-            )
-            yield flush(True)
-            return
         starts = array("Q")
-        rel, why = _frame_run(st.buf, pos - st.base, st.end - st.base, budget, starts, cache)
+        rel, why = _frame_run(st.buf, pos - st.base, st.end - st.base, left, starts, cache)
         b.add_run(starts, st.base, st.base + rel)
+        left -= len(starts)
         pos = st.base + rel
+        hop = hop and not starts
         if why == _MORE:
-            yield flush()
-            budget = chunk_records
-            last_yield = time.perf_counter()
             continue
         if why == _END:
             if st.eof:
@@ -276,24 +259,51 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
                 st.advance(pos, _WINDOW)
                 continue
             length, _ = HEADER.unpack_from(st.buf, pos - st.base)
-            if length + OVERHEAD <= _BIG_RECORD:
-                st.advance(pos, length + OVERHEAD + HEADER_SIZE)
-                if st.end - pos >= length + OVERHEAD or st.eof:
+            nxt = pos + length + OVERHEAD
+            if st.random_access:
+                if nxt <= st.size and length + OVERHEAD >= _HOP:  # frame it without reading it
+                    b.add_one(pos, length, 0)
+                    pos, left, hop = nxt, left - 1, True
                     continue
-            st.advance(pos + length + OVERHEAD, HEADER_SIZE)  # skip the body without holding it
-            if st.base == pos + length + OVERHEAD:
-                b.add_one(pos, length, 0)
-                pos += length + OVERHEAD
-                continue
-            b.problems.append(_truncated(pos, length, st.end - pos, None, b.record_at_cursor()))
-            pos = st.end
-            break
+                if nxt <= st.size:
+                    st.advance(pos, length + OVERHEAD + HEADER_SIZE)
+                    continue
+                # it runs past the end of the file: the damage handling below, as at the end
+                st.advance(pos, _WINDOW)
+            else:
+                if length + OVERHEAD <= _BIG_RECORD:
+                    st.advance(pos, length + OVERHEAD + HEADER_SIZE)
+                    if st.end - pos >= length + OVERHEAD or st.eof:
+                        continue
+                while st.end < nxt and not st.eof:  # inflate over the body without holding it
+                    st.advance(min(nxt, st.end + _BIG_RECORD), HEADER_SIZE)
+                    if time.perf_counter() - last_yield > 0.05:
+                        yield flush()
+                        last_yield = time.perf_counter()
+                st.advance(nxt, HEADER_SIZE)
+                if st.base == nxt:
+                    b.add_one(pos, length, 0)
+                    pos, left = nxt, left - 1
+                    continue
+                b.problems.append(_truncated(pos, length, st.end - pos, None, b.record_at_cursor()))
+                pos = st.end
+                break
         # A damaged header (_BAD), or the stream ends inside a record (_SHORT at end of stream).
         cut = _cut_short_previous(st, b, pos)
-        if cut is not None:  # the previous record was cut short and the next one starts inside it
-            prev, q = cut
+        if cut is not None:  # the previous record's header claimed bytes of the records after it
+            prev, q, whole = cut
+            claimed = _length_at(st, prev)
             b.drop_last_pending()
-            b.problems.append(_truncated(prev, _length_at(st, prev), q - prev, q, b.record_at_cursor()))
+            if whole:  # only its length was wrong: its data and CRC end exactly where q starts
+                rec = b.add_one(prev, q - prev - OVERHEAD, BAD_LENGTH_CRC)
+                msg = (
+                    f"corrupted record at {prev}: record {rec}'s header overstates its length "
+                    f"(says {claimed} bytes; its {q - prev - OVERHEAD} data bytes and their CRC are intact, "
+                    f"and the next record starts at {q})"
+                )
+                b.problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, prev, q - prev, rec, msg))
+            else:
+                b.problems.append(_truncated(prev, claimed, q - prev, q, b.record_at_cursor()))
             pos = q
             continue
         remaining = st.end - pos
@@ -335,6 +345,7 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
             msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
             b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, region, None, msg))
         pos = nxt
+        hop = False
         if sync == -1:
             break
     if st.problems:
@@ -347,20 +358,25 @@ def _length_at(st: Stream, pos: int) -> int:
     return HEADER.unpack_from(st.buf, pos - st.base)[0]
 
 
-def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int] | None:
-    """When damage follows a record, that record may have been cut short (a writer that crashed and
-    resumed): its stale header claimed bytes that belong to the records after it. Returns (its
-    offset, the sync point inside it) when one is found.
+def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bool] | None:
+    """When damage follows a record, that record's header may have claimed bytes that belong to the
+    records after it: a writer that crashed and resumed (the record was cut short), or a header
+    rewritten with an overstated length. Returns (its offset, the sync point q inside it, whether
+    [offset, q) is itself one whole record, proven by its data CRC) when such a q is found.
 
-    Usually the cut record's data CRC fails. It can also pass by coincidence: a header (length,
-    masked CRC of the length) is byte for byte a valid 8-byte payload with its CRC. So a sync point
-    inside a record whose CRC passed is taken only when its record ends exactly where the stream
-    does or at a valid header, i.e. when it explains the bytes that follow better."""
+    A record whose own CRC passes is proven whole and is kept, unless the framing from q explains
+    bytes past `pos` that keeping it would call damage: a header (length, masked CRC of the length)
+    is byte for byte a valid 8-byte payload with its CRC, so a record cut to 8 bytes can pass by
+    coincidence. A payload that itself holds TFRecord framing stays one record."""
     last = b.last_pending()
     if last is None:
         return None
     prev, length = last
-    if prev + OVERHEAD + length != pos or prev < st.base or length > _BIG_RECORD:
+    if prev + OVERHEAD + length != pos or length > _BIG_RECORD:
+        return None
+    if st.random_access and prev < st.base:
+        st.advance(prev, pos - prev + HEADER_SIZE)
+    if prev < st.base:
         return None
     a = prev - st.base + HEADER_SIZE
     crc_ok = masked_crc(st.buf[a : a + length]) == U32.unpack_from(st.buf, a + length)[0]
@@ -371,13 +387,29 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int] | 
             continue
         if not 0 <= q < pos:
             return None
-        if not crc_ok:
-            return prev, q
-        end = q + OVERHEAD + _length_at(st, q)
-        if (st.eof and end == st.end) or _valid_header_at(st, end):
-            return prev, q
-        return None
+        if crc_ok:
+            return (prev, q, False) if _chain_passes(st, q, pos) else None
+        return prev, q, _whole_record(st, prev, q)
     return None
+
+
+def _chain_passes(st: Stream, q: int, pos: int) -> bool:
+    """Does the chain of valid headers from q reach past pos (within the bytes the window holds)?"""
+    r = q
+    while r < pos:
+        if not _valid_header_at(st, r):
+            return False
+        r += _length_at(st, r) + OVERHEAD
+    return r > pos
+
+
+def _whole_record(st: Stream, start: int, end: int) -> bool:
+    """Is [start, end) a record whose data matches its CRC, whatever its header says?"""
+    n = end - start - OVERHEAD
+    if n < 0 or start < st.base or end > st.end:
+        return False
+    a = start - st.base + HEADER_SIZE
+    return masked_crc(st.buf[a : a + n]) == U32.unpack_from(st.buf, a + n)[0]
 
 
 def _valid_header_at(st: Stream, pos: int) -> bool:
@@ -519,38 +551,33 @@ def verify(
 
     Marks status bits in `index` as it goes (VERIFIED, BAD_DATA_CRC) and yields what it found.
     """
-    import crc32c
-
-    crc = crc32c.crc32c
     n = index.count
     offs, lens, status = index.offsets, index.lengths, index.status
     i = start
     while i < n:
         j = int(np.searchsorted(offs, offs[i] + np.uint64(chunk_bytes), side="left"))
         j = min(max(j, i + 1), n, i + chunk_records)
+        big = np.nonzero(lens[i:j] > np.uint64(STREAM_PIECE))[0]
+        if len(big):  # a big record is checked on its own, streamed: memory never grows with its size
+            j = i + max(int(big[0]), 1)
         a = int(offs[i])
         z = int(offs[j - 1]) + int(lens[j - 1]) + OVERHEAD
         bad: list[int] = []
         problems: list[Problem] = []
-        if source.compression == "none":
-            if not source.still_whole():
-                raise SourceError(f"{source.path}: the file shrank while it was being read")
-            mv = memoryview(source._data)
-            try:
-                for k in range(i, j):
-                    o = int(offs[k]) + HEADER_SIZE
-                    ln = int(lens[k])
-                    if mask(crc(mv[o : o + ln])) != U32.unpack_from(mv, o + ln)[0]:
-                        bad.append(k)
-            finally:
-                mv.release()
+        if j == i + 1 and int(lens[i]) > STREAM_PIECE:
+            if not data_crc_ok(source, a, int(lens[i])):
+                bad.append(i)
         else:
             span = source.read(a, z - a)
+            if len(span) < z - a:
+                raise SourceError(f"{source.path}: the stream ended before record {j - 1} did")
+            mv = memoryview(span)
             for k in range(i, j):
                 o = int(offs[k]) + HEADER_SIZE - a
                 ln = int(lens[k])
-                if masked_crc(span[o : o + ln]) != U32.unpack_from(span, o + ln)[0]:
+                if masked_crc(mv[o : o + ln]) != U32.unpack_from(mv, o + ln)[0]:
                     bad.append(k)
+            mv.release()
         status[i:j] |= VERIFIED
         for k in bad:
             status[k] |= BAD_DATA_CRC
@@ -560,3 +587,17 @@ def verify(
             problems.append(Problem(ProblemKind.BAD_DATA_CRC, o + HEADER_SIZE, ln + 4, k, msg))
         yield VerifyChunk(i, j, np.array(bad, dtype=np.int64), tuple(problems), z - a)
         i = j
+
+
+def data_crc_ok(source: Source, offset: int, length: int) -> bool:
+    """Does the data of the record at `offset` match its footer CRC? Streamed in pieces, so a record
+    of gigabytes costs a piece of memory, not its size."""
+    import crc32c
+
+    value = 0
+    got = 0
+    for piece in source.pieces(offset + HEADER_SIZE, length):
+        value = crc32c.crc32c(piece, value)
+        got += len(piece)
+    footer = source.read(offset + HEADER_SIZE + length, 4)
+    return got == length and len(footer) == 4 and mask(value) == U32.unpack(footer)[0]

@@ -1,27 +1,89 @@
 """Record sources: the bytes of one file's record stream, plain or decompressed.
 
-A plain file is memory-mapped read-only. A GZIP or ZLIB file is inflated once, front to back, by
-the index pass; that pass leaves inflater checkpoints behind so any later read starts from the
-nearest checkpoint instead of from the beginning. Compression is found from the content, not
-from the name.
+Files are read with `os.pread` on one descriptor held per file, never memory-mapped: a mapped file
+that another process truncates kills the reader with SIGBUS, while a short `pread` is an error we
+can name ("the file shrank while open"). `pread` also releases the GIL while the disk works.
+
+A GZIP or ZLIB file is inflated once, front to back, by the index pass; that pass leaves inflater
+checkpoints behind so any later read starts from the nearest checkpoint instead of from the
+beginning. Compression is found from the content, not from the name: the reading that frames the
+most bytes as valid records wins, so a damaged plain file is never mistaken for a compressed one.
 """
 
 from __future__ import annotations
 
 import bisect
 import errno
-import mmap
 import os
+import stat
 import threading
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .framing import HEADER, HEADER_SIZE, Problem, ProblemKind, SourceError, length_crc
+from .framing import (
+    HEADER,
+    HEADER_SIZE,
+    OVERHEAD,
+    Problem,
+    ProblemKind,
+    SourceError,
+    length_crc,
+    valid_header_positions,
+)
+from .limits import STREAM_PIECE
 
 COMPRESSIONS = ("none", "gzip", "zlib")
 _INPUT_BLOCK = 256 * 1024
 _OUTPUT_BLOCK = 1024 * 1024
+_DETECT_BYTES = 64 * 1024  # raw bytes read to decide the compression
+_MIN_READ = 16 * 1024  # smallest read of a plain file's window (a header hop over a big record)
+
+
+# --- reading a file without mapping it --------------------------------------------------------------
+
+
+class FileBytes:
+    """A read-only file as a sliceable bytes-like object: `fb[a:b]` is an `os.pread`.
+
+    A read that comes back short of the size the file had when opened raises SourceError, which is
+    what a truncated file gives instead of a SIGBUS. Thread-safe (pread has no file position)."""
+
+    def __init__(self, fd: int, size: int, path: Path) -> None:
+        self.fd = fd
+        self.size = size
+        self.path = path
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, s: slice) -> bytes:
+        start, stop, _ = s.indices(self.size)
+        return self.pread(start, stop - start)
+
+    def pread(self, offset: int, n: int) -> bytes:
+        n = max(0, min(n, self.size - offset))
+        if n <= 0:
+            return b""
+        try:
+            first = os.pread(self.fd, n, offset)
+        except OSError as exc:
+            raise SourceError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        if len(first) == n:
+            return first
+        parts = [first]
+        got = len(first)
+        while got < n:
+            try:
+                chunk = os.pread(self.fd, n - got, offset + got)
+            except OSError as exc:
+                raise SourceError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+            if not chunk:
+                raise SourceError(f"{self.path}: the file shrank while open; reload it")
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
 
 
 # --- detection -----------------------------------------------------------------------------------
@@ -34,29 +96,75 @@ def _valid_header(head: bytes) -> bool:
     return length_crc(length) == crc
 
 
-def _inflates(data: bytes, wbits: int) -> bool:
-    """Does inflating start well? Damage further in is the index's to report, not detection's."""
+def _framed_bytes(buf: bytes, start: int = 0) -> int:
+    """How many bytes of `buf` a chain of valid record headers from `start` explains (a record that
+    runs past the end of `buf` counts up to there: `buf` is only the head of the stream)."""
+    pos = start
+    n = len(buf)
+    while pos + HEADER_SIZE <= n:
+        length, crc = HEADER.unpack_from(buf, pos)
+        if length_crc(length) != crc:
+            break
+        pos += length + OVERHEAD
+    return min(pos, n) - start
+
+
+def _best_plain_chain(buf: bytes) -> int:
+    """Bytes explained by the longest header chain starting anywhere in `buf` (the first header may
+    be damaged, so every start is tried; a random start validates with odds of 2^-32)."""
+    if _valid_header(buf):
+        return _framed_bytes(buf)
+    n = len(buf) - HEADER_SIZE + 1
+    best = 0
+    for p in valid_header_positions(buf, n)[:64]:
+        best = max(best, _framed_bytes(buf, int(p)))
+    return best
+
+
+def _inflated_head(head: bytes, wbits: int, limit: int = 256 * 1024) -> bytes | None:
+    """The first output of inflating `head`; None if it fails to inflate, b"" if it inflates
+    without output yet (a head that is all Huffman tables)."""
     d = zlib.decompressobj(wbits)
-    for i in range(0, len(data), 16):
+    out = bytearray()
+    for i in range(0, len(head), 1024):
         try:
-            if d.decompress(data[i : i + 16], 64 * 1024):
-                return True
+            out += d.decompress(head[i : i + 1024], limit - len(out))
         except zlib.error:
-            return False
-    return True  # no output yet but no error either (a head that is all Huffman tables)
+            return bytes(out) if out else None
+        if len(out) >= limit or d.eof:
+            break
+    return bytes(out)
 
 
 def detect_compression(head: bytes) -> str:
-    """TFRecord framing first, then the GZIP magic, then a zlib header; each confirmed by trying."""
-    if _valid_header(head):
-        return "none"
-    if head[:3] == b"\x1f\x8b\x08":  # GZIP magic + deflate: no TFRecord header looks like this
-        return "gzip"
+    """none, gzip or zlib: the reading of `head` (the file's first bytes) under which valid record
+    headers explain the most bytes. A plain file with a damaged first header, or one whose first
+    bytes happen to look like a GZIP magic (a payload that is itself a gzip blob), stays plain when
+    its raw bytes frame better than its inflated ones."""
+    candidates: list[tuple[str, int]] = []
+    if head[:3] == b"\x1f\x8b\x08":
+        candidates.append(("gzip", 31))
     if len(head) >= 2:
         cmf, flg = head[0], head[1]
-        if cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0 and _inflates(head, 15):
-            return "zlib"
-    return "none"
+        if cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0:
+            candidates.append(("zlib", 15))
+    if not candidates or (_valid_header(head) and _framed_bytes(head) >= len(head)):
+        return "none"
+    plain = _best_plain_chain(head)
+    best, best_score = "none", plain
+    for name, wbits in candidates:
+        out = _inflated_head(head, wbits)
+        if out is None:  # does not inflate: still GZIP (its damage reported as such) if nothing frames raw
+            if name == "gzip" and plain == 0 and best == "none":
+                best, best_score = name, 0
+            continue
+        # inflated bytes frame from 0, or the stream is still one that inflates (a compressed file
+        # whose first record is damaged): scored by how far the chain goes, in compressed terms
+        framed = _framed_bytes(out)
+        score = max(framed * len(head) // max(len(out), 1), 1) if framed else (1 if plain == 0 else 0)
+        if score > best_score:
+            best, best_score = name, score
+    return best
 
 
 # --- the stream interface the indexer scans --------------------------------------------------------
@@ -67,14 +175,16 @@ class Stream:
 
     `buf[0]` is stream position `base`; the window ends at `end`; `eof` says the window's end is the
     end of the stream. `advance(pos, need)` moves the window to start at `pos` and holds at least
-    `need` bytes when the stream has them.
+    `need` bytes when the stream has them. A `random_access` stream may also move backwards and
+    jump forwards without reading what it skips.
     """
 
-    buf: bytes | bytearray | mmap.mmap
+    buf: bytes | bytearray
     base: int
     end: int
     eof: bool
     problems: list[Problem]
+    random_access = False
 
     def advance(self, pos: int, need: int) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -84,20 +194,37 @@ class Stream:
         raise NotImplementedError
 
 
-class _PlainStream(Stream):
-    def __init__(self, buf, size: int) -> None:
-        self.buf = buf
+class _WindowStream(Stream):
+    """A plain file read in windows with pread: bounded memory whatever the file's size, and a big
+    record's body is jumped over, not read, while framing."""
+
+    random_access = True
+
+    def __init__(self, data, size: int) -> None:
+        self._data = data  # FileBytes, or bytes for an in-memory source
+        self._size = self.size = size
+        self.buf = b""
         self.base = 0
-        self.end = size
-        self.eof = True
+        self.end = 0
+        self.eof = size == 0
         self.problems = []
-        self._pos = 0
 
     def advance(self, pos: int, need: int) -> None:
-        self._pos = pos
+        pos = min(pos, self._size)
+        want = min(pos + max(need, 0), self._size)
+        if self.base <= pos and want <= self.end:
+            return
+        stop = min(self._size, max(want, pos + _MIN_READ))
+        if self.base <= pos < self.end:  # keep the overlap, read only what is new
+            self.buf = self.buf[pos - self.base :] + self._data[self.end : stop]
+        else:
+            self.buf = self._data[pos:stop]
+        self.base = pos
+        self.end = pos + len(self.buf)
+        self.eof = self.end >= self._size
 
     def bytes_in(self) -> int:
-        return self._pos
+        return self.end
 
 
 # --- inflating ------------------------------------------------------------------------------------
@@ -287,7 +414,7 @@ class Source:
         self.compression = compression
         self.file_size = file_size
         self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
-        self._data = data  # mmap of the whole file, or b'' for an empty file
+        self._data = data  # FileBytes over the held descriptor, or bytes for an in-memory source
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
         self._ckpts = _CheckpointList()
         self._read_lock = threading.Lock()
@@ -300,63 +427,48 @@ class Source:
         """A fresh scan from the start (the index pass)."""
         self._check_open()
         if self.compression == "none":
-            return _PlainStream(self._data, self.file_size)
+            return _WindowStream(self._data, self.file_size)
         self._ckpts = _CheckpointList()
         return _InflatingStream(self._data, self._wbits, self._ckpts)
 
-    def still_whole(self) -> bool:
-        """False when the file shrank since it was mapped: touching pages past the end would SIGBUS.
-        (mmap.size() is an fstat of the map's own descriptor.)"""
-        if not isinstance(self._data, mmap.mmap):
-            return True
-        try:
-            return self._data.size() >= self.file_size
-        except (OSError, ValueError):
-            return False
-
     def read(self, offset: int, n: int) -> bytes:
-        """Bytes [offset, offset+n) of the record stream, shorter at its end. Always a copy."""
+        """Bytes [offset, offset+n) of the record stream, shorter at its end. Always a copy.
+
+        Callers keep n bounded (see limits.MAX_DECODE_BYTES); `pieces` streams a long span."""
         self._check_open()
         if n <= 0:
             return b""
         if self.compression == "none":
             if self.identity is not None:
-                return self._pread(offset, n)
-            return bytes(self._data[offset : offset + n])  # in memory: nothing to wait for
+                self._check_same_file()
+            return self._data[offset : offset + n]
         with self._read_lock:
             return self._read_inflated(offset, n)
 
-    def _pread(self, offset: int, n: int) -> bytes:
-        """Read with os.pread, which releases the GIL while the disk works; copying from the map
-        instead would fault in cold pages with the GIL held, stalling every other thread (the UI).
-        The file is opened by path per read (one descriptor per mapped shard is all we keep), so it
-        must still be the file that was mapped, and no shorter."""
+    def pieces(self, offset: int, n: int, piece: int = STREAM_PIECE) -> Iterator[bytes]:
+        """Bytes [offset, offset+n) in pieces of at most `piece` bytes: memory bounded by the piece,
+        not by the span (a record of gigabytes is checksummed or copied this way)."""
+        done = 0
+        while done < n:
+            part = self.read(offset + done, min(piece, n - done))
+            if not part:
+                return
+            yield part
+            done += len(part)
+
+    def _check_same_file(self) -> None:
+        """The held descriptor still reads the file that was indexed; but if the name now points
+        at another file (rewritten by rename), what a person sees would no longer be what is there."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError as exc:
-            raise SourceError(f"{self.path}: cannot read ({exc.strerror or exc}); reload it") from None
-        try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != self.identity:
-                raise SourceError(f"{self.path}: the file was replaced since it was opened; reload it")
-            if st.st_size < self.file_size:
-                raise SourceError(f"{self.path}: the file shrank while open; reload it")
-            parts = []
-            while n > 0:
-                chunk = os.pread(fd, n, offset)
-                if not chunk:
-                    break
-                parts.append(chunk)
-                offset += len(chunk)
-                n -= len(chunk)
-            return b"".join(parts)
-        finally:
-            os.close(fd)
+            st = os.stat(self.path)
+        except OSError:
+            return  # deleted or moved away: the descriptor still reads the indexed bytes
+        if (st.st_dev, st.st_ino) != self.identity:
+            raise SourceError(f"{self.path}: the file was replaced since it was opened; reload it")
 
     def bulk_reader(self):
-        """A read(offset, n) for one pass over many records in a worker process: a plain file is
-        sliced straight from the map, without the per-call size check of `read` (in a child process
-        a file cut meanwhile costs that process, not the window)."""
+        """A read(offset, n) for one pass over many records in a worker process, without the
+        per-call check that the name still points at the same file."""
         if self.compression != "none":
             return self.read
         data = self._data
@@ -401,8 +513,8 @@ class Source:
         self._cache = b""
         self._cursor = None
         self._ckpts = _CheckpointList()
-        if isinstance(self._data, mmap.mmap):
-            self._data.close()
+        if isinstance(self._data, FileBytes):
+            os.close(self._data.fd)
 
     def __enter__(self) -> Source:
         return self
@@ -411,39 +523,80 @@ class Source:
         self.close()
 
 
+_FILE_TYPES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_regular(mode: int) -> str | None:
+    """What a non-regular file is, in a few words, or None for a regular file."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    for test, what in _FILE_TYPES:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def open_error(p: Path | str, exc: OSError) -> SourceError:
+    """The one-line error for a file that cannot be opened."""
+    reasons = {
+        errno.ENOENT: "no such file",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.ELOOP: "a symbolic link loop",
+        errno.EISDIR: "is a directory",
+        errno.ENAMETOOLONG: "the name is too long",
+        errno.ENOTDIR: "a part of the path is not a directory",
+        errno.EMFILE: "too many files open at once for this system; raise the limit (ulimit -n)",
+        errno.ENFILE: "too many files open at once for this system; raise the limit (ulimit -n)",
+    }
+    return SourceError(f"{p}: {reasons.get(exc.errno) or 'cannot open (' + (exc.strerror or str(exc)) + ')'}")
+
+
+def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of a regular file, and its stat. A FIFO, device or socket is refused
+    without blocking (O_NONBLOCK: opening a FIFO would wait for a writer) and without reading
+    (/dev/zero never ends). Raises SourceError with a one-line reason."""
+    p = os.fspath(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise open_error(p, exc) from None
+    try:
+        st = os.fstat(fd)
+        what = not_regular(st.st_mode)
+        if what is not None:
+            raise SourceError(f"{p}: not a regular file ({what})" if what != "a directory" else f"{p}: is a directory")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
 def open_source(path: str | os.PathLike) -> Source:
     """Open a file read-only and work out how its records are stored. Raises SourceError."""
     p = Path(path)
+    fd, st = open_regular(p)
+    size = st.st_size
+    if size == 0:
+        os.close(fd)
+        return Source(p, b"", 0, "none")
+    data = FileBytes(fd, size, p)
     try:
-        fh = open(p, "rb")  # noqa: SIM115 - closed below, once mapped
-    except IsADirectoryError:
-        raise SourceError(f"{p}: is a directory") from None
-    except FileNotFoundError:
-        raise SourceError(f"{p}: no such file") from None
-    except PermissionError:
-        raise SourceError(f"{p}: permission denied") from None
-    except OSError as exc:
-        raise SourceError(f"{p}: cannot open ({exc.strerror or exc})") from None
-    try:  # a mapped file needs one descriptor (mmap duplicates it), so the handle is closed at once
-        with fh:
-            st = os.fstat(fh.fileno())
-            size = st.st_size
-            if size == 0:
-                return Source(p, b"", 0, "none")
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as exc:
-        if exc.errno == errno.EMFILE:
-            raise SourceError(
-                f"{p}: too many files open at once for this system; raise the limit (ulimit -n)"
-            ) from None
-        raise SourceError(f"{p}: cannot map the file ({exc})") from None
-    except ValueError as exc:
-        raise SourceError(f"{p}: cannot map the file ({exc})") from None
-    compression = detect_compression(bytes(data[:4096]))
+        compression = detect_compression(data[:_DETECT_BYTES])
+    except BaseException:
+        os.close(fd)
+        raise
     return Source(p, data, size, compression, identity=(st.st_dev, st.st_ino))
 
 
 def source_from_bytes(data: bytes, name: str = "<bytes>") -> Source:
     """An in-memory source (tests, payloads extracted from elsewhere)."""
-    compression = detect_compression(bytes(data[:4096]))
+    data = bytes(data)
+    compression = detect_compression(data[:_DETECT_BYTES])
     return Source(Path(name), data, len(data), compression)

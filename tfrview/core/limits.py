@@ -1,0 +1,52 @@
+"""Every resource limit tfrview applies to what it reads, in one place.
+
+Hostile or broken input must never cost unbounded memory or time. Each limit below says what it
+bounds; code that hits one reports it (a problem of kind `limit_exceeded`, a note on the payload,
+or a one-line message) rather than truncating silently. The budget they add up to: a file under
+100 MB never needs more than ~300 MB beyond the interpreter, whatever it holds.
+"""
+
+from __future__ import annotations
+
+# --- records -------------------------------------------------------------------------------------
+# A record larger than this is never read whole for decoding: its CRC is streamed, its first
+# HEAD_BYTES are shown, and writers copy it in pieces.
+MAX_DECODE_BYTES = 64 << 20
+HEAD_BYTES = 4096
+# Pieces in which big records are checksummed and copied.
+STREAM_PIECE = 8 << 20
+# Payloads up to this size are parsed by protobuf's C parser (upb), which may use up to ~10x the
+# payload in memory; larger ones by tfrview's own bounded walker, which stops at the limits below.
+UPB_MAX_BYTES = 1 << 20
+
+# --- inside one record ---------------------------------------------------------------------------
+MAX_FEATURES = 10_000  # feature keys decoded per Example / context / feature_lists map
+MAX_LIST_VALUES = 1_000_000  # values decoded per feature list
+MAX_STEPS = 10_000  # steps decoded per SequenceExample feature list
+MAX_NESTING = 32  # levels of a schema-less protobuf shown as nested fields
+MAX_WIRE_FIELDS = 100_000  # fields of a schema-less protobuf shown, all levels together
+
+# --- images --------------------------------------------------------------------------------------
+MAX_IMAGE_PIXELS = 50_000_000  # larger images are refused as decompression bombs
+MAX_IMAGE_DECODED_BYTES = 200 << 20  # width x height x bands x bytes per band, before any conversion
+
+# --- side files ----------------------------------------------------------------------------------
+MAX_INDEX_FILE_BYTES = 256 << 20  # an 'offset size' index file (~12 M records)
+MAX_INDEX_LINE = 64  # two 20-digit numbers and a space fit easily
+MAX_LABEL_MAP_BYTES = 16 << 20
+MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
+
+# --- compressed streams --------------------------------------------------------------------------
+# Past this ratio of inflated to compressed bytes (and BOMB_MIN_BYTES inflated), a stream is said to
+# be a likely decompression bomb; reading goes on, at inflate speed, and can be stopped.
+BOMB_RATIO = 100
+BOMB_MIN_BYTES = 1 << 30
+
+
+def too_large(what: str, size: int, limit: int, unit: str = "bytes") -> str:
+    """The one wording every limit uses when hit."""
+    from .textfmt import human_bytes  # textfmt imports payload, which imports this module
+
+    if unit == "bytes":
+        return f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit"
+    return f"{what} has {size:,} {unit}, over the limit of {limit:,}"
