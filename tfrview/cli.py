@@ -124,10 +124,11 @@ def cmd_verify(args) -> int:
 
 def _label_map_fits_data(opened, label_map, samples: int = 64) -> bool:
     from .core.labelmap import label_map_fits_payloads
+    from .core.payload import bounded_payload
     from .core.report import sample_numbers
 
     payloads = (
-        src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))
+        bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k]))
         for _, _path, src, idx, _ in opened
         for k in sample_numbers(idx.count, samples)
     )
@@ -136,9 +137,8 @@ def _label_map_fits_data(opened, label_map, samples: int = 64) -> bool:
 
 def _run_checks(opened, args, progress):
     """QA checks over the intact records of every file, with one schema for them all."""
-    from .core.checks import CheckTarget, run_checks
+    from .core.checks import check_target, run_checks
     from .core.labelmap import find_label_map, load_label_map
-    from .core.report import intact_numbers
 
     lm_path = Path(args.label_map) if args.label_map else find_label_map([p for _, p, *_ in opened])
     label_map = load_label_map(lm_path) if lm_path else None
@@ -151,11 +151,7 @@ def _run_checks(opened, args, progress):
         label_map, lm_path = None, None
     if lm_path and not args.json and not args.quiet:
         print(f"label map: {lm_path}", file=sys.stderr)
-    targets = []
-    for _, path, src, idx, _ in opened:
-        offs, lens = idx.offsets, idx.lengths
-        targets.append(CheckTarget(str(path), lambda n, s=src, o=offs, ln=lens: s.read(int(o[n]) + HEADER_SIZE, int(ln[n])),
-                                   offs, lens, intact_numbers(idx)))  # fmt: skip
+    targets = [check_target(path, src, idx) for _, path, src, idx, _ in opened]
     for ti, problem in run_checks(targets, label_map, lambda phase, d, t: progress(phase, d, t)):
         yield opened[ti][0], problem
 
@@ -186,7 +182,7 @@ def _print_verify(rep, quiet: bool) -> None:
 
 def cmd_info(args) -> int:
     from .core.datasummary import DatasetSummary
-    from .core.payload import TYPE_SHORT, decode
+    from .core.payload import TYPE_SHORT, bounded_payload, decode
     from .core.report import index_source, sample_numbers
 
     out = []
@@ -203,7 +199,7 @@ def cmd_info(args) -> int:
             nums = sample_numbers(idx.count, None if args.all else args.sample)
             cs = DatasetSummary()
             for k in nums:
-                cs.add(decode(src.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k]))))
+                cs.add(decode(bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k]))))
         info = {
             "path": str(path),
             "compression": src.compression,

@@ -253,6 +253,8 @@ class Schema:
     od: int = 0  # records with Object Detection API box keys
 
     def add(self, p: Payload) -> None:
+        if p.full_size is not None:
+            return  # too large to decode: only its head is known, which says nothing of the schema
         self.records += 1
         self.kinds[p.kind] += 1
         for k, f in p.features.items():
@@ -354,7 +356,11 @@ class DuplicateImages:
 def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
                  duplicates: DuplicateImages | None, names: list[str] | None = None) -> list[Finding]:  # fmt: skip
     """Every check on one decoded record."""
-    out: list[Finding] = []
+    out: list[Finding] = [
+        Finding(ProblemKind.LIMIT_EXCEEDED, f"not every value was checked: {note}") for note in p.limits
+    ]
+    if p.full_size is not None:
+        return out  # only its head was read
     if schema is not None:
         out += check_against_schema(p, schema)
     if p.kind not in ("example", "sequence_example"):
@@ -376,10 +382,26 @@ class CheckTarget:
     """One file's intact records, as the checks see them."""
 
     name: str
-    read: Callable[[int], bytes]  # local record number -> payload
+    read: Callable[[int], bytes]  # local record number -> payload (bounded: see limits)
     offsets: np.ndarray
     lengths: np.ndarray
     numbers: np.ndarray  # which records to check (the intact ones)
+
+
+def check_target(path, source, index) -> CheckTarget:
+    """The intact records of one verified file as a check target; payloads over the decode limit are
+    read as their head only (and reported as such)."""
+    from .payload import bounded_payload
+    from .report import intact_numbers
+
+    offs, lens, read = index.offsets, index.lengths, source.bulk_reader()
+    return CheckTarget(
+        str(path),
+        lambda n: bounded_payload(read, int(offs[n]), int(lens[n])),
+        offs,
+        lens,
+        intact_numbers(index),
+    )
 
 
 def run_checks(

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import HEADER_SIZE, Problem, SourceError, TfrviewError
+from .framing import Problem, SourceError, TfrviewError
 from .index import IndexChunk, RecordIndex, scan
+from .payload import bounded_payload
 from .source import Source, open_source
 
 # Files in a directory that are never record files.
@@ -171,11 +172,12 @@ class Dataset:
         return f, k, int(f.index.offsets[k]), int(f.index.lengths[k])
 
     def read(self, n: int) -> bytes:
-        """The payload of global record n (a copy: safe to hand to other threads)."""
+        """The payload of global record n (a copy: safe to hand to other threads); only its head,
+        as a PayloadHead, when it is over the decode limit (limits.MAX_DECODE_BYTES)."""
         f, _, off, ln = self.record_span(n)
         if f.source is None:
             raise SourceError(f"{f.path}: not open")
-        return f.source.read(off + HEADER_SIZE, ln)
+        return bounded_payload(f.source.read, off, ln, f.source.pieces)
 
     # indexing --------------------------------------------------------------------------------------
 

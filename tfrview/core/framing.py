@@ -60,6 +60,7 @@ class ProblemKind(enum.StrEnum):
     NAN_OR_INF = "nan_or_inf"
     MISSING_FEATURE = "missing_feature"
     FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
+    LIMIT_EXCEEDED = "limit_exceeded"  # a resource limit (tfrview.core.limits) kept part of a record unchecked
 
     @property
     def severity(self) -> str:
@@ -82,6 +83,30 @@ _SEVERITY = {
 }  # fmt: skip
 
 
+_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\"}
+
+
+def one_line(text: str) -> str:
+    """Text from the data made safe for a terminal and one line long: control characters (escape
+    sequences, CR, LF), other unprintable characters and backslashes are shown as escapes."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+        elif ch.isprintable():
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One damaged region. `offset` is in the (decompressed) record stream; `record` is the local
@@ -92,6 +117,10 @@ class Problem:
     length: int | None
     record: int | None
     message: str
+
+    def __post_init__(self) -> None:
+        if not self.message.isprintable():  # messages quote the data (keys, class text): one line, always
+            object.__setattr__(self, "message", one_line(self.message))
 
     def to_json(self) -> dict:
         return {

@@ -8,13 +8,15 @@ compressed files; the format is still useful to tfrview itself).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .framing import OVERHEAD, TfrviewError
+from .framing import OVERHEAD, TfrviewError, one_line
 from .index import RecordIndex
+from .limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
 
 
 def format_index(index: RecordIndex) -> str:
@@ -30,23 +32,65 @@ def write_index(path: str | os.PathLike, index: RecordIndex) -> None:
     atomic_write_text(Path(path), format_index(index))
 
 
+_LINES = re.compile(rb"(?:[0-9]{1,20} [0-9]{1,20}\n)*(?:[0-9]{1,20} [0-9]{1,20}\n?)?")
+_LINE = re.compile(rb"[0-9]{1,20} [0-9]{1,20}")
+_U64_MAX = b"18446744073709551615"
+_CHUNK = 4 << 20
+
+
 def read_index(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, framed sizes) as uint64 arrays. Raises TfrviewError on a malformed line."""
-    offs: list[int] = []
-    sizes: list[int] = []
-    try:
-        text = Path(path).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TfrviewError(f"{path}: cannot read index ({exc})") from None
-    for i, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise TfrviewError(f"{path}:{i}: expected 'offset size', got {line[:60]!r}")
-        offs.append(int(parts[0]))
-        sizes.append(int(parts[1]))
-    return np.array(offs, dtype=np.uint64), np.array(sizes, dtype=np.uint64)
+    """(offsets, framed sizes) as uint64 arrays. Strict: every line is two decimal numbers that fit
+    in 64 bits, separated by one space. Raises TfrviewError naming the first bad line. A FIFO or
+    device is refused, and so is a file over MAX_INDEX_FILE_BYTES; memory follows the file's size."""
+    from .source import open_regular
+
+    fd, st = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        if st.st_size > MAX_INDEX_FILE_BYTES:
+            raise TfrviewError(f"{path}: " + too_large("the index file", st.st_size, MAX_INDEX_FILE_BYTES))
+        offs: list[np.ndarray] = []
+        sizes: list[np.ndarray] = []
+        line_no = 1
+        carry = b""
+        while True:
+            block = fh.read(_CHUNK)
+            data = carry + block
+            if not block:
+                cut = len(data)
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0 and len(data) > MAX_INDEX_LINE:
+                    _bad_line(path, line_no, data)
+            chunk, carry = data[:cut], data[cut:]
+            if chunk:
+                if not _LINES.fullmatch(chunk):
+                    _bad_line(path, line_no, chunk)
+                tokens = np.array(chunk.split())
+                over = (np.char.str_len(tokens) == 20) & (tokens > np.bytes_(_U64_MAX))
+                if over.any():
+                    k = int(np.flatnonzero(over)[0])
+                    raise TfrviewError(f"{path}:{line_no + k // 2}: number too large for 64 bits")
+                nums = tokens.astype(np.uint64)
+                offs.append(nums[0::2])
+                sizes.append(nums[1::2])
+                line_no += chunk.count(b"\n")
+            if not block:
+                break
+    if not offs:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.uint64)
+    return np.concatenate(offs), np.concatenate(sizes)
+
+
+def _bad_line(path, first_line: int, chunk: bytes) -> None:
+    """Raise the error for the first malformed line of a chunk that failed to match as a whole."""
+    for i, line in enumerate(chunk.split(b"\n")):
+        if len(line) > MAX_INDEX_LINE or not _LINE.fullmatch(line):
+            if line == b"" and i == chunk.count(b"\n"):
+                continue  # the end of the last line
+            shown = one_line(line[:60].decode("ascii", "replace"))
+            what = "a line longer than any index line" if len(line) > MAX_INDEX_LINE else f"'{shown}'"
+            raise TfrviewError(f"{path}:{first_line + i}: expected 'offset size', got {what}")
+    raise TfrviewError(f"{path}:{first_line}: expected 'offset size' lines")
 
 
 @dataclass(frozen=True)

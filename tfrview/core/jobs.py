@@ -16,10 +16,10 @@ import sys
 import time
 from collections.abc import Iterator
 
-from .checks import CheckTarget, run_checks
+from .checks import check_target, run_checks
 from .dataset import Dataset
-from .framing import HEADER_SIZE
 from .index import verify
+from .payload import bounded_payload
 from .report import intact_numbers
 
 
@@ -58,9 +58,7 @@ def job_checks(spec: dict) -> None:
     for fi, f in enumerate(ds.files):
         if f.source is None:
             continue
-        o, ln, read = f.index.offsets, f.index.lengths, f.source.bulk_reader()
-        targets.append(CheckTarget(str(f.path), lambda n, r=read, o=o, ln=ln: r(int(o[n]) + HEADER_SIZE, int(ln[n])),
-                                   o, ln, intact_numbers(f.index)))  # fmt: skip
+        targets.append(check_target(f.path, f.source, f.index))
         files.append(fi)
     for ti, p in run_checks(targets, label_map, _ticker()):
         _emit({"file": files[ti], "problem": p.to_json()})
@@ -91,7 +89,7 @@ def job_filter(spec: dict) -> None:
         for k in range(f.index.count):
             n = base + k
             o = int(offs[k])
-            data = read(o + HEADER_SIZE, int(lens[k]))
+            data = bounded_payload(read, o, int(lens[k]))
             if test(facts_for(data, n, name, problems.get(n, []))):
                 matches.append(n)
             if k % 4096 == 0:
@@ -122,7 +120,7 @@ def job_summary(spec: dict) -> None:
         read = f.source.bulk_reader()
         offs, lens = f.index.offsets, f.index.lengths
         for k in intact_numbers(f.index):
-            summary.add(decode(read(int(offs[k]) + HEADER_SIZE, int(lens[k]))), label_map)
+            summary.add(decode(bounded_payload(read, int(offs[k]), int(lens[k]))), label_map)
             done += 1
             if done % 512 == 0:
                 tick("summary", done, total)

@@ -2,15 +2,33 @@
 
 The kind is decided by trying, never from names: a protobuf parser accepts almost anything, so the
 top-level wire fields are walked first and must be exactly what each message allows.
+
+Decoding is bounded whatever the payload holds (see `limits`): payloads up to UPB_MAX_BYTES are
+parsed by protobuf's C parser, larger ones by a walker of our own that never builds more than the
+limits allow (a 40 M-entry int64 list, 500,000 keys or 5 M steps cost what their first values cost).
+Each limit hit is named in `Payload.limits`.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .limits import (
+    HEAD_BYTES,
+    MAX_DECODE_BYTES,
+    MAX_FEATURES,
+    MAX_LIST_VALUES,
+    MAX_NESTING,
+    MAX_STEPS,
+    MAX_WIRE_FIELDS,
+    UPB_MAX_BYTES,
+    too_large,
+)
 
 EXAMPLE = "example"
 SEQUENCE_EXAMPLE = "sequence_example"
@@ -26,13 +44,19 @@ TYPE_SHORT = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
 
 @dataclass(frozen=True, slots=True)
 class Feature:
-    """One feature's values: list[bytes] for bytes_list, float32 / int64 numpy arrays otherwise."""
+    """One feature's values: list[bytes] for bytes_list, float32 / int64 numpy arrays otherwise.
+    `total` is how many values the record holds when a limit decoded fewer (None: all decoded)."""
 
     type: str
     values: list[bytes] | np.ndarray
+    total: int | None = None
 
     def __len__(self) -> int:
         return len(self.values)
+
+    @property
+    def count(self) -> int:
+        return len(self.values) if self.total is None else self.total
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +74,40 @@ class Payload:
     features: dict[str, Feature] = field(default_factory=dict)  # Example features / SequenceExample context
     feature_lists: dict[str, list[Feature]] = field(default_factory=dict)
     fields: list[WireField] = field(default_factory=list)  # PROTOBUF
-    raw: bytes = b""
+    raw: bytes = b""  # the payload, or only its first bytes when it was too large to read whole
+    limits: tuple[str, ...] = ()  # each limit this decode hit, in words: nothing is cut silently
+    full_size: int | None = None  # the payload's size when `raw` holds only its head
 
     @property
     def size(self) -> int:
-        return len(self.raw)
+        return len(self.raw) if self.full_size is None else self.full_size
+
+
+class PayloadHead(bytes):
+    """The first bytes of a payload too large to read whole (over MAX_DECODE_BYTES). Decoders show
+    the head; writers stream the whole payload through `pieces()`."""
+
+    full_size: int
+    pieces: Callable[[], Iterator[bytes]] | None
+
+    def __new__(cls, head: bytes, full_size: int, pieces=None) -> PayloadHead:
+        obj = super().__new__(cls, head)
+        obj.full_size = full_size
+        obj.pieces = pieces
+        return obj
+
+
+def bounded_payload(read, offset: int, length: int, pieces=None) -> bytes:
+    """A record's payload for decoding: whole, or a PayloadHead when it is over MAX_DECODE_BYTES.
+    `read(offset, n)` reads the stream and `pieces(offset, n)` streams it (Source.read and
+    Source.pieces); `offset` is the record's start (its header)."""
+    from .framing import HEADER_SIZE
+
+    start = offset + HEADER_SIZE
+    if length <= MAX_DECODE_BYTES:
+        return read(start, length)
+    stream = (lambda: pieces(start, length)) if pieces is not None else None
+    return PayloadHead(read(start, HEAD_BYTES), length, stream)
 
 
 class WireError(ValueError):
@@ -80,40 +133,68 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
             raise WireError("varint too long")
 
 
-def top_fields(buf: bytes) -> list[tuple[int, int, int, int]]:
-    """(field number, wire type, value start, value end) for each top-level field; WireError if the
-    bytes are not a well-formed message."""
-    out = []
-    i = 0
-    n = len(buf)
+def iter_fields(buf, start: int = 0, end: int | None = None):
+    """(field number, wire type, value start, value end) of each field in buf[start:end]; WireError
+    if those bytes are not a well-formed message. A generator: callers stop when they have enough."""
+    i = start
+    n = len(buf) if end is None else end
     while i < n:
         key, i = _varint(buf, i)
         num, wt = key >> 3, key & 7
         if num == 0:
             raise WireError("field number 0")
         if wt == 0:
-            start = i
+            a = i
             _, i = _varint(buf, i)
         elif wt == 1:
-            start, i = i, i + 8
+            a, i = i, i + 8
         elif wt == 2:
-            ln, start = _varint(buf, i)
-            i = start + ln
+            ln, a = _varint(buf, i)
+            i = a + ln
         elif wt == 5:
-            start, i = i, i + 4
+            a, i = i, i + 4
         else:
             raise WireError(f"wire type {wt}")
         if i > n:
             raise WireError("field runs past the end")
-        out.append((num, wt, start, i))
+        yield num, wt, a, i
+
+
+def top_fields(buf: bytes, limit: int | None = None) -> list[tuple[int, int, int, int]]:
+    """The top-level fields (at most `limit` of them); WireError if buf is not a well-formed message."""
+    out = []
+    for f in iter_fields(buf):
+        out.append(f)
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 
-def parse_wire(buf: bytes, depth: int = 0, max_fields: int = 10000) -> list[WireField]:
+def parse_wire(buf: bytes, depth: int = 0, max_fields: int = MAX_WIRE_FIELDS, notes: list[str] | None = None) -> list[WireField]:
     """A schema-less field tree. Length-delimited values become nested trees when they parse fully
-    as messages and do not look like text; otherwise they stay bytes."""
+    as messages and do not look like text; otherwise they stay bytes. At most `max_fields` fields
+    in all and MAX_NESTING levels; `notes` receives a line for each limit hit."""
+    budget = [max_fields]
+    notes = notes if notes is not None else []
+    out = _parse_wire(memoryview(buf), depth, budget, notes)
+    if budget[0] < 0:
+        notes.append(f"more than {max_fields:,} protobuf fields: the first {max_fields:,} are shown")
+    return out
+
+
+def _parse_wire(buf: memoryview, depth: int, budget: list[int], notes: list[str]) -> list[WireField]:
+    # the whole message must parse before any of it is trusted as a message
+    spans = []
+    for f in iter_fields(buf):
+        spans.append(f)
+        if len(spans) > budget[0]:
+            break
     fields = []
-    for num, wt, a, z in top_fields(buf)[:max_fields]:
+    for num, wt, a, z in spans:
+        if budget[0] <= 0:
+            budget[0] = -1
+            break
+        budget[0] -= 1
         if wt == 0:
             value: int | bytes | list[WireField] = _varint(buf, a)[0]
         elif wt == 1:
@@ -121,20 +202,25 @@ def parse_wire(buf: bytes, depth: int = 0, max_fields: int = 10000) -> list[Wire
         elif wt == 5:
             value = struct.unpack_from("<I", buf, a)[0]
         else:
-            chunk = bytes(buf[a:z])
-            value = chunk
-            if depth < 16 and chunk and not _looks_like_text(chunk):
-                try:
-                    value = parse_wire(chunk, depth + 1, max_fields)
-                except WireError:
-                    value = chunk
+            chunk = buf[a:z]
+            value = bytes(chunk[:HEAD_BYTES]) if z - a > MAX_DECODE_BYTES else bytes(chunk)
+            if chunk and not _looks_like_text(chunk[:1024]):
+                if depth + 1 >= MAX_NESTING:
+                    if not any(n.startswith("nesting") for n in notes):
+                        notes.append(f"nesting deeper than {MAX_NESTING} levels is shown as bytes")
+                else:
+                    saved = budget[0]
+                    try:
+                        value = _parse_wire(chunk, depth + 1, budget, notes)
+                    except WireError:
+                        budget[0] = saved
         fields.append(WireField(num, wt, value))
     return fields
 
 
-def _looks_like_text(b: bytes) -> bool:
+def _looks_like_text(b) -> bool:
     try:
-        s = b.decode("utf-8")
+        s = bytes(b).decode("utf-8")
     except UnicodeDecodeError:
         return False
     return all(c.isprintable() or c in "\n\r\t" for c in s[:256])
@@ -173,15 +259,35 @@ def parse_clean_example(data: bytes):
     return None
 
 
-def feature_from_proto(f) -> Feature:
+def _cut(n: int, limit: int, what: str, notes: list[str]) -> int:
+    """How many of n items to decode under `limit`, noting it when the limit bites."""
+    if n <= limit:
+        return n
+    notes.append(f"{what}: {n:,} values, over the limit of {limit:,}; the first {limit:,} are decoded")
+    return limit
+
+
+def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feature:
+    notes = notes if notes is not None else []
     which = f.WhichOneof("kind")
     if which == BYTES_LIST:
-        return Feature(BYTES_LIST, list(f.bytes_list.value))
-    if which == FLOAT_LIST:
-        return Feature(FLOAT_LIST, np.array(f.float_list.value, dtype=np.float32))
-    if which == INT64_LIST:
-        return Feature(INT64_LIST, np.array(f.int64_list.value, dtype=np.int64))
+        vals = f.bytes_list.value
+        n = len(vals)
+        k = _cut(n, MAX_LIST_VALUES, key, notes)
+        return Feature(BYTES_LIST, list(vals[:k]) if k < n else list(vals), n if k < n else None)
+    if which in (FLOAT_LIST, INT64_LIST):
+        vals = getattr(f, which).value
+        n = len(vals)
+        k = _cut(n, MAX_LIST_VALUES, key, notes)
+        dtype = np.float32 if which == FLOAT_LIST else np.int64
+        return Feature(which, np.array(vals[:k] if k < n else vals, dtype=dtype), n if k < n else None)
     return Feature(BYTES_LIST, [])  # a Feature with no list set: TensorFlow treats it as empty
+
+
+def _features_from_proto(items, what: str, notes: list[str]) -> dict[str, Feature]:
+    items = sorted(items)
+    k = _cut(len(items), MAX_FEATURES, f"{what} keys", notes)
+    return {key: feature_from_proto(v, key, notes) for key, v in items[:k]}
 
 
 def _only(fields, allowed: set[int]) -> bool:
@@ -190,8 +296,12 @@ def _only(fields, allowed: set[int]) -> bool:
 
 def sniff_kind(data: bytes) -> str:
     """The payload kind without converting values: cheap enough for a table column."""
+    if isinstance(data, PayloadHead):
+        return BYTES  # too large to decode: its head alone says nothing reliable
     if not data:
         return EXAMPLE  # an empty Example serialises to zero bytes
+    if len(data) > UPB_MAX_BYTES:
+        return _big_kind(data)
     if data[0] == 0x0A and parse_clean_example(data) is not None:
         return EXAMPLE
     try:
@@ -215,18 +325,32 @@ def sniff_kind(data: bytes) -> str:
     return PROTOBUF
 
 
+def _big_kind(data: bytes) -> str:
+    """The kind of a payload over UPB_MAX_BYTES, from its structure alone (no full parse)."""
+    try:
+        fields = top_fields(data, limit=64)
+    except WireError:
+        return BYTES
+    nums = {num for num, _, _, _ in fields}
+    if len(fields) < 64 and _only(fields, {1, 2}) and 2 in nums:
+        return SEQUENCE_EXAMPLE
+    if len(fields) == 1 and _only(fields, {1}) and _features_look_real(data[fields[0][2] : fields[0][3]]):
+        return EXAMPLE
+    return PROTOBUF
+
+
 def _features_look_real(features: bytes) -> bool:
     """Map entries (field 1, LEN) whose keys are text: a Features message, not a lookalike."""
     try:
-        entries = top_fields(features)
+        entries = top_fields(features, limit=4)
     except WireError:
         return False
-    for num, wt, a, z in entries[:4]:
+    for num, wt, a, z in entries:
         if num != 1 or wt != 2:
             return False
         entry = features[a:z]
         try:
-            inner = top_fields(entry)
+            inner = top_fields(entry, limit=8)
         except WireError:
             return False
         for n2, w2, ka, kz in inner:
@@ -237,42 +361,242 @@ def _features_look_real(features: bytes) -> bool:
 
 def _is_utf8(b: bytes) -> bool:
     try:
-        b.decode("utf-8")
+        bytes(b).decode("utf-8")
         return True
     except UnicodeDecodeError:
         return False
 
 
+# --- the bounded walker for large payloads ------------------------------------------------------------
+
+_LIST_TYPES = {1: BYTES_LIST, 2: FLOAT_LIST, 3: INT64_LIST}
+_PIECE = 1 << 20
+
+
+def _packed_varints(buf: memoryview, want: int) -> tuple[np.ndarray, int]:
+    """The first `want` varints of a packed field as int64, and how many it holds; vectorised, in
+    pieces, so memory follows `want`, not the field's size."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    total = 0
+    ends: list[np.ndarray] = []
+    have = 0
+    for i in range(0, len(arr), _PIECE):
+        term = arr[i : i + _PIECE] < 0x80
+        total += int(np.count_nonzero(term))
+        if have < want:
+            e = np.flatnonzero(term)[: want - have] + i
+            ends.append(e)
+            have += len(e)
+    if len(arr) and arr[-1] >= 0x80:
+        raise WireError("packed varint runs past the end")
+    if not have:
+        return np.empty(0, dtype=np.int64), total
+    e = np.concatenate(ends)
+    starts = np.empty_like(e)
+    starts[0] = 0
+    starts[1:] = e[:-1] + 1
+    lens = e - starts + 1
+    if int(lens.max()) > 10:
+        raise WireError("varint too long")
+    value = np.zeros(len(e), dtype=np.uint64)
+    for k in range(10):
+        m = lens > k
+        if not m.any():
+            break
+        part = (arr[starts[m] + k] & 0x7F).astype(np.uint64)
+        value[m] |= part << np.uint64(7 * k)
+    return value.view(np.int64), total
+
+
+def _walk_feature(buf: memoryview, a: int, z: int, key: str, notes: list[str]) -> Feature:
+    kind, span = None, None
+    for num, wt, la, lz in iter_fields(buf, a, z):
+        if num in _LIST_TYPES and wt == 2:
+            kind, span = _LIST_TYPES[num], (la, lz)
+    if kind is None:
+        return Feature(BYTES_LIST, [])
+    la, lz = span
+    if kind == BYTES_LIST:
+        vals: list[bytes] = []
+        for num, wt, va, vz in iter_fields(buf, la, lz):
+            if num != 1:
+                continue
+            if wt != 2:
+                raise WireError("bytes value of the wrong wire type")
+            if len(vals) >= MAX_LIST_VALUES:
+                notes.append(f"{key}: over {MAX_LIST_VALUES:,} values; the first {MAX_LIST_VALUES:,} are decoded")
+                return Feature(BYTES_LIST, vals, -1)
+            vals.append(bytes(buf[va:vz]))
+        return Feature(BYTES_LIST, vals)
+    parts: list[np.ndarray] = []
+    have = total = 0
+    singles: list = []
+    dtype = np.float32 if kind == FLOAT_LIST else np.int64
+    for num, wt, va, vz in iter_fields(buf, la, lz):
+        if num != 1:
+            continue
+        want = max(MAX_LIST_VALUES - have, 0)
+        if wt == 2:  # packed
+            if kind == FLOAT_LIST:
+                if (vz - va) % 4:
+                    raise WireError("packed floats not a multiple of 4 bytes")
+                n = (vz - va) // 4
+                parts.append(np.frombuffer(buf[va : va + 4 * min(n, want)], dtype="<f4").astype(np.float32))
+            else:
+                got, n = _packed_varints(buf[va:vz], want)
+                parts.append(got)
+            total += n
+            have += min(n, want)
+        elif (wt == 5 and kind == FLOAT_LIST) or (wt == 0 and kind == INT64_LIST):
+            total += 1
+            if have < MAX_LIST_VALUES:
+                if wt == 5:
+                    singles.append(struct.unpack_from("<f", buf, va)[0])
+                else:
+                    v = _varint(buf, va)[0]
+                    singles.append(v - (1 << 64) if v >= 1 << 63 else v)
+                have += 1
+                if len(singles) >= 65536:
+                    parts.append(np.array(singles, dtype=dtype))
+                    singles = []
+        else:
+            raise WireError("list value of the wrong wire type")
+    if singles:
+        parts.append(np.array(singles, dtype=dtype))
+    values = np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+    if total > len(values):
+        notes.append(
+            f"{key}: {total:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {len(values):,} are decoded"
+        )
+        return Feature(kind, values, total)
+    return Feature(kind, values)
+
+
+def _map_entry(buf: memoryview, a: int, z: int) -> tuple[str, int | None, int]:
+    """(key, value start or None, value end) of a map<string, Message> entry."""
+    key = b""
+    va, vz = None, 0
+    for num, wt, fa, fz in iter_fields(buf, a, z):
+        if num == 1 and wt == 2:
+            key = bytes(buf[fa:fz])
+        elif num == 2 and wt == 2:
+            va, vz = fa, fz
+    try:
+        return key.decode("utf-8"), va, vz
+    except UnicodeDecodeError:
+        raise WireError("map key is not UTF-8") from None
+
+
+def _walk_features(buf: memoryview, a: int, z: int, what: str, notes: list[str], out: dict) -> None:
+    for num, wt, ea, ez in iter_fields(buf, a, z):
+        if num != 1 or wt != 2:
+            continue
+        key, va, vz = _map_entry(buf, ea, ez)
+        if key not in out and len(out) >= MAX_FEATURES:
+            notes.append(f"{what} keys: over {MAX_FEATURES:,}; the first {MAX_FEATURES:,} are decoded")
+            return
+        out[key] = _walk_feature(buf, va, vz, key, notes) if va is not None else Feature(BYTES_LIST, [])
+
+
+def _walk_example(buf: memoryview, notes: list[str]) -> dict[str, Feature]:
+    feats: dict[str, Feature] = {}
+    for num, wt, a, z in iter_fields(buf):
+        if num == 1 and wt == 2:
+            _walk_features(buf, a, z, "features", notes, feats)
+    return dict(sorted(feats.items()))
+
+
+def _walk_sequence_example(buf: memoryview, notes: list[str]) -> tuple[dict, dict]:
+    ctx: dict[str, Feature] = {}
+    lists: dict[str, list[Feature]] = {}
+    for num, wt, a, z in iter_fields(buf):
+        if num == 1 and wt == 2:
+            _walk_features(buf, a, z, "context", notes, ctx)
+        elif num == 2 and wt == 2:
+            for n2, w2, ea, ez in iter_fields(buf, a, z):
+                if n2 != 1 or w2 != 2:
+                    continue
+                key, va, vz = _map_entry(buf, ea, ez)
+                if key not in lists and len(lists) >= MAX_FEATURES:
+                    notes.append(f"feature_lists keys: over {MAX_FEATURES:,}; the first {MAX_FEATURES:,} are decoded")
+                    break
+                steps: list[Feature] = []
+                for n3, w3, sa, sz in iter_fields(buf, va, vz) if va is not None else ():
+                    if n3 != 1 or w3 != 2:
+                        continue
+                    if len(steps) >= MAX_STEPS:
+                        notes.append(f"{key}: over {MAX_STEPS:,} steps; the first {MAX_STEPS:,} are decoded")
+                        break
+                    steps.append(_walk_feature(buf, sa, sz, f"{key}[{len(steps)}]", notes))
+                lists[key] = steps
+    return dict(sorted(ctx.items())), dict(sorted(lists.items()))
+
+
+# --- decode -------------------------------------------------------------------------------------------
+
+
 def decode(data: bytes) -> Payload:
-    """Full decode into plain values. Never raises on any input."""
+    """Full decode into plain values, within the limits. Never raises on any input."""
+    if isinstance(data, PayloadHead):
+        note = too_large("the record", data.full_size, MAX_DECODE_BYTES) + f"; its first {len(data):,} bytes are shown"
+        return Payload(BYTES, raw=bytes(data), limits=(note,), full_size=data.full_size)
     data = bytes(data)
+    notes: list[str] = []
+    try:
+        p = _decode_big(data, notes) if len(data) > UPB_MAX_BYTES else _decode_small(data, notes)
+    except RecursionError:
+        notes.append("nested too deeply to decode")
+        p = Payload(BYTES, raw=data)
+    if notes:
+        from dataclasses import replace
+
+        p = replace(p, limits=tuple(dict.fromkeys(notes))[:20])
+    return p
+
+
+def _decode_small(data: bytes, notes: list[str]) -> Payload:
     ex = parse_clean_example(data) if data[:1] == b"\x0a" else None  # the common case, parsed once
     if ex is not None or not data:
-        feats = (
-            {k: feature_from_proto(v) for k, v in sorted(ex.features.feature.items())}
-            if ex is not None
-            else {}
-        )
+        feats = _features_from_proto(ex.features.feature.items(), "features", notes) if ex is not None else {}
         return Payload(EXAMPLE, features=feats, raw=data)
     kind = sniff_kind(data)
     if kind == EXAMPLE:  # an Example the fast path would not vouch for, accepted by the slower walk
         ex = _pb().Example.FromString(data)
-        feats = {k: feature_from_proto(v) for k, v in sorted(ex.features.feature.items())}
-        return Payload(EXAMPLE, features=feats, raw=data)
+        return Payload(EXAMPLE, features=_features_from_proto(ex.features.feature.items(), "features", notes), raw=data)
     if kind == SEQUENCE_EXAMPLE:
         se = _pb().SequenceExample.FromString(data)
-        ctx = {k: feature_from_proto(v) for k, v in sorted(se.context.feature.items())}
-        lists = {
-            k: [feature_from_proto(f) for f in fl.feature]
-            for k, fl in sorted(se.feature_lists.feature_list.items())
-        }
+        ctx = _features_from_proto(se.context.feature.items(), "context", notes)
+        items = sorted(se.feature_lists.feature_list.items())
+        lists = {}
+        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists keys", notes)]:
+            steps = fl.feature
+            k = _cut(len(steps), MAX_STEPS, f"{key} steps", notes)
+            lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]
         return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
     if kind == PROTOBUF:
         try:
-            return Payload(PROTOBUF, fields=parse_wire(data), raw=data)
+            return Payload(PROTOBUF, fields=parse_wire(data, notes=notes), raw=data)
         except WireError:
             pass
     return Payload(BYTES, raw=data)
+
+
+def _decode_big(data: bytes, notes: list[str]) -> Payload:
+    kind = _big_kind(data)
+    buf = memoryview(data)
+    try:
+        if kind == EXAMPLE:
+            return Payload(EXAMPLE, features=_walk_example(buf, notes), raw=data)
+        if kind == SEQUENCE_EXAMPLE:
+            ctx, lists = _walk_sequence_example(buf, notes)
+            return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
+    except WireError:
+        notes.clear()
+    try:
+        return Payload(PROTOBUF, fields=parse_wire(data, notes=notes), raw=data)
+    except WireError:
+        notes.clear()
+        return Payload(BYTES, raw=data)
 
 
 # --- plain JSON-able values -----------------------------------------------------------------------
@@ -302,7 +626,10 @@ def feature_json(f: Feature) -> dict:
         values = [json_float(float(v)) for v in f.values]
     else:
         values = [int(v) for v in f.values]
-    return {"type": f.type, "values": values}
+    d = {"type": f.type, "values": values}
+    if f.total is not None:  # a limit decoded only these; -1: more, not counted
+        d["total"] = f.total
+    return d
 
 
 def wire_json(fields: list[WireField]) -> list[dict]:
@@ -321,6 +648,11 @@ def wire_json(fields: list[WireField]) -> list[dict]:
 
 def payload_json(p: Payload) -> dict:
     d: dict = {"kind": p.kind}
+    if p.full_size is not None:
+        d["size"] = p.full_size
+        d["truncated"] = True  # only the head was read: see "limits"
+    if p.limits:
+        d["limits"] = list(p.limits)
     if p.kind in (EXAMPLE, SEQUENCE_EXAMPLE):
         d["features"] = {k: feature_json(f) for k, f in p.features.items()}
     if p.kind == SEQUENCE_EXAMPLE:

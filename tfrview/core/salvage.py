@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import refuse_overwriting_inputs
-from .framing import FRAMING_KINDS, HEADER_SIZE, TfrviewError
+from .framing import FRAMING_KINDS, TfrviewError
 from .index import BAD_LENGTH_CRC, RecordIndex
+from .payload import bounded_payload
 from .report import intact_numbers
 from .source import Source
 from .writer import RecordWriter
@@ -44,7 +45,7 @@ def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike
         for source, idx in parts:
             keep = intact_numbers(idx)
             for k in keep:
-                w.write(source.read(int(idx.offsets[k]) + HEADER_SIZE, int(idx.lengths[k])))
+                w.write(bounded_payload(source.read, int(idx.offsets[k]), int(idx.lengths[k]), source.pieces))
                 written += 1
                 if progress is not None and written % 256 == 0 and not progress(written):
                     raise TfrviewError("salvage cancelled")

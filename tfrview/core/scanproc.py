@@ -61,7 +61,7 @@ def child_main(path: str, mode: str) -> int:
         if mode != "verify":
             src.close()
             return 0
-        for v in verify(src, idx, chunk_bytes=16 << 20, chunk_records=50_000):
+        for v in verify(src, idx, chunk_records=50_000):
             meta = {"start": v.start, "stop": v.stop, "n": len(v.bad), "bytes": v.bytes_checked,
                     "problems": [_problem_json(p) for p in v.problems]}  # fmt: skip
             _write(out, b"V", meta, v.bad.astype(np.int64))

@@ -62,6 +62,22 @@ class FileBytes:
         start, stop, _ = s.indices(self.size)
         return self.pread(start, stop - start)
 
+    def readinto(self, offset: int, out: memoryview) -> None:
+        """Fill `out` with the bytes at `offset` (reusing one buffer spares a page-faulting
+        allocation per read: large verify passes run several times faster)."""
+        got = 0
+        n = len(out)
+        if offset + n > self.size:
+            raise SourceError(f"{self.path}: read past the end of the file")
+        while got < n:
+            try:
+                k = os.preadv(self.fd, [out[got:]], offset + got)
+            except OSError as exc:
+                raise SourceError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+            if k == 0:
+                raise SourceError(f"{self.path}: the file shrank while open; reload it")
+            got += k
+
     def pread(self, offset: int, n: int) -> bytes:
         n = max(0, min(n, self.size - offset))
         if n <= 0:
@@ -444,6 +460,18 @@ class Source:
             return self._data[offset : offset + n]
         with self._read_lock:
             return self._read_inflated(offset, n)
+
+    def span(self, offset: int, n: int, buf: bytearray | None = None) -> memoryview | bytes:
+        """Bytes [offset, offset+n) for one pass over many records: read into `buf` (grown as
+        needed and reused by the caller) for a plain file, else a fresh copy."""
+        if self.compression == "none" and isinstance(self._data, FileBytes) and buf is not None:
+            self._check_open()
+            if len(buf) < n:
+                buf.extend(bytes(n - len(buf)))
+            mv = memoryview(buf)[:n]
+            self._data.readinto(offset, mv)
+            return mv
+        return self.read(offset, n)
 
     def pieces(self, offset: int, n: int, piece: int = STREAM_PIECE) -> Iterator[bytes]:
         """Bytes [offset, offset+n) in pieces of at most `piece` bytes: memory bounded by the piece,

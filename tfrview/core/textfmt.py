@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .framing import one_line
 from .images import sniff_image_format
 from .payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
 
@@ -46,11 +47,18 @@ def format_values(f: Feature, max_values: int = 8) -> str:
     else:
         parts = [format_number(v, f.type == FLOAT_LIST) for v in shown]
     more = f" … {n - max_values:,} more" if n > max_values else ""
+    if f.total is not None:  # a limit decoded only the first n
+        more += " … and more not decoded (limit)" if f.total < 0 else f" (of {f.total:,}; the rest not decoded: limit)"
     return " ".join(parts) + more if parts else "(empty)"
 
 
+def count_text(f: Feature) -> str:
+    """A feature's value count, '1,000,000+' when a limit stopped counting."""
+    return f"{len(f.values):,}+" if f.total is not None and f.total < 0 else f"{f.count:,}"
+
+
 def format_feature(key: str, f: Feature, max_values: int = 8) -> str:
-    return f"{key!r}: {f.type}[{len(f.values)}] {format_values(f, max_values)}"
+    return f"{key!r}: {f.type}[{count_text(f)}] {format_values(f, max_values)}"
 
 
 def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[str]:
@@ -83,7 +91,7 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
                 lines.append(f"{indent}  {k!r}: {len(fl)} steps")
                 for i, f in enumerate(fl[:max_values]):
                     lines.append(
-                        f"{indent}    [{i}] {f.type}[{len(f.values)}] {format_values(f, max_values)}"
+                        f"{indent}    [{i}] {f.type}[{count_text(f)}] {format_values(f, max_values)}"
                     )
                 if len(fl) > max_values:
                     lines.append(f"{indent}    … {len(fl) - max_values} more steps")
@@ -94,4 +102,6 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
         lines.append(f"{indent}}}")
     else:
         lines.append(f"{indent}{format_bytes(p.raw)}")
+    lines += [f"{indent}limit: {one_line(note)}" for note in p.limits]
     return "\n".join(lines)
+

@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 from .atomic import new_temp_file
-from .framing import U32, TfrviewError, encode_header, masked_crc
+from .framing import U32, TfrviewError, encode_header, mask, masked_crc
 
 
 class RecordWriter:
@@ -42,9 +42,31 @@ class RecordWriter:
             self._out.write(b)
 
     def write(self, data: bytes) -> None:
+        """One record. A PayloadHead (a payload too large to hold) is streamed from its source."""
+        from .payload import PayloadHead
+
+        if isinstance(data, PayloadHead):
+            self._write_streamed(data)
+            return
         self._put(encode_header(len(data)))
         self._put(data)
         self._put(U32.pack(masked_crc(data)))
+        self.count += 1
+
+    def _write_streamed(self, head) -> None:
+        import crc32c
+
+        if head.pieces is None:
+            raise TfrviewError(f"a record of {head.full_size:,} bytes cannot be copied: its source is not open")
+        self._put(encode_header(head.full_size))
+        value = got = 0
+        for piece in head.pieces():
+            self._put(piece)
+            value = crc32c.crc32c(piece, value)
+            got += len(piece)
+        if got != head.full_size:
+            raise TfrviewError(f"a record of {head.full_size:,} bytes ended after {got:,} while copying it")
+        self._put(U32.pack(mask(value)))
         self.count += 1
 
     def close(self) -> None:
