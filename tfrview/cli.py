@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 problems found, 2 usage or I/O error. Errors are one line
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .core.framing import HEADER_SIZE, OVERHEAD, TfrviewError
+from .core.framing import TfrviewError, one_line
 from .core.index import DAMAGED
 from .core.textfmt import human_bytes
 
@@ -66,8 +67,26 @@ class Progress:
 
 
 def fail(msg: str) -> int:
-    print(f"tfrview: {msg}", file=sys.stderr)
+    print(f"tfrview: {one_line(msg)}", file=sys.stderr)
     return 2
+
+
+def notice(msg: str) -> None:
+    """A one-line note on stderr (whatever the output format): e.g. a likely decompression bomb."""
+    print(f"tfrview: {one_line(msg)}", file=sys.stderr)
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {v}")
+        return v
+
+    return parse
 
 
 def _open_sources(paths: list[str]):
@@ -88,15 +107,26 @@ def cmd_verify(args) -> int:
     errors = 0
     progress = Progress(not args.json and not args.quiet)
     opened = []  # (entry position, path, source, index, data problems)
+    reports = []
     try:
         for path, src, err in _open_sources(args.paths):
             if src is None:
                 errors += 1
-                print(f"tfrview: {err}", file=sys.stderr)
+                if not args.json:
+                    print(f"tfrview: {one_line(err)}", file=sys.stderr)
                 entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
                 continue
-            idx = index_source(src, progress)
-            data_problems = verify_index(src, idx, progress)
+            try:
+                idx = index_source(src, progress, notice)
+                data_problems = verify_index(src, idx, progress)
+            except TfrviewError as exc:  # e.g. the file shrank while it was read: that file's error
+                progress.clear()
+                errors += 1
+                if not args.json:
+                    print(f"tfrview: {one_line(str(exc))}", file=sys.stderr)
+                entries.append({"path": str(path), "ok": False, "error": str(exc), "problems": []})
+                src.close()
+                continue
             progress.clear()
             opened.append((len(entries), path, src, idx, data_problems))
             entries.append({})
@@ -105,13 +135,18 @@ def cmd_verify(args) -> int:
             for i, problem in _run_checks(opened, args, progress):
                 extra[i].append(problem)
             progress.clear()
-        reports = []
         for i, _path, src, idx, data_problems in opened:
             rep = make_report(src, idx, data_problems + extra[i])
             reports.append(rep)
             entries[i] = rep.to_json()
             if not args.json:
                 _print_verify(rep, args.quiet)
+    except TfrviewError as exc:
+        if not args.json:
+            raise
+        progress.clear()
+        print(json.dumps({"files": [e for e in entries if e], "error": str(exc)}))
+        return 2
     finally:
         for *_, src, _idx, _dp in opened:
             src.close()
@@ -145,12 +180,12 @@ def _run_checks(opened, args, progress):
     if label_map and not args.label_map and not _label_map_fits_data(opened, label_map):
         if not args.json and not args.quiet:
             print(
-                f"not using {lm_path} found beside the data: it does not name this data's class ids",
+                f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
                 file=sys.stderr,
             )
         label_map, lm_path = None, None
     if lm_path and not args.json and not args.quiet:
-        print(f"label map: {lm_path}", file=sys.stderr)
+        print(f"label map: {one_line(str(lm_path))}", file=sys.stderr)
     targets = [check_target(path, src, idx) for _, path, src, idx, _ in opened]
     for ti, problem in run_checks(targets, label_map, lambda phase, d, t: progress(phase, d, t)):
         yield opened[ti][0], problem
@@ -161,13 +196,13 @@ def _print_verify(rep, quiet: bool) -> None:
         if not quiet:
             extra = "" if rep.records else "  (empty: TensorFlow reads this as zero records)"
             print(
-                f"{rep.path}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
+                f"{one_line(rep.path)}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
                 f"compression {rep.compression}{extra}"
             )
         return
     n = len(rep.problems)
     print(
-        f"{rep.path}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
+        f"{one_line(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
         f"{rep.damaged_records:,} damaged, compression {rep.compression}"
     )
     shown = 20 if quiet else 200
@@ -191,10 +226,12 @@ def cmd_info(args) -> int:
     for path, src, err in _open_sources(args.paths):
         if src is None:
             errors += 1
-            print(f"tfrview: {err}", file=sys.stderr)
+            print(f"tfrview: {one_line(err)}", file=sys.stderr)
+            if args.json:
+                out.append({"path": str(path), "error": err})
             continue
         with src:
-            idx = index_source(src, progress)
+            idx = index_source(src, progress, notice)
             progress.clear()
             nums = sample_numbers(idx.count, None if args.all else args.sample)
             cs = DatasetSummary()
@@ -232,7 +269,7 @@ def cmd_info(args) -> int:
 
 
 def _print_info(info: dict, idx) -> None:
-    print(info["path"])
+    print(one_line(info["path"]))
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
@@ -241,7 +278,7 @@ def _print_info(info: dict, idx) -> None:
     print(f"  records       {info['records']:,}")
     for p in idx.problems[:1]:
         if p.kind == "not_tfrecord":
-            print(f"  problem       {p.message}")
+            print(f"  problem       {one_line(p.message)}")
         else:
             print(f"  problems      {len(idx.problems)} in framing (run `tfrview verify` for details)")
     if info["records"]:
@@ -254,8 +291,9 @@ def _print_info(info: dict, idx) -> None:
         print(f"  payloads      {kinds}{of}")
     if info["features"]:
         print("  features")
-        width = max(len(k) for k in info["features"])
-        for k, s in info["features"].items():
+        width = min(max(len(one_line(k)) for k in info["features"]), 60)
+        for key, s in info["features"].items():
+            k = one_line(key)
             pres = f"{100 * s['present'] / sampled:.0f}%" if sampled else "-"
             vals = (
                 f"{s['values_min']}"
@@ -266,34 +304,45 @@ def _print_info(info: dict, idx) -> None:
     if info["feature_lists"]:
         print("  feature lists")
         for k, s in info["feature_lists"].items():
-            print(f"    {k}  {'/'.join(s['types'])}")
+            print(f"    {one_line(k)}  {'/'.join(s['types'])}")
 
 
 # --- dump ---------------------------------------------------------------------------------------------
 
 
 def parse_range(text: str | None, count: int) -> range:
+    """--records: N, -N (from the end), or a Python-style range A:B. A record number outside the
+    dataset is an error, never quietly clamped to the nearest record."""
     if not text:
         return range(count)
-    try:
-        if ":" in text:
-            a, b = text.split(":", 1)
-            return range(count)[slice(int(a) if a else None, int(b) if b else None)]
-        k = int(text)
-        return range(count)[k : k + 1] if k >= 0 else range(count)[k:][:1]
-    except ValueError:
-        raise TfrviewError(f"--records: expected N, A:B, A: or :B, got {text!r}") from None
+
+    def number(t: str) -> int:
+        try:
+            k = int(t)
+        except ValueError:
+            raise TfrviewError(f"--records: expected N, A:B, A: or :B, got {text!r}") from None
+        if not -count <= k <= count:
+            raise TfrviewError(f"--records: {k} is outside the dataset's {count:,} records")
+        return k
+
+    if ":" in text:
+        a, b = text.split(":", 1)
+        return range(count)[slice(number(a) if a else None, number(b) if b else None)]
+    k = number(text)
+    if k == count:
+        raise TfrviewError(f"--records: {k} is outside the dataset's {count:,} records (0..{count - 1})")
+    return range(count)[k : k + 1] if k >= 0 else range(count)[k:][:1]
 
 
 def cmd_dump(args) -> int:
     from .core.dataset import Dataset
-    from .core.framing import masked_crc
+    from .core.index import data_crc_ok
     from .core.payload import decode, payload_json
 
     with Dataset.open(args.paths) as ds:
         errs = [f.error for f in ds.files if f.error]
         for e in errs:
-            print(f"tfrview: {e}", file=sys.stderr)
+            print(f"tfrview: {one_line(e)}", file=sys.stderr)
         for _ in ds.scan():
             pass
         rng = parse_range(args.records, ds.count)
@@ -301,11 +350,9 @@ def cmd_dump(args) -> int:
         try:
             for n in rng:
                 f, k, off, ln = ds.record_span(n)
-                framed = f.source.read(off, ln + OVERHEAD)
-                data = framed[HEADER_SIZE : HEADER_SIZE + ln]
-                crc_ok = masked_crc(data) == int.from_bytes(framed[HEADER_SIZE + ln :], "little")
+                crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
                 status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
-                p = decode(data)
+                p = decode(ds.read(n))  # only the head of a record over the decode limit
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
                     if len(ds.files) > 1:
@@ -329,7 +376,7 @@ def cmd_dump(args) -> int:
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
     from .core.textfmt import format_payload
 
-    where = f"  file {path}" if path else ""
+    where = f"  file {one_line(str(path))}" if path else ""
     head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
     return head + format_payload(p, max_values, indent="  ") + "\n"
 
@@ -338,41 +385,48 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
 
 def cmd_index(args) -> int:
-    from .core.atomic import refuse_overwriting_inputs
     from .core.idxfile import check_index, format_index
     from .core.report import index_source
     from .core.source import open_source
 
     if not args.output and not args.check:
         return fail("index: give -o OUT to write an index, or --check IDX to check one")
+    if args.output:
+        _check_output(Path(args.output), [Path(args.path)], args.force)
     src = open_source(args.path)
     with src:
-        idx = index_source(src, Progress(True))
+        idx = index_source(src, Progress(True), notice)
     Progress(True).clear()
     code = 0
     if idx.problems:
         for p in idx.problems:
-            print(f"tfrview: {args.path}: {p.kind}: {p.message}", file=sys.stderr)
+            print(f"tfrview: {one_line(args.path)}: {p.kind}: {p.message}", file=sys.stderr)
         code = 1
     if args.check:
         res = check_index(args.check, idx)
         if res.ok:
-            print(f"{args.check}: matches {args.path} ({idx.count:,} records)")
+            print(f"{one_line(args.check)}: matches {one_line(args.path)} ({idx.count:,} records)")
         else:
-            print(f"{args.check}: does not match {args.path}")
+            print(f"{one_line(args.check)}: does not match {one_line(args.path)}")
             for m in res.messages:
                 print(f"  {m}")
             code = 1
     if args.output:
         out = Path(args.output)
-        refuse_overwriting_inputs(out, [Path(args.path)])
-        if out.exists() and not args.force:
-            return fail(f"{out}: exists (use --force to replace it)")
         from .core.atomic import atomic_write_text
 
         atomic_write_text(out, format_index(idx))
-        print(f"{out}: {idx.count:,} records indexed")
+        print(f"{one_line(str(out))}: {idx.count:,} records indexed")
     return code
+
+
+def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
+    """Before any work: the output is not an input, and exists only if --force says replace it."""
+    from .core.atomic import refuse_overwriting_inputs
+
+    refuse_overwriting_inputs(out, inputs)
+    if os.path.lexists(out) and not force:
+        raise TfrviewError(f"{out}: exists (use --force to replace it)")
 
 
 # --- salvage ------------------------------------------------------------------------------------------
@@ -384,16 +438,15 @@ def cmd_salvage(args) -> int:
     from .core.source import open_source
 
     out = Path(args.output)
-    if out.exists() and not args.force:
-        return fail(f"{out}: exists (use --force to replace it)")
+    _check_output(out, [Path(args.path)], args.force)
     src = open_source(args.path)
     with src:
         progress = Progress(True)
-        idx, rep = verify_source(src, progress)
+        idx, rep = verify_source(src, progress, notice)
         progress.clear()
         res = salvage(src, idx, out, args.compression)
     print(
-        f"{out}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
+        f"{one_line(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
     )
@@ -420,8 +473,15 @@ def cmd_desktop(args) -> int:
 # --- entry --------------------------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="tfrview",
         description="Inspect TensorFlow TFRecord files. With only file arguments, opens the window.",
         epilog=EPILOG,
@@ -441,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  tfrview info train.tfrecord\n  tfrview info 'train-*' --json\n  tfrview info big.tfrecord --all\n")  # fmt: skip
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or shard patterns")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--sample", type=int, default=2000, help="records to decode for the feature summary")
+    p.add_argument("--sample", type=_int_at_least(1), default=2000, help="records to decode for the feature summary")
     p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
     p.set_defaults(func=cmd_info)
 
@@ -469,7 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--records", metavar="A:B", help="record N, or a Python-style range A:B (default: all)")
     p.add_argument("--json", action="store_true", help="one JSON object per record")
-    p.add_argument("--max-values", type=int, default=8, help="values shown per feature in text output")
+    p.add_argument("--max-values", type=_int_at_least(0), default=8, help="values shown per feature in text output")
     p.set_defaults(func=cmd_dump)
 
     p = add("index", "write an 'offset size' index (DALI, tfrecord) or check one against its file",
@@ -516,9 +576,18 @@ def main(argv: list[str] | None = None) -> int:
     except TfrviewError as exc:
         return fail(str(exc))
     except KeyboardInterrupt:
+        fail("interrupted")
         return 130
+    except BrokenPipeError:  # the reader of our output went away (| head): not an error
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         return fail(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
+    except (MemoryError, RecursionError) as exc:
+        return fail(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
+    except Exception as exc:  # a bug: still one line, and it says so
+        return fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
 
 def open_window(paths: list[str]) -> int:

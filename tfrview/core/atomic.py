@@ -7,28 +7,36 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .framing import TfrviewError
+from .framing import TfrviewError, one_line
 
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
     """tfrview never writes to a file it opened for reading."""
-    try:
-        target = out.resolve()
-    except OSError:
-        return
+    target = os.path.realpath(out)  # never raises, even on a symlink loop (Path.resolve does)
     for p in inputs:
         try:
-            if p.resolve() == target or (out.exists() and os.path.samefile(p, out)):
-                raise TfrviewError(f"{out}: refusing to write over an input file")
-        except FileNotFoundError:
+            if os.path.realpath(p) == target or (os.path.lexists(out) and os.path.samefile(p, out)):
+                raise TfrviewError(f"{one_line(str(out))}: refusing to write over an input file")
+        except OSError:
             continue
+
+
+def output_error(path: Path, exc: OSError) -> TfrviewError:
+    """The one-line error for an output that cannot be written, naming the file the person asked
+    for, never our temporary file."""
+    return TfrviewError(f"{one_line(str(path))}: cannot write ({exc.strerror or exc})")
 
 
 def new_temp_file(path: Path) -> tuple[int, Path]:
     """A temporary file beside `path` (same filesystem, so the final rename is atomic), with the
-    permissions a new file gets from the umask rather than mkstemp's private 0600."""
+    permissions a new file gets from the umask rather than mkstemp's private 0600. Its name is
+    short whatever `path` is called: a 255-byte name plus a suffix would not fit NAME_MAX."""
     parent = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=parent)
+    stem = path.name.encode("utf-8", "surrogateescape")[:32].decode("utf-8", "ignore")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".partial", dir=parent)
+    except OSError as exc:
+        raise output_error(path, exc) from None
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)
@@ -45,6 +53,9 @@ def atomic_file(path: Path, mode: str = "w"):
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise output_error(path, exc) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

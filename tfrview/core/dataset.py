@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import Problem, SourceError, TfrviewError
+from .framing import Problem, SourceError, TfrviewError, one_line
 from .index import IndexChunk, RecordIndex, scan
 from .payload import bounded_payload
 from .source import Source, open_source
@@ -32,31 +33,44 @@ def _natural_key(p: Path):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))]
 
 
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:  # a symlink loop, a name too long: not a directory we can list
+        return False
+
+
+def expand_arg(a: str) -> list[Path]:
+    """Files one argument names, in natural order. Raises TfrviewError if it names nothing."""
+    p = Path(a)
+    if _is_dir(p):
+        try:
+            found = [c for c in p.iterdir() if not c.name.startswith(".") and c.suffix.lower() not in _SIDE_FILES]
+            found = [c for c in found if c.is_file()]
+        except OSError as exc:
+            raise TfrviewError(f"{one_line(a)}: cannot list the directory ({exc.strerror or exc})") from None
+        if not found:
+            raise TfrviewError(f"{one_line(a)}: directory has no record files")
+        return sorted(found, key=_natural_key)
+    if os.path.lexists(a) or not glob.has_magic(a):
+        return [p]  # opening it says what is wrong with it, if anything
+    found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
+    if not found:
+        raise TfrviewError(f"{one_line(a)}: no files match")
+    return sorted(found, key=_natural_key)
+
+
 def expand_paths(args: list[str]) -> list[Path]:
-    """Files named by the arguments, in a stable natural order. Raises TfrviewError if one names nothing."""
-    out: list[Path] = []
-    for a in args:
-        p = Path(a)
-        if p.is_dir():
-            found = [
-                c
-                for c in p.iterdir()
-                if c.is_file() and not c.name.startswith(".") and c.suffix.lower() not in _SIDE_FILES
-            ]
-            if not found:
-                raise TfrviewError(f"{a}: directory has no record files")
-            out.extend(sorted(found, key=_natural_key))
-        elif p.exists() or not glob.has_magic(a):
-            out.append(p)
-        else:
-            found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
-            if not found:
-                raise TfrviewError(f"{a}: no files match")
-            out.extend(sorted(found, key=_natural_key))
-    seen: set[Path] = set()
+    """Files named by the arguments, in a stable natural order, each once. Raises TfrviewError if
+    an argument names nothing."""
+    return _unique([p for a in args for p in expand_arg(a)])
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    seen: set[str] = set()
     unique = []
-    for p in out:
-        key = p.resolve()
+    for p in paths:
+        key = os.path.realpath(p)  # never raises, even on a symlink loop (Path.resolve does)
         if key not in seen:
             seen.add(key)
             unique.append(p)
@@ -131,17 +145,24 @@ class Dataset:
     @classmethod
     def open(cls, args: list[str]) -> Dataset:
         """Open every file read-only. A file that cannot be opened stays in the list with its error."""
-        paths = expand_paths(args)
-        if not paths:
+        if not args:
             raise TfrviewError("no files given")
-        allow_open_files(len(paths) + 64)  # every shard stays mapped: one descriptor each
+        named: list[Path] = []
+        failed: list[RecordFile] = []  # arguments that name nothing keep their error, in order
+        for a in args:
+            try:
+                named += expand_arg(a)
+            except TfrviewError as exc:
+                failed.append(RecordFile(Path(a), None, error=str(exc)))
+        paths = _unique(named)
+        allow_open_files(len(paths) + 64)  # every file stays open: one descriptor each
         files = []
         for p in paths:
             try:
                 files.append(RecordFile(p, open_source(p)))
             except SourceError as exc:
                 files.append(RecordFile(p, None, error=str(exc)))
-        return cls(files)
+        return cls(failed + files)
 
     # numbering -----------------------------------------------------------------------------------
 

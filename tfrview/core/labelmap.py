@@ -3,21 +3,42 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from .framing import TfrviewError
+from .framing import TfrviewError, one_line
+from .limits import MAX_LABEL_MAP_BYTES, MAX_LABEL_MAP_NESTING, too_large
+
+
+def _nesting(text: str) -> int:
+    """The deepest {...} / <...> nesting of a text-format message (outside quoted strings, roughly)."""
+    depth = deepest = 0
+    for ch in re.sub(r"[^{}<>]+", "", text):
+        if ch in "{<":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}>":
+            depth -= 1
+    return deepest
 
 
 def parse_label_map(text: str) -> dict[int, str]:
+    """id -> name of a StringIntLabelMap in text format. Raises TfrviewError with a one-line reason
+    for anything else, however malformed or deeply nested."""
     from google.protobuf import text_format
 
     from .proto import string_int_label_map_pb2 as pb
 
+    deepest = _nesting(text)
+    if deepest > MAX_LABEL_MAP_NESTING:
+        raise TfrviewError(f"not a label map (nested {deepest:,} levels deep; a label map nests 2)")
     msg = pb.StringIntLabelMap()
     try:
         text_format.Parse(text, msg, allow_unknown_field=True)
     except text_format.ParseError as exc:
-        raise TfrviewError(f"not a label map ({exc})") from None
+        raise TfrviewError(f"not a label map ({one_line(str(exc))})") from None
+    except (RecursionError, ValueError, TypeError, UnicodeError) as exc:
+        raise TfrviewError(f"not a label map ({type(exc).__name__}: {one_line(str(exc))[:200]})") from None
     out = {}
     for item in msg.item:
         if item.HasField("id"):
@@ -28,14 +49,23 @@ def parse_label_map(text: str) -> dict[int, str]:
 
 
 def load_label_map(path: str | os.PathLike) -> dict[int, str]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TfrviewError(f"{path}: cannot read ({exc})") from None
+    """A label map file; a FIFO, device or directory is refused without blocking, and so is a file
+    over MAX_LABEL_MAP_BYTES."""
+    from .source import open_regular
+
+    name = one_line(os.fspath(path))
+    fd, st = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        if st.st_size > MAX_LABEL_MAP_BYTES:
+            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES))
+        try:
+            text = fh.read(MAX_LABEL_MAP_BYTES + 1).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TfrviewError(f"{name}: cannot read ({one_line(str(exc))})") from None
     try:
         return parse_label_map(text)
     except TfrviewError as exc:
-        raise TfrviewError(f"{path}: {exc}") from None
+        raise TfrviewError(f"{name}: {exc}") from None
 
 
 def find_label_map(data_files: list[Path]) -> Path | None:
@@ -43,7 +73,7 @@ def find_label_map(data_files: list[Path]) -> Path | None:
     cands: list[Path] = []
     for d in dict.fromkeys(p.parent for p in data_files):
         try:
-            cands += sorted(d.glob("*.pbtxt"))
+            cands += sorted(c for c in d.glob("*.pbtxt") if c.is_file())  # never a FIFO or a directory
         except OSError:
             continue
     if not cands:

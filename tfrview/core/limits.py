@@ -50,3 +50,16 @@ def too_large(what: str, size: int, limit: int, unit: str = "bytes") -> str:
     if unit == "bytes":
         return f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit"
     return f"{what} has {size:,} {unit}, over the limit of {limit:,}"
+
+
+def inflation_note(path: str, compression: str, inflated: int, consumed: int) -> str | None:
+    """What to say about a compressed stream that inflates like a decompression bomb, or None."""
+    if compression == "none" or inflated < BOMB_MIN_BYTES or consumed <= 0 or inflated < BOMB_RATIO * consumed:
+        return None
+    from .textfmt import human_bytes
+
+    return (
+        f"{path}: the {compression.upper()} stream inflates {inflated / consumed:,.0f}:1 "
+        f"({human_bytes(inflated)} so far from {human_bytes(consumed)}): a decompression bomb? "
+        "Reading goes on at inflate speed; interrupt to stop"
+    )

@@ -39,12 +39,26 @@ class FileReport:
         }
 
 
-def index_source(source: Source, progress: Progress | None = None) -> RecordIndex:
+def index_source(
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+) -> RecordIndex:
+    """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
+    decompression bomb (limits.inflation_note)."""
+    from .limits import inflation_note
+    from .textfmt import human_bytes
+
     idx = RecordIndex()
+    noted = notice is None
     for chunk in scan(source):
         idx.apply(chunk)
         if progress:
-            progress("index", chunk.consumed, source.file_size)
+            phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.scanned)} inflated)"
+            progress(phase, chunk.consumed, source.file_size)
+        if not noted:
+            note = inflation_note(str(source.path), source.compression, chunk.scanned, chunk.consumed)
+            if note:
+                notice(note)
+                noted = True
     return idx
 
 
@@ -66,8 +80,10 @@ def sort_problems(problems) -> tuple[Problem, ...]:
     )
 
 
-def verify_source(source: Source, progress: Progress | None = None) -> tuple[RecordIndex, FileReport]:
-    idx = index_source(source, progress)
+def verify_source(
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+) -> tuple[RecordIndex, FileReport]:
+    idx = index_source(source, progress, notice)
     data_problems = verify_index(source, idx, progress)
     return idx, make_report(source, idx, data_problems)
 

@@ -30,6 +30,7 @@ from .framing import (
     ProblemKind,
     SourceError,
     length_crc,
+    one_line,
     valid_header_positions,
 )
 from .limits import STREAM_PIECE
@@ -552,7 +553,7 @@ class Source:
 
 
 _FILE_TYPES = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
@@ -582,7 +583,8 @@ def open_error(p: Path | str, exc: OSError) -> SourceError:
         errno.EMFILE: "too many files open at once for this system; raise the limit (ulimit -n)",
         errno.ENFILE: "too many files open at once for this system; raise the limit (ulimit -n)",
     }
-    return SourceError(f"{p}: {reasons.get(exc.errno) or 'cannot open (' + (exc.strerror or str(exc)) + ')'}")
+    why = reasons.get(exc.errno) or f"cannot open ({exc.strerror or exc})"
+    return SourceError(f"{one_line(os.fspath(p))}: {why}")
 
 
 def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
@@ -598,7 +600,8 @@ def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
         st = os.fstat(fd)
         what = not_regular(st.st_mode)
         if what is not None:
-            raise SourceError(f"{p}: not a regular file ({what})" if what != "a directory" else f"{p}: is a directory")
+            name = one_line(p)
+            raise SourceError(f"{name}: is a directory" if what == "a directory" else f"{name}: not a regular file ({what})")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

@@ -11,7 +11,7 @@ import os
 import zlib
 from pathlib import Path
 
-from .atomic import new_temp_file
+from .atomic import new_temp_file, output_error
 from .framing import U32, TfrviewError, encode_header, mask, masked_crc
 
 
@@ -82,6 +82,9 @@ class RecordWriter:
             os.fsync(self._raw.fileno())
             self._raw.close()
             os.replace(self._tmp, self.path)
+        except OSError as exc:
+            self.abort()
+            raise output_error(self.path, exc) from None
         except BaseException:
             self.abort()
             raise
@@ -100,8 +103,10 @@ class RecordWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close()
-        else:
-            self.abort()
+            return
+        self.abort()
+        if isinstance(exc, OSError) and not isinstance(exc, TfrviewError):  # e.g. the disk filled up
+            raise output_error(self.path, exc) from None
 
 
 def write_records(path: str | os.PathLike, payloads, compression: str = "none") -> int:
