@@ -8,7 +8,6 @@ with the rest (payload kind, missing features, feature types, duplicate images) 
 from __future__ import annotations
 
 import hashlib
-import io
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -135,19 +134,20 @@ class ImageFacts:
 
 def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
     """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
-    from PIL import Image
+    import warnings
 
-    with Image.open(io.BytesIO(b)) as im:
-        w, h = im.size
-        from .images import MAX_PIXELS
+    from .images import check_decoded_size, open_image
 
-        if w * h > MAX_PIXELS:
-            raise ValueError(f"{w}x{h} is over {MAX_PIXELS:,} pixels (decompression bomb?)")
-        orientation = int(im.getexif().get(0x0112, 1) or 1)
-        bands = len(im.getbands())
-        if im.format == "JPEG":
-            im.draft(im.mode, (max(1, w // 8), max(1, h // 8)))
-        im.load()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pillow's "Corrupt EXIF data" and the like: not for stderr
+        with open_image(b) as im:
+            w, h = im.size
+            orientation = int(im.getexif().get(0x0112, 1) or 1)
+            bands = len(im.getbands())
+            if im.format == "JPEG":
+                im.draft(im.mode, (max(1, w // 8), max(1, h // 8)))
+            check_decoded_size(im)
+            im.load()
     return ImageFacts(ref, w, h, bands, orientation)
 
 
@@ -165,9 +165,10 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
         try:
             facts = inspect_image(features[ref.key].values[ref.index], ref)
         except Exception as exc:  # Pillow raises many types for broken data
-            out.append(
-                Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} bytes do not decode ({exc})")
-            )
+            from .images import ImageError, decode_error_text
+
+            why = str(exc) if isinstance(exc, ImageError) else f"bytes do not decode ({decode_error_text(exc)})"
+            out.append(Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} {why}"))
             continue
         if size is None:
             size = (facts.width, facts.height)

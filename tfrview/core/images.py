@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
 from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 
 _MAGIC = (
@@ -25,8 +26,6 @@ _MAGIC = (
     (b"MM\x00*", "TIFF"),
 )
 
-# Pillow's own default (~89 M pixels); larger images are refused as decompression bombs.
-MAX_PIXELS = 89_478_485
 
 
 def sniff_image_format(b: bytes) -> str | None:
@@ -202,31 +201,92 @@ def _raw_shape(features, key, nbytes):
 # --- decoding ---------------------------------------------------------------------------------------
 
 
+_BLOCK_PIXELS = 1 << 22  # pixels converted at a time: the temporaries stay a few MB
+
+
 def to_display(arr: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Any numeric image array as uint8 for display, saying what was done to it."""
+    """Any numeric image array as uint8 for display, saying what was done to it. Converted in
+    blocks of rows, so a large image costs its output, not float64 copies of it."""
     notes: list[str] = []
     if arr.ndim == 3 and arr.shape[2] == 1:
         arr = arr[:, :, 0]
     if arr.dtype == np.uint8:
         return np.ascontiguousarray(arr), notes
-    a = arr.astype(np.float64)
-    finite = np.isfinite(a)
-    if not finite.all():
-        notes.append(f"{int((~finite).sum())} NaN/inf pixels shown black")
-        a = np.where(finite, a, 0)
-    lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 1.0)
-    if arr.dtype.kind == "f" and lo >= 0 and hi <= 1:
-        scaled = a * 255
-        notes.append("floats in [0, 1] scaled to 0..255")
-    elif arr.dtype == np.uint16:
-        scaled = a / 257
+    if arr.dtype == np.uint16:
         notes.append("16-bit scaled to 8-bit")
+        return _blockwise(arr, lambda a: ((a.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)), notes
+    finite_all = True
+    lo, hi = np.inf, -np.inf
+    for block in _blocks(arr):
+        b = block.astype(np.float64) if block.dtype.kind != "f" else block
+        fin = np.isfinite(b)
+        if not fin.all():
+            finite_all = False
+            b = b[fin]
+        if b.size:
+            lo, hi = min(lo, float(b.min())), max(hi, float(b.max()))
+    if not finite_all:
+        bad = sum(int((~np.isfinite(b)).sum()) for b in _blocks(arr) if b.dtype.kind == "f")
+        notes.append(f"{bad} NaN/inf pixels shown black")
+    if lo > hi:
+        lo, hi = 0.0, 1.0
+    if arr.dtype.kind == "f" and lo >= 0 and hi <= 1:
+        scale, offset = 255.0, 0.0
+        notes.append("floats in [0, 1] scaled to 0..255")
     elif hi > lo:
-        scaled = (a - lo) * (255 / (hi - lo))
+        scale, offset = 255.0 / (hi - lo), lo
         notes.append(f"{arr.dtype.name} values {lo:g}..{hi:g} stretched to 0..255")
     else:
-        scaled = np.zeros_like(a)
-    return np.ascontiguousarray(np.clip(np.rint(scaled), 0, 255).astype(np.uint8)), notes
+        scale, offset = 0.0, 0.0
+
+    def convert(a: np.ndarray) -> np.ndarray:
+        x = a.astype(np.float64)
+        x = np.where(np.isfinite(x), x, offset)
+        return np.clip(np.rint((x - offset) * scale), 0, 255).astype(np.uint8)
+
+    return _blockwise(arr, convert), notes
+
+
+def _blocks(arr: np.ndarray):
+    rows = max(1, _BLOCK_PIXELS // max(1, int(np.prod(arr.shape[1:]))))
+    for r in range(0, arr.shape[0], rows):
+        yield arr[r : r + rows]
+
+
+def _blockwise(arr: np.ndarray, fn) -> np.ndarray:
+    out = np.empty(arr.shape, dtype=np.uint8)
+    rows = max(1, _BLOCK_PIXELS // max(1, int(np.prod(arr.shape[1:]))))
+    for r in range(0, arr.shape[0], rows):
+        out[r : r + rows] = fn(arr[r : r + rows])
+    return out
+
+
+_BYTES_PER_BAND = {"I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2, "I": 4, "F": 4, "1": 1}
+
+
+def open_image(b: bytes):
+    """A Pillow image of encoded bytes, opened lazily and checked against the limits before any
+    pixel is decoded: over MAX_IMAGE_PIXELS pixels, or MAX_IMAGE_DECODED_BYTES decoded, is refused
+    as a decompression bomb (ImageError). Pillow's warnings are kept off stderr."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        im = Image.open(io.BytesIO(b))
+    w, h = im.size
+    if w * h > MAX_IMAGE_PIXELS:
+        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels") + " (decompression bomb?)")
+    check_decoded_size(im)
+    return im
+
+
+def check_decoded_size(im) -> None:
+    """Raise ImageError when decoding `im` at its current size (after any draft) would take more
+    than MAX_IMAGE_DECODED_BYTES."""
+    w, h = im.size
+    need = w * h * len(im.getbands()) * _BYTES_PER_BAND.get(im.mode, 1)
+    if need > MAX_IMAGE_DECODED_BYTES:
+        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES))
 
 
 def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> DecodedImage:
@@ -235,14 +295,13 @@ def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> Deco
 
     notes: list[str] = []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(b))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            im = open_image(b)
             w, h = im.size
-            if w * h > MAX_PIXELS:
-                raise ImageError(f"{w}x{h} image refused: over {MAX_PIXELS:,} pixels (decompression bomb?)")
             if max_side and im.format == "JPEG":
                 im.draft("RGB", (max_side, max_side))
+                check_decoded_size(im)
             im.load()
             orientation = im.getexif().get(0x0112, 1)
             full = (w, h)
@@ -254,13 +313,21 @@ def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> Deco
             if max_side:
                 im.thumbnail((max_side, max_side))
             arr = _pil_to_array(im, notes)
+        for c in caught[:3]:  # e.g. "Corrupt EXIF data": worth a note, never a line on stderr
+            notes.append(f"Pillow: {str(c.message).splitlines()[0][:200]}")
     except ImageError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageError(f"refused as a decompression bomb: {exc}") from None
     except Exception as exc:  # Pillow raises many types for broken data
-        raise ImageError(f"{ref.detail} bytes do not decode: {exc}") from None
+        raise ImageError(f"{ref.detail} bytes do not decode: {decode_error_text(exc)}") from None
     return DecodedImage(ref, arr, (w, h), tuple(notes), full)
+
+
+def decode_error_text(exc: Exception) -> str:
+    """Pillow's message without Python internals (it names `<_io.BytesIO object at 0x…>`)."""
+    text = re.sub(r"<[^<>]* object at 0x[0-9a-f]+>", "the image bytes", str(exc))
+    return text or type(exc).__name__
 
 
 def _pil_to_array(im, notes: list[str]) -> np.ndarray:
