@@ -28,7 +28,7 @@ MAX_WIRE_FIELDS = 100_000  # fields of a schema-less protobuf shown, all levels 
 
 # --- images --------------------------------------------------------------------------------------
 MAX_IMAGE_PIXELS = 50_000_000  # larger images are refused as decompression bombs
-MAX_IMAGE_DECODED_BYTES = 200 << 20  # width x height x bands x bytes per band, before any conversion
+MAX_IMAGE_DECODED_BYTES = 160 << 20  # width x height x bands x bytes per band, before any conversion
 
 # --- side files ----------------------------------------------------------------------------------
 MAX_INDEX_FILE_BYTES = 256 << 20  # an 'offset size' index file (~12 M records)

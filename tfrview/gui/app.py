@@ -108,15 +108,9 @@ def _set_icon(app) -> None:
         pass
 
 
-def missing_x11_library() -> str | None:
-    """Qt 6.5+ aborts on X11 without libxcb-cursor; say so in one line before it can."""
-    if os.environ.get("QT_QPA_PLATFORM", "xcb") != "xcb" or os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    if not (sys.platform.startswith("linux") and os.environ.get("DISPLAY")):
-        return None
-    import ctypes.util
-
-    return None if ctypes.util.find_library("xcb-cursor") else "libxcb-cursor0"
+def _uses_x11() -> bool:
+    platform = (os.environ.get("QT_QPA_PLATFORM") or "xcb").split(":")[0]
+    return platform == "xcb" and sys.platform.startswith("linux") and bool(os.environ.get("DISPLAY"))
 
 
 def run(paths: list[str]) -> int:
@@ -127,13 +121,12 @@ def run(paths: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    lib = missing_x11_library()
-    if lib:
-        print(
-            f"tfrview: Qt needs the system library {lib} to open a window on X11 "
-            f"(Debian/Ubuntu: sudo apt install {lib}); the headless commands work without it (tfrview --help)",
-            file=sys.stderr,
-        )
+    from tfrview.gui import x11_libs
+
+    missing = x11_libs.missing_libraries()
+    msg = x11_libs.missing_message(missing) or (x11_libs.cannot_connect() if missing == [] and _uses_x11() else None)
+    if msg:
+        print(msg, file=sys.stderr)
         return 2
     try:
         app = make_app([sys.argv[0]])
@@ -149,7 +142,9 @@ def run(paths: list[str]) -> int:
     try:
         windows.open_args(paths)
     except TfrviewError as exc:
-        print(f"tfrview: {exc}", file=sys.stderr)
+        from tfrview.core.framing import one_line
+
+        print(f"tfrview: {one_line(str(exc))}", file=sys.stderr)
         return 2
     if single:
         server = InstanceServer(windows.open_args)
