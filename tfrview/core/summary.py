@@ -8,7 +8,7 @@ from collections import Counter
 from .images import find_images, sniff_image_format
 from .overlays import detect_spec, record_caption
 from .payload import BYTES_LIST, FLOAT_LIST, Payload, decode
-from .textfmt import format_bytes, format_number
+from .textfmt import format_bytes, format_number, human_bytes
 
 
 def _image_size(p: Payload) -> str | None:
@@ -35,6 +35,8 @@ def _image_size(p: Payload) -> str | None:
 
 
 def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> str:
+    if p.full_size is not None:
+        return f"too large to decode ({human_bytes(p.full_size)}): " + format_bytes(p.raw[:64], 40)
     if p.kind == "example" or p.kind == "sequence_example":
         parts: list[str] = []
         cap = record_caption(p.features, label_map)
@@ -62,6 +64,8 @@ def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> st
             parts.append(f"{len(p.feature_lists)} feature lists, {steps} steps")
         if not parts or (len(parts) == 1 and p.kind == "sequence_example"):
             parts.append(_first_features(p))
+        if p.limits:
+            parts.append("partly decoded (limit)")
         return "  ·  ".join(x for x in parts if x)
     if p.kind == "protobuf":
         return f"protobuf, {len(p.fields)} top-level fields"

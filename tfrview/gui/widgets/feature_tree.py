@@ -20,7 +20,7 @@ from tfrview.core.payload import (
     feature_json,
     wire_json,
 )
-from tfrview.core.textfmt import format_bytes, format_number, format_values
+from tfrview.core.textfmt import count_text, format_bytes, format_number, format_values
 from tfrview.gui.painting import to_qimage
 
 PAGE = 200  # list values shown at first, and added per "more" click
@@ -91,6 +91,9 @@ class FeatureTree(QTreeWidget):
             return
         if note:
             QTreeWidgetItem(self, ["⚠", "", "", note])
+        for text in p.limits:  # what a resource limit left out: said where the person looks
+            item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
+            item.setToolTip(3, text)
         if p.kind == "example":
             for k, f in p.features.items():
                 self._feature_item(self, k, f)
@@ -116,14 +119,14 @@ class FeatureTree(QTreeWidget):
             self._wire(root, p.fields)
             root.setExpanded(True)
         else:
-            item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{len(p.raw):,}", format_bytes(p.raw, 400)])
+            item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{p.size:,}", format_bytes(p.raw, 400)])
             item.setData(0, _COPY, ("raw", p.raw))
         self.resizeColumnToContents(0)
 
     def _feature_item(self, parent, key: str, f: Feature) -> QTreeWidgetItem:
         n = len(f.values)
         item = QTreeWidgetItem(
-            parent, [key, TYPE_SHORT[f.type], str(n), format_values(f, 8) if n != 1 else _value_text(f, 0)]
+            parent, [key, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)]
         )
         item.setData(0, _JSON, ("feature", key, f))
         item.setToolTip(3, item.text(3)[:2000])
