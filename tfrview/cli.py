@@ -101,7 +101,7 @@ def _open_sources(paths: list[str]):
 
 
 def cmd_verify(args) -> int:
-    from .core.report import index_source, make_report, verify_index
+    from .core.report import index_and_verify, make_report
 
     entries: list[dict] = []
     errors = 0
@@ -117,8 +117,7 @@ def cmd_verify(args) -> int:
                 entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
                 continue
             try:
-                idx = index_source(src, progress, notice)
-                data_problems = verify_index(src, idx, progress)
+                idx, data_problems = index_and_verify(src, progress, notice)
             except TfrviewError as exc:  # e.g. the file shrank while it was read: that file's error
                 progress.clear()
                 errors += 1

@@ -211,11 +211,17 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
     return _whole_record(st, pos, pos + region)  # False if a compressed stream no longer holds them
 
 
-def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) -> Iterator[IndexChunk]:
+def scan(
+    source: Source, chunk_records: int = 65536, first_chunk: int = 1000, splits: dict[int, int] | None = None
+) -> Iterator[IndexChunk]:
     """Frame every record of a source, resynchronising past damage. The last chunk has done=True.
 
     Chunks come after `first_chunk` records, then every `chunk_records` records or 50 ms of work,
-    whichever is first, so a caller can show progress and stop between them."""
+    whichever is first, so a caller can show progress and stop between them. `splits` maps the
+    offset of a record whose header overstates its length to its true length (found by `verify`,
+    see `overstated_splits`): it is framed at that length, so the records its header swallowed
+    are framed too."""
+    pending_splits = sorted((splits or {}).items(), reverse=True)
     st = source.stream()
     st.advance(0, 4096)
     first_bytes = bytes(st.buf[: min(st.end, 4096)])  # for the diagnosis if nothing is a record
@@ -237,12 +243,23 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
             yield flush()
             left = chunk_records if left <= 0 else left
             last_yield = time.perf_counter()
+        while pending_splits and pending_splits[-1][0] < pos:
+            pending_splits.pop()
+        if pending_splits and pending_splits[-1][0] == pos:
+            true_len = pending_splits.pop()[1]
+            rec = b.add_one(pos, true_len, BAD_LENGTH_CRC)
+            b.problems.append(_overstated(pos, rec, _claimed_length(st, pos), true_len))
+            pos, left, hop = pos + true_len + OVERHEAD, left - 1, False
+            continue
         st.advance(pos, HEADER_SIZE if hop else _WINDOW)
         if st.problems:
             b.problems.extend(st.problems)
             st.problems.clear()
         starts = array("Q")
-        rel, why = _frame_run(st.buf, pos - st.base, st.end - st.base, left, starts, cache)
+        stop = st.end - st.base
+        if pending_splits and pending_splits[-1][0] < st.end:
+            stop = pending_splits[-1][0] - st.base  # frame up to the split, then split it there
+        rel, why = _frame_run(st.buf, pos - st.base, stop, left, starts, cache)
         b.add_run(starts, st.base, st.base + rel)
         left -= len(starts)
         pos = st.base + rel
@@ -250,7 +267,7 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
         if why == _MORE:
             continue
         if why == _END:
-            if st.eof:
+            if st.eof and pos == st.end:
                 break
             continue
         if why == _SHORT and not st.eof:
@@ -296,12 +313,7 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
             b.drop_last_pending()
             if whole:  # only its length was wrong: its data and CRC end exactly where q starts
                 rec = b.add_one(prev, q - prev - OVERHEAD, BAD_LENGTH_CRC)
-                msg = (
-                    f"corrupted record at {prev}: record {rec}'s header overstates its length "
-                    f"(says {claimed} bytes; its {q - prev - OVERHEAD} data bytes and their CRC are intact, "
-                    f"and the next record starts at {q})"
-                )
-                b.problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, prev, q - prev, rec, msg))
+                b.problems.append(_overstated(prev, rec, claimed, q - prev - OVERHEAD))
             else:
                 b.problems.append(_truncated(prev, claimed, q - prev, q, b.record_at_cursor()))
             pos = q
@@ -352,6 +364,19 @@ def scan(source: Source, chunk_records: int = 65536, first_chunk: int = 1000) ->
         b.problems.extend(st.problems)
         st.problems.clear()
     yield flush(True)
+
+
+def _overstated(pos: int, rec: int, claimed: int, true_len: int) -> Problem:
+    msg = (
+        f"corrupted record at {pos}: record {rec}'s header overstates its length (says {claimed} bytes; "
+        f"its {true_len} data bytes and their CRC are intact, and the next record starts at {pos + true_len + OVERHEAD})"
+    )
+    return Problem(ProblemKind.BAD_LENGTH_CRC, pos, true_len + OVERHEAD, rec, msg)
+
+
+def _claimed_length(st: Stream, pos: int) -> int:
+    st.advance(pos, HEADER_SIZE)
+    return HEADER.unpack_from(st.buf, pos - st.base)[0] if st.end - pos >= HEADER_SIZE else 0
 
 
 def _length_at(st: Stream, pos: int) -> int:
@@ -537,6 +562,7 @@ class VerifyChunk:
     bad: np.ndarray  # local numbers of records whose data CRC failed
     problems: tuple[Problem, ...]
     bytes_checked: int
+    splits: tuple[tuple[int, int], ...] = ()  # (offset, true length): re-scan with these (see scan)
 
 
 def verify(
@@ -582,14 +608,52 @@ def verify(
             if isinstance(span, memoryview):
                 span.release()
         status[i:j] |= VERIFIED
+        splits = []
         for k in bad:
             status[k] |= BAD_DATA_CRC
             o = int(offs[k])
             ln = int(lens[k])
+            inner = overstated_split(source, o, ln) if not status[k] & BAD_LENGTH_CRC else None
+            if inner is not None:
+                splits.append((o, inner[0]))
+                msg = (
+                    f"corrupted record at {o}: record {k}'s header overstates its length (says {ln} bytes); "
+                    f"its first {inner[0]} bytes are a whole record and {inner[1]} intact records follow inside it"
+                )
+                problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, o, ln + OVERHEAD, k, msg))
+                continue
             msg = f"corrupted record at {o + HEADER_SIZE}: data CRC mismatch in record {k} (starts at {o})"
             problems.append(Problem(ProblemKind.BAD_DATA_CRC, o + HEADER_SIZE, ln + 4, k, msg))
-        yield VerifyChunk(i, j, np.array(bad, dtype=np.int64), tuple(problems), z - a)
+        yield VerifyChunk(i, j, np.array(bad, dtype=np.int64), tuple(problems), z - a, tuple(splits))
         i = j
+
+
+def overstated_split(source: Source, offset: int, length: int) -> tuple[int, int] | None:
+    """For a record whose data CRC failed: is its claimed span exactly a whole shorter record (proven
+    by its own CRC) followed by a chain of valid records that ends where the claimed span does? A
+    header rewritten with an overstated length swallows the records after it this way. Returns
+    (the true length, how many records follow inside), or None. The framing explaining more wins."""
+    if length > _BIG_RECORD:
+        return None
+    span = source.read(offset, length + OVERHEAD)
+    end = len(span)
+    if end < length + OVERHEAD:
+        return None
+    for q in valid_header_positions(span[HEADER_SIZE:], end - HEADER_SIZE - HEADER_SIZE + 1) + HEADER_SIZE:
+        q = int(q)
+        true_len = q - OVERHEAD
+        if true_len < 0 or masked_crc(span[HEADER_SIZE:q - 4]) != U32.unpack_from(span, q - 4)[0]:
+            continue
+        r, n = q, 0
+        while r + HEADER_SIZE <= end:
+            ln, crc = HEADER.unpack_from(span, r)
+            if length_crc(ln) != crc:
+                break
+            r += ln + OVERHEAD
+            n += 1
+        if r == end and n:
+            return true_len, n
+    return None
 
 
 def data_crc_ok(source: Source, offset: int, length: int) -> bool:

@@ -40,7 +40,10 @@ class FileReport:
 
 
 def index_source(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+    source: Source,
+    progress: Progress | None = None,
+    notice: Callable[[str], None] | None = None,
+    splits: dict[int, int] | None = None,
 ) -> RecordIndex:
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note)."""
@@ -49,7 +52,7 @@ def index_source(
 
     idx = RecordIndex()
     noted = notice is None
-    for chunk in scan(source):
+    for chunk in scan(source, splits=splits):
         idx.apply(chunk)
         if progress:
             phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.scanned)} inflated)"
@@ -64,14 +67,35 @@ def index_source(
 
 def verify_index(source: Source, idx: RecordIndex, progress: Progress | None = None) -> list[Problem]:
     """Data CRCs of every record; also re-checks header-damaged records' data."""
+    found, _ = _verify_pass(source, idx, progress)
+    return found
+
+
+def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None) -> tuple[list[Problem], dict[int, int]]:
     found: list[Problem] = []
+    splits: dict[int, int] = {}
     total = int(idx.scanned) or 1
     for vc in verify(source, idx):
         found.extend(vc.problems)
+        splits.update(vc.splits)
         if progress and vc.stop:
             last = vc.stop - 1
             progress("verify", int(idx.offsets[last] + idx.lengths[last]), total)
-    return found
+    return found, splits
+
+
+def index_and_verify(
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+) -> tuple[RecordIndex, list[Problem]]:
+    """Index, then every data CRC. When verify finds headers that overstate their length over whole
+    records, index again framing those records at their true length, so no intact record is lost
+    (rare: a second pass only then)."""
+    idx = index_source(source, progress, notice)
+    found, splits = _verify_pass(source, idx, progress)
+    if splits:
+        idx = index_source(source, progress, None, splits)
+        found, _ = _verify_pass(source, idx, progress)
+    return idx, found
 
 
 def sort_problems(problems) -> tuple[Problem, ...]:
@@ -83,8 +107,7 @@ def sort_problems(problems) -> tuple[Problem, ...]:
 def verify_source(
     source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
 ) -> tuple[RecordIndex, FileReport]:
-    idx = index_source(source, progress, notice)
-    data_problems = verify_index(source, idx, progress)
+    idx, data_problems = index_and_verify(source, progress, notice)
     return idx, make_report(source, idx, data_problems)
 
 

@@ -476,8 +476,16 @@ class Source:
 
     def pieces(self, offset: int, n: int, piece: int = STREAM_PIECE) -> Iterator[bytes]:
         """Bytes [offset, offset+n) in pieces of at most `piece` bytes: memory bounded by the piece,
-        not by the span (a record of gigabytes is checksummed or copied this way)."""
+        not by the span (a record of gigabytes is checksummed or copied this way). Each piece is
+        valid until the next is asked for (a plain file's pieces share one buffer)."""
         done = 0
+        if self.compression == "none" and isinstance(self._data, FileBytes):
+            buf = bytearray(min(piece, n))
+            while done < n:
+                k = min(piece, n - done)
+                yield self.span(offset + done, k, buf)
+                done += k
+            return
         while done < n:
             part = self.read(offset + done, min(piece, n - done))
             if not part:

@@ -1,0 +1,200 @@
+"""Hostile inputs, built by hand (never kept in the repository): what an attacker or a broken writer
+would hand tfrview. Each builder writes one file and returns its path. Used by the regression tests
+and by bench/fuzz.py."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import zlib
+from pathlib import Path
+
+from tfrview.core.framing import encode_header, encode_record, mask
+from tfrview.core.writer import write_records
+
+GiB = 1 << 30
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(num: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def example(features: dict[str, bytes]) -> bytes:
+    """An Example from already-serialised Feature messages (so lists can be of any size)."""
+    entries = b"".join(field(1, field(1, k.encode()) + field(2, v)) for k, v in features.items())
+    return field(1, entries)
+
+
+def int64_feature_packed(n: int, value: int = 1) -> bytes:
+    return field(3, field(1, varint(value) * n))
+
+
+def bytes_feature_empty_entries(n: int) -> bytes:
+    return field(1, b"\x0a\x00" * n)
+
+
+def nested(depth: int, num: int = 1, core: bytes = b"") -> bytes:
+    b = core
+    for _ in range(depth):
+        b = field(num, b)
+    return b
+
+
+def crc_of_zeros(n: int) -> int:
+    import crc32c
+
+    value = 0
+    block = bytes(1 << 24)
+    left = n
+    while left:
+        k = min(left, len(block))
+        value = crc32c.crc32c(block[:k] if k < len(block) else block, value)
+        left -= k
+    return mask(value)
+
+
+def big_sparse_record(path: Path, size: int = 3 * GiB) -> Path:
+    """One valid record of `size` zero bytes in a sparse plain file (a few KB on disk)."""
+    with open(path, "wb") as fh:
+        fh.write(encode_header(size))
+        fh.seek(12 + size)
+        fh.write(struct.pack("<I", crc_of_zeros(size)))
+    return path
+
+
+def big_gzip_record(path: Path, size: int = 3 * GiB) -> Path:
+    """A small GZIP file that inflates to one valid record of `size` zero bytes."""
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
+        gz.write(encode_header(size))
+        block = bytes(1 << 24)
+        left = size
+        while left:
+            k = min(left, len(block))
+            gz.write(block[:k] if k < len(block) else block)
+            left -= k
+        gz.write(struct.pack("<I", crc_of_zeros(size)))
+    return path
+
+
+def zlib_bomb(path: Path, inflated: int = 10 * GiB) -> Path:
+    """A ZLIB stream of zeros (no records at all) that inflates `inflated` bytes."""
+    c = zlib.compressobj(9)
+    block = bytes(1 << 24)
+    with open(path, "wb") as fh:
+        left = inflated
+        while left:
+            k = min(left, len(block))
+            fh.write(c.compress(block[:k] if k < len(block) else block))
+            left -= k
+        fh.write(c.flush())
+    return path
+
+
+def many_records_gzip(path: Path, total: int = 8 * GiB, record: int = 1 << 20) -> Path:
+    """GZIP of valid records of zeros adding up to `total` inflated bytes (tiny on disk)."""
+    rec = encode_record(bytes(record))
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
+        for _ in range(total // len(rec)):
+            gz.write(rec)
+    return path
+
+
+def payload_file(path: Path, payloads: list[bytes]) -> Path:
+    write_records(path, payloads)
+    return path
+
+
+# --- payloads that cost far more decoded than they weigh ----------------------------------------------
+
+
+def huge_int64_list(n: int = 40_000_000) -> bytes:
+    return example({"x": int64_feature_packed(n)})
+
+
+def many_keys(n: int = 500_000) -> bytes:
+    return example({f"k{i}": int64_feature_packed(1) for i in range(n)})
+
+
+def many_steps(n: int = 5_000_000) -> bytes:
+    """A SequenceExample with one feature list of n empty Feature steps."""
+    steps = b"\x0a\x00" * n  # FeatureList.feature[i] = empty Feature
+    entry = field(1, b"frames") + field(2, steps)
+    return field(2, field(1, entry))
+
+
+def many_empty_bytes(n: int = 20_000_000) -> bytes:
+    return example({"s": bytes_feature_empty_entries(n)})
+
+
+def png16(width: int, height: int) -> bytes:
+    """A valid 16-bit grayscale PNG of zeros (compresses to almost nothing)."""
+    raw = (b"\x00" + bytes(2 * width)) * height
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", width, height, 16, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+
+
+def image_example(image: bytes, fmt: bytes = b"png") -> bytes:
+    return example({"image/encoded": field(1, field(1, image)), "image/format": field(1, field(1, fmt))})
+
+
+def evil_keys() -> bytes:
+    """Feature keys that would clear a terminal and print a fake verdict, or break lines."""
+    return example({
+        "\x1b[2J\x1b[HALL OK": int64_feature_packed(1),
+        "line\nbreak\rreturn": int64_feature_packed(1),
+        "image/object/class/text": field(1, field(1, b"\x1b[31mred\x1b[0m\n")),
+    })  # fmt: skip
+
+
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+# --- running the CLI as a user would, measured ---------------------------------------------------------
+
+
+def run_cli(args: list[str], timeout: float = 120, env: dict | None = None, stdin=None):
+    """Run `tfrview ARGS` in a child process: (exit code, stdout, stderr, peak RSS in MB, seconds).
+    The peak RSS is the child's own (wait4), so a test can bound what one command costs."""
+    import resource  # noqa: F401 - wait4's rusage
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-m", "tfrview.cli", *args], stdout=out, stderr=err,
+                             stdin=stdin if stdin is not None else subprocess.DEVNULL, env=env)  # fmt: skip
+        deadline = t0 + timeout
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                p.returncode = -9
+                break
+            time.sleep(0.01)
+        seconds = time.monotonic() - t0
+        code = os.waitstatus_to_exitcode(status) if p.returncode != -9 else None
+        p.returncode = code if code is not None else -9
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), usage.ru_maxrss / 1024, seconds
