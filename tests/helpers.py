@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.framing import encode_record
-from tfrview.core.index import RecordIndex, verify
-from tfrview.core.report import index_source
+from tfrview.core.index import RecordIndex
+from tfrview.core.report import index_and_verify
 from tfrview.core.source import Source, source_from_bytes
 
 DATA = Path(__file__).resolve().parent / "data"  # small real files kept in the repository (see its README)
@@ -44,9 +44,10 @@ def framed(pls: list[bytes]) -> tuple[bytes, list[int]]:
 
 
 def index_bytes(data: bytes) -> tuple[Source, RecordIndex, list]:
+    """Index and verify as `tfrview verify` does (including the second framing pass when a header
+    turns out to claim whole records after it)."""
     src = source_from_bytes(data)
-    idx = index_source(src)
-    vprobs = [p for vc in verify(src, idx) for p in vc.problems]
+    idx, vprobs = index_and_verify(src)
     return src, idx, vprobs
 
 

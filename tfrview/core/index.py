@@ -212,7 +212,10 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
 
 
 def scan(
-    source: Source, chunk_records: int = 65536, first_chunk: int = 1000, splits: dict[int, int] | None = None
+    source: Source,
+    chunk_records: int = 65536,
+    first_chunk: int = 1000,
+    splits: dict[int, tuple[int, bool]] | None = None,
 ) -> Iterator[IndexChunk]:
     """Frame every record of a source, resynchronising past damage. The last chunk has done=True.
 
@@ -246,10 +249,18 @@ def scan(
         while pending_splits and pending_splits[-1][0] < pos:
             pending_splits.pop()
         if pending_splits and pending_splits[-1][0] == pos:
-            true_len = pending_splits.pop()[1]
-            rec = b.add_one(pos, true_len, BAD_LENGTH_CRC)
-            b.problems.append(_overstated(pos, rec, _claimed_length(st, pos), true_len))
-            pos, left, hop = pos + true_len + OVERHEAD, left - 1, False
+            nxt, whole = pending_splits.pop()[1]
+            claimed = _claimed_length(st, pos)
+            if whole:
+                rec = b.add_one(pos, nxt - pos - OVERHEAD, BAD_LENGTH_CRC)
+                b.problems.append(_overstated(pos, rec, claimed, nxt - pos - OVERHEAD))
+            else:
+                msg = (
+                    f"{nxt - pos} unreadable bytes at {pos}: a header there claims {claimed} bytes over the intact "
+                    f"records that start at {nxt}; resynchronised at {nxt}"
+                )
+                b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, nxt - pos, None, msg))
+            pos, left, hop = nxt, left - 1, False
             continue
         st.advance(pos, HEADER_SIZE if hop else _WINDOW)
         if st.problems:
@@ -419,12 +430,16 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bo
 
 
 def _chain_passes(st: Stream, q: int, pos: int) -> bool:
-    """Does the chain of valid headers from q reach past pos (within the bytes the window holds)?"""
+    """Does a chain of whole records from q (valid headers and, where the window holds them, valid
+    data CRCs) reach past pos? Only then does it explain more than the record it would replace."""
     r = q
     while r < pos:
         if not _valid_header_at(st, r):
             return False
-        r += _length_at(st, r) + OVERHEAD
+        end = r + _length_at(st, r) + OVERHEAD
+        if end <= st.end and not _whole_record(st, r, end):
+            return False
+        r = end
     return r > pos
 
 
@@ -562,7 +577,7 @@ class VerifyChunk:
     bad: np.ndarray  # local numbers of records whose data CRC failed
     problems: tuple[Problem, ...]
     bytes_checked: int
-    splits: tuple[tuple[int, int], ...] = ()  # (offset, true length): re-scan with these (see scan)
+    splits: tuple[tuple[int, tuple[int, bool]], ...] = ()  # (offset, (next record, whole)): see scan
 
 
 def verify(
@@ -615,10 +630,12 @@ def verify(
             ln = int(lens[k])
             inner = overstated_split(source, o, ln) if not status[k] & BAD_LENGTH_CRC else None
             if inner is not None:
-                splits.append((o, inner[0]))
+                q, whole, count = inner
+                splits.append((o, (o + q, whole)))
+                first = f"its first {q - OVERHEAD} data bytes are a whole record" if whole else f"its first {q} bytes are not a record"
                 msg = (
-                    f"corrupted record at {o}: record {k}'s header overstates its length (says {ln} bytes); "
-                    f"its first {inner[0]} bytes are a whole record and {inner[1]} intact records follow inside it"
+                    f"corrupted record at {o}: record {k}'s header claims {ln} bytes over {count} intact records "
+                    f"that start at {o + q}; {first}"
                 )
                 problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, o, ln + OVERHEAD, k, msg))
                 continue
@@ -628,32 +645,52 @@ def verify(
         i = j
 
 
-def overstated_split(source: Source, offset: int, length: int) -> tuple[int, int] | None:
-    """For a record whose data CRC failed: is its claimed span exactly a whole shorter record (proven
-    by its own CRC) followed by a chain of valid records that ends where the claimed span does? A
-    header rewritten with an overstated length swallows the records after it this way. Returns
-    (the true length, how many records follow inside), or None. The framing explaining more wins."""
+def overstated_split(source: Source, offset: int, length: int) -> tuple[int, bool, int] | None:
+    """For a record whose data CRC failed: do whole records start inside its claimed span, and
+    explain its end better than it does? A header rewritten with an overstated length, a record cut
+    short by a writer that crashed and went on, or garbage that holds a valid header, swallows the
+    records after it this way (and its claimed end may land on a valid-looking header by chance).
+
+    Returns (where the true records start, relative to `offset`; whether the bytes before them are
+    themselves a whole record; how many whole records chain from there), or None. Taken at the first
+    q where a whole record starts (header and data CRC valid: a random match has odds of 2^-64).
+    A damaged record whose payload is itself TFRecord framing stays one damaged record when its
+    inner records fill the payload exactly (from its first byte to its footer)."""
     if length > _BIG_RECORD:
         return None
     span = source.read(offset, length + OVERHEAD)
     end = len(span)
     if end < length + OVERHEAD:
         return None
-    for q in valid_header_positions(span[HEADER_SIZE:], end - HEADER_SIZE - HEADER_SIZE + 1) + HEADER_SIZE:
+    for q in valid_header_positions(span[1:], end - HEADER_SIZE) + 1:
         q = int(q)
-        true_len = q - OVERHEAD
-        if true_len < 0 or masked_crc(span[HEADER_SIZE:q - 4]) != U32.unpack_from(span, q - 4)[0]:
+        whole = q >= OVERHEAD and masked_crc(span[HEADER_SIZE : q - 4]) == U32.unpack_from(span, q - 4)[0]
+        n, reach = _whole_chain(source, offset + q, offset + end)
+        if whole:
+            return q, True, n
+        if not n or (q == HEADER_SIZE and reach == offset + end - 4):
             continue
-        r, n = q, 0
-        while r + HEADER_SIZE <= end:
-            ln, crc = HEADER.unpack_from(span, r)
-            if length_crc(ln) != crc:
-                break
-            r += ln + OVERHEAD
-            n += 1
-        if r == end and n:
-            return true_len, n
+        return q, False, n
     return None
+
+
+def _whole_chain(source: Source, start: int, goal: int) -> tuple[int, int]:
+    """(how many whole records chain from `start`, where the chain ends), walking until it ends or
+    passes `goal`. Each record's header and data CRC must be valid."""
+    r, n = start, 0
+    while r < goal:
+        head = source.read(r, HEADER_SIZE)
+        if len(head) < HEADER_SIZE:
+            break
+        ln, crc = HEADER.unpack(head)
+        if length_crc(ln) != crc or ln > _BIG_RECORD:
+            break
+        body = source.read(r + HEADER_SIZE, ln + 4)
+        if len(body) < ln + 4 or masked_crc(body[:ln]) != U32.unpack_from(body, ln)[0]:
+            break
+        r += ln + OVERHEAD
+        n += 1
+    return n, r
 
 
 def data_crc_ok(source: Source, offset: int, length: int) -> bool:

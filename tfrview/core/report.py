@@ -43,7 +43,7 @@ def index_source(
     source: Source,
     progress: Progress | None = None,
     notice: Callable[[str], None] | None = None,
-    splits: dict[int, int] | None = None,
+    splits: dict[int, tuple[int, bool]] | None = None,
 ) -> RecordIndex:
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note)."""
@@ -71,9 +71,9 @@ def verify_index(source: Source, idx: RecordIndex, progress: Progress | None = N
     return found
 
 
-def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None) -> tuple[list[Problem], dict[int, int]]:
+def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None) -> tuple[list[Problem], dict]:
     found: list[Problem] = []
-    splits: dict[int, int] = {}
+    splits: dict[int, tuple[int, bool]] = {}
     total = int(idx.scanned) or 1
     for vc in verify(source, idx):
         found.extend(vc.problems)
@@ -92,9 +92,13 @@ def index_and_verify(
     (rare: a second pass only then)."""
     idx = index_source(source, progress, notice)
     found, splits = _verify_pass(source, idx, progress)
-    if splits:
-        idx = index_source(source, progress, None, splits)
-        found, _ = _verify_pass(source, idx, progress)
+    known: dict = {}
+    for _ in range(4):  # each pass can only add splits; real files need one at most
+        if not splits.keys() - known.keys():
+            break
+        known.update(splits)
+        idx = index_source(source, progress, None, known)
+        found, splits = _verify_pass(source, idx, progress)
     return idx, found
 
 

@@ -19,7 +19,7 @@ _MAGIC = (
     (b"\x80\x05", "a Python pickle"),
     (b"%PDF", "a PDF document"),
     (b"\x7fELF", "an executable"),
-    (b"\x1f\x8b", "GZIP data that does not inflate"),
+    (b"\x1f\x8b", "GZIP-compressed data with no TFRecord records in it"),
 )
 
 

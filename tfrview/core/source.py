@@ -139,25 +139,27 @@ def _best_plain_chain(buf: bytes) -> int:
 
 
 def _inflated_head(head: bytes, wbits: int, limit: int = 256 * 1024) -> bytes | None:
-    """The first output of inflating `head`; None if it fails to inflate, b"" if it inflates
-    without output yet (a head that is all Huffman tables)."""
-    d = zlib.decompressobj(wbits)
+    """The first output of inflating `head` (everything before any damage, as the index pass would
+    get it); None if it fails to inflate at all, b"" if it inflates without output yet (a head that
+    is all Huffman tables)."""
+    inf = _Inflater(head, wbits)
     out = bytearray()
-    for i in range(0, len(head), 1024):
-        try:
-            out += d.decompress(head[i : i + 1024], limit - len(out))
-        except zlib.error:
-            return bytes(out) if out else None
-        if len(out) >= limit or d.eof:
+    while len(out) < limit:
+        part = inf.read(limit - len(out))
+        if not part:
             break
+        out += part
+    if not out and inf.error is not None and inf.error_lost:
+        return None
     return bytes(out)
 
 
 def detect_compression(head: bytes) -> str:
-    """none, gzip or zlib: the reading of `head` (the file's first bytes) under which valid record
-    headers explain the most bytes. A plain file with a damaged first header, or one whose first
-    bytes happen to look like a GZIP magic (a payload that is itself a gzip blob), stays plain when
-    its raw bytes frame better than its inflated ones."""
+    """none, gzip or zlib: the reading of `head` (the file's first bytes) under which chains of valid
+    record headers explain the most bytes. A plain file with a damaged first header, or one whose
+    first bytes happen to be a GZIP member (a payload that is itself a gzip blob), stays plain when
+    its raw bytes frame better than its inflated ones; where neither reading frames anything, plain
+    too, so the scan still finds records further on and diagnoses the rest."""
     candidates: list[tuple[str, int]] = []
     if head[:3] == b"\x1f\x8b\x08":
         candidates.append(("gzip", 31))
@@ -167,18 +169,17 @@ def detect_compression(head: bytes) -> str:
             candidates.append(("zlib", 15))
     if not candidates or (_valid_header(head) and _framed_bytes(head) >= len(head)):
         return "none"
-    plain = _best_plain_chain(head)
-    best, best_score = "none", plain
+    best, best_score = "none", _best_plain_chain(head)
     for name, wbits in candidates:
         out = _inflated_head(head, wbits)
-        if out is None:  # does not inflate: still GZIP (its damage reported as such) if nothing frames raw
-            if name == "gzip" and plain == 0 and best == "none":
-                best, best_score = name, 0
+        if out is None:
             continue
-        # inflated bytes frame from 0, or the stream is still one that inflates (a compressed file
-        # whose first record is damaged): scored by how far the chain goes, in compressed terms
-        framed = _framed_bytes(out)
-        score = max(framed * len(head) // max(len(out), 1), 1) if framed else (1 if plain == 0 else 0)
+        if not out:  # inflates, but too little of it to tell: compressed, unless raw bytes frame
+            if best_score == 0 and best == "none":
+                best = name
+            continue
+        framed = _best_plain_chain(out)
+        score = -(-framed * len(head) // len(out))  # in compressed bytes, rounded up
         if score > best_score:
             best, best_score = name, score
     return best
@@ -297,14 +298,24 @@ class _Inflater:
         return b""
 
     def _salvage(self, d, chunk: bytes, max_out: int, exc: zlib.error) -> bytes:
-        """zlib drops a call's output when it raises: replay the chunk in small pieces to keep
-        everything inflated before the damage."""
+        """zlib drops a call's output when it raises: replay the chunk in small pieces, and the piece
+        that fails byte by byte, to keep everything inflated before the damage (a damaged GZIP
+        trailer, say, must not cost the last record)."""
         parts: list[bytes] = []
         got = 0
         for i in range(0, len(chunk), 64):
+            saved = d.copy()
             try:
                 out = d.decompress(chunk[i : i + 64], max_out - got)
             except zlib.error:
+                d = saved
+                for j in range(i, min(i + 64, len(chunk))):
+                    try:
+                        out = d.decompress(chunk[j : j + 1], max_out - got)
+                    except zlib.error:
+                        break
+                    parts.append(out)
+                    got += len(out)
                 break
             parts.append(out)
             got += len(out)

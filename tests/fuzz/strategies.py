@@ -1,0 +1,218 @@
+"""Hypothesis strategies for hostile input: framing damage, compression damage, hostile payloads and
+hostile paths. Each case knows what an honest reader must still find in it.
+
+The per-run budget comes from FUZZ_EXAMPLES (small in `make test`; `bench/fuzz.py` raises it and
+runs the same tests for as long as it is asked to).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from tests.fuzz import hostile as H
+from tests.fuzz.reference import masked
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=os.environ.get("FUZZ_RANDOM") != "1",  # make test: the same cases every run
+)
+
+
+def frame(payload: bytes) -> bytes:
+    """TFRecord framing, written from the format's definition (not tfrview's writer)."""
+    head = struct.pack("<Q", len(payload))
+    return head + struct.pack("<I", masked(head)) + payload + struct.pack("<I", masked(payload))
+
+
+def header(length: int) -> bytes:
+    head = struct.pack("<Q", length)
+    return head + struct.pack("<I", masked(head))
+
+
+# --- payloads ----------------------------------------------------------------------------------------
+
+payloads = st.one_of(
+    st.binary(max_size=48),
+    st.binary(min_size=48, max_size=1500),
+    st.builds(lambda n, b: bytes([b]) * n, st.integers(0, 300), st.integers(0, 255)),
+    st.builds(lambda b: b"\x1f\x8b\x08" + b, st.binary(max_size=64)),  # looks like a GZIP member
+    st.builds(lambda b: gzip.compress(b, mtime=0), st.binary(max_size=200)),  # is one
+    st.builds(lambda ps: b"".join(frame(p) for p in ps), st.lists(st.binary(max_size=40), max_size=4)),  # framing inside
+    st.builds(lambda n: header(n), st.integers(0, 1 << 20)),  # a bare header as a payload
+)
+
+junk = st.one_of(
+    st.binary(min_size=1, max_size=300),
+    st.builds(bytes, st.integers(1, 3000)),  # zeros
+    st.builds(lambda b: b"\x1f\x8b\x08" + b, st.binary(max_size=40)),
+    st.builds(lambda n, b: header(n) + b, st.integers(0, 1 << 16), st.binary(max_size=40)),  # a fake header
+    st.just(b"\r\n" * 7),
+)
+
+
+# --- framing damage ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Damaged:
+    data: bytes
+    intact: tuple[tuple[int, bytes], ...]  # (offset, payload) of every record no damage touched
+    ops: tuple  # what was done, for the failure report
+
+
+@st.composite
+def damaged_files(draw) -> Damaged:
+    """Records, some damaged in the ways real files are (flipped bits, records cut short by a crashed
+    writer, headers rewritten with a wrong length and a valid CRC, zeroed blocks, inserted garbage,
+    a cut tail, a concatenated second file), and which records no damage touched."""
+    pls = draw(st.lists(payloads, min_size=1, max_size=24))
+    pieces: list[tuple[bytes, bytes | None]] = []  # (bytes, payload if this piece is an untouched record)
+    ops = []
+    for p in pls:
+        if draw(st.integers(0, 9)) == 0:
+            j = draw(junk)
+            pieces.append((j, None))
+            ops.append(("insert", len(j)))
+        rec = frame(p)
+        kind = draw(st.sampled_from(["ok"] * 6 + ["flip", "cut", "length", "zero"]))
+        if kind == "ok":
+            pieces.append((rec, p))
+            continue
+        b = bytearray(rec)
+        if kind == "flip":
+            i = draw(st.integers(0, len(b) - 1))
+            b[i] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "cut":
+            b = b[: draw(st.integers(0, len(b) - 1))]
+        elif kind == "length":
+            delta = draw(st.integers(-len(p), 2000).filter(lambda d: d != 0))
+            b[:12] = header(len(p) + delta)
+        else:
+            a = draw(st.integers(0, len(b) - 1))
+            n = draw(st.integers(1, len(b) - a))
+            b[a : a + n] = bytes(n)
+        ops.append((kind, len(pieces)))
+        pieces.append((bytes(b), None))
+    if draw(st.booleans()):
+        extra = draw(st.lists(payloads, max_size=4))
+        pieces += [(frame(p), p) for p in extra]
+        ops.append(("concat", len(extra)))
+    data = bytearray()
+    intact = []
+    for piece, p in pieces:
+        if p is not None:
+            intact.append((len(data), p))
+        data += piece
+    if draw(st.integers(0, 4)) == 0 and data:
+        cut = draw(st.integers(0, len(data) - 1))
+        ops.append(("tail", cut))
+        data = data[:cut]
+        intact = [(o, p) for o, p in intact if o + len(p) + 16 <= cut]
+    keep_failing_input("framing.bin", bytes(data))
+    return Damaged(bytes(data), tuple(intact), tuple(ops))
+
+
+# --- compression damage ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Compressed:
+    data: bytes
+    plain: bytes  # the uncompressed stream as written
+    records: tuple[tuple[int, bytes], ...]  # (stream offset, payload) of every record written
+    wbits: int
+    ops: tuple
+
+
+@st.composite
+def compressed_files(draw) -> Compressed:
+    pls = draw(st.lists(payloads, min_size=1, max_size=20))
+    plain = bytearray()
+    recs = []
+    for p in pls:
+        recs.append((len(plain), p))
+        plain += frame(p)
+    kind = draw(st.sampled_from(["gzip", "zlib"]))
+    level = draw(st.integers(0, 9))
+    data = bytearray(gzip.compress(bytes(plain), level, mtime=0) if kind == "gzip" else zlib.compress(bytes(plain), level))
+    ops = [kind]
+    damage = draw(st.sampled_from(["none", "flip", "cut", "garbage", "zero", "trailer"]))
+    if damage == "flip":
+        i = draw(st.integers(0, len(data) - 1))
+        data[i] ^= 1 << draw(st.integers(0, 7))
+    elif damage == "cut":
+        data = data[: draw(st.integers(1, len(data)))]
+    elif damage == "garbage":
+        data += draw(st.binary(min_size=1, max_size=100))
+    elif damage == "zero":
+        a = draw(st.integers(0, len(data) - 1))
+        n = draw(st.integers(1, min(64, len(data) - a)))
+        data[a : a + n] = bytes(n)
+    elif damage == "trailer":
+        data[-4:] = bytes(4)  # the stored CRC or size of the whole stream
+    ops.append(damage)
+    keep_failing_input("compressed.bin", bytes(data))
+    return Compressed(bytes(data), bytes(plain), tuple(recs), 31 if kind == "gzip" else 15, tuple(ops))
+
+
+def inflatable_prefix(data: bytes, wbits: int) -> bytes:
+    """Everything a careful reader can inflate before the damage, fed one byte at a time (the
+    reference for what must be recovered)."""
+    d = zlib.decompressobj(wbits)
+    out = bytearray()
+    for i in range(len(data)):
+        try:
+            out += d.decompress(data[i : i + 1])
+        except zlib.error:
+            break
+        if d.eof:
+            break
+    return bytes(out)
+
+
+# --- hostile payloads --------------------------------------------------------------------------------
+
+hostile_payloads = st.one_of(
+    st.builds(lambda d, n: H.nested(d, n), st.integers(1, 5000), st.sampled_from([1, 2, 3, 5])),
+    st.builds(lambda n: H.example({"x": H.int64_feature_packed(n)}), st.integers(0, 300_000)),
+    st.builds(lambda n: H.example({"s": H.bytes_feature_empty_entries(n)}), st.integers(0, 200_000)),
+    st.builds(lambda n: H.many_steps(n), st.integers(0, 100_000)),
+    st.builds(lambda n: H.many_keys(n), st.integers(0, 20_000)),
+    st.builds(lambda k: H.example({k: H.int64_feature_packed(1)}), st.text(max_size=30)),
+    st.builds(lambda b: H.example({b.decode("latin-1"): H.int64_feature_packed(1)}), st.binary(max_size=20)),
+    st.builds(lambda raw: H.example({"bad\xffutf8": H.field(1, H.field(1, raw))}), st.binary(max_size=30)),
+    st.builds(lambda v: H.field(1, H.varint(v)), st.integers(0, (1 << 70))),  # huge varints
+    st.builds(lambda b: b"\x0a" + H.varint(1 << 62) + b, st.binary(max_size=20)),  # a length past the end
+    st.builds(lambda w, h: H.image_example(H.png16(w, h)), st.integers(1, 3000), st.integers(1, 3000)),
+    st.builds(lambda w, h: H.image_example(_png_header(w, h)), st.integers(1, 1 << 20), st.integers(1, 1 << 20)),
+    st.builds(lambda b: H.image_example(b"\xff\xd8\xff" + b, b"jpeg"), st.binary(max_size=200)),
+    st.just(H.evil_keys()),
+    st.binary(max_size=400),
+)
+
+
+def _png_header(w: int, h: int) -> bytes:
+    """A PNG that claims a size (a decompression bomb's first bytes) with no pixel data behind it."""
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    crc = struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + crc
+
+
+def keep_failing_input(name: str, data: bytes) -> None:
+    """Where FUZZ_SAVE_DIR is set (bench/fuzz.py sets it), each drawn input is saved there, so a
+    failure can be replayed: Hypothesis draws the failing example last, to report it."""
+    folder = os.environ.get("FUZZ_SAVE_DIR")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, name), "wb") as fh:
+            fh.write(data)
