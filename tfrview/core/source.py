@@ -149,8 +149,8 @@ def _inflated_head(head: bytes, wbits: int, limit: int = 256 * 1024) -> bytes | 
         if not part:
             break
         out += part
-    if not out and inf.error is not None and inf.error_lost:
-        return None
+    if not out and inf.error is not None and inf.error.startswith("compressed data is corrupt"):
+        return None  # (a stream that merely ends is a head cut where detection cut it)
     return bytes(out)
 
 
