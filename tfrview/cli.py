@@ -225,9 +225,10 @@ def cmd_info(args) -> int:
     for path, src, err in _open_sources(args.paths):
         if src is None:
             errors += 1
-            print(f"tfrview: {one_line(err)}", file=sys.stderr)
             if args.json:
                 out.append({"path": str(path), "error": err})
+            else:
+                print(f"tfrview: {one_line(err)}", file=sys.stderr)
             continue
         with src:
             idx = index_source(src, progress, notice)

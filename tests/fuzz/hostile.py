@@ -168,33 +168,39 @@ def fifo(path: Path) -> Path:
 # --- running the CLI as a user would, measured ---------------------------------------------------------
 
 
-def run_cli(args: list[str], timeout: float = 120, env: dict | None = None, stdin=None):
-    """Run `tfrview ARGS` in a child process: (exit code, stdout, stderr, peak RSS in MB, seconds).
-    The peak RSS is the child's own (wait4), so a test can bound what one command costs."""
-    import resource  # noqa: F401 - wait4's rusage
-    import subprocess
+def run_cli(args: list[str], timeout: float = 120, env: dict | None = None):
+    """Run `tfrview ARGS` in a child process: (exit code or None if killed at the timeout, stdout,
+    stderr, the child's own peak RSS in MB, seconds). posix_spawn (vfork-like) keeps the parent's
+    memory out of the child's peak, so a test can bound what one command costs."""
     import sys
     import tempfile
     import time
 
+    env = dict(os.environ if env is None else env)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        p = subprocess.Popen([sys.executable, "-m", "tfrview.cli", *args], stdout=out, stderr=err,
-                             stdin=stdin if stdin is not None else subprocess.DEVNULL, env=env)  # fmt: skip
-        deadline = t0 + timeout
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "tfrview.cli", *args],
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                (os.POSIX_SPAWN_DUP2, err.fileno(), 2),
+            ],
+        )
+        code = None
         while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
                 break
-            if time.monotonic() > deadline:
-                p.kill()
-                pid, status, usage = os.wait4(p.pid, 0)
-                p.returncode = -9
+            if time.monotonic() - t0 > timeout:
+                os.kill(pid, 9)
+                _, status, usage = os.wait4(pid, 0)
                 break
             time.sleep(0.01)
         seconds = time.monotonic() - t0
-        code = os.waitstatus_to_exitcode(status) if p.returncode != -9 else None
-        p.returncode = code if code is not None else -9
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), usage.ru_maxrss / 1024, seconds

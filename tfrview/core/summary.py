@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .framing import one_line
 from .images import find_images, sniff_image_format
 from .overlays import detect_spec, record_caption
 from .payload import BYTES_LIST, FLOAT_LIST, Payload, decode
@@ -35,6 +36,11 @@ def _image_size(p: Payload) -> str | None:
 
 
 def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> str:
+    """One line (keys and class text from the data are escaped: they may hold anything)."""
+    return one_line(_summary(p, label_map))
+
+
+def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
     if p.full_size is not None:
         return f"too large to decode ({human_bytes(p.full_size)}): " + format_bytes(p.raw[:64], 40)
     if p.kind == "example" or p.kind == "sequence_example":
