@@ -74,17 +74,30 @@ def big_sparse_record(path: Path, size: int = 3 * GiB) -> Path:
     return path
 
 
+_ZEROS = 1 << 24
+
+
+def _gzip_zeros(n: int) -> bytes:
+    """GZIP members that inflate to n zero bytes, fast: one compressed 16 MB member, repeated."""
+    member = gzip.compress(bytes(_ZEROS), 9, mtime=0)
+    whole, rest = divmod(n, _ZEROS)
+    return member * whole + (gzip.compress(bytes(rest), 9, mtime=0) if rest else b"")
+
+
 def big_gzip_record(path: Path, size: int = 3 * GiB) -> Path:
-    """A small GZIP file that inflates to one valid record of `size` zero bytes."""
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
-        gz.write(encode_header(size))
-        block = bytes(1 << 24)
-        left = size
-        while left:
-            k = min(left, len(block))
-            gz.write(block[:k] if k < len(block) else block)
-            left -= k
-        gz.write(struct.pack("<I", crc_of_zeros(size)))
+    """A small GZIP file (concatenated members, as TensorFlow's reader accepts) that inflates to one
+    valid record of `size` zero bytes."""
+    path.write_bytes(
+        gzip.compress(encode_header(size), mtime=0)
+        + _gzip_zeros(size)
+        + gzip.compress(struct.pack("<I", crc_of_zeros(size)), mtime=0)
+    )
+    return path
+
+
+def gzip_bomb(path: Path, inflated: int = 10 * GiB) -> Path:
+    """GZIP of zeros only (no records at all) that inflates `inflated` bytes."""
+    path.write_bytes(_gzip_zeros(inflated))
     return path
 
 

@@ -41,7 +41,8 @@ DAMAGED = BAD_DATA_CRC | BAD_LENGTH_CRC
 _WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
 _BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
 _RESYNC_BLOCK = 1 << 20
-_HOP = 64 << 10  # records at least this long are framed by their header alone in a plain file
+_HOP = 64 << 10
+_ZEROS = bytes(_RESYNC_BLOCK + HEADER_SIZE - 1)  # records at least this long are framed by their header alone in a plain file
 _CRC_CACHE_MAX = 1 << 16
 
 _MORE, _END, _SHORT, _BAD = range(4)
@@ -130,6 +131,8 @@ class _Builder:
     def drop_last_pending(self) -> None:
         for parts in (self.offsets, self.lengths, self.status):
             parts[-1] = parts[-1][:-1]
+            if not len(parts[-1]):
+                parts.pop()  # so the newest pending record is always parts[-1][-1]
         self.pending -= 1
 
     def record_at_cursor(self) -> int:
@@ -179,8 +182,9 @@ def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) 
             continue
         n = min(avail - HEADER_SIZE + 1, _RESYNC_BLOCK)
         rel = p - st.base
-        raw = bytes(st.buf[rel : rel + n + HEADER_SIZE - 1])
-        if not raw.strip(b"\0"):  # zeros only: no header validates (the masked CRC of length 0 is not 0)
+        raw = st.buf[rel : rel + n + HEADER_SIZE - 1]
+        # zeros only: no header validates (the masked CRC of length 0 is not 0); memcmp-fast
+        if raw == (_ZEROS if len(raw) == len(_ZEROS) else bytes(len(raw))):
             p += n
             yield None
             continue
@@ -629,6 +633,10 @@ def verify(
             o = int(offs[k])
             ln = int(lens[k])
             inner = overstated_split(source, o, ln) if not status[k] & BAD_LENGTH_CRC else None
+            if inner is None and k and int(lens[k - 1]) == 8:
+                alt = _coincidence_split(source, int(offs[k - 1]), o + ln + OVERHEAD)
+                if alt is not None:
+                    splits.append(alt)
             if inner is not None:
                 q, whole, count = inner
                 splits.append((o, (o + q, whole)))
@@ -672,6 +680,15 @@ def overstated_split(source: Source, offset: int, length: int) -> tuple[int, boo
             continue
         return q, False, n
     return None
+
+
+def _coincidence_split(source: Source, prev: int, end: int) -> tuple[int, tuple[int, bool]] | None:
+    """An 8-byte record's data and CRC are, byte for byte, a valid header: a record cut to its first
+    20 bytes can pass its CRC by coincidence and frame what follows wrongly. When whole records chain
+    from its data start over the damaged record after it (to `end` or past), that framing wins."""
+    q = prev + HEADER_SIZE
+    n, reach = _whole_chain(source, q, end)
+    return (prev, (q, False)) if n and reach >= end else None
 
 
 def _whole_chain(source: Source, start: int, goal: int) -> tuple[int, int]:

@@ -158,8 +158,7 @@ def detect_compression(head: bytes) -> str:
     """none, gzip or zlib: the reading of `head` (the file's first bytes) under which chains of valid
     record headers explain the most bytes. A plain file with a damaged first header, or one whose
     first bytes happen to be a GZIP member (a payload that is itself a gzip blob), stays plain when
-    its raw bytes frame better than its inflated ones; where neither reading frames anything, plain
-    too, so the scan still finds records further on and diagnoses the rest."""
+    its raw bytes frame better than its inflated ones."""
     candidates: list[tuple[str, int]] = []
     if head[:3] == b"\x1f\x8b\x08":
         candidates.append(("gzip", 31))
@@ -174,13 +173,11 @@ def detect_compression(head: bytes) -> str:
         out = _inflated_head(head, wbits)
         if out is None:
             continue
-        if not out:  # inflates, but too little of it to tell: compressed, unless raw bytes frame
-            if best_score == 0 and best == "none":
-                best = name
-            continue
-        framed = _best_plain_chain(out)
-        score = -(-framed * len(head) // len(out))  # in compressed bytes, rounded up
-        if score > best_score:
+        framed = _best_plain_chain(out) if out else 0
+        score = -(-framed * len(head) // len(out)) if out else 0  # in compressed bytes, rounded up
+        if score > best_score or (best == "none" and best_score == 0):
+            # where neither reading frames anything yet, the stream that inflates is read inflated:
+            # records may start further in, and a decompression bomb is then said to be one
             best, best_score = name, score
     return best
 
