@@ -633,10 +633,6 @@ def verify(
             o = int(offs[k])
             ln = int(lens[k])
             inner = overstated_split(source, o, ln) if not status[k] & BAD_LENGTH_CRC else None
-            if inner is None and k and int(lens[k - 1]) == 8:
-                alt = _coincidence_split(source, int(offs[k - 1]), o + ln + OVERHEAD)
-                if alt is not None:
-                    splits.append(alt)
             if inner is not None:
                 q, whole, count = inner
                 splits.append((o, (o + q, whole)))
@@ -682,20 +678,32 @@ def overstated_split(source: Source, offset: int, length: int) -> tuple[int, boo
     return None
 
 
-def _coincidence_split(source: Source, prev: int, end: int) -> tuple[int, tuple[int, bool]] | None:
-    """An 8-byte record's data and CRC are, byte for byte, a valid header: a record cut to its first
-    20 bytes can pass its CRC by coincidence and frame what follows wrongly. When whole records chain
-    from its data start over the damaged record after it (to `end` or past), that framing wins."""
-    q = prev + HEADER_SIZE
-    n, reach = _whole_chain(source, q, end)
-    return (prev, (q, False)) if n and reach >= end else None
+def coincidence_splits(source: Source, index: RecordIndex, problems) -> dict[int, tuple[int, bool]]:
+    """An 8-byte record's data and CRC are, byte for byte, a valid header, so a record cut to its first
+    20 bytes can pass its CRC by coincidence and frame what follows wrongly. Near each problem, an
+    8-byte record is re-framed from its data start when whole records chain further from there than
+    from the record itself. Only near problems: a clean file of 8-byte records costs nothing."""
+    offs, lens = index.offsets, index.lengths
+    out: dict[int, tuple[int, bool]] = {}
+    for p in problems:
+        k = int(np.searchsorted(offs, np.uint64(p.offset), side="right"))
+        for j in range(max(k - 3, 0), min(k + 1, index.count)):
+            if int(lens[j]) != 8:
+                continue
+            prev = int(offs[j])
+            goal = prev + (1 << 20)
+            n_a, reach_a = _whole_chain(source, prev, goal, 64)
+            n_b, reach_b = _whole_chain(source, prev + HEADER_SIZE, goal, 64)
+            if n_b and reach_b > reach_a:
+                out[prev] = (prev + HEADER_SIZE, False)
+    return out
 
 
-def _whole_chain(source: Source, start: int, goal: int) -> tuple[int, int]:
-    """(how many whole records chain from `start`, where the chain ends), walking until it ends or
-    passes `goal`. Each record's header and data CRC must be valid."""
+def _whole_chain(source: Source, start: int, goal: int, most: int | None = None) -> tuple[int, int]:
+    """(how many whole records chain from `start`, where the chain ends), walking until it ends,
+    passes `goal` or has `most` records. Each record's header and data CRC must be valid."""
     r, n = start, 0
-    while r < goal:
+    while r < goal and (most is None or n < most):
         head = source.read(r, HEADER_SIZE)
         if len(head) < HEADER_SIZE:
             break

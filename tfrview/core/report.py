@@ -90,10 +90,13 @@ def index_and_verify(
     """Index, then every data CRC. When verify finds headers that overstate their length over whole
     records, index again framing those records at their true length, so no intact record is lost
     (rare: a second pass only then)."""
+    from .index import coincidence_splits
+
     idx = index_source(source, progress, notice)
     found, splits = _verify_pass(source, idx, progress)
     known: dict = {}
     for _ in range(4):  # each pass can only add splits; real files need one at most
+        splits.update(coincidence_splits(source, idx, list(idx.problems) + found))
         if not splits.keys() - known.keys():
             break
         known.update(splits)
