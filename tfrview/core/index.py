@@ -60,6 +60,7 @@ class IndexChunk:
     scanned: int  # stream bytes framed so far
     consumed: int  # file bytes read so far (compressed bytes for GZIP/ZLIB)
     done: bool
+    reached: int = 0  # stream bytes read so far, framed or still being searched (inflated, for GZIP/ZLIB)
 
 
 def _frame_run(buf, pos: int, end: int, budget: int, out: array, cache: dict) -> tuple[int, int]:
@@ -138,7 +139,7 @@ class _Builder:
     def record_at_cursor(self) -> int:
         return self.next_record + self.pending
 
-    def take(self, scanned: int, consumed: int, done: bool) -> IndexChunk:
+    def take(self, scanned: int, consumed: int, done: bool, reached: int = 0) -> IndexChunk:
         def cat(parts, dtype):
             if not parts:
                 return np.empty(0, dtype=dtype)
@@ -153,6 +154,7 @@ class _Builder:
             scanned=scanned,
             consumed=consumed,
             done=done,
+            reached=max(reached, scanned),
         )
         self.next_record += self.pending
         self.pending = 0
@@ -240,7 +242,7 @@ def scan(
     last_yield = time.perf_counter()
 
     def flush(done: bool = False) -> IndexChunk:
-        return b.take(pos, st.bytes_in(), done)
+        return b.take(pos, st.bytes_in(), done, st.end)
 
     def due() -> bool:
         return left <= 0 or time.perf_counter() - last_yield > 0.05

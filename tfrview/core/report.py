@@ -55,10 +55,10 @@ def index_source(
     for chunk in scan(source, splits=splits):
         idx.apply(chunk)
         if progress:
-            phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.scanned)} inflated)"
+            phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.reached)} inflated)"
             progress(phase, chunk.consumed, source.file_size)
         if not noted:
-            note = inflation_note(str(source.path), source.compression, chunk.scanned, chunk.consumed)
+            note = inflation_note(str(source.path), source.compression, chunk.reached, chunk.consumed)
             if note:
                 notice(note)
                 noted = True
