@@ -1,0 +1,90 @@
+"""Run the fuzz suite's strategies for as long as asked and print what they found.
+
+    python bench/fuzz.py --minutes 30 [--examples 2000] [--out /tmp/tfrview-fuzz]
+
+The same tests `make test` runs with a small fixed budget (tests/fuzz/), here with fresh random
+seeds round after round: framing damage, compression damage, hostile payloads in-process, and the
+CLI on hostile paths, files and payloads in child processes. A failing input is saved under --out
+and named in the report. Not a test: it prints, and exits 1 if anything was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = {  # name -> (test node, share of --examples it runs per round)
+    "framing": ("tests/fuzz/test_fuzz_framing.py::test_damaged_plain_files_lose_no_untouched_record", 1.0),
+    "compressed": ("tests/fuzz/test_fuzz_framing.py::test_damaged_compressed_files_keep_everything_before_the_damage", 1.0),
+    "payloads": ("tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits", 0.5),
+    "cli": ("tests/fuzz/test_fuzz_cli.py", 1.0),  # runs EXAMPLES // 10 inputs through every command
+}
+
+
+def run_round(name: str, node: str, examples: int, seed: int, out: Path) -> tuple[bool, str, float]:
+    save = out / f"{name}-{seed}"
+    env = dict(os.environ, FUZZ_EXAMPLES=str(examples), FUZZ_RANDOM="1", FUZZ_SAVE_DIR=str(save),
+               QT_QPA_PLATFORM="offscreen")  # fmt: skip
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}",
+         "--hypothesis-show-statistics", node],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    seconds = time.monotonic() - t0
+    ok = r.returncode == 0
+    if ok:
+        return True, "", seconds
+    errors = [line for line in r.stdout.splitlines() if line.startswith("E  ") and "Error" in line]
+    saved = ", ".join(str(p) for p in sorted(save.glob("*"))) or "(no input saved)"
+    return False, f"{errors[0].strip() if errors else r.stdout[-800:]}\n      input: {saved}", seconds
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=5)
+    ap.add_argument("--examples", type=int, default=2000, help="examples per test per round")
+    ap.add_argument("--out", default="/tmp/tfrview-fuzz", help="where failing inputs are saved")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"fuzzing for {args.minutes:g} minutes on {os.cpu_count()} cores; {args.examples} examples per test per round")
+    deadline = time.monotonic() + args.minutes * 60
+    found: list[str] = []
+    counts = dict.fromkeys(TESTS, 0)
+    rnd = random.Random()
+    rounds = 0
+    while time.monotonic() < deadline:
+        rounds += 1
+        for name, (node, share) in TESTS.items():
+            if time.monotonic() >= deadline:
+                break
+            seed = rnd.randrange(1 << 30)
+            n = max(10, int(args.examples * share))
+            ok, report, seconds = run_round(name, node, n, seed, out)
+            inputs = n if name != "cli" else 2 * max(3, n // 10)  # two generated-input tests in that file
+            counts[name] += inputs
+            status = "ok" if ok else "FOUND"
+            print(f"round {rounds} {name:10} seed {seed:<10} {inputs:>6} inputs {seconds:6.1f} s  {status}", flush=True)
+            if not ok:
+                found.append(f"{name} (seed {seed}): {report}")
+                print(f"      {report}", flush=True)
+    print()
+    print("examples run: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + f" ({rounds} rounds)")
+    if found:
+        print(f"found {len(found)}:")
+        for f in found:
+            print(f"  - {f}")
+        return 1
+    print("found nothing")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
