@@ -310,9 +310,13 @@ def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> Deco
                 notes.append(f"EXIF orientation {orientation} applied")
                 if orientation in (5, 6, 7, 8):
                     full = (h, w)
-            if max_side:
+            if max_side and im.mode in ("RGB", "RGBA", "L", "LA", "P", "1"):
                 im.thumbnail((max_side, max_side))
             arr = _pil_to_array(im, notes)
+            if max_side and max(arr.shape[:2]) > max_side:  # 16-bit and float images: reduced once 8-bit
+                small = Image.fromarray(arr)
+                small.thumbnail((max_side, max_side))
+                arr = np.asarray(small)
         for c in caught[:3]:  # e.g. "Corrupt EXIF data": worth a note, never a line on stderr
             notes.append(f"Pillow: {str(c.message).splitlines()[0][:200]}")
     except ImageError:

@@ -259,12 +259,18 @@ def parse_clean_example(data: bytes):
     return None
 
 
-def _cut(n: int, limit: int, what: str, notes: list[str]) -> int:
+def _cut(n: int, limit: int, what: str, notes: list[str], unit: str = "values") -> int:
     """How many of n items to decode under `limit`, noting it when the limit bites."""
     if n <= limit:
         return n
-    notes.append(f"{what}: {n:,} values, over the limit of {limit:,}; the first {limit:,} are decoded")
+    notes.append(cut_note(what, unit, n, limit))
     return limit
+
+
+def cut_note(what: str, unit: str, n: int | None, limit: int) -> str:
+    """The one wording of a list, key or step limit hit; n None: more than the limit, not counted."""
+    many = f"over {limit:,} {unit}" if n is None else f"{n:,} {unit}, over the limit of {limit:,}"
+    return f"{what}: {many}; the first {limit:,} are decoded"
 
 
 def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feature:
@@ -286,7 +292,7 @@ def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feat
 
 def _features_from_proto(items, what: str, notes: list[str]) -> dict[str, Feature]:
     items = sorted(items)
-    k = _cut(len(items), MAX_FEATURES, f"{what} keys", notes)
+    k = _cut(len(items), MAX_FEATURES, what, notes, "keys")
     return {key: feature_from_proto(v, key, notes) for key, v in items[:k]}
 
 
@@ -424,7 +430,7 @@ def _walk_feature(buf: memoryview, a: int, z: int, key: str, notes: list[str]) -
             if wt != 2:
                 raise WireError("bytes value of the wrong wire type")
             if len(vals) >= MAX_LIST_VALUES:
-                notes.append(f"{key}: over {MAX_LIST_VALUES:,} values; the first {MAX_LIST_VALUES:,} are decoded")
+                notes.append(cut_note(key, "values", None, MAX_LIST_VALUES))
                 return Feature(BYTES_LIST, vals, -1)
             vals.append(bytes(buf[va:vz]))
         return Feature(BYTES_LIST, vals)
@@ -465,9 +471,7 @@ def _walk_feature(buf: memoryview, a: int, z: int, key: str, notes: list[str]) -
         parts.append(np.array(singles, dtype=dtype))
     values = np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
     if total > len(values):
-        notes.append(
-            f"{key}: {total:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {len(values):,} are decoded"
-        )
+        notes.append(cut_note(key, "values", total, MAX_LIST_VALUES))
         return Feature(kind, values, total)
     return Feature(kind, values)
 
@@ -493,7 +497,7 @@ def _walk_features(buf: memoryview, a: int, z: int, what: str, notes: list[str],
             continue
         key, va, vz = _map_entry(buf, ea, ez)
         if key not in out and len(out) >= MAX_FEATURES:
-            notes.append(f"{what} keys: over {MAX_FEATURES:,}; the first {MAX_FEATURES:,} are decoded")
+            notes.append(cut_note(what, "keys", None, MAX_FEATURES))
             return
         out[key] = _walk_feature(buf, va, vz, key, notes) if va is not None else Feature(BYTES_LIST, [])
 
@@ -518,14 +522,14 @@ def _walk_sequence_example(buf: memoryview, notes: list[str]) -> tuple[dict, dic
                     continue
                 key, va, vz = _map_entry(buf, ea, ez)
                 if key not in lists and len(lists) >= MAX_FEATURES:
-                    notes.append(f"feature_lists keys: over {MAX_FEATURES:,}; the first {MAX_FEATURES:,} are decoded")
+                    notes.append(cut_note("feature_lists", "keys", None, MAX_FEATURES))
                     break
                 steps: list[Feature] = []
                 for n3, w3, sa, sz in iter_fields(buf, va, vz) if va is not None else ():
                     if n3 != 1 or w3 != 2:
                         continue
                     if len(steps) >= MAX_STEPS:
-                        notes.append(f"{key}: over {MAX_STEPS:,} steps; the first {MAX_STEPS:,} are decoded")
+                        notes.append(cut_note(key, "steps", None, MAX_STEPS))
                         break
                     steps.append(_walk_feature(buf, sa, sz, f"{key}[{len(steps)}]", notes))
                 lists[key] = steps
@@ -568,9 +572,9 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
         ctx = _features_from_proto(se.context.feature.items(), "context", notes)
         items = sorted(se.feature_lists.feature_list.items())
         lists = {}
-        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists keys", notes)]:
+        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists", notes, "keys")]:
             steps = fl.feature
-            k = _cut(len(steps), MAX_STEPS, f"{key} steps", notes)
+            k = _cut(len(steps), MAX_STEPS, key, notes, "steps")
             lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]
         return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
     if kind == PROTOBUF:

@@ -1,0 +1,114 @@
+"""The window on hostile input (issue 8): it opens, says what is wrong where the person looks, never
+dies, and shows what a limit left out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from tests.fuzz import hostile as H
+from tests.fuzz.strategies import frame
+
+
+def _tree_rows(w) -> list[tuple[str, str, str]]:
+    t = w.tree
+    return [(t.topLevelItem(i).text(0), t.topLevelItem(i).text(2), t.topLevelItem(i).text(3)) for i in range(t.topLevelItemCount())]
+
+
+def _view(qtbot, w, n=0):
+    w.select_record(n)
+    qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=20000)
+    return _tree_rows(w)
+
+
+def test_paths_that_are_not_files_are_said_and_the_rest_opens(qtbot, open_window, tmp_path):
+    good = tmp_path / "good.tfrecord"
+    good.write_bytes(b"".join(frame(b"r%d" % i) for i in range(3)))
+    loop = tmp_path / "loop.tfrecord"
+    os.symlink(loop.name, loop)
+    fifo = H.fifo(tmp_path / "fifo.tfrecord")
+    w = open_window([good, loop, fifo, "/dev/zero"])
+    assert w.model.total() == 3
+    errors = " | ".join(w._file_errors)
+    assert "symbolic link loop" in errors and "not a regular file (a named pipe)" in errors
+    assert "not a regular file (a character device)" in errors
+
+
+def test_hostile_label_maps_beside_the_data_leave_the_window_alive(qtbot, open_window, tmp_path):
+    data = H.payload_file(tmp_path / "a.tfrecord", [H.example({"image/object/class/label": H.int64_feature_packed(1)})])
+    (tmp_path / "label_map.pbtxt").write_text("item {" * 5000 + "}" * 5000)
+    (tmp_path / "broken.pbtxt").write_text("item { id: 1 name: ")
+    H.fifo(tmp_path / "fifo.pbtxt")
+    w = open_window([data])
+    assert w.label_map is None and w.model.total() == 1
+
+
+def test_limits_show_at_the_top_of_the_tree(qtbot, open_window, tmp_path):
+    path = H.payload_file(tmp_path / "big.tfrecord", [H.huge_int64_list(3_000_000), H.many_steps(50_000)])
+    w = open_window([path])
+    rows = _view(qtbot, w, 0)
+    assert rows[0][0] == "⚠ limit" and "3,000,000 values, over the limit" in rows[0][2]
+    assert rows[1][:2] == ("x", "3,000,000")
+    rows = _view(qtbot, w, 1)
+    assert rows[0][0] == "⚠ limit" and "50,000 steps, over the limit of 10,000" in rows[0][2]
+
+
+def test_a_record_too_large_to_decode_shows_its_head(qtbot, open_window, tmp_path):
+    path = H.big_sparse_record(tmp_path / "sparse.tfrecord", 1 * H.GiB)
+    w = open_window([path])
+    rows = _view(qtbot, w, 0)
+    assert rows[0][0] == "⚠ limit" and "1.1 GB, over the" in rows[0][2]
+    assert rows[1][:2] == ("(bytes)", "1,073,741,824")
+    c = w.model.columns.index("summary")
+    qtbot.waitUntil(lambda: "too large to decode" in str(w.model.data(w.model.index(0, c))), timeout=10000)
+
+
+def test_keys_with_escape_sequences_are_shown_escaped(qtbot, open_window, tmp_path):
+    path = H.payload_file(tmp_path / "evil.tfrecord", [H.evil_keys()])
+    w = open_window([path])
+    c = w.model.columns.index("summary")
+    qtbot.waitUntil(lambda: w.model.data(w.model.index(0, c)) not in (None, "…"), timeout=10000)
+    summary = w.model.data(w.model.index(0, c))
+    assert "\x1b" not in summary and "\n" not in summary and "\\x1b" in summary
+
+
+def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
+    """In its own process, as a person runs it: peak RSS well below what these inputs cost before
+    (1.7-3.3 GB; 6 GB for a 3 GB record)."""
+    files = [
+        H.payload_file(tmp_path / "int.tfrecord", [H.huge_int64_list(40_000_000)]),
+        H.payload_file(tmp_path / "keys.tfrecord", [H.many_keys(500_000)]),
+        H.big_sparse_record(tmp_path / "big.tfrecord", 3 * H.GiB),
+    ]
+    code = textwrap.dedent(
+        """
+        import resource, sys, time
+        from tfrview.gui.app import make_app
+        from tfrview.gui.main_window import MainWindow
+        from tfrview.core.dataset import Dataset
+        app = make_app(["tfrview"])
+        w = MainWindow(Dataset.open([sys.argv[1]]))
+        w.resize(1200, 800)
+        w.show()
+        def spin(cond, timeout=60):
+            end = time.monotonic() + timeout
+            while not cond() and time.monotonic() < end:
+                app.processEvents()
+                time.sleep(0.01)
+            return cond()
+        assert spin(lambda: w.index_handled)
+        w.select_record(0)
+        assert spin(lambda: w.image_panel.current is not None and w.image_panel.current.number == 0)
+        spin(lambda: False, 1.0)
+        w.shutdown()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        """
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    for f in files:
+        r = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr[-800:]
+        peak = int(r.stdout.strip().splitlines()[-1])
+        assert peak < 500, f"{f.name}: window peak {peak} MB"
