@@ -43,6 +43,7 @@ class ProblemKind(enum.StrEnum):
     TRAILING_BYTES = "trailing_bytes"
     NOT_TFRECORD = "not_tfrecord"
     DECOMPRESSION_ERROR = "decompression_error"
+    UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
     # QA checks of record contents (tfrview.core.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
@@ -71,13 +72,14 @@ class ProblemKind(enum.StrEnum):
 FRAMING_KINDS = frozenset({
     ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
     ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
+    ProblemKind.UNREADABLE_FILE,
 })  # fmt: skip
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
 
 _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
     ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
-    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
+    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
     ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
     ProblemKind.IMAGE_EXIF_ROTATION: "info",
 }  # fmt: skip

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from tfrview import __version__
 from tfrview.core.dataset import Dataset
-from tfrview.core.framing import TfrviewError
+from tfrview.core.framing import Problem, ProblemKind, TfrviewError
 from tfrview.core.labelmap import find_label_map, load_label_map
 from tfrview.core.report import SampleFacts
 from tfrview.core.textfmt import human_bytes
@@ -99,9 +99,9 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self._image_choice = 0
         self._tree_for: tuple | None = None
         self._specs: dict[int, object] = {}  # box keys chosen by the person, per record shown
-        for f in dataset.files:
+        for fi, f in enumerate(dataset.files):
             if f.error:
-                self._on_problem_text(f.error)
+                self._on_file_error(fi, f.error)
         QTimer.singleShot(0, self.start_indexing)
 
     # construction -------------------------------------------------------------------------------------
@@ -399,7 +399,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         if p.phase == "verify":
             self.model.status_changed()
         if p.phase == "error":
-            self._on_problem_text(f"internal error while indexing: {p.message}")
+            self._on_file_error(p.file_no, p.message)
         self._update_status()
 
     @Slot(object)
@@ -407,19 +407,25 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         fi, problem = item
         record, target = self.model.note_problem(fi, problem)
         self.problems.add(ProblemRow(fi, record, target, problem))
-        if len(self.problems.rows) == 1 and not self._dock_decided:
-            self.problems_dock.show()
-            self._dock_decided = True
+        self._show_problems_once()
         self._update_problem_counts()
 
-    def _on_problem_text(self, text: str) -> None:
-        """A problem with no place in the data (a file that would not open)."""
+    def _show_problems_once(self) -> None:
+        """The dock appears with the first problem (and stays as the person leaves it after that)."""
+        if not self._dock_decided:
+            self.problems_dock.show()
+            self._dock_decided = True
+
+    def _on_file_error(self, fi: int, text: str) -> None:
+        """A file that would not open: a row in the Problems panel, where the person looks."""
         self._file_errors.append(text)
+        self.problems.add(ProblemRow(fi, None, None, Problem(ProblemKind.UNREADABLE_FILE, 0, None, None, text)))
+        self._show_problems_once()
         self._update_problem_counts()
 
     def _update_problem_counts(self) -> None:
         counts = self.problems.counts
-        n = sum(counts.values()) + len(self._file_errors)
+        n = sum(counts.values())
         if not n:
             self.problems_label.setText("")
             return
@@ -427,7 +433,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         more = " · …" if len(counts) > 3 else ""
         self.problems_label.setText(f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
                                     f"{': ' + top + more if top else ''}")  # fmt: skip
-        lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors
+        lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
         self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
         self.problems_dock.setWindowTitle(f"Problems ({n})")
 

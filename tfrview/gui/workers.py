@@ -11,6 +11,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal
 
 from tfrview.core.dataset import Dataset
+from tfrview.core.framing import TfrviewError
 from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images
 from tfrview.core.index import verify
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
@@ -40,6 +41,7 @@ class IndexProgress:
     done_bytes: int
     total_bytes: int
     message: str = ""
+    file_no: int = 0  # with phase "error": the file being read when it happened
 
 
 class IndexWorker(QThread):
@@ -59,6 +61,7 @@ class IndexWorker(QThread):
         self.use_subprocess = use_subprocess
         self._cancel = threading.Event()
         self._last = 0.0
+        self._file_no = 0
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -76,8 +79,11 @@ class IndexWorker(QThread):
     def run(self) -> None:
         try:
             self._run()
+        except TfrviewError as exc:  # a file that shrank, was replaced, or cannot be read: said as such
+            self.progress.emit(IndexProgress("error", self.dataset.count, self._problems(), 0, 0, str(exc), self._file_no))
         except Exception as exc:  # never let a worker die silently
-            self.progress.emit(IndexProgress("error", self.dataset.count, self._problems(), 0, 0, str(exc)))
+            msg = f"internal error while indexing: {type(exc).__name__}: {exc}"
+            self.progress.emit(IndexProgress("error", self.dataset.count, self._problems(), 0, 0, msg, self._file_no))
 
     def _problems(self) -> int:
         return sum(len(f.index.problems) for f in self.dataset.files)
@@ -105,6 +111,7 @@ class IndexWorker(QThread):
         for fi, f in enumerate(self.dataset.files):
             if f.source is None or (name == "verify" and not f.index.count):
                 continue
+            self._file_no = fi
             step = in_child if self._use_child(f) else here
             if not step(fi, f, base, total):
                 self._emit("cancelled", base, total)

@@ -88,6 +88,8 @@ class ProblemsModel(ColumnsModel):
             if col == "record":
                 if row.record is not None:
                     return str(row.record)
+                if p.kind == "unreadable_file":
+                    return "file"
                 return f"before {row.target}" if row.target is not None else "end"
             if col == "file":
                 return self.file_names[row.file_no]

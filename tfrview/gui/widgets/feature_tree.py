@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
+from tfrview.core.framing import one_line
 from tfrview.core.images import sniff_image_format
 from tfrview.core.payload import (
     BYTES_LIST,
@@ -104,7 +105,7 @@ class FeatureTree(QTreeWidget):
             lists = QTreeWidgetItem(self, ["feature lists", "", str(len(p.feature_lists)), ""])
             for k, fl in p.feature_lists.items():
                 t = TYPE_SHORT.get(fl[0].type, "") if fl else ""
-                item = QTreeWidgetItem(lists, [k, t, f"{len(fl)} steps", ""])
+                item = QTreeWidgetItem(lists, [one_line(k), t, f"{len(fl)} steps", ""])
                 item.setData(0, _JSON, ("steps", fl))
                 for i, f in enumerate(fl[:PAGE]):
                     self._feature_item(item, f"step {i}", f)
@@ -125,8 +126,9 @@ class FeatureTree(QTreeWidget):
 
     def _feature_item(self, parent, key: str, f: Feature) -> QTreeWidgetItem:
         n = len(f.values)
+        shown = one_line(key)  # keys come from the data: one line, control characters escaped
         item = QTreeWidgetItem(
-            parent, [key, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)]
+            parent, [shown, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)]
         )
         item.setData(0, _JSON, ("feature", key, f))
         item.setToolTip(3, item.text(3)[:2000])
@@ -144,7 +146,7 @@ class FeatureTree(QTreeWidget):
         for i in range(start, stop):
             child = QTreeWidgetItem(item, [f"[{i}]", "", "", _value_text(f, i)])
             child.setData(0, _COPY, ("value", f, i))
-            self._mark_image(child, item.text(0), f, i)
+            self._mark_image(child, item.data(0, _JSON)[1], f, i)
         if stop < n:
             more = QTreeWidgetItem(item, [f"… {n - stop:,} more", "", "", "double-click to show more"])
             more.setData(0, _MORE, (f, stop))
