@@ -72,8 +72,8 @@ def fail(msg: str) -> int:
 
 
 def notice(msg: str) -> None:
-    """A one-line note on stderr (whatever the output format): e.g. a likely decompression bomb."""
-    print(f"tfrview: {one_line(msg)}", file=sys.stderr)
+    """A one-line note on stderr (whatever the output format): a likely decompression bomb."""
+    print(f"tfrview: {one_line(msg)}; Ctrl-C stops", file=sys.stderr)
 
 
 def _int_at_least(low: int):

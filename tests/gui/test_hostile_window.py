@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+from PySide6.QtCore import Qt
+
 from tests.fuzz import hostile as H
 from tests.fuzz.strategies import frame
 
@@ -112,3 +114,13 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
         assert r.returncode == 0, r.stderr[-800:]
         peak = int(r.stdout.strip().splitlines()[-1])
         assert peak < 500, f"{f.name}: window peak {peak} MB"
+
+
+def test_a_decompression_bomb_is_said_in_the_status_and_esc_stops_it(qtbot, open_window, tmp_path):
+    path = H.gzip_bomb(tmp_path / "bomb.gz", 8 * H.GiB)
+    w = open_window([path], wait=False)
+    qtbot.waitUntil(lambda: w.progress_state is not None and "decompression bomb" in w.progress_state.note, timeout=60000)
+    qtbot.waitUntil(lambda: "decompression bomb?" in w.status_label.text(), timeout=5000)
+    assert "Esc stops it" in w.status_label.text()
+    qtbot.keyClick(w, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: w.progress_state.phase == "cancelled", timeout=10000)

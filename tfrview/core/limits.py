@@ -61,5 +61,5 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
     return (
         f"{path}: the {compression.upper()} stream inflates {inflated / consumed:,.0f}:1 "
         f"({human_bytes(inflated)} so far from {human_bytes(consumed)}): a decompression bomb? "
-        "Reading goes on at inflate speed; interrupt to stop"
+        "Reading goes on at inflate speed"
     )

@@ -515,6 +515,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         if self.ds.missing:
             parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
         p = self.progress_state
+        if p is not None and p.note:
+            parts.append(f"⚠ {p.note}" + ("; Esc stops it" if p.phase == "index" else ""))
         if p is not None and p.phase in ("index", "verify"):
             parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
         elif p is not None and p.phase == "done":

@@ -14,6 +14,7 @@ from tfrview.core.dataset import Dataset
 from tfrview.core.framing import TfrviewError
 from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images
 from tfrview.core.index import verify
+from tfrview.core.limits import inflation_note
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.payload import Payload, decode
 from tfrview.core.report import sample_facts
@@ -42,6 +43,7 @@ class IndexProgress:
     total_bytes: int
     message: str = ""
     file_no: int = 0  # with phase "error": the file being read when it happened
+    note: str = ""  # e.g. a compressed file that inflates like a decompression bomb
 
 
 class IndexWorker(QThread):
@@ -62,6 +64,7 @@ class IndexWorker(QThread):
         self._cancel = threading.Event()
         self._last = 0.0
         self._file_no = 0
+        self._note = ""
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -135,6 +138,8 @@ class IndexWorker(QThread):
         for _, chunk in self.dataset.scan_file(fi, chunk_records=1000, first_chunk=500):
             self._report(fi, f.index.problems[seen:])
             seen = len(f.index.problems)
+            if not self._note:
+                self._note = inflation_note(str(f.path), f.source.compression, chunk.reached, chunk.consumed) or ""
             if self._cancel.is_set():
                 return False
             self._tick("index", base + chunk.consumed, total, chunk.done)
@@ -228,7 +233,7 @@ class IndexWorker(QThread):
         return True
 
     def _emit(self, phase: str, done: int, total: int) -> None:
-        self.progress.emit(IndexProgress(phase, self.dataset.count, self._problems(), done, total))
+        self.progress.emit(IndexProgress(phase, self.dataset.count, self._problems(), done, total, note=self._note))
 
 
 @dataclass(frozen=True)
