@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
-    QTableView,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -40,7 +39,7 @@ from tfrview.gui.models.record_table import RecordTableModel, file_labels
 from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
-from tfrview.gui.widgets.record_table_view import RecordTableView
+from tfrview.gui.widgets.record_table_view import QuietListView, QuietTableView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.window_export import ExportMixin
 from tfrview.gui.window_filter import FilterMixin
@@ -176,6 +175,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     def _build_ui(self) -> None:
         self.model = RecordTableModel(self.ds, self)
         self.table = RecordTableView(self)
+        self.table.go_to_typed.connect(self._on_number_typed)
+        self.table.text_typed.connect(self._on_text_typed)
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -218,7 +219,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.thumbs = ThumbnailPool(self.ds, threads=2, size=THUMB, cell=(THUMB, THUMB_H), parent=self)
         self.gallery_model = GalleryModel(self.model, self.thumbs, self)
         self.thumbs.ready.connect(self._on_thumbnail)
-        self.gallery = QListView(self)
+        self.gallery = QuietListView(self)
         self.gallery.setViewMode(QListView.ViewMode.IconMode)
         self.gallery.setModel(self.gallery_model)
         self.gallery.setUniformItemSizes(True)
@@ -244,7 +245,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.setCentralWidget(self.splitter)
 
         self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
-        self.problems_view = QTableView(self)
+        self.problems_view = QuietTableView(self)
         self.problems_view.setModel(self.problems)
         self.problems_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.problems_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -623,6 +624,21 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.table.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
 
     # actions ------------------------------------------------------------------------------------------------
+
+    @Slot(object)
+    def _on_number_typed(self, n: int) -> None:
+        """Digits typed in the table: go to that record (the last one if the number is past the end)."""
+        total = self.model.total()
+        if total:
+            self.select_record(min(n, total - 1))
+            self.statusBar().showMessage(f"record {n:,}" + ("" if n < total else f" (there are {total:,})"), 2000)
+
+    @Slot(str)
+    def _on_text_typed(self, text: str) -> None:
+        """Other text typed in the table is the start of a filter."""
+        self.filter_edit.setFocus()
+        self.filter_edit.end(False)
+        self.filter_edit.insert(text)
 
     @Slot()
     def go_to_record(self) -> None:
