@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_file, refuse_overwriting_inputs
-from .framing import TfrviewError
+from .framing import HEADER_SIZE, TfrviewError
 from .images import ImageError, decode_image, find_images
 from .overlays import Overlay, compute_overlay
 from .payload import decode, payload_json
@@ -28,26 +28,75 @@ class ExportResult:
     notes: tuple[str, ...] = ()
 
 
-def export_records(payloads: Iterable[bytes], out: Path, compression: str = "none", inputs: list[Path] = (),
+@dataclass(frozen=True)
+class RecordCopy:
+    """A record to export: its payload (a PayloadHead when too large to hold) and, for a damaged
+    record the person chose to keep, its original data CRC (which fails, and so keeps saying so)."""
+
+    payload: bytes
+    footer: bytes | None = None
+
+
+def record_copies(dataset, numbers: Iterable[int], keep_damaged: bool = False):
+    """(record number, RecordCopy, or None for a damaged record left out) for each record. A record
+    whose data CRC fails is never re-framed with a fresh CRC: that would launder the damage into a
+    file that verifies clean. Records not verified yet are checked here."""
+    from .index import BAD_DATA_CRC, VERIFIED, data_crc_ok
+    from .payload import bounded_payload
+
+    for n in numbers:
+        f, k, off, ln = dataset.record_span(n)
+        status = int(f.index.status[k])
+        intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(f.source, off, ln)
+        if not intact and not keep_damaged:
+            yield n, None
+            continue
+        payload = bounded_payload(f.source.read, off, ln, f.source.pieces)
+        yield n, RecordCopy(payload, None if intact else f.source.read(off + HEADER_SIZE + ln, 4))
+
+
+def export_records(items: Iterable, out: Path, compression: str = "none", inputs: list[Path] = (),
                    progress: Progress | None = None) -> ExportResult:  # fmt: skip
-    """The payloads, re-framed with fresh headers and CRCs, into a new TFRecord file."""
+    """Records into a new TFRecord file: payloads (re-framed with fresh headers and CRCs) or the
+    (number, RecordCopy | None) pairs of `record_copies` (None: a damaged record left out)."""
     refuse_overwriting_inputs(out, list(inputs))
+    left_out: list[int] = []
+    kept_damaged: list[int] = []
     with RecordWriter(out, compression) as w:
-        for i, data in enumerate(payloads):
-            w.write(data)
+        for i, item in enumerate(items):
+            number, copy = item if isinstance(item, tuple) else (None, RecordCopy(item))
+            if copy is None:
+                left_out.append(number)
+            else:
+                w.write(copy.payload, copy.footer)
+                if copy.footer is not None:
+                    kept_damaged.append(number)
             if progress is not None and not progress(i + 1):
                 raise TfrviewError("export cancelled")
-    return ExportResult(w.count)
+    notes = []
+    if left_out:
+        notes.append(f"left out {len(left_out):,} damaged record(s) (data CRC fails): {_numbers(left_out)}")
+    if kept_damaged:
+        notes.append(f"kept {len(kept_damaged):,} damaged record(s) with their failing CRC: {_numbers(kept_damaged)}")
+    return ExportResult(w.count, len(left_out), tuple(notes))
 
 
-def export_jsonl(items: Iterable[tuple[int, int, bytes]], out: Path, inputs: list[Path] = (),
+def _numbers(ns: list[int], most: int = 20) -> str:
+    shown = ", ".join(str(n) for n in ns[:most])
+    return shown + (f" and {len(ns) - most:,} more" if len(ns) > most else "")
+
+
+def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
                  progress: Progress | None = None) -> ExportResult:  # fmt: skip
-    """One JSON object per record, as `tfrview dump --json` prints them."""
+    """One JSON object per record, as `tfrview dump --json` prints them. Items are (number, offset,
+    payload) or (number, offset, payload, extra): extra (file, CRC status, problems) goes in too."""
     refuse_overwriting_inputs(out, list(inputs))
     n = 0
     with atomic_file(out, "w") as fh:
-        for number, offset, data in items:
-            d = {"record": number, "offset": offset, "length": len(data), **payload_json(decode(data))}
+        for number, offset, data, *extra in items:
+            size = getattr(data, "full_size", len(data))
+            d = {"record": number, "offset": offset, "length": size, **(extra[0] if extra else {}),
+                 **payload_json(decode(data))}  # fmt: skip
             fh.write(json.dumps(d) + "\n")
             n += 1
             if progress is not None and not progress(n):

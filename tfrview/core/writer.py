@@ -41,19 +41,21 @@ class RecordWriter:
         else:
             self._out.write(b)
 
-    def write(self, data: bytes) -> None:
-        """One record. A PayloadHead (a payload too large to hold) is streamed from its source."""
+    def write(self, data: bytes, footer: bytes | None = None) -> None:
+        """One record. A PayloadHead (a payload too large to hold) is streamed from its source.
+        `footer` replaces the data CRC: a damaged record copied on purpose keeps its failing CRC,
+        so the damage stays detectable in the new file."""
         from .payload import PayloadHead
 
         if isinstance(data, PayloadHead):
-            self._write_streamed(data)
+            self._write_streamed(data, footer)
             return
         self._put(encode_header(len(data)))
         self._put(data)
-        self._put(U32.pack(masked_crc(data)))
+        self._put(footer if footer is not None else U32.pack(masked_crc(data)))
         self.count += 1
 
-    def _write_streamed(self, head) -> None:
+    def _write_streamed(self, head, footer: bytes | None = None) -> None:
         import crc32c
 
         if head.pieces is None:
@@ -66,7 +68,7 @@ class RecordWriter:
             got += len(piece)
         if got != head.full_size:
             raise TfrviewError(f"a record of {head.full_size:,} bytes ended after {got:,} while copying it")
-        self._put(U32.pack(mask(value)))
+        self._put(footer if footer is not None else U32.pack(mask(value)))
         self.count += 1
 
     def close(self) -> None:

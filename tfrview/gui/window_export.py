@@ -70,6 +70,11 @@ class ExportMixin:
                 self, "Save intact records", "Wait until every CRC is checked (see the status bar)."
             )
             return
+        from tfrview.core.report import intact_numbers
+
+        if not any(len(intact_numbers(f.index)) for f in self.ds.files if f.source is not None):
+            QMessageBox.information(self, "Save intact records", "No record is intact: there is nothing to save.")
+            return
         comp = self._ask_compression(self._source_compression())
         if comp is None:
             return
@@ -107,7 +112,12 @@ class ExportMixin:
         if not numbers:
             return
         comp = None
+        keep_damaged = False
         if what == "records":
+            keep_damaged_choice = self._ask_keep_damaged(numbers)
+            if keep_damaged_choice is None:
+                return
+            keep_damaged = keep_damaged_choice
             comp = self._ask_compression(self._source_compression())
             if comp is None:
                 return
@@ -121,10 +131,50 @@ class ExportMixin:
         else:
             path = QFileDialog.getExistingDirectory(self, "Export images to a folder", last_dir())
         if path:
-            self.write_export(what, numbers, Path(path), comp or "none")
+            self.write_export(what, numbers, Path(path), comp or "none", keep_damaged=keep_damaged)
+
+    def damaged_among(self, numbers: list[int]) -> list[int]:
+        """Which of these records are known to fail their data CRC (verified so far)."""
+        from tfrview.core.index import BAD_DATA_CRC
+
+        out = []
+        for n in numbers:
+            f, k, _, _ = self.ds.record_span(n)
+            if int(f.index.status[k]) & BAD_DATA_CRC:
+                out.append(n)
+        return out
+
+    def _ask_keep_damaged(self, numbers: list[int]) -> bool | None:
+        """False: leave damaged records out (the default); True: keep them with their failing CRC;
+        None: cancelled."""
+        damaged = self.damaged_among(numbers)
+        if not damaged:
+            return False
+        box = QMessageBox(self)
+        box.setWindowTitle("Export records")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setText(f"{len(damaged):,} of the {len(numbers):,} records fail their data CRC.")
+        box.setInformativeText("They are left out unless you keep them; kept, they keep their failing CRC, "
+                               "so the new file still says they are damaged.")  # fmt: skip
+        leave = box.addButton("Leave them out", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("Keep them, damaged", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(leave)
+        box.exec()
+        return {leave: False, keep: True}.get(box.clickedButton())
+
+    def _record_facts(self, n: int) -> dict:
+        """What a JSON-lines export says of a record besides its values: file, CRC status, problems."""
+        from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+
+        f, k, _, _ = self.ds.record_span(n)
+        st = int(f.index.status[k])
+        status = "damaged" if st & BAD_DATA_CRC else "header_damaged" if st & BAD_LENGTH_CRC else "ok" if st & VERIFIED else "unverified"
+        problems = [{"kind": str(r.problem.kind), "message": r.problem.message} for r in self.problems.rows if r.record == n]
+        return {"file": str(f.path), "crc": status, "problems": problems}
 
     def write_export(
-        self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None
+        self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None, keep_damaged: bool = False
     ) -> None:
         """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
         from tfrview.core import export as ex
@@ -135,11 +185,12 @@ class ExportMixin:
         if what == "records":
 
             def task(progress):
-                return ex.export_records((ds.read(n) for n in numbers), path, comp, inputs, progress)
+                return ex.export_records(ex.record_copies(ds, numbers, keep_damaged), path, comp, inputs, progress)
         elif what == "jsonl":
+            facts = {n: self._record_facts(n) for n in numbers}  # here: the problems live on this thread
 
             def task(progress):
-                items = ((n, ds.record_span(n)[2], ds.read(n)) for n in numbers)
+                items = ((n, ds.record_span(n)[2], ds.read(n), facts[n]) for n in numbers)
                 return ex.export_jsonl(items, path, inputs, progress)
         else:
 
@@ -156,8 +207,10 @@ class ExportMixin:
                 QMessageBox.warning(self, "Export", value)
                 return
             text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
-            if value.skipped:
+            if value.skipped and what.startswith("images"):
                 text += f"\n{value.skipped} image(s) did not decode:\n" + "\n".join(value.notes[:10])
+            elif value.notes:
+                text += "\n" + "\n".join(value.notes)
             QMessageBox.information(self, "Export", text)
 
         self._run_task(f"Exporting {len(numbers):,} records…", len(numbers), task, done)
