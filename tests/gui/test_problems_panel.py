@@ -45,3 +45,16 @@ def test_f8_steps_through_problems_and_double_click_jumps(qtbot, open_window, da
     w._on_problem_activated(w.problems.index(row, 0))
     assert w._selected == 4
     assert w.problems.data(w.problems.index(row, w.problems.columns.index("severity"))) == "error"
+
+
+def test_damage_after_the_last_record_says_after(qtbot, open_window, tmp_path):
+    """Trailing garbage or a truncated last record is 'after N', never 'before N' (issue 9)."""
+    from tests.helpers import framed, payloads
+
+    data, _ = framed(payloads(5))
+    path = tmp_path / "tail.tfrecord"
+    path.write_bytes(data + b"\x01garbage at the end")
+    w = open_window([path])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= 1, timeout=10000)
+    col = w.problems.columns.index("record")
+    assert w.problems.data(w.problems.index(0, col)) == "after 4"

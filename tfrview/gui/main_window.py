@@ -406,8 +406,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     @Slot(object)
     def _on_problem(self, item) -> None:
         fi, problem = item
-        record, target = self.model.note_problem(fi, problem)
-        self.problems.add(ProblemRow(fi, record, target, problem))
+        record, target, after = self.model.note_problem(fi, problem)
+        self.problems.add(ProblemRow(fi, record, target, problem, after))
         self._show_problems_once()
         self._update_problem_counts()
 

@@ -23,8 +23,9 @@ _SEVERITY_FG = {
 class ProblemRow:
     file_no: int
     record: int | None  # global record number the problem belongs to
-    target: int | None  # global record to jump to (the record itself, or the one after a damaged region)
+    target: int | None  # global record to jump to (the record itself, or the one next to a damaged region)
     problem: Problem
+    after: bool = False  # the damage lies after `target` (at the end of its file), not before it
 
     @property
     def sort_key(self) -> tuple:
@@ -90,7 +91,9 @@ class ProblemsModel(ColumnsModel):
                     return str(row.record)
                 if p.kind == "unreadable_file":
                     return "file"
-                return f"before {row.target}" if row.target is not None else "end"
+                if row.target is None:
+                    return "at the end"
+                return f"{'after' if row.after else 'before'} {row.target}"
             if col == "file":
                 return self.file_names[row.file_no]
             if col == "kind":

@@ -114,9 +114,10 @@ class RecordTableModel(ColumnsModel):
         self.endResetModel()
         self.refresh()
 
-    def note_problem(self, file_no: int, problem) -> tuple[int | None, int | None]:
+    def note_problem(self, file_no: int, problem) -> tuple[int | None, int | None, bool]:
         """Record problems go on their row; damaged regions on the row after them (or the last row).
-        Returns (the global record it belongs to or None, the global record to jump to)."""
+        Returns (the global record it belongs to or None, the global record to jump to, whether the
+        damage lies after that record rather than before it)."""
         text = f"{problem.kind}: {problem.message}"
         if problem.record is not None:
             key = (file_no, problem.record)
@@ -124,10 +125,10 @@ class RecordTableModel(ColumnsModel):
             table[key] = (table[key] + "\n" + text) if key in table else text
             n = self.global_number(file_no, problem.record)
             self._repaint_record(n)
-            return n, n
+            return n, n, False
         idx = self.ds.files[file_no].index
         if not idx.count:
-            return None, None
+            return None, None, False
         k = int(np.searchsorted(idx.offsets[: idx.count], np.uint64(problem.offset), side="left"))
         if k < idx.count:
             key, where = (file_no, k), "before this record"
@@ -137,7 +138,7 @@ class RecordTableModel(ColumnsModel):
         self._gap_at[key] = (self._gap_at[key] + "\n" + line) if key in self._gap_at else line
         n = self.global_number(file_no, key[1])
         self._repaint_record(n)
-        return None, n
+        return None, n, k >= idx.count
 
     def clear_qa(self) -> None:
         self._qa_at.clear()
