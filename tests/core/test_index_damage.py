@@ -180,3 +180,31 @@ def test_resync_through_large_zero_and_garbage_regions():
         src, idx, _ = index_bytes(good + junk + good)
         assert read_all(src, idx) == payloads(5) * 2
         assert problem_tuples(idx.problems) == [("unreadable_bytes", offs[-1], len(junk), None)]
+
+
+def test_zero_bytes_after_the_last_record_are_trailing_bytes_not_a_record():
+    """16 zeros frame as a header of length 0 with 4 more zeros; they are no record (issue 9)."""
+    from tests.helpers import framed, index_bytes, payloads
+
+    data, _ = framed(payloads(50))
+    for n in (16, 17, 40):
+        src, idx, vprobs = index_bytes(data + bytes(n))
+        assert idx.count == 50 and not vprobs
+        (p,) = idx.problems
+        assert p.kind == "trailing_bytes" and p.message.startswith(f"{n} zero bytes after the last record")
+
+
+def test_a_damaged_gzip_trailer_costs_no_record_and_is_named():
+    import gzip
+
+    from tests.helpers import framed, index_bytes, payloads
+
+    data, offs = framed(payloads(50))
+    one = gzip.compress(data, mtime=0)
+    for blob in (one[:-8] + bytes(4) + one[-4:], one[:-4] + bytes(4)):  # its CRC, then its size
+        src, idx, vprobs = index_bytes(blob)
+        assert idx.count == 50 and not vprobs and [p.kind for p in idx.problems] == ["decompression_error"]
+        assert "GZIP trailer" in idx.problems[0].message
+    a, b = gzip.compress(data[: offs[25]], mtime=0), gzip.compress(data[offs[25] :], mtime=0)
+    src, idx, vprobs = index_bytes(a[:-8] + bytes(4) + a[-4:] + b)  # the first member's trailer: read on
+    assert idx.count == 50 and not vprobs and len(idx.problems) == 1

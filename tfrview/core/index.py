@@ -209,12 +209,24 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
     length, crc = HEADER.unpack_from(head, 0)
     true_len = region - OVERHEAD
     if length == true_len or length_crc(true_len) == crc:
-        return True
+        # the header half agrees; but zeros (a filesystem's lost pages, padding) are no record
+        return not _all_zero(st, pos, region)
     if true_len > _BIG_RECORD:
         return False  # too big to check here
     if st.random_access:
         st.advance(pos, region)
     return _whole_record(st, pos, pos + region)  # False if a compressed stream no longer holds them
+
+
+def _all_zero(st: Stream, pos: int, region: int) -> bool:
+    """Is [pos, pos+region) all zero bytes (as far as the window holds them)?"""
+    if st.random_access:
+        st.advance(pos, min(region, _BIG_RECORD))
+    a = pos - st.base
+    if a < 0:
+        return False
+    chunk = st.buf[a : a + min(region, st.end - pos)]
+    return chunk == bytes(len(chunk))
 
 
 def scan(
@@ -369,7 +381,8 @@ def scan(
                 _truncated(pos, length, region, None if sync == -1 else nxt, b.record_at_cursor())
             )
         elif sync == -1:
-            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes))
+            zeros = region <= _BIG_RECORD and _all_zero(st, pos, region)
+            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes, zeros))
         else:
             msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
             b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, region, None, msg))
@@ -475,7 +488,7 @@ def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
     return Problem(ProblemKind.TRUNCATED, pos, have, None, msg)
 
 
-def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes) -> Problem:
+def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zeros: bool = False) -> Problem:
     if nothing_before:
         from .sniff import describe_content
 
@@ -484,7 +497,8 @@ def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes) -> P
             f"(no valid record header in {region:,} bytes)"
         )
         return Problem(ProblemKind.NOT_TFRECORD, 0, region, None, msg)
-    msg = f"{region} bytes after the last record at {pos} are not a record"
+    what = "zero bytes" if zeros else "bytes"
+    msg = f"{region} {what} after the last record at {pos} are not a record"
     return Problem(ProblemKind.TRAILING_BYTES, pos, region, None, msg)
 
 
@@ -664,11 +678,12 @@ def overstated_split(source: Source, offset: int, length: int) -> tuple[int, boo
     inner records fill the payload exactly (from its first byte to its footer)."""
     if length > _BIG_RECORD:
         return None
-    span = source.read(offset, length + OVERHEAD)
-    end = len(span)
-    if end < length + OVERHEAD:
+    end = length + OVERHEAD
+    span = source.read(offset, end + HEADER_SIZE - 1)  # a header may start in the span's last bytes
+    if len(span) < end:
         return None
-    for q in valid_header_positions(span[1:], end - HEADER_SIZE) + 1:
+    starts = valid_header_positions(span[1:].ljust(end + HEADER_SIZE - 2, b"\xff"), end - 1) + 1
+    for q in starts:
         q = int(q)
         whole = q >= OVERHEAD and masked_crc(span[HEADER_SIZE : q - 4]) == U32.unpack_from(span, q - 4)[0]
         n, reach = _whole_chain(source, offset + q, offset + end)

@@ -257,6 +257,7 @@ class _Inflater:
         self.error: str | None = None
         self.error_lost = True  # whether anything readable may lie beyond the error
         self.error_in_pos = 0
+        self.soft_errors: list[str] = []  # damage read past (a GZIP member's trailer), not yet reported
 
     def clone(self) -> _Inflater:
         return _Inflater(self.data, self.wbits, self.resume_pos(), self.d.copy())
@@ -296,10 +297,13 @@ class _Inflater:
 
     def _salvage(self, d, chunk: bytes, max_out: int, exc: zlib.error) -> bytes:
         """zlib drops a call's output when it raises: replay the chunk in small pieces, and the piece
-        that fails byte by byte, to keep everything inflated before the damage (a damaged GZIP
-        trailer, say, must not cost the last record)."""
+        that fails byte by byte, to keep everything inflated before the damage. A GZIP member whose
+        trailer alone fails its check has given all its data: that is said, and reading goes on
+        with the next member (a damaged trailer must not cost a record)."""
+        start = self.in_pos - len(chunk)  # the file position of chunk[0]
         parts: list[bytes] = []
         got = 0
+        failed_at = None
         for i in range(0, len(chunk), 64):
             saved = d.copy()
             try:
@@ -310,6 +314,7 @@ class _Inflater:
                     try:
                         out = d.decompress(chunk[j : j + 1], max_out - got)
                     except zlib.error:
+                        failed_at = start + j
                         break
                     parts.append(out)
                     got += len(out)
@@ -318,6 +323,23 @@ class _Inflater:
             got += len(out)
             if got >= max_out:
                 break
+        text = str(exc)
+        if failed_at is not None and ("incorrect data check" in text or "incorrect length check" in text):
+            what = "GZIP trailer" if self.wbits == 31 else "ZLIB checksum"
+            note = (
+                f"the {what} checked at compressed byte {failed_at} does not match the data before it "
+                f"({text.split(': ')[-1]}): the trailer is damaged, or the data is (the records' own CRCs say which)"
+            )
+            # zlib checks the CRC before reading the 4-byte size: the next member starts 1 or 5 bytes on
+            nxt = next((n for n in (failed_at + 1, failed_at + 5) if self.data[n : n + 2] == b"\x1f\x8b"), failed_at + 1)
+            if self.wbits == 31 and self.data[nxt : nxt + 2] == b"\x1f\x8b":
+                self.soft_errors.append(note)  # the member's data is all out: go on with the next one
+                self.d = zlib.decompressobj(self.wbits)
+                self.in_pos = nxt
+                return b"".join(parts)
+            self.d = d
+            self._fail(note, lost=nxt < len(self.data))
+            return b"".join(parts)
         self.d = d
         self._fail(f"compressed data is corrupt ({exc})")
         return b"".join(parts)
@@ -381,6 +403,9 @@ class _InflatingStream(Stream):
 
     def _pull(self) -> bytes:
         out = self._inf.read(_OUTPUT_BLOCK)
+        for note in self._inf.soft_errors:
+            self.problems.append(Problem(ProblemKind.DECOMPRESSION_ERROR, self.end + len(out), None, None, note))
+        self._inf.soft_errors.clear()
         if out:
             self.end += len(out)
             self._ckpts.maybe_add(self.end, self._inf)
