@@ -78,11 +78,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self._load_nearby_label_map()
         self.thumbs.label_map = self.label_map
         self.progress_state: IndexProgress | None = None
-        self.indexer = IndexWorker(dataset, self, class_ids=self._label_map_auto)
-        self.indexer.progress.connect(self._on_progress)
-        self.indexer.problem_found.connect(self._on_problem)
-        self.indexer.facts.connect(self._on_facts)
-        self.indexer.finished.connect(self._on_index_finished)
+        self.indexer = self._make_indexer()
         self.summarizer = SummaryWorker(dataset, self)
         self.summarizer.label_map = self.label_map
         self.summarizer.ready.connect(self._on_summaries)
@@ -166,7 +162,9 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             lambda: (self.filter_edit.setFocus(), self.filter_edit.selectAll()),
             "Ctrl+F",
         )
-        self._act("cancel", "Stop", self.cancel_indexing, "Esc", tip="Stop indexing, verifying and checking")
+        self._act("cancel", "Stop", self._on_escape, "Esc", tip="Esc stops what the focused part started")
+        self._act("stop_scan", "Stop", self.cancel_indexing, tip="Stop indexing, verifying and checking")
+        self._act("resume", "Resume", self.resume_indexing, tip="Go on reading the dataset where it stopped")
         self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
         self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
         self._act("rerun_checks", "Run QA Checks Again", self.start_checks)
@@ -281,7 +279,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.cancel_button = QToolButton(self)
-        self.cancel_button.setDefaultAction(self.actions_by_name["cancel"])
+        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
         sb.addWidget(self.status_label, 1)
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
@@ -364,6 +362,14 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
 
     # indexing -----------------------------------------------------------------------------------------------
 
+    def _make_indexer(self) -> IndexWorker:
+        w = IndexWorker(self.ds, self, class_ids=self._label_map_auto)
+        w.progress.connect(self._on_progress)
+        w.problem_found.connect(self._on_problem)
+        w.facts.connect(self._on_facts)
+        w.finished.connect(self._on_index_finished)
+        return w
+
     @Slot()
     def start_indexing(self) -> None:
         self.rows_timer.start()
@@ -374,6 +380,30 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.indexer.cancel()
         if self.checker is not None:
             self.checker.cancel()
+
+    @Slot()
+    def _on_escape(self) -> None:
+        """Esc stops what the focused part of the window started: in the filter box, the filter
+        (never the scan of the dataset); elsewhere, the scan and the checks."""
+        if self.filter_edit.hasFocus():
+            if self.filterer is not None:
+                self._stop_filter()
+                self.filter_state = "stopped"
+                self._show_filter_state()
+            return
+        self.cancel_indexing()
+
+    @Slot()
+    def resume_indexing(self) -> None:
+        """Go on where a stopped scan stopped: the records already framed and verified are kept."""
+        if self.indexer.isRunning():
+            return
+        self.index_handled = False
+        self.indexer = self._make_indexer()
+        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
+        self.cancel_button.setVisible(True)
+        self.progress.setVisible(True)
+        self.start_indexing()
 
     @Slot()
     def _grow_rows(self) -> None:
@@ -463,9 +493,11 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.model.refresh()
         self.model.status_changed(force=True)
         p = self.progress_state
-        self.cancel_button.setVisible(False)
-        self.progress.setVisible(p is not None and p.phase == "cancelled")
-        if p is not None and p.phase == "cancelled":
+        stopped = p is not None and p.phase in ("cancelled", "error")
+        self.cancel_button.setDefaultAction(self.actions_by_name["resume"])
+        self.cancel_button.setVisible(stopped)  # a stopped scan can always be resumed, visibly
+        self.progress.setVisible(stopped)
+        if stopped:
             self.progress.setFormat("stopped at %p%")
         if p is not None and p.phase == "done" and self.run_checks:
             self.start_checks()
@@ -522,6 +554,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
         elif p is not None and p.phase == "done":
             parts.append("all CRCs checked")
+        elif p is not None and p.phase == "cancelled":
+            parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
         if self.check_state:
             parts.append(self.check_state)
         if self.label_map_path:

@@ -65,6 +65,10 @@ class ExportMixin:
     @Slot()
     def save_intact(self) -> None:
         p = self.progress_state
+        if p is not None and p.phase in ("cancelled", "error"):
+            QMessageBox.information(self, "Save intact records",
+                                    "The scan stopped before every CRC was checked: Resume it first.")  # fmt: skip
+            return
         if p is None or p.phase != "done":
             QMessageBox.information(
                 self, "Save intact records", "Wait until every CRC is checked (see the status bar)."

@@ -3,6 +3,7 @@ and hand plain data back by queued signals; neither touches a widget, model or p
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,14 @@ from tfrview.core.report import sample_facts
 from tfrview.gui.request_queue import NewestFirst
 
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
+
+
+def _first_unverified(index) -> int:
+    """The first record whose data CRC was not checked yet (a scan stopped in its verify pass)."""
+    from tfrview.core.index import VERIFIED
+
+    unchecked = np.flatnonzero((index.status & VERIFIED) == 0)
+    return int(unchecked[0]) if len(unchecked) else index.count
 
 
 def _stop(proc) -> None:
@@ -116,6 +125,18 @@ class IndexWorker(QThread):
                 continue
             self._file_no = fi
             step = in_child if self._use_child(f) else here
+            if name == "index" and f.index.done:  # a resumed scan: this file is framed already
+                base += size(f)
+                continue
+            if name == "index" and f.index.count:  # framed in part: go on, keeping what is known
+                step = self._index_rest_here
+            if name == "verify":
+                first = _first_unverified(f.index)
+                if first >= f.index.count:
+                    base += size(f)
+                    continue
+                if first:
+                    step = functools.partial(self._verify_here, start=first)
             if not step(fi, f, base, total):
                 self._emit("cancelled", base, total)
                 return False
