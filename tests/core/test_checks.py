@@ -153,3 +153,45 @@ def test_run_checks_yields_problems_with_record_numbers():
                     np.full(10, 84, dtype=np.uint64), np.arange(10))  # fmt: skip
     got = [(ti, p.record, str(p.kind)) for ti, p in run_checks([t])]
     assert got == [(0, 4, "nan_or_inf")]
+
+
+def test_class_text_equal_to_name_or_display_name_is_no_mismatch():
+    """A label map with display_name: the record's text may be either name (issue 9)."""
+    from tfrview.core.labelmap import LabelMap, parse_label_map
+
+    lm = parse_label_map('item { id: 1 name: "person" display_name: "Person" } item { id: 2 name: "car" }')
+    assert isinstance(lm, LabelMap) and lm[1] == "Person"
+
+    def labels(text: bytes, i: int = 1):
+        f = od([0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [i], "image/object/class/text": [text]})
+        return check_labels(f, detect_spec(f), lm, od_dataset=True)
+
+    assert labels(b"person") == [] and labels(b"Person") == []
+    assert kinds(labels(b"PERSON ")) == ["label_text_case"] and ProblemKind_of("label_text_case").severity == "info"
+    assert kinds(labels(b"truck", 2)) == ["label_text_mismatch"]
+    # a job gets the map as JSON and keeps every name
+    assert LabelMap.from_json(lm.to_json()).accepts(1, "person")
+
+
+def ProblemKind_of(name):  # noqa: N802
+    from tfrview.core.framing import ProblemKind
+
+    return ProblemKind(name)
+
+
+def test_empty_lists_are_missing_values_not_type_mismatches():
+    """TFX writes a missing value as an empty bytes_list (issue 9)."""
+    s = Schema()
+    for i in range(20):
+        s.add(decode(make_example(label=[i], score=[0.5])))
+    s.add(decode(make_example(label=[1], score=[])))  # an empty int64 list where floats live
+    got = kinds(check_against_schema(decode(make_example(label=[1], score=[])), s))
+    assert got == ["missing_feature"]  # a missing value (a note), not a type mismatch
+
+
+def test_image_size_stored_as_floats_is_a_schema_error():
+    from tfrview.core.checks import check_size_types
+
+    got = check_size_types(feats(**{"image/height": [480.0], "image/width": [640.0], "image/channels": [3]}))
+    assert kinds(got) == ["image_size_type", "image_size_type"] and got[0].kind.severity == "error"
+    assert check_size_types(feats(**{"image/height": [480], "image/width": [640]})) == []

@@ -214,13 +214,37 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
             out.append(
                 Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map: {unknown[:10]}")
             )
-        bad = [(i, t) for i, t in zip(ids, texts, strict=False) if i in label_map and label_map[i] != t]
-        if bad:
-            i, t = bad[0]
-            out.append(Finding(ProblemKind.LABEL_TEXT_MISMATCH,
-                               f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
-                               + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")))  # fmt: skip
+        accepts = getattr(label_map, "accepts", lambda i, t: label_map.get(i) == t)
+        bad = [(i, t) for i, t in zip(ids, texts, strict=False) if i in label_map and not accepts(i, t)]
+        near = [(i, t) for i, t in bad if _same_words(t, label_map, i)]
+        far = [(i, t) for i, t in bad if not _same_words(t, label_map, i)]
+        for kind, found in ((ProblemKind.LABEL_TEXT_MISMATCH, far), (ProblemKind.LABEL_TEXT_CASE, near)):
+            if found:
+                i, t = found[0]
+                out.append(Finding(kind, f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
+                                         + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else "")
+                                         + (f" (+{len(found) - 1} more)" if len(found) > 1 else "")))  # fmt: skip
     return out
+
+
+def _same_words(text: str, label_map, i: int) -> bool:
+    """Do `text` and a name of item i differ only by case or white space?"""
+    def norm(s: str) -> str:
+        return " ".join(s.split()).casefold()
+
+    names = (label_map[i], *getattr(label_map, "names", {}).get(i, ()))
+    return any(norm(text) == norm(n) for n in names)
+
+
+def check_size_types(features: dict[str, Feature]) -> list[Finding]:
+    """image/height and image/width stored as floats: the Object Detection API's and TFDS's parsers
+    read them as int64 and fail on such a record, so this is a schema error, not a detail."""
+    return [
+        Finding(ProblemKind.IMAGE_SIZE_TYPE,
+                f"{k} is stored as float; parsers of the Object Detection API and TFDS read it as int64 and fail")
+        for k, f in features.items()
+        if f.type == FLOAT_LIST and k.rsplit("/", 1)[-1] in ("height", "width") and "image" in k
+    ]
 
 
 # --- values -------------------------------------------------------------------------------------------
@@ -259,6 +283,8 @@ class Schema:
         self.records += 1
         self.kinds[p.kind] += 1
         for k, f in p.features.items():
+            if not len(f.values):
+                continue  # an empty list of any type is a missing value (TFX writes them so)
             self.presence[k] += 1
             self.types.setdefault(k, Counter())[f.type] += 1
         spec = detect_spec(p.features) if p.features else None
@@ -304,14 +330,14 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
         return out
     if p.kind not in ("example", "sequence_example"):
         return out
-    missing = [k for k in schema.expected_keys() if k not in p.features]
+    missing = [k for k in schema.expected_keys() if k not in p.features or not len(p.features[k].values)]
     if missing:
         out.append(Finding(ProblemKind.MISSING_FEATURE,
                            f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
                            f"(present in ≥{int(MOST * 100)}% of records)"))  # fmt: skip
     for k, f in p.features.items():
         t = schema.main_type(k)
-        if t and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
+        if t and len(f.values) and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
             out.append(Finding(ProblemKind.FEATURE_TYPE_MISMATCH,
                                f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
                                f"{schema.types[k][t]:,} other records"))  # fmt: skip
@@ -373,6 +399,7 @@ def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, lab
     out += check_boxes(feats, spec, size)
     out += check_labels(feats, spec, label_map, schema.od_dataset if schema else bool(spec))
     out += check_values(feats)
+    out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
     return out

@@ -58,6 +58,8 @@ class ProblemKind(enum.StrEnum):
     LABEL_NOT_IN_MAP = "label_not_in_map"
     LABEL_ZERO = "label_zero"
     LABEL_TEXT_MISMATCH = "label_text_mismatch"
+    LABEL_TEXT_CASE = "label_text_case"  # class text and label map differ only in case or spacing
+    IMAGE_SIZE_TYPE = "image_size_type"  # image/height or image/width stored as floats
     NAN_OR_INF = "nan_or_inf"
     MISSING_FEATURE = "missing_feature"
     FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
@@ -81,7 +83,7 @@ _SEVERITY = {
     ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
     ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
     ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
-    ProblemKind.IMAGE_EXIF_ROTATION: "info",
+    ProblemKind.IMAGE_EXIF_ROTATION: "info", ProblemKind.LABEL_TEXT_CASE: "info", ProblemKind.IMAGE_SIZE_TYPE: "error",
 }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from .checks import check_target, run_checks
 from .dataset import Dataset
 from .index import verify
+from .labelmap import LabelMap
 from .payload import bounded_payload
 from .report import intact_numbers
 
@@ -52,7 +53,7 @@ def _open_verified(paths: list[str]) -> Dataset:
 
 
 def job_checks(spec: dict) -> None:
-    label_map = {int(k): v for k, v in (spec.get("label_map") or {}).items()} or None
+    label_map = LabelMap.from_json(spec.get("label_map"))
     ds = _open_verified(spec["paths"])
     targets, files = [], []
     for fi, f in enumerate(ds.files):
@@ -108,7 +109,7 @@ def job_summary(spec: dict) -> None:
     from .datasummary import DatasetSummary
     from .payload import decode
 
-    label_map = {int(k): v for k, v in (spec.get("label_map") or {}).items()} or None
+    label_map = LabelMap.from_json(spec.get("label_map"))
     ds = _open_verified(spec["paths"])
     total = sum(f.index.count for f in ds.files)
     tick = _ticker(0.2)

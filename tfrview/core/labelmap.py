@@ -10,6 +10,31 @@ from .framing import TfrviewError, one_line
 from .limits import MAX_LABEL_MAP_BYTES, MAX_LABEL_MAP_NESTING, too_large
 
 
+class LabelMap(dict):
+    """id -> the name shown (display_name, else name); `names` holds every name an item gives, so
+    class text that equals either is no mismatch."""
+
+    def __init__(self, *args, names: dict[int, tuple[str, ...]] | None = None) -> None:
+        super().__init__(*args)
+        self.names: dict[int, tuple[str, ...]] = dict(names or {})
+
+    def accepts(self, i: int, text: str) -> bool:
+        return text == self.get(i) or text in self.names.get(i, ())
+
+    def to_json(self) -> dict:
+        return {"names": {str(k): v for k, v in self.items()}, "aliases": {str(k): list(v) for k, v in self.names.items()}}
+
+    @classmethod
+    def from_json(cls, d: dict | None) -> LabelMap | None:
+        """From `to_json`, or from a plain {id: name} mapping (older callers)."""
+        if not d:
+            return None
+        if "names" in d and isinstance(d["names"], dict):
+            aliases = {int(k): tuple(v) for k, v in (d.get("aliases") or {}).items()}
+            return cls({int(k): v for k, v in d["names"].items()}, names=aliases)
+        return cls({int(k): v for k, v in d.items()})
+
+
 def _nesting(text: str) -> int:
     """The deepest {...} / <...> nesting of a text-format message (outside quoted strings, roughly)."""
     depth = deepest = 0
@@ -39,10 +64,12 @@ def parse_label_map(text: str) -> dict[int, str]:
         raise TfrviewError(f"not a label map ({one_line(str(exc))})") from None
     except (RecursionError, ValueError, TypeError, UnicodeError) as exc:
         raise TfrviewError(f"not a label map ({type(exc).__name__}: {one_line(str(exc))[:200]})") from None
-    out = {}
+    out = LabelMap()
     for item in msg.item:
         if item.HasField("id"):
-            out[int(item.id)] = item.display_name or item.name or str(item.id)
+            i = int(item.id)
+            out[i] = item.display_name or item.name or str(i)
+            out.names[i] = tuple(dict.fromkeys(n for n in (item.display_name, item.name) if n))
     if not out:
         raise TfrviewError("label map has no items with an id")
     return out

@@ -62,7 +62,7 @@ class DatasetJobsMixin:
 
     def _job_spec(self, job: str) -> dict:
         return {"job": job, "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": {str(k): v for k, v in (self.label_map or {}).items()}}  # fmt: skip
+                "label_map": _label_map_json(self.label_map)}  # fmt: skip
 
     @Slot(object)
     def _on_summary_items(self, item) -> None:
@@ -79,3 +79,12 @@ class DatasetJobsMixin:
                     self.summary_panel.show_progress(f"computing the summary… {100 * done // max(total, 1)}%")
             elif "error" in obj:
                 self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
+
+
+def _label_map_json(label_map) -> dict:
+    """A label map for a job's spec, with every name each item gives (see core.labelmap.LabelMap)."""
+    if label_map is None:
+        return {}
+    if hasattr(label_map, "to_json"):
+        return label_map.to_json()
+    return {str(k): v for k, v in label_map.items()}
