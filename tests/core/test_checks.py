@@ -167,16 +167,10 @@ def test_class_text_equal_to_name_or_display_name_is_no_mismatch():
         return check_labels(f, detect_spec(f), lm, od_dataset=True)
 
     assert labels(b"person") == [] and labels(b"Person") == []
-    assert kinds(labels(b"PERSON ")) == ["label_text_case"] and ProblemKind_of("label_text_case").severity == "info"
+    assert kinds(labels(b"PERSON ")) == ["label_text_case"] and labels(b"PERSON ")[0].kind.severity == "info"
     assert kinds(labels(b"truck", 2)) == ["label_text_mismatch"]
     # a job gets the map as JSON and keeps every name
     assert LabelMap.from_json(lm.to_json()).accepts(1, "person")
-
-
-def ProblemKind_of(name):  # noqa: N802
-    from tfrview.core.framing import ProblemKind
-
-    return ProblemKind(name)
 
 
 def test_empty_lists_are_missing_values_not_type_mismatches():
