@@ -78,3 +78,22 @@ def test_len_and_facts():
 def test_nan_compares_false():
     assert not match("x > 0", x=[math.nan])
     assert not match("x == x", x=[math.nan])
+
+
+def test_keys_resolve_against_the_dataset():
+    import pytest
+
+    from tfrview.core.filterexpr import FilterError, Key, parse, resolve_keys
+
+    known = {"image/width", "image/height", "mask/width", "label"}
+    assert resolve_keys(parse("height > 2"), known).left == Key("image/height")
+    with pytest.raises(FilterError, match="could be image/width or mask/width"):
+        resolve_keys(parse("width > 2"), known)
+    with pytest.raises(FilterError, match="did you mean label") as e:
+        resolve_keys(parse("x == 1 or lable == 3"), known)
+    assert e.value.position == 10
+    with pytest.raises(FilterError, match="quote it"):
+        resolve_keys(parse("label == cat"), known)
+    assert resolve_keys(parse("rare == 1"), known, complete=False).left == Key("rare")  # maybe unsampled
+    with pytest.raises(FilterError, match="no record has"):
+        resolve_keys(parse("rare == 1"), known, complete=True)

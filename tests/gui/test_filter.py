@@ -65,3 +65,26 @@ def test_job_results_arrive_on_the_ui_thread(qtbot, open_window, damaged_file, m
     w = open_window([damaged_file])
     assert run_filter(qtbot, w, "record < 3") == [0, 1, 2]
     assert threads and all(threads)
+
+
+def test_unknown_keys_and_bare_words_are_errors_with_a_suggestion(qtbot, open_window, tmp_path):
+    """Not '0 matches' (issue 9): a misspelt key names the nearest one, a bare word wants quotes,
+    and a bare last part resolves to the key it ends."""
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    qtbot.waitUntil(lambda: bool(w.sample_keys), timeout=20000)
+    w.filter_edit.setText("digti == 3")
+    w.apply_filter()
+    assert w.filterer is None and "did you mean digit?" in w.filter_status.text()
+    w.filter_edit.setText("kind == example")
+    w.apply_filter()
+    assert 'quote it: "example"' in w.filter_status.text()
+    assert run_filter(qtbot, w, "digit == 7") == [32]
+
+
+def test_problem_not_equal_means_no_problem_equals(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
+    everything = run_filter(qtbot, w, "record >= 0")
+    assert run_filter(qtbot, w, 'problem != "bad_data_crc"') == [n for n in everything if n != 4]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
 FACTS = {"problem", "kind", "record", "size", "file"}
@@ -95,6 +95,7 @@ def _unquote(s: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Key:
     name: str
+    pos: int = field(default=0, compare=False)  # where it was written, for errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ class Lit:
 @dataclass(frozen=True, slots=True)
 class Len:
     key: str
+    pos: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +201,7 @@ class _Parser:
             return Lit(_unquote(t.text))
         if t.kind == "dq":
             self.take()
-            return Key(_unquote(t.text)) if left_side else Lit(_unquote(t.text))
+            return Key(_unquote(t.text), t.pos) if left_side else Lit(_unquote(t.text))
         if t.kind == "lp":
             self.take()
             node = self.parse_or()
@@ -220,7 +222,7 @@ class _Parser:
                 if self.tok.kind != "rp":
                     raise FilterError("missing ) after len(key", self.tok.pos)
                 self.take()
-                return Len(_unquote(k.text) if k.kind in ("dq", "sq") else k.text)
+                return Len(_unquote(k.text) if k.kind in ("dq", "sq") else k.text, k.pos)
             if w in ("true", "false"):
                 self.take()
                 return Lit(w == "true")
@@ -230,7 +232,7 @@ class _Parser:
             if w in KEYWORDS:
                 raise FilterError(f"{t.text!r} cannot start a term", t.pos)
             self.take()
-            return Key(t.text)
+            return Key(t.text, t.pos)
         if t.kind == "end":
             raise FilterError("the filter ends too early", t.pos)
         raise FilterError(f"unexpected {t.text!r}", t.pos)
@@ -239,6 +241,47 @@ class _Parser:
 def parse(text: str):
     """The AST of a filter. Raises FilterError with the position of the mistake."""
     return _Parser(text).parse()
+
+
+def resolve_keys(node, known: set[str], complete: bool = False):
+    """The filter with its feature keys checked against the dataset's: a bare last part resolves to
+    the one key it ends (`width` -> `image/width`); a key no record has is an error naming the
+    nearest one, and a bare word on the right of a comparison is text that wants quotes. `complete`
+    says `known` holds every key of the dataset (else only a sample's: unknown keys with no near
+    match are left alone, as they may live in records not sampled)."""
+    import difflib
+
+    def name_of(name: str, pos: int, right: bool) -> str:
+        if not known or name in known:
+            return name
+        ends = sorted(k for k in known if k.rsplit("/", 1)[-1] == name)
+        if len(ends) == 1:
+            return ends[0]
+        if len(ends) > 1:
+            raise FilterError(f"{name!r} could be {' or '.join(ends[:3])}: write the whole key", pos)
+        if right:
+            raise FilterError(f"no feature {name!r}; to compare with text, quote it: \"{name}\"", pos)
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        if near:
+            raise FilterError(f"no feature {name!r}; did you mean {near[0]}?", pos)
+        if complete:
+            raise FilterError(f"no record has a feature {name!r}", pos)
+        return name
+
+    def walk(n, right: bool = False):
+        if isinstance(n, Key):
+            return replace(n, name=name_of(n.name, n.pos, right))
+        if isinstance(n, Len):
+            return replace(n, key=name_of(n.key, n.pos, False))
+        if isinstance(n, Cmp):
+            return Cmp(n.op, walk(n.left), walk(n.right, right=True))
+        if isinstance(n, Not):
+            return Not(walk(n.inner))
+        if isinstance(n, And | Or):
+            return type(n)(tuple(walk(x) for x in n.items))
+        return n
+
+    return walk(node)
 
 
 # --- evaluation ---------------------------------------------------------------------------------------

@@ -69,9 +69,10 @@ def job_checks(spec: dict) -> None:
 def job_filter(spec: dict) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
-    from .filterexpr import compile_filter, facts_for, parse
+    from .filterexpr import compile_filter, facts_for, parse, resolve_keys
 
-    test = compile_filter(parse(spec["expr"]))
+    node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
+    test = compile_filter(node)
     problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
     ds = Dataset.open(spec["paths"])
     for _ in ds.scan():

@@ -150,6 +150,7 @@ class SampleFacts:
 
     kinds: dict[str, int]
     class_ids: frozenset[int]
+    keys: frozenset[str] = frozenset()  # feature keys of the sampled records (the filter checks keys with them)
 
 
 def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
@@ -170,5 +171,13 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
                 continue
             time.sleep(0)  # decoding holds the GIL: let a UI thread in between records
 
-    kinds = Counter(sniff_kind(d) for d in payloads(kinds_of))
-    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))))
+    from .payload import decode
+
+    kinds: Counter = Counter()
+    keys: set[str] = set()
+    for d in payloads(kinds_of):
+        kind = sniff_kind(d)
+        kinds[kind] += 1
+        if kind in ("example", "sequence_example"):
+            keys.update(decode(d).features)
+    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))), frozenset(keys))

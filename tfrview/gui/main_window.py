@@ -294,6 +294,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.checker: JobWorker | None = None
         self.summarizer_job: JobWorker | None = None
         self.summary: dict | None = None
+        self.summary_partial = True
+        self.sample_keys: frozenset[str] = frozenset()  # feature keys of the records sampled after indexing
         self.check_state = ""
         self.run_checks = True
         self._payload_kinds = ""
@@ -510,6 +512,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     def _on_facts(self, facts: SampleFacts) -> None:
         """A sample of records, read by the indexer thread: what they hold, and whether an auto-found
         label map names their class ids (it is set aside if not)."""
+        self.sample_keys = facts.keys
         names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])

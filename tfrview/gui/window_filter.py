@@ -55,14 +55,15 @@ class FilterMixin:
 
     @Slot()
     def apply_filter(self) -> None:
-        from tfrview.core.filterexpr import FilterError, parse
+        from tfrview.core.filterexpr import FilterError, parse, resolve_keys
 
         text = self.filter_edit.text().strip()
         if not text:
             self.clear_filter()
             return
+        known, complete = self.known_keys()
         try:
-            parse(text)
+            resolve_keys(parse(text), known, complete)
         except FilterError as exc:
             self._set_filter_error(exc)
             return
@@ -72,12 +73,20 @@ class FilterMixin:
         for r in self.problems.rows:
             if r.target is not None:
                 problems.setdefault(str(r.target), []).append(str(r.problem.kind))
-        spec = {"job": "filter", "expr": text, "problems": problems,
+        spec = {"job": "filter", "expr": text, "problems": problems, "known_keys": sorted(known), "complete": complete,
                 "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
         self.model.set_filter()
         self.filter_state = "filtering…"
         self.filterer = replace_job(self, None, spec, self._on_filter_items, self._on_filter_finished)
         self._show_filter_state()
+
+    def known_keys(self) -> tuple[set[str], bool]:
+        """The dataset's feature keys, and whether that is all of them: every key once the summary
+        has read every record, else those of the records sampled when the index was done."""
+        s = self.summary
+        if s is not None and not getattr(self, "summary_partial", True):
+            return set(s.get("keys", {})), True
+        return set(getattr(self, "sample_keys", ())), False
 
     @Slot(object)
     def _on_filter_items(self, item) -> None:

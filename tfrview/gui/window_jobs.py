@@ -73,6 +73,7 @@ class DatasetJobsMixin:
             if "summary" in obj:
                 self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
                 self.summary = obj["summary"]
+                self.summary_partial = obj.get("partial", False)
             elif "progress" in obj:
                 _, done, total = obj["progress"]
                 if self.summary is None:
