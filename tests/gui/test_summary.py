@@ -15,3 +15,21 @@ def test_summary_panel_and_label_map_that_does_not_fit(qtbot, open_window):
 def test_raccoon_keeps_its_label_map(qtbot, open_window):
     w = open_window([RACCOON])
     assert w.label_map == {1: "raccoon"}
+
+
+def test_ctrl_i_shows_the_summary_in_front_and_keeps_it(qtbot, open_window, tmp_path):
+    from tests.helpers import PENGUIN
+
+    w = open_window([PENGUIN])
+    w.problems_dock.show()
+    for _ in range(2):  # a second Ctrl+I keeps it, in front
+        w.actions_by_name["summary"].trigger()
+        qtbot.waitUntil(lambda: w.summary_dock.isVisible() and not w.summary_dock.visibleRegion().isEmpty(), timeout=5000)
+    assert w.problems_dock.visibleRegion().isEmpty()  # behind it, in the same dock area
+
+
+def test_dialogs_about_the_data_open_in_its_folder(qtbot, open_window):
+    from tests.helpers import RACCOON
+
+    w = open_window([RACCOON])
+    assert w.data_dir() == str(RACCOON.parent.resolve())

@@ -50,3 +50,10 @@ def test_the_gallery_and_problems_views_do_not_search_either(qtbot, open_window,
         t0 = time.perf_counter()
         view.keyboardSearch("zzz")
         assert time.perf_counter() - t0 < 0.05
+
+
+def test_the_number_column_shows_whole_numbers(qtbot, open_window, two_million):
+    w = open_window([two_million])
+    c = w.model.columns.index("#")
+    need = w.table.fontMetrics().horizontalAdvance("1,999,999")
+    assert w.table.horizontalHeader().sectionSize(c) > need

@@ -156,6 +156,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         )
         self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
         self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
+        self._act("summary", "Show Dataset &Summary", self.show_summary, "Ctrl+I")
         self._act(
             "filter",
             "&Filter…",
@@ -323,9 +324,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             v.addAction(a[name])
         v.addSeparator()
         v.addAction(self.problems_dock.toggleViewAction())
-        summary_action = self.summary_dock.toggleViewAction()
-        summary_action.setShortcut(QKeySequence("Ctrl+I"))
-        v.addAction(summary_action)
+        v.addAction(self.summary_dock.toggleViewAction())
+        v.addAction(a["summary"])
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
         g.addAction(a["filter"])
@@ -411,6 +411,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     def _grow_rows(self) -> None:
         before = self.model.rowCount()
         self.model.refresh()
+        self._fit_number_column()
         if before == 0 and self.model.rowCount() and self._selected is None:
             # after the first rows have painted: decoding record 0's image would compete with that paint
             QTimer.singleShot(100, self._select_first)
@@ -604,6 +605,27 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             if n != self._selected:
                 self.select_record(n)
 
+    def data_dir(self) -> str:
+        """The folder of the data: where file dialogs about this dataset open (label maps, exports)."""
+        for f in self.ds.files:
+            if f.source is not None:
+                return str(f.path.parent.resolve())
+        return last_dir()
+
+    def _fit_number_column(self) -> None:
+        """The # column as wide as the largest record number, so 1,999,999 never shows as '1999…'."""
+        digits = len(f"{max(self.model.total() - 1, 0):,}")
+        if digits != getattr(self, "_number_digits", 0):
+            self._number_digits = digits
+            width = self.table.fontMetrics().horizontalAdvance("0" * digits + ",,") + 16
+            self.table.horizontalHeader().resizeSection(self.model.columns.index("#"), max(56, width))
+
+    @Slot()
+    def show_summary(self) -> None:
+        """Ctrl+I: the Dataset Summary, in front of the Problems it shares the dock with."""
+        self.summary_dock.show()
+        self.summary_dock.raise_()
+
     @Slot(int)
     def _on_tab(self, i: int) -> None:
         if self.tabs.widget(i) is self.gallery and self._selected is not None:
@@ -710,7 +732,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     @Slot()
     def choose_label_map(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Load label map", last_dir(), "Label maps (*.pbtxt *.txt);;All files (*)"
+            self, "Load label map", self.data_dir(), "Label maps (*.pbtxt *.txt);;All files (*)"
         )
         if path:
             self.set_label_map(Path(path))

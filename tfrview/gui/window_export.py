@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
 from tfrview.core.atomic import atomic_write_bytes
 from tfrview.core.framing import TfrviewError
 from tfrview.gui.painting import render_overlay_on_image
-from tfrview.gui.settings import last_dir
 from tfrview.gui.workers import (
     TaskWorker,
 )
@@ -83,7 +82,7 @@ class ExportMixin:
         if comp is None:
             return
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(last_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        suggested = Path(self.data_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
         path, _ = QFileDialog.getSaveFileName(self, "Save intact records as", str(suggested))
         if path:
             self.write_intact(Path(path), comp)
@@ -126,14 +125,14 @@ class ExportMixin:
             if comp is None:
                 return
             path, _ = QFileDialog.getSaveFileName(
-                self, "Export records", str(Path(last_dir()) / "selection.tfrecord")
+                self, "Export records", str(Path(self.data_dir()) / "selection.tfrecord")
             )
         elif what == "jsonl":
             path, _ = QFileDialog.getSaveFileName(
-                self, "Export features", str(Path(last_dir()) / "selection.jsonl")
+                self, "Export features", str(Path(self.data_dir()) / "selection.jsonl")
             )
         else:
-            path = QFileDialog.getExistingDirectory(self, "Export images to a folder", last_dir())
+            path = QFileDialog.getExistingDirectory(self, "Export images to a folder", self.data_dir())
         if path:
             self.write_export(what, numbers, Path(path), comp or "none", keep_damaged=keep_damaged)
 
@@ -229,7 +228,7 @@ class ExportMixin:
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
         name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
         path, _ = QFileDialog.getSaveFileName(
-            self, "Save image", str(Path(last_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
+            self, "Save image", str(Path(self.data_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
         )
         if not path:
             return
