@@ -35,3 +35,12 @@ def test_thumbnail_of_broken_image_says_why():
     assert t.pixels is None and t.error and "decode" in t.caption
     t = make_thumbnail(make_example(label=[1]))
     assert t.pixels is None and not t.error and "no image" in t.caption
+
+
+def test_the_first_switch_to_the_gallery_keeps_the_selected_record(qtbot, open_window):
+    w = open_window([RACCOON])
+    w.select_record(7)
+    qtbot.waitUntil(lambda: w._selected == 7, timeout=5000)
+    w.tabs.setCurrentWidget(w.gallery)
+    qtbot.wait(200)
+    assert w._selected == 7 and w.gallery_model.record_number(w.gallery.currentIndex().row()) == 7

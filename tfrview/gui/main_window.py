@@ -582,7 +582,19 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         if n != self._selected:
             self._image_choice = 0
         self._selected = n
+        self._sync_gallery(current.row())
         self._request(n)
+
+    def _sync_gallery(self, row: int) -> None:
+        """The gallery's current item follows the table's, silently: a gallery first shown with no
+        current item would take its first one, and with it the selection (issue 9)."""
+        sm = self.gallery.selectionModel()
+        idx = self.gallery_model.index(row, 0)
+        if sm is None or not idx.isValid() or sm.currentIndex() == idx:
+            return
+        sm.blockSignals(True)
+        sm.setCurrentIndex(idx, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        sm.blockSignals(False)
 
     def _request(self, n: int) -> None:
         """Ask the decode worker for record n (it reads it too: on a cold file the read waits for the
