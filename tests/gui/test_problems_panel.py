@@ -17,8 +17,9 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
     for k in ("bad_data_crc", "unreadable_bytes", "truncated", "image_undecodable", "box_out_of_bounds",
               "image_exif_rotation", "unexpected_payload"):  # fmt: skip
         assert k in kinds, (k, kinds)
-    targets = [r.target for r in w.problems.rows if r.target is not None]
-    assert targets == sorted(targets)  # in record order
+    rank = {"error": 0, "warning": 1, "info": 2}
+    order = [(rank[r.problem.kind.severity], r.target) for r in w.problems.rows if r.target is not None]
+    assert order == sorted(order)  # errors first, then warnings, then notes; each in record order
     assert "problems" in w.problems_label.text() and "bad_data_crc" in w.problems_label.toolTip()
     assert w.problems_dock.windowTitle() == f"Problems ({len(w.problems.rows)})"
     qtmodeltester.check(w.problems, force_py=True)
@@ -58,3 +59,24 @@ def test_damage_after_the_last_record_says_after(qtbot, open_window, tmp_path):
     qtbot.waitUntil(lambda: len(w.problems.rows) >= 1, timeout=10000)
     col = w.problems.columns.index("record")
     assert w.problems.data(w.problems.index(0, col)) == "after 4"
+
+
+def test_one_click_shows_the_record_and_f8_reaches_every_problem(qtbot, open_window, tmp_path):
+    """Two problems on one record are two F8 steps, and damage after the last record is reached."""
+    from tests.helpers import framed, payloads
+
+    data, offs = framed(payloads(6))
+    b = bytearray(data)
+    b[offs[2] + 20] ^= 1  # record 2: a bad data CRC
+    path = tmp_path / "two.tfrecord"
+    path.write_bytes(bytes(b) + b"\x01tail garbage")
+    w = open_window([path])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
+    w.problems_view.selectRow(0)  # as a click does
+    assert w._selected == 2
+    seen = []
+    for _ in range(len(w.problems.rows)):
+        w.step_problem(False)
+        seen.append((w.problems_view.currentIndex().row(), w._selected))
+    assert sorted(r for r, _ in seen) == list(range(len(w.problems.rows)))
+    assert 5 in [n for _, n in seen]  # the trailing garbage, after the last record

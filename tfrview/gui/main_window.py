@@ -258,6 +258,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             ph.resizeSection(i, {"record": 90, "file": 70, "kind": 150, "severity": 70}.get(name, 200))
         self.problems_view.doubleClicked.connect(self._on_problem_activated)
         self.problems_view.activated.connect(self._on_problem_activated)
+        # one click or an arrow key on a problem shows its record (issue 9), focus staying in the panel
+        self.problems_view.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._on_problem_activated(cur))
         self.problems_dock = QDockWidget("Problems", self)
         self.problems_dock.setObjectName("problems")
         self.problems_dock.setWidget(self.problems_view)
@@ -473,18 +475,22 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
 
     @Slot(QModelIndex)
     def _on_problem_activated(self, index: QModelIndex) -> None:
+        if not index.isValid():
+            return
         row = self.problems.rows[index.row()]
         if row.target is not None:
             self.select_record(row.target)
 
     def step_problem(self, backwards: bool) -> None:
-        n = self.problems.next_target(self._selected, backwards)
-        if n is not None:
-            self.select_record(n)
-            for i, r in enumerate(self.problems.rows):
-                if r.target == n:
-                    self.problems_view.selectRow(i)
-                    break
+        """F8 / Shift+F8: the next or previous problem (every one of them, in the panel's order: two
+        on one record are two steps, and damage after the last record is reached too)."""
+        rows = self.problems.rows
+        if not rows:
+            return
+        cur = self.problems_view.currentIndex()
+        i = cur.row() if cur.isValid() else (-1 if not backwards else len(rows))
+        i = (i + (-1 if backwards else 1)) % len(rows)
+        self.problems_view.selectRow(i)  # shows its record (currentRowChanged)
 
     # QA checks ----------------------------------------------------------------------------------------
 

@@ -19,6 +19,9 @@ _SEVERITY_FG = {
 }
 
 
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
 @dataclass(frozen=True, slots=True)
 class ProblemRow:
     file_no: int
@@ -29,7 +32,10 @@ class ProblemRow:
 
     @property
     def sort_key(self) -> tuple:
+        """Errors first, then warnings, then notes (671 duplicate-image notes must not bury 19
+        errors); within each, in the order of the data."""
         return (
+            _SEVERITY_RANK.get(self.problem.kind.severity, 3),
             self.target if self.target is not None else 1 << 62,
             self.problem.offset,
             str(self.problem.kind),
