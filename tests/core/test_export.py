@@ -77,3 +77,23 @@ def test_export_images_skips_undecodable(tmp_path):
     bad = make_example(**{"image/encoded": [b"\xff\xd8\xff\xe0" + bytes(40)]})
     res = export_images(iter([(3, bad)]), tmp_path / "imgs")
     assert res.written == 0 and res.skipped == 1 and "record 3" in res.notes[0]
+
+
+def test_records_that_are_bare_images_are_images(tmp_path):
+    """A TFRecord of JPEG bytes, no Example (issue 9): shown and exported as images."""
+    import io
+
+    from PIL import Image
+
+    from tfrview.core.images import find_images, image_features
+    from tfrview.core.payload import decode
+    from tfrview.core.thumbs import make_thumbnail
+
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), "blue").save(buf, "JPEG")
+    p = decode(buf.getvalue())
+    (ref,) = find_images(image_features(p))
+    assert ref.detail == "JPEG"
+    assert make_thumbnail(buf.getvalue(), 32).pixels is not None
+    res = export_images(iter([(0, buf.getvalue()), (1, b"just text")]), tmp_path / "imgs")
+    assert res.written == 1 and res.skipped == 1 and res.notes == ("record 1: no image (bytes)",)

@@ -44,3 +44,23 @@ def test_the_first_switch_to_the_gallery_keeps_the_selected_record(qtbot, open_w
     w.tabs.setCurrentWidget(w.gallery)
     qtbot.wait(200)
     assert w._selected == 7 and w.gallery_model.record_number(w.gallery.currentIndex().row()) == 7
+
+
+def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path):
+    import io
+
+    from PIL import Image
+
+    from tfrview.core.writer import write_records
+
+    blobs = []
+    for color in ("red", "green", "blue"):
+        buf = io.BytesIO()
+        Image.new("RGB", (64, 48), color).save(buf, "JPEG")
+        blobs.append(buf.getvalue())
+    path = tmp_path / "jpegs.tfrecord"
+    write_records(path, blobs)
+    w = open_window([path])
+    w.select_record(1)
+    qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == 1, timeout=10000)
+    assert w.image_panel.current.decoded is not None and w.image_panel.current.decoded.width == 64

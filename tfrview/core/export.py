@@ -13,7 +13,7 @@ import numpy as np
 
 from .atomic import atomic_file, refuse_overwriting_inputs
 from .framing import HEADER_SIZE, TfrviewError
-from .images import ImageError, decode_image, find_images
+from .images import ImageError, decode_image, find_images, image_features
 from .overlays import Overlay, compute_overlay
 from .payload import decode, payload_json
 from .writer import RecordWriter
@@ -164,8 +164,11 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
     notes: list[str] = []
     for number, data in items:
         p = decode(data)
-        feats = p.features if p.kind in ("example", "sequence_example") else {}
+        feats = image_features(p)
         refs = find_images(feats)
+        if not refs:
+            skipped += 1
+            notes.append(f"record {number}: no image ({p.kind.replace('_', ' ')})")
         for k, ref in enumerate(refs):
             try:
                 img = decode_image(feats, ref)

@@ -90,6 +90,19 @@ class ImageError(ValueError):
 
 # --- finding ---------------------------------------------------------------------------------------
 
+RECORD_KEY = "(record)"  # the name a record that is itself an encoded image goes by
+
+
+def image_features(p) -> dict[str, Feature]:
+    """The features to look for images in: an Example's (or a SequenceExample's context), or, for a
+    record that is itself an encoded image (a TFRecord of JPEG bytes, no Example), the record."""
+    if p.kind in ("example", "sequence_example"):
+        return p.features
+    if p.full_size is None and sniff_image_format(p.raw):
+        return {RECORD_KEY: Feature(BYTES_LIST, [p.raw])}
+    return {}
+
+
 _H = re.compile(r"(^|[/_.])(height|rows|h)$")
 _W = re.compile(r"(^|[/_.])(width|cols|w)$")
 _C = re.compile(r"(^|[/_.])(depth|channels|channel|c)$")

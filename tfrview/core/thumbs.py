@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .images import ImageError, decode_image, find_images
+from .images import ImageError, decode_image, find_images, image_features
 from .overlays import Box, Overlay, compute_overlay
 from .payload import decode
 
@@ -30,7 +30,7 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
     from .export import draw_overlay
 
     p = decode(data)
-    feats = p.features if p.kind in ("example", "sequence_example") else {}
+    feats = image_features(p)
     refs = find_images(feats)
     if not refs:
         return Thumbnail(None, f"no image ({p.kind.replace('_', ' ')})")

@@ -211,7 +211,7 @@ class ExportMixin:
                 return
             text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
             if value.skipped and what.startswith("images"):
-                text += f"\n{value.skipped} image(s) did not decode:\n" + "\n".join(value.notes[:10])
+                text += f"\nSkipped {value.skipped}:\n" + "\n".join(value.notes[:10])
             elif value.notes:
                 text += "\n" + "\n".join(value.notes)
             QMessageBox.information(self, "Export", text)

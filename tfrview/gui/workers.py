@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QThread, Signal
 
 from tfrview.core.dataset import Dataset
 from tfrview.core.framing import TfrviewError
-from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images
+from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images, image_features
 from tfrview.core.index import verify
 from tfrview.core.limits import inflation_note
 from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
@@ -308,7 +308,7 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
         except (TfrviewError, IndexError) as exc:
             return RecordView(req.number, decode(b""), (), 0, None, str(exc), None, read_error=str(exc))
     p = decode(data)
-    feats = p.features if p.kind in ("example", "sequence_example") else {}
+    feats = image_features(p)
     refs = tuple(find_images(feats))
     if not refs:
         return RecordView(req.number, p, refs, 0, None, None, None)
