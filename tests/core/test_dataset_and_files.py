@@ -168,3 +168,13 @@ def test_thousands_of_shards_fit_under_a_low_open_file_limit(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0] == "400", r.stdout
+
+
+def test_workers_lower_their_own_priority():
+    import os
+    import subprocess
+    import sys
+
+    code = "import os; from tfrview.core.childproc import lower_priority; lower_priority(); print(os.nice(0))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert int(r.stdout) >= min(os.nice(0) + 10, 19)

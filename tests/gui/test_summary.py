@@ -33,3 +33,20 @@ def test_dialogs_about_the_data_open_in_its_folder(qtbot, open_window):
 
     w = open_window([RACCOON])
     assert w.data_dir() == str(RACCOON.parent.resolve())
+
+
+def test_the_summary_runs_beside_the_checks_and_workers_are_niced(qtbot, open_window, tmp_path):
+    import os
+
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    qtbot.waitUntil(lambda: w.summarizer_job is not None, timeout=20000)
+    assert w.check_state != "QA checks done" or w.summary is not None  # started with the checks, not after
+    proc = w.summarizer_job._proc
+    if proc is not None and proc.poll() is None:
+        try:
+            nice = os.getpriority(os.PRIO_PROCESS, proc.pid)
+        except ProcessLookupError:
+            return  # it finished meanwhile
+        assert nice >= min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19) or proc.poll() is not None

@@ -10,13 +10,13 @@ numbers (local per file) are the window's.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 
 from .checks import check_target, run_checks
+from .childproc import child_argv, child_env, lower_priority
 from .dataset import Dataset
 from .index import verify
 from .labelmap import LabelMap
@@ -136,6 +136,7 @@ JOBS = {"checks": job_checks, "filter": job_filter, "summary": job_summary}
 
 
 def child_main() -> int:
+    lower_priority()
     try:
         spec = json.loads(sys.stdin.read())
         JOBS[spec["job"]](spec)
@@ -149,14 +150,12 @@ def child_main() -> int:
 
 
 def spawn(spec: dict) -> subprocess.Popen:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_env()
     import tempfile
 
     err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the process; closed by its reader
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tfrview.core.jobs"],
+        child_argv("tfrview.core.jobs"),
         stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err, env=env, text=True,
     )  # fmt: skip
     proc.error_file = err

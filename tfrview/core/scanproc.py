@@ -12,7 +12,6 @@ Frames on stdout: one type byte, a u32 JSON length, the JSON, then the arrays th
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from .childproc import child_argv, child_env, lower_priority
 from .framing import Problem, ProblemKind
 from .index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
 from .source import open_source
@@ -48,6 +48,7 @@ def _write(out: BinaryIO, kind: bytes, meta: dict, *arrays: np.ndarray) -> None:
 def child_main(path: str, mode: str) -> int:
     """mode 'index': stream index chunks. mode 'verify': index quietly, then stream verify chunks."""
     out = sys.stdout.buffer
+    lower_priority()
     try:
         src = open_source(path)
         idx = RecordIndex()
@@ -112,11 +113,9 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
 
 
 def spawn(path: str, mode: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_env()
     return subprocess.Popen(
-        [sys.executable, "-m", "tfrview.core.scanproc", path, mode],
+        child_argv("tfrview.core.scanproc", path, mode),
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

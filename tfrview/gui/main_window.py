@@ -510,6 +510,8 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
             self.progress.setFormat("stopped at %p%")
         if p is not None and p.phase == "done" and self.run_checks:
             self.start_checks()
+            if self.summarizer_job is None:
+                self.start_summary()  # beside the checks, not after them (issue 9); both run niced
         self._update_status()
         self.index_handled = True
         if self._selected is not None:

@@ -50,7 +50,7 @@ class DatasetJobsMixin:
         if self.check_state.startswith("QA checks:"):
             self.check_state = "QA checks stopped"
         elif self.summarizer_job is None:
-            self.start_summary()  # one child process at a time on a small machine
+            self.start_summary()
         self._update_status()
 
     @Slot()
