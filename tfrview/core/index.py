@@ -41,8 +41,8 @@ DAMAGED = BAD_DATA_CRC | BAD_LENGTH_CRC
 _WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
 _BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
 _RESYNC_BLOCK = 1 << 20
-_HOP = 64 << 10
-_ZEROS = bytes(_RESYNC_BLOCK + HEADER_SIZE - 1)  # records at least this long are framed by their header alone in a plain file
+_HOP = 64 << 10  # records at least this long are framed by their header alone in a plain file
+_ZEROS = bytes(_RESYNC_BLOCK + HEADER_SIZE - 1)  # a resync block of zeros, compared whole (memcmp)
 _CRC_CACHE_MAX = 1 << 16
 
 _MORE, _END, _SHORT, _BAD = range(4)
@@ -239,9 +239,9 @@ def scan(
 
     Chunks come after `first_chunk` records, then every `chunk_records` records or 50 ms of work,
     whichever is first, so a caller can show progress and stop between them. `splits` maps the
-    offset of a record whose header overstates its length to its true length (found by `verify`,
-    see `overstated_splits`): it is framed at that length, so the records its header swallowed
-    are framed too."""
+    offset of a header that claims the records after it to (where the next true record starts,
+    whether the bytes before it are a whole record), as `verify` finds them (`overstated_split`,
+    `coincidence_splits`): the swallowed records are then framed too."""
     pending_splits = sorted((splits or {}).items(), reverse=True)
     st = source.stream()
     st.advance(0, 4096)

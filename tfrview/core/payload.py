@@ -183,7 +183,7 @@ def parse_wire(buf: bytes, depth: int = 0, max_fields: int = MAX_WIRE_FIELDS, no
 
 
 def _parse_wire(buf: memoryview, depth: int, budget: list[int], notes: list[str]) -> list[WireField]:
-    # the whole message must parse before any of it is trusted as a message
+    # the message must parse (as far as the field budget reaches) before it is trusted as one
     spans = []
     for f in iter_fields(buf):
         spans.append(f)
