@@ -55,6 +55,17 @@ def record_copies(dataset, numbers: Iterable[int], keep_damaged: bool = False):
         yield n, RecordCopy(payload, None if intact else f.source.read(off + HEADER_SIZE + ln, 4))
 
 
+def crc_word(status: int) -> str:
+    """A record's CRC status in the one word exports use."""
+    from .index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+
+    if status & BAD_DATA_CRC:
+        return "damaged"
+    if status & BAD_LENGTH_CRC:
+        return "header_damaged"
+    return "ok" if status & VERIFIED else "unverified"
+
+
 def export_records(items: Iterable, out: Path, compression: str = "none", inputs: list[Path] = (),
                    progress: Progress | None = None) -> ExportResult:  # fmt: skip
     """Records into a new TFRecord file: payloads (re-framed with fresh headers and CRCs) or the

@@ -138,14 +138,12 @@ class ExportMixin:
 
     def damaged_among(self, numbers: list[int]) -> list[int]:
         """Which of these records are known to fail their data CRC (verified so far)."""
+        import numpy as np
+
         from tfrview.core.index import BAD_DATA_CRC
 
-        out = []
-        for n in numbers:
-            f, k, _, _ = self.ds.record_span(n)
-            if int(f.index.status[k]) & BAD_DATA_CRC:
-                out.append(n)
-        return out
+        nums = np.asarray(numbers, dtype=np.int64)
+        return nums[np.isin(nums, self.ds.numbers_with(BAD_DATA_CRC))].tolist()
 
     def _ask_keep_damaged(self, numbers: list[int]) -> bool | None:
         """False: leave damaged records out (the default); True: keep them with their failing CRC;
@@ -166,15 +164,14 @@ class ExportMixin:
         box.exec()
         return {leave: False, keep: True}.get(box.clickedButton())
 
-    def _record_facts(self, n: int) -> dict:
-        """What a JSON-lines export says of a record besides its values: file, CRC status, problems."""
-        from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
-
-        f, k, _, _ = self.ds.record_span(n)
-        st = int(f.index.status[k])
-        status = "damaged" if st & BAD_DATA_CRC else "header_damaged" if st & BAD_LENGTH_CRC else "ok" if st & VERIFIED else "unverified"
-        problems = [{"kind": str(r.problem.kind), "message": r.problem.message} for r in self.problems.rows if r.record == n]
-        return {"file": str(f.path), "crc": status, "problems": problems}
+    def _problems_by_record(self) -> dict[int, list[dict]]:
+        """Each record's problems as JSON-lines exports carry them: one pass over the panel's rows
+        (they live on this thread; the export itself runs on a worker)."""
+        out: dict[int, list[dict]] = {}
+        for r in self.problems.rows:
+            if r.record is not None:
+                out.setdefault(r.record, []).append({"kind": str(r.problem.kind), "message": r.problem.message})
+        return out
 
     def write_export(
         self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None, keep_damaged: bool = False
@@ -190,11 +187,15 @@ class ExportMixin:
             def task(progress):
                 return ex.export_records(ex.record_copies(ds, numbers, keep_damaged), path, comp, inputs, progress)
         elif what == "jsonl":
-            facts = {n: self._record_facts(n) for n in numbers}  # here: the problems live on this thread
+            problems_of = self._problems_by_record()
+
+            def facts(n: int) -> tuple:
+                f, k, off, _ = ds.record_span(n)
+                extra = {"file": str(f.path), "crc": ex.crc_word(int(f.index.status[k])), "problems": problems_of.get(n, [])}
+                return n, off, ds.read(n), extra
 
             def task(progress):
-                items = ((n, ds.record_span(n)[2], ds.read(n), facts[n]) for n in numbers)
-                return ex.export_jsonl(items, path, inputs, progress)
+                return ex.export_jsonl((facts(n) for n in numbers), path, inputs, progress)
         else:
 
             def task(progress):
