@@ -13,6 +13,7 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     wait_checks(qtbot, w)
+    w.problems.flush()
     kinds = [str(r.problem.kind) for r in w.problems.rows]
     for k in ("bad_data_crc", "unreadable_bytes", "truncated", "image_undecodable", "box_out_of_bounds",
               "image_exif_rotation", "unexpected_payload"):  # fmt: skip
@@ -42,10 +43,13 @@ def test_f8_steps_through_problems_and_double_click_jumps(qtbot, open_window, da
     assert w._selected == 4  # wraps around
     w.step_problem(True)
     assert w._selected == 10
-    row = next(i for i, r in enumerate(w.problems.rows) if r.target == 4)
-    w._on_problem_activated(w.problems.index(row, 0))
+    w.problems.flush()
+    row = next(r for r in w.problems.rows if r.target == 4)
+    w.select_record(0)
+    w.problems_view.setCurrentIndex(w.problems.index_of(row))  # a click
     assert w._selected == 4
-    assert w.problems.data(w.problems.index(row, w.problems.columns.index("severity"))) == "error"
+    at = w.problems.index_of(row)
+    assert w.problems.data(at.siblingAtColumn(w.problems.columns.index("severity"))) == "error"
 
 
 def test_damage_after_the_last_record_says_after(qtbot, open_window, tmp_path):
@@ -57,6 +61,7 @@ def test_damage_after_the_last_record_says_after(qtbot, open_window, tmp_path):
     path.write_bytes(data + b"\x01garbage at the end")
     w = open_window([path])
     qtbot.waitUntil(lambda: len(w.problems.rows) >= 1, timeout=10000)
+    w.problems.flush()
     col = w.problems.columns.index("record")
     assert w.problems.data(w.problems.index(0, col)) == "after 4"
 
@@ -72,11 +77,12 @@ def test_one_click_shows_the_record_and_f8_reaches_every_problem(qtbot, open_win
     path.write_bytes(bytes(b) + b"\x01tail garbage")
     w = open_window([path])
     qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
-    w.problems_view.selectRow(0)  # as a click does
+    w.problems.flush()
+    w.problems_view.setCurrentIndex(w.problems.index(0, 0))  # as a click does
     assert w._selected == 2
     seen = []
     for _ in range(len(w.problems.rows)):
         w.step_problem(False)
-        seen.append((w.problems_view.currentIndex().row(), w._selected))
-    assert sorted(r for r, _ in seen) == list(range(len(w.problems.rows)))
+        seen.append((id(w.problems_view.current_problem()), w._selected))
+    assert sorted(i for i, _ in seen) == sorted(id(r) for r in w.problems.rows)
     assert 5 in [n for _, n in seen]  # the trailing garbage, after the last record

@@ -39,11 +39,13 @@ from tfrview.gui.models.record_table import RecordTableModel, file_labels
 from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.image_panel import ImagePanel
-from tfrview.gui.widgets.record_table_view import QuietListView, QuietTableView, RecordTableView
+from tfrview.gui.widgets.problems_panel import ProblemsPanel
+from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.window_export import ExportMixin
 from tfrview.gui.window_filter import FilterMixin
 from tfrview.gui.window_jobs import DatasetJobsMixin
+from tfrview.gui.window_shards import ShardsMixin
 from tfrview.gui.workers import (
     DecodeRequest,
     DecodeWorker,
@@ -59,7 +61,7 @@ ROW_TIMER_MS = 150
 MAX_RECENT = 10
 
 
-class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
+class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainWindow):
     open_requested = Signal(list)  # paths the person asked to open (the app makes a new window)
 
     def __init__(self, dataset: Dataset, demo: bool = False, parent: QWidget | None = None) -> None:
@@ -244,25 +246,14 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.setCentralWidget(self.splitter)
 
         self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
-        self.problems_view = QuietTableView(self)
-        self.problems_view.setModel(self.problems)
-        self.problems_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.problems_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.problems_view.verticalHeader().setVisible(False)
-        self.problems_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.problems_view.setWordWrap(False)
-        self.problems_view.setShowGrid(False)
-        ph = self.problems_view.horizontalHeader()
-        ph.setStretchLastSection(True)
-        for i, name in enumerate(self.problems.columns):
-            ph.resizeSection(i, {"record": 90, "file": 70, "kind": 150, "severity": 70}.get(name, 200))
-        self.problems_view.doubleClicked.connect(self._on_problem_activated)
-        self.problems_view.activated.connect(self._on_problem_activated)
-        # one click or an arrow key on a problem shows its record (issue 9), focus staying in the panel
-        self.problems_view.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._on_problem_activated(cur))
+        self.problems_panel = ProblemsPanel(self.problems, self)
+        self.problems_view = self.problems_panel.tree
+        # one click, an arrow key or Enter on a problem shows its record, focus staying in the panel
+        self.problems_view.problem_chosen.connect(self._on_problem_chosen)
+        self.problems.arranged.connect(self._update_problem_counts)
         self.problems_dock = QDockWidget("Problems", self)
         self.problems_dock.setObjectName("problems")
-        self.problems_dock.setWidget(self.problems_view)
+        self.problems_dock.setWidget(self.problems_panel)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problems_dock)
         self.problems_dock.hide()  # shown when the first problem turns up
         self.summary_panel = SummaryPanel(self)
@@ -272,6 +263,11 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
+        self._build_shards_dock()
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.shards_dock)
+        self.tabifyDockWidget(self.problems_dock, self.shards_dock)
+        # a dataset of many files shows their health at a glance
+        self.shards_dock.setVisible(len(self.ds.files) > 1)
 
         sb = self.statusBar()
         self.status_label = QLabel("opening…", self)
@@ -327,6 +323,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         v.addSeparator()
         v.addAction(self.problems_dock.toggleViewAction())
         v.addAction(self.summary_dock.toggleViewAction())
+        v.addAction(self.shards_dock.toggleViewAction())
         v.addAction(a["summary"])
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
@@ -427,6 +424,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
     @Slot(object)
     def _on_progress(self, p: IndexProgress) -> None:
         self.progress_state = p
+        self.shards_changed = True
         if self.model.rowCount() == 0 and p.records:
             self._grow_rows()  # the first rows go in at once; later ones on the timer
         if p.total_bytes:
@@ -471,26 +469,33 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
                                     f"{': ' + top + more if top else ''}")  # fmt: skip
         lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
         self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
-        self.problems_dock.setWindowTitle(f"Problems ({n})")
+        shown = self.problems.shown
+        self.problems_dock.setWindowTitle(f"Problems ({n})" if shown == n else f"Problems ({shown} of {n})")
 
-    @Slot(QModelIndex)
-    def _on_problem_activated(self, index: QModelIndex) -> None:
-        if not index.isValid():
-            return
-        row = self.problems.rows[index.row()]
+    @Slot(object)
+    def _on_problem_chosen(self, row: ProblemRow) -> None:
         if row.target is not None:
             self.select_record(row.target)
 
     def step_problem(self, backwards: bool) -> None:
         """F8 / Shift+F8: the next or previous problem (every one of them, in the panel's order: two
-        on one record are two steps, and damage after the last record is reached too)."""
-        rows = self.problems.rows
-        if not rows:
+        on one record are two steps, a group's repeats one by one, and damage after the last record
+        is reached too)."""
+        self.problems.flush()
+        leaves = self.problems.leaves()
+        if not leaves:
             return
-        cur = self.problems_view.currentIndex()
-        i = cur.row() if cur.isValid() else (-1 if not backwards else len(rows))
-        i = (i + (-1 if backwards else 1)) % len(rows)
-        self.problems_view.selectRow(i)  # shows its record (currentRowChanged)
+        cur = self.problems_view.current_problem()
+        at = self.problems_view.currentIndex()
+        if cur is not None:
+            i = next((k for k, r in enumerate(leaves) if r is cur), -1)
+        elif at.isValid():  # a group's row: step to its first (or, backwards, the one before it)
+            first = self.problems.row_at(at)
+            i = next((k for k, r in enumerate(leaves) if r is first), 0) - (0 if backwards else 1)
+        else:
+            i = -1 if not backwards else len(leaves)
+        i = (i + (-1 if backwards else 1)) % len(leaves)
+        self.problems_view.show_problem(leaves[i])  # shows its record (problem_chosen)
 
     # QA checks ----------------------------------------------------------------------------------------
 
@@ -501,6 +506,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         self.rows_timer.stop()
         self.model.refresh()
         self.model.status_changed(force=True)
+        self.shards_changed = True
         p = self.progress_state
         stopped = p is not None and p.phase in ("cancelled", "error")
         self.cancel_button.setDefaultAction(self.actions_by_name["resume"])
@@ -710,7 +716,9 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, QMainWindow):
         total = self.model.total()
         if total:
             self.select_record(min(n, total - 1))
-            self.statusBar().showMessage(f"record {n:,}" + ("" if n < total else f" (there are {total:,})"), 2000)
+            self.statusBar().showMessage(
+                f"record {n:,}" + ("" if n < total else f" (there are {total:,})"), 2000
+            )
 
     @Slot(str)
     def _on_text_typed(self, text: str) -> None:

@@ -76,6 +76,7 @@ class FilterMixin:
         spec = {"job": "filter", "expr": text, "problems": problems, "known_keys": sorted(known), "complete": complete,
                 "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
         self.model.set_filter()
+        self.problems.set_matches(self.model.filter_rows[:0])
         self.filter_state = "filtering…"
         self.filterer = replace_job(self, None, spec, self._on_filter_items, self._on_filter_finished)
         self._show_filter_state()
@@ -96,6 +97,7 @@ class FilterMixin:
         for obj in items:
             if "matches" in obj:
                 self.model.add_matches(obj["matches"])
+                self.problems.set_matches(self.model.filter_rows[: self.model.match_count])
                 done = obj["upto"] >= obj["total"]
                 pct = 100 * obj["upto"] // max(obj["total"], 1)
                 self.filter_state = "" if done else f"filtering {pct}%"
@@ -130,6 +132,7 @@ class FilterMixin:
         self._stop_filter()
         if self.model.filter_rows is not None:
             self.model.clear_filter()
+        self.problems.set_matches(None)
         self.filter_status.setText("")
         if self._selected is not None:
             self.select_record(self._selected)

@@ -188,8 +188,9 @@ class RecordTableModel(ColumnsModel):
         self._rows = 0
         self.endResetModel()
 
-    def add_matches(self, numbers: list[int]) -> None:
-        if self.filter_rows is None or not numbers:
+    def add_matches(self, numbers) -> None:
+        """More matching record numbers (a list or an array), after those there are."""
+        if self.filter_rows is None or len(numbers) == 0:
             return
         need = self._filter_n + len(numbers)
         if need > len(self.filter_rows):

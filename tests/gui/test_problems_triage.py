@@ -1,0 +1,134 @@
+"""The Problems panel as a triage tool (issue 9): sort by any column, filter by severity and kind,
+repeats grouped with a count, and only the problems of the records the table's filter shows."""
+
+from PySide6.QtCore import Qt
+
+from tests.helpers import framed, payloads
+
+
+def _damaged(tmp_path, flips=(1, 3, 5), tail=b"\x01tail garbage"):
+    data, offs = framed(payloads(8))
+    b = bytearray(data)
+    for n in flips:
+        b[offs[n] + 20] ^= 1  # a bad data CRC each
+    path = tmp_path / "flips.tfrecord"
+    path.write_bytes(bytes(b) + tail)
+    return path
+
+
+def _open(qtbot, open_window, path, n):
+    w = open_window([path])
+    qtbot.waitUntil(lambda: len(w.problems.rows) >= n, timeout=10000)
+    w.problems.flush()
+    return w
+
+
+def _text(w, row, col, parent=None):
+    m = w.problems
+    at = (
+        m.index(row, m.columns.index(col), parent)
+        if parent is not None
+        else m.index(row, m.columns.index(col))
+    )
+    return m.data(at)
+
+
+def test_repeats_are_one_row_with_a_count_and_f8_walks_through_them(
+    qtbot, open_window, tmp_path, qtmodeltester
+):
+    w = _open(qtbot, open_window, _damaged(tmp_path), 4)
+    m = w.problems
+    assert [len(e.rows) for e in m.entries] == [3, 1]  # three bad CRCs in one group, then the tail
+    assert _text(w, 0, "count") == "3" and _text(w, 0, "kind") == "bad_data_crc"
+    assert "…" in _text(w, 0, "message")  # the CRC words differ between the repeats
+    group = m.index(0, 0)
+    assert m.rowCount(group) == 3
+    assert [_text(w, i, "record", group) for i in range(3)] == ["1", "3", "5"]
+    qtmodeltester.check(m, force_py=True)
+    w.select_record(0)
+    walked = []
+    for _ in range(4):
+        w.step_problem(False)
+        walked.append(w._selected)
+    assert walked == [1, 3, 5, 7]  # into the group, one by one, then the damage after record 7
+    assert w.problems_view.isExpanded(group)
+    w.problems_panel.group_box.setChecked(False)
+    assert [len(e.rows) for e in m.entries] == [1, 1, 1, 1]
+    assert w.problems_view.current_problem().target == 7  # the place is kept
+
+
+def test_sort_by_any_column(qtbot, open_window, tmp_path):
+    w = _open(qtbot, open_window, _damaged(tmp_path), 4)
+    w.problems_panel.group_box.setChecked(False)
+    m = w.problems
+    view = w.problems_view
+    view.sortByColumn(m.columns.index("record"), Qt.SortOrder.DescendingOrder)
+    assert [e.first.target for e in m.entries] == [7, 5, 3, 1]
+    view.sortByColumn(m.columns.index("kind"), Qt.SortOrder.AscendingOrder)
+    assert [str(e.first.problem.kind) for e in m.entries] == sorted(
+        str(e.first.problem.kind) for e in m.entries
+    )
+    view.sortByColumn(m.columns.index("severity"), Qt.SortOrder.AscendingOrder)
+    assert [e.first.target for e in m.entries] == [1, 3, 5, 7]
+
+
+def test_filter_by_severity_and_kind(qtbot, open_window, tmp_path):
+    from tests.gui.test_problems_panel import wait_checks
+    from tfrview.core.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    wait_checks(qtbot, w)
+    m = w.problems
+    m.flush()
+    total = len(m.rows)
+    sev = {r.problem.kind.severity for r in m.leaves()}
+    assert {"error", "warning"} <= sev
+    panel = w.problems_panel
+    assert panel.severity_buttons["error"].text().startswith("Errors ")
+    panel.severity_buttons["error"].setChecked(False)
+    assert m.leaves() and all(r.problem.kind.severity != "error" for r in m.leaves())
+    assert w.problems_dock.windowTitle() == f"Problems ({m.shown} of {total})"
+    panel.severity_buttons["error"].setChecked(True)
+    panel.set_hidden_kinds(frozenset({"bad_data_crc"}))
+    assert m.leaves() and all(r.problem.kind != "bad_data_crc" for r in m.leaves())
+    assert "hidden" in panel.kinds_button.text()
+    panel._fill_kinds()  # the menu offers every kind with its count, hidden ones unticked
+    ticks = {a.text().split()[0]: a.isChecked() for a in panel.kinds_menu.actions() if a.isCheckable()}
+    assert ticks["bad_data_crc"] is False and all(v for k, v in ticks.items() if k != "bad_data_crc")
+    panel.set_hidden_kinds(frozenset())
+    assert m.shown == total
+
+
+def test_the_panel_follows_the_tables_filter(qtbot, open_window, tmp_path):
+    w = _open(qtbot, open_window, _damaged(tmp_path), 4)
+    qtbot.waitUntil(lambda: w.index_handled, timeout=10000)
+    w.filter_edit.setText("record < 4")
+    w.apply_filter()
+    qtbot.waitUntil(lambda: w.filterer is None or w.filter_state == "", timeout=20000)
+    qtbot.waitUntil(lambda: w.model.match_count == 4, timeout=20000)
+    w.problems.flush()
+    assert sorted(r.target for r in w.problems.leaves()) == [1, 3]
+    w.problems_panel.follow_box.setChecked(False)
+    assert sorted(r.target for r in w.problems.leaves()) == [1, 3, 5, 7]
+    w.problems_panel.follow_box.setChecked(True)
+    w.filter_edit.clear()  # no filter: every problem again
+    w.problems.flush()
+    assert w.problems.shown == 4
+
+
+def test_many_problems_arrive_without_rearranging_each_time(qtbot, open_window, tmp_path):
+    """Problems are batched: a file with thousands of them arranges a few times, not per problem."""
+    flips = tuple(range(0, 2000, 2))
+    data, offs = framed(payloads(2000))
+    b = bytearray(data)
+    for n in flips:
+        b[offs[n] + 20] ^= 1
+    path = tmp_path / "many.tfrecord"
+    path.write_bytes(bytes(b))
+    w = open_window([path])
+    arranged = []
+    w.problems.arranged.connect(lambda: arranged.append(1))
+    qtbot.waitUntil(lambda: len(w.problems.rows) == len(flips), timeout=20000)
+    w.problems.flush()
+    assert len(arranged) < len(flips) // 10
+    assert [len(e.rows) for e in w.problems.entries] == [len(flips)]

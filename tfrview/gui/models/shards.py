@@ -1,0 +1,104 @@
+"""The per-shard health table: one row per file, sortable by any column (numpy argsort over the
+columns of a `ShardHealth`, never a walk through `data()`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from tfrview.core.shards import ShardHealth
+from tfrview.gui.models.base import ColumnsModel
+
+COLUMNS = ["file", "records", "intact", "damaged", "unchecked", "errors", "warnings", "notes", "size"]
+_BAD = QBrush(QColor(176, 0, 32))
+_WARN = QBrush(QColor(150, 90, 0))
+_NUMERIC = set(COLUMNS) - {"file"}
+
+
+class ShardsModel(ColumnsModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.columns = COLUMNS
+        self.health: ShardHealth | None = None
+        self.order = np.empty(0, dtype=np.int64)  # row -> file number
+        self.sort_column = "file"
+        self.descending = False
+
+    def set_health(self, health: ShardHealth) -> None:
+        """New figures: same files, so rows keep their place unless the sort order changes them."""
+        if self.health is None or len(self.health) != len(health):
+            self.beginResetModel()
+            self.health = health
+            self.order = health.order(self.sort_column, self.descending)
+            self.endResetModel()
+            return
+        self.health = health
+        order = health.order(self.sort_column, self.descending)
+        if np.array_equal(order, self.order):
+            self.dataChanged.emit(self.index(0, 1), self.index(len(order) - 1, len(COLUMNS) - 1))
+            return
+        self.layoutAboutToBeChanged.emit()
+        before = self.order
+        self.order = order
+        row_of_file = np.empty(len(order), dtype=np.int64)
+        row_of_file[order] = np.arange(len(order))
+        for pi in self.persistentIndexList():  # the selected shard stays selected
+            r = pi.row()
+            moved = int(row_of_file[before[r]]) if 0 <= r < len(before) else -1
+            self.changePersistentIndex(pi, self.index(moved, pi.column()) if moved >= 0 else QModelIndex())
+        self.layoutChanged.emit()
+
+    def file_at(self, row: int) -> int:
+        return int(self.order[row])
+
+    def row_of(self, file_no: int) -> int:
+        hits = np.flatnonzero(self.order == file_no)
+        return int(hits[0]) if len(hits) else -1
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if 0 <= column < len(COLUMNS):
+            self.sort_column = COLUMNS[column]
+            self.descending = order == Qt.SortOrder.DescendingOrder
+            if self.health is not None:
+                self.set_health(self.health)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() or self.health is None else len(self.order)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        h = self.health
+        if h is None or not index.isValid():
+            return None
+        f = int(self.order[index.row()])
+        col = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == "file":
+                return h.names[f]
+            if h.errors_text[f]:
+                return "unreadable" if col == "records" else ""
+            return _number(h, f, col)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if h.errors_text[f] or (col in ("damaged", "errors") and _value(h, f, col)):
+                return _BAD
+            if col == "warnings" and h.problems[f, 1]:
+                return _WARN
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return h.errors_text[f] or f"{h.names[f]}: double-click to show its records"
+        return None
+
+
+def _value(h: ShardHealth, f: int, col: str) -> int:
+    return int({
+        "records": h.records, "intact": h.intact, "damaged": h.damaged, "unchecked": h.unchecked,
+        "errors": h.problems[:, 0], "warnings": h.problems[:, 1], "notes": h.problems[:, 2], "size": h.size,
+    }[col][f])  # fmt: skip
+
+
+def _number(h: ShardHealth, f: int, col: str) -> str:
+    v = _value(h, f, col)
+    if col == "size":
+        return "" if v < 0 else f"{v / 1e6:,.1f} MB"
+    return f"{v:,}"
