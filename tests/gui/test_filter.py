@@ -1,3 +1,6 @@
+from PySide6.QtCore import Qt
+
+
 def run_filter(qtbot, w, text):
     w.filter_edit.setText(text)
     w.apply_filter()
@@ -88,3 +91,25 @@ def test_problem_not_equal_means_no_problem_equals(qtbot, open_window, damaged_f
     qtbot.waitUntil(lambda: len(w.problems.rows) >= 2, timeout=10000)
     everything = run_filter(qtbot, w, "record >= 0")
     assert run_filter(qtbot, w, 'problem != "bad_data_crc"') == [n for n in everything if n != 4]
+
+
+def test_the_filter_box_completes_keys_as_you_type(qtbot, open_window):
+    from tests.helpers import RACCOON
+
+    w = open_window([RACCOON])
+    qtbot.waitUntil(lambda: "image/width" in w.sample_keys, timeout=10000)
+    box = w.filter_edit
+    box.setFocus()
+    qtbot.keyClicks(box, "label == 1 and wid")
+    popup = box.completer_.popup()
+    assert popup.isVisible()
+    offered = [popup.model().index(i, 0).data() for i in range(popup.model().rowCount())]
+    assert "image/width" in offered  # a bare name finds the key it is part of
+    popup.setCurrentIndex(popup.model().index(offered.index("image/width"), 0))
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert box.text() == "label == 1 and image/width"
+    assert w.model.filter_rows is None  # choosing a word does not apply the filter
+    qtbot.keyClicks(box, " > 400")
+    assert not popup.isVisible()
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter with no popup applies it
+    assert w.model.filter_rows is not None

@@ -528,6 +528,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         """A sample of records, read by the indexer thread: what they hold, and whether an auto-found
         label map names their class ids (it is set aside if not)."""
         self.sample_keys = facts.keys
+        self.offer_keys()
         names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])

@@ -6,10 +6,10 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QWidget,
 )
 
+from tfrview.gui.widgets.filter_edit import FilterEdit
 from tfrview.gui.workers import (
     replace_job,
 )
@@ -22,7 +22,7 @@ class FilterMixin:
         bar = QWidget(self)
         lay = QHBoxLayout(bar)
         lay.setContentsMargins(2, 2, 2, 2)
-        self.filter_edit = QLineEdit(bar)
+        self.filter_edit = FilterEdit(bar)
         self.filter_edit.setPlaceholderText(
             'Filter (Enter):  label == 3 and not problem    "image/object/class/text" contains "cat"'
         )
@@ -80,6 +80,10 @@ class FilterMixin:
         self.filter_state = "filtering…"
         self.filterer = replace_job(self, None, spec, self._on_filter_items, self._on_filter_finished)
         self._show_filter_state()
+
+    def offer_keys(self) -> None:
+        """The filter box completes the keys known so far (a sample, then every key)."""
+        self.filter_edit.set_keys(self.known_keys()[0])
 
     def known_keys(self) -> tuple[set[str], bool]:
         """The dataset's feature keys, and whether that is all of them: every key once the summary

@@ -74,6 +74,7 @@ class DatasetJobsMixin:
                 self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
                 self.summary = obj["summary"]
                 self.summary_partial = obj.get("partial", False)
+                self.offer_keys()
             elif "progress" in obj:
                 _, done, total = obj["progress"]
                 if self.summary is None:

@@ -1,0 +1,79 @@
+"""The filter box: completes the word being typed from the dataset's feature keys and the
+language's own words (`image/wi` offers `image/width`; `width` offers it too, keys match anywhere).
+
+Completion filters the list in Qt (QCompleter over a QStringListModel), never in Python per key
+press, so a schema of 10,000 keys types as fast as one of ten.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QEvent, QStringListModel, Qt
+from PySide6.QtWidgets import QCompleter, QLineEdit
+
+from tfrview.core.filterexpr import FACTS
+
+_WORD_BEFORE_CURSOR = re.compile(r'"?([A-Za-z_][\w/.\-]*)$')
+_LANGUAGE = ("and", "or", "not", "contains", "len(")
+
+
+class FilterEdit(QLineEdit):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._words = QStringListModel(self)
+        self.completer_ = QCompleter(self._words, self)
+        self.completer_.setWidget(self)
+        self.completer_.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer_.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.completer_.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self.completer_.setMaxVisibleItems(12)
+        self.completer_.activated.connect(self._insert)
+        self.textEdited.connect(self._complete)
+        self.completer_.popup().installEventFilter(self)  # after the completer's own: runs first
+        self.set_keys(())
+
+    def set_keys(self, keys) -> None:
+        """The feature keys to offer (the facts and words of the language are always offered)."""
+        self._words.setStringList(sorted(keys) + sorted(FACTS) + list(_LANGUAGE))
+
+    def word_at_cursor(self) -> str:
+        m = _WORD_BEFORE_CURSOR.search(self.text()[: self.cursorPosition()])
+        return m.group(1) if m else ""
+
+    def _complete(self, _text: str) -> None:
+        word = self.word_at_cursor()
+        popup = self.completer_.popup()
+        if not word:
+            popup.hide()
+            return
+        self.completer_.setCompletionPrefix(word)
+        only = self.completer_.completionCount() == 1 and self.completer_.currentCompletion() == word
+        if self.completer_.completionCount() == 0 or only:
+            popup.hide()
+            return
+        rect = self.cursorRect()
+        rect.setWidth(max(320, popup.sizeHintForColumn(0) + 30))
+        self.completer_.complete(rect)
+        popup.setCurrentIndex(popup.model().index(-1, 0))  # Enter still applies the filter as typed
+
+    def _insert(self, word: str) -> None:
+        """Replace the word being typed with the chosen one."""
+        typed = self.word_at_cursor()
+        pos = self.cursorPosition()
+        start = pos - len(typed)
+        self.setText(self.text()[:start] + word + self.text()[pos:])
+        self.setCursorPosition(start + len(word))
+
+    def eventFilter(self, watched, event) -> bool:
+        """Enter or Tab on a chosen word completes it, and that is all: the completer would also
+        hand the key on to this box, applying a filter the person has not finished."""
+        popup = self.completer_.popup()
+        keys = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
+        if watched is popup and event.type() == QEvent.Type.KeyPress and event.key() in keys:
+            current = popup.currentIndex()
+            if current.isValid():
+                popup.hide()
+                self._insert(current.data())
+                return True
+        return super().eventFilter(watched, event)
