@@ -64,3 +64,40 @@ def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path
     w.select_record(1)
     qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == 1, timeout=10000)
     assert w.image_panel.current.decoded is not None and w.image_panel.current.decoded.width == 64
+
+
+def test_thumbnails_of_records_with_problems_carry_a_badge(qtbot, open_window, tmp_path):
+    """Errors and warnings get a badge in their colour; notes get none (issue 9)."""
+    from tests.gui.test_problems_panel import wait_checks
+    from tfrview.core.demo import build_demo
+    from tfrview.gui.models.gallery import BADGE_ROLE
+    from tfrview.gui.painting import SEVERITY_COLOURS
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    wait_checks(qtbot, w)
+    g = w.gallery_model
+    w.problems.flush()
+    by_record = {}
+    for r in w.problems.rows:
+        if r.record is not None:
+            by_record.setdefault(r.record, set()).add(r.problem.kind.severity)
+    crc = next(r.record for r in w.problems.rows if r.problem.kind == "bad_data_crc")
+    warned = next(n for n, s in by_record.items() if s == {"warning"} or s == {"warning", "info"})
+    clean = next(n for n in range(g.rowCount()) if n not in by_record and n != crc + 1)
+    assert g.data(g.index(crc, 0), BADGE_ROLE) == "error"
+    assert g.data(g.index(warned, 0), BADGE_ROLE) == "warning"
+    assert g.data(g.index(clean, 0), BADGE_ROLE) is None
+    assert "bad_data_crc" in g.data(g.index(crc, 0), 3)  # the tooltip says what is wrong
+    # the delegate paints it: the badge colour is on the thumbnail's top-right corner
+    w.tabs.setCurrentWidget(w.gallery)
+    w.gallery.scrollTo(g.index(warned, 0))
+    qtbot.wait(300)
+    shot = w.gallery.viewport().grab().toImage()
+    rect = w.gallery.visualRect(g.index(warned, 0))
+    want = SEVERITY_COLOURS["warning"]
+
+    def near(c):
+        return abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) < 40
+
+    corner = [shot.pixelColor(x, y) for x in range(rect.center().x(), rect.right()) for y in range(rect.top(), rect.top() + 30)]
+    assert any(near(c) for c in corner)

@@ -38,6 +38,7 @@ from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
 from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
+from tfrview.gui.widgets.gallery_delegate import GalleryDelegate
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.problems_panel import ProblemsPanel
 from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
@@ -233,6 +234,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.gallery.setWordWrap(True)
         self.gallery.setSpacing(4)
         self.gallery.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.gallery.setItemDelegate(GalleryDelegate(self.gallery))
         self.gallery.selectionModel().currentChanged.connect(self._on_gallery_current)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.table, "Records")
@@ -448,6 +450,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         """The dock appears with the first problem (and stays as the person leaves it after that)."""
         if not self._dock_decided:
             self.problems_dock.show()
+            self.problems_dock.raise_()  # in front of the Shards it shares the dock with
             self._dock_decided = True
 
     def _on_file_error(self, fi: int, text: str) -> None:

@@ -21,6 +21,28 @@ PALETTE = (
 )  # fmt: skip
 
 
+# Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
+SEVERITY_COLOURS = {"error": QColor(176, 0, 32), "warning": QColor(200, 120, 0), "info": QColor(60, 90, 140)}
+_BADGE_MARK = {"error": "!", "warning": "!", "info": "i"}
+
+
+def paint_badge(p: QPainter, corner: QPointF, severity: str, diameter: float = 20.0) -> None:
+    """A round mark of the severity's colour whose top-right corner is at `corner`: the record
+    has a problem (what it is: the tooltip and the Problems panel)."""
+    r = QRectF(corner.x() - diameter, corner.y(), diameter, diameter)
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(QPen(QColor(255, 255, 255), 2))
+    p.setBrush(SEVERITY_COLOURS.get(severity, SEVERITY_COLOURS["error"]))
+    p.drawEllipse(r)
+    f = QFont(p.font())
+    f.setBold(True)
+    f.setPixelSize(int(diameter * 0.7))
+    p.setFont(f)
+    p.drawText(r, Qt.AlignmentFlag.AlignCenter, _BADGE_MARK.get(severity, "!"))
+    p.restore()
+
+
 def class_color(key: str) -> QColor:
     """The same colour for the same class in every record and every window."""
     if key.lstrip("-").isdigit():

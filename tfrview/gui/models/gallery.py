@@ -15,6 +15,7 @@ from tfrview.gui.painting import to_qimage
 THUMB = 160  # thumbnails fit THUMB x THUMB_H
 THUMB_H = 120
 CACHE = 3000
+BADGE_ROLE = Qt.ItemDataRole.UserRole + 1  # the worst severity among the record's problems, or None
 
 
 class GalleryModel(QAbstractListModel):
@@ -54,8 +55,12 @@ class GalleryModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             caption = self._captions.get(n, "")
             return f"#{n}  {caption}" if caption else f"#{n}"
+        if role == BADGE_ROLE:
+            return self.table.severity_of(n)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"record {n}\n{self._captions.get(n, '')}"
+            problems = self.table.problems_text(n)
+            problems = f"\n\n{problems}" if problems else ""
+            return f"record {n}\n{self._captions.get(n, '')}{problems}"
         if role == Qt.ItemDataRole.ForegroundRole and n in self._errors:
             return QColor(176, 0, 32)
         if role == Qt.ItemDataRole.SizeHintRole:

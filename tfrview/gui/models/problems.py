@@ -16,16 +16,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 
 from tfrview.core.framing import Problem
 from tfrview.core.problemgroups import group, group_key, group_title
+from tfrview.gui.painting import SEVERITY_COLOURS
 
-_SEVERITY_FG = {
-    "error": QBrush(QColor(176, 0, 32)),
-    "warning": QBrush(QColor(150, 90, 0)),
-    "info": QBrush(QColor(60, 90, 140)),
-}
+_SEVERITY_FG = {s: QBrush(c) for s, c in SEVERITY_COLOURS.items()}
 SEVERITIES = ("error", "warning", "info")
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 _NO_TARGET = 1 << 62  # sorts problems with no record (file-level, end of file) last

@@ -28,6 +28,7 @@ _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
 _QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, image, labels, values)
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
+_RANK = {"error": 0, "warning": 1, "info": 2}
 
 STATUS_TEXT = {
     "ok": "ok",
@@ -63,6 +64,7 @@ class RecordTableModel(ColumnsModel):
         self._problem_at: dict[tuple[int, int], str] = {}
         self._gap_at: dict[tuple[int, int], str] = {}  # damaged regions next to a record
         self._qa_at: dict[tuple[int, int], str] = {}  # findings of the QA checks
+        self._qa_severity: dict[tuple[int, int], str] = {}  # the worst of them, per record
         self.multi_file = len(dataset.files) > 1
         self._single = not self.multi_file
         self._status_painted = 0.0
@@ -123,6 +125,10 @@ class RecordTableModel(ColumnsModel):
             key = (file_no, problem.record)
             table = self._qa_at if problem.kind in QA_KINDS else self._problem_at
             table[key] = (table[key] + "\n" + text) if key in table else text
+            if problem.kind in QA_KINDS:
+                worst = self._qa_severity.get(key)
+                if worst is None or _RANK[problem.kind.severity] < _RANK[worst]:
+                    self._qa_severity[key] = problem.kind.severity
             n = self.global_number(file_no, problem.record)
             self._repaint_record(n)
             return n, n, False
@@ -142,6 +148,7 @@ class RecordTableModel(ColumnsModel):
 
     def clear_qa(self) -> None:
         self._qa_at.clear()
+        self._qa_severity.clear()
         if self._rows:
             self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
 
@@ -152,6 +159,22 @@ class RecordTableModel(ColumnsModel):
 
     def global_number(self, file_no: int, local: int) -> int:
         return int(self._starts[file_no]) + local if file_no < len(self._starts) else local
+
+    def severity_of(self, n: int) -> str | None:
+        """The worst severity among record n's problems: damage (its own, or unreadable bytes
+        beside it) is an error; QA findings have their own."""
+        if self.status_of(n) not in ("ok", "unverified"):
+            return "error"
+        if not (self._gap_at or self._qa_severity):
+            return None
+        key = self.locate(n)
+        return "error" if key in self._gap_at else self._qa_severity.get(key)
+
+    def problems_text(self, n: int) -> str:
+        """Every problem of record n, one per line ('' if none)."""
+        key = self.locate(n)
+        parts = (self._problem_at.get(key), self._gap_at.get(key), self._qa_at.get(key))
+        return "\n".join(t for t in parts if t)
 
     def problem_at(self, file_no: int, record: int) -> str:
         return self._problem_at.get((file_no, record), "")
@@ -292,11 +315,10 @@ class RecordTableModel(ColumnsModel):
         if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
-            fi, k = self.locate(n)
-            parts = (self._problem_at.get((fi, k)), self._gap_at.get((fi, k)), self._qa_at.get((fi, k)))
-            tip = "\n".join(t for t in parts if t)
+            tip = self.problems_text(n)
             if tip:
                 return tip
+            fi, _ = self.locate(n)
             if col == "summary":
                 return self._parsed(n)[1]
             if col == "file":
