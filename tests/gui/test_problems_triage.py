@@ -41,9 +41,13 @@ def test_repeats_are_one_row_with_a_count_and_f8_walks_through_them(
     assert [len(e.rows) for e in m.entries] == [3, 1]  # three bad CRCs in one group, then the tail
     assert _text(w, 0, "count") == "3" and _text(w, 0, "kind") == "bad_data_crc"
     assert "…" in _text(w, 0, "message")  # the CRC words differ between the repeats
-    group = m.index(0, 0)
-    assert m.rowCount(group) == 3
-    assert [_text(w, i, "record", group) for i in range(3)] == ["1", "3", "5"]
+    assert _text(w, 0, "record") == "▸ 1 … 5" and m.rowCount() == 2
+    w.problems_view.setCurrentIndex(m.index(0, 0))
+    qtbot.keyClick(w.problems_view, Qt.Key.Key_Right)  # opens the group in place
+    assert m.rowCount() == 5 and _text(w, 0, "record") == "▾ 1 … 5"
+    assert [_text(w, i, "record").strip() for i in range(1, 4)] == ["1", "3", "5"]
+    qtbot.keyClick(w.problems_view, Qt.Key.Key_Left)
+    assert m.rowCount() == 2
     qtmodeltester.check(m, force_py=True)
     w.select_record(0)
     walked = []
@@ -51,7 +55,7 @@ def test_repeats_are_one_row_with_a_count_and_f8_walks_through_them(
         w.step_problem(False)
         walked.append(w._selected)
     assert walked == [1, 3, 5, 7]  # into the group, one by one, then the damage after record 7
-    assert w.problems_view.isExpanded(group)
+    assert m.is_open(0) and m.rowCount() == 5
     w.problems_panel.group_box.setChecked(False)
     assert [len(e.rows) for e in m.entries] == [1, 1, 1, 1]
     assert w.problems_view.current_problem().target == 7  # the place is kept

@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from tfrview.core.framing import Problem
+from tfrview.core.framing import Problem, ProblemKind
 
+_ANY = ProblemKind.BAD_DATA_CRC  # any kind: titles depend on messages only
 _PLACE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:[.,]\d+)*")
 _MARK = "…"
 
@@ -29,21 +30,47 @@ def group_key(problem: Problem) -> tuple[str, str]:
     return str(problem.kind), template(problem.message)
 
 
+class Repeats:
+    """Groups problems as they come, in O(1) each: the number of each one's group, and each
+    group's title, with '…' for each number or CRC that differs between its members (a shard
+    number they all share stays)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], int] = {}
+        self.keys: list[tuple[str, str]] = []
+        self._first: list[str] = []
+        self._words: list[list[str]] = []
+        self._differs: list[list[bool]] = []
+
+    def add(self, problem: Problem) -> int:
+        words = _PLACE.findall(problem.message)
+        key = (str(problem.kind), _PLACE.sub(_MARK, problem.message))
+        gid = self._ids.get(key)
+        if gid is None:
+            gid = self._ids[key] = len(self.keys)
+            self.keys.append(key)
+            self._first.append(problem.message)
+            self._words.append(words)
+            self._differs.append([False] * len(words))
+            return gid
+        differs = self._differs[gid]
+        for i, (a, b) in enumerate(zip(self._words[gid], words, strict=False)):
+            if a != b:
+                differs[i] = True
+        return gid
+
+    def title(self, gid: int) -> str:
+        spans = iter(self._differs[gid])
+        return _PLACE.sub(lambda m: _MARK if next(spans, True) else m.group(), self._first[gid])
+
+
 def group_title(messages: Sequence[str]) -> str:
-    """What a group says: its message, with '…' for each number or CRC that differs between its
-    members (a shard number they share stays)."""
-    first = messages[0]
-    if all(m == first for m in messages):
-        return first
-    words = [_PLACE.findall(m) for m in messages]
-    differs = [len({w[i] for w in words}) > 1 for i in range(len(words[0]))]
-    spans = iter(zip(differs, _PLACE.finditer(first), strict=True))
-
-    def word(match: re.Match) -> str:
-        diff, _ = next(spans)
-        return _MARK if diff else match.group()
-
-    return _PLACE.sub(word, first)
+    """The title of one group of messages (see `Repeats`)."""
+    r = Repeats()
+    gid = 0
+    for m in messages:
+        gid = r.add(Problem(_ANY, 0, None, None, m))
+    return r.title(gid)
 
 
 def group(items: Iterable[T], problem_of) -> list[list[T]]:

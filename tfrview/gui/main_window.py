@@ -484,7 +484,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         """F8 / Shift+F8: the next or previous problem (every one of them, in the panel's order: two
         on one record are two steps, a group's repeats one by one, and damage after the last record
         is reached too)."""
-        self.problems.flush()
+        self.problems.flush_pending()
         leaves = self.problems.leaves()
         if not leaves:
             return

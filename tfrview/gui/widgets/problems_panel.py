@@ -1,8 +1,8 @@
-"""The Problems panel: a bar of triage controls over the problems tree.
+"""The Problems panel: a bar of triage controls over the problems table.
 
-Thin: the controls only replace the model's `ProblemsQuery`; the tree keeps the person's place
-(current problem, open groups, scroll) when the model arranges its entries anew, and says which
-problem the person chose with a typed signal, never while it restores its own place.
+Thin: the controls only replace the model's `ProblemsQuery`; the table keeps the person's place
+(current problem, scroll) when the model arranges its entries anew, and says which problem the
+person chose with a typed signal, never while it restores its own place.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QTableView,
     QToolButton,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -29,49 +29,44 @@ _SEVERITY_LABEL = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 _WIDTHS = {"record": 110, "file": 90, "kind": 160, "severity": 70, "count": 60}
 
 
-class ProblemsTree(NoTypeAhead, QTreeView):
+class ProblemsView(NoTypeAhead, QTableView):
+    """The problems, a line each; a group of repeats opens in place (Enter, double-click or →;
+    ← closes it). Flat, so an open group of a million repeats costs only the lines on screen."""
+
     problem_chosen = Signal(object)  # ProblemRow: a click, an arrow key, Enter or F8 landed on it
 
     def __init__(self, model: ProblemsModel, parent=None) -> None:
         super().__init__(parent)
         self.setModel(model)
         self._model = model
-        self.setUniformRowHeights(True)
-        self.setRootIsDecorated(True)
-        self.setAllColumnsShowFocus(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setWordWrap(False)
-        h = self.header()
+        self.setShowGrid(False)
+        h = self.horizontalHeader()
         h.setStretchLastSection(True)
         for i, name in enumerate(model.columns):
             h.resizeSection(i, _WIDTHS.get(name, 200))
         h.setSortIndicator(model.columns.index("severity"), Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
         self._restoring = False
-        self._place: tuple[ProblemRow | None, set, int] = (None, set(), 0)
+        self._place: tuple[ProblemRow | None, int] = (None, 0)
         model.modelAboutToBeReset.connect(self._remember_place)
         model.arranged.connect(self._restore_place)
         self.selectionModel().currentRowChanged.connect(self._on_current)
         self.activated.connect(self._on_activated)
 
     def _remember_place(self) -> None:
-        m = self._model
-        opened = {
-            e.key for i, e in enumerate(m.entries) if len(e.rows) > 1 and self.isExpanded(m.index(i, 0))
-        }
-        self._place = (m.row_at(self.currentIndex()), opened, self.verticalScrollBar().value())
+        self._place = (self._model.row_at(self.currentIndex()), self.verticalScrollBar().value())
 
     def _restore_place(self) -> None:
-        row, opened, scroll = self._place
+        row, scroll = self._place
         m = self._model
         self._restoring = True
         try:
-            for key in opened:
-                at = m.group_index(key)
-                if at.isValid():
-                    self.setExpanded(at, True)
-            at = self._index_keeping_groups(row) if row is not None else QModelIndex()
+            at = m.index_of(row) if row is not None else QModelIndex()
             if at.isValid():
                 self.setCurrentIndex(at)
             if not m.view_changed:
@@ -83,13 +78,6 @@ class ProblemsTree(NoTypeAhead, QTreeView):
         finally:
             self._restoring = False
 
-    def _index_keeping_groups(self, row: ProblemRow) -> QModelIndex:
-        """A problem inside a closed group is shown by its group's row."""
-        at = self._model.index_of(row)
-        if at.isValid() and at.parent().isValid() and not self.isExpanded(at.parent()):
-            return at.parent()
-        return at
-
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not self._restoring:
             row = self._model.row_at(current)
@@ -98,25 +86,36 @@ class ProblemsTree(NoTypeAhead, QTreeView):
 
     def _on_activated(self, index: QModelIndex) -> None:
         if self._model.is_group(index):
-            self.setExpanded(index, not self.isExpanded(index))
+            self._model.set_open(index.row(), not self._model.is_open(index.row()))
         row = self._model.row_at(index)
         if row is not None:
             self.problem_chosen.emit(row)
 
+    def keyPressEvent(self, event) -> None:
+        at = self.currentIndex()
+        if at.isValid() and event.key() in (Qt.Key.Key_Right, Qt.Key.Key_Left):
+            opening = event.key() == Qt.Key.Key_Right
+            line = self._model.group_line(at)
+            if self._model.is_group(self._model.index(line, 0)):
+                self._model.set_open(line, opening)
+                if not opening and line != at.row():
+                    self.setCurrentIndex(self._model.index(line, at.column()))
+                event.accept()
+                return
+        super().keyPressEvent(event)
+
     def show_problem(self, row: ProblemRow) -> None:
         """Make `row` current (opening its group), as F8 does; the record follows."""
-        at = self._model.index_of(row)
+        at = self._model.index_of(row, open_group=True)
         if not at.isValid():
             return
-        if at.parent().isValid():
-            self.setExpanded(at.parent(), True)
-        if at == self.currentIndex():
+        if at.row() == self.currentIndex().row():
             self.problem_chosen.emit(row)  # the only problem: F8 shows its record again
         self.setCurrentIndex(at)
         self.scrollTo(at)
 
     def current_problem(self) -> ProblemRow | None:
-        """The problem that is current (None for a group's row: F8 then starts inside it)."""
+        """The problem that is current (None for a group's line: F8 then starts inside it)."""
         at = self.currentIndex()
         if self._model.is_group(at):
             return None
@@ -164,7 +163,7 @@ class ProblemsPanel(QWidget):
         self.shown_label = QLabel("", self)
         bar.addWidget(self.shown_label)
         lay.addLayout(bar)
-        self.tree = ProblemsTree(model, self)
+        self.tree = ProblemsView(model, self)
         lay.addWidget(self.tree, 1)
         model.arranged.connect(self._update_bar)
         self._update_bar()
@@ -199,7 +198,7 @@ class ProblemsPanel(QWidget):
         self.kinds_button.setText(f"Kinds ({len(hidden)} hidden)" if hidden else "Kinds")
         total = len(self.model.rows)
         shown = self.model.shown
-        groups = sum(1 for e in self.model.entries if len(e.rows) > 1)
+        groups = len(self.model.groups())
         text = f"{shown:,} of {total:,} shown" if shown != total else f"{total:,} problems"
         if groups:
             text += f" · {groups:,} groups of repeats"
