@@ -8,6 +8,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.shards import ShardHealth
+from tfrview.core.textfmt import human_bytes
 from tfrview.gui.models.base import ColumnsModel
 
 COLUMNS = ["file", "records", "intact", "damaged", "unchecked", "errors", "warnings", "notes", "size"]
@@ -100,5 +101,5 @@ def _value(h: ShardHealth, f: int, col: str) -> int:
 def _number(h: ShardHealth, f: int, col: str) -> str:
     v = _value(h, f, col)
     if col == "size":
-        return "" if v < 0 else f"{v / 1e6:,.1f} MB"
+        return "" if v < 0 else human_bytes(v)
     return f"{v:,}"
