@@ -7,10 +7,31 @@ from tfrview.core.filterexpr import And, Cmp, FilterError, Key, Lit, Not, Or, fa
 
 
 def match(expr: str, problems=(), number=0, **features) -> bool:
+    """The filter on one record, by both engines (a record at a time, and the fact table's array
+    operations), which must agree."""
     data = make_example(**features) if features else make_example(dummy=[0])
     from tfrview.core.filterexpr import compile_filter
 
-    return compile_filter(parse(expr))(facts_for(data, number, "f.tfrecord", list(problems)))
+    one = compile_filter(parse(expr))(facts_for(data, number, "f.tfrecord", list(problems)))
+    assert vectorised(expr, data, number, problems) == one, expr
+    return one
+
+
+def vectorised(expr: str, data: bytes, number: int, problems) -> bool:
+    import numpy as np
+    import pyarrow as pa
+
+    from tfrview.core.analysis.facts import FactsBuilder
+    from tfrview.core.analysis.vfilter import match as vmatch
+    from tfrview.core.index import VERIFIED
+    from tfrview.core.payload import decode
+
+    b = FactsBuilder()
+    b.add(0, decode(data), None, 0)
+    t = b.table("f.tfrecord", np.array([0]), np.array([len(data)]), np.array([VERIFIED], dtype=np.uint8))
+    t = t.add_column(0, "n", pa.array([number], pa.int64()))
+    hits, _ = vmatch(t, parse(expr), {k: np.array([0]) for k in problems})
+    return bool(len(hits))
 
 
 @pytest.mark.parametrize(

@@ -202,12 +202,7 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
     if spec and spec.class_text and spec.class_text in features:
         texts = [b.decode("utf-8", "replace") for b in features[spec.class_text].values]
     if od_dataset and 0 in ids:
-        out.append(
-            Finding(
-                ProblemKind.LABEL_ZERO,
-                f"{id_key} holds 0, which the Object Detection API reserves for background",
-            )
-        )
+        out.append(label_zero_finding(id_key))
     if label_map:
         unknown = sorted({i for i in ids if i not in label_map})
         if unknown:
@@ -225,6 +220,19 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
                                          + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else "")
                                          + (f" (+{len(found) - 1} more)" if len(found) > 1 else "")))  # fmt: skip
     return out
+
+
+def label_zero_finding(id_key: str | None) -> Finding:
+    return Finding(ProblemKind.LABEL_ZERO, f"{id_key} holds 0, which the Object Detection API reserves for background")
+
+
+def class_zero_key(features: dict[str, Feature], spec: BoxSpec | None) -> str | None:
+    """The class-id key of a record whose class ids include 0 (else None): an error only in an Object
+    Detection API dataset, which is known once every file is read."""
+    key = spec.class_id if spec else None
+    if key and key in features and features[key].type == INT64_LIST and (np.asarray(features[key].values) == 0).any():
+        return key
+    return None
 
 
 def _same_words(text: str, label_map, i: int) -> bool:
@@ -291,6 +299,17 @@ class Schema:
         if spec is not None and spec.convention == "od_normalized":
             self.od += 1
 
+    def merge(self, other: Schema) -> None:
+        """Add another file's schema counts (schemas of shards merge in any order)."""
+        self.records += other.records
+        self.kinds.update(other.kinds)
+        self.presence.update(other.presence)
+        for k, c in other.types.items():
+            self.types.setdefault(k, Counter()).update(c)
+        self.od += other.od
+        for cache in ("_main_kind", "_expected", "_main_types"):
+            self.__dict__.pop(cache, None)
+
     @property
     def main_kind(self) -> str | None:
         cache = self.__dict__.get("_main_kind")
@@ -344,6 +363,41 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
     return out
 
 
+Signature = tuple[str, tuple[tuple[str, str], ...]]  # kind, (key, type) of each non-empty feature
+
+_STAND_IN = {BYTES_LIST: [b""], FLOAT_LIST: np.zeros(1, np.float32), INT64_LIST: np.zeros(1, np.int64)}
+
+
+def signature(p: Payload) -> Signature | None:
+    """All the schema checks look at in a record (None: too large to judge). Most records of a
+    dataset share one, so the checks run once per signature, not once per record."""
+    if p.full_size is not None:
+        return None
+    return p.kind, tuple(sorted((k, f.type) for k, f in p.features.items() if len(f.values)))
+
+
+def check_signature(sig: Signature, schema: Schema) -> list[Finding]:
+    """`check_against_schema` for every record with this signature."""
+    kind, keys = sig
+    return check_against_schema(Payload(kind, features={k: Feature(t, _STAND_IN[t]) for k, t in keys}), schema)
+
+
+def image_digests(features: dict[str, Feature]) -> list[tuple[str, bytes]]:
+    """(key, 16-byte hash) of every encoded image a record holds: duplicates share a hash."""
+    out = []
+    for k, f in features.items():
+        if f.type != BYTES_LIST:
+            continue
+        for b in f.values[:16]:
+            if len(b) >= 64 and sniff_image_format(b):
+                out.append((k, hashlib.blake2b(b, digest_size=16).digest()))
+    return out
+
+
+def duplicate_finding(key: str, record: int, where: str) -> Finding:
+    return Finding(ProblemKind.DUPLICATE_IMAGE, f"{key} is the same image as in record {record}{where}")
+
+
 class DuplicateImages:
     """Remembers a hash of every image's bytes to report the same image stored twice."""
 
@@ -355,54 +409,65 @@ class DuplicateImages:
         self, features: dict[str, Feature], record: tuple[int, int], names: list[str] | None = None
     ) -> list[Finding]:
         out = []
-        for k, f in features.items():
-            if f.type != BYTES_LIST:
-                continue
-            for b in f.values[:16]:
-                if len(b) < 64 or not sniff_image_format(b):
-                    continue
-                h = hashlib.blake2b(b, digest_size=16).digest()
-                seen = self.first.get(h)
-                if seen is None:
-                    if len(self.first) < self.limit:
-                        self.first[h] = record
-                elif seen != record:
-                    where = f" of {names[seen[0]]}" if names and seen[0] != record[0] else ""
-                    out.append(
-                        Finding(
-                            ProblemKind.DUPLICATE_IMAGE,
-                            f"{k} is the same image as in record {seen[1]}{where}",
-                        )
-                    )
+        for k, h in image_digests(features):
+            seen = self.first.get(h)
+            if seen is None:
+                if len(self.first) < self.limit:
+                    self.first[h] = record
+            elif seen != record:
+                where = f" of {names[seen[0]]}" if names and seen[0] != record[0] else ""
+                out.append(duplicate_finding(k, seen[1], where))
         return out
 
 
 # --- running them all ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class RecordLook:
+    """What the checks learnt of a record on the way, for the fact table."""
+
+    image_size: tuple[int, int] | None = None
+    boxes: int = 0
+    class_zero_key: str | None = None
+
+
 def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
-                 duplicates: DuplicateImages | None, names: list[str] | None = None) -> list[Finding]:  # fmt: skip
-    """Every check on one decoded record."""
+                 duplicates: DuplicateImages | None, names: list[str] | None = None,
+                 od_dataset: bool | None = None) -> list[Finding]:  # fmt: skip
+    """Every check on one decoded record. `od_dataset` overrides the schema's say (the one-pass
+    analysis passes False and judges class id 0 once every file is read)."""
+    return look_and_check(p, record, schema, label_map, duplicates, names, od_dataset)[0]
+
+
+def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
+                   duplicates: DuplicateImages | None, names: list[str] | None = None,
+                   od_dataset: bool | None = None) -> tuple[list[Finding], RecordLook]:  # fmt: skip
+    """`check_record`, and what it learnt of the record (image size, box count, class id 0)."""
     out: list[Finding] = [
         Finding(ProblemKind.LIMIT_EXCEEDED, f"not every value was checked: {note}") for note in p.limits
     ]
     if p.full_size is not None:
-        return out  # only its head was read
+        return out, RecordLook()  # only its head was read
     if schema is not None:
         out += check_against_schema(p, schema)
     if p.kind not in ("example", "sequence_example"):
-        return out
+        return out, RecordLook()
     feats = p.features
     spec = detect_spec(feats)
     img_findings, size = check_images(feats)
     out += img_findings
     out += check_boxes(feats, spec, size)
-    out += check_labels(feats, spec, label_map, schema.od_dataset if schema else bool(spec))
+    od = od_dataset if od_dataset is not None else (schema.od_dataset if schema else bool(spec))
+    out += check_labels(feats, spec, label_map, od)
     out += check_values(feats)
     out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
-    return out
+    boxes = 0
+    if spec is not None and spec.keys and spec.keys[0] in feats:
+        boxes = feats[spec.keys[0]].count // (4 if len(spec.keys) == 1 else 1)
+    return out, RecordLook(size, boxes, class_zero_key(feats, spec))
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,24 @@ class KeyStats:
                 for v in values[:16]:
                     self._count(int(v))
 
+    def merge(self, o: KeyStats) -> None:
+        """Add another file's counts (summaries of shards merge in any order; the most frequent
+        values stay bounded by TOP_TRACK)."""
+        self.types.update(o.types)
+        self.present += o.present
+        if o.per_record_min is not None:
+            self.per_record_min = o.per_record_min if self.per_record_min is None else min(self.per_record_min, o.per_record_min)
+        self.per_record_max = max(self.per_record_max, o.per_record_max)
+        self.num_min = min(self.num_min, o.num_min)
+        self.num_max = max(self.num_max, o.num_max)
+        self.num_sum += o.num_sum
+        self.num_count += o.num_count
+        self.nan += o.nan
+        self.top.update(o.top)
+        if len(self.top) > TOP_TRACK:
+            self.top = Counter(dict(self.top.most_common(TOP_TRACK)))
+        self.top_full = self.top_full or o.top_full or len(self.top) >= TOP_TRACK
+
     def _count(self, v) -> None:
         if v in self.top or not self.top_full:
             self.top[v] += 1
@@ -117,6 +135,18 @@ class DatasetSummary:
         cap = record_caption(p.features, label_map)
         if cap:
             self.record_labels[cap.split(": ", 1)[1]] += 1
+
+    def merge(self, o: DatasetSummary) -> None:
+        self.records += o.records
+        self.kinds.update(o.kinds)
+        for mine, theirs in ((self.keys, o.keys), (self.lists, o.lists)):
+            for k, st in theirs.items():
+                if k in mine:
+                    mine[k].merge(st)
+                else:
+                    mine[k] = st
+        self.box_classes.update(o.box_classes)
+        self.record_labels.update(o.record_labels)
 
     @property
     def classes(self) -> tuple[str, Counter]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import random
 from pathlib import Path
 
@@ -27,8 +26,9 @@ LABEL_MAP = "".join(f"item {{\n  id: {i}\n  name: '{n}'\n}}\n" for i, n in CLASS
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tfrview" / f"demo-v{VERSION}"
+    from .userdirs import cache_dir as user_cache
+
+    return user_cache() / f"demo-v{VERSION}"
 
 
 def _example(**feats) -> example_pb2.Example:

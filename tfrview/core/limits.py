@@ -36,6 +36,17 @@ MAX_INDEX_LINE = 64  # two 20-digit numbers and a space fit easily
 MAX_LABEL_MAP_BYTES = 16 << 20
 MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
 
+# --- the analysis pass: fact tables and the cache --------------------------------------------------
+# The fact table holds what the filter and exports need of each record, not the record: lists are
+# kept up to FACT_VALUES values (their length is always kept), bytes values up to FACT_BYTES bytes
+# (longer ones, images above all, are null there), and at most FACT_KEYS feature keys per file.
+# What a filter cannot see for these reasons is said when it matters (see analysis.vfilter).
+FACT_VALUES = 256
+FACT_BYTES = 256
+FACT_KEYS = 1024
+# The analysis cache (user's cache directory) is trimmed, least recently used first, to this size.
+CACHE_MAX_BYTES = 4 << 30
+
 # --- compressed streams --------------------------------------------------------------------------
 # Past this ratio of inflated to compressed bytes (and BOMB_MIN_BYTES inflated), a stream is said to
 # be a likely decompression bomb; reading goes on, at inflate speed, and can be stopped.

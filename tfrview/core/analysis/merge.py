@@ -1,0 +1,106 @@
+"""Merging the results of files into the dataset's: summed schema and statistics, the checks that
+compare a record with the rest of the dataset (payload kind, missing features, feature types,
+class id 0 in an Object Detection API dataset, duplicate images), and one fact table.
+
+Associative: results arrive in any order (a pool, a cluster) and merge to the same answer, because
+everything order-dependent is decided by file number here, at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..checks import Schema, check_signature, duplicate_finding, label_zero_finding
+from ..datasummary import DatasetSummary
+from ..framing import OVERHEAD, Problem
+from .facts import concat
+from .shard import ShardResult
+
+DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
+
+
+@dataclass
+class DatasetAnalysis:
+    """The merged results of every file, in file order."""
+
+    shards: list[ShardResult]
+    schema: Schema = field(default_factory=Schema)
+    summary: DatasetSummary = field(default_factory=DatasetSummary)
+    dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)  # file -> problems found by merging
+
+    def problems(self, file_no: int) -> list[Problem]:
+        """Every problem of one file: its own and those only the whole dataset shows."""
+        return self.shards[file_no].problems + self.dataset_problems.get(file_no, [])
+
+    @property
+    def deep(self) -> bool:
+        return all(s.deep is not None for s in self.shards if s.error is None)
+
+    def facts(self):
+        """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
+        import pyarrow as pa
+
+        tables, base = [], 0
+        for s in self.shards:
+            if s.deep is not None:
+                t = s.deep.facts
+                tables.append(t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64))))
+            base += len(s.offsets)
+        if not tables:
+            return None
+        return concat(tables)
+
+
+def merge(results: list[ShardResult]) -> DatasetAnalysis:
+    shards = sorted(results, key=lambda r: r.file_no)
+    out = DatasetAnalysis(shards)
+    deep = [s for s in shards if s.deep is not None]
+    for s in deep:
+        out.schema.merge(s.deep.schema)
+        out.summary.merge(s.deep.summary)
+    names = [s.path for s in shards]
+    for fi, s in enumerate(shards):
+        if s.deep is None:
+            continue
+        found = _schema_problems(s, out.schema)
+        if out.schema.od_dataset:
+            found += [_at(s, n, label_zero_finding(key)) for n, key in s.deep.class_zero]
+        if found:
+            out.dataset_problems.setdefault(fi, []).extend(found)
+    for fi, p in _duplicates(shards, names):
+        out.dataset_problems.setdefault(fi, []).append(p)
+    return out
+
+
+def _at(s: ShardResult, n: int, finding) -> Problem:
+    return Problem(finding.kind, int(s.offsets[n]), int(s.lengths[n]) + OVERHEAD, n, finding.message)
+
+
+def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:
+    """The schema checks, once per distinct signature, then for each record that has it."""
+    out: list[Problem] = []
+    for i, sig in enumerate(s.deep.signatures):
+        findings = check_signature(sig, schema)
+        if not findings:
+            continue
+        for n in np.flatnonzero(s.deep.signature_of == i):
+            out.extend(_at(s, int(n), f) for f in findings)
+    return out
+
+
+def _duplicates(shards: list[ShardResult], names: list[str]):
+    """The same image stored twice: each later copy names where it was first seen."""
+    first: dict[bytes, tuple[int, int]] = {}
+    for fi, s in enumerate(shards):
+        if s.deep is None:
+            continue
+        for n, key, h in s.deep.digests:
+            seen = first.get(h)
+            if seen is None:
+                if len(first) < DUPLICATES_TRACKED:
+                    first[h] = (fi, n)
+            elif seen != (fi, n):
+                where = f" of {names[seen[0]]}" if seen[0] != fi else ""
+                yield fi, _at(s, n, duplicate_finding(key, seen[1], where))

@@ -1,0 +1,70 @@
+"""Running the pass over many files on every core: a pool of worker processes (spawn, never fork:
+a forked child of a process with threads, Qt or fsspec may hang), each at a lower CPU priority,
+one task per file, results handed back as each file finishes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import get_context
+
+from .shard import ShardResult, ShardTask, analyze_shard
+
+
+def default_jobs() -> int:
+    """As many workers as cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_start() -> None:
+    from ..childproc import lower_priority
+
+    lower_priority()
+
+
+def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
+              cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
+    """Results in the order files finish. `jobs` 1 (or one task) runs here, in this process."""
+    tasks = list(tasks)
+    jobs = min(jobs or default_jobs(), len(tasks))
+    if jobs <= 1:
+        for t in tasks:
+            if cancelled():
+                return
+            yield analyze_shard(t)
+        return
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_worker_start)
+    try:
+        pending: set[Future] = set()
+        queue = iter(tasks)
+        for t in queue:  # a bounded queue: cancelling never waits for thousands of queued files
+            pending.add(pool.submit(analyze_shard, t))
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            if cancelled():
+                return
+            for f in done:
+                yield f.result()
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(pool.submit(analyze_shard, nxt))
+    finally:
+        _stop(pool)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop at once: a worker halfway through a 10 GB file is not waited for."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)

@@ -1,0 +1,158 @@
+"""The one pass over one file: every record read once for the index, both CRCs and (deep) the QA
+checks, the statistics and the fact table. A plain function of plain data, so it runs the same in
+this process, in a pool of worker processes, or on a cluster; its results merge (see merge.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..framing import OVERHEAD, Problem, TfrviewError
+from ..index import DAMAGED, VERIFIED
+
+Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    path: str
+    file_no: int
+    deep: bool = False  # decode every intact record: QA checks, statistics, fact table
+    label_map: dict | None = None  # LabelMap.to_json()
+    use_cache: bool = True
+
+
+@dataclass
+class DeepResult:
+    """What only decoding every intact record tells (mergeable across files)."""
+
+    schema: object  # checks.Schema
+    summary: object  # datasummary.DatasetSummary
+    facts: object  # pyarrow.Table, one row per framed record
+    signatures: list  # distinct checks.Signature of this file
+    signature_of: np.ndarray  # int32 per record: index into `signatures`, -1 when not judged
+    digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
+    class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
+
+
+@dataclass
+class ShardResult:
+    file_no: int
+    path: str
+    identity: Identity | None = None
+    compression: str = "none"
+    file_size: int = 0
+    offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    lengths: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    status: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint8))
+    problems: list[Problem] = field(default_factory=list)  # framing, CRCs, and the record checks
+    error: str | None = None  # the file could not be read
+    deep: DeepResult | None = None
+    seconds: float = 0.0
+    analysed_at: float = 0.0  # when the bytes were read (a cached result keeps its time)
+    from_cache: bool = False
+
+    @property
+    def records(self) -> int:
+        return int(np.count_nonzero((self.status & (VERIFIED | DAMAGED)) == VERIFIED))
+
+    @property
+    def damaged(self) -> int:
+        return int(np.count_nonzero(self.status & DAMAGED))
+
+
+def identity_of(path: str) -> Identity | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def analyze_shard(task: ShardTask) -> ShardResult:
+    """The whole pass over one file (or its cached result, when the file is unchanged)."""
+    from .cache import load, store
+
+    if task.use_cache:
+        hit = load(task)
+        if hit is not None:
+            return hit
+    result = _analyze(task)
+    if task.use_cache and result.error is None:
+        store(task, result)
+    return result
+
+
+def _analyze(task: ShardTask) -> ShardResult:
+    from ..report import index_and_verify, sort_problems
+    from ..source import open_source
+
+    t0 = time.perf_counter()
+    out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time())
+    try:
+        src = open_source(task.path)
+    except TfrviewError as exc:
+        out.error = str(exc)
+        return out
+    try:
+        out.compression, out.file_size = src.compression, src.file_size
+        idx, data_problems = index_and_verify(src)
+        out.offsets = np.array(idx.offsets, dtype=np.uint64)
+        out.lengths = np.array(idx.lengths, dtype=np.uint64)
+        out.status = np.array(idx.status, dtype=np.uint8)
+        problems = list(sort_problems(list(idx.problems) + data_problems))
+        if task.deep:
+            found, out.deep = _deep(task, src, out)
+            problems += found
+        out.problems = problems
+    except TfrviewError as exc:
+        out.error = str(exc)
+    finally:
+        src.close()
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
+    """Decode every intact record once: record checks, schema counts, statistics, facts."""
+    from ..checks import Schema, image_digests, look_and_check, signature
+    from ..datasummary import DatasetSummary
+    from ..labelmap import LabelMap
+    from ..payload import bounded_payload, decode
+    from .facts import FactsBuilder
+
+    label_map = LabelMap.from_json(task.label_map) if task.label_map else None
+    read = src.bulk_reader()
+    offs, lens = out.offsets, out.lengths
+    schema, summary, facts = Schema(), DatasetSummary(), FactsBuilder()
+    sig_ids: dict = {}
+    sig_of = np.full(len(offs), -1, dtype=np.int32)
+    digests: list[tuple[int, str, bytes]] = []
+    zero: list[tuple[int, str]] = []
+    problems: list[Problem] = []
+    for n in intact_numbers_of(out):
+        n = int(n)
+        p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
+        schema.add(p)
+        summary.add(p, label_map)
+        findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False)
+        for f in findings:
+            problems.append(Problem(f.kind, int(offs[n]), int(lens[n]) + OVERHEAD, n, f.message))
+        sig = signature(p)
+        if sig is not None:
+            sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
+        if p.features:
+            digests.extend((n, k, h) for k, h in image_digests(p.features))
+        if look.class_zero_key:
+            zero.append((n, look.class_zero_key))
+        facts.add(n, p, look.image_size, look.boxes)
+    table = facts.table(os.path.basename(task.path), offs, lens, out.status)
+    return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero)
+
+
+def intact_numbers_of(r: ShardResult) -> np.ndarray:
+    return np.flatnonzero((r.status & (VERIFIED | DAMAGED)) == VERIFIED)

@@ -1,0 +1,12 @@
+"""The user's own directories (XDG), the only places tfrview writes without being asked where."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/tfrview` (default ~/.cache/tfrview): the demo data set, analysis results."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tfrview"
