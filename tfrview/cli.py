@@ -101,54 +101,57 @@ def _open_sources(paths: list[str]):
 
 
 def cmd_verify(args) -> int:
-    from .core.report import index_and_verify, make_report
+    """Every file through the analysis pass on `--jobs` worker processes (framing and both CRCs;
+    with --checks, every record decoded once for the QA checks). The bytes are always read again:
+    a stored result is never taken for a verification, as a bit can rot without changing a file's
+    size or time. Results are stored for the window and `info`."""
+    from .core.analysis import ShardTask, merge, run_tasks
+    from .core.dataset import name_files
+    from .core.report import FileReport, sort_problems
 
-    entries: list[dict] = []
+    failed, paths = name_files(args.paths)
+    entries: list[dict | None] = [None] * (len(failed) + len(paths))
     errors = 0
-    progress = Progress(not args.json and not args.quiet)
-    opened = []  # (entry position, path, source, index, data problems)
-    reports = []
-    try:
-        for path, src, err in _open_sources(args.paths):
-            if src is None:
-                errors += 1
-                if not args.json:
-                    print(f"tfrview: {one_line(err)}", file=sys.stderr)
-                entries.append({"path": str(path), "ok": False, "error": err, "problems": []})
-                continue
-            try:
-                idx, data_problems = index_and_verify(src, progress, notice)
-            except TfrviewError as exc:  # e.g. the file shrank while it was read: that file's error
-                progress.clear()
-                errors += 1
-                if not args.json:
-                    print(f"tfrview: {one_line(str(exc))}", file=sys.stderr)
-                entries.append({"path": str(path), "ok": False, "error": str(exc), "problems": []})
-                src.close()
-                continue
-            progress.clear()
-            opened.append((len(entries), path, src, idx, data_problems))
-            entries.append({})
-        extra: dict[int, list] = {i: [] for i, *_ in opened}
-        if args.checks and opened:
-            for i, problem in _run_checks(opened, args, progress):
-                extra[i].append(problem)
-            progress.clear()
-        for i, _path, src, idx, data_problems in opened:
-            rep = make_report(src, idx, data_problems + extra[i])
-            reports.append(rep)
-            entries[i] = rep.to_json()
-            if not args.json:
-                _print_verify(rep, args.quiet)
-    except TfrviewError as exc:
+    for i, (path, err) in enumerate(failed):
+        errors += 1
         if not args.json:
-            raise
-        progress.clear()
-        print(json.dumps({"files": [e for e in entries if e], "error": str(exc)}))
-        return 2
-    finally:
-        for *_, src, _idx, _dp in opened:
-            src.close()
+            print(f"tfrview: {one_line(err)}", file=sys.stderr)
+        entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
+    label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
+    lm_json = label_map.to_json() if label_map is not None else None
+    tasks = [ShardTask(str(p), i, args.checks, lm_json, read_cache=False, notices=True) for i, p in enumerate(paths)]
+    progress = Progress(not args.json and not args.quiet)
+    sizes = [_size_of(p) for p in paths]
+    done_bytes, results = 0, []
+    for r in run_tasks(tasks, args.jobs):
+        results.append(r)
+        done_bytes += sizes[r.file_no]
+        progress(f"verify ({len(results):,} of {len(tasks):,} files)", done_bytes, sum(sizes))
+    progress.clear()
+    analysis = merge(results)
+    if lm_path is not None and not args.label_map and not label_map_fits_ids(analysis.class_ids, label_map):
+        if not args.json and not args.quiet:
+            print(f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
+                  file=sys.stderr)  # fmt: skip
+        lm_path = None
+        analysis = _without_label_map(analysis)
+    if lm_path is not None and not args.json and not args.quiet:
+        print(f"label map: {one_line(str(lm_path))}", file=sys.stderr)
+    reports = []
+    for fi, r in enumerate(analysis.shards):
+        at = len(failed) + fi
+        if r.error is not None:
+            errors += 1
+            if not args.json:
+                print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
+            entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
+            continue
+        rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
+                         sort_problems(analysis.problems(fi)))  # fmt: skip
+        reports.append(rep)
+        entries[at] = rep.to_json()
+        if not args.json:
+            _print_verify(rep, args.quiet)
     if args.json:
         print(json.dumps({"files": entries}))
     if errors:
@@ -156,38 +159,37 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _label_map_fits_data(opened, label_map, samples: int = 64) -> bool:
-    from .core.labelmap import label_map_fits_payloads
-    from .core.payload import bounded_payload
-    from .core.report import sample_numbers
-
-    payloads = (
-        bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k]))
-        for _, _path, src, idx, _ in opened
-        for k in sample_numbers(idx.count, samples)
-    )
-    return label_map_fits_payloads(payloads, label_map)
+def _size_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
-def _run_checks(opened, args, progress):
-    """QA checks over the intact records of every file, with one schema for them all."""
-    from .core.checks import check_target, run_checks
+def label_map_fits_ids(ids, label_map) -> bool:
+    from .core.labelmap import label_map_fits
+
+    return label_map_fits(set(ids), label_map)
+
+
+def _label_map_for_checks(args, paths):
+    """The label map the checks name classes with: --label-map, else a .pbtxt beside the data
+    (kept only if it names the data's class ids, judged once every record is read)."""
     from .core.labelmap import find_label_map, load_label_map
 
-    lm_path = Path(args.label_map) if args.label_map else find_label_map([p for _, p, *_ in opened])
+    lm_path = Path(args.label_map) if args.label_map else find_label_map(paths)
     label_map = load_label_map(lm_path) if lm_path else None
-    if label_map and not args.label_map and not _label_map_fits_data(opened, label_map):
-        if not args.json and not args.quiet:
-            print(
-                f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
-                file=sys.stderr,
-            )
-        label_map, lm_path = None, None
-    if lm_path and not args.json and not args.quiet:
-        print(f"label map: {one_line(str(lm_path))}", file=sys.stderr)
-    targets = [check_target(path, src, idx) for _, path, src, idx, _ in opened]
-    for ti, problem in run_checks(targets, label_map, lambda phase, d, t: progress(phase, d, t)):
-        yield opened[ti][0], problem
+    return (label_map, lm_path) if label_map else (None, None)
+
+
+_LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case")
+
+
+def _without_label_map(analysis):
+    """The checks' answer had no label map been found: its findings go."""
+    for s in analysis.shards:
+        s.problems = [p for p in s.problems if str(p.kind) not in _LABEL_MAP_KINDS]
+    return analysis
 
 
 def _print_verify(rep, quiet: bool) -> None:
@@ -480,6 +482,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
 
 
+def _add_jobs(p) -> None:
+    from .core.analysis import default_jobs
+
+    p.add_argument("-j", "--jobs", type=_int_at_least(1), default=default_jobs(), metavar="N",
+                   help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="tfrview",
@@ -521,6 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PBTXT",
         help="label map for the label checks (default: a .pbtxt beside the data)",
     )
+    _add_jobs(p)
     p.set_defaults(func=cmd_verify)
 
     p = add("dump", "print records as text or JSON lines",

@@ -66,6 +66,19 @@ def expand_paths(args: list[str]) -> list[Path]:
     return _unique([p for a in args for p in expand_arg(a)])
 
 
+def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """What the arguments name, without opening anything: ((argument, why it names nothing) for
+    each that names nothing, in order) and the files, each once, in natural order."""
+    named: list[Path] = []
+    failed: list[tuple[Path, str]] = []
+    for a in args:
+        try:
+            named += expand_arg(a)
+        except TfrviewError as exc:
+            failed.append((Path(a), str(exc)))
+    return failed, _unique(named)
+
+
 def _unique(paths: list[Path]) -> list[Path]:
     seen: set[str] = set()
     unique = []
@@ -147,14 +160,8 @@ class Dataset:
         """Open every file read-only. A file that cannot be opened stays in the list with its error."""
         if not args:
             raise TfrviewError("no files given")
-        named: list[Path] = []
-        failed: list[RecordFile] = []  # arguments that name nothing keep their error, in order
-        for a in args:
-            try:
-                named += expand_arg(a)
-            except TfrviewError as exc:
-                failed.append(RecordFile(Path(a), None, error=str(exc)))
-        paths = _unique(named)
+        names, paths = name_files(args)
+        failed = [RecordFile(p, None, error=err) for p, err in names]  # arguments that name nothing
         allow_open_files(len(paths) + 64)  # every file stays open: one descriptor each
         files = []
         for p in paths:

@@ -141,10 +141,7 @@ class DatasetSummary:
         self.kinds.update(o.kinds)
         for mine, theirs in ((self.keys, o.keys), (self.lists, o.lists)):
             for k, st in theirs.items():
-                if k in mine:
-                    mine[k].merge(st)
-                else:
-                    mine[k] = st
+                mine.setdefault(k, KeyStats()).merge(st)  # never shares (and later changes) another's
         self.box_classes.update(o.box_classes)
         self.record_labels.update(o.record_labels)
 

@@ -194,7 +194,17 @@ def masked_length_crcs(windows: np.ndarray) -> np.ndarray:
     for i in range(8):
         crc = table[(crc ^ windows[:, i]) & 0xFF] ^ (crc >> np.uint32(8))
     crc ^= np.uint32(0xFFFFFFFF)
+    return mask_array(crc)
+
+
+def mask_array(crc: np.ndarray) -> np.ndarray:
+    """`mask` of every CRC in a uint32 array (the addition wraps as mask's & 0xFFFFFFFF does)."""
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)
+
+
+def crc32c_function():
+    """The CRC-32C function itself, for loops that call it per record."""
+    return _crc32c()
 
 
 def valid_header_positions(raw: bytes, n: int, room: int | None = None) -> np.ndarray:

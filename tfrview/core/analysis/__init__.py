@@ -25,7 +25,7 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
-    tasks = [ShardTask(str(p), i, deep, label_map, use_cache) for i, p in enumerate(paths)]
+    tasks = [ShardTask(str(p), i, deep, label_map, use_cache, use_cache) for i, p in enumerate(paths)]
     results = []
     for r in run_tasks(tasks, jobs, cancelled):
         results.append(r)

@@ -136,6 +136,7 @@ def _write(d: Path, r: ShardResult) -> None:
                            "record_labels": dict(s.record_labels)}  # fmt: skip
         meta["signatures"] = [[k, [list(kt) for kt in keys]] for k, keys in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
+        meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
         pq.write_table(deep.facts, d / "facts.parquet")
         pq.write_table(_stats_table(s), d / "stats.parquet")
         pq.write_table(pa.table({
@@ -169,6 +170,7 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
         signature_of=arrays["signature_of"],
         digests=list(zip(images["record"], images["key"], images["hash"], strict=True)),
         class_zero=[(n, k) for n, k in meta["class_zero"]],
+        class_ids=set(meta["class_ids"]),
     )
 
 

@@ -35,6 +35,10 @@ class DatasetAnalysis:
         return self.shards[file_no].problems + self.dataset_problems.get(file_no, [])
 
     @property
+    def class_ids(self) -> set[int]:
+        return set().union(*(s.deep.class_ids for s in self.shards if s.deep is not None))
+
+    @property
     def deep(self) -> bool:
         return all(s.deep is not None for s in self.shards if s.error is None)
 

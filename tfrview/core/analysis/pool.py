@@ -22,9 +22,12 @@ def default_jobs() -> int:
 
 
 def _worker_start() -> None:
+    import signal
+
     from ..childproc import lower_priority
 
     lower_priority()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops us
 
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,

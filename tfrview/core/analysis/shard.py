@@ -15,6 +15,7 @@ from ..framing import OVERHEAD, Problem, TfrviewError
 from ..index import DAMAGED, VERIFIED
 
 Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,9 @@ class ShardTask:
     file_no: int
     deep: bool = False  # decode every intact record: QA checks, statistics, fact table
     label_map: dict | None = None  # LabelMap.to_json()
-    use_cache: bool = True
+    read_cache: bool = True  # an unchanged file's stored result will do (`verify` always reads)
+    write_cache: bool = True
+    notices: bool = False  # say on stderr when a compressed stream inflates like a bomb
 
 
 @dataclass
@@ -37,6 +40,7 @@ class DeepResult:
     signature_of: np.ndarray  # int32 per record: index into `signatures`, -1 when not judged
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
+    class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
 
 
 @dataclass
@@ -77,12 +81,12 @@ def analyze_shard(task: ShardTask) -> ShardResult:
     """The whole pass over one file (or its cached result, when the file is unchanged)."""
     from .cache import load, store
 
-    if task.use_cache:
+    if task.read_cache:
         hit = load(task)
         if hit is not None:
             return hit
     result = _analyze(task)
-    if task.use_cache and result.error is None:
+    if task.write_cache and result.error is None:
         store(task, result)
     return result
 
@@ -100,7 +104,7 @@ def _analyze(task: ShardTask) -> ShardResult:
         return out
     try:
         out.compression, out.file_size = src.compression, src.file_size
-        idx, data_problems = index_and_verify(src)
+        idx, data_problems = index_and_verify(src, None, _say if task.notices else None)
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)
         out.status = np.array(idx.status, dtype=np.uint8)
@@ -117,11 +121,19 @@ def _analyze(task: ShardTask) -> ShardResult:
     return out
 
 
+def _say(msg: str) -> None:
+    import sys
+
+    from ..framing import one_line
+
+    print(f"tfrview: {one_line(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
+
+
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
     from ..checks import Schema, image_digests, look_and_check, signature
     from ..datasummary import DatasetSummary
-    from ..labelmap import LabelMap
+    from ..labelmap import LabelMap, class_ids
     from ..payload import bounded_payload, decode
     from .facts import FactsBuilder
 
@@ -134,6 +146,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     digests: list[tuple[int, str, bytes]] = []
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
+    ids: set[int] = set()
     for n in intact_numbers_of(out):
         n = int(n)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
@@ -149,9 +162,11 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             digests.extend((n, k, h) for k, h in image_digests(p.features))
         if look.class_zero_key:
             zero.append((n, look.class_zero_key))
+        if len(ids) < CLASS_IDS_TRACKED and p.features:
+            ids.update(class_ids(p.features))
         facts.add(n, p, look.image_size, look.boxes)
     table = facts.table(os.path.basename(task.path), offs, lens, out.status)
-    return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero)
+    return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids)
 
 
 def intact_numbers_of(r: ShardResult) -> np.ndarray:

@@ -1,0 +1,143 @@
+"""The one analysis pass (issue 10): same answers as the two-pass checks, in any order, on any
+number of workers, and remembered until a file changes."""
+
+import os
+
+import numpy as np
+import pytest
+
+from tests.helpers import framed, payloads
+from tfrview.core.analysis import analyze, merge
+from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.framing import QA_KINDS
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # workers inherit it
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from tfrview.core.demo import build_demo
+
+    return [str(p) for p in build_demo(tmp_path_factory.mktemp("demo"))]
+
+
+def two_pass(paths, label_map=None):
+    from tfrview.core.checks import check_target, run_checks
+    from tfrview.core.dataset import Dataset
+    from tfrview.core.index import verify
+
+    with Dataset.open(paths) as ds:
+        for _ in ds.scan():
+            pass
+        for f in ds.files:
+            list(verify(f.source, f.index))
+        out = {}
+        for ti, p in run_checks([check_target(f.path, f.source, f.index) for f in ds.files], label_map):
+            out.setdefault(ti, []).append(p)
+    return out
+
+
+def _qa(problems):
+    return sorted((p.offset, p.record, str(p.kind), p.message) for p in problems if p.kind in QA_KINDS)
+
+
+def test_one_pass_finds_what_the_two_pass_checks_find(demo):
+    from tfrview.core.demo import CLASSES
+    from tfrview.core.labelmap import LabelMap
+
+    lm = LabelMap(CLASSES)
+    old = two_pass(demo, lm)
+    a = analyze(demo, deep=True, label_map=lm.to_json(), jobs=1, use_cache=False)
+    for fi in range(len(demo)):
+        assert _qa(a.problems(fi)) == _qa(old.get(fi, []))
+    assert a.summary.records == sum(s.records for s in a.shards)
+    # the framing and CRC problems are verify's
+    from tfrview.core.report import index_and_verify
+    from tfrview.core.source import open_source
+
+    for fi, path in enumerate(demo):
+        src = open_source(path)
+        idx, found = index_and_verify(src)
+        src.close()
+        want = sorted((p.offset, str(p.kind)) for p in list(idx.problems) + found)
+        assert sorted((p.offset, str(p.kind)) for p in a.problems(fi) if p.kind not in QA_KINDS) == want
+
+
+def test_results_merge_in_any_order_and_on_any_number_of_workers(demo):
+    one = analyze(demo, deep=True, jobs=1, use_cache=False)
+    two = analyze(demo, deep=True, jobs=2, use_cache=False)
+    backwards = merge(list(reversed(two.shards)))
+    for a in (two, backwards):
+        assert a.summary.to_json() == one.summary.to_json()
+        for fi in range(len(demo)):
+            assert sorted(map(str, a.problems(fi))) == sorted(map(str, one.problems(fi)))
+    assert one.facts().equals(backwards.facts())
+
+
+def test_duplicates_across_files_name_the_first_copy(tmp_path):
+    from tfrview.core.demo import build_demo
+
+    src = build_demo(tmp_path / "d")[0]
+    copy = tmp_path / "d" / "copy.tfrecord"
+    copy.write_bytes(src.read_bytes())
+    a = analyze([str(src), str(copy)], deep=True, jobs=1, use_cache=False)
+    dups = [p for p in a.problems(1) if p.kind == "duplicate_image"]
+    assert len(dups) == a.shards[1].records and all(str(src) in p.message for p in dups)
+    assert not [p for p in a.problems(0) if p.kind == "duplicate_image"]
+
+
+def test_results_are_remembered_until_the_file_changes(tmp_path):
+    data, offs = framed(payloads(50))
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(data)
+    task = ShardTask(str(path), 0, deep=True)
+    first = analyze_shard(task)
+    again = analyze_shard(task)
+    assert not first.from_cache and again.from_cache
+    assert np.array_equal(again.offsets, first.offsets) and again.records == 50
+    assert again.deep.facts.equals(first.deep.facts) and again.analysed_at == first.analysed_at
+    assert again.deep.summary.to_json() == first.deep.summary.to_json()
+    bad = bytearray(data)
+    bad[offs[7] + 20] ^= 1
+    path.write_bytes(bytes(bad))  # same size; a new mtime
+    os.utime(path, ns=(0, os.stat(path).st_mtime_ns + 1_000_000))
+    changed = analyze_shard(task)
+    assert not changed.from_cache and changed.damaged == 1
+    from tfrview.core.analysis.cache import analysis_dir, clear
+
+    assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".partial*"))  # never beside the data
+    n, size = clear()
+    assert n >= 1 and size > 0 and not any(analysis_dir().iterdir())
+
+
+def test_the_cache_is_trimmed_least_recently_used_first(tmp_path):
+    from tfrview.core.analysis.cache import _entries, trim
+
+    for i in range(3):
+        p = tmp_path / f"f{i}.tfrecord"
+        p.write_bytes(framed(payloads(20 + i))[0])
+        analyze_shard(ShardTask(str(p), 0, deep=True))
+    entries, size = _entries()
+    assert len(entries) == 3
+    newest = max(entries)[2]
+    trim(size - 1)
+    left, _ = _entries()
+    assert len(left) == 2 and newest in [d for *_, d in left]
+
+
+def test_fact_table_columns(demo):
+    a = analyze(demo[:1], deep=True, jobs=1, use_cache=False)
+    t = a.facts()
+    assert {"n", "file", "record", "offset", "size", "crc", "kind", "image_width", "boxes"} <= set(t.column_names)
+    assert "image/encoded" in t.column_names and t.column("image/encoded").null_count == t.num_rows  # no images
+    assert "image/object/class/text#len" in t.column_names
+    assert t.column("image_width").to_pylist()[0] == 320
+    assert t.column("crc").to_pylist().count("ok") == a.shards[0].records
+
+
+def test_an_unreadable_file_is_an_error_not_a_crash(tmp_path):
+    r = analyze_shard(ShardTask(str(tmp_path / "missing.tfrecord"), 0, deep=True))
+    assert r.error and r.records == 0
