@@ -18,7 +18,7 @@ from .core.framing import TfrviewError, one_line
 from .core.index import DAMAGED
 from .core.textfmt import human_bytes
 
-COMMANDS = ("info", "verify", "dump", "index", "salvage", "install-desktop", "uninstall-desktop")
+COMMANDS = ("info", "verify", "dump", "export", "index", "salvage", "cache", "install-desktop", "uninstall-desktop")
 
 EPILOG = """\
 examples:
@@ -28,6 +28,9 @@ examples:
   tfrview verify data/ && echo clean        check every CRC; exit 0 clean, 1 problems, 2 error
   tfrview verify --json shard.gz | jq .     one JSON object with every problem
   tfrview verify --checks data/             also boxes, images, labels, NaNs, missing features
+  tfrview verify -j 16 'gs-mirror/train-*'  16 worker processes (default: one per core)
+  tfrview export --parquet t.parquet data/  one row per record, for DuckDB, polars, pandas
+  tfrview cache --clear                     forget stored analysis results
   tfrview dump file.tfrecord --records 10:20
   tfrview dump file.tfrecord --json | head  one JSON object per record
   tfrview index file.tfrecord -o file.idx   DALI / tfrecord-style index
@@ -217,74 +220,111 @@ def _print_verify(rep, quiet: bool) -> None:
 
 
 def cmd_info(args) -> int:
-    from .core.datasummary import DatasetSummary
-    from .core.payload import TYPE_SHORT, bounded_payload, decode
-    from .core.report import index_source, sample_numbers
+    """The analysis pass (stored results of unchanged files are used: info is a look, not a
+    verification); the feature table from every record when the pass decoded them (--all, or an
+    earlier `verify --checks` or the window), else from a sample."""
+    from .core.analysis import ShardTask, run_tasks
+    from .core.dataset import name_files
 
-    out = []
+    failed, paths = name_files(args.paths)
+    out: list[dict] = []
     errors = 0
+    for path, err in failed:
+        errors += 1
+        if args.json:
+            out.append({"path": str(path), "error": err})
+        else:
+            print(f"tfrview: {one_line(err)}", file=sys.stderr)
     progress = Progress(not args.json)
-    for path, src, err in _open_sources(args.paths):
-        if src is None:
+    tasks = [ShardTask(str(p), i, args.all, notices=True) for i, p in enumerate(paths)]
+    results = {}
+    for r in run_tasks(tasks, args.jobs):
+        results[r.file_no] = r
+        progress(f"reading ({len(results):,} of {len(tasks):,} files)", len(results), len(tasks))
+    progress.clear()
+    for fi in range(len(paths)):
+        r = results[fi]
+        if r.error is not None:
             errors += 1
             if args.json:
-                out.append({"path": str(path), "error": err})
+                out.append({"path": r.path, "error": r.error})
             else:
-                print(f"tfrview: {one_line(err)}", file=sys.stderr)
+                print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
             continue
-        with src:
-            idx = index_source(src, progress, notice)
-            progress.clear()
-            nums = sample_numbers(idx.count, None if args.all else args.sample)
-            cs = DatasetSummary()
-            for k in nums:
-                cs.add(decode(bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k]))))
-        info = {
-            "path": str(path),
-            "compression": src.compression,
-            "bytes": src.file_size,
-            "stream_bytes": idx.scanned,
-            "records": idx.count,
-            "framing_problems": len(idx.problems),
-            "sampled_records": len(nums),
-            "payload_kinds": dict(cs.kinds),
-            "features": {
-                k: {
-                    "types": sorted(TYPE_SHORT[t] for t in s.types),
-                    "present": s.present,
-                    "values_min": s.per_record_min,
-                    "values_max": s.per_record_max,
-                }
-                for k, s in sorted(cs.keys.items())
-            },
-            "feature_lists": {
-                k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
-                for k, s in sorted(cs.lists.items())
-            },
-        }
+        info, framing = _info_of(r, args)
         out.append(info)
         if not args.json:
-            _print_info(info, idx)
+            _print_info(info, r, framing)
     if args.json:
         print(json.dumps({"files": out}))
     return 2 if errors else 0
 
 
-def _print_info(info: dict, idx) -> None:
+def _info_of(r, args) -> tuple[dict, list]:
+    from .core.framing import FRAMING_KINDS, ProblemKind
+    from .core.payload import TYPE_SHORT
+
+    cs = r.deep.summary if r.deep is not None else _sampled_summary(r, args.sample)
+    framing = [p for p in r.problems if p.kind in FRAMING_KINDS and p.kind != ProblemKind.BAD_DATA_CRC]
+    info = {
+        "path": r.path,
+        "compression": r.compression,
+        "bytes": r.file_size,
+        "stream_bytes": r.scanned,
+        "records": len(r.offsets),
+        "framing_problems": len(framing),
+        "damaged_records": r.damaged,
+        "sampled_records": cs.records,
+        "payload_kinds": dict(cs.kinds),
+        "features": {
+            k: {
+                "types": sorted(TYPE_SHORT[t] for t in s.types),
+                "present": s.present,
+                "values_min": s.per_record_min,
+                "values_max": s.per_record_max,
+            }
+            for k, s in sorted(cs.keys.items())
+        },
+        "feature_lists": {
+            k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
+            for k, s in sorted(cs.lists.items())
+        },
+    }
+    if r.from_cache:
+        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
+    return info, framing
+
+
+def _sampled_summary(r, sample: int):
+    from .core.datasummary import DatasetSummary
+    from .core.payload import bounded_payload, decode
+    from .core.report import sample_numbers
+    from .core.source import open_source
+
+    cs = DatasetSummary()
+    with open_source(r.path) as src:
+        for k in sample_numbers(len(r.offsets), sample):
+            cs.add(decode(bounded_payload(src.read, int(r.offsets[k]), int(r.lengths[k]))))
+    return cs
+
+
+def _print_info(info: dict, r, framing: list) -> None:
     print(one_line(info["path"]))
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
     print(f"  compression   {info['compression']}")
     print(f"  size          {size}")
-    print(f"  records       {info['records']:,}")
-    for p in idx.problems[:1]:
+    print(f"  records       {info['records']:,}" + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else ""))
+    for p in framing[:1]:
         if p.kind == "not_tfrecord":
             print(f"  problem       {one_line(p.message)}")
         else:
-            print(f"  problems      {len(idx.problems)} in framing (run `tfrview verify` for details)")
+            print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
+    if "analysed_at" in info:
+        print(f"  read          {info['analysed_at']} (unchanged since; `tfrview verify` reads it again)")
     if info["records"]:
-        n = int(idx.lengths.min()), int(idx.lengths.mean()), int(idx.lengths.max())
+        n = int(r.lengths.min()), int(r.lengths.mean()), int(r.lengths.max())
         print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
     sampled = info["sampled_records"]
     of = f" (sampled {sampled:,} of {info['records']:,})" if sampled < info["records"] else ""
@@ -457,6 +497,50 @@ def cmd_salvage(args) -> int:
     return 0
 
 
+# --- export and cache ---------------------------------------------------------------------------------
+
+
+def cmd_export(args) -> int:
+    """The fact table (one row per record: its facts, features and problems) as Parquet."""
+    from .core.analysis import ShardTask, merge, run_tasks
+    from .core.analysis.parquet_export import write_parquet
+    from .core.dataset import name_files
+
+    out = Path(args.parquet)
+    failed, paths = name_files(args.paths)
+    for _, err in failed:
+        raise TfrviewError(err)
+    _check_output(out, paths, args.force)
+    label_map, _ = _label_map_for_checks(args, paths)
+    lm_json = label_map.to_json() if label_map is not None else None
+    progress = Progress(True)
+    tasks = [ShardTask(str(p), i, True, lm_json, notices=True) for i, p in enumerate(paths)]
+    results = []
+    for r in run_tasks(tasks, args.jobs):
+        results.append(r)
+        progress(f"reading ({len(results):,} of {len(tasks):,} files)", len(results), len(tasks))
+    progress.clear()
+    unreadable = [r for r in results if r.error is not None]
+    for r in unreadable:
+        print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
+    res = write_parquet(merge(results), out, images=args.images)
+    print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
+          + (f", {res.images:,} images" if args.images else ""))  # fmt: skip
+    return 2 if unreadable else 0
+
+
+def cmd_cache(args) -> int:
+    from .core.analysis.cache import _entries, analysis_dir, clear
+
+    if args.clear:
+        n, size = clear()
+        print(f"removed {n:,} stored result{'s' if n != 1 else ''} ({human_bytes(size)}) from {analysis_dir()}")
+        return 0
+    entries, size = _entries()
+    print(f"{analysis_dir()}: {len(entries):,} stored results, {human_bytes(size)}")
+    return 0
+
+
 # --- desktop ------------------------------------------------------------------------------------------
 
 
@@ -512,6 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--sample", type=_int_at_least(1), default=2000, help="records to decode for the feature summary")
     p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
+    _add_jobs(p)
     p.set_defaults(func=cmd_info)
 
     p = add("verify", "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
@@ -532,6 +617,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_jobs(p)
     p.set_defaults(func=cmd_verify)
+
+    p = add("export", "write the fact table (one row per record: facts, features, problems) as Parquet",
+            "  tfrview export --parquet train.parquet 'train-*'\n"
+            "  tfrview export --parquet train.parquet data/ --images\n"
+            "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n")  # fmt: skip
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--parquet", metavar="OUT", required=True, help="the Parquet file to write")
+    p.add_argument("--images", action="store_true", help="add each record's first image's bytes (column image)")
+    p.add_argument("--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_jobs(p)
+    p.set_defaults(func=cmd_export)
+
+    p = add("cache", "where stored analysis results live, and how big they are; --clear removes them",
+            "  tfrview cache\n  tfrview cache --clear\n")  # fmt: skip
+    p.add_argument("--clear", action="store_true", help="remove every stored result")
+    p.set_defaults(func=cmd_cache)
 
     p = add("dump", "print records as text or JSON lines",
             "  tfrview dump train.tfrecord --records 0:5\n  tfrview dump train.tfrecord --records -1\n"

@@ -548,6 +548,8 @@ class Source:
         c0 = self._cache_pos
         if c0 <= offset and offset + n <= c0 + len(self._cache):
             return self._cache[offset - c0 : offset - c0 + n]
+        if not self._ckpts.items:  # never scanned here (e.g. framed by another process): from the start
+            self._ckpts.maybe_add(0, _Inflater(self._data, self._wbits))
         ck = self._ckpts.nearest(offset)
         if self._cursor is not None and ck.out_pos <= self._cursor[0] <= offset:
             pos, inf = self._cursor

@@ -57,8 +57,9 @@ def load(task: ShardTask) -> ShardResult | None:
             return None
         arrays = np.load(d / "index.npz")
         problems = [_problem(p) for p in json.loads((d / "problems.json").read_text())]
-        r = ShardResult(task.file_no, task.path, identity, meta["compression"], meta["file_size"],
-                        arrays["offsets"], arrays["lengths"], arrays["status"], problems,
+        r = ShardResult(task.file_no, task.path, identity, compression=meta["compression"],
+                        file_size=meta["file_size"], scanned=meta["scanned"], offsets=arrays["offsets"],
+                        lengths=arrays["lengths"], status=arrays["status"], problems=problems,
                         analysed_at=meta["analysed_at"], from_cache=True)  # fmt: skip
         if task.deep:
             r.deep = _load_deep(d, meta, arrays)
@@ -124,7 +125,7 @@ def _write(d: Path, r: ShardResult) -> None:
     import pyarrow.parquet as pq
 
     meta = {"path": r.path, "identity": list(r.identity), "compression": r.compression, "file_size": r.file_size,
-            "analysed_at": r.analysed_at, "seconds": r.seconds, "records": r.records, "damaged": r.damaged,
+            "scanned": r.scanned, "analysed_at": r.analysed_at, "seconds": r.seconds, "records": r.records, "damaged": r.damaged,
             "written_at": time.time()}  # fmt: skip
     arrays = {"offsets": r.offsets, "lengths": r.lengths, "status": r.status}
     if r.deep is not None:

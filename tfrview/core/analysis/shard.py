@@ -50,6 +50,7 @@ class ShardResult:
     identity: Identity | None = None
     compression: str = "none"
     file_size: int = 0
+    scanned: int = 0  # record-stream bytes framed (inflated bytes of a compressed file)
     offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     lengths: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     status: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint8))
@@ -105,6 +106,7 @@ def _analyze(task: ShardTask) -> ShardResult:
     try:
         out.compression, out.file_size = src.compression, src.file_size
         idx, data_problems = index_and_verify(src, None, _say if task.notices else None)
+        out.scanned = int(idx.scanned)
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)
         out.status = np.array(idx.status, dtype=np.uint8)

@@ -1,0 +1,97 @@
+"""A dataset's fact table as one Parquet file, for DuckDB, polars or pandas: one row per record,
+with its problems, and (when asked) each record's first image's bytes. Written one file's rows
+at a time (a row group each), so images never sit in memory together; to a temporary file, then
+renamed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .merge import DatasetAnalysis
+
+
+@dataclass(frozen=True)
+class ParquetSummary:
+    rows: int
+    images: int
+    columns: int
+
+
+def problems_column(a: DatasetAnalysis, file_no: int, n: int) -> pa.Array:
+    """The kinds of each record's problems (damage beside a record is not the record's)."""
+    kinds: list[list[str]] = [[] for _ in range(n)]
+    for p in a.problems(file_no):
+        if p.record is not None and 0 <= p.record < n:
+            kinds[p.record].append(str(p.kind))
+    return pa.array(kinds, pa.list_(pa.string()))
+
+
+def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
+                  progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
+    import pyarrow.parquet as pq
+
+    from ..atomic import new_temp_file, output_error
+
+    facts = a.facts()
+    if facts is None:
+        facts = pa.table({"n": pa.array([], pa.int64())})
+    starts = np.concatenate([[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])])
+    fd, tmp = new_temp_file(out)
+    os.close(fd)
+    written = n_images = 0
+    try:
+        schema = None
+        writer = None
+        for fi, s in enumerate(a.shards):
+            if s.deep is None:
+                continue
+            part = facts.slice(int(starts[fi]), int(starts[fi + 1] - starts[fi]))
+            part = part.append_column("problems", problems_column(a, fi, part.num_rows))
+            if images:
+                col, got = _images(s)
+                part = part.append_column("image", col)
+                n_images += got
+            if writer is None:
+                schema = part.schema
+                writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+            writer.write_table(part.cast(schema))
+            written += part.num_rows
+            if progress:
+                progress(fi + 1, len(a.shards))
+        if writer is None:
+            pq.write_table(facts.append_column("problems", pa.array([], pa.list_(pa.string()))), tmp)
+        else:
+            writer.close()
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise output_error(out, exc) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return ParquetSummary(written, n_images, len(facts.column_names) + 1 + int(images))
+
+
+def _images(s) -> tuple[pa.Array, int]:
+    """Each record's first encoded image (null when it has none, or is damaged)."""
+    from ..images import find_images, image_features
+    from ..payload import bounded_payload, decode
+    from ..source import open_source
+    from .shard import intact_numbers_of
+
+    out: list[bytes | None] = [None] * len(s.offsets)
+    with open_source(s.path) as src:
+        read = src.bulk_reader()
+        for n in intact_numbers_of(s):
+            n = int(n)
+            feats = image_features(decode(bounded_payload(read, int(s.offsets[n]), int(s.lengths[n]))))
+            refs = [r for r in find_images(feats) if r.storage == "encoded"]
+            if refs:
+                out[n] = bytes(feats[refs[0].key].values[refs[0].index])
+    return pa.array(out, pa.binary()), sum(b is not None for b in out)
