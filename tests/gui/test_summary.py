@@ -35,15 +35,18 @@ def test_dialogs_about_the_data_open_in_its_folder(qtbot, open_window):
     assert w.data_dir() == str(RACCOON.parent.resolve())
 
 
-def test_the_summary_runs_beside_the_checks_and_workers_are_niced(qtbot, open_window, tmp_path):
+def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qtbot, open_window, tmp_path):
+    """The QA checks and the summary come from one pass (issue 10), whose job process and pool
+    workers run below the window's priority."""
     import os
 
+    from tests.gui.test_problems_panel import wait_checks
     from tfrview.core.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    qtbot.waitUntil(lambda: w.summarizer_job is not None, timeout=20000)
-    assert w.check_state != "QA checks done" or w.summary is not None  # started with the checks, not after
-    proc = w.summarizer_job._proc
+    qtbot.waitUntil(lambda: w.checker is not None and w.checker._proc is not None, timeout=20000)
+    proc = w.checker._proc
+    assert proc.args[-1] == "tfrview.core.jobs" and w.checker.spec["job"] == "analyze"
     want = min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
 
     def niced_or_gone() -> bool:
@@ -53,3 +56,20 @@ def test_the_summary_runs_beside_the_checks_and_workers_are_niced(qtbot, open_wi
             return True
 
     qtbot.waitUntil(niced_or_gone, timeout=10000)  # it lowers its priority first thing after start-up
+    wait_checks(qtbot, w)
+    assert w.summary is not None and not w.summary_partial and w.summary["records"] == 37  # every intact record
+
+
+def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_window, tmp_path):
+    from tests.gui.test_problems_panel import wait_checks
+    from tfrview.core.demo import build_demo
+
+    paths = build_demo(tmp_path / "demo")
+    w = open_window(paths, demo=True)
+    wait_checks(qtbot, w)
+    first = sorted(str(r.problem) for r in w.problems.rows)
+    assert w.analysis_note == ""
+    again = open_window(paths, demo=True)
+    wait_checks(qtbot, again)
+    assert sorted(str(r.problem) for r in again.problems.rows) == first
+    assert again.analysis_note.startswith("checked ") and "checked" in again.status_label.text()

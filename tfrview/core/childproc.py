@@ -26,3 +26,25 @@ def lower_priority() -> None:
     every core works (os.nice raises the niceness of this process only)."""
     with contextlib.suppress(OSError, AttributeError):
         os.nice(10)
+
+
+def die_with_parent() -> None:
+    """A pool worker ends when the process that started it does (killed by a window's Cancel, say),
+    rather than reading on alone. Linux only (prctl PR_SET_PDEATHSIG); elsewhere the pool's pipes
+    close and the worker ends after its current file."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+
+
+def worker_start() -> None:
+    """First thing in a pool worker: lower priority, die with the parent, leave Ctrl-C to it."""
+    import signal
+
+    lower_priority()
+    die_with_parent()
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -10,6 +10,7 @@ numbers (local per file) are the window's.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -23,10 +24,22 @@ from .labelmap import LabelMap
 from .payload import bounded_payload
 from .report import intact_numbers
 
+_OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
+
 
 def _emit(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    _OUT.write(json.dumps(obj) + "\n")
+    _OUT.flush()
+
+
+def _keep_pipe_to_ourselves() -> None:
+    """The window reads our stdout until its end. Pool workers inherit fd 1, and would hold the
+    pipe open (and the window's reader blocked) after this process is killed: so the results go
+    out on a private copy of the pipe, and fd 1 becomes stderr for anything we start."""
+    global _OUT
+    _OUT = os.fdopen(os.dup(1), "w")  # new descriptors are not inheritable
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
 
 
 def _ticker(every: float = 0.1):
@@ -66,14 +79,49 @@ def job_checks(spec: dict) -> None:
     ds.close()
 
 
+def job_analyze(spec: dict) -> None:
+    """The analysis pass over the window's files on a pool of worker processes: QA problems as each
+    file finishes (framing and CRC problems the window has found itself), then those only the whole
+    dataset shows, and the summary (partial ones as files finish)."""
+    from .analysis import ShardTask, merge, run_tasks
+    from .datasummary import DatasetSummary
+    from .framing import QA_KINDS
+
+    paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
+    tasks = [ShardTask(p, i, True, spec.get("label_map") or None) for i, p in enumerate(paths)]
+    results, running, cached = [], DatasetSummary(), 0
+    last = time.monotonic()
+    for r in run_tasks(tasks, spec.get("jobs")):
+        results.append(r)
+        cached += r.from_cache
+        for p in r.problems:
+            if p.kind in QA_KINDS:
+                _emit({"file": files[r.file_no], "problem": p.to_json()})
+        _emit({"progress": ["analysis", len(results), len(tasks)]})
+        if r.deep is not None:
+            running.merge(r.deep.summary)
+            if time.monotonic() - last > 1.0 and len(results) < len(tasks):
+                _emit({"summary": running.to_json(), "partial": True})
+                last = time.monotonic()
+    a = merge(results)
+    for fi, problems in sorted(a.dataset_problems.items()):
+        for p in problems:
+            _emit({"file": files[fi], "problem": p.to_json()})
+    read = [r.analysed_at for r in results if r.error is None]
+    _emit({"summary": a.summary.to_json(), "partial": False, "cached": cached, "files": len(results),
+           "analysed_at": min(read) if read else None})  # fmt: skip
+
+
 def job_filter(spec: dict) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
     from .filterexpr import compile_filter, facts_for, parse, resolve_keys
 
     node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
-    test = compile_filter(node)
     problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
+    if _filter_facts(spec, node, problems):
+        return
+    test = compile_filter(node)
     ds = Dataset.open(spec["paths"])
     for _ in ds.scan():
         pass
@@ -105,6 +153,42 @@ def job_filter(spec: dict) -> None:
     ds.close()
 
 
+def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
+    """The filter over the stored fact tables, as array operations, when the analysis of every file
+    is stored and numbers its records as the window does (else False: read the records)."""
+    import numpy as np
+
+    from .analysis.cache import load
+    from .analysis.merge import DatasetAnalysis
+    from .analysis.shard import ShardTask
+    from .analysis.vfilter import match
+
+    counts = spec.get("counts")
+    results = []
+    for i, p in enumerate(spec["paths"]):
+        r = load(ShardTask(p, i, True, spec.get("label_map") or None))
+        if r is None or r.deep is None or (counts is not None and len(r.offsets) != counts[i]):
+            return False
+        results.append(r)
+    table = DatasetAnalysis(results).facts()
+    if table is None:
+        return False
+    by_kind: dict[str, list[int]] = {}
+    for n, kinds in problems.items():
+        for k in kinds:
+            by_kind.setdefault(k, []).append(n)
+    hits, blind = match(table, node, {k: np.array(sorted(v), dtype=np.int64) for k, v in by_kind.items()})
+    total = table.num_rows
+    if blind:
+        _emit({"note": f"the stored facts keep {', '.join(sorted(blind)[:3])} only in part: a record could match "
+                       "beyond what they hold"})  # fmt: skip
+    step = 1 << 16
+    for i in range(0, len(hits), step):
+        _emit({"matches": hits[i : i + step].tolist(), "upto": int(hits[min(i + step, len(hits)) - 1]) + 1, "total": total})
+    _emit({"matches": [], "upto": total, "total": total})
+    return True
+
+
 def job_summary(spec: dict) -> None:
     """The dataset's schema and label distribution over every intact record."""
     from .datasummary import DatasetSummary
@@ -132,11 +216,12 @@ def job_summary(spec: dict) -> None:
     ds.close()
 
 
-JOBS = {"checks": job_checks, "filter": job_filter, "summary": job_summary}
+JOBS = {"checks": job_checks, "analyze": job_analyze, "filter": job_filter, "summary": job_summary}
 
 
 def child_main() -> int:
     lower_priority()
+    _keep_pipe_to_ourselves()
     try:
         spec = json.loads(sys.stdin.read())
         JOBS[spec["job"]](spec)

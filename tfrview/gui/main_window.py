@@ -172,6 +172,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
         self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
         self._act("rerun_checks", "Run QA Checks Again", self.start_checks)
+        self._act("worker_processes", "Worker Processes…", self.choose_jobs)
         self._act("about", "&About tfrview", self.about)
 
     def _build_ui(self) -> None:
@@ -293,7 +294,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.filterer: JobWorker | None = None
         self.filter_state = ""
         self.checker: JobWorker | None = None
-        self.summarizer_job: JobWorker | None = None
+        self.analysis_note = ""  # when the stored analysis was made, if every file's was used
         self.summary: dict | None = None
         self.summary_partial = True
         self.sample_keys: frozenset[str] = frozenset()  # feature keys of the records sampled after indexing
@@ -334,6 +335,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         g.addAction(a["prev_problem"])
         g.addSeparator()
         g.addAction(a["rerun_checks"])
+        g.addAction(a["worker_processes"])
         g.addAction(a["cancel"])
         h = self.menuBar().addMenu("&Help")
         h.addAction(a["about"])
@@ -518,9 +520,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         if stopped:
             self.progress.setFormat("stopped at %p%")
         if p is not None and p.phase == "done" and self.run_checks:
-            self.start_checks()
-            if self.summarizer_job is None:
-                self.start_summary()  # beside the checks, not after them (issue 9); both run niced
+            self.start_checks()  # QA checks and the summary in one pass
         self._update_status()
         self.index_handled = True
         if self._selected is not None:
@@ -579,7 +579,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         elif p is not None and p.phase == "cancelled":
             parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
         if self.check_state:
-            parts.append(self.check_state)
+            parts.append(self.check_state + (f" ({self.analysis_note})" if self.analysis_note else ""))
         if self.label_map_path:
             parts.append(f"labels: {self.label_map_path.name}")
         m = self.model
@@ -649,6 +649,19 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
             self._number_digits = digits
             width = self.table.fontMetrics().horizontalAdvance("0" * digits + ",,") + 16
             self.table.horizontalHeader().resizeSection(self.model.columns.index("#"), max(56, width))
+
+    @Slot()
+    def choose_jobs(self) -> None:
+        """How many worker processes the analysis uses (remembered; the next analysis uses it)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        from tfrview.gui.window_jobs import analysis_jobs
+
+        n, ok = QInputDialog.getInt(self, "Worker Processes", "Worker processes for the QA checks and summary\n"
+                                    "(each reads one file at a time, below this window's priority):",
+                                    analysis_jobs(), 1, 512)  # fmt: skip
+        if ok:
+            QSettings().setValue("analysis/jobs", n)
 
     @Slot()
     def show_summary(self) -> None:
@@ -880,9 +893,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
             t.cancel()
             t.wait()
         self._stop_filter()
-        if self.summarizer_job is not None:
-            self.summarizer_job.cancel()
-            self.summarizer_job.wait()
+
         self.ds.close()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -73,8 +73,8 @@ class FilterMixin:
         for r in self.problems.rows:
             if r.target is not None:
                 problems.setdefault(str(r.target), []).append(str(r.problem.kind))
-        spec = {"job": "filter", "expr": text, "problems": problems, "known_keys": sorted(known), "complete": complete,
-                "paths": [str(f.path) for f in self.ds.files if f.source is not None]}  # fmt: skip
+        spec = {**self._job_spec("filter"), "expr": text, "problems": problems, "known_keys": sorted(known),
+                "complete": complete}  # fmt: skip
         self.model.set_filter()
         self.problems.set_matches(self.model.filter_rows[:0])
         self.filter_state = "filtering…"
@@ -105,6 +105,8 @@ class FilterMixin:
                 done = obj["upto"] >= obj["total"]
                 pct = 100 * obj["upto"] // max(obj["total"], 1)
                 self.filter_state = "" if done else f"filtering {pct}%"
+            elif "note" in obj:  # the stored facts hold some key only in part
+                self.filter_status.setToolTip(obj["note"])
             elif "error" in obj:
                 self.filter_state = f"filter failed: {obj['error']}"
         self._show_filter_state()

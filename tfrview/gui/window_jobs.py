@@ -1,4 +1,5 @@
-"""Whole-dataset jobs after the index: the QA checks, then the summary, each in a child process."""
+"""The whole-dataset job after the index: the analysis pass (QA checks and the summary in one read
+of every record, on a pool of worker processes, remembered per file) in a child process."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ class DatasetJobsMixin:
 
     @Slot()
     def start_checks(self) -> None:
-        """Run the QA checks over the whole dataset in a child process; findings arrive live."""
+        """The analysis pass over the whole dataset in a child process; QA findings and the summary
+        arrive as files finish (at once for files analysed before and unchanged since)."""
         self.problems.remove_kinds({str(k) for k in QA_KINDS})
         self.model.clear_qa()
         self._update_problem_counts()
         self.check_state = "QA checks: starting"
-        self.checker = replace_job(self, self.checker, self._job_spec("checks"), self._on_check_items,
+        self.summary_panel.show_progress("computing the summary…")
+        self.checker = replace_job(self, self.checker, self._job_spec("analyze"), self._on_check_items,
                                    self._on_checks_finished)  # fmt: skip
         self._update_status()
 
@@ -37,11 +40,23 @@ class DatasetJobsMixin:
             elif "progress" in obj:
                 phase, done, total = obj["progress"]
                 self.check_state = f"QA checks: {phase} {100 * done // max(total, 1)}%"
+            elif "summary" in obj:
+                self._show_summary(obj)
             elif "error" in obj:
                 self.check_state = f"QA checks failed: {obj['error']}"
+                self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
             elif obj.get("done"):
                 self.check_state = "QA checks done"
         self._update_status()
+
+    def _show_summary(self, obj: dict) -> None:
+        partial = obj.get("partial", False)
+        self.summary_panel.show_summary(obj["summary"], partial)
+        self.summary = obj["summary"]
+        self.summary_partial = partial
+        self.offer_keys()
+        if not partial:
+            self.analysis_note = _analysis_note(obj)
 
     @Slot(object)
     def _on_checks_finished(self, worker) -> None:
@@ -49,38 +64,36 @@ class DatasetJobsMixin:
             return
         if self.check_state.startswith("QA checks:"):
             self.check_state = "QA checks stopped"
-        elif self.summarizer_job is None:
-            self.start_summary()
         self._update_status()
 
-    @Slot()
-    def start_summary(self) -> None:
-        self.summary_panel.show_progress("computing the summary…")
-        self.summarizer_job = replace_job(
-            self, self.summarizer_job, self._job_spec("summary"), self._on_summary_items
-        )
-
     def _job_spec(self, job: str) -> dict:
-        return {"job": job, "paths": [str(f.path) for f in self.ds.files if f.source is not None],
-                "label_map": _label_map_json(self.label_map)}  # fmt: skip
+        """A job over the files that opened, with the window's number of each and its record count
+        (a stored analysis is used only if it frames the same records)."""
+        opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
+        return {"job": job, "paths": [str(f.path) for _, f in opened], "files": [fi for fi, _ in opened],
+                "counts": [f.index.count for _, f in opened], "label_map": _label_map_json(self.label_map),
+                "jobs": analysis_jobs()}  # fmt: skip
 
-    @Slot(object)
-    def _on_summary_items(self, item) -> None:
-        worker, items = item
-        if worker is not self.summarizer_job:
-            return
-        for obj in items:
-            if "summary" in obj:
-                self.summary_panel.show_summary(obj["summary"], obj.get("partial", False))
-                self.summary = obj["summary"]
-                self.summary_partial = obj.get("partial", False)
-                self.offer_keys()
-            elif "progress" in obj:
-                _, done, total = obj["progress"]
-                if self.summary is None:
-                    self.summary_panel.show_progress(f"computing the summary… {100 * done // max(total, 1)}%")
-            elif "error" in obj:
-                self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
+def analysis_jobs() -> int:
+    """Worker processes for the analysis (View › Worker Processes; default: the cores)."""
+    from PySide6.QtCore import QSettings
+
+    from tfrview.core.analysis import default_jobs
+
+    v = QSettings().value("analysis/jobs")
+    try:
+        return max(1, int(v)) if v is not None else default_jobs()
+    except (TypeError, ValueError):
+        return default_jobs()
+
+
+def _analysis_note(obj: dict) -> str:
+    """'analysed 14:02' when every file's analysis was stored and still holds, else ''."""
+    import time
+
+    if not obj.get("files") or obj.get("cached") != obj.get("files") or not obj.get("analysed_at"):
+        return ""
+    return "checked " + time.strftime("%Y-%m-%d %H:%M", time.localtime(obj["analysed_at"]))
 
 
 def _label_map_json(label_map) -> dict:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 
+from ..childproc import worker_start
 from .shard import ShardResult, ShardTask, analyze_shard
 
 
@@ -19,15 +20,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def _worker_start() -> None:
-    import signal
-
-    from ..childproc import lower_priority
-
-    lower_priority()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops us
 
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
@@ -41,7 +33,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
                 return
             yield analyze_shard(t)
         return
-    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_worker_start)
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start)
     try:
         pending: set[Future] = set()
         queue = iter(tasks)
