@@ -32,7 +32,7 @@ from ..limits import CACHE_MAX_BYTES
 from ..userdirs import cache_dir
 from .shard import DeepResult, ShardResult, ShardTask, identity_of
 
-FORMAT = 1  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 2  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:

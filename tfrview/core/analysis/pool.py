@@ -24,14 +24,26 @@ def default_jobs() -> int:
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
               cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
-    """Results in the order files finish. `jobs` 1 (or one task) runs here, in this process."""
-    tasks = list(tasks)
+    """Results in the order files finish. Stored results of unchanged files are taken here (no
+    worker started for them); `jobs` 1 (or one file left) runs here, in this process."""
+    from .cache import load
+
+    left = []
+    for t in tasks:
+        hit = load(t) if t.read_cache else None
+        if hit is None:
+            left.append(t)
+        else:
+            yield hit
+        if cancelled():
+            return
+    tasks = left
     jobs = min(jobs or default_jobs(), len(tasks))
     if jobs <= 1:
         for t in tasks:
             if cancelled():
                 return
-            yield analyze_shard(t)
+            yield analyze_shard(t)  # (its cache was just looked at: this reads the file)
         return
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start)
     try:

@@ -14,7 +14,7 @@ import numpy as np
 from ..framing import OVERHEAD, Problem, TfrviewError
 from ..index import DAMAGED, VERIFIED
 
-Identity = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
 CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
 
 
@@ -70,12 +70,35 @@ class ShardResult:
         return int(np.count_nonzero(self.status & DAMAGED))
 
 
+_ENDS = 64 << 10
+
+
 def identity_of(path: str) -> Identity | None:
+    """What says a file is unchanged: its inode, size and times, and a hash of its first and last
+    64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
+    middle changes in place with its times set back is beyond this; `verify` always reads."""
+    import hashlib
+
     try:
         st = os.stat(path)
+        if not stat_is_regular(st.st_mode):
+            return None  # a named pipe or a device is never opened here (it could block)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
+        try:
+            head = os.pread(fd, _ENDS, 0)
+            tail = os.pread(fd, _ENDS, st.st_size - _ENDS) if st.st_size > _ENDS else b""
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    ends = hashlib.blake2b(head + tail, digest_size=12).hexdigest()
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, ends
+
+
+def stat_is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
 
 
 def analyze_shard(task: ShardTask) -> ShardResult:
