@@ -141,3 +141,45 @@ def test_fact_table_columns(demo):
 def test_an_unreadable_file_is_an_error_not_a_crash(tmp_path):
     r = analyze_shard(ShardTask(str(tmp_path / "missing.tfrecord"), 0, deep=True))
     assert r.error and r.records == 0
+
+
+def _marked_processes(mark: str) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if f"TFRVIEW_TEST_MARK={mark}".encode() in f.read():
+                    out.append(int(d))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
+    """The window's Cancel kills the job process: its pool workers must end too, never read on
+    alone or wait forever holding pipes (they did, before they armed a parent-death signal)."""
+    import time
+    import uuid
+
+    from tfrview.core.jobs import read_lines, spawn
+
+    paths = []
+    for i in range(6):
+        p = tmp_path / f"s{i}.tfrecord"
+        p.write_bytes(framed(payloads(30_000))[0])
+        paths.append(str(p))
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv("TFRVIEW_TEST_MARK", mark)
+    proc = spawn({"job": "analyze", "paths": paths, "jobs": 2})
+    for obj in read_lines(proc):
+        if "progress" in obj:
+            break  # a file is done; the workers are busy with the next ones
+    assert len(_marked_processes(mark)) >= 2  # the job and its workers
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked_processes(mark) == []

@@ -40,11 +40,15 @@ def die_with_parent() -> None:
         libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
-def worker_start() -> None:
-    """First thing in a pool worker: lower priority, die with the parent, leave Ctrl-C to it."""
+def worker_start(parent: int | None = None) -> None:
+    """First thing in a pool worker: lower priority, die with the parent (`parent`: its pid; a
+    parent that died while this worker was starting is caught here, after the death signal is
+    armed), leave Ctrl-C to it."""
     import signal
 
     lower_priority()
     die_with_parent()
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
     with contextlib.suppress(ValueError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -45,7 +45,8 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
                 return
             yield analyze_shard(t)  # (its cache was just looked at: this reads the file)
         return
-    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start)
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start,
+                               initargs=(os.getpid(),))  # fmt: skip
     try:
         pending: set[Future] = set()
         queue = iter(tasks)
