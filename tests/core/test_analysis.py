@@ -183,3 +183,35 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     while _marked_processes(mark) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _marked_processes(mark) == []
+
+
+def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
+    """Once every file's analysis is stored, the window's filter job answers from the fact tables
+    (array operations), with the same matches the record-by-record filter gives."""
+    from tfrview.core import jobs
+
+    data, _ = framed(payloads(40))
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"f{i}.tfrecord"
+        p.write_bytes(data)
+        paths.append(str(p))
+    spec = {"expr": "size > 25 and not problem", "paths": paths, "problems": {"3": ["bad_data_crc"]},
+            "counts": [40, 40]}  # fmt: skip
+
+    def run_job() -> list[int]:
+        got = []
+        monkeypatch.setattr(jobs, "_emit", lambda obj: got.extend(obj.get("matches", ())))
+        jobs.job_filter(spec)
+        return got
+
+    slow = run_job()  # nothing stored yet: record by record
+    analyze(paths, deep=True, jobs=1)
+    import tfrview.core.filterexpr as fx
+
+    monkeypatch.setattr(fx, "compile_filter", lambda node: pytest.fail("read the records"))
+    fast = run_job()
+    assert fast == slow and 3 not in fast and len(fast) > 10
+    spec["counts"] = [41, 40]  # the window frames differently: the facts are not used
+    with pytest.raises(pytest.fail.Exception):
+        run_job()
