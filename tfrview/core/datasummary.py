@@ -50,7 +50,16 @@ class KeyStats:
                     with contextlib.suppress(UnicodeDecodeError):
                         self._count(v.decode("utf-8"))
             return
-        if n:
+        if n <= 16:  # most features hold a few values: plain Python beats numpy's per-call cost
+            vals = [float(v) for v in values]
+            finite = [v for v in vals if math.isfinite(v)]
+            self.nan += n - len(finite)
+            if finite:
+                self.num_min = min(self.num_min, *finite)
+                self.num_max = max(self.num_max, *finite)
+                self.num_sum += sum(finite)
+                self.num_count += len(finite)
+        elif n:
             a = np.asarray(values, dtype=np.float64)
             finite = np.isfinite(a)
             self.nan += int(n - np.count_nonzero(finite))
@@ -60,9 +69,9 @@ class KeyStats:
                 self.num_max = max(self.num_max, float(f.max()))
                 self.num_sum += float(f.sum())
                 self.num_count += int(f.size)
-            if type_ != FLOAT_LIST:
-                for v in values[:16]:
-                    self._count(int(v))
+        if n and type_ != FLOAT_LIST:
+            for v in values[:16]:
+                self._count(int(v))
 
     def merge(self, o: KeyStats) -> None:
         """Add another file's counts (summaries of shards merge in any order; the most frequent
