@@ -35,7 +35,7 @@ test: $(STAMP_TEST)
 # Regenerates the committed *_pb2.py modules from our .proto files.
 protos: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	cd tfrview/core/proto && ../../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
+	cd tfrview/core/records/proto && ../../../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
 		example.proto tensor.proto string_int_label_map.proto
 
 bench: $(STAMP_RUN)

@@ -55,8 +55,8 @@ def make_jpeg_shards(d: Path, shards: int, per: int) -> list[Path]:
     import numpy as np
     from PIL import Image
 
-    from tfrview.core.demo import _example
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
+    from tfrview.demo import _example
 
     d.mkdir(parents=True, exist_ok=True)
     rnd = np.random.default_rng(7)
@@ -176,8 +176,8 @@ def bench_filter(n: int) -> float:
     import numpy as np
     import pyarrow as pa
 
+    from tfrview.core.analysis.filterexpr import parse
     from tfrview.core.analysis.vfilter import match
-    from tfrview.core.filterexpr import parse
 
     rng = np.random.default_rng(1)
     lens = rng.integers(8, 13, n)

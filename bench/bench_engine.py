@@ -19,14 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfrview.core.framing import encode_record  # noqa: E402
-from tfrview.core.index import RecordIndex, scan, verify  # noqa: E402
-from tfrview.core.source import open_source  # noqa: E402
+from tfrview.core.tfrecord.framing import encode_record  # noqa: E402
+from tfrview.core.tfrecord.index import RecordIndex, scan, verify  # noqa: E402
+from tfrview.core.tfrecord.source import open_source  # noqa: E402
 
 
 def make_small(path: Path, n: int) -> None:
     """n Examples of ~100 bytes (label, a few floats, an id)."""
-    from tfrview.core.proto import example_pb2
+    from tfrview.core.records.proto import example_pb2
 
     base = []
     for i in range(97):
@@ -150,9 +150,9 @@ def status(key):
         if line.startswith(key):
             return int(line.split()[1]) * 1024
 import numpy, crc32c
-from tfrview.core.source import open_source
-from tfrview.core.index import RecordIndex, scan
-from tfrview.core.framing import length_crc
+from tfrview.core.tfrecord.source import open_source
+from tfrview.core.tfrecord.index import RecordIndex, scan
+from tfrview.core.tfrecord.framing import length_crc
 length_crc(1)
 base_anon = status('RssAnon:')
 tracemalloc.start()

@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfrview.core.dataset import Dataset  # noqa: E402
-from tfrview.core.thumbs import make_thumbnail  # noqa: E402
+from tfrview.core.records.thumbs import make_thumbnail  # noqa: E402
+from tfrview.core.tfrecord.dataset import Dataset  # noqa: E402
 
 
 def run(ds: Dataset, numbers: list[int], threads: int) -> float:

@@ -91,8 +91,8 @@ def make_jpeg_file(path: Path, total: int) -> None:
     import numpy as np
     from PIL import Image
 
-    from tfrview.core.demo import _example
-    from tfrview.core.framing import encode_record
+    from tfrview.core.tfrecord.framing import encode_record
+    from tfrview.demo import _example
 
     rnd = np.random.default_rng(5)
     payloads = []

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfrview.core.jobs import read_lines, spawn  # noqa: E402
+from tfrview.core.procs.jobs import read_lines, spawn  # noqa: E402
 
 
 def run(spec: dict) -> tuple[float, float | None, int]:

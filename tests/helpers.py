@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tfrview.core.framing import encode_record
-from tfrview.core.index import RecordIndex
-from tfrview.core.report import index_and_verify
-from tfrview.core.source import Source, source_from_bytes
+from tfrview.core.tfrecord.framing import encode_record
+from tfrview.core.tfrecord.index import RecordIndex
+from tfrview.core.tfrecord.report import index_and_verify
+from tfrview.core.tfrecord.source import Source, source_from_bytes
 
 DATA = Path(__file__).resolve().parent / "data"  # small real files kept in the repository (see its README)
 RACCOON = DATA / "raccoon_test-first12.record"  # first 12 of the 40 raccoon Examples, byte-exact

@@ -13,10 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.tfrecord.index import DAMAGED
+from tfrview.core.units import human_bytes
+
 from . import __version__
-from .core.framing import TfrviewError, one_line
-from .core.index import DAMAGED
-from .core.textfmt import human_bytes
 
 COMMANDS = ("info", "verify", "dump", "export", "index", "salvage", "cache", "install-desktop", "uninstall-desktop")
 
@@ -95,7 +96,7 @@ def _int_at_least(low: int):
 def _open_sources(paths: list[str]):
     """(path, Source | None, error) for each file named by the arguments, opened as a dataset opens
     them (one descriptor per file, the open-file limit raised for thousands of shards)."""
-    from .core.dataset import Dataset
+    from tfrview.core.tfrecord.dataset import Dataset
 
     return [(f.path, f.source, f.error) for f in Dataset.open(paths).files]
 
@@ -108,9 +109,9 @@ def cmd_verify(args) -> int:
     with --checks, every record decoded once for the QA checks). The bytes are always read again:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`."""
-    from .core.analysis import ShardTask, merge, run_tasks
-    from .core.dataset import name_files
-    from .core.report import FileReport, sort_problems
+    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.report import FileReport, sort_problems
 
     failed, paths = name_files(args.paths)
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
@@ -170,7 +171,7 @@ def _size_of(path: Path) -> int:
 
 
 def label_map_fits_ids(ids, label_map) -> bool:
-    from .core.labelmap import label_map_fits
+    from tfrview.core.records.labelmap import label_map_fits
 
     return label_map_fits(set(ids), label_map)
 
@@ -178,7 +179,7 @@ def label_map_fits_ids(ids, label_map) -> bool:
 def _label_map_for_checks(args, paths):
     """The label map the checks name classes with: --label-map, else a .pbtxt beside the data
     (kept only if it names the data's class ids, judged once every record is read)."""
-    from .core.labelmap import find_label_map, load_label_map
+    from tfrview.core.records.labelmap import find_label_map, load_label_map
 
     lm_path = Path(args.label_map) if args.label_map else find_label_map(paths)
     label_map = load_label_map(lm_path) if lm_path else None
@@ -223,8 +224,8 @@ def cmd_info(args) -> int:
     """The analysis pass (stored results of unchanged files are used: info is a look, not a
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample."""
-    from .core.analysis import ShardTask, run_tasks
-    from .core.dataset import name_files
+    from tfrview.core.analysis import ShardTask, run_tasks
+    from tfrview.core.tfrecord.dataset import name_files
 
     failed, paths = name_files(args.paths)
     out: list[dict] = []
@@ -261,8 +262,8 @@ def cmd_info(args) -> int:
 
 
 def _info_of(r, args) -> tuple[dict, list]:
-    from .core.framing import FRAMING_KINDS, ProblemKind
-    from .core.payload import TYPE_SHORT
+    from tfrview.core.records.payload import TYPE_SHORT
+    from tfrview.core.tfrecord.framing import FRAMING_KINDS, ProblemKind
 
     cs = r.deep.summary if r.deep is not None else _sampled_summary(r, args.sample)
     framing = [p for p in r.problems if p.kind in FRAMING_KINDS and p.kind != ProblemKind.BAD_DATA_CRC]
@@ -296,10 +297,10 @@ def _info_of(r, args) -> tuple[dict, list]:
 
 
 def _sampled_summary(r, sample: int):
-    from .core.datasummary import DatasetSummary
-    from .core.payload import bounded_payload, decode
-    from .core.report import sample_numbers
-    from .core.source import open_source
+    from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.tfrecord.report import sample_numbers
+    from tfrview.core.tfrecord.source import open_source
 
     cs = DatasetSummary()
     with open_source(r.path) as src:
@@ -377,9 +378,9 @@ def parse_range(text: str | None, count: int) -> range:
 
 
 def cmd_dump(args) -> int:
-    from .core.dataset import Dataset
-    from .core.index import data_crc_ok
-    from .core.payload import decode, payload_json
+    from tfrview.core.records.payload import decode, payload_json
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.core.tfrecord.index import data_crc_ok
 
     with Dataset.open(args.paths) as ds:
         errs = [f.error for f in ds.files if f.error]
@@ -416,7 +417,7 @@ def cmd_dump(args) -> int:
 
 
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
-    from .core.textfmt import format_payload
+    from tfrview.core.records.textfmt import format_payload
 
     where = f"  file {one_line(str(path))}" if path else ""
     head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
@@ -427,9 +428,9 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
 
 def cmd_index(args) -> int:
-    from .core.idxfile import check_index, format_index
-    from .core.report import index_source
-    from .core.source import open_source
+    from tfrview.core.output.idxfile import check_index, format_index
+    from tfrview.core.tfrecord.report import index_source
+    from tfrview.core.tfrecord.source import open_source
 
     if not args.output and not args.check:
         return fail("index: give -o OUT to write an index, or --check IDX to check one")
@@ -455,7 +456,7 @@ def cmd_index(args) -> int:
             code = 1
     if args.output:
         out = Path(args.output)
-        from .core.atomic import atomic_write_text
+        from tfrview.core.output.atomic import atomic_write_text
 
         atomic_write_text(out, format_index(idx))
         print(f"{one_line(str(out))}: {idx.count:,} records indexed")
@@ -464,7 +465,7 @@ def cmd_index(args) -> int:
 
 def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
     """Before any work: the output is not an input, and exists only if --force says replace it."""
-    from .core.atomic import refuse_overwriting_inputs
+    from tfrview.core.output.atomic import refuse_overwriting_inputs
 
     refuse_overwriting_inputs(out, inputs)
     if os.path.lexists(out) and not force:
@@ -475,9 +476,9 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
 
 
 def cmd_salvage(args) -> int:
-    from .core.report import verify_source
-    from .core.salvage import salvage
-    from .core.source import open_source
+    from tfrview.core.output.salvage import salvage
+    from tfrview.core.tfrecord.report import verify_source
+    from tfrview.core.tfrecord.source import open_source
 
     out = Path(args.output)
     _check_output(out, [Path(args.path)], args.force)
@@ -502,9 +503,9 @@ def cmd_salvage(args) -> int:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    from .core.analysis import ShardTask, merge, run_tasks
-    from .core.analysis.parquet_export import write_parquet
-    from .core.dataset import name_files
+    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.analysis.parquet_export import write_parquet
+    from tfrview.core.tfrecord.dataset import name_files
 
     out = Path(args.parquet)
     failed, paths = name_files(args.paths)
@@ -530,7 +531,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from .core.analysis.cache import _entries, analysis_dir, clear
+    from tfrview.core.analysis.cache import _entries, analysis_dir, clear
 
     if args.clear:
         n, size = clear()
@@ -545,7 +546,7 @@ def cmd_cache(args) -> int:
 
 
 def cmd_desktop(args) -> int:
-    from .core import desktop
+    from . import desktop
 
     if args.command == "install-desktop":
         actions = desktop.install(dry_run=args.dry_run, force=args.force)
@@ -567,7 +568,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_jobs(p) -> None:
-    from .core.analysis import default_jobs
+    from tfrview.core.analysis import default_jobs
 
     p.add_argument("-j", "--jobs", type=_int_at_least(1), default=default_jobs(), metavar="N",
                    help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)")  # fmt: skip

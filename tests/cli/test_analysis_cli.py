@@ -12,7 +12,7 @@ from tests.helpers import framed, payloads
 
 @pytest.fixture
 def shards(tmp_path):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     paths = build_demo(tmp_path / "demo")
     data, offs = framed(payloads(30))

@@ -7,7 +7,7 @@ import pytest
 
 from tests.helpers import PENGUIN, RACCOON, framed, payloads
 from tfrview.cli import main
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.helpers import PENGUIN, RACCOON
-from tfrview.core import desktop
+from tfrview import desktop
 
 needs_xdg = pytest.mark.skipif(
     shutil.which("xdg-mime") is None or shutil.which("update-mime-database") is None,

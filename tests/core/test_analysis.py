@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import framed, payloads
 from tfrview.core.analysis import analyze, merge
 from tfrview.core.analysis.shard import ShardTask, analyze_shard
-from tfrview.core.framing import QA_KINDS
+from tfrview.core.tfrecord.framing import QA_KINDS
 
 
 @pytest.fixture(autouse=True)
@@ -19,15 +19,15 @@ def own_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     return [str(p) for p in build_demo(tmp_path_factory.mktemp("demo"))]
 
 
 def two_pass(paths, label_map=None):
-    from tfrview.core.checks import check_target, run_checks
-    from tfrview.core.dataset import Dataset
-    from tfrview.core.index import verify
+    from tfrview.core.analysis.checks import check_target, run_checks
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.core.tfrecord.index import verify
 
     with Dataset.open(paths) as ds:
         for _ in ds.scan():
@@ -45,8 +45,8 @@ def _qa(problems):
 
 
 def test_one_pass_finds_what_the_two_pass_checks_find(demo):
-    from tfrview.core.demo import CLASSES
-    from tfrview.core.labelmap import LabelMap
+    from tfrview.core.records.labelmap import LabelMap
+    from tfrview.demo import CLASSES
 
     lm = LabelMap(CLASSES)
     old = two_pass(demo, lm)
@@ -55,8 +55,8 @@ def test_one_pass_finds_what_the_two_pass_checks_find(demo):
         assert _qa(a.problems(fi)) == _qa(old.get(fi, []))
     assert a.summary.records == sum(s.records for s in a.shards)
     # the framing and CRC problems are verify's
-    from tfrview.core.report import index_and_verify
-    from tfrview.core.source import open_source
+    from tfrview.core.tfrecord.report import index_and_verify
+    from tfrview.core.tfrecord.source import open_source
 
     for fi, path in enumerate(demo):
         src = open_source(path)
@@ -78,7 +78,7 @@ def test_results_merge_in_any_order_and_on_any_number_of_workers(demo):
 
 
 def test_duplicates_across_files_name_the_first_copy(tmp_path):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     src = build_demo(tmp_path / "d")[0]
     copy = tmp_path / "d" / "copy.tfrecord"
@@ -163,7 +163,7 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     import time
     import uuid
 
-    from tfrview.core.jobs import read_lines, spawn
+    from tfrview.core.procs.jobs import read_lines, spawn
 
     paths = []
     for i in range(6):
@@ -188,7 +188,7 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
 def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
     """Once every file's analysis is stored, the window's filter job answers from the fact tables
     (array operations), with the same matches the record-by-record filter gives."""
-    from tfrview.core import jobs
+    from tfrview.core.procs import jobs
 
     data, _ = framed(payloads(40))
     paths = []
@@ -207,7 +207,7 @@ def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
 
     slow = run_job()  # nothing stored yet: record by record
     analyze(paths, deep=True, jobs=1)
-    import tfrview.core.filterexpr as fx
+    import tfrview.core.analysis.filterexpr as fx
 
     monkeypatch.setattr(fx, "compile_filter", lambda node: pytest.fail("read the records"))
     fast = run_job()

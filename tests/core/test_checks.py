@@ -7,7 +7,7 @@ import numpy as np
 from PIL import Image
 
 from tests.core.test_payload import make_example
-from tfrview.core.checks import (
+from tfrview.core.analysis.checks import (
     CheckTarget,
     DuplicateImages,
     Schema,
@@ -18,8 +18,8 @@ from tfrview.core.checks import (
     check_values,
     run_checks,
 )
-from tfrview.core.overlays import detect_spec
-from tfrview.core.payload import decode
+from tfrview.core.records.overlays import detect_spec
+from tfrview.core.records.payload import decode
 
 
 def feats(**kw):
@@ -157,7 +157,7 @@ def test_run_checks_yields_problems_with_record_numbers():
 
 def test_class_text_equal_to_name_or_display_name_is_no_mismatch():
     """A label map with display_name: the record's text may be either name (issue 9)."""
-    from tfrview.core.labelmap import LabelMap, parse_label_map
+    from tfrview.core.records.labelmap import LabelMap, parse_label_map
 
     lm = parse_label_map('item { id: 1 name: "person" display_name: "Person" } item { id: 2 name: "car" }')
     assert isinstance(lm, LabelMap) and lm[1] == "Person"
@@ -184,7 +184,7 @@ def test_empty_lists_are_missing_values_not_type_mismatches():
 
 
 def test_image_size_stored_as_floats_is_a_schema_error():
-    from tfrview.core.checks import check_size_types
+    from tfrview.core.analysis.checks import check_size_types
 
     got = check_size_types(feats(**{"image/height": [480.0], "image/width": [640.0], "image/channels": [3]}))
     assert kinds(got) == ["image_size_type", "image_size_type"] and got[0].kind.severity == "error"

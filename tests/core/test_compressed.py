@@ -4,8 +4,8 @@ import zlib
 import pytest
 
 from tests.helpers import framed, index_bytes, payloads, problem_tuples, read_all
-from tfrview.core.source import detect_compression, open_source
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
+from tfrview.core.tfrecord.source import detect_compression, open_source
 
 PL = payloads(300, base=200)
 GOOD, OFF = framed(PL)
@@ -18,7 +18,7 @@ def test_writer_roundtrip_and_detection_by_content(tmp_path, compression):
     write_records(path, PL, compression)
     with open_source(path) as src:
         assert src.compression == compression
-        from tfrview.core.report import verify_source
+        from tfrview.core.tfrecord.report import verify_source
 
         idx, rep = verify_source(src)
         assert rep.ok and rep.records == 300
@@ -77,7 +77,7 @@ def test_random_access_uses_checkpoints(tmp_path):
     path = tmp_path / "big.gz"
     write_records(path, big, "gzip")
     with open_source(path) as src:
-        from tfrview.core.report import index_source
+        from tfrview.core.tfrecord.report import index_source
 
         idx = index_source(src)
         assert idx.count == 4000

@@ -2,9 +2,9 @@
 copies in tests/data; these skip, saying why, when the corpus is absent)."""
 
 from tests.helpers import RACCOON, need_corpus
-from tfrview.core.payload import bounded_payload, decode
-from tfrview.core.report import verify_source
-from tfrview.core.source import open_source
+from tfrview.core.records.payload import bounded_payload, decode
+from tfrview.core.tfrecord.report import verify_source
+from tfrview.core.tfrecord.source import open_source
 
 
 def test_the_whole_raccoon_file_is_clean_and_its_prefix_is_ours():

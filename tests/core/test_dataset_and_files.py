@@ -1,13 +1,13 @@
 import pytest
 
 from tests.helpers import payloads, read_all
-from tfrview.core.dataset import Dataset, expand_paths, missing_shards, shard_name
-from tfrview.core.framing import TfrviewError
-from tfrview.core.idxfile import check_index, format_index, read_index, write_index
-from tfrview.core.report import index_source, verify_source
-from tfrview.core.salvage import salvage
-from tfrview.core.source import open_source
-from tfrview.core.writer import RecordWriter, write_records
+from tfrview.core.output.idxfile import check_index, format_index, read_index, write_index
+from tfrview.core.output.salvage import salvage
+from tfrview.core.output.writer import RecordWriter, write_records
+from tfrview.core.tfrecord.dataset import Dataset, expand_paths, missing_shards, shard_name
+from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.core.tfrecord.report import index_source, verify_source
+from tfrview.core.tfrecord.source import open_source
 
 
 def make_shards(tmp_path, n=3, per=5, total=None):
@@ -135,7 +135,7 @@ def test_written_files_get_the_usual_permissions_not_mkstemps_0600(tmp_path):
     import os
     import stat
 
-    from tfrview.core.atomic import atomic_write_text
+    from tfrview.core.output.atomic import atomic_write_text
 
     umask = os.umask(0o022)
     try:
@@ -159,7 +159,7 @@ def test_thousands_of_shards_fit_under_a_low_open_file_limit(tmp_path):
         "import resource, sys\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
-        "from tfrview.core.dataset import Dataset\n"
+        "from tfrview.core.tfrecord.dataset import Dataset\n"
         "ds = Dataset.open([sys.argv[1]])\n"
         "print(sum(1 for f in ds.files if f.source is not None), [f.error for f in ds.files if f.error][:1])\n"
     )

@@ -1,8 +1,8 @@
 import math
 
 from tests.core.test_payload import make_example
-from tfrview.core.datasummary import DatasetSummary
-from tfrview.core.payload import decode
+from tfrview.core.analysis.datasummary import DatasetSummary
+from tfrview.core.records.payload import decode
 
 
 def test_schema_and_class_distribution():

@@ -5,11 +5,11 @@ import pytest
 from PIL import Image
 
 from tests.helpers import RACCOON, payloads, read_all
-from tfrview.core.export import draw_overlay, export_images, export_jsonl, export_records
-from tfrview.core.framing import TfrviewError
-from tfrview.core.overlays import Box, Overlay
-from tfrview.core.report import index_source, verify_source
-from tfrview.core.source import open_source
+from tfrview.core.output.export import draw_overlay, export_images, export_jsonl, export_records
+from tfrview.core.records.overlays import Box, Overlay
+from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.core.tfrecord.report import index_source, verify_source
+from tfrview.core.tfrecord.source import open_source
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "zlib"])
@@ -85,9 +85,9 @@ def test_records_that_are_bare_images_are_images(tmp_path):
 
     from PIL import Image
 
-    from tfrview.core.images import find_images, image_features
-    from tfrview.core.payload import decode
-    from tfrview.core.thumbs import make_thumbnail
+    from tfrview.core.records.images import find_images, image_features
+    from tfrview.core.records.payload import decode
+    from tfrview.core.records.thumbs import make_thumbnail
 
     buf = io.BytesIO()
     Image.new("RGB", (64, 48), "blue").save(buf, "JPEG")

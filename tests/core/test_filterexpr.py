@@ -3,14 +3,14 @@ import math
 import pytest
 
 from tests.core.test_payload import make_example
-from tfrview.core.filterexpr import And, Cmp, FilterError, Key, Lit, Not, Or, facts_for, parse
+from tfrview.core.analysis.filterexpr import And, Cmp, FilterError, Key, Lit, Not, Or, facts_for, parse
 
 
 def match(expr: str, problems=(), number=0, **features) -> bool:
     """The filter on one record, by both engines (a record at a time, and the fact table's array
     operations), which must agree."""
     data = make_example(**features) if features else make_example(dummy=[0])
-    from tfrview.core.filterexpr import compile_filter
+    from tfrview.core.analysis.filterexpr import compile_filter
 
     one = compile_filter(parse(expr))(facts_for(data, number, "f.tfrecord", list(problems)))
     assert vectorised(expr, data, number, problems) == one, expr
@@ -23,8 +23,8 @@ def vectorised(expr: str, data: bytes, number: int, problems) -> bool:
 
     from tfrview.core.analysis.facts import FactsBuilder
     from tfrview.core.analysis.vfilter import match as vmatch
-    from tfrview.core.index import VERIFIED
-    from tfrview.core.payload import decode
+    from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.index import VERIFIED
 
     b = FactsBuilder()
     b.add(0, decode(data), None, 0)
@@ -104,7 +104,7 @@ def test_nan_compares_false():
 def test_keys_resolve_against_the_dataset():
     import pytest
 
-    from tfrview.core.filterexpr import FilterError, Key, parse, resolve_keys
+    from tfrview.core.analysis.filterexpr import FilterError, Key, parse, resolve_keys
 
     known = {"image/width", "image/height", "mask/width", "label"}
     assert resolve_keys(parse("height > 2"), known).left == Key("image/height")

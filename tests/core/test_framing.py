@@ -3,7 +3,7 @@ import struct
 import numpy as np
 import pytest
 
-from tfrview.core.framing import (
+from tfrview.core.tfrecord.framing import (
     encode_record,
     length_crc,
     mask,

@@ -5,11 +5,11 @@ import pytest
 from PIL import Image
 
 from tests.core.test_payload import make_example
-from tfrview.core.images import ImageError, decode_image, find_images, sniff_image_format
-from tfrview.core.labelmap import parse_label_map
-from tfrview.core.overlays import BoxSpec, compute_overlay, detect_spec
-from tfrview.core.payload import decode
-from tfrview.core.proto import tensor_pb2
+from tfrview.core.records.images import ImageError, decode_image, find_images, sniff_image_format
+from tfrview.core.records.labelmap import parse_label_map
+from tfrview.core.records.overlays import BoxSpec, compute_overlay, detect_spec
+from tfrview.core.records.payload import decode
+from tfrview.core.records.proto import tensor_pb2
 
 
 def feats(**kw):
@@ -171,7 +171,7 @@ def test_record_caption_uses_label_map():
 
 
 def test_label_map_fits_only_data_whose_ids_it_names():
-    from tfrview.core.labelmap import class_ids, label_map_fits
+    from tfrview.core.records.labelmap import class_ids, label_map_fits
 
     assert class_ids(od(**{"image/object/class/label": [1, 2]})) == [1, 2]
     assert class_ids(feats(label=[7])) == [7]

@@ -3,8 +3,8 @@
 import struct
 
 from tests.helpers import framed, index_bytes, payloads, problem_tuples, read_all, statuses
-from tfrview.core.framing import length_crc
-from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+from tfrview.core.tfrecord.framing import length_crc
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 
 PL = payloads(10)
 GOOD, OFF = framed(PL)

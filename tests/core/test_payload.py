@@ -3,8 +3,8 @@ import math
 import numpy as np
 
 from tests.helpers import RACCOON
-from tfrview.core import payload as P
-from tfrview.core.proto import example_pb2, tensor_pb2
+from tfrview.core.records import payload as P
+from tfrview.core.records.proto import example_pb2, tensor_pb2
 
 
 def make_example(**features) -> bytes:
@@ -70,8 +70,8 @@ def test_json_values_nan_inf_and_bytes():
 
 
 def test_corpus_examples():
-    from tfrview.core.report import index_source
-    from tfrview.core.source import open_source
+    from tfrview.core.tfrecord.report import index_source
+    from tfrview.core.tfrecord.source import open_source
 
     with open_source(RACCOON) as src:
         idx = index_source(src)

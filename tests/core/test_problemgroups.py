@@ -1,7 +1,7 @@
 """Which problems repeat each other: the one rule the Problems panel (and reports) group by."""
 
-from tfrview.core.framing import Problem, ProblemKind
-from tfrview.core.problemgroups import group, group_key, group_title, template
+from tfrview.core.analysis.problemgroups import group, group_key, group_title, template
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
 
 
 def _p(kind, msg):

@@ -3,8 +3,8 @@
 import numpy as np
 
 from tests.helpers import framed, payloads
-from tfrview.core.dataset import Dataset
-from tfrview.core.shards import shard_health
+from tfrview.core.analysis.shards import shard_health
+from tfrview.core.tfrecord.dataset import Dataset
 
 
 def test_each_file_counts_its_records_intact_damaged_and_problems(tmp_path):
@@ -23,7 +23,7 @@ def test_each_file_counts_its_records_intact_damaged_and_problems(tmp_path):
             6,
             4,
         ]  # framed, not verified
-        from tfrview.core.index import verify
+        from tfrview.core.tfrecord.index import verify
 
         for f in ds.files:
             list(verify(f.source, f.index))

@@ -5,7 +5,7 @@ import sys
 import textwrap
 
 from tests.helpers import payloads
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
 
 
 def test_file_truncated_while_open_gives_an_error_not_sigbus(tmp_path):
@@ -14,10 +14,10 @@ def test_file_truncated_while_open_gives_an_error_not_sigbus(tmp_path):
     code = textwrap.dedent(
         """
         import os, sys
-        from tfrview.core.framing import SourceError
-        from tfrview.core.index import verify
-        from tfrview.core.report import index_source
-        from tfrview.core.source import open_source
+        from tfrview.core.tfrecord.framing import SourceError
+        from tfrview.core.tfrecord.index import verify
+        from tfrview.core.tfrecord.report import index_source
+        from tfrview.core.tfrecord.source import open_source
         src = open_source(sys.argv[1])
         idx = index_source(src)
         os.truncate(sys.argv[1], 4096)  # another process cut the file
@@ -45,9 +45,9 @@ def test_a_file_replaced_while_open_is_refused_not_misread(tmp_path):
 
     import pytest
 
-    from tfrview.core.framing import SourceError
-    from tfrview.core.report import index_source
-    from tfrview.core.source import open_source
+    from tfrview.core.tfrecord.framing import SourceError
+    from tfrview.core.tfrecord.report import index_source
+    from tfrview.core.tfrecord.source import open_source
 
     path = tmp_path / "a.tfrecord"
     write_records(path, payloads(50))

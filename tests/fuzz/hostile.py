@@ -10,8 +10,8 @@ import struct
 import zlib
 from pathlib import Path
 
-from tfrview.core.framing import encode_header, encode_record, mask
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
+from tfrview.core.tfrecord.framing import encode_header, encode_record, mask
 
 GiB = 1 << 30
 

@@ -9,9 +9,9 @@ from hypothesis import given
 
 from tests.fuzz.reference import record_at
 from tests.fuzz.strategies import FUZZ, compressed_files, damaged_files, inflatable_prefix
-from tfrview.core.index import DAMAGED, VERIFIED
-from tfrview.core.report import index_and_verify
-from tfrview.core.source import source_from_bytes
+from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.report import index_and_verify
+from tfrview.core.tfrecord.source import source_from_bytes
 
 
 def _intact(src, idx) -> dict[int, bytes]:

@@ -17,9 +17,9 @@ from tests.fuzz import hostile as H
 from tests.fuzz.strategies import frame, header
 from tests.fuzz.test_fuzz_cli import RSS_BUDGET_MB, check_run
 from tests.helpers import RACCOON
-from tfrview.core.framing import SourceError
-from tfrview.core.report import index_and_verify, make_report
-from tfrview.core.source import open_source, source_from_bytes
+from tfrview.core.tfrecord.framing import SourceError
+from tfrview.core.tfrecord.report import index_and_verify, make_report
+from tfrview.core.tfrecord.source import open_source, source_from_bytes
 
 
 @pytest.fixture(scope="module")
@@ -178,9 +178,9 @@ def test_a_gzip_file_truncated_while_open_is_an_error_not_sigbus(tmp_path):
     path.write_bytes(gzip.compress(b"".join(frame(p) for p in records(20000)), 1))
     code = (
         "import os, sys\n"
-        "from tfrview.core.framing import SourceError\n"
-        "from tfrview.core.report import index_source, verify_index\n"
-        "from tfrview.core.source import open_source\n"
+        "from tfrview.core.tfrecord.framing import SourceError\n"
+        "from tfrview.core.tfrecord.report import index_source, verify_index\n"
+        "from tfrview.core.tfrecord.source import open_source\n"
         "src = open_source(sys.argv[1])\n"
         "idx = index_source(src)\n"
         "os.truncate(sys.argv[1], 1000)\n"
@@ -199,7 +199,7 @@ def test_a_plain_file_truncated_mid_verify_gives_one_line(tmp_path):
     path = tmp_path / "shrinks.tfrecord"
     path.write_bytes(b"".join(frame(p) for p in records(20000)))
     src = open_source(path)
-    from tfrview.core.report import index_source, verify_index
+    from tfrview.core.tfrecord.report import index_source, verify_index
 
     idx = index_source(src)
     os.truncate(path, 1000)

@@ -3,9 +3,9 @@ import os
 import pytest
 
 from tests.helpers import payloads
-from tfrview.core.dataset import Dataset
-from tfrview.core.framing import encode_record
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import encode_record
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 from tests.core.test_payload import make_example
-from tfrview.core.overlays import BoxSpec
-from tfrview.core.payload import decode
-from tfrview.core.writer import write_records
+from tfrview.core.output.writer import write_records
+from tfrview.core.records.overlays import BoxSpec
+from tfrview.core.records.payload import decode
 
 
 def test_box_keys_dialog_choice_is_remembered_per_layout(qtbot, open_window, tmp_path):

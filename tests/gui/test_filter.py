@@ -14,7 +14,7 @@ def run_filter(qtbot, w, text):
 
 
 def test_filter_shows_matches_as_rows(qtbot, open_window, tmp_path):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     rows = run_filter(
@@ -73,7 +73,7 @@ def test_job_results_arrive_on_the_ui_thread(qtbot, open_window, damaged_file, m
 def test_unknown_keys_and_bare_words_are_errors_with_a_suggestion(qtbot, open_window, tmp_path):
     """Not '0 matches' (issue 9): a misspelt key names the nearest one, a bare word wants quotes,
     and a bare last part resolves to the key it ends."""
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     qtbot.waitUntil(lambda: bool(w.sample_keys), timeout=20000)

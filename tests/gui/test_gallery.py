@@ -19,7 +19,7 @@ def test_gallery_mirrors_the_table_and_selects_records(qtbot, open_window, qtmod
 
 def test_gallery_follows_the_filter(qtbot, open_window, tmp_path):
     from tests.gui.test_filter import run_filter
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     rows = run_filter(qtbot, w, "digit == 3 or digit == 7")
@@ -29,7 +29,7 @@ def test_gallery_follows_the_filter(qtbot, open_window, tmp_path):
 
 def test_thumbnail_of_broken_image_says_why():
     from tests.core.test_payload import make_example
-    from tfrview.core.thumbs import make_thumbnail
+    from tfrview.core.records.thumbs import make_thumbnail
 
     t = make_thumbnail(make_example(**{"image/encoded": [b"\xff\xd8\xff\xe0" + bytes(50)]}))
     assert t.pixels is None and t.error and "decode" in t.caption
@@ -51,7 +51,7 @@ def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path
 
     from PIL import Image
 
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
 
     blobs = []
     for color in ("red", "green", "blue"):
@@ -69,7 +69,7 @@ def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path
 def test_thumbnails_of_records_with_problems_carry_a_badge(qtbot, open_window, tmp_path):
     """Errors and warnings get a badge in their colour; notes get none (issue 9)."""
     from tests.gui.test_problems_panel import wait_checks
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
     from tfrview.gui.models.gallery import BADGE_ROLE
     from tfrview.gui.painting import SEVERITY_COLOURS
 

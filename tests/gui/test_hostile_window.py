@@ -89,7 +89,7 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
         import resource, sys, time
         from tfrview.gui.app import make_app
         from tfrview.gui.main_window import MainWindow
-        from tfrview.core.dataset import Dataset
+        from tfrview.core.tfrecord.dataset import Dataset
         app = make_app(["tfrview"])
         w = MainWindow(Dataset.open([sys.argv[1]]))
         w.resize(1200, 800)

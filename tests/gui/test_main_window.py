@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.helpers import RACCOON
-from tfrview.core.framing import FRAMING_KINDS
+from tfrview.core.tfrecord.framing import FRAMING_KINDS
 from tfrview.gui.models.record_table import RecordTableModel
 
 
@@ -88,7 +88,7 @@ def test_data_none_200k_calls_do_not_crash(open_window, damaged_file):
 
 
 def test_closing_mid_index_joins_every_thread(qtbot, many_records):
-    from tfrview.core.dataset import Dataset
+    from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.gui.main_window import MainWindow
 
     w = MainWindow(Dataset.open([str(many_records)]))
@@ -110,7 +110,7 @@ def test_rows_grow_while_indexing_and_cancel_stops(qtbot, open_window, many_reco
 
 
 def test_go_to_record_and_row_cap_paging(qtbot, open_window, tmp_path):
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
 
     p = tmp_path / "paged.tfrecord"
     write_records(p, [b"x%d" % i for i in range(250)])
@@ -124,7 +124,7 @@ def test_go_to_record_and_row_cap_paging(qtbot, open_window, tmp_path):
 
 
 def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window, tmp_path):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     assert w.model.total() == 38
@@ -145,7 +145,7 @@ def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window,
 
 
 def test_broken_image_is_said_not_crashed(qtbot, open_window, tmp_path):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     n = w.model.total() - 2  # the JPEG cut short
@@ -208,8 +208,8 @@ def test_no_display_says_so_in_one_line(tmp_path):
 
 
 def test_record_table_model_alone(qtmodeltester, tmp_path):
-    from tfrview.core.dataset import Dataset
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
+    from tfrview.core.tfrecord.dataset import Dataset
 
     for i in range(3):
         write_records(tmp_path / f"s-{i:05d}-of-00003.tfrecord", [b"a", b"b"])
@@ -226,7 +226,7 @@ def test_record_table_model_alone(qtmodeltester, tmp_path):
 
 def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, open_window, damaged_file,
                                                                           monkeypatch):  # fmt: skip
-    import tfrview.core.scanproc as scanproc
+    import tfrview.core.procs.scanproc as scanproc
     import tfrview.gui.workers as workers
 
     def no_child(*_a, **_k):
@@ -244,7 +244,7 @@ def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, 
 def test_a_file_replaced_while_open_is_said_in_the_panel(qtbot, open_window, tmp_path):
     import os
 
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
 
     p = tmp_path / "live.tfrecord"
     write_records(p, [b"a%d" % i for i in range(10)])

@@ -37,7 +37,7 @@ def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
 
 
 def test_geometry_is_remembered(qtbot, open_window):
-    from tfrview.core.dataset import Dataset
+    from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.gui.main_window import MainWindow
 
     w = open_window([RACCOON])
@@ -52,7 +52,7 @@ def test_geometry_is_remembered(qtbot, open_window):
 
 
 def test_paging_indicator_past_the_row_cap(qtbot, open_window, tmp_path):
-    from tfrview.core.writer import write_records
+    from tfrview.core.output.writer import write_records
 
     p = tmp_path / "many.tfrecord"
     write_records(p, [b"%d" % i for i in range(300)])

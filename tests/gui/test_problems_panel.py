@@ -1,6 +1,6 @@
 from PySide6.QtCore import Qt
 
-from tfrview.core.framing import QA_KINDS
+from tfrview.core.tfrecord.framing import QA_KINDS
 
 
 def wait_checks(qtbot, w):
@@ -9,7 +9,7 @@ def wait_checks(qtbot, w):
 
 
 def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_path, qtmodeltester):
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     wait_checks(qtbot, w)

@@ -78,7 +78,7 @@ def test_sort_by_any_column(qtbot, open_window, tmp_path):
 
 def test_filter_by_severity_and_kind(qtbot, open_window, tmp_path):
     from tests.gui.test_problems_panel import wait_checks
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     wait_checks(qtbot, w)

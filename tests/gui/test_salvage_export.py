@@ -1,6 +1,6 @@
 from tests.helpers import read_all
-from tfrview.core.report import verify_source
-from tfrview.core.source import open_source
+from tfrview.core.tfrecord.report import verify_source
+from tfrview.core.tfrecord.source import open_source
 
 
 def run_and_wait(qtbot, start):

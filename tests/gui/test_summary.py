@@ -41,12 +41,12 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
     import os
 
     from tests.gui.test_problems_panel import wait_checks
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     qtbot.waitUntil(lambda: w.checker is not None and w.checker._proc is not None, timeout=20000)
     proc = w.checker._proc
-    assert proc.args[-1] == "tfrview.core.jobs" and w.checker.spec["job"] == "analyze"
+    assert proc.args[-1] == "tfrview.core.procs.jobs" and w.checker.spec["job"] == "analyze"
     want = min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
 
     def niced_or_gone() -> bool:
@@ -62,7 +62,7 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
 
 def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_window, tmp_path):
     from tests.gui.test_problems_panel import wait_checks
-    from tfrview.core.demo import build_demo
+    from tfrview.demo import build_demo
 
     paths = build_demo(tmp_path / "demo")
     w = open_window(paths, demo=True)

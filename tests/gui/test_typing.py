@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tfrview.core.framing import encode_record
+from tfrview.core.tfrecord.framing import encode_record
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ BOMB_MIN_BYTES = 1 << 30
 
 def too_large(what: str, size: int, limit: int, unit: str = "bytes") -> str:
     """The one wording every limit uses when hit."""
-    from .textfmt import human_bytes  # textfmt imports payload, which imports this module
+    from tfrview.core.units import human_bytes
 
     if unit == "bytes":
         return f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit"
@@ -67,7 +67,7 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
     """What to say about a compressed stream that inflates like a decompression bomb, or None."""
     if compression == "none" or inflated < BOMB_MIN_BYTES or consumed <= 0 or inflated < BOMB_RATIO * consumed:
         return None
-    from .textfmt import human_bytes
+    from tfrview.core.units import human_bytes
 
     return (
         f"{path}: the {compression.upper()} stream inflates {inflated / consumed:,.0f}:1 "

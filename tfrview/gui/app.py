@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from tfrview.core.dataset import Dataset
-from tfrview.core.framing import TfrviewError
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import TfrviewError
 
 APP_ID = "tfrview"
 
@@ -57,7 +57,7 @@ class Windows:
     def open_args(self, args: list[str]):
         """Open what a command line names; with nothing named, the built-in demo dataset."""
         if not args:
-            from tfrview.core.demo import build_demo
+            from tfrview.demo import build_demo
 
             return self.open_dataset([str(p) for p in build_demo()], demo=True)
         return self.open_dataset(args)
@@ -142,7 +142,7 @@ def run(paths: list[str]) -> int:
     try:
         windows.open_args(paths)
     except TfrviewError as exc:
-        from tfrview.core.framing import one_line
+        from tfrview.core.tfrecord.framing import one_line
 
         print(f"tfrview: {one_line(str(exc))}", file=sys.stderr)
         return 2

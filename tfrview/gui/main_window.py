@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
-from tfrview.core.dataset import Dataset
-from tfrview.core.framing import Problem, ProblemKind, TfrviewError
-from tfrview.core.labelmap import find_label_map, load_label_map
-from tfrview.core.report import SampleFacts
-from tfrview.core.textfmt import human_bytes
+from tfrview.core.records.labelmap import find_label_map, load_label_map
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import Problem, ProblemKind, TfrviewError
+from tfrview.core.tfrecord.report import SampleFacts
+from tfrview.core.units import human_bytes
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
@@ -543,7 +543,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
     def _check_auto_label_map(self, ids: frozenset[int]) -> None:
         if not self.label_map or not self._label_map_auto:
             return
-        from tfrview.core.labelmap import label_map_fits
+        from tfrview.core.records.labelmap import label_map_fits
 
         if not label_map_fits(set(ids), self.label_map):
             name = self.label_map_path.name if self.label_map_path else "the label map"

@@ -5,21 +5,14 @@ Each `render_*(painter, data, ctx)` draws one layer; the image view calls them b
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
-from tfrview.core.overlays import Box, Overlay
-
-# Distinct, readable on photos (Tableau-like), one per class.
-PALETTE = (
-    "#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
-    "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3",
-)  # fmt: skip
-
+from tfrview.core.records.drawing import palette_hex
+from tfrview.core.records.overlays import Box, Overlay
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
 SEVERITY_COLOURS = {"error": QColor(176, 0, 32), "warning": QColor(200, 120, 0), "info": QColor(60, 90, 140)}
@@ -44,12 +37,8 @@ def paint_badge(p: QPainter, corner: QPointF, severity: str, diameter: float = 2
 
 
 def class_color(key: str) -> QColor:
-    """The same colour for the same class in every record and every window."""
-    if key.lstrip("-").isdigit():
-        i = int(key)
-    else:
-        i = int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
-    return QColor(PALETTE[i % len(PALETTE)])
+    """The same colour for the same class in every record and every window (core's palette)."""
+    return QColor(palette_hex(key))
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import (
     QProgressDialog,
 )
 
-from tfrview.core.atomic import atomic_write_bytes
-from tfrview.core.framing import TfrviewError
+from tfrview.core.output.atomic import atomic_write_bytes
+from tfrview.core.tfrecord.framing import TfrviewError
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.workers import (
     TaskWorker,
@@ -73,7 +73,7 @@ class ExportMixin:
                 self, "Save intact records", "Wait until every CRC is checked (see the status bar)."
             )
             return
-        from tfrview.core.report import intact_numbers
+        from tfrview.core.tfrecord.report import intact_numbers
 
         if not any(len(intact_numbers(f.index)) for f in self.ds.files if f.source is not None):
             QMessageBox.information(self, "Save intact records", "No record is intact: there is nothing to save.")
@@ -88,7 +88,7 @@ class ExportMixin:
             self.write_intact(Path(path), comp)
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.salvage import salvage_many
+        from tfrview.core.output.salvage import salvage_many
 
         parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
 
@@ -140,7 +140,7 @@ class ExportMixin:
         """Which of these records are known to fail their data CRC (verified so far)."""
         import numpy as np
 
-        from tfrview.core.index import BAD_DATA_CRC
+        from tfrview.core.tfrecord.index import BAD_DATA_CRC
 
         nums = np.asarray(numbers, dtype=np.int64)
         return nums[np.isin(nums, self.ds.numbers_with(BAD_DATA_CRC))].tolist()
@@ -177,7 +177,7 @@ class ExportMixin:
         self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None, keep_damaged: bool = False
     ) -> None:
         """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
-        from tfrview.core import export as ex
+        from tfrview.core.output import export as ex
 
         inputs = [f.path for f in self.ds.files]
         ds = self.ds
@@ -237,7 +237,7 @@ class ExportMixin:
 
     def write_image(self, path: Path, with_boxes: bool) -> bool:
         """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
-        from tfrview.core.atomic import refuse_overwriting_inputs
+        from tfrview.core.output.atomic import refuse_overwriting_inputs
 
         panel = self.image_panel
         img = panel.qimage

@@ -55,7 +55,7 @@ class FilterMixin:
 
     @Slot()
     def apply_filter(self) -> None:
-        from tfrview.core.filterexpr import FilterError, parse, resolve_keys
+        from tfrview.core.analysis.filterexpr import FilterError, parse, resolve_keys
 
         text = self.filter_edit.text().strip()
         if not text:

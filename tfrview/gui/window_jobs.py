@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Slot
 
-from tfrview.core.framing import QA_KINDS, Problem, ProblemKind
+from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind
 from tfrview.gui.workers import (
     replace_job,
 )

@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtWidgets import QAbstractItemView, QDockWidget
 
-from tfrview.core.shards import shard_health
+from tfrview.core.analysis.shards import shard_health
 from tfrview.gui.models.shards import ShardsModel
 from tfrview.gui.widgets.record_table_view import QuietTableView
 

@@ -11,14 +11,21 @@ from dataclasses import dataclass, field
 import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal
 
-from tfrview.core.dataset import Dataset
-from tfrview.core.framing import TfrviewError
-from tfrview.core.images import DecodedImage, ImageError, ImageRef, decode_image, find_images, image_features
-from tfrview.core.index import verify
 from tfrview.core.limits import inflation_note
-from tfrview.core.overlays import BoxSpec, Overlay, compute_overlay
-from tfrview.core.payload import Payload, decode
-from tfrview.core.report import sample_facts
+from tfrview.core.records.images import (
+    DecodedImage,
+    ImageError,
+    ImageRef,
+    decode_image,
+    find_images,
+    image_features,
+)
+from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
+from tfrview.core.records.payload import Payload, decode
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.core.tfrecord.index import verify
+from tfrview.core.tfrecord.report import sample_facts
 from tfrview.gui.request_queue import NewestFirst
 
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
@@ -26,7 +33,7 @@ CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in t
 
 def _first_unverified(index) -> int:
     """The first record whose data CRC was not checked yet (a scan stopped in its verify pass)."""
-    from tfrview.core.index import VERIFIED
+    from tfrview.core.tfrecord.index import VERIFIED
 
     unchecked = np.flatnonzero((index.status & VERIFIED) == 0)
     return int(unchecked[0]) if len(unchecked) else index.count
@@ -170,8 +177,8 @@ class IndexWorker(QThread):
         return True
 
     def _index_child(self, fi, f, base, total) -> bool:
-        from tfrview.core.index import scan
-        from tfrview.core.scanproc import read_frames, spawn
+        from tfrview.core.procs.scanproc import read_frames, spawn
+        from tfrview.core.tfrecord.index import scan
 
         first = next(scan(f.source, first_chunk=1000))  # the first rows at once, while the child starts
         f.index.apply(first)
@@ -197,7 +204,7 @@ class IndexWorker(QThread):
 
     def _index_rest_here(self, fi, f, base, total) -> bool:
         """The child could not run or died: frame here, keeping what is already known."""
-        from tfrview.core.index import scan
+        from tfrview.core.tfrecord.index import scan
 
         known = f.index.scanned
         for chunk in scan(f.source, chunk_records=1000):
@@ -227,7 +234,7 @@ class IndexWorker(QThread):
         return True
 
     def _verify_child(self, fi, f, vbase, vtotal) -> bool:
-        from tfrview.core.scanproc import read_frames, spawn
+        from tfrview.core.procs.scanproc import read_frames, spawn
 
         try:
             proc = spawn(str(f.path), "verify")
@@ -301,7 +308,7 @@ def _thumbnails(feats, refs) -> dict:
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
-        from tfrview.core.framing import TfrviewError
+        from tfrview.core.tfrecord.framing import TfrviewError
 
         try:
             data = read(req.number)
@@ -412,8 +419,8 @@ class SummaryWorker(QThread):
         self._queue.stop()
 
     def run(self) -> None:
-        from tfrview.core.framing import TfrviewError
-        from tfrview.core.summary import summarize
+        from tfrview.core.records.summary import summarize
+        from tfrview.core.tfrecord.framing import TfrviewError
 
         while self._queue.wait():
             # Let the repaint that asked finish asking before competing with it for the GIL; its
@@ -439,7 +446,7 @@ class SummaryWorker(QThread):
 
 
 class JobWorker(QThread):
-    """Runs a whole-dataset job (tfrview.core.jobs) in a child process; hands back its JSON lines in
+    """Runs a whole-dataset job (tfrview.core.procs.jobs) in a child process; hands back its JSON lines in
     batches. Cancelling kills the child: it only reads the data and writes to its pipe."""
 
     items = Signal(object)  # (this worker, list[dict]): receivers tell a replaced job's last words apart
@@ -459,7 +466,7 @@ class JobWorker(QThread):
             proc.kill()
 
     def run(self) -> None:
-        from tfrview.core.jobs import read_lines, spawn
+        from tfrview.core.procs.jobs import read_lines, spawn
 
         try:
             self._proc = spawn(self.spec)
@@ -505,7 +512,7 @@ class TaskWorker(QThread):
         return not self._cancel.is_set()
 
     def run(self) -> None:
-        from tfrview.core.framing import TfrviewError
+        from tfrview.core.tfrecord.framing import TfrviewError
 
         try:
             self.done.emit(("ok", self.task(self._progress)))
@@ -542,8 +549,8 @@ class ThumbnailPool(QObject):
             self.label_map = label_map
 
     def _work(self) -> None:
-        from tfrview.core.framing import TfrviewError
-        from tfrview.core.thumbs import Thumbnail, make_thumbnail
+        from tfrview.core.records.thumbs import Thumbnail, make_thumbnail
+        from tfrview.core.tfrecord.framing import TfrviewError
 
         while (n := self._queue.take()) is not None:
             try:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from .merge import DatasetAnalysis, merge
-from .pool import default_jobs, run_tasks
-from .shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core.analysis.merge import DatasetAnalysis, merge
+from tfrview.core.analysis.pool import default_jobs, run_tasks
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
 
 __all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "merge",
            "run_tasks"]  # fmt: skip

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..framing import Problem, ProblemKind
-from ..limits import CACHE_MAX_BYTES
-from ..userdirs import cache_dir
-from .shard import DeepResult, ShardResult, ShardTask, identity_of
+from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
+from tfrview.core.limits import CACHE_MAX_BYTES
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.userdirs import cache_dir
 
 FORMAT = 2  # bump when what is stored changes: old entries are then simply not found
 
@@ -153,7 +153,7 @@ def _write(d: Path, r: ShardResult) -> None:
 def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
     import pyarrow.parquet as pq
 
-    from ..datasummary import DatasetSummary
+    from tfrview.core.analysis.datasummary import DatasetSummary
 
     s = DatasetSummary()
     m = meta["summary"]
@@ -185,7 +185,7 @@ def _schema_json(schema) -> dict:
 
 
 def _schema_from(d: dict):
-    from ..checks import Schema
+    from tfrview.core.analysis.checks import Schema
 
     return Schema(d["records"], Counter(d["kinds"]), Counter(d["presence"]),
                   {k: Counter(c) for k, c in d["types"].items()}, d["od"])  # fmt: skip
@@ -208,7 +208,7 @@ def _stats_table(s):
 
 
 def _read_stats(t, s) -> None:
-    from ..datasummary import KeyStats
+    from tfrview.core.analysis.datasummary import KeyStats
 
     for row in t.to_pylist():
         st = KeyStats()

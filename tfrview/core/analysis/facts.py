@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..index import DAMAGED, VERIFIED
-from ..limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
-from ..payload import BYTES_LIST, FLOAT_LIST, Payload
+from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
+from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 META = ("file", "record", "offset", "size", "crc", "kind", "image_width", "image_height", "boxes")
 LEN_SUFFIX = "#len"

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checks import Schema, check_signature, duplicate_finding, label_zero_finding
-from ..datasummary import DatasetSummary
-from ..framing import OVERHEAD, Problem
-from .facts import concat
-from .shard import ShardResult
+from tfrview.core.analysis.checks import Schema, check_signature, duplicate_finding, label_zero_finding
+from tfrview.core.analysis.datasummary import DatasetSummary
+from tfrview.core.analysis.facts import concat
+from tfrview.core.analysis.shard import ShardResult
+from tfrview.core.tfrecord.framing import OVERHEAD, Problem
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 

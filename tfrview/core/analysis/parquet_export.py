@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .merge import DatasetAnalysis
+from tfrview.core.analysis.merge import DatasetAnalysis
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
     import pyarrow.parquet as pq
 
-    from ..atomic import new_temp_file, output_error
+    from tfrview.core.output.atomic import new_temp_file, output_error
 
     facts = a.facts()
     if facts is None:
@@ -80,10 +80,10 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
 
 def _images(s) -> tuple[pa.Array, int]:
     """Each record's first encoded image (null when it has none, or is damaged)."""
-    from ..images import find_images, image_features
-    from ..payload import bounded_payload, decode
-    from ..source import open_source
-    from .shard import intact_numbers_of
+    from tfrview.core.analysis.shard import intact_numbers_of
+    from tfrview.core.records.images import find_images, image_features
+    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.tfrecord.source import open_source
 
     out: list[bytes | None] = [None] * len(s.offsets)
     with open_source(s.path) as src:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 
-from ..childproc import worker_start
-from .shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core.childproc import worker_start
 
 
 def default_jobs() -> int:
@@ -26,7 +26,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
               cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order files finish. Stored results of unchanged files are taken here (no
     worker started for them); `jobs` 1 (or one file left) runs here, in this process."""
-    from .cache import load
+    from tfrview.core.analysis.cache import load
 
     left = []
     for t in tasks:

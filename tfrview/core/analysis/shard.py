@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..framing import OVERHEAD, Problem, TfrviewError
-from ..index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.framing import OVERHEAD, Problem, TfrviewError
+from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
 CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
@@ -103,7 +103,7 @@ def stat_is_regular(mode: int) -> bool:
 
 def analyze_shard(task: ShardTask) -> ShardResult:
     """The whole pass over one file (or its cached result, when the file is unchanged)."""
-    from .cache import load, store
+    from tfrview.core.analysis.cache import load, store
 
     if task.read_cache:
         hit = load(task)
@@ -116,8 +116,8 @@ def analyze_shard(task: ShardTask) -> ShardResult:
 
 
 def _analyze(task: ShardTask) -> ShardResult:
-    from ..report import index_and_verify, sort_problems
-    from ..source import open_source
+    from tfrview.core.tfrecord.report import index_and_verify, sort_problems
+    from tfrview.core.tfrecord.source import open_source
 
     t0 = time.perf_counter()
     out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time())
@@ -149,18 +149,18 @@ def _analyze(task: ShardTask) -> ShardResult:
 def _say(msg: str) -> None:
     import sys
 
-    from ..framing import one_line
+    from tfrview.core.tfrecord.framing import one_line
 
     print(f"tfrview: {one_line(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
-    from ..checks import Schema, image_digests, look_and_check, signature
-    from ..datasummary import DatasetSummary
-    from ..labelmap import LabelMap, class_ids
-    from ..payload import bounded_payload, decode
-    from .facts import FactsBuilder
+    from tfrview.core.analysis.checks import Schema, image_digests, look_and_check, signature
+    from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.analysis.facts import FactsBuilder
+    from tfrview.core.records.labelmap import LabelMap, class_ids
+    from tfrview.core.records.payload import bounded_payload, decode
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     read = src.bulk_reader()

@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or
-from .facts import LEN_SUFFIX, column_of
+from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
+from tfrview.core.analysis.filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class Matcher:
 
     def _compare(self, op: str, left, right) -> np.ndarray:
         if isinstance(left, Lit) and isinstance(right, Lit):
-            from ..filterexpr import _cmp1
+            from tfrview.core.analysis.filterexpr import _cmp1
 
             return np.full(self.n, _cmp1(op, left.value, right.value))
         if isinstance(left, Lit):  # 3 < width is width > 3
@@ -173,7 +173,7 @@ class Matcher:
 
     def _pairs(self, op: str, a: _Vals, b: _Vals) -> np.ndarray:
         """Two terms of records: every value of one against every value of the other, per record."""
-        from ..filterexpr import _cmp1
+        from tfrview.core.analysis.filterexpr import _cmp1
 
         m = np.zeros(self.n, dtype=bool)
         if a.type != b.type:

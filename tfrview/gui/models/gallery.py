@@ -8,7 +8,7 @@ from collections import OrderedDict
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QColor, QPixmap
 
-from tfrview.core.thumbs import Thumbnail
+from tfrview.core.records.thumbs import Thumbnail
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import to_qimage
 

@@ -18,8 +18,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QFont
 
-from tfrview.core.framing import Problem
-from tfrview.core.problemgroups import Repeats
+from tfrview.core.analysis.problemgroups import Repeats
+from tfrview.core.tfrecord.framing import Problem
 from tfrview.gui.painting import SEVERITY_COLOURS
 
 _SEVERITY_FG = {s: QBrush(c) for s, c in SEVERITY_COLOURS.items()}

@@ -14,10 +14,10 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from tfrview.core.dataset import Dataset
-from tfrview.core.framing import QA_KINDS, SourceError
-from tfrview.core.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
-from tfrview.core.summary import summarize
+from tfrview.core.records.summary import summarize
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import QA_KINDS, SourceError
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")

@@ -7,8 +7,8 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from tfrview.core.shards import ShardHealth
-from tfrview.core.textfmt import human_bytes
+from tfrview.core.analysis.shards import ShardHealth
+from tfrview.core.units import human_bytes
 from tfrview.gui.models.base import ColumnsModel
 
 COLUMNS = ["file", "records", "intact", "damaged", "unchecked", "errors", "warnings", "notes", "size"]

@@ -9,9 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
-from tfrview.core.framing import one_line
-from tfrview.core.images import sniff_image_format
-from tfrview.core.payload import (
+from tfrview.core.records.images import sniff_image_format
+from tfrview.core.records.payload import (
     BYTES_LIST,
     FLOAT_LIST,
     TYPE_SHORT,
@@ -21,7 +20,8 @@ from tfrview.core.payload import (
     feature_json,
     wire_json,
 )
-from tfrview.core.textfmt import count_text, format_bytes, format_number, format_values
+from tfrview.core.records.textfmt import count_text, format_bytes, format_number, format_values
+from tfrview.core.tfrecord.framing import one_line
 from tfrview.gui.painting import to_qimage
 
 PAGE = 200  # list values shown at first, and added per "more" click

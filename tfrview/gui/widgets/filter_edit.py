@@ -12,7 +12,7 @@ import re
 from PySide6.QtCore import QEvent, QStringListModel, Qt
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
-from tfrview.core.filterexpr import FACTS
+from tfrview.core.analysis.filterexpr import FACTS
 
 _WORD_BEFORE_CURSOR = re.compile(r'"?([A-Za-z_][\w/.\-]*)$')
 _LANGUAGE = ("and", "or", "not", "contains", "len(")

@@ -7,7 +7,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from tfrview.core.overlays import Overlay
+from tfrview.core.records.overlays import Overlay
 from tfrview.gui.painting import (
     RenderContext,
     fit_scale,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .framing import one_line
-from .images import find_images, sniff_image_format
-from .overlays import detect_spec, record_caption
-from .payload import BYTES_LIST, FLOAT_LIST, Payload, decode
-from .textfmt import format_bytes, format_number, human_bytes
+from tfrview.core.records.images import find_images, sniff_image_format
+from tfrview.core.records.overlays import detect_spec, record_caption
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
+from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
+from tfrview.core.tfrecord.framing import one_line
 
 
 def _image_size(p: Payload) -> str | None:

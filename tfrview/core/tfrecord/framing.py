@@ -44,7 +44,7 @@ class ProblemKind(enum.StrEnum):
     NOT_TFRECORD = "not_tfrecord"
     DECOMPRESSION_ERROR = "decompression_error"
     UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
-    # QA checks of record contents (tfrview.core.checks)
+    # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
     IMAGE_SIZE_MISMATCH = "image_size_mismatch"

@@ -7,7 +7,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .framing import TfrviewError, one_line
+from tfrview.core.tfrecord.framing import TfrviewError, one_line
 
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:

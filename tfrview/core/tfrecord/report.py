@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .framing import Problem
-from .index import BAD_DATA_CRC, DAMAGED, VERIFIED, RecordIndex, scan, verify
-from .source import Source
+from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, DAMAGED, VERIFIED, RecordIndex, scan, verify
+from tfrview.core.tfrecord.source import Source
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -47,8 +47,8 @@ def index_source(
 ) -> RecordIndex:
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note)."""
-    from .limits import inflation_note
-    from .textfmt import human_bytes
+    from tfrview.core.limits import inflation_note
+    from tfrview.core.units import human_bytes
 
     idx = RecordIndex()
     noted = notice is None
@@ -90,7 +90,7 @@ def index_and_verify(
     """Index, then every data CRC. When verify finds headers that overstate their length over whole
     records, index again framing those records at their true length, so no intact record is lost
     (rare: a second pass only then)."""
-    from .index import coincidence_splits
+    from tfrview.core.tfrecord.index import coincidence_splits
 
     idx = index_source(source, progress, notice)
     found, splits = _verify_pass(source, idx, progress)
@@ -159,9 +159,9 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
     import time
     from collections import Counter
 
-    from .framing import TfrviewError
-    from .labelmap import class_ids_of_payloads
-    from .payload import sniff_kind
+    from tfrview.core.records.labelmap import class_ids_of_payloads
+    from tfrview.core.records.payload import sniff_kind
+    from tfrview.core.tfrecord.framing import TfrviewError
 
     def payloads(k: int):
         for n in sample_numbers(dataset.count, k) if k else ():
@@ -171,7 +171,7 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
                 continue
             time.sleep(0)  # decoding holds the GIL: let a UI thread in between records
 
-    from .payload import decode
+    from tfrview.core.records.payload import decode
 
     kinds: Counter = Counter()
     keys: set[str] = set()

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dataset import Dataset
-from .index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .overlays import detect_spec, record_caption
-from .payload import BYTES_LIST, FLOAT_LIST, Payload
+from tfrview.core.records.overlays import detect_spec, record_caption
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
 
 TOP_TRACK = 5000  # distinct values tracked per key before new ones are no longer counted
 

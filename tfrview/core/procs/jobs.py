@@ -1,6 +1,6 @@
 """Whole-dataset jobs run in a child process, streaming JSON lines, so a window's GIL stays free.
 
-    echo '{"job": "checks", "paths": [...], "label_map": {...}}' | python -m tfrview.core.jobs
+    echo '{"job": "checks", "paths": [...], "label_map": {...}}' | python -m tfrview.core.procs.jobs
 
 Each output line is one JSON object: {"progress": [phase, done, total]}, a job's results, or
 {"error": message}. The child opens the same files in the same order as the window, so its record
@@ -16,13 +16,13 @@ import sys
 import time
 from collections.abc import Iterator
 
-from .checks import check_target, run_checks
-from .childproc import child_argv, child_env, lower_priority
-from .dataset import Dataset
-from .index import verify
-from .labelmap import LabelMap
-from .payload import bounded_payload
-from .report import intact_numbers
+from tfrview.core.analysis.checks import check_target, run_checks
+from tfrview.core.childproc import child_argv, child_env, lower_priority
+from tfrview.core.records.labelmap import LabelMap
+from tfrview.core.records.payload import bounded_payload
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.index import verify
+from tfrview.core.tfrecord.report import intact_numbers
 
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
@@ -83,9 +83,9 @@ def job_analyze(spec: dict) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
-    from .analysis import ShardTask, merge, run_tasks
-    from .datasummary import DatasetSummary
-    from .framing import QA_KINDS
+    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.tfrecord.framing import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     tasks = [ShardTask(p, i, True, spec.get("label_map") or None) for i, p in enumerate(paths)]
@@ -115,7 +115,7 @@ def job_analyze(spec: dict) -> None:
 def job_filter(spec: dict) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
-    from .filterexpr import compile_filter, facts_for, parse, resolve_keys
+    from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 
     node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
     problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
@@ -158,10 +158,10 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     is stored and numbers its records as the window does (else False: read the records)."""
     import numpy as np
 
-    from .analysis.cache import load
-    from .analysis.merge import DatasetAnalysis
-    from .analysis.shard import ShardTask
-    from .analysis.vfilter import match
+    from tfrview.core.analysis.cache import load
+    from tfrview.core.analysis.merge import DatasetAnalysis
+    from tfrview.core.analysis.shard import ShardTask
+    from tfrview.core.analysis.vfilter import match
 
     counts = spec.get("counts")
     results = []
@@ -191,8 +191,8 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
 
 def job_summary(spec: dict) -> None:
     """The dataset's schema and label distribution over every intact record."""
-    from .datasummary import DatasetSummary
-    from .payload import decode
+    from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.records.payload import decode
 
     label_map = LabelMap.from_json(spec.get("label_map"))
     ds = _open_verified(spec["paths"])
@@ -240,7 +240,7 @@ def spawn(spec: dict) -> subprocess.Popen:
 
     err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the process; closed by its reader
     proc = subprocess.Popen(
-        child_argv("tfrview.core.jobs"),
+        child_argv("tfrview.core.procs.jobs"),
         stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err, env=env, text=True,
     )  # fmt: skip
     proc.error_file = err

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .images import sniff_image_format
-
 _MAGIC = (
     (b"PK\x03\x04", "a ZIP archive"),
     (b"\x89HDF\r\n\x1a\n", "an HDF5 file"),
@@ -21,6 +19,31 @@ _MAGIC = (
     (b"\x7fELF", "an executable"),
     (b"\x1f\x8b", "GZIP-compressed data with no TFRecord records in it"),
 )
+
+
+_IMAGE_MAGIC = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"GIF87a", "GIF"),
+    (b"GIF89a", "GIF"),
+    (b"BM", "BMP"),
+    (b"II*\x00", "TIFF"),
+    (b"MM\x00*", "TIFF"),
+)
+
+
+def sniff_image_format(b: bytes) -> str | None:
+    """The encoded image format of b, or None. WebP needs its RIFF container checked."""
+    if len(b) < 8:
+        return None
+    if b[:4] == b"RIFF" and b[8:12] == b"WEBP":
+        return "WEBP"
+    for magic, name in _IMAGE_MAGIC:
+        if b.startswith(magic):
+            if name == "BMP" and (len(b) < 26 or int.from_bytes(b[2:6], "little") not in (0, len(b))):
+                return None
+            return name
+    return None
 
 
 def describe_content(head: bytes) -> str:

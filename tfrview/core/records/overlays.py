@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .payload import BYTES_LIST, INT64_LIST, Feature
+from tfrview.core.records.payload import BYTES_LIST, INT64_LIST, Feature
 
 CONVENTIONS = {
     "od_normalized": "normalized xmin/ymin/xmax/ymax (Object Detection API)",

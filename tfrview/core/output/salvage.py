@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import refuse_overwriting_inputs
-from .framing import FRAMING_KINDS, TfrviewError
-from .index import BAD_LENGTH_CRC, RecordIndex
-from .payload import bounded_payload
-from .report import intact_numbers
-from .source import Source
-from .writer import RecordWriter
+from tfrview.core.output.atomic import refuse_overwriting_inputs
+from tfrview.core.output.writer import RecordWriter
+from tfrview.core.records.payload import bounded_payload
+from tfrview.core.tfrecord.framing import FRAMING_KINDS, TfrviewError
+from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, RecordIndex
+from tfrview.core.tfrecord.report import intact_numbers
+from tfrview.core.tfrecord.source import Source
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .framing import (
+from tfrview.core.limits import STREAM_PIECE
+from tfrview.core.tfrecord.framing import (
     HEADER,
     HEADER_SIZE,
     OVERHEAD,
@@ -31,8 +32,7 @@ from .framing import (
     masked_crc,
     valid_header_positions,
 )
-from .limits import STREAM_PIECE
-from .source import Source, Stream
+from tfrview.core.tfrecord.source import Source, Stream
 
 # Per-record status bits (uint8).
 VERIFIED = 1  # data CRC checked
@@ -492,7 +492,7 @@ def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
 
 def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zeros: bool = False) -> Problem:
     if nothing_before:
-        from .sniff import describe_content
+        from tfrview.core.tfrecord.sniff import describe_content
 
         msg = (
             f"not a TFRecord file: it looks like {describe_content(head)} "

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import OVERHEAD, TfrviewError, one_line
-from .index import RecordIndex
-from .limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
+from tfrview.core.limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
+from tfrview.core.tfrecord.framing import OVERHEAD, TfrviewError, one_line
+from tfrview.core.tfrecord.index import RecordIndex
 
 
 def format_index(index: RecordIndex) -> str:
@@ -27,7 +27,7 @@ def format_index(index: RecordIndex) -> str:
 
 def write_index(path: str | os.PathLike, index: RecordIndex) -> None:
     """Written to a temporary file beside `path` and renamed, so a reader never sees half of it."""
-    from .atomic import atomic_write_text
+    from tfrview.core.output.atomic import atomic_write_text
 
     atomic_write_text(Path(path), format_index(index))
 
@@ -42,7 +42,7 @@ def read_index(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, framed sizes) as uint64 arrays. Strict: every line is two decimal numbers that fit
     in 64 bits, separated by one space. Raises TfrviewError naming the first bad line. A FIFO or
     device is refused, and so is a file over MAX_INDEX_FILE_BYTES; memory follows the file's size."""
-    from .source import open_regular
+    from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:

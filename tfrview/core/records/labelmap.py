@@ -6,8 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from .framing import TfrviewError, one_line
-from .limits import MAX_LABEL_MAP_BYTES, MAX_LABEL_MAP_NESTING, too_large
+from tfrview.core.limits import MAX_LABEL_MAP_BYTES, MAX_LABEL_MAP_NESTING, too_large
+from tfrview.core.tfrecord.framing import TfrviewError, one_line
 
 
 class LabelMap(dict):
@@ -52,7 +52,7 @@ def parse_label_map(text: str) -> dict[int, str]:
     for anything else, however malformed or deeply nested."""
     from google.protobuf import text_format
 
-    from .proto import string_int_label_map_pb2 as pb
+    from tfrview.core.records.proto import string_int_label_map_pb2 as pb
 
     deepest = _nesting(text)
     if deepest > MAX_LABEL_MAP_NESTING:
@@ -78,7 +78,7 @@ def parse_label_map(text: str) -> dict[int, str]:
 def load_label_map(path: str | os.PathLike) -> dict[int, str]:
     """A label map file; a FIFO, device or directory is refused without blocking, and so is a file
     over MAX_LABEL_MAP_BYTES."""
-    from .source import open_regular
+    from tfrview.core.tfrecord.source import open_regular
 
     name = one_line(os.fspath(path))
     fd, st = open_regular(path)
@@ -117,8 +117,8 @@ def find_label_map(data_files: list[Path]) -> Path | None:
 
 def class_ids(features) -> list[int]:
     """The class ids a record holds: its boxes' class ids and its record-level integer label."""
-    from .overlays import _LABEL_KEYS, detect_spec
-    from .payload import INT64_LIST
+    from tfrview.core.records.overlays import _LABEL_KEYS, detect_spec
+    from tfrview.core.records.payload import INT64_LIST
 
     ids: list[int] = []
     spec = detect_spec(features)
@@ -133,7 +133,7 @@ def class_ids(features) -> list[int]:
 
 
 def class_ids_of_payloads(payloads) -> set[int]:
-    from .payload import decode
+    from tfrview.core.records.payload import decode
 
     ids: set[int] = set()
     for data in payloads:

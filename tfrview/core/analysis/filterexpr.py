@@ -350,7 +350,7 @@ def facts_for(
     data: bytes, number: int, file: str, problems: list[str], keys: set[str] = frozenset()
 ) -> RecordFacts:
     """Lazy facts: the payload is parsed only if the filter asks for a feature or the kind, and once."""
-    from .payload import parse_clean_example, sniff_kind
+    from tfrview.core.records.payload import parse_clean_example, sniff_kind
 
     cache: list = []
 
@@ -363,7 +363,7 @@ def facts_for(
                 kind = sniff_kind(data)
                 feats = None
                 if kind == "sequence_example":
-                    from .proto import example_pb2
+                    from tfrview.core.records.proto import example_pb2
 
                     feats = example_pb2.SequenceExample.FromString(data).context.feature
                 cache.append((kind, feats))

@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .framing import (
+from tfrview.core.limits import STREAM_PIECE
+from tfrview.core.tfrecord.framing import (
     HEADER,
     HEADER_SIZE,
     OVERHEAD,
@@ -33,7 +34,6 @@ from .framing import (
     one_line,
     valid_header_positions,
 )
-from .limits import STREAM_PIECE
 
 COMPRESSIONS = ("none", "gzip", "zlib")
 _INPUT_BLOCK = 256 * 1024

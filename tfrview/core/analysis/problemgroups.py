@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from tfrview.core.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
 
 _ANY = ProblemKind.BAD_DATA_CRC  # any kind: titles depend on messages only
 _PLACE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:[.,]\d+)*")

@@ -3,7 +3,6 @@ without boxes and labels drawn on). Every file is new and written atomically; in
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -11,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_file, refuse_overwriting_inputs
-from .framing import HEADER_SIZE, TfrviewError
-from .images import ImageError, decode_image, find_images, image_features
-from .overlays import Overlay, compute_overlay
-from .payload import decode, payload_json
-from .writer import RecordWriter
+from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
+from tfrview.core.output.writer import RecordWriter
+from tfrview.core.records.drawing import draw_overlay, palette_rgb  # noqa: F401 (exports draw with the window's colours)
+from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
+from tfrview.core.records.overlays import compute_overlay
+from tfrview.core.records.payload import decode, payload_json
+from tfrview.core.tfrecord.framing import HEADER_SIZE, TfrviewError
 
 Progress = Callable[[int], bool]  # called with records done; returning False cancels
 
@@ -41,8 +41,8 @@ def record_copies(dataset, numbers: Iterable[int], keep_damaged: bool = False):
     """(record number, RecordCopy, or None for a damaged record left out) for each record. A record
     whose data CRC fails is never re-framed with a fresh CRC: that would launder the damage into a
     file that verifies clean. Records not verified yet are checked here."""
-    from .index import BAD_DATA_CRC, VERIFIED, data_crc_ok
-    from .payload import bounded_payload
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
 
     for n in numbers:
         f, k, off, ln = dataset.record_span(n)
@@ -57,7 +57,7 @@ def record_copies(dataset, numbers: Iterable[int], keep_damaged: bool = False):
 
 def crc_word(status: int) -> str:
     """A record's CRC status in the one word exports use."""
-    from .index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+    from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 
     if status & BAD_DATA_CRC:
         return "damaged"
@@ -113,58 +113,6 @@ def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
             if progress is not None and not progress(n):
                 raise TfrviewError("export cancelled")
     return ExportResult(n)
-
-
-def _font(size: int):
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1
-        return ImageFont.load_default()
-
-
-def palette_rgb(key: str) -> tuple[int, int, int]:
-    """The same class colours as the window (gui.painting.PALETTE)."""
-    colors = ("#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
-              "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3")  # fmt: skip
-    i = (
-        int(key)
-        if key.lstrip("-").isdigit()
-        else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
-    )
-    h = colors[i % len(colors)]
-    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
-
-
-def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True):
-    """A PIL image of the pixels with the boxes (and their labels) drawn on."""
-    from PIL import Image, ImageDraw
-
-    im = Image.fromarray(pixels).convert("RGB")
-    if overlay is None or not overlay.boxes:
-        return im
-    d = ImageDraw.Draw(im)
-    width = max(2, round(max(im.size) / 400))
-    font = _font(max(11, round(max(im.size) / 60)))
-    for b in overlay.boxes:
-        c = palette_rgb(b.color_key)
-        x0, x1 = sorted((b.x0, b.x1))
-        y0, y1 = sorted((b.y0, b.y1))
-        d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
-        d.rectangle([x0, y0, x1, y1], outline=c, width=width)
-        if labels:
-            left, t, r, btm = d.textbbox((0, 0), b.label, font=font)
-            ty = y0 - (btm - t) - 4 if y0 - (btm - t) - 4 >= 0 else y0
-            d.rectangle([x0, ty, x0 + (r - left) + 6, ty + (btm - t) + 4], fill=c)
-            lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-            d.text(
-                (x0 + 3 - left, ty + 2 - t),
-                b.label,
-                fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
-                font=font,
-            )
-    return im
 
 
 def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlays: bool = True,

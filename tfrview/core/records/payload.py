@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .limits import (
+from tfrview.core.limits import (
     HEAD_BYTES,
     MAX_DECODE_BYTES,
     MAX_FEATURES,
@@ -101,7 +101,7 @@ def bounded_payload(read, offset: int, length: int, pieces=None) -> bytes:
     """A record's payload for decoding: whole, or a PayloadHead when it is over MAX_DECODE_BYTES.
     `read(offset, n)` reads the stream and `pieces(offset, n)` streams it (Source.read and
     Source.pieces); `offset` is the record's start (its header)."""
-    from .framing import HEADER_SIZE
+    from tfrview.core.tfrecord.framing import HEADER_SIZE
 
     start = offset + HEADER_SIZE
     if length <= MAX_DECODE_BYTES:
@@ -237,7 +237,7 @@ def _pb():
     """The generated Example module, imported on first use (protobuf costs start-up time)."""
     global _example_pb2
     if _example_pb2 is None:
-        from .proto import example_pb2
+        from tfrview.core.records.proto import example_pb2
 
         _example_pb2 = example_pb2
     return _example_pb2

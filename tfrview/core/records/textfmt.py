@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from .framing import one_line
-from .images import sniff_image_format
-from .payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
+from tfrview.core.records.images import sniff_image_format
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
+from tfrview.core.tfrecord.framing import one_line
+from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
 
 TEXT_LIMIT = 80
-
-
-def human_bytes(n: int | None) -> str:
-    """1234567 -> '1.2 MB' (decimal units, as file managers show sizes)."""
-    if n is None:
-        return "?"
-    x = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if x < 1000 or unit == "TB":
-            return f"{int(x)} {unit}" if unit == "B" else f"{x:.1f} {unit}"
-        x /= 1000
-    return f"{n} B"
 
 
 def format_bytes(b: bytes, limit: int = TEXT_LIMIT) -> str:

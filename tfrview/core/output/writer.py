@@ -11,8 +11,8 @@ import os
 import zlib
 from pathlib import Path
 
-from .atomic import new_temp_file, output_error
-from .framing import U32, TfrviewError, encode_header, mask, masked_crc
+from tfrview.core.output.atomic import new_temp_file, output_error
+from tfrview.core.tfrecord.framing import U32, TfrviewError, encode_header, mask, masked_crc
 
 
 class RecordWriter:
@@ -45,7 +45,7 @@ class RecordWriter:
         """One record. A PayloadHead (a payload too large to hold) is streamed from its source.
         `footer` replaces the data CRC: a damaged record copied on purpose keeps its failing CRC,
         so the damage stays detectable in the new file."""
-        from .payload import PayloadHead
+        from tfrview.core.records.payload import PayloadHead
 
         if isinstance(data, PayloadHead):
             self._write_streamed(data, footer)

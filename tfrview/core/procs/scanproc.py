@@ -6,7 +6,7 @@ the parent only blocks on a pipe and applies each chunk with a few numpy operati
 
 Frames on stdout: one type byte, a u32 JSON length, the JSON, then the arrays the JSON describes.
 `I` index chunk (offsets u64, lengths u64, status u8), `V` verify chunk (bad record numbers i64),
-`E` error. Run as `python -m tfrview.core.scanproc PATH index|verify`.
+`E` error. Run as `python -m tfrview.core.procs.scanproc PATH index|verify`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .childproc import child_argv, child_env, lower_priority
-from .framing import Problem, ProblemKind
-from .index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
-from .source import open_source
+from tfrview.core.childproc import child_argv, child_env, lower_priority
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
+from tfrview.core.tfrecord.source import open_source
 
 _LEN = struct.Struct("<cI")
 
@@ -115,7 +115,7 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
 def spawn(path: str, mode: str) -> subprocess.Popen:
     env = child_env()
     return subprocess.Popen(
-        child_argv("tfrview.core.scanproc", path, mode),
+        child_argv("tfrview.core.procs.scanproc", path, mode),
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -15,10 +15,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .framing import OVERHEAD, Problem, ProblemKind
-from .images import ImageRef, find_images, sniff_image_format
-from .overlays import BoxSpec, detect_spec
-from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature, Payload, decode
+from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
+from tfrview.core.records.overlays import BoxSpec, detect_spec
+from tfrview.core.records.payload import (
+    BYTES_LIST,
+    FLOAT_LIST,
+    INT64_LIST,
+    TYPE_SHORT,
+    Feature,
+    Payload,
+    decode,
+)
+from tfrview.core.tfrecord.framing import OVERHEAD, Problem, ProblemKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +144,7 @@ def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
     """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
     import warnings
 
-    from .images import check_decoded_size, open_image
+    from tfrview.core.records.images import check_decoded_size, open_image
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pillow's "Corrupt EXIF data" and the like: not for stderr
@@ -165,7 +173,7 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
         try:
             facts = inspect_image(features[ref.key].values[ref.index], ref)
         except Exception as exc:  # Pillow raises many types for broken data
-            from .images import ImageError, decode_error_text
+            from tfrview.core.records.images import ImageError, decode_error_text
 
             why = str(exc) if isinstance(exc, ImageError) else f"bytes do not decode ({decode_error_text(exc)})"
             out.append(Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} {why}"))
@@ -484,8 +492,8 @@ class CheckTarget:
 def check_target(path, source, index) -> CheckTarget:
     """The intact records of one verified file as a check target; payloads over the decode limit are
     read as their head only (and reported as such)."""
-    from .payload import bounded_payload
-    from .report import intact_numbers
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.report import intact_numbers
 
     offs, lens, read = index.offsets, index.lengths, source.bulk_reader()
     return CheckTarget(

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .images import ImageError, decode_image, find_images, image_features
-from .overlays import Box, Overlay, compute_overlay
-from .payload import decode
+from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
+from tfrview.core.records.overlays import Box, Overlay, compute_overlay
+from tfrview.core.records.payload import decode
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def scale_overlay(ov: Overlay, s: float) -> Overlay:
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
                    boxes: bool = True, cell: tuple[int, int] | None = None) -> Thumbnail:  # fmt: skip
     """`cell` (width, height): the thumbnail fits inside it (default: size x size)."""
-    from .export import draw_overlay
+    from tfrview.core.records.drawing import draw_overlay
 
     p = decode(data)
     feats = image_features(p)

@@ -13,33 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
-from .payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
-
-_MAGIC = (
-    (b"\xff\xd8\xff", "JPEG"),
-    (b"\x89PNG\r\n\x1a\n", "PNG"),
-    (b"GIF87a", "GIF"),
-    (b"GIF89a", "GIF"),
-    (b"BM", "BMP"),
-    (b"II*\x00", "TIFF"),
-    (b"MM\x00*", "TIFF"),
-)
-
-
-
-def sniff_image_format(b: bytes) -> str | None:
-    """The encoded image format of b, or None. WebP needs its RIFF container checked."""
-    if len(b) < 8:
-        return None
-    if b[:4] == b"RIFF" and b[8:12] == b"WEBP":
-        return "WEBP"
-    for magic, name in _MAGIC:
-        if b.startswith(magic):
-            if name == "BMP" and (len(b) < 26 or int.from_bytes(b[2:6], "little") not in (0, len(b))):
-                return None
-            return name
-    return None
+from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
+from tfrview.core.tfrecord.sniff import sniff_image_format
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +104,7 @@ def _tensor(b: bytes):
     """A TensorProto's (dtype name, shape, array) when b is a serialized numeric tensor, else None."""
     if len(b) < 4 or b[0] != 0x08:  # field 1 (dtype), varint
         return None
-    from .proto import tensor_pb2
+    from tfrview.core.records.proto import tensor_pb2
 
     try:
         t = tensor_pb2.TensorProto.FromString(b)

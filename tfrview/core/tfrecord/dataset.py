@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .framing import Problem, SourceError, TfrviewError, one_line
-from .index import IndexChunk, RecordIndex, scan
-from .payload import bounded_payload
-from .source import Source, open_source
+from tfrview.core.records.payload import bounded_payload
+from tfrview.core.tfrecord.framing import Problem, SourceError, TfrviewError, one_line
+from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
+from tfrview.core.tfrecord.source import Source, open_source
 
 # Files in a directory that are never record files.
 _SIDE_FILES = {

@@ -1,0 +1,1 @@
+"""Everything tfrview writes: atomic new files, the writer, salvage, exports, index files."""

@@ -1,0 +1,1 @@
+"""What is inside one record: payloads, images, boxes and their conventions, label maps, summaries."""

@@ -1,0 +1,66 @@
+"""Boxes and labels drawn on an image (exports, thumbnails), and the class palette the window
+paints with too: one home for the colours."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from tfrview.core.records.overlays import Overlay
+
+# Distinct, readable on photos (Tableau-like), one per class.
+PALETTE = (
+    "#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
+    "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3",
+)  # fmt: skip
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1
+        return ImageFont.load_default()
+
+
+def palette_hex(key: str) -> str:
+    """The same colour for the same class in every record, window and export."""
+    i = int(key) if key.lstrip("-").isdigit() else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
+    return PALETTE[i % len(PALETTE)]
+
+
+def palette_rgb(key: str) -> tuple[int, int, int]:
+    h = palette_hex(key)
+    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
+
+
+def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True):
+    """A PIL image of the pixels with the boxes (and their labels) drawn on."""
+    from PIL import Image, ImageDraw
+
+    im = Image.fromarray(pixels).convert("RGB")
+    if overlay is None or not overlay.boxes:
+        return im
+    d = ImageDraw.Draw(im)
+    width = max(2, round(max(im.size) / 400))
+    font = _font(max(11, round(max(im.size) / 60)))
+    for b in overlay.boxes:
+        c = palette_rgb(b.color_key)
+        x0, x1 = sorted((b.x0, b.x1))
+        y0, y1 = sorted((b.y0, b.y1))
+        d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
+        d.rectangle([x0, y0, x1, y1], outline=c, width=width)
+        if labels:
+            left, t, r, btm = d.textbbox((0, 0), b.label, font=font)
+            ty = y0 - (btm - t) - 4 if y0 - (btm - t) - 4 >= 0 else y0
+            d.rectangle([x0, ty, x0 + (r - left) + 6, ty + (btm - t) + 4], fill=c)
+            lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
+            d.text(
+                (x0 + 3 - left, ty + 2 - t),
+                b.label,
+                fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
+                font=font,
+            )
+    return im
