@@ -109,7 +109,7 @@ def cmd_verify(args) -> int:
     with --checks, every record decoded once for the QA checks). The bytes are always read again:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`."""
-    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.analysis import merge, plan, run_tasks
     from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
@@ -123,7 +123,7 @@ def cmd_verify(args) -> int:
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
     label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
     lm_json = label_map.to_json() if label_map is not None else None
-    tasks = [ShardTask(str(p), i, args.checks, lm_json, read_cache=False, notices=True) for i, p in enumerate(paths)]
+    tasks = plan(paths, args.checks, lm_json, args.jobs, read_cache=False, notices=True)
     progress = Progress(not args.json and not args.quiet)
     sizes = [_size_of(p) for p in paths]
     done_bytes, results = 0, []
@@ -224,7 +224,7 @@ def cmd_info(args) -> int:
     """The analysis pass (stored results of unchanged files are used: info is a look, not a
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample."""
-    from tfrview.core.analysis import ShardTask, run_tasks
+    from tfrview.core.analysis import plan, run_tasks
     from tfrview.core.tfrecord.dataset import name_files
 
     failed, paths = name_files(args.paths)
@@ -237,7 +237,7 @@ def cmd_info(args) -> int:
         else:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
     progress = Progress(not args.json)
-    tasks = [ShardTask(str(p), i, args.all, notices=True) for i, p in enumerate(paths)]
+    tasks = plan(paths, args.all, None, args.jobs, notices=True)
     results = {}
     for r in run_tasks(tasks, args.jobs):
         results[r.file_no] = r
@@ -503,7 +503,7 @@ def cmd_salvage(args) -> int:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.analysis import merge, plan, run_tasks
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.dataset import name_files
 
@@ -515,7 +515,7 @@ def cmd_export(args) -> int:
     label_map, _ = _label_map_for_checks(args, paths)
     lm_json = label_map.to_json() if label_map is not None else None
     progress = Progress(True)
-    tasks = [ShardTask(str(p), i, True, lm_json, notices=True) for i, p in enumerate(paths)]
+    tasks = plan(paths, True, lm_json, args.jobs, notices=True)
     results = []
     for r in run_tasks(tasks, args.jobs):
         results.append(r)

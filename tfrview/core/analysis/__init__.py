@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.pool import default_jobs, run_tasks
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
 
-__all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "merge",
+__all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "merge", "plan",
            "run_tasks"]  # fmt: skip
 
 
@@ -25,7 +25,7 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
-    tasks = [ShardTask(str(p), i, deep, label_map, use_cache, use_cache) for i, p in enumerate(paths)]
+    tasks = plan(list(paths), deep, label_map, jobs or default_jobs(), read_cache=use_cache, write_cache=use_cache)
     results = []
     for r in run_tasks(tasks, jobs, cancelled):
         results.append(r)

@@ -32,7 +32,7 @@ from tfrview.core.limits import CACHE_MAX_BYTES
 from tfrview.core.tfrecord.framing import Problem, ProblemKind
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 2  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 3  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -40,7 +40,8 @@ def analysis_dir() -> Path:
 
 
 def _key(task: ShardTask, identity) -> str:
-    what = json.dumps([FORMAT, os.path.realpath(task.path), list(identity), task.deep, task.label_map or {}],
+    what = json.dumps([FORMAT, os.path.realpath(task.path), list(identity), task.deep, task.label_map or {},
+                       task.part, task.parts],
                       sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
@@ -60,7 +61,8 @@ def load(task: ShardTask) -> ShardResult | None:
         r = ShardResult(task.file_no, task.path, identity, compression=meta["compression"],
                         file_size=meta["file_size"], scanned=meta["scanned"], offsets=arrays["offsets"],
                         lengths=arrays["lengths"], status=arrays["status"], problems=problems,
-                        analysed_at=meta["analysed_at"], from_cache=True)  # fmt: skip
+                        analysed_at=meta["analysed_at"], from_cache=True, part=task.part, parts=task.parts,
+                        lo=meta["lo"], hi=meta["hi"])  # fmt: skip
         if task.deep:
             r.deep = _load_deep(d, meta, arrays)
         os.utime(d / "meta.json")  # recently used: trimmed last
@@ -126,7 +128,7 @@ def _write(d: Path, r: ShardResult) -> None:
 
     meta = {"path": r.path, "identity": list(r.identity), "compression": r.compression, "file_size": r.file_size,
             "scanned": r.scanned, "analysed_at": r.analysed_at, "seconds": r.seconds, "records": r.records, "damaged": r.damaged,
-            "written_at": time.time()}  # fmt: skip
+            "written_at": time.time(), "lo": r.lo, "hi": r.hi}  # fmt: skip
     arrays = {"offsets": r.offsets, "lengths": r.lengths, "status": r.status}
     if r.deep is not None:
         deep = r.deep

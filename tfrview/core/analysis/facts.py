@@ -46,14 +46,16 @@ class _KeyValues:
 class FactsBuilder:
     """Accumulates one file's facts, record by record, in the pass that decodes each record once."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int = 0) -> None:
+        self.first = first  # the file's record number of row 0 (a part of a big file)
         self._kind_rows: list[int] = []
         self._kinds: list[str] = []
         self._image: list[tuple[int, int, int, int]] = []  # (row, width, height, boxes)
         self._keys: dict[str, _KeyValues] = {}
         self.dropped_keys = 0
 
-    def add(self, row: int, p: Payload, image_size: tuple[int, int] | None, boxes: int) -> None:
+    def add(self, record: int, p: Payload, image_size: tuple[int, int] | None, boxes: int) -> None:
+        row = record - self.first
         self._kind_rows.append(row)
         self._kinds.append(p.kind)
         w, h = image_size or (-1, -1)
@@ -77,7 +79,7 @@ class FactsBuilder:
         n = len(offsets)
         cols: dict[str, pa.Array] = {
             "file": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([file_name])),
-            "record": pa.array(np.arange(n, dtype=np.int64)),
+            "record": pa.array(np.arange(self.first, self.first + n, dtype=np.int64)),
             "offset": pa.array(np.asarray(offsets, dtype=np.uint64)),
             "size": pa.array(np.asarray(lengths, dtype=np.uint64)),
             "crc": crc_words(np.asarray(status)),
@@ -152,7 +154,7 @@ def concat(tables: list[pa.Table]) -> pa.Table:
         if len({str(t) for t in types}) > 1:
             target[name] = _common(types)
     if not target:
-        return pa.concat_tables(tables, promote_options="permissive")
+        return _in_order(pa.concat_tables(tables, promote_options="permissive"))
     fixed = []
     for t in tables:
         for name, want in target.items():
@@ -167,7 +169,15 @@ def concat(tables: list[pa.Table]) -> pa.Table:
                     t = t.append_column(name + LEN_SUFFIX, pa.array(valid.astype(np.int64), mask=~valid))
             t = t.set_column(t.column_names.index(name), name, col.cast(want))
         fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="permissive")
+    return _in_order(pa.concat_tables(fixed, promote_options="permissive"))
+
+
+def _in_order(t: pa.Table) -> pa.Table:
+    """The facts first, then features by key (each list's #len after it), whatever file came first."""
+    names = t.column_names
+    first = [c for c in ("n", *META) if c in names]
+    rest = sorted((c for c in names if c not in first), key=lambda c: (c.removesuffix(LEN_SUFFIX), c.endswith(LEN_SUFFIX)))
+    return t.select(first + rest)
 
 
 def _common(types: list[pa.DataType]) -> pa.DataType:

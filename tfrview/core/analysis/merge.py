@@ -15,7 +15,7 @@ import numpy as np
 from tfrview.core.analysis.checks import Schema, check_signature, duplicate_finding, label_zero_finding
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
-from tfrview.core.analysis.shard import ShardResult
+from tfrview.core.analysis.shard import DeepResult, ShardResult
 from tfrview.core.tfrecord.framing import OVERHEAD, Problem
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
@@ -58,7 +58,7 @@ class DatasetAnalysis:
 
 
 def merge(results: list[ShardResult]) -> DatasetAnalysis:
-    shards = sorted(results, key=lambda r: r.file_no)
+    shards = join_parts(results)
     out = DatasetAnalysis(shards)
     deep = [s for s in shards if s.deep is not None]
     for s in deep:
@@ -76,6 +76,47 @@ def merge(results: list[ShardResult]) -> DatasetAnalysis:
     for fi, p in _duplicates(shards, names):
         out.dataset_problems.setdefault(fi, []).append(p)
     return out
+
+
+def join_parts(results: list[ShardResult]) -> list[ShardResult]:
+    """One result per file, in file order: the parts of a big file joined in record order."""
+    by_file: dict[int, list[ShardResult]] = {}
+    for r in results:
+        by_file.setdefault(r.file_no, []).append(r)
+    out = []
+    for fi in sorted(by_file):
+        parts = sorted(by_file[fi], key=lambda r: r.part)
+        out.append(parts[0] if len(parts) == 1 else _joined(parts))
+    return out
+
+
+def _joined(parts: list[ShardResult]) -> ShardResult:
+    from dataclasses import replace
+
+    first = parts[0]
+    failed = next((p for p in parts if p.error is not None), None)
+    if failed is not None:
+        return replace(first, error=failed.error, deep=None, problems=[])
+    problems = [pr for p in parts for pr in p.problems]
+    deep = None
+    if all(p.deep is not None for p in parts):
+        schema, summary = Schema(), DatasetSummary()
+        signatures: list = []
+        ids: dict = {}
+        sig_of = np.full(len(first.offsets), -1, dtype=np.int32)
+        for p in parts:
+            schema.merge(p.deep.schema)
+            summary.merge(p.deep.summary)
+            remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
+            mine = p.deep.signature_of[p.lo : p.hi]
+            sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
+        signatures = list(ids)
+        deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), signatures, sig_of,
+                          [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],
+                          set().union(*(p.deep.class_ids for p in parts)))  # fmt: skip
+    return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),
+                   from_cache=all(p.from_cache for p in parts), analysed_at=min(p.analysed_at for p in parts),
+                   seconds=sum(p.seconds for p in parts))  # fmt: skip
 
 
 def _at(s: ShardResult, n: int, finding) -> Problem:

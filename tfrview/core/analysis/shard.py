@@ -27,6 +27,8 @@ class ShardTask:
     read_cache: bool = True  # an unchanged file's stored result will do (`verify` always reads)
     write_cache: bool = True
     notices: bool = False  # say on stderr when a compressed stream inflates like a bomb
+    part: int = 0  # a big file's deep pass is split by record ranges: this task does part `part`
+    parts: int = 1  # of `parts` (each frames and verifies the whole file; part 0 reports that)
 
 
 @dataclass
@@ -60,6 +62,10 @@ class ShardResult:
     seconds: float = 0.0
     analysed_at: float = 0.0  # when the bytes were read (a cached result keeps its time)
     from_cache: bool = False
+    part: int = 0
+    parts: int = 1
+    lo: int = 0  # the records this part decoded: lo <= n < hi
+    hi: int = 0
 
     @property
     def records(self) -> int:
@@ -120,7 +126,8 @@ def _analyze(task: ShardTask) -> ShardResult:
     from tfrview.core.tfrecord.source import open_source
 
     t0 = time.perf_counter()
-    out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time())
+    out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time(), part=task.part,
+                      parts=task.parts)  # fmt: skip
     try:
         src = open_source(task.path)
     except TfrviewError as exc:
@@ -133,7 +140,8 @@ def _analyze(task: ShardTask) -> ShardResult:
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)
         out.status = np.array(idx.status, dtype=np.uint8)
-        problems = list(sort_problems(list(idx.problems) + data_problems))
+        problems = list(sort_problems(list(idx.problems) + data_problems)) if task.part == 0 else []
+        out.lo, out.hi = part_range(len(out.offsets), task.part, task.parts)
         if task.deep:
             found, out.deep = _deep(task, src, out)
             problems += found
@@ -165,14 +173,15 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     read = src.bulk_reader()
     offs, lens = out.offsets, out.lengths
-    schema, summary, facts = Schema(), DatasetSummary(), FactsBuilder()
+    schema, summary, facts = Schema(), DatasetSummary(), FactsBuilder(out.lo)
     sig_ids: dict = {}
     sig_of = np.full(len(offs), -1, dtype=np.int32)
     digests: list[tuple[int, str, bytes]] = []
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
     ids: set[int] = set()
-    for n in intact_numbers_of(out):
+    numbers = intact_numbers_of(out)
+    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
         n = int(n)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
         schema.add(p)
@@ -190,8 +199,38 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(class_ids(p.features))
         facts.add(n, p, look.image_size, look.boxes)
-    table = facts.table(os.path.basename(task.path), offs, lens, out.status)
+    table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
+                        out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids)
+
+
+def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
+    """Records [lo, hi) of part `part` of `parts` of a file of n records."""
+    return n * part // parts, n * (part + 1) // parts
+
+
+PART_BYTES = 64 << 20  # a file's deep pass is split in parts of about this many bytes (see plan)
+
+
+MAX_PARTS = 16
+
+
+def plan(paths, deep: bool, label_map: dict | None = None, jobs: int = 1, **kw) -> list[ShardTask]:
+    """Tasks for files in the dataset's order: one per file, and for the deep pass over a big file
+    one per PART_BYTES of it (at most MAX_PARTS), so one 2,000,000-record file keeps every core
+    busy. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
+    the number of workers."""
+    del jobs  # (kept in the signature: callers say how many workers they have)
+    tasks = []
+    for i, path in enumerate(paths):
+        parts = 1
+        if deep:
+            try:
+                parts = max(1, min(MAX_PARTS, os.stat(path).st_size // PART_BYTES))
+            except OSError:
+                parts = 1
+        tasks += [ShardTask(str(path), i, deep, label_map, part=k, parts=parts, **kw) for k in range(parts)]
+    return tasks
 
 
 def intact_numbers_of(r: ShardResult) -> np.ndarray:

@@ -83,12 +83,12 @@ def job_analyze(spec: dict) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
-    from tfrview.core.analysis import ShardTask, merge, run_tasks
+    from tfrview.core.analysis import merge, plan, run_tasks
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.tfrecord.framing import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
-    tasks = [ShardTask(p, i, True, spec.get("label_map") or None) for i, p in enumerate(paths)]
+    tasks = plan(paths, True, spec.get("label_map") or None)
     results, running, cached = [], DatasetSummary(), 0
     last = time.monotonic()
     for r in run_tasks(tasks, spec.get("jobs")):
@@ -159,17 +159,20 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     import numpy as np
 
     from tfrview.core.analysis.cache import load
-    from tfrview.core.analysis.merge import DatasetAnalysis
-    from tfrview.core.analysis.shard import ShardTask
+    from tfrview.core.analysis.merge import DatasetAnalysis, join_parts
+    from tfrview.core.analysis.shard import plan
     from tfrview.core.analysis.vfilter import match
 
     counts = spec.get("counts")
-    results = []
-    for i, p in enumerate(spec["paths"]):
-        r = load(ShardTask(p, i, True, spec.get("label_map") or None))
-        if r is None or r.deep is None or (counts is not None and len(r.offsets) != counts[i]):
+    parts = []
+    for task in plan(spec["paths"], True, spec.get("label_map") or None):
+        r = load(task)
+        if r is None or r.deep is None:
             return False
-        results.append(r)
+        parts.append(r)
+    results = join_parts(parts)
+    if counts is not None and [len(r.offsets) for r in results] != list(counts):
+        return False
     table = DatasetAnalysis(results).facts()
     if table is None:
         return False
