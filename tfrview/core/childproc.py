@@ -1,9 +1,11 @@
-"""What every worker process tfrview starts has in common: how it is started, and its priority."""
+"""What every worker process tfrview starts has in common: how it is started (`spawn`, the one
+spawner), its priority, and its death with its parent."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
@@ -52,3 +54,27 @@ def worker_start(parent: int | None = None) -> None:
         os._exit(0)
     with contextlib.suppress(ValueError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = False,
+          keep_stderr: bool = False) -> subprocess.Popen:  # fmt: skip
+    """Start `python -m module args` as a worker: this interpreter, this checkout importable,
+    results on its stdout (bytes, or text lines), `stdin_text` written to it and closed (a spec
+    can be far longer than a command line), its stderr kept in a temporary file for the reader to
+    quote when the worker dies without saying why (`proc.error_file`), else dropped."""
+    import tempfile
+
+    err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
+    proc = subprocess.Popen(
+        child_argv(module, *args), env=child_env(), stdout=subprocess.PIPE, stderr=err, text=text,
+        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        bufsize=-1 if text else 1 << 20,
+    )  # fmt: skip
+    proc.error_file = err if keep_stderr else None
+    if stdin_text is not None:
+        try:
+            proc.stdin.write(stdin_text if text else stdin_text.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    return proc

@@ -16,8 +16,9 @@ import sys
 import time
 from collections.abc import Iterator
 
+from tfrview.core import childproc
 from tfrview.core.analysis.checks import check_target, run_checks
-from tfrview.core.childproc import child_argv, child_env, lower_priority
+from tfrview.core.childproc import lower_priority
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
@@ -238,21 +239,8 @@ def child_main() -> int:
 
 
 def spawn(spec: dict) -> subprocess.Popen:
-    env = child_env()
-    import tempfile
-
-    err = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the process; closed by its reader
-    proc = subprocess.Popen(
-        child_argv("tfrview.core.procs.jobs"),
-        stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err, env=env, text=True,
-    )  # fmt: skip
-    proc.error_file = err
-    try:  # the spec goes over stdin: a map of problems can be far longer than a command line
-        proc.stdin.write(json.dumps(spec))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    return proc
+    """A job process running `spec`, its JSON lines on stdout."""
+    return childproc.spawn("tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True)
 
 
 def read_lines(proc: subprocess.Popen) -> Iterator[dict]:

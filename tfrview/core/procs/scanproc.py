@@ -20,7 +20,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from tfrview.core.childproc import child_argv, child_env, lower_priority
+from tfrview.core import childproc
+from tfrview.core.childproc import lower_priority
 from tfrview.core.tfrecord.framing import Problem, ProblemKind
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
 from tfrview.core.tfrecord.source import open_source
@@ -113,15 +114,8 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
 
 
 def spawn(path: str, mode: str) -> subprocess.Popen:
-    env = child_env()
-    return subprocess.Popen(
-        child_argv("tfrview.core.procs.scanproc", path, mode),
-        stdout=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        bufsize=1 << 20,
-    )
+    """A scan process over one file, its frames in binary on stdout."""
+    return childproc.spawn("tfrview.core.procs.scanproc", path, mode)
 
 
 if __name__ == "__main__":
