@@ -86,3 +86,24 @@ def test_one_click_shows_the_record_and_f8_reaches_every_problem(qtbot, open_win
         seen.append((id(w.problems_view.current_problem()), w._selected))
     assert sorted(i for i, _ in seen) == sorted(id(r) for r in w.problems.rows)
     assert 5 in [n for _, n in seen]  # the trailing garbage, after the last record
+
+
+def test_framing_problems_are_numbered_with_the_counts_of_now(tmp_path):
+    """A problem of file 2 that arrives before the rows timer has seen file 1 complete is still
+    numbered after file 1's records ("after 158", not "after 78")."""
+    from tests.helpers import framed, payloads
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.core.tfrecord.framing import Problem, ProblemKind
+    from tfrview.gui.models.record_table import RecordTableModel
+
+    data, _ = framed(payloads(5))
+    (tmp_path / "a.tfrecord").write_bytes(data)
+    (tmp_path / "b.tfrecord").write_bytes(data + b"\x01junk")
+    with Dataset.open([str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]) as ds:
+        model = RecordTableModel(ds)  # its rows timer has seen nothing yet
+        for _ in ds.scan():
+            pass
+        tail = next(p for p in ds.files[1].index.problems)
+        record, target, after = model.note_problem(1, tail)
+        assert (record, target, after) == (None, 9, True)
+        assert model.note_problem(1, Problem(ProblemKind.BAD_DATA_CRC, 0, 10, 2, "x"))[0] == 7

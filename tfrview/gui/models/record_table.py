@@ -85,10 +85,13 @@ class RecordTableModel(ColumnsModel):
     def total(self) -> int:
         return int(self._starts[-1])
 
-    def refresh(self) -> None:
-        """Pick up records the indexer framed since the last call (called on a UI timer)."""
+    def _update_starts(self) -> None:
         counts = np.array([f.index.count for f in self.ds.files], dtype=np.int64)
         self._starts = np.concatenate([[0], np.cumsum(counts)])
+
+    def refresh(self) -> None:
+        """Pick up records the indexer framed since the last call (called on a UI timer)."""
+        self._update_starts()
         if self.filter_rows is not None:
             want = min(int(np.searchsorted(self.filter_rows[: self._filter_n], self.total())), self.row_cap)
         else:
@@ -121,6 +124,10 @@ class RecordTableModel(ColumnsModel):
         Returns (the global record it belongs to or None, the global record to jump to, whether the
         damage lies after that record rather than before it)."""
         text = f"{problem.kind}: {problem.message}"
+        if problem.kind not in QA_KINDS:
+            # framing problems come while the index grows: number them with the files' counts as
+            # they are now, not as the rows timer last saw them ("after 78" for "after 158")
+            self._update_starts()
         if problem.record is not None:
             key = (file_no, problem.record)
             table = self._qa_at if problem.kind in QA_KINDS else self._problem_at
