@@ -2,6 +2,7 @@
 number of workers, and remembered until a file changes."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,7 +224,7 @@ def test_a_big_file_is_analysed_in_parts_with_the_same_answer(tmp_path, monkeypa
     import tfrview.core.analysis.shard as shard_mod
 
     path = tmp_path / "big.tfrecord"
-    path.write_bytes(b"".join(open(p, "rb").read() for p in demo))  # two demo shards, one file
+    path.write_bytes(b"".join(Path(p).read_bytes() for p in demo))  # two demo shards, one file
     whole = analyze([str(path)], deep=True, jobs=1, use_cache=False)
     monkeypatch.setattr(shard_mod, "PART_BYTES", path.stat().st_size // 3)
     tasks = shard_mod.plan([str(path)], True)
