@@ -3,6 +3,7 @@ status bar. It wires things together; the work happens in models, workers and th
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
@@ -45,7 +46,7 @@ from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.window_export import ExportMixin
 from tfrview.gui.window_filter import FilterMixin
-from tfrview.gui.window_jobs import DatasetJobsMixin
+from tfrview.gui.window_jobs import DatasetJobsMixin, _label_map_json
 from tfrview.gui.window_shards import ShardsMixin
 from tfrview.gui.workers import (
     DecodeRequest,
@@ -369,6 +370,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
 
     def _make_indexer(self) -> IndexWorker:
         w = IndexWorker(self.ds, self, class_ids=self._label_map_auto)
+        w.label_map_json = _label_map_json(self.label_map)
         w.progress.connect(self._on_progress)
         w.problem_found.connect(self._on_problem)
         w.facts.connect(self._on_facts)
@@ -575,7 +577,13 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         if p is not None and p.phase in ("index", "verify"):
             parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
         elif p is not None and p.phase == "done":
-            parts.append("all CRCs checked")
+            stored = self.indexer.stored_files if self.indexer is not None else 0
+            opened = sum(1 for f in self.ds.files if f.source is not None)
+            if stored and stored == opened and self.indexer.stored_at:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.indexer.stored_at))
+                parts.append(f"all CRCs checked {when} (unchanged since)")
+            else:
+                parts.append("all CRCs checked")
         elif p is not None and p.phase == "cancelled":
             parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
         if self.check_state:

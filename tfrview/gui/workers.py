@@ -81,6 +81,9 @@ class IndexWorker(QThread):
         self._last = 0.0
         self._file_no = 0
         self._note = ""
+        self.label_map_json: dict | None = None  # the window's, for the stored analysis it made
+        self.stored_files = 0  # files whose index and CRCs came from a stored analysis
+        self.stored_at: float | None = None  # when the oldest of those was read
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -135,6 +138,9 @@ class IndexWorker(QThread):
             if name == "index" and f.index.done:  # a resumed scan: this file is framed already
                 base += size(f)
                 continue
+            if name == "index" and not f.index.count and self._from_store(fi, f, base, total):
+                base += size(f)
+                continue
             if name == "index" and f.index.count:  # framed in part: go on, keeping what is known
                 step = self._index_rest_here
             if name == "verify":
@@ -160,6 +166,30 @@ class IndexWorker(QThread):
     def _report(self, fi: int, problems) -> None:
         for p in problems:
             self.problem_found.emit((fi, p))
+
+    def _from_store(self, fi, f, base, total) -> bool:
+        """An unchanged plain file analysed before: its index, CRC status and framing problems at
+        once, as stored (compressed files are scanned: random reads need the scan's checkpoints)."""
+        from tfrview.core.analysis.cache import load
+        from tfrview.core.analysis.shard import ShardTask, plan
+        from tfrview.core.tfrecord.framing import QA_KINDS
+        from tfrview.core.tfrecord.index import IndexChunk
+
+        if f.source.compression != "none":
+            return False
+        for task in (ShardTask(str(f.path), fi), plan([str(f.path)], True, self.label_map_json)[0]):
+            r = load(task)
+            if r is None or r.error is not None or r.compression != "none":
+                continue
+            problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
+            f.index.apply(IndexChunk(0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True,
+                                     r.scanned))  # fmt: skip
+            self._report(fi, problems)
+            self.stored_files += 1
+            self.stored_at = r.analysed_at if self.stored_at is None else min(self.stored_at, r.analysed_at)
+            self._tick("index", base + f.source.file_size, total, True)
+            return True
+        return False
 
     def _index_here(self, fi, f, base, total, limit: int | None = None) -> bool:
         seen = len(f.index.problems)
