@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
-from PySide6.QtWidgets import QAbstractItemView, QDockWidget
+from PySide6.QtWidgets import QDockWidget
 
 from tfrview.core.analysis.shards import shard_health
 from tfrview.gui.models.shards import ShardsModel
-from tfrview.gui.widgets.record_table_view import QuietTableView
+from tfrview.gui.widgets.record_table_view import QuietTableView, plain_rows
 
 _REFRESH_MS = 1000  # while indexing or verifying, and only while the panel is visible
 
@@ -23,12 +23,7 @@ class ShardsMixin:
         self.shards = ShardsModel(self)
         view = self.shards_view = QuietTableView(self)
         view.setModel(self.shards)
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.verticalHeader().setVisible(False)
-        view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        view.setWordWrap(False)
-        view.setShowGrid(False)
+        plain_rows(view)
         h = view.horizontalHeader()
         h.resizeSection(0, 300)
         for i in range(1, len(self.shards.columns)):

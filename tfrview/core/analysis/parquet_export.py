@@ -5,7 +5,6 @@ renamed."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,16 +35,14 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
     import pyarrow.parquet as pq
 
-    from tfrview.core.output.atomic import new_temp_file, output_error
+    from tfrview.core.output.atomic import atomic_file
 
     facts = a.facts()
     if facts is None:
         facts = pa.table({"n": pa.array([], pa.int64())})
     starts = np.concatenate([[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])])
-    fd, tmp = new_temp_file(out)
-    os.close(fd)
     written = n_images = 0
-    try:
+    with atomic_file(out, "wb") as fh:  # a temporary file, renamed only when complete
         schema = None
         writer = None
         for fi, s in enumerate(a.shards):
@@ -59,22 +56,15 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                 n_images += got
             if writer is None:
                 schema = part.schema
-                writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+                writer = pq.ParquetWriter(fh, schema, compression="zstd")
             writer.write_table(part.cast(schema))
             written += part.num_rows
             if progress:
                 progress(fi + 1, len(a.shards))
         if writer is None:
-            pq.write_table(facts.append_column("problems", pa.array([], pa.list_(pa.string()))), tmp)
+            pq.write_table(facts.append_column("problems", pa.array([], pa.list_(pa.string()))), fh)
         else:
             writer.close()
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise output_error(out, exc) from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return ParquetSummary(written, n_images, len(facts.column_names) + 1 + int(images))
 
 

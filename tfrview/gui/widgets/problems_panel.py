@@ -11,7 +11,6 @@ from dataclasses import replace
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QLabel,
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.gui.models.problems import SEVERITIES, ProblemRow, ProblemsModel
-from tfrview.gui.widgets.record_table_view import NoTypeAhead
+from tfrview.gui.widgets.record_table_view import NoTypeAhead, plain_rows
 
 _SEVERITY_LABEL = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 _WIDTHS = {"record": 110, "file": 90, "kind": 160, "severity": 70, "count": 60}
@@ -39,12 +38,7 @@ class ProblemsView(NoTypeAhead, QTableView):
         super().__init__(parent)
         self.setModel(model)
         self._model = model
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.setWordWrap(False)
-        self.setShowGrid(False)
+        plain_rows(self)
         h = self.horizontalHeader()
         h.setStretchLastSection(True)
         for i, name in enumerate(model.columns):

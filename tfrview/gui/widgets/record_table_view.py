@@ -74,5 +74,15 @@ class QuietTableView(NoTypeAhead, QTableView):
     """A table view without type-ahead (the Problems panel can hold a row per record)."""
 
 
+def plain_rows(view: QTableView) -> None:
+    """How the panels' tables look: whole rows, one at a time, no row numbers or grid, one line."""
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+    view.setWordWrap(False)
+    view.setShowGrid(False)
+
+
 class QuietListView(NoTypeAhead, QListView):
     """A list view without type-ahead (the gallery has a row per record)."""
