@@ -66,7 +66,7 @@ def check():
     if jobs_started[0] is None:
         jobs_started[0] = time.perf_counter()
     # keep measuring while the QA checks run in their child process, up to JOB_SECONDS
-    if win.check_state.startswith("QA checks:") and time.perf_counter() - jobs_started[0] < JOB_SECONDS:
+    if win.checks.running and time.perf_counter() - jobs_started[0] < JOB_SECONDS:
         return
     if True:
         timer.stop()

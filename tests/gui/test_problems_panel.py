@@ -4,8 +4,11 @@ from tfrview.core.tfrecord.framing import QA_KINDS
 
 
 def wait_checks(qtbot, w):
-    qtbot.waitUntil(lambda: not w.check_state.startswith("QA checks:"), timeout=60000)
-    assert w.check_state == "QA checks done", w.check_state
+    from tfrview.gui.job_state import Phase
+
+    qtbot.waitUntil(lambda: w.checks.phase not in (Phase.IDLE, Phase.RUNNING), timeout=60000)
+    assert w.checks.phase is Phase.DONE, w.check_state
+    assert w.check_state == "QA checks done"  # the words the status bar shows
 
 
 def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_path, qtmodeltester):

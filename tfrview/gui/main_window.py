@@ -34,6 +34,7 @@ from tfrview.core.tfrecord.framing import Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.core.units import human_bytes
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
+from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
@@ -299,7 +300,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.summary: dict | None = None
         self.summary_partial = True
         self.sample_keys: frozenset[str] = frozenset()  # feature keys of the records sampled after indexing
-        self.check_state = ""
+        self.checks = JobState()  # the analysis job (QA checks and summary)
         self.run_checks = True
         self._payload_kinds = ""
 
@@ -802,7 +803,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.summarizer.reset(self.label_map)
         self.thumbs.reset(self.label_map)
         self.gallery_model.clear()
-        if self.check_state:
+        if self.checks.phase is not Phase.IDLE:
             self.start_checks()  # the label checks depend on the map
         self._update_status()
         if self._selected is not None:

@@ -3,9 +3,12 @@ of every record, on a pool of worker processes, remembered per file) in a child 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Slot
 
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind
+from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers import (
     replace_job,
 )
@@ -21,7 +24,7 @@ class DatasetJobsMixin:
         self.problems.remove_kinds({str(k) for k in QA_KINDS})
         self.model.clear_qa()
         self._update_problem_counts()
-        self.check_state = "QA checks: starting"
+        self.checks = JobState().started()
         self.summary_panel.show_progress("computing the summary…")
         self.checker = replace_job(self, self.checker, self._job_spec("analyze"), self._on_check_items,
                                    self._on_checks_finished)  # fmt: skip
@@ -38,15 +41,15 @@ class DatasetJobsMixin:
                 p = Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
                 self._on_problem((obj["file"], p))
             elif "progress" in obj:
-                phase, done, total = obj["progress"]
-                self.check_state = f"QA checks: {phase} {100 * done // max(total, 1)}%"
+                step, done, total = obj["progress"]
+                self.checks = self.checks.progressed(step, done, total)
             elif "summary" in obj:
                 self._show_summary(obj)
             elif "error" in obj:
-                self.check_state = f"QA checks failed: {obj['error']}"
+                self.checks = self.checks.failed(obj["error"])
                 self.summary_panel.show_progress(f"the summary failed: {obj['error']}")
             elif obj.get("done"):
-                self.check_state = "QA checks done"
+                self.checks = replace(self.checks, phase=Phase.DONE)
         self._update_status()
 
     def _show_summary(self, obj: dict) -> None:
@@ -62,9 +65,13 @@ class DatasetJobsMixin:
     def _on_checks_finished(self, worker) -> None:
         if worker is not self.checker:
             return
-        if self.check_state.startswith("QA checks:"):
-            self.check_state = "QA checks stopped"
+        self.checks = self.checks.finished()
         self._update_status()
+
+    @property
+    def check_state(self) -> str:
+        """The QA checks in words, for the status bar (decisions use `self.checks.phase`)."""
+        return self.checks.text("QA checks")
 
     def _job_spec(self, job: str) -> dict:
         """A job over the files that opened, with the window's number of each and its record count
