@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
@@ -32,7 +33,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
     for t in tasks:
         hit = load(t) if t.read_cache else None
         if hit is None:
-            left.append(t)
+            left.append(replace(t, read_cache=False))  # looked at just now: the worker only reads the file
         else:
             yield hit
         if cancelled():
@@ -43,7 +44,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
         for t in tasks:
             if cancelled():
                 return
-            yield analyze_shard(t)  # (its cache was just looked at: this reads the file)
+            yield analyze_shard(t)
         return
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start,
                                initargs=(os.getpid(),))  # fmt: skip
