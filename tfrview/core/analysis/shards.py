@@ -10,9 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import SEVERITIES
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
-
-SEVERITIES = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)
@@ -31,21 +30,20 @@ class ShardHealth:
     def __len__(self) -> int:
         return len(self.names)
 
+    def column(self, name: str) -> np.ndarray:
+        """A numeric column by its name: size, records, intact, damaged, unchecked, errors,
+        warnings or notes."""
+        if name in ("errors", "warnings", "notes"):
+            return self.problems[:, ("errors", "warnings", "notes").index(name)]
+        return {"size": self.size, "records": self.records, "intact": self.intact, "damaged": self.damaged,
+                "unchecked": self.unchecked}[name]  # fmt: skip
+
     def order(self, column: str, descending: bool = False) -> np.ndarray:
         """Row order sorting by a column (stable; ties keep the files' own order)."""
         if column == "file":
             keys = np.argsort(np.array(self.names, dtype=object), kind="stable")
             return keys[::-1] if descending else keys
-        values = {
-            "size": self.size,
-            "records": self.records,
-            "intact": self.intact,
-            "damaged": self.damaged,
-            "unchecked": self.unchecked,
-            "errors": self.problems[:, 0],
-            "warnings": self.problems[:, 1],
-            "notes": self.problems[:, 2],
-        }[column]
+        values = self.column(column)
         return np.argsort(-values if descending else values, kind="stable")
 
 

@@ -70,6 +70,14 @@ class ProblemKind(enum.StrEnum):
         """error: data is lost or unreadable; warning: training would see wrong data; info: worth a look."""
         return _SEVERITY.get(self, "warning")
 
+    @property
+    def severity_rank(self) -> int:
+        """0 for errors, 1 for warnings, 2 for notes: the order every panel and report lists them in."""
+        return SEVERITIES.index(self.severity)
+
+
+SEVERITIES = ("error", "warning", "info")  # worst first
+
 
 FRAMING_KINDS = frozenset({
     ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,

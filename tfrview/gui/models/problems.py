@@ -19,12 +19,10 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QFont
 
 from tfrview.core.analysis.problemgroups import Repeats
-from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.tfrecord.framing import SEVERITIES, Problem
 from tfrview.gui.painting import SEVERITY_COLOURS
 
 _SEVERITY_FG = {s: QBrush(c) for s, c in SEVERITY_COLOURS.items()}
-SEVERITIES = ("error", "warning", "info")
-_SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 _NO_TARGET = 1 << 62  # sorts problems with no record (file-level, end of file) last
 _ARRANGE_MS = 200
 
@@ -39,7 +37,7 @@ class ProblemRow:
 
     @property
     def rank(self) -> int:
-        return _SEVERITY_RANK.get(self.problem.kind.severity, len(SEVERITIES))
+        return self.problem.kind.severity_rank
 
     @property
     def place(self) -> int:

@@ -16,7 +16,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import QA_KINDS, SourceError
+from tfrview.core.tfrecord.framing import QA_KINDS, SEVERITIES, SourceError
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.gui.models.base import ColumnsModel
 
@@ -28,7 +28,6 @@ _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
 _QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, image, labels, values)
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
-_RANK = {"error": 0, "warning": 1, "info": 2}
 
 STATUS_TEXT = {
     "ok": "ok",
@@ -134,7 +133,7 @@ class RecordTableModel(ColumnsModel):
             table[key] = (table[key] + "\n" + text) if key in table else text
             if problem.kind in QA_KINDS:
                 worst = self._qa_severity.get(key)
-                if worst is None or _RANK[problem.kind.severity] < _RANK[worst]:
+                if worst is None or problem.kind.severity_rank < SEVERITIES.index(worst):
                     self._qa_severity[key] = problem.kind.severity
             n = self.global_number(file_no, problem.record)
             self._repaint_record(n)

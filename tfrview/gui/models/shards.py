@@ -82,24 +82,17 @@ class ShardsModel(ColumnsModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
-            if h.errors_text[f] or (col in ("damaged", "errors") and _value(h, f, col)):
+            if h.errors_text[f] or (col in ("damaged", "errors") and int(h.column(col)[f])):
                 return _BAD
-            if col == "warnings" and h.problems[f, 1]:
+            if col == "warnings" and h.column("warnings")[f]:
                 return _WARN
         if role == Qt.ItemDataRole.ToolTipRole:
             return h.errors_text[f] or f"{h.names[f]}: double-click to show its records"
         return None
 
 
-def _value(h: ShardHealth, f: int, col: str) -> int:
-    return int({
-        "records": h.records, "intact": h.intact, "damaged": h.damaged, "unchecked": h.unchecked,
-        "errors": h.problems[:, 0], "warnings": h.problems[:, 1], "notes": h.problems[:, 2], "size": h.size,
-    }[col][f])  # fmt: skip
-
-
 def _number(h: ShardHealth, f: int, col: str) -> str:
-    v = _value(h, f, col)
+    v = int(h.column(col)[f])
     if col == "size":
         return "" if v < 0 else human_bytes(v)
     return f"{v:,}"

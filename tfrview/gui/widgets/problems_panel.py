@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfrview.gui.models.problems import SEVERITIES, ProblemRow, ProblemsModel
+from tfrview.core.tfrecord.framing import SEVERITIES
+from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.widgets.record_table_view import NoTypeAhead, plain_rows
 
 _SEVERITY_LABEL = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
