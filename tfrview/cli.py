@@ -109,7 +109,8 @@ def cmd_verify(args) -> int:
     with --checks, every record decoded once for the QA checks). The bytes are always read again:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`."""
-    from tfrview.core.analysis import merge, plan, run_tasks
+    from tfrview.core.analysis import merge, plan
+    from tfrview.core.records.labelmap import label_map_fits
     from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
@@ -123,17 +124,10 @@ def cmd_verify(args) -> int:
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
     label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
     lm_json = label_map.to_json() if label_map is not None else None
-    tasks = plan(paths, args.checks, lm_json, args.jobs, read_cache=False, notices=True)
-    progress = Progress(not args.json and not args.quiet)
-    sizes = [_size_of(p) for p in paths]
-    done_bytes, results = 0, []
-    for r in run_tasks(tasks, args.jobs):
-        results.append(r)
-        done_bytes += sizes[r.file_no]
-        progress(f"verify ({len(results):,} of {len(tasks):,} files)", done_bytes, sum(sizes))
-    progress.clear()
+    tasks = plan(paths, args.checks, lm_json, read_cache=False, notices=True)
+    results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify")
     analysis = merge(results)
-    if lm_path is not None and not args.label_map and not label_map_fits_ids(analysis.class_ids, label_map):
+    if lm_path is not None and not args.label_map and not label_map_fits(analysis.class_ids, label_map):
         if not args.json and not args.quiet:
             print(f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
                   file=sys.stderr)  # fmt: skip
@@ -163,17 +157,31 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _size_of(path: Path) -> int:
+def _run_pass(tasks, jobs: int, progress: Progress, what: str) -> list:
+    """The analysis pass's tasks on `jobs` workers, with progress in bytes of the files read (a
+    part of a big file counts its share) and files finished."""
+    from collections import Counter
+
+    from tfrview.core.analysis import run_tasks
+
+    sizes = {t.file_no: _size_of(t.path) for t in tasks}
+    parts_left = Counter(t.file_no for t in tasks)
+    done, finished, results = 0.0, 0, []
+    for r in run_tasks(tasks, jobs):
+        results.append(r)
+        done += sizes[r.file_no] / r.parts
+        parts_left[r.file_no] -= 1
+        finished += parts_left[r.file_no] == 0
+        progress(f"{what} ({finished:,} of {len(sizes):,} files)", int(done), sum(sizes.values()))
+    progress.clear()
+    return results
+
+
+def _size_of(path) -> int:
     try:
         return os.stat(path).st_size
     except OSError:
         return 0
-
-
-def label_map_fits_ids(ids, label_map) -> bool:
-    from tfrview.core.records.labelmap import label_map_fits
-
-    return label_map_fits(set(ids), label_map)
 
 
 def _label_map_for_checks(args, paths):
@@ -224,7 +232,8 @@ def cmd_info(args) -> int:
     """The analysis pass (stored results of unchanged files are used: info is a look, not a
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample."""
-    from tfrview.core.analysis import plan, run_tasks
+    from tfrview.core.analysis import plan
+    from tfrview.core.analysis.merge import join_parts
     from tfrview.core.tfrecord.dataset import name_files
 
     failed, paths = name_files(args.paths)
@@ -236,15 +245,9 @@ def cmd_info(args) -> int:
             out.append({"path": str(path), "error": err})
         else:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
-    progress = Progress(not args.json)
-    tasks = plan(paths, args.all, None, args.jobs, notices=True)
-    results = {}
-    for r in run_tasks(tasks, args.jobs):
-        results[r.file_no] = r
-        progress(f"reading ({len(results):,} of {len(tasks):,} files)", len(results), len(tasks))
-    progress.clear()
-    for fi in range(len(paths)):
-        r = results[fi]
+    tasks = plan(paths, args.all, None, notices=True)
+    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading"))  # one per file, in order
+    for r in results:
         if r.error is not None:
             errors += 1
             if args.json:
@@ -503,7 +506,7 @@ def cmd_salvage(args) -> int:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    from tfrview.core.analysis import merge, plan, run_tasks
+    from tfrview.core.analysis import merge, plan
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.dataset import name_files
 
@@ -514,13 +517,8 @@ def cmd_export(args) -> int:
     _check_output(out, paths, args.force)
     label_map, _ = _label_map_for_checks(args, paths)
     lm_json = label_map.to_json() if label_map is not None else None
-    progress = Progress(True)
-    tasks = plan(paths, True, lm_json, args.jobs, notices=True)
-    results = []
-    for r in run_tasks(tasks, args.jobs):
-        results.append(r)
-        progress(f"reading ({len(results):,} of {len(tasks):,} files)", len(results), len(tasks))
-    progress.clear()
+    tasks = plan(paths, True, lm_json, notices=True)
+    results = _run_pass(tasks, args.jobs, Progress(True), "reading")
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)

@@ -64,3 +64,15 @@ def test_cache_clear(capsys, shards):
     assert code == 0 and "removed" in out
     code, out, _ = run(capsys, "cache")
     assert ": 0 stored results" in out
+
+
+def test_info_all_over_a_file_read_in_parts_counts_every_record(capsys, tmp_path, monkeypatch):
+    import tfrview.core.analysis.shard as shard_mod
+
+    data, _ = framed(payloads(300))
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(data)
+    monkeypatch.setattr(shard_mod, "PART_BYTES", len(data) // 3)  # three parts of one file
+    code, out, _ = run(capsys, "info", "--json", "--all", "-j", "2", str(path))
+    info = json.loads(out)["files"][0]
+    assert code == 0 and info["records"] == 300 and info["sampled_records"] == 300

@@ -25,7 +25,7 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
-    tasks = plan(list(paths), deep, label_map, jobs or default_jobs(), read_cache=use_cache, write_cache=use_cache)
+    tasks = plan(list(paths), deep, label_map, read_cache=use_cache, write_cache=use_cache)
     results = []
     for r in run_tasks(tasks, jobs, cancelled):
         results.append(r)

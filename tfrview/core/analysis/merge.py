@@ -101,7 +101,6 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
     deep = None
     if all(p.deep is not None for p in parts):
         schema, summary = Schema(), DatasetSummary()
-        signatures: list = []
         ids: dict = {}
         sig_of = np.full(len(first.offsets), -1, dtype=np.int32)
         for p in parts:
@@ -110,8 +109,7 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
             remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
             mine = p.deep.signature_of[p.lo : p.hi]
             sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
-        signatures = list(ids)
-        deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), signatures, sig_of,
+        deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), list(ids), sig_of,
                           [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],
                           set().union(*(p.deep.class_ids for p in parts)))  # fmt: skip
     return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),

@@ -84,10 +84,11 @@ def identity_of(path: str) -> Identity | None:
     64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
     middle changes in place with its times set back is beyond this; `verify` always reads."""
     import hashlib
+    import stat
 
     try:
         st = os.stat(path)
-        if not stat_is_regular(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):
             return None  # a named pipe or a device is never opened here (it could block)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
         try:
@@ -100,11 +101,6 @@ def identity_of(path: str) -> Identity | None:
     ends = hashlib.blake2b(head + tail, digest_size=12).hexdigest()
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, ends
 
-
-def stat_is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
 
 
 def analyze_shard(task: ShardTask) -> ShardResult:
@@ -215,12 +211,11 @@ PART_BYTES = 64 << 20  # a file's deep pass is split in parts of about this many
 MAX_PARTS = 16
 
 
-def plan(paths, deep: bool, label_map: dict | None = None, jobs: int = 1, **kw) -> list[ShardTask]:
+def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
     """Tasks for files in the dataset's order: one per file, and for the deep pass over a big file
     one per PART_BYTES of it (at most MAX_PARTS), so one 2,000,000-record file keeps every core
     busy. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
     the number of workers."""
-    del jobs  # (kept in the signature: callers say how many workers they have)
     tasks = []
     for i, path in enumerate(paths):
         parts = 1

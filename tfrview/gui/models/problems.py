@@ -406,10 +406,6 @@ class ProblemsModel(QAbstractTableModel):
             return self.index(line, 0)
         return self.index(line + 1 + pos - int(a.starts[e]), 0)
 
-    def group_lines(self) -> np.ndarray:
-        """The lines of groups of repeats."""
-        return self._lines.first[self.groups()]
-
     # Qt ----------------------------------------------------------------------------------------
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
