@@ -9,25 +9,11 @@ that name a place are set aside: numbers (record numbers, offsets, sizes) and he
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
 
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import Problem
 
-_ANY = ProblemKind.BAD_DATA_CRC  # any kind: titles depend on messages only
 _PLACE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:[.,]\d+)*")
 _MARK = "…"
-
-T = TypeVar("T")
-
-
-def template(message: str) -> str:
-    """The message with the words that differ between repeats (numbers, CRCs) set to '…'."""
-    return _PLACE.sub(_MARK, message)
-
-
-def group_key(problem: Problem) -> tuple[str, str]:
-    return str(problem.kind), template(problem.message)
 
 
 class Repeats:
@@ -62,21 +48,3 @@ class Repeats:
     def title(self, gid: int) -> str:
         spans = iter(self._differs[gid])
         return _PLACE.sub(lambda m: _MARK if next(spans, True) else m.group(), self._first[gid])
-
-
-def group_title(messages: Sequence[str]) -> str:
-    """The title of one group of messages (see `Repeats`)."""
-    r = Repeats()
-    gid = 0
-    for m in messages:
-        gid = r.add(Problem(_ANY, 0, None, None, m))
-    return r.title(gid)
-
-
-def group(items: Iterable[T], problem_of) -> list[list[T]]:
-    """Items grouped by their problem's group key, groups in the order of their first member and
-    members in their given order."""
-    groups: dict[tuple[str, str], list[T]] = {}
-    for item in items:
-        groups.setdefault(group_key(problem_of(item)), []).append(item)
-    return list(groups.values())

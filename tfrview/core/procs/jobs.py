@@ -1,6 +1,6 @@
 """Whole-dataset jobs run in a child process, streaming JSON lines, so a window's GIL stays free.
 
-    echo '{"job": "checks", "paths": [...], "label_map": {...}}' | python -m tfrview.core.procs.jobs
+    echo '{"job": "analyze", "paths": [...], "label_map": {...}}' | python -m tfrview.core.procs.jobs
 
 Each output line is one JSON object: {"progress": [phase, done, total]}, a job's results, or
 {"error": message}. The child opens the same files in the same order as the window, so its record
@@ -17,13 +17,9 @@ import time
 from collections.abc import Iterator
 
 from tfrview.core import childproc
-from tfrview.core.analysis.checks import check_target, run_checks
 from tfrview.core.childproc import lower_priority
-from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.index import verify
-from tfrview.core.tfrecord.report import intact_numbers
 
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
@@ -53,31 +49,6 @@ def _ticker(every: float = 0.1):
             _emit({"progress": [phase, done, total]})
 
     return tick
-
-
-def _open_verified(paths: list[str]) -> Dataset:
-    ds = Dataset.open(paths)
-    for _ in ds.scan():
-        pass
-    for f in ds.files:
-        if f.source is not None:
-            for _ in verify(f.source, f.index):
-                pass
-    return ds
-
-
-def job_checks(spec: dict) -> None:
-    label_map = LabelMap.from_json(spec.get("label_map"))
-    ds = _open_verified(spec["paths"])
-    targets, files = [], []
-    for fi, f in enumerate(ds.files):
-        if f.source is None:
-            continue
-        targets.append(check_target(f.path, f.source, f.index))
-        files.append(fi)
-    for ti, p in run_checks(targets, label_map, _ticker()):
-        _emit({"file": files[ti], "problem": p.to_json()})
-    ds.close()
 
 
 def job_analyze(spec: dict) -> None:
@@ -193,34 +164,7 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     return True
 
 
-def job_summary(spec: dict) -> None:
-    """The dataset's schema and label distribution over every intact record."""
-    from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.records.payload import decode
-
-    label_map = LabelMap.from_json(spec.get("label_map"))
-    ds = _open_verified(spec["paths"])
-    total = sum(f.index.count for f in ds.files)
-    tick = _ticker(0.2)
-    summary = DatasetSummary()
-    done = 0
-    for f in ds.files:
-        if f.source is None:
-            continue
-        read = f.source.bulk_reader()
-        offs, lens = f.index.offsets, f.index.lengths
-        for k in intact_numbers(f.index):
-            summary.add(decode(bounded_payload(read, int(offs[k]), int(lens[k]))), label_map)
-            done += 1
-            if done % 512 == 0:
-                tick("summary", done, total)
-                if done % 65536 == 0:  # a partial summary now and then: big datasets show something early
-                    _emit({"summary": summary.to_json(), "partial": True})
-    _emit({"summary": summary.to_json(), "partial": False})
-    ds.close()
-
-
-JOBS = {"checks": job_checks, "analyze": job_analyze, "filter": job_filter, "summary": job_summary}
+JOBS = {"analyze": job_analyze, "filter": job_filter}
 
 
 def child_main() -> int:
