@@ -34,6 +34,10 @@ class Finding:
     kind: ProblemKind
     message: str
 
+    def at(self, offset: int, data_length: int, record: int) -> Problem:
+        """The finding as a problem of the record framed at `offset` (its whole frame's bytes)."""
+        return Problem(self.kind, int(offset), int(data_length) + OVERHEAD, record, self.message)
+
 
 MOST = 0.9  # "present in most records": in at least this share of them
 
@@ -531,7 +535,7 @@ def run_checks(
             n = int(n)
             p = decode(t.read(n))
             for f in check_record(p, (ti, n), schema, label_map, dups, names):
-                yield ti, Problem(f.kind, int(t.offsets[n]), int(t.lengths[n]) + OVERHEAD, n, f.message)
+                yield ti, f.at(t.offsets[n], t.lengths[n], n)
             done += 1
             if progress and done % 64 == 0:
                 progress("checks", done, total)

@@ -16,7 +16,7 @@ from tfrview.core.analysis.checks import Schema, check_signature, duplicate_find
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
-from tfrview.core.tfrecord.framing import OVERHEAD, Problem
+from tfrview.core.tfrecord.framing import Problem
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 
@@ -118,7 +118,7 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
 
 
 def _at(s: ShardResult, n: int, finding) -> Problem:
-    return Problem(finding.kind, int(s.offsets[n]), int(s.lengths[n]) + OVERHEAD, n, finding.message)
+    return finding.at(s.offsets[n], s.lengths[n], n)
 
 
 def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:

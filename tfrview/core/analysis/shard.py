@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.tfrecord.framing import OVERHEAD, Problem, TfrviewError
+from tfrview.core.tfrecord.framing import Problem, TfrviewError
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
@@ -184,7 +184,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         summary.add(p, label_map)
         findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False)
         for f in findings:
-            problems.append(Problem(f.kind, int(offs[n]), int(lens[n]) + OVERHEAD, n, f.message))
+            problems.append(f.at(offs[n], lens[n], n))
         sig = signature(p)
         if sig is not None:
             sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
