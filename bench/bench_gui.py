@@ -53,7 +53,7 @@ jobs_started = [None]
 def tick():
     now = time.perf_counter()
     l = max(0.0, (now - last[0]) * 1000 - 5.0)
-    (late_jobs if win.indexer.isFinished() else late).append(l)
+    (late_jobs if win.session.scan_over else late).append(l)
     last[0] = now
 timer = QTimer()
 timer.setInterval(5)
@@ -61,12 +61,12 @@ timer.timeout.connect(tick)
 timer.start()
 JOB_SECONDS = float(sys.argv[3])
 def check():
-    if not (win.indexer.isFinished() and "rows" in shown):
+    if not (win.session.scan_over and "rows" in shown):
         return
     if jobs_started[0] is None:
         jobs_started[0] = time.perf_counter()
     # keep measuring while the QA checks run in their child process, up to JOB_SECONDS
-    if win.checks.running and time.perf_counter() - jobs_started[0] < JOB_SECONDS:
+    if win.session.checks.running and time.perf_counter() - jobs_started[0] < JOB_SECONDS:
         return
     if True:
         timer.stop()
@@ -76,7 +76,7 @@ def check():
         print(json.dumps({"start_to_rows": shown["rows"] - T0, "show_to_rows": shown["rows"] - shown["show"],
                           "p99": p99, "max": s[-1], "ticks": len(s), "records": win.model.total(),
                           "jobs_p99": j[min(len(j) - 1, int(0.99 * len(j)))], "jobs_max": j[-1], "jobs_ticks": len(j),
-                          "phase": win.progress_state.phase if win.progress_state else None}))
+                          "phase": win.session.index_progress.phase if win.session.index_progress else None}))
         win.close()
         app.quit()
 poll = QTimer()

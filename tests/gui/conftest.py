@@ -2,6 +2,7 @@ import os
 
 import pytest
 
+from tests.gui.driver import Driver
 from tests.helpers import payloads
 from tfrview.core.output.writer import write_records
 from tfrview.core.tfrecord.dataset import Dataset
@@ -25,7 +26,7 @@ def open_window(qtbot):
         w.show()
         windows.append(w)
         if wait:
-            qtbot.waitUntil(lambda: w.index_handled and w.model.rowCount() == w.model.total(), timeout=20000)
+            Driver(qtbot, w).wait_indexed()
         return w
 
     yield _open

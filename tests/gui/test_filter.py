@@ -1,16 +1,11 @@
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
+from tfrview.gui.job_state import Phase
+
 
 def run_filter(qtbot, w, text):
-    w.filter_edit.setText(text)
-    w.apply_filter()
-    if w.filterer is not None:
-        # the job's last batch says it is done (filter_state ""), or it failed / stopped
-        qtbot.waitUntil(
-            lambda: w.filter_state == "" or not w.filter_state.startswith("filtering"), timeout=30000
-        )
-        assert w.filter_state == "", w.filter_state
-    return [w.model.record_number(r) for r in range(w.model.rowCount())]
+    return Driver(qtbot, w).filter(text)
 
 
 def test_filter_shows_matches_as_rows(qtbot, open_window, tmp_path):
@@ -41,9 +36,9 @@ def test_filter_on_problems(qtbot, open_window, damaged_file):
 
 def test_filter_error_is_shown_inline(qtbot, open_window, damaged_file):
     w = open_window([damaged_file])
-    w.filter_edit.setText("label = 3")
-    w.apply_filter()
-    assert w.filterer is None and w.model.filter_rows is None
+    d = Driver(qtbot, w)
+    d.type_filter("label = 3")
+    assert d.filter_state.phase is Phase.IDLE and w.model.filter_rows is None
     assert "use ==" in w.filter_status.text() and "character 7" in w.filter_status.text()
     assert w.filter_edit.cursorPosition() == 6 and w.filter_edit.property("error")
     w.filter_edit.setText("label == 3")  # editing clears the error
@@ -55,16 +50,16 @@ def test_job_results_arrive_on_the_ui_thread(qtbot, open_window, damaged_file, m
     from PySide6.QtCore import QThread
     from PySide6.QtWidgets import QApplication
 
-    import tfrview.gui.window_filter as wf
+    from tfrview.gui.controllers.filter import FilterController
 
     threads = []
-    orig = wf.FilterMixin._on_filter_items
+    orig = FilterController._on_items
 
-    def spy(self, item):
+    def spy(self, worker, items):
         threads.append(QThread.currentThread() is QApplication.instance().thread())
-        return orig(self, item)
+        return orig(self, worker, items)
 
-    monkeypatch.setattr(wf.FilterMixin, "_on_filter_items", spy)
+    monkeypatch.setattr(FilterController, "_on_items", spy)
     w = open_window([damaged_file])
     assert run_filter(qtbot, w, "record < 3") == [0, 1, 2]
     assert threads and all(threads)
@@ -76,12 +71,12 @@ def test_unknown_keys_and_bare_words_are_errors_with_a_suggestion(qtbot, open_wi
     from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    qtbot.waitUntil(lambda: bool(w.sample_keys), timeout=20000)
+    qtbot.waitUntil(lambda: bool(Driver(qtbot, w).sample_keys), timeout=20000)
     w.filter_edit.setText("digti == 3")
-    w.apply_filter()
-    assert w.filterer is None and "did you mean digit?" in w.filter_status.text()
+    w.filtering.apply()
+    assert Driver(qtbot, w).filter_state.phase is Phase.IDLE and "did you mean digit?" in w.filter_status.text()
     w.filter_edit.setText("kind == example")
-    w.apply_filter()
+    w.filtering.apply()
     assert 'quote it: "example"' in w.filter_status.text()
     assert run_filter(qtbot, w, "digit == 7") == [32]
 
@@ -97,7 +92,7 @@ def test_the_filter_box_completes_keys_as_you_type(qtbot, open_window):
     from tests.helpers import RACCOON
 
     w = open_window([RACCOON])
-    qtbot.waitUntil(lambda: "image/width" in w.sample_keys, timeout=10000)
+    qtbot.waitUntil(lambda: "image/width" in Driver(qtbot, w).sample_keys, timeout=10000)
     box = w.filter_edit
     box.setFocus()
     qtbot.keyClicks(box, "label == 1 and wid")

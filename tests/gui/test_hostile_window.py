@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 
 from tests.fuzz import hostile as H
 from tests.fuzz.strategies import frame
+from tests.gui.driver import Driver
 
 
 def _tree_rows(w) -> list[tuple[str, str, str]]:
@@ -100,7 +101,7 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
                 app.processEvents()
                 time.sleep(0.01)
             return cond()
-        assert spin(lambda: w.index_handled)
+        assert spin(lambda: w.session.scan_over)
         w.select_record(0)
         assert spin(lambda: w.image_panel.current is not None and w.image_panel.current.number == 0)
         spin(lambda: False, 1.0)
@@ -119,8 +120,9 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
 def test_a_decompression_bomb_is_said_in_the_status_and_esc_stops_it(qtbot, open_window, tmp_path):
     path = H.gzip_bomb(tmp_path / "bomb.gz", 8 * H.GiB)
     w = open_window([path], wait=False)
-    qtbot.waitUntil(lambda: w.progress_state is not None and "decompression bomb" in w.progress_state.note, timeout=60000)
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: "decompression bomb" in d.index_note, timeout=60000)
     qtbot.waitUntil(lambda: "decompression bomb?" in w.status_label.text(), timeout=5000)
     assert "Esc stops it" in w.status_label.text()
     qtbot.keyClick(w, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: w.progress_state.phase == "cancelled", timeout=10000)
+    d.wait_index_phase("cancelled", timeout=10000)

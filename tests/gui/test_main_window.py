@@ -4,6 +4,7 @@ import sys
 import pytest
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
 from tests.helpers import RACCOON
 from tfrview.core.tfrecord.framing import FRAMING_KINDS
 from tfrview.gui.models.record_table import RecordTableModel
@@ -56,7 +57,7 @@ def test_keyboard_moves_selection_and_panels(qtbot, open_window):
 
 def test_damaged_rows_are_coloured_with_the_problem_in_the_tooltip(qtbot, open_window, damaged_file):
     w = open_window([damaged_file])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     m = w.model
     assert m.total() == 30
     status_col = m.columns.index("status")
@@ -94,19 +95,20 @@ def test_closing_mid_index_joins_every_thread(qtbot, many_records):
     w = MainWindow(Dataset.open([str(many_records)]))
     qtbot.addWidget(w)
     w.show()
-    qtbot.waitUntil(lambda: w.indexer.isRunning(), timeout=5000)
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.index_running, timeout=5000)
     w.close()
-    assert not w.indexer.isRunning() and not w.decoder.isRunning()
+    assert not d.index_running and not w.decoder.isRunning()
     assert all(f.source.closed for f in w.ds.files)
 
 
 def test_rows_grow_while_indexing_and_cancel_stops(qtbot, open_window, many_records):
     w = open_window([many_records], wait=False)
     qtbot.waitUntil(lambda: w.model.rowCount() > 0, timeout=5000)
-    w.cancel_indexing()
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase in ("cancelled", "done"),
-                    timeout=10000)  # fmt: skip
-    qtbot.waitUntil(lambda: w.indexer.isFinished(), timeout=10000)
+    d = Driver(qtbot, w)
+    d.stop_scan()
+    assert d.wait_index_ended(timeout=10000) in ("cancelled", "done")
+    qtbot.waitUntil(lambda: not d.index_running, timeout=10000)
 
 
 def test_go_to_record_and_row_cap_paging(qtbot, open_window, tmp_path):
@@ -162,14 +164,14 @@ def test_save_image_with_boxes_never_touches_input(qtbot, open_window, tmp_path)
     w.select_record(0)
     wait_view(qtbot, w, 0)
     out = tmp_path / "r0.png"
-    assert w.write_image(out, with_boxes=True)
+    assert w.exporting.write_image(out, with_boxes=True)
     from PIL import Image
 
     im = Image.open(out)
     assert im.size == (639, 315)
     r, g, b = im.convert("RGB").getpixel((142, 150))  # on the left edge of the box: class colour, not photo
     plain = tmp_path / "plain.png"
-    assert w.write_image(plain, with_boxes=False)
+    assert w.exporting.write_image(plain, with_boxes=False)
     assert Image.open(plain).convert("RGB").getpixel((142, 150)) != (r, g, b)
     assert src.stat().st_mtime_ns == before
 
@@ -183,17 +185,17 @@ def test_summaries_come_from_the_worker_not_the_ui_thread(qtbot, open_window):
 
 
 def test_latest_decode_request_wins(qtbot):
-    from tfrview.gui.workers import DecodeRequest, DecodeWorker
+    from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker
 
     worker = DecodeWorker()
     got = []
-    worker.ready.connect(lambda v: got.append(v.number))
+    worker.result.connect(lambda v: got.append(v.number))
     data = (RACCOON).read_bytes()[12:54154]  # record 0's payload
     for n in range(50):
         worker.request(DecodeRequest(n, data, 0, None, None))
     worker.start()
     qtbot.waitUntil(lambda: 49 in got, timeout=10000)
-    worker.stop()
+    worker.cancel()
     worker.wait()
     assert got[-1] == 49 and len(got) < 50
 
@@ -227,7 +229,7 @@ def test_record_table_model_alone(qtmodeltester, tmp_path):
 def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, open_window, damaged_file,
                                                                           monkeypatch):  # fmt: skip
     import tfrview.core.procs.scanproc as scanproc
-    import tfrview.gui.workers as workers
+    import tfrview.gui.workers.index as workers
 
     def no_child(*_a, **_k):
         raise OSError("no child process here")
@@ -235,7 +237,7 @@ def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, 
     monkeypatch.setattr(workers, "CHILD_MIN_BYTES", 0)  # every file would go to a child
     monkeypatch.setattr(scanproc, "spawn", no_child)
     w = open_window([damaged_file])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     f = w.ds.files[0]
     assert f.index.count == 30 and int((f.index.status & 1).sum()) == 30  # all framed and verified
     assert sorted(str(p.kind) for p in f.index.problems) == ["bad_data_crc", "unreadable_bytes"]

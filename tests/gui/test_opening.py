@@ -1,6 +1,7 @@
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
+from tests.gui.driver import Driver
 from tests.helpers import PENGUIN, RACCOON
 
 
@@ -20,11 +21,11 @@ def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
 
     wins = Windows()
     a = wins.open_dataset([str(RACCOON)])
-    qtbot.waitUntil(lambda: a.index_handled, timeout=20000)
+    Driver(qtbot, a).wait_index_ended()
     a.open_requested.emit([str(PENGUIN)])
     assert len(wins.open) == 2 and wins.open[1].ds.name == "penguin_train-00000-of-00001.gz"
     b = wins.open[1]
-    qtbot.waitUntil(lambda: b.index_handled, timeout=20000)
+    Driver(qtbot, b).wait_index_ended()
     b.reload()
     qtbot.waitUntil(lambda: len(wins.open) == 2 and b not in wins.open, timeout=10000)
     assert wins.open[-1].ds.name == "penguin_train-00000-of-00001.gz"

@@ -1,14 +1,13 @@
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
 from tfrview.core.tfrecord.framing import QA_KINDS
 
 
 def wait_checks(qtbot, w):
-    from tfrview.gui.job_state import Phase
-
-    qtbot.waitUntil(lambda: w.checks.phase not in (Phase.IDLE, Phase.RUNNING), timeout=60000)
-    assert w.checks.phase is Phase.DONE, w.check_state
-    assert w.check_state == "QA checks done"  # the words the status bar shows
+    state = Driver(qtbot, w).wait_checks()
+    assert state.text("QA checks") == "QA checks done"  # the words the status bar shows
+    assert "QA checks done" in w.status_label.text()
 
 
 def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_path, qtmodeltester):

@@ -3,6 +3,7 @@ repeats grouped with a count, and only the problems of the records the table's f
 
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
 from tests.helpers import framed, payloads
 
 
@@ -105,10 +106,10 @@ def test_filter_by_severity_and_kind(qtbot, open_window, tmp_path):
 
 def test_the_panel_follows_the_tables_filter(qtbot, open_window, tmp_path):
     w = _open(qtbot, open_window, _damaged(tmp_path), 4)
-    qtbot.waitUntil(lambda: w.index_handled, timeout=10000)
-    w.filter_edit.setText("record < 4")
-    w.apply_filter()
-    qtbot.waitUntil(lambda: w.filterer is None or w.filter_state == "", timeout=20000)
+    d = Driver(qtbot, w)
+    d.wait_index_ended()
+    d.type_filter("record < 4")
+    d.wait_filter()
     qtbot.waitUntil(lambda: w.model.match_count == 4, timeout=20000)
     w.problems.flush()
     assert sorted(r.target for r in w.problems.leaves()) == [1, 3]

@@ -1,3 +1,4 @@
+from tests.gui.driver import Driver
 from tests.helpers import read_all
 from tfrview.core.tfrecord.report import verify_source
 from tfrview.core.tfrecord.source import open_source
@@ -12,10 +13,10 @@ def run_and_wait(qtbot, start):
 
 def test_save_intact_records_from_the_window(qtbot, open_window, damaged_file, tmp_path):
     w = open_window([damaged_file])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     before = damaged_file.read_bytes()
     out = tmp_path / "intact.tfrecord"
-    status, res = run_and_wait(qtbot, lambda cb: w.write_intact(out, "gzip", on_done=cb))
+    status, res = run_and_wait(qtbot, lambda cb: w.exporting.write_intact(out, "gzip", on_done=cb))
     assert status == "ok" and res.written == 29 and res.dropped == 1 and res.damaged_regions == 1
     assert damaged_file.read_bytes() == before
     with open_source(out) as src:
@@ -31,20 +32,20 @@ def test_export_selection_records_and_jsonl(qtbot, open_window, damaged_file, tm
     w = open_window([damaged_file])
     numbers = [1, 2, 3, 20]
     out = tmp_path / "sel.tfrecord"
-    status, res = run_and_wait(qtbot, lambda cb: w.write_export("records", numbers, out, "none", on_done=cb))
+    status, res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", numbers, out, "none", on_done=cb))
     assert status == "ok" and res.written == 4
     with open_source(out) as src:
         idx, rep = verify_source(src)
         assert rep.ok and read_all(src, idx) == [w.ds.read(n) for n in numbers]
     out = tmp_path / "sel.jsonl"
-    status, res = run_and_wait(qtbot, lambda cb: w.write_export("jsonl", numbers, out, on_done=cb))
+    status, res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("jsonl", numbers, out, on_done=cb))
     assert status == "ok" and len(out.read_text().splitlines()) == 4
 
 
 def test_export_refuses_to_write_over_an_input(qtbot, open_window, damaged_file):
     w = open_window([damaged_file])
     before = damaged_file.read_bytes()
-    status, msg = run_and_wait(qtbot, lambda cb: w.write_export("records", [0], damaged_file, on_done=cb))
+    status, msg = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", [0], damaged_file, on_done=cb))
     assert status == "error" and "refusing" in msg
     assert damaged_file.read_bytes() == before
 
@@ -53,17 +54,17 @@ def test_exports_never_launder_a_damaged_record(qtbot, open_window, damaged_file
     """Record 4 of the fixture fails its data CRC (issue 9): left out by default; kept only when asked,
     and then with its failing CRC, so the new file still says it is damaged."""
     w = open_window([damaged_file])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
-    assert w.damaged_among([3, 4, 5]) == [4]
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
+    assert w.exporting.damaged_among([3, 4, 5]) == [4]
     out = tmp_path / "default.tfrecord"
-    status, res = run_and_wait(qtbot, lambda cb: w.write_export("records", [3, 4, 5], out, "none", on_done=cb))
+    status, res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "none", on_done=cb))
     assert status == "ok" and res.written == 2 and res.skipped == 1 and "left out 1 damaged record(s)" in res.notes[0]
     with open_source(out) as src:
         _, rep = verify_source(src)
         assert rep.ok and rep.records == 2
     out = tmp_path / "kept.tfrecord"
     status, res = run_and_wait(
-        qtbot, lambda cb: w.write_export("records", [3, 4, 5], out, "gzip", on_done=cb, keep_damaged=True)
+        qtbot, lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "gzip", on_done=cb, keep_damaged=True)
     )
     assert status == "ok" and res.written == 3 and "failing CRC" in res.notes[0]
     with open_source(out) as src:
@@ -75,9 +76,9 @@ def test_jsonl_export_says_file_crc_status_and_problems(qtbot, open_window, dama
     import json
 
     w = open_window([damaged_file])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     out = tmp_path / "sel.jsonl"
-    status, _ = run_and_wait(qtbot, lambda cb: w.write_export("jsonl", [3, 4], out, on_done=cb))
+    status, _ = run_and_wait(qtbot, lambda cb: w.exporting.write_export("jsonl", [3, 4], out, on_done=cb))
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert status == "ok" and [r["crc"] for r in rows] == ["ok", "damaged"]
     assert rows[1]["file"] == str(damaged_file) and rows[1]["problems"][0]["kind"] == "bad_data_crc"
@@ -89,9 +90,9 @@ def test_save_intact_with_nothing_intact_writes_nothing(qtbot, open_window, tmp_
     path = tmp_path / "hopeless.tfrecord"
     path.write_bytes(b"not a record at all " * 10)
     w = open_window([path])
-    qtbot.waitUntil(lambda: w.progress_state is not None and w.progress_state.phase == "done", timeout=10000)
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     said = []
     monkeypatch.setattr(QMessageBox, "information", lambda *a: said.append(a[2]))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
-    w.save_intact()
+    w.exporting.save_intact()
     assert said and "nothing to save" in said[0]

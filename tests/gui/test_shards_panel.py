@@ -2,6 +2,7 @@
 
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
 from tests.helpers import framed, payloads
 
 
@@ -22,8 +23,8 @@ def test_shards_panel_sorts_and_opens_a_shard(qtbot, open_window, tmp_path, qtmo
     assert w.shards_dock.isVisibleTo(w)  # shown for a dataset of many files
     w.shards_dock.raise_()
     w.problems.flush()
-    w.refresh_shards()
-    s = w.shards
+    w.shards_panel.refresh()
+    s = w.shards_panel.model
     qtmodeltester.check(s, force_py=True)
     assert s.rowCount() == 4
     col = {c: i for i, c in enumerate(s.columns)}
@@ -41,8 +42,8 @@ def test_shards_panel_sorts_and_opens_a_shard(qtbot, open_window, tmp_path, qtmo
     assert w._selected == 10
     w.problems.flush()
     assert sorted(r.target for r in w.problems.leaves()) == [11, 13]  # the panel follows
-    w.apply_filter()  # Enter in the filter box gives the same answer through the filter job
-    qtbot.waitUntil(lambda: w.filterer is None or not w.filter_state, timeout=20000)
+    w.filtering.apply()  # Enter in the filter box gives the same answer through the filter job
+    Driver(qtbot, w).wait_filter()
     qtbot.waitUntil(lambda: w.model.match_count == 5, timeout=20000)
     assert [w.model.record_number(r) for r in range(5)] == list(range(10, 15))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from tests.gui.driver import Driver
 from tests.helpers import framed, payloads
 
 
@@ -26,22 +27,21 @@ def test_esc_in_the_filter_box_never_stops_the_scan(qtbot, open_window, damaged_
     qtbot.waitUntil(w.isActiveWindow, timeout=5000)
     w.filter_edit.setFocus()
     qtbot.keyClick(w.filter_edit, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: w.index_handled, timeout=30000)
-    assert w.progress_state.phase == "done" and w.model.total() == 8000
+    assert Driver(qtbot, w).wait_index_ended() == "done" and w.model.total() == 8000
     assert sorted(r.record for r in w.problems.rows if r.problem.kind == "bad_data_crc") == [4000, 7200]
 
 
 def test_a_stopped_scan_says_so_and_resumes(qtbot, open_window, damaged_late):
     w = open_window([damaged_late], wait=False)
-    w.cancel_indexing()  # as Esc elsewhere in the window, or the Stop button, does
-    qtbot.waitUntil(lambda: w.index_handled, timeout=30000)
-    if w.progress_state.phase == "done":
+    d = Driver(qtbot, w)
+    d.stop_scan()  # as Esc elsewhere in the window does
+    if d.wait_index_ended() == "done":
         pytest.skip("the scan finished before it could be stopped")
-    assert w.progress_state.phase == "cancelled"
+    assert d.index_phase == "cancelled"
     assert "only partly read" in w.status_label.text() and "all CRCs checked" not in w.status_label.text()
     assert w.cancel_button.isVisible() and w.cancel_button.defaultAction() is w.actions_by_name["resume"]
     w.cancel_button.click()
-    qtbot.waitUntil(lambda: w.index_handled and w.progress_state.phase == "done", timeout=30000)
+    qtbot.waitUntil(lambda: d.index_ended() and d.index_phase == "done", timeout=30000)
     assert w.model.total() == 8000 and "all CRCs checked" in w.status_label.text()
     bad = [r.record for r in w.problems.rows if r.problem.kind == "bad_data_crc"]
     assert sorted(bad) == [4000, 7200]  # each once: nothing reported twice after resuming

@@ -1,3 +1,4 @@
+from tests.gui.driver import Driver
 from tests.helpers import PENGUIN, RACCOON
 
 
@@ -5,8 +6,9 @@ def test_summary_panel_and_label_map_that_does_not_fit(qtbot, open_window):
     w = open_window([PENGUIN])
     # the corpus folder's raccoon label map does not name penguin species: not used
     assert w.label_map is None and w.label_map_path is None
-    qtbot.waitUntil(lambda: w.summary is not None and bool(w.summary_panel.chart.counts), timeout=60000)
-    assert w.summary["records"] == 234
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.summary is not None and bool(w.summary_panel.chart.counts), timeout=60000)
+    assert d.summary["records"] == 234
     assert w.summary_panel.table.rowCount() == 5
     assert w.summary_panel.table.item(4, 0).text() == "species"
     assert w.summary_panel.chart.counts == [("0", 99), ("2", 89), ("1", 46)]
@@ -44,9 +46,10 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
     from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    qtbot.waitUntil(lambda: w.checker is not None and w.checker._proc is not None, timeout=20000)
-    proc = w.checker._proc
-    assert proc.args[-1] == "tfrview.core.procs.jobs" and w.checker.spec["job"] == "analyze"
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.analysis_worker is not None and d.analysis_worker.proc is not None, timeout=20000)
+    proc = d.analysis_worker.proc
+    assert proc.args[-1] == "tfrview.core.procs.jobs" and d.analysis_worker.spec["job"] == "analyze"
     want = min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
 
     def niced_or_gone() -> bool:
@@ -57,7 +60,7 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
 
     qtbot.waitUntil(niced_or_gone, timeout=10000)  # it lowers its priority first thing after start-up
     wait_checks(qtbot, w)
-    assert w.summary is not None and not w.summary_partial and w.summary["records"] == 37  # every intact record
+    assert d.summary is not None and not d.summary_partial and d.summary["records"] == 37  # every intact record
 
 
 def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_window, tmp_path):
@@ -68,12 +71,12 @@ def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_wind
     w = open_window(paths, demo=True)
     wait_checks(qtbot, w)
     first = sorted(str(r.problem) for r in w.problems.rows)
-    assert w.analysis_note == ""
+    assert Driver(qtbot, w).analysis_note == ""
     again = open_window(paths, demo=True)
     wait_checks(qtbot, again)
     assert sorted(str(r.problem) for r in again.problems.rows) == first
-    assert again.analysis_note.startswith("checked ") and "checked" in again.status_label.text()
+    assert Driver(qtbot, again).analysis_note.startswith("checked ") and "checked" in again.status_label.text()
     # the index and CRC status came from the stored analysis too, and the status bar says when
-    assert again.indexer.stored_files == len(paths)
+    assert Driver(qtbot, again).stored_files == len(paths)
     assert again.model.total() == w.model.total() and again.model.status_of(26) == w.model.status_of(26) == "bad_data_crc"
     assert "unchanged since" in again.status_label.text()

@@ -167,4 +167,4 @@ def _smoke_hooks(w) -> None:
 
             QApplication.closeAllWindows()
 
-    w.indexer.finished.connect(done)
+    w.session.scan_ended.connect(lambda _progress: done())

@@ -1,5 +1,7 @@
 """The main window: the record table, the image panel and the feature tree, with menus and a
-status bar. It wires things together; the work happens in models, workers and the core."""
+status bar. It composes the parts and wires them: the dataset's state lives in the session
+(`session.DatasetSession`), each concern in a controller (`controllers/`), the work in workers and
+the core."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
@@ -28,69 +31,70 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
-from tfrview.core.records.labelmap import find_label_map, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import Problem, ProblemKind, TfrviewError
+from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.core.units import human_bytes
+from tfrview.gui.controllers.export import ExportController
+from tfrview.gui.controllers.filter import FilterController
+from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
-from tfrview.gui.job_state import JobState, Phase
+from tfrview.gui.job_state import JobState
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
+from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
+from tfrview.gui.widgets.filter_edit import FilterEdit
 from tfrview.gui.widgets.gallery_delegate import GalleryDelegate
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.problems_panel import ProblemsPanel
 from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
-from tfrview.gui.window_export import ExportMixin
-from tfrview.gui.window_filter import FilterMixin
-from tfrview.gui.window_jobs import DatasetJobsMixin, _label_map_json
-from tfrview.gui.window_shards import ShardsMixin
-from tfrview.gui.workers import (
-    DecodeRequest,
-    DecodeWorker,
-    IndexProgress,
-    IndexWorker,
-    JobWorker,
-    RecordView,
-    SummaryWorker,
-    ThumbnailPool,
-)
+from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker, RecordView
+from tfrview.gui.workers.index import IndexProgress, ScanPhase
+from tfrview.gui.workers.summaries import SummaryWorker
+from tfrview.gui.workers.thumbnails import ThumbnailPool
 
 ROW_TIMER_MS = 150
 MAX_RECENT = 10
 
 
-class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainWindow):
+class MainWindow(QMainWindow):
     open_requested = Signal(list)  # paths the person asked to open (the app makes a new window)
 
     def __init__(self, dataset: Dataset, demo: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ds = dataset
         self.demo = demo
-        self.label_map: dict[int, str] | None = None
-        self.label_map_path: Path | None = None
-        self._label_map_auto = False
+        self.session = s = DatasetSession(dataset, parent=self)
+        s.load_nearby_label_map()
         self.setAcceptDrops(True)
         self.setWindowTitle(f"{dataset.name}{' (demo)' if demo else ''} — tfrview")
         self._build_actions()
         self._build_ui()
         self._build_menus()
         self._restore()
-        self._load_nearby_label_map()
-        self.thumbs.label_map = self.label_map
-        self.progress_state: IndexProgress | None = None
-        self.indexer = self._make_indexer()
+        s.index_progressed.connect(self._on_progress)
+        s.problem_found.connect(self._on_problem)
+        s.file_failed.connect(self._on_file_error)
+        s.sample_ready.connect(self._on_sample)
+        s.scan_ended.connect(self._on_index_finished)
+        s.analysis_started.connect(self._on_analysis_started)
+        s.checks_changed.connect(self._update_status)
+        s.summary_ready.connect(self._on_summary)
+        s.label_map_changed.connect(self._on_label_map_changed)
+        self.model.set_label_map(s.label_map)
+        self.thumbs.label_map = s.label_map
+        self.thumbs.start()
         self.summarizer = SummaryWorker(dataset, self)
-        self.summarizer.label_map = self.label_map
-        self.summarizer.ready.connect(self._on_summaries)
+        self.summarizer.label_map = s.label_map
+        self.summarizer.result.connect(self.model.on_summaries)
         self.model.summaries = self.summarizer
         self.summarizer.start()
         self.decoder = DecodeWorker(self, read=dataset.read)
-        self.decoder.ready.connect(self._on_view)
+        self.decoder.result.connect(self._on_view)
         self.decoder.start()
         self.rows_timer = QTimer(self)
         self.rows_timer.setInterval(ROW_TIMER_MS)
@@ -99,10 +103,15 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self._image_choice = 0
         self._tree_for: tuple | None = None
         self._specs: dict[int, object] = {}  # box keys chosen by the person, per record shown
-        for fi, f in enumerate(dataset.files):
-            if f.error:
-                self._on_file_error(fi, f.error)
         QTimer.singleShot(0, self.start_indexing)
+
+    @property
+    def label_map(self) -> dict[int, str] | None:
+        return self.session.label_map
+
+    @property
+    def label_map_path(self) -> Path | None:
+        return self.session.label_map_path
 
     # construction -------------------------------------------------------------------------------------
 
@@ -133,16 +142,16 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self._act(
             "save_image",
             "Save Image…",
-            self.save_image,
+            lambda: self.exporting.save_image(),
             "Ctrl+S",
             tip="Save the image, with or without boxes",
         )
-        self._act("salvage", "Save &Intact Records As…", self.save_intact, "Ctrl+Shift+S",
+        self._act("salvage", "Save &Intact Records As…", lambda: self.exporting.save_intact(), "Ctrl+Shift+S",
                   tip="Every intact record, in order, into a new file")  # fmt: skip
-        self._act("export_records", "Records as TFRecord…", lambda: self.export("records"))
-        self._act("export_images", "Images…", lambda: self.export("images"))
-        self._act("export_images_boxes", "Images with Boxes and Labels…", lambda: self.export("images_boxes"))
-        self._act("export_jsonl", "Features as JSON Lines…", lambda: self.export("jsonl"))
+        self._act("export_records", "Records as TFRecord…", lambda: self.exporting.export("records"))
+        self._act("export_images", "Images…", lambda: self.exporting.export("images"))
+        self._act("export_images_boxes", "Images with Boxes and Labels…", lambda: self.exporting.export("images_boxes"))
+        self._act("export_jsonl", "Features as JSON Lines…", lambda: self.exporting.export("jsonl"))
         self._act("close", "&Close Window", self.close, K.Close)
         self._act("quit", "&Quit", self._quit, K.Quit)
         self._act("fit", "Fit", self._fit, "Ctrl+0", tip="Fit the image to the panel")
@@ -173,7 +182,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self._act("resume", "Resume", self.resume_indexing, tip="Go on reading the dataset where it stopped")
         self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
         self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
-        self._act("rerun_checks", "Run QA Checks Again", self.start_checks)
+        self._act("rerun_checks", "Run QA Checks Again", lambda: self.session.start_analysis())
         self._act("worker_processes", "Worker Processes…", self.choose_jobs)
         self._act("about", "&About tfrview", self.about)
 
@@ -223,7 +232,7 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         left_lay.addWidget(self._build_filter_bar())
         self.thumbs = ThumbnailPool(self.ds, threads=2, size=THUMB, cell=(THUMB, THUMB_H), parent=self)
         self.gallery_model = GalleryModel(self.model, self.thumbs, self)
-        self.thumbs.ready.connect(self._on_thumbnail)
+        self.thumbs.result.connect(self.gallery_model.on_thumbnail)
         self.gallery = QuietListView(self)
         self.gallery.setViewMode(QListView.ViewMode.IconMode)
         self.gallery.setModel(self.gallery_model)
@@ -268,7 +277,14 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
-        self._build_shards_dock()
+        self.filtering = FilterController(self.session, self.model, self.problems, self.filter_edit,
+                                          self.filter_status, self)  # fmt: skip
+        self.filtering.cleared.connect(self._reselect)
+        self.filtering.state_changed.connect(self._on_filter_state)
+        self.shards_panel = ShardsController(self.session, self.problems, self.filtering, self)
+        self.shards_panel.shard_shown.connect(self._on_shard_shown)
+        self.shards_dock = self.shards_panel.dock
+        self.shards_view = self.shards_panel.view
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.shards_dock)
         self.tabifyDockWidget(self.problems_dock, self.shards_dock)
         # a dataset of many files shows their health at a glance
@@ -288,21 +304,28 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
+        self.exporting = ExportController(self, self.session, self.table, self.model, self.problems,
+                                          self.image_panel, self.actions_by_name["labels"].isChecked,
+                                          self.data_dir)  # fmt: skip
         self._closing = False
-        self.index_handled = False  # the window's own end-of-index work is done (for tests and tools)
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_errors: list[str] = []
-        self._tasks: set = set()
-        self.filterer: JobWorker | None = None
-        self.filter_state = ""
-        self.checker: JobWorker | None = None
-        self.analysis_note = ""  # when the stored analysis was made, if every file's was used
-        self.summary: dict | None = None
-        self.summary_partial = True
-        self.sample_keys: frozenset[str] = frozenset()  # feature keys of the records sampled after indexing
-        self.checks = JobState()  # the analysis job (QA checks and summary)
-        self.run_checks = True
         self._payload_kinds = ""
+
+    def _build_filter_bar(self) -> QWidget:
+        bar = QWidget(self)
+        lay = QHBoxLayout(bar)
+        lay.setContentsMargins(2, 2, 2, 2)
+        self.filter_edit = FilterEdit(bar)
+        self.filter_edit.setPlaceholderText(
+            'Filter (Enter):  label == 3 and not problem    "image/object/class/text" contains "cat"'
+        )
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_status = QLabel("", bar)
+        self.filter_status.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.filter_edit, 1)
+        lay.addWidget(self.filter_status)
+        return bar
 
     def _build_menus(self) -> None:
         a = self.actions_by_name
@@ -367,47 +390,31 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         if self.recent_menu.isEmpty():
             self.recent_menu.addAction("(none)").setEnabled(False)
 
-    # indexing -----------------------------------------------------------------------------------------------
-
-    def _make_indexer(self) -> IndexWorker:
-        w = IndexWorker(self.ds, self, class_ids=self._label_map_auto)
-        w.label_map_json = _label_map_json(self.label_map)
-        w.progress.connect(self._on_progress)
-        w.problem_found.connect(self._on_problem)
-        w.facts.connect(self._on_facts)
-        w.finished.connect(self._on_index_finished)
-        return w
+    # the scan --------------------------------------------------------------------------------------------
 
     @Slot()
     def start_indexing(self) -> None:
         self.rows_timer.start()
-        self.indexer.start()
+        self.session.start()
 
     @Slot()
     def cancel_indexing(self) -> None:
-        self.indexer.cancel()
-        if self.checker is not None:
-            self.checker.cancel()
+        self.session.stop()
 
     @Slot()
     def _on_escape(self) -> None:
         """Esc stops what the focused part of the window started: in the filter box, the filter
         (never the scan of the dataset); elsewhere, the scan and the checks."""
         if self.filter_edit.hasFocus():
-            if self.filterer is not None:
-                self._stop_filter()
-                self.filter_state = "stopped"
-                self._show_filter_state()
+            self.filtering.stop()
             return
         self.cancel_indexing()
 
     @Slot()
     def resume_indexing(self) -> None:
         """Go on where a stopped scan stopped: the records already framed and verified are kept."""
-        if self.indexer.isRunning():
+        if self.session.index_running:
             return
-        self.index_handled = False
-        self.indexer = self._make_indexer()
         self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
         self.cancel_button.setVisible(True)
         self.progress.setVisible(True)
@@ -430,22 +437,17 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
 
     @Slot(object)
     def _on_progress(self, p: IndexProgress) -> None:
-        self.progress_state = p
-        self.shards_changed = True
         if self.model.rowCount() == 0 and p.records:
             self._grow_rows()  # the first rows go in at once; later ones on the timer
         if p.total_bytes:
             self.progress.setValue(int(1000 * p.done_bytes / p.total_bytes))
-        self.progress.setFormat({"index": "indexing %p%", "verify": "verifying %p%"}.get(p.phase, "%p%"))
-        if p.phase == "verify":
+        self.progress.setFormat({ScanPhase.INDEX: "indexing %p%", ScanPhase.VERIFY: "verifying %p%"}.get(p.phase, "%p%"))
+        if p.phase is ScanPhase.VERIFY:
             self.model.status_changed()
-        if p.phase == "error":
-            self._on_file_error(p.file_no, p.message)
         self._update_status()
 
-    @Slot(object)
-    def _on_problem(self, item) -> None:
-        fi, problem = item
+    @Slot(int, object)
+    def _on_problem(self, fi: int, problem: Problem) -> None:
         record, target, after = self.model.note_problem(fi, problem)
         self.problems.add(ProblemRow(fi, record, target, problem, after))
         self._show_problems_once()
@@ -458,8 +460,9 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
             self.problems_dock.raise_()  # in front of the Shards it shares the dock with
             self._dock_decided = True
 
+    @Slot(int, str)
     def _on_file_error(self, fi: int, text: str) -> None:
-        """A file that would not open: a row in the Problems panel, where the person looks."""
+        """A file that would not open or read: a row in the Problems panel, where the person looks."""
         self._file_errors.append(text)
         self.problems.add(ProblemRow(fi, None, None, Problem(ProblemKind.UNREADABLE_FILE, 0, None, None, text)))
         self._show_problems_once()
@@ -505,62 +508,66 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         i = (i + (-1 if backwards else 1)) % len(leaves)
         self.problems_view.show_problem(leaves[i])  # shows its record (problem_chosen)
 
-    # QA checks ----------------------------------------------------------------------------------------
-
-    @Slot()
-    def _on_index_finished(self) -> None:
+    @Slot(object)
+    def _on_index_finished(self, p: IndexProgress | None) -> None:
         if self._closing:
             return  # the window is going away and its files are closed
         self.rows_timer.stop()
         self.model.refresh()
         self.model.status_changed(force=True)
-        self.shards_changed = True
-        p = self.progress_state
-        stopped = p is not None and p.phase in ("cancelled", "error")
+        stopped = p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR)
         self.cancel_button.setDefaultAction(self.actions_by_name["resume"])
         self.cancel_button.setVisible(stopped)  # a stopped scan can always be resumed, visibly
         self.progress.setVisible(stopped)
         if stopped:
             self.progress.setFormat("stopped at %p%")
-        if p is not None and p.phase == "done" and self.run_checks:
-            self.start_checks()  # QA checks and the summary in one pass
         self._update_status()
-        self.index_handled = True
         if self._selected is not None:
             self._request(self._selected)
 
+    # the analysis ------------------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_analysis_started(self) -> None:
+        """A new analysis: the QA findings of the last one go (the scan's problems stay)."""
+        self.problems.remove_kinds({str(k) for k in QA_KINDS})
+        self.model.clear_qa()
+        self._update_problem_counts()
+        self.summary_panel.show_progress("computing the summary…")
+
+    @Slot(object, bool)
+    def _on_summary(self, summary: dict, partial: bool) -> None:
+        self.summary_panel.show_summary(summary, partial)
+        self.filtering.offer_keys()
+
     @Slot(object)
-    def _on_facts(self, facts: SampleFacts) -> None:
-        """A sample of records, read by the indexer thread: what they hold, and whether an auto-found
-        label map names their class ids (it is set aside if not)."""
-        self.sample_keys = facts.keys
-        self.offer_keys()
+    def _on_sample(self, facts: SampleFacts) -> None:
+        """A sample of records, read by the indexer: what they hold (for the status bar and the
+        filter box's completions)."""
+        self.filtering.offer_keys()
         names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
         self._payload_kinds = f"{names[kinds[0]]} payloads{others}" if kinds else ""
-        self._check_auto_label_map(facts.class_ids)
         self._update_status()
 
-    def _check_auto_label_map(self, ids: frozenset[int]) -> None:
-        if not self.label_map or not self._label_map_auto:
-            return
-        from tfrview.core.records.labelmap import label_map_fits
+    @Slot(str)
+    def _on_label_map_changed(self, note: str) -> None:
+        """Everything drawn or summarised with class names follows the session's label map."""
+        lm = self.session.label_map
+        self.model.set_label_map(lm)
+        self.summarizer.reset(lm)
+        self.thumbs.reset(lm)
+        self.gallery_model.clear()
+        if note:
+            self.statusBar().showMessage(note, 8000)
+        self._update_status()
+        if self._selected is not None:
+            self._request(self._selected)
 
-        if not label_map_fits(set(ids), self.label_map):
-            name = self.label_map_path.name if self.label_map_path else "the label map"
-            self.label_map = None
-            self.label_map_path = None
-            self.model.set_label_map(None)
-            self.summarizer.reset(None)
-            self.thumbs.reset(None)
-            self.gallery_model.clear()
-            self.statusBar().showMessage(
-                f"Not using {name} found beside the data: it does not name this data's class ids", 8000
-            )
-
-    def _update_status(self) -> None:
+    @Slot()
+    def _update_status(self, *_args) -> None:
         n = self.model.total()
         comp = {f.compression for f in self.ds.files if f.source is not None}
         size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
@@ -572,25 +579,26 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
             parts.append(f"{len(self.ds.files)} files")
         if self.ds.missing:
             parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
-        p = self.progress_state
+        s = self.session
+        p = s.index_progress
         if p is not None and p.note:
-            parts.append(f"⚠ {p.note}" + ("; Esc stops it" if p.phase == "index" else ""))
-        if p is not None and p.phase in ("index", "verify"):
+            parts.append(f"⚠ {p.note}" + ("; Esc stops it" if p.phase is ScanPhase.INDEX else ""))
+        if p is not None and p.phase in (ScanPhase.INDEX, ScanPhase.VERIFY):
             parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
-        elif p is not None and p.phase == "done":
-            stored = self.indexer.stored_files if self.indexer is not None else 0
+        elif p is not None and p.phase is ScanPhase.DONE:
             opened = sum(1 for f in self.ds.files if f.source is not None)
-            if stored and stored == opened and self.indexer.stored_at:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.indexer.stored_at))
+            if s.stored_files and s.stored_files == opened and s.stored_at:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.stored_at))
                 parts.append(f"all CRCs checked {when} (unchanged since)")
             else:
                 parts.append("all CRCs checked")
-        elif p is not None and p.phase == "cancelled":
+        elif p is not None and p.phase is ScanPhase.CANCELLED:
             parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
-        if self.check_state:
-            parts.append(self.check_state + (f" ({self.analysis_note})" if self.analysis_note else ""))
-        if self.label_map_path:
-            parts.append(f"labels: {self.label_map_path.name}")
+        checks = s.checks.text("QA checks")
+        if checks:
+            parts.append(checks + (f" ({s.analysis_note})" if s.analysis_note else ""))
+        if s.label_map_path:
+            parts.append(f"labels: {s.label_map_path.name}")
         m = self.model
         if m.filter_rows is None and m.total() > m.row_cap:
             last = min(m.page_start + m.row_cap, m.total()) - 1
@@ -598,6 +606,23 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         self.status_label.setText("  ·  ".join(parts))
         if self.ds.missing:
             self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+
+    # the filter and the shards -------------------------------------------------------------------------------
+
+    @Slot()
+    def _reselect(self) -> None:
+        """The filter was cleared: the selected record again, among every record."""
+        if self._selected is not None:
+            self.select_record(self._selected)
+
+    @Slot(object)
+    def _on_filter_state(self, _state: JobState) -> None:
+        self._update_status()
+
+    @Slot(int)
+    def _on_shard_shown(self, first: int) -> None:
+        self.select_record(first)
+        self.table.setFocus()
 
     # selection and decoding ----------------------------------------------------------------------------------
 
@@ -633,10 +658,6 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
             )
         )
 
-    @Slot(object)
-    def _on_thumbnail(self, item) -> None:
-        self.gallery_model.on_thumbnail(item)
-
     @Slot(QModelIndex, QModelIndex)
     def _on_gallery_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -664,8 +685,6 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         """How many worker processes the analysis uses (remembered; the next analysis uses it)."""
         from PySide6.QtWidgets import QInputDialog
 
-        from tfrview.gui.window_jobs import analysis_jobs
-
         n, ok = QInputDialog.getInt(self, "Worker Processes", "Worker processes for the QA checks and summary\n"
                                     "(each reads one file at a time, below this window's priority):",
                                     analysis_jobs(), 1, 512)  # fmt: skip
@@ -686,10 +705,6 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
                 idx = self.gallery_model.index(r, 0)
                 self.gallery.setCurrentIndex(idx)
                 self.gallery.scrollTo(idx)
-
-    @Slot(object)
-    def _on_summaries(self, item) -> None:
-        self.model.on_summaries(item)
 
     @Slot(object)
     def _on_view(self, view: RecordView) -> None:
@@ -793,33 +808,11 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
 
     def set_label_map(self, path: Path) -> bool:
         try:
-            self.label_map = load_label_map(path)
+            self.session.set_label_map(path)
         except TfrviewError as exc:
             QMessageBox.warning(self, "Label map", str(exc))
             return False
-        self.label_map_path = path
-        self._label_map_auto = False  # chosen by the person: always kept
-        self.model.set_label_map(self.label_map)
-        self.summarizer.reset(self.label_map)
-        self.thumbs.reset(self.label_map)
-        self.gallery_model.clear()
-        if self.checks.phase is not Phase.IDLE:
-            self.start_checks()  # the label checks depend on the map
-        self._update_status()
-        if self._selected is not None:
-            self._request(self._selected)
         return True
-
-    def _load_nearby_label_map(self) -> None:
-        found = find_label_map([f.path for f in self.ds.files])
-        if found is not None:
-            try:
-                self.label_map = load_label_map(found)
-                self.label_map_path = found
-                self._label_map_auto = True
-                self.model.set_label_map(self.label_map)
-            except TfrviewError:
-                pass
 
     @Slot()
     def choose_box_keys(self) -> None:
@@ -888,20 +881,12 @@ class MainWindow(FilterMixin, ExportMixin, DatasetJobsMixin, ShardsMixin, QMainW
         """Stop and join every worker, then close the files (an mmap cannot close under a reader)."""
         self._closing = True
         self.rows_timer.stop()
-        self.indexer.cancel()
-        self.indexer.wait()
-        self.decoder.stop()
-        self.decoder.wait()
-        self.thumbs.stop()
-        self.summarizer.stop()
-        self.summarizer.wait()
-        if self.checker is not None:
-            self.checker.cancel()
-            self.checker.wait()
-        for t in list(self._tasks):
-            t.cancel()
-            t.wait()
-        self._stop_filter()
+        self.session.shutdown()
+        for w in (self.decoder, self.thumbs, self.summarizer):
+            w.cancel()
+            w.wait()
+        self.exporting.shutdown()
+        self.filtering.stop()
 
         self.ds.close()
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QVBox
 
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.image_view import ImageView
-from tfrview.gui.workers import RecordView
+from tfrview.gui.workers.decode import RecordView
 
 
 class ImagePanel(QWidget):

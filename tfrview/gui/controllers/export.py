@@ -4,24 +4,49 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QIODevice, Qt, Slot
+from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
+    QMainWindow,
     QMessageBox,
     QProgressDialog,
+    QTableView,
 )
 
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.gui.models.problems import ProblemsModel
+from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
-from tfrview.gui.workers import (
-    TaskWorker,
-)
+from tfrview.gui.session import DatasetSession
+from tfrview.gui.widgets.image_panel import ImagePanel
+from tfrview.gui.workers.base import Worker
+from tfrview.gui.workers.index import ScanPhase
+from tfrview.gui.workers.jobs import TaskWorker
 
 
-class ExportMixin:
-    """Mixed into MainWindow; uses its attributes."""
+class ExportController(QObject):
+    """Salvage, exports and saved images: each a task on a worker, behind a progress dialog."""
+
+    def __init__(self, window: QMainWindow, session: DatasetSession, table: QTableView, model: RecordTableModel,
+                 problems: ProblemsModel, image_panel: ImagePanel, labels_shown, data_dir) -> None:  # fmt: skip
+        super().__init__(window)
+        self.window = window  # the parent of dialogs, and its status bar
+        self.session = session
+        self.ds = session.ds
+        self.table = table
+        self.model = model
+        self.problems = problems
+        self.image_panel = image_panel
+        self.labels_shown = labels_shown  # () -> bool: whether labels are drawn with the boxes
+        self.data_dir = data_dir  # () -> str: where dialogs about this dataset open
+        self.tasks: set[Worker] = set()
+
+    def shutdown(self) -> None:
+        for t in list(self.tasks):
+            t.cancel()
+            t.wait()
 
     def selected_records(self) -> list[int]:
         """The selected records, or every record shown when at most one is selected."""
@@ -31,27 +56,30 @@ class ExportMixin:
         return [self.model.record_number(r) for r in rows]
 
     def _run_task(self, title: str, total: int, task, on_done) -> None:
-        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self)
+        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
         dlg.setWindowModality(Qt.WindowModality.WindowModal)
         dlg.setMinimumDuration(300)
         worker = TaskWorker(task, self)
-        worker.progressed.connect(dlg.setValue)
+        worker.progress.connect(dlg.setValue)
         dlg.canceled.connect(worker.cancel)
+        outcome: list[tuple] = []
+        worker.result.connect(lambda value: outcome.append(("ok", value)))
+        worker.error.connect(lambda message: outcome.append(("error", message)))
 
-        def finished(result) -> None:
+        def finished(_worker) -> None:
             dlg.reset()
             worker.wait()
-            self._tasks.discard(worker)
-            on_done(result)
+            self.tasks.discard(worker)
+            on_done(outcome[0] if outcome else ("error", "stopped"))
 
         worker.done.connect(finished)
-        self._tasks.add(worker)
+        self.tasks.add(worker)
         worker.start()
 
     def _ask_compression(self, default: str) -> str | None:
         items = [f"same as the source ({default})", "none", "gzip", "zlib"]
         choice, ok = QInputDialog.getItem(
-            self, "Compression", "Compression of the new file:", items, 0, False
+            self.window, "Compression", "Compression of the new file:", items, 0, False
         )
         if not ok:
             return None
@@ -63,27 +91,29 @@ class ExportMixin:
 
     @Slot()
     def save_intact(self) -> None:
-        p = self.progress_state
-        if p is not None and p.phase in ("cancelled", "error"):
-            QMessageBox.information(self, "Save intact records",
+        p = self.session.index_progress
+        if p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR):
+            QMessageBox.information(self.window, "Save intact records",
                                     "The scan stopped before every CRC was checked: Resume it first.")  # fmt: skip
             return
-        if p is None or p.phase != "done":
+        if p is None or p.phase is not ScanPhase.DONE:
             QMessageBox.information(
-                self, "Save intact records", "Wait until every CRC is checked (see the status bar)."
+                self.window, "Save intact records", "Wait until every CRC is checked (see the status bar)."
             )
             return
         from tfrview.core.tfrecord.report import intact_numbers
 
         if not any(len(intact_numbers(f.index)) for f in self.ds.files if f.source is not None):
-            QMessageBox.information(self, "Save intact records", "No record is intact: there is nothing to save.")
+            QMessageBox.information(
+                self.window, "Save intact records", "No record is intact: there is nothing to save."
+            )
             return
         comp = self._ask_compression(self._source_compression())
         if comp is None:
             return
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
         suggested = Path(self.data_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
-        path, _ = QFileDialog.getSaveFileName(self, "Save intact records as", str(suggested))
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save intact records as", str(suggested))
         if path:
             self.write_intact(Path(path), comp)
 
@@ -98,14 +128,14 @@ class ExportMixin:
                 on_done(result)
                 return
             if status == "error":
-                QMessageBox.warning(self, "Save intact records", value)
+                QMessageBox.warning(self.window, "Save intact records", value)
                 return
             text = (f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
                     f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
                     f"region{'s' if value.damaged_regions != 1 else ''}.")  # fmt: skip
             if value.reheadered:
                 text += f"\nKept {value.reheadered} record(s) whose header was damaged, with a new header."
-            QMessageBox.information(self, "Save intact records", text)
+            QMessageBox.information(self.window, "Save intact records", text)
 
         self._run_task("Writing intact records…", self.model.total(),
                        lambda progress: salvage_many(parts, path, comp, progress), done)  # fmt: skip
@@ -125,14 +155,14 @@ class ExportMixin:
             if comp is None:
                 return
             path, _ = QFileDialog.getSaveFileName(
-                self, "Export records", str(Path(self.data_dir()) / "selection.tfrecord")
+                self.window, "Export records", str(Path(self.data_dir()) / "selection.tfrecord")
             )
         elif what == "jsonl":
             path, _ = QFileDialog.getSaveFileName(
-                self, "Export features", str(Path(self.data_dir()) / "selection.jsonl")
+                self.window, "Export features", str(Path(self.data_dir()) / "selection.jsonl")
             )
         else:
-            path = QFileDialog.getExistingDirectory(self, "Export images to a folder", self.data_dir())
+            path = QFileDialog.getExistingDirectory(self.window, "Export images to a folder", self.data_dir())
         if path:
             self.write_export(what, numbers, Path(path), comp or "none", keep_damaged=keep_damaged)
 
@@ -151,7 +181,7 @@ class ExportMixin:
         damaged = self.damaged_among(numbers)
         if not damaged:
             return False
-        box = QMessageBox(self)
+        box = QMessageBox(self.window)
         box.setWindowTitle("Export records")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setText(f"{len(damaged):,} of the {len(numbers):,} records fail their data CRC.")
@@ -170,28 +200,42 @@ class ExportMixin:
         out: dict[int, list[dict]] = {}
         for r in self.problems.rows:
             if r.record is not None:
-                out.setdefault(r.record, []).append({"kind": str(r.problem.kind), "message": r.problem.message})
+                out.setdefault(r.record, []).append(
+                    {"kind": str(r.problem.kind), "message": r.problem.message}
+                )
         return out
 
     def write_export(
-        self, what: str, numbers: list[int], path: Path, comp: str = "none", on_done=None, keep_damaged: bool = False
+        self,
+        what: str,
+        numbers: list[int],
+        path: Path,
+        comp: str = "none",
+        on_done=None,
+        keep_damaged: bool = False,
     ) -> None:
         """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
         from tfrview.core.output import export as ex
 
         inputs = [f.path for f in self.ds.files]
         ds = self.ds
-        label_map = self.label_map
+        label_map = self.session.label_map
         if what == "records":
 
             def task(progress):
-                return ex.export_records(ex.record_copies(ds, numbers, keep_damaged), path, comp, inputs, progress)
+                return ex.export_records(
+                    ex.record_copies(ds, numbers, keep_damaged), path, comp, inputs, progress
+                )
         elif what == "jsonl":
             problems_of = self._problems_by_record()
 
             def facts(n: int) -> tuple:
                 f, k, off, _ = ds.record_span(n)
-                extra = {"file": str(f.path), "crc": ex.crc_word(int(f.index.status[k])), "problems": problems_of.get(n, [])}
+                extra = {
+                    "file": str(f.path),
+                    "crc": ex.crc_word(int(f.index.status[k])),
+                    "problems": problems_of.get(n, []),
+                }
                 return n, off, ds.read(n), extra
 
             def task(progress):
@@ -208,14 +252,14 @@ class ExportMixin:
                 return
             status, value = result
             if status == "error":
-                QMessageBox.warning(self, "Export", value)
+                QMessageBox.warning(self.window, "Export", value)
                 return
             text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
             if value.skipped and what.startswith("images"):
                 text += f"\nSkipped {value.skipped}:\n" + "\n".join(value.notes[:10])
             elif value.notes:
                 text += "\n" + "\n".join(value.notes)
-            QMessageBox.information(self, "Export", text)
+            QMessageBox.information(self.window, "Export", text)
 
         self._run_task(f"Exporting {len(numbers):,} records…", len(numbers), task, done)
 
@@ -223,13 +267,13 @@ class ExportMixin:
     def save_image(self) -> None:
         panel = self.image_panel
         if panel.qimage is None or panel.current is None:
-            QMessageBox.information(self, "Save image", "The selected record has no image to save.")
+            QMessageBox.information(self.window, "Save image", "The selected record has no image to save.")
             return
-        with_boxes = QMessageBox.question(self, "Save image", "Draw the boxes and labels on the saved image?",
+        with_boxes = QMessageBox.question(self.window, "Save image", "Draw the boxes and labels on the saved image?",
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
         name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
         path, _ = QFileDialog.getSaveFileName(
-            self, "Save image", str(Path(self.data_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
+            self.window, "Save image", str(Path(self.data_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
         )
         if not path:
             return
@@ -246,12 +290,10 @@ class ExportMixin:
         try:
             refuse_overwriting_inputs(path, [f.path for f in self.ds.files])
         except TfrviewError as exc:
-            QMessageBox.warning(self, "Save image", str(exc))
+            QMessageBox.warning(self.window, "Save image", str(exc))
             return False
         if with_boxes:
-            img = render_overlay_on_image(
-                img, panel.current.overlay, self.actions_by_name["labels"].isChecked()
-            )
+            img = render_overlay_on_image(img, panel.current.overlay, self.labels_shown())
         fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
         buf = QBuffer()
         buf.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -260,7 +302,7 @@ class ExportMixin:
                 raise OSError(f"could not encode the image as {fmt}")
             atomic_write_bytes(path, bytes(buf.data()))
         except OSError as exc:
-            QMessageBox.warning(self, "Save image", f"Could not write {path}: {exc}")
+            QMessageBox.warning(self.window, "Save image", f"Could not write {path}: {exc}")
             return False
-        self.statusBar().showMessage(f"Saved {path}", 4000)
+        self.window.statusBar().showMessage(f"Saved {path}", 4000)
         return True

@@ -1,0 +1,126 @@
+"""A page object for the main window: what a person does and sees, in words the tests use.
+
+GUI tests ask the window through this driver, not its attributes, for anything about the
+background work (the index, the analysis, the filter): those are the parts that move when the
+window is rebuilt, and only this file follows them.
+"""
+
+from __future__ import annotations
+
+from tfrview.gui.job_state import JobState, Phase
+
+INDEX_TIMEOUT_MS = 30000
+ANALYSIS_TIMEOUT_MS = 60000
+
+
+class Driver:
+    def __init__(self, qtbot, window) -> None:
+        self.qtbot = qtbot
+        self.window = window
+
+    # the index -----------------------------------------------------------------------------------
+
+    @property
+    def _session(self):
+        return self.window.session
+
+    @property
+    def index_phase(self) -> str | None:
+        """'index', 'verify', 'done', 'cancelled' or 'error'; None before the first report."""
+        p = self._session.index_progress
+        return None if p is None else p.phase
+
+    @property
+    def index_note(self) -> str:
+        p = self._session.index_progress
+        return "" if p is None else p.note
+
+    @property
+    def index_running(self) -> bool:
+        return self._session.index_running
+
+    @property
+    def stored_files(self) -> int:
+        """Files whose index and CRC status came from the stored analysis."""
+        return self._session.stored_files
+
+    def index_ended(self) -> bool:
+        return self._session.scan_over
+
+    def wait_index_ended(self, timeout: int = INDEX_TIMEOUT_MS) -> str | None:
+        """Until the scan has ended (done, stopped or failed) and the window has taken it in."""
+        self.qtbot.waitUntil(self.index_ended, timeout=timeout)
+        return self.index_phase
+
+    def wait_indexed(self, timeout: int = INDEX_TIMEOUT_MS) -> None:
+        """Until the scan has ended and every record it framed is a row."""
+        m = self.window.model
+        self.qtbot.waitUntil(lambda: self.index_ended() and m.rowCount() == m.total(), timeout=timeout)
+
+    def wait_index_phase(self, *phases: str, timeout: int = INDEX_TIMEOUT_MS) -> str:
+        self.qtbot.waitUntil(lambda: self.index_phase in phases, timeout=timeout)
+        return self.index_phase
+
+    def stop_scan(self) -> None:
+        """As the Stop button (or Esc outside the filter box) does."""
+        self.window.actions_by_name["stop_scan"].trigger()
+
+    @property
+    def sample_keys(self) -> frozenset[str]:
+        """Feature keys of the records sampled once every file is framed."""
+        sample = self._session.sample
+        return frozenset() if sample is None else frozenset(sample.keys)
+
+    # the analysis (QA checks and the summary) --------------------------------------------------------
+
+    @property
+    def checks(self) -> JobState:
+        return self._session.checks
+
+    @property
+    def summary(self) -> dict | None:
+        return self._session.summary
+
+    @property
+    def summary_partial(self) -> bool:
+        return self._session.summary_partial
+
+    @property
+    def analysis_note(self) -> str:
+        return self._session.analysis_note
+
+    @property
+    def analysis_worker(self):
+        return self._session.analyzer
+
+    def wait_checks(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> JobState:
+        """Until the analysis has ended; it must have ended well."""
+        self.qtbot.waitUntil(lambda: self.checks.phase not in (Phase.IDLE, Phase.RUNNING), timeout=timeout)
+        assert self.checks.phase is Phase.DONE, self.checks
+        return self.checks
+
+    # the filter ---------------------------------------------------------------------------------------
+
+    @property
+    def filter_state(self) -> JobState:
+        return self.window.filtering.state
+
+    def type_filter(self, text: str) -> None:
+        """Type a filter and press Enter, without waiting for its answer."""
+        self.window.filter_edit.setText(text)
+        self.window.filtering.apply()
+
+    def wait_filter(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> JobState:
+        self.qtbot.waitUntil(lambda: not self.filter_state.running, timeout=timeout)
+        return self.filter_state
+
+    def filter(self, text: str) -> list[int]:
+        """Apply a filter, wait for its whole answer, and give the records the table shows."""
+        self.type_filter(text)
+        state = self.wait_filter()
+        assert state.phase in (Phase.DONE, Phase.IDLE), state
+        return self.shown_records()
+
+    def shown_records(self) -> list[int]:
+        m = self.window.model
+        return [m.record_number(r) for r in range(m.rowCount())]

@@ -1,0 +1,175 @@
+"""The filter: parse on Enter, run it as a job over the stored facts, show matches as they come."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QLabel
+
+from tfrview.gui.job_state import JobState, Phase
+from tfrview.gui.models.problems import ProblemsModel
+from tfrview.gui.models.record_table import RecordTableModel
+from tfrview.gui.session import DatasetSession
+from tfrview.gui.widgets.filter_edit import FilterEdit
+from tfrview.gui.workers.base import Worker
+from tfrview.gui.workers.jobs import JobWorker, replace_job
+
+ERROR_STYLE = "QLineEdit { border: 2px solid #b00020; }"
+
+
+class FilterController(QObject):
+    state_changed = Signal(object)  # JobState
+    cleared = Signal()  # the table shows every record again
+
+    def __init__(self, session: DatasetSession, model: RecordTableModel, problems: ProblemsModel,
+                 edit: FilterEdit, status: QLabel, parent=None) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.session = session
+        self.model = model
+        self.problems = problems
+        self.edit = edit
+        self.status = status
+        self.state = JobState()
+        self.note = ""  # said after the count, e.g. while a shard's records are still being framed
+        self.job: JobWorker | None = None
+        edit.returnPressed.connect(self.apply)
+        edit.textChanged.connect(self._on_text)
+
+    # what the person does -----------------------------------------------------------------------------
+
+    @Slot()
+    def apply(self) -> None:
+        """Enter: check the expression against the known keys, then run it."""
+        from tfrview.core.analysis.filterexpr import FilterError, parse, resolve_keys
+
+        text = self.edit.text().strip()
+        if not text:
+            self.clear()
+            return
+        known, complete = self.known_keys()
+        try:
+            resolve_keys(parse(text), known, complete)
+        except FilterError as exc:
+            self._show_error(exc)
+            return
+        self._show_error(None)
+        self._stop_job()
+        problems: dict[str, list[str]] = {}
+        for r in self.problems.rows:
+            if r.target is not None:
+                problems.setdefault(str(r.target), []).append(str(r.problem.kind))
+        spec = {**self.session.job_spec("filter"), "expr": text, "problems": problems, "known_keys": sorted(known),
+                "complete": complete}  # fmt: skip
+        self.model.set_filter()
+        self.problems.set_matches(self.model.filter_rows[:0])
+        self.note = ""
+        self._set_state(JobState().started())
+        self.job = replace_job(None, JobWorker(spec, self), self._on_items, self._on_done, self._on_error)
+
+    def show_records(self, text: str, numbers: np.ndarray, note: str = "") -> None:
+        """A filter whose matches are known already (a shard's records): shown at once, no job."""
+        self._stop_job()
+        self.edit.blockSignals(True)
+        self.edit.setText(text)
+        self.edit.blockSignals(False)
+        self._show_error(None)
+        self.model.set_filter()
+        self.model.add_matches(numbers)
+        self.problems.set_matches(self.model.filter_rows[: self.model.match_count])
+        self.note = note
+        self._set_state(JobState(Phase.DONE))
+
+    def stop(self) -> None:
+        """Esc in the filter box: the filter stops (never the scan of the dataset)."""
+        if self.job is not None:
+            self._stop_job()
+            self._set_state(replace(self.state, phase=Phase.STOPPED))
+
+    @Slot()
+    def clear(self) -> None:
+        self._stop_job()
+        if self.model.filter_rows is not None:
+            self.model.clear_filter()
+        self.problems.set_matches(None)
+        self.status.setText("")
+        self.state = JobState()
+        self.cleared.emit()
+
+    # keys ----------------------------------------------------------------------------------------------
+
+    def offer_keys(self) -> None:
+        """The filter box completes the keys known so far (a sample, then every key)."""
+        self.edit.set_keys(self.known_keys()[0])
+
+    def known_keys(self) -> tuple[set[str], bool]:
+        """The dataset's feature keys, and whether that is all of them: every key once the summary
+        has read every record, else those of the records sampled when the index was done."""
+        s = self.session
+        if s.summary is not None and not s.summary_partial:
+            return set(s.summary.get("keys", {})), True
+        return set(s.sample.keys if s.sample is not None else ()), False
+
+    # the job -------------------------------------------------------------------------------------------
+
+    def _on_items(self, worker: Worker, items: list[dict]) -> None:
+        if worker is not self.job:
+            return  # a replaced filter's last words, still queued
+        state = self.state
+        for obj in items:
+            if "matches" in obj:
+                self.model.add_matches(obj["matches"])
+                self.problems.set_matches(self.model.filter_rows[: self.model.match_count])
+                if obj["upto"] >= obj["total"]:
+                    state = replace(state, phase=Phase.DONE, done=obj["total"], total=obj["total"])
+                else:
+                    state = state.progressed("filtering", obj["upto"], obj["total"])
+            elif "note" in obj:  # the stored facts hold some key only in part
+                self.status.setToolTip(obj["note"])
+            elif "error" in obj:
+                state = state.failed(obj["error"])
+        self._set_state(state)
+
+    def _on_error(self, worker: Worker, message: str) -> None:
+        if worker is self.job:
+            self._set_state(self.state.failed(message))
+
+    @Slot(object)
+    def _on_done(self, worker: Worker) -> None:
+        if worker is self.job:
+            self._set_state(self.state.finished())
+
+    def _stop_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.job.wait()
+            self.job = None
+
+    # showing it ----------------------------------------------------------------------------------------
+
+    def _set_state(self, state: JobState) -> None:
+        self.state = state
+        n, total = self.model.match_count, self.model.total()
+        words = {Phase.RUNNING: f"filtering {100 * state.done // max(state.total, 1)}%",
+                 Phase.FAILED: f"filter failed: {state.error}", Phase.STOPPED: "stopped"}.get(state.phase, self.note)  # fmt: skip
+        self.status.setText(f"{n:,} of {total:,} records match" + (f" · {words}" if words else ""))
+        self.state_changed.emit(state)
+
+    def _show_error(self, error) -> None:
+        self.edit.setProperty("error", bool(error))
+        self.edit.setStyleSheet(ERROR_STYLE if error else "")
+        if error is not None:
+            self.status.setText(
+                f"<span style='color:#b00020'>⚠ {error.message} (character {error.position + 1})</span>"
+            )
+            self.edit.setCursorPosition(error.position)
+        else:
+            self.status.setText("")
+
+    @Slot(str)
+    def _on_text(self, text: str) -> None:
+        if not text.strip() and self.model.filter_rows is not None:
+            self.clear()
+        elif self.edit.property("error"):
+            self._show_error(None)

@@ -1,0 +1,95 @@
+"""The Shards panel: per-file health of a dataset of many files (records, intact, damaged,
+problems by severity), sortable; double-click shows that file's records in the table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from tfrview.core.analysis.shards import shard_health
+from tfrview.gui.controllers.filter import FilterController
+from tfrview.gui.models.problems import ProblemsModel
+from tfrview.gui.models.shards import ShardsModel
+from tfrview.gui.session import DatasetSession
+from tfrview.gui.widgets.record_table_view import QuietTableView, plain_rows
+
+REFRESH_MS = 1000  # while the figures change, and only while the panel is visible
+
+
+class ShardsController(QObject):
+    shard_shown = Signal(int)  # the first record of the file now shown (to select it)
+
+    def __init__(self, session: DatasetSession, problems: ProblemsModel, filtering: FilterController,
+                 window: QWidget) -> None:  # fmt: skip
+        super().__init__(window)
+        self.session = session
+        self.problems = problems
+        self.filtering = filtering
+        self.model = ShardsModel(self)
+        view = self.view = QuietTableView(window)
+        view.setModel(self.model)
+        plain_rows(view)
+        h = view.horizontalHeader()
+        h.resizeSection(0, 300)
+        for i in range(1, len(self.model.columns)):
+            h.resizeSection(i, 80)
+        h.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        view.setSortingEnabled(True)
+        view.activated.connect(self._on_activated)
+        view.doubleClicked.connect(self._on_activated)
+        self.dock = QDockWidget("Shards", window)
+        self.dock.setObjectName("shards")
+        self.dock.setWidget(view)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self._refresh_if_changed)
+        self.dock.visibilityChanged.connect(self._on_visible)
+        self.changed = True  # set by the scan's progress and new problems; the timer refreshes
+        problems.arranged.connect(self.note_changed)
+        session.index_progressed.connect(self.note_changed)
+        session.scan_ended.connect(self.note_changed)
+
+    @Slot()
+    def note_changed(self, *_args) -> None:
+        self.changed = True
+
+    def _refresh_if_changed(self) -> None:
+        if self.changed:
+            self.refresh()
+
+    @Slot(bool)
+    def _on_visible(self, visible: bool) -> None:
+        if visible:
+            self.refresh()
+            self.timer.start()
+        else:
+            self.timer.stop()
+
+    @Slot()
+    def refresh(self) -> None:
+        """New figures from the index status bits and the problems so far (numpy per file)."""
+        ds = self.session.ds
+        labels = [f.path.name for f in ds.files]
+        self.model.set_health(shard_health(ds, labels, self.problems.by_file))
+        self.dock.setWindowTitle(f"Shards ({len(labels):,})")
+        self.changed = False
+
+    @Slot(QModelIndex)
+    def _on_activated(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.show_shard(self.model.file_at(index.row()))
+
+    def show_shard(self, fi: int) -> None:
+        """The table shows one file's records: a filter on that file, its matches known at once
+        (a file's records are one run of numbers), so no filter job reads anything."""
+        ds = self.session.ds
+        starts = ds.starts()
+        first, stop = int(starts[fi]), int(starts[fi + 1])
+        note = "" if self.session.scan_over else "this file's records so far"
+        self.filtering.show_records(f"file == {json.dumps(ds.files[fi].path.name)}",
+                                    np.arange(first, stop, dtype=np.int64), note)  # fmt: skip
+        if stop > first:
+            self.shard_shown.emit(first)

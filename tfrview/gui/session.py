@@ -1,0 +1,259 @@
+"""The open dataset and what is known of it, apart from any widget (as napari keeps its viewer
+model): the label map, the scan (framing and every CRC) and the analysis pass (QA checks and the
+summary). The window and its controllers listen to its typed signals and read its state; nothing
+here shows anything."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, Signal, Slot
+
+from tfrview.core.records.labelmap import find_label_map, label_map_fits, load_label_map
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.report import SampleFacts
+from tfrview.gui.job_state import JobState, Phase
+from tfrview.gui.workers.base import Worker
+from tfrview.gui.workers.index import IndexProgress, IndexWorker, ScanPhase
+from tfrview.gui.workers.jobs import JobWorker, replace_job
+
+
+class DatasetSession(QObject):
+    index_progressed = Signal(object)  # IndexProgress
+    problem_found = Signal(int, object)  # file number, Problem (framing, CRC and QA alike)
+    file_failed = Signal(int, str)  # file number, why it could not be opened or read
+    sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
+    scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
+    analysis_started = Signal()  # QA findings of an earlier run are void
+    checks_changed = Signal(object)  # JobState of the analysis pass
+    summary_ready = Signal(object, bool)  # the summary dict, and whether it is partial
+    label_map_changed = Signal(str)  # a note for the person ("" when they chose it)
+
+    def __init__(self, dataset: Dataset, run_checks: bool = True, parent=None) -> None:
+        super().__init__(parent)
+        self.ds = dataset
+        self.run_checks = run_checks  # the analysis follows a finished scan
+        self.label_map: dict[int, str] | None = None
+        self.label_map_path: Path | None = None
+        self.label_map_auto = False  # found beside the data (dropped if it does not fit it)
+        self.index_progress: IndexProgress | None = None
+        self.sample: SampleFacts | None = None
+        self.checks = JobState()
+        self.summary: dict | None = None
+        self.summary_partial = True
+        self.analysis_note = ""  # "checked <when>" when every file's stored analysis still holds
+        self.indexer: IndexWorker | None = None
+        self.analyzer: JobWorker | None = None
+        self._ended = False
+        self._stop_asked = False  # Stop before the scan had started: it stops at its first chance
+        self._closed = False  # shut down: nothing new starts (a listener may close the window mid-signal)
+
+    # the label map -------------------------------------------------------------------------------------
+
+    def load_nearby_label_map(self) -> None:
+        """A label map found beside the data is used until a sample shows it does not fit."""
+        found = find_label_map([f.path for f in self.ds.files])
+        if found is None:
+            return
+        try:
+            self.label_map = load_label_map(found)
+        except Exception:  # a file beside the data that is not a label map: not ours to report
+            return
+        self.label_map_path = found
+        self.label_map_auto = True
+
+    def set_label_map(self, path: Path) -> None:
+        """The person's label map (kept whatever the data holds); raises TfrviewError if unreadable.
+        The QA checks depend on it, so an analysis already run runs again."""
+        self.label_map = load_label_map(path)
+        self.label_map_path = path
+        self.label_map_auto = False
+        self.label_map_changed.emit("")
+        if self.checks.phase is not Phase.IDLE:
+            self.start_analysis()
+
+    def _drop_unfitting_label_map(self, ids: frozenset[int]) -> None:
+        if not self.label_map or not self.label_map_auto or label_map_fits(set(ids), self.label_map):
+            return
+        name = self.label_map_path.name if self.label_map_path else "the label map"
+        self.label_map = None
+        self.label_map_path = None
+        self.label_map_changed.emit(
+            f"Not using {name} found beside the data: it does not name this data's class ids"
+        )
+
+    # the scan ------------------------------------------------------------------------------------------
+
+    @property
+    def index_running(self) -> bool:
+        return self.indexer is not None and self.indexer.isRunning()
+
+    @property
+    def scan_over(self) -> bool:
+        """The scan ended and everyone listening has taken that in."""
+        return self._ended
+
+    @property
+    def stored_files(self) -> int:
+        return self.indexer.stored_files if self.indexer is not None else 0
+
+    @property
+    def stored_at(self) -> float | None:
+        return self.indexer.stored_at if self.indexer is not None else None
+
+    def start(self) -> None:
+        """Scan the dataset (framing, then every CRC), going on from what is known already: after
+        a stop, the records framed and verified are kept."""
+        if self.index_running or self._closed:
+            return
+        for fi, f in enumerate(self.ds.files):
+            if f.error and self.indexer is None:
+                self.file_failed.emit(fi, f.error)
+        self._ended = False
+        w = IndexWorker(self.ds, self, class_ids=self.label_map_auto)
+        w.label_map_json = label_map_json(self.label_map)
+        w.progress.connect(self._on_index_progress)
+        w.problem_found.connect(self.problem_found)
+        w.result.connect(self._on_sample)
+        w.error.connect(self._on_index_error)
+        w.done.connect(self._on_index_done)
+        self.indexer = w
+        if self._stop_asked:
+            w.cancel()
+            self._stop_asked = False
+        w.start()
+
+    def stop(self) -> None:
+        """Stop the scan and the analysis (both can be resumed or rerun)."""
+        if self.indexer is not None:
+            self.indexer.cancel()
+        else:
+            self._stop_asked = True
+        if self.analyzer is not None:
+            self.analyzer.cancel()
+
+    @Slot(object)
+    def _on_index_progress(self, p: IndexProgress) -> None:
+        self.index_progress = p
+        self.index_progressed.emit(p)
+
+    @Slot(object)
+    def _on_sample(self, facts: SampleFacts) -> None:
+        self.sample = facts
+        self._drop_unfitting_label_map(facts.class_ids)
+        self.sample_ready.emit(facts)
+
+    @Slot(str)
+    def _on_index_error(self, message: str) -> None:
+        w = self.indexer
+        fi = w.file_no if w is not None else 0
+        p = IndexProgress(ScanPhase.ERROR, self.ds.count, w.problems() if w else 0, 0, 0, message, fi)
+        self.index_progress = p
+        self.file_failed.emit(fi, message)
+        self.index_progressed.emit(p)
+
+    @Slot(object)
+    def _on_index_done(self, worker: Worker) -> None:
+        if worker is not self.indexer:
+            return
+        p = self.index_progress
+        self.scan_ended.emit(p)
+        self._ended = True
+        if p is not None and p.phase is ScanPhase.DONE and self.run_checks and not self._closed:
+            self.start_analysis()
+
+    # the analysis pass ---------------------------------------------------------------------------------
+
+    def job_spec(self, job: str) -> dict:
+        """A job over the files that opened, with the window's number of each and its record count
+        (a stored analysis is used only if it frames the same records)."""
+        opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
+        return {"job": job, "paths": [str(f.path) for _, f in opened], "files": [fi for fi, _ in opened],
+                "counts": [f.index.count for _, f in opened], "label_map": label_map_json(self.label_map),
+                "jobs": analysis_jobs()}  # fmt: skip
+
+    def start_analysis(self) -> None:
+        """The analysis pass over the whole dataset in a child process; QA findings and the summary
+        arrive as files finish (at once for files analysed before and unchanged since)."""
+        if self._closed:
+            return
+        self.analysis_started.emit()
+        self._set_checks(JobState().started())
+        self.analyzer = replace_job(self.analyzer, JobWorker(self.job_spec("analyze"), self), self._on_analysis_items,
+                                    self._on_analysis_done, self._on_analysis_error)  # fmt: skip
+
+    def _set_checks(self, state: JobState) -> None:
+        self.checks = state
+        self.checks_changed.emit(state)
+
+    def _on_analysis_items(self, worker: Worker, items: list[dict]) -> None:
+        if worker is not self.analyzer:
+            return  # the last words of a run that was replaced (e.g. by a new label map)
+        state = self.checks
+        for obj in items:
+            if "problem" in obj:
+                d = obj["problem"]
+                p = Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
+                self.problem_found.emit(obj["file"], p)
+            elif "progress" in obj:
+                state = state.progressed(*obj["progress"])
+            elif "summary" in obj:
+                self.summary = obj["summary"]
+                self.summary_partial = obj.get("partial", False)
+                if not self.summary_partial:
+                    self.analysis_note = _analysis_note(obj)
+                self.summary_ready.emit(self.summary, self.summary_partial)
+            elif "error" in obj:
+                state = state.failed(obj["error"])
+            elif obj.get("done"):
+                state = replace(state, phase=Phase.DONE)
+        self._set_checks(state)
+
+    def _on_analysis_error(self, worker: Worker, message: str) -> None:
+        if worker is self.analyzer:
+            self._set_checks(self.checks.failed(message))
+
+    @Slot(object)
+    def _on_analysis_done(self, worker: Worker) -> None:
+        if worker is self.analyzer:
+            self._set_checks(self.checks.finished())
+
+    # the end -------------------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop and join every worker of the session; nothing starts after this."""
+        self._closed = True
+        for w in (self.indexer, self.analyzer):
+            if w is not None:
+                w.cancel()
+                w.wait()
+
+
+def analysis_jobs() -> int:
+    """Worker processes for the analysis (View › Worker Processes; default: the cores)."""
+    from tfrview.core.analysis import default_jobs
+
+    v = QSettings().value("analysis/jobs")
+    try:
+        return max(1, int(v)) if v is not None else default_jobs()
+    except (TypeError, ValueError):
+        return default_jobs()
+
+
+def _analysis_note(obj: dict) -> str:
+    """'checked 2026-11-23 14:02' when every file's analysis was stored and still holds, else ''."""
+    if not obj.get("files") or obj.get("cached") != obj.get("files") or not obj.get("analysed_at"):
+        return ""
+    return "checked " + time.strftime("%Y-%m-%d %H:%M", time.localtime(obj["analysed_at"]))
+
+
+def label_map_json(label_map) -> dict:
+    """A label map for a job's spec, with every name each item gives (see core.labelmap.LabelMap)."""
+    if label_map is None:
+        return {}
+    if hasattr(label_map, "to_json"):
+        return label_map.to_json()
+    return {str(k): v for k, v in label_map.items()}

@@ -1,0 +1,1 @@
+"""Everything the window runs in the background, each under one convention (`base.Worker`)."""

@@ -1,0 +1,141 @@
+"""The record decoder: the selected record's payload, image, overlay and thumbnails, computed
+off the UI thread for the tree and the image panel."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tfrview.core.records.images import (
+    DecodedImage,
+    ImageError,
+    ImageRef,
+    decode_image,
+    find_images,
+    image_features,
+)
+from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
+from tfrview.core.records.payload import Payload, decode
+from tfrview.gui.workers.base import Worker
+
+
+@dataclass(frozen=True)
+class DecodeRequest:
+    number: int
+    data: bytes | None  # None: the worker reads record `number` itself (never the UI thread)
+    image: int  # which of the record's images
+    label_map: dict[int, str] | None
+    spec: BoxSpec | None
+    fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """Everything the image panel needs for one record, computed off the UI thread."""
+
+    number: int
+    payload: Payload
+    images: tuple[ImageRef, ...]
+    image_index: int
+    decoded: DecodedImage | None
+    error: str | None
+    overlay: Overlay | None
+    thumbnails: dict = field(default_factory=dict)  # (key, index) -> small uint8 pixels, or an error string
+    preview: tuple | None = None  # (pixels scaled to fit the view, that scale)
+    read_error: str | None = None  # the record could not be read at all
+
+
+THUMB = 48
+
+
+def _thumbnails(feats, refs) -> dict:
+    out: dict = {}
+    for ref in refs[:32]:
+        if ref.storage != "encoded":
+            continue
+        try:
+            out[(ref.key, ref.index)] = decode_image(feats, ref, max_side=THUMB).pixels
+        except ImageError as exc:
+            out[(ref.key, ref.index)] = str(exc)
+    return out
+
+
+def build_view(req: DecodeRequest, read=None) -> RecordView:
+    data = req.data
+    if data is None:
+        from tfrview.core.tfrecord.framing import TfrviewError
+
+        try:
+            data = read(req.number)
+        except (TfrviewError, IndexError) as exc:
+            return RecordView(req.number, decode(b""), (), 0, None, str(exc), None, read_error=str(exc))
+    p = decode(data)
+    feats = image_features(p)
+    refs = tuple(find_images(feats))
+    if not refs:
+        return RecordView(req.number, p, refs, 0, None, None, None)
+    i = min(max(req.image, 0), len(refs) - 1)
+    thumbs = _thumbnails(feats, refs)
+    try:
+        img = decode_image(feats, refs[i])
+    except ImageError as exc:
+        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs)
+    ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
+    if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
+        ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
+    return RecordView(
+        req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit)
+    )
+
+
+def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
+    """The image scaled to fit the view, by Pillow here (it releases the GIL), not by Qt on the UI thread."""
+    if fit is None:
+        return None
+    from PIL import Image
+
+    from tfrview.gui.painting import fit_scale
+
+    s = fit_scale(img.width, img.height, fit[0], fit[1])
+    if s >= 1.0:
+        return None
+    size = (max(1, round(img.width * s)), max(1, round(img.height * s)))
+    return np.asarray(
+        Image.fromarray(img.pixels).resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    ), s
+
+
+class DecodeWorker(Worker):
+    """Decodes the latest requested record; older requests still waiting are dropped, so scrolling
+    fast through records never queues stale work. Each answer is a `result` (a RecordView)."""
+
+    def __init__(self, parent=None, read=None) -> None:
+        super().__init__(parent)
+        self._read = read  # record number -> payload, for requests that carry no data
+        self._cond = threading.Condition()
+        self._pending: DecodeRequest | None = None
+
+    def request(self, req: DecodeRequest) -> None:
+        with self._cond:
+            self._pending = req
+            self._cond.notify()
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
+    def work(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self.cancelled:
+                    self._cond.wait()
+                if self.cancelled:
+                    return
+                req, self._pending = self._pending, None
+            try:
+                view = build_view(req, self._read)
+            except Exception as exc:  # a bug must not kill the panel
+                view = RecordView(req.number, decode(b""), (), 0, None, f"internal error: {exc}", None)
+            self.result.emit(view)

@@ -1,0 +1,267 @@
+"""The indexer: frames every file of the dataset, then checks every data CRC, on a worker thread
+(large plain files in a child process, so the GIL stays free for the UI)."""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from PySide6.QtCore import Signal
+
+from tfrview.core.limits import inflation_note
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.index import verify
+from tfrview.core.tfrecord.report import sample_facts
+from tfrview.gui.workers.base import Worker, stop_child
+
+CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
+
+
+def _first_unverified(index) -> int:
+    """The first record whose data CRC was not checked yet (a scan stopped in its verify pass)."""
+    from tfrview.core.tfrecord.index import VERIFIED
+
+    unchecked = np.flatnonzero((index.status & VERIFIED) == 0)
+    return int(unchecked[0]) if len(unchecked) else index.count
+
+
+class ScanPhase(StrEnum):
+    INDEX = "index"  # framing the files
+    VERIFY = "verify"  # checking every data CRC
+    DONE = "done"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    phase: ScanPhase
+    records: int  # records framed so far (whole dataset)
+    problems: int
+    done_bytes: int
+    total_bytes: int
+    message: str = ""
+    file_no: int = 0  # with phase "error": the file being read when it happened
+    note: str = ""  # e.g. a compressed file that inflates like a decompression bomb
+
+
+class IndexWorker(Worker):
+    """Frames every file of a dataset, then verifies every data CRC. Chunks land in the dataset's
+    own RecordIndex objects; the UI polls counts on a timer. `progress` carries IndexProgress,
+    `result` the SampleFacts of a sample of records once every file is framed, `error` a file
+    that could not be read (its number is `file_no`)."""
+
+    problem_found = Signal(int, object)  # file number, Problem
+
+    def __init__(
+        self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
+    ) -> None:
+        super().__init__(parent)
+        self.dataset = dataset
+        self.class_ids = class_ids  # sample class ids too (only to judge a label map found beside the data)
+        self.use_subprocess = use_subprocess
+        self._last = 0.0
+        self.file_no = 0
+        self._note = ""
+        self.label_map_json: dict | None = None  # the window's, for the stored analysis it made
+        self.stored_files = 0  # files whose index and CRCs came from a stored analysis
+        self.stored_at: float | None = None  # when the oldest of those was read
+
+    def _total(self, phase: str) -> int:
+        files = [f for f in self.dataset.files if f.source is not None]
+        if phase == "index":
+            return sum(f.source.file_size for f in files)
+        return sum(int(f.index.scanned) for f in files)
+
+    def problems(self) -> int:
+        return sum(len(f.index.problems) for f in self.dataset.files)
+
+    def _use_child(self, f) -> bool:
+        """Large plain files are framed and verified in a child process (the GIL stays free for the
+        UI); compressed ones stay here, where their inflater checkpoints are needed."""
+        return (
+            self.use_subprocess and f.source.compression == "none" and f.source.file_size >= CHILD_MIN_BYTES
+        )
+
+    def work(self) -> None:
+        if self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size):
+            self.result.emit(
+                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0)
+            )  # read here: on a cold file each read waits
+            total = self._total("verify")
+            if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
+                self._emit("done", total, total)
+
+    def _phase(self, name: str, in_child, here, size) -> bool:
+        """Run one pass over every open file, in a child process or here; False if cancelled."""
+        total = self._total(name)
+        base = 0
+        for fi, f in enumerate(self.dataset.files):
+            if f.source is None or (name == "verify" and not f.index.count):
+                continue
+            self.file_no = fi
+            step = in_child if self._use_child(f) else here
+            if name == "index" and f.index.done:  # a resumed scan: this file is framed already
+                base += size(f)
+                continue
+            if name == "index" and not f.index.count and self._from_store(fi, f, base, total):
+                base += size(f)
+                continue
+            if name == "index" and f.index.count:  # framed in part: go on, keeping what is known
+                step = self._index_rest_here
+            if name == "verify":
+                first = _first_unverified(f.index)
+                if first >= f.index.count:
+                    base += size(f)
+                    continue
+                if first:
+                    step = functools.partial(self._verify_here, start=first)
+            if not step(fi, f, base, total):
+                self._emit("cancelled", base, total)
+                return False
+            base += size(f)
+        self._emit(name, total, total)
+        return True
+
+    def _tick(self, phase: str, done: int, total: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last > 0.05:
+            self._emit(phase, done, total)
+            self._last = now
+
+    def _report(self, fi: int, problems) -> None:
+        for p in problems:
+            self.problem_found.emit(fi, p)
+
+    def _from_store(self, fi, f, base, total) -> bool:
+        """An unchanged plain file analysed before: its index, CRC status and framing problems at
+        once, as stored (compressed files are scanned: random reads need the scan's checkpoints)."""
+        from tfrview.core.analysis.cache import load
+        from tfrview.core.analysis.shard import ShardTask, plan
+        from tfrview.core.tfrecord.framing import QA_KINDS
+        from tfrview.core.tfrecord.index import IndexChunk
+
+        if f.source.compression != "none":
+            return False
+        for task in (ShardTask(str(f.path), fi), plan([str(f.path)], True, self.label_map_json)[0]):
+            r = load(task)
+            if r is None or r.error is not None or r.compression != "none":
+                continue
+            problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
+            f.index.apply(IndexChunk(0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True,
+                                     r.scanned))  # fmt: skip
+            self._report(fi, problems)
+            self.stored_files += 1
+            self.stored_at = r.analysed_at if self.stored_at is None else min(self.stored_at, r.analysed_at)
+            self._tick("index", base + f.source.file_size, total, True)
+            return True
+        return False
+
+    def _index_here(self, fi, f, base, total, limit: int | None = None) -> bool:
+        seen = len(f.index.problems)
+        for _, chunk in self.dataset.scan_file(fi, chunk_records=1000, first_chunk=500):
+            self._report(fi, f.index.problems[seen:])
+            seen = len(f.index.problems)
+            if not self._note:
+                self._note = (
+                    inflation_note(str(f.path), f.source.compression, chunk.reached, chunk.consumed) or ""
+                )
+            if self.cancelled:
+                return False
+            self._tick("index", base + chunk.consumed, total, chunk.done)
+            if limit is not None and f.index.count >= limit:
+                return True
+            time.sleep(0)  # let the UI thread take the GIL between chunks
+        return True
+
+    def _index_child(self, fi, f, base, total) -> bool:
+        from tfrview.core.procs.scanproc import read_frames, spawn
+        from tfrview.core.tfrecord.index import scan
+
+        first = next(scan(f.source, first_chunk=1000))  # the first rows at once, while the child starts
+        f.index.apply(first)
+        self._report(fi, first.problems)
+        self._tick("index", base + first.consumed, total, True)
+        if first.done:
+            return True
+        known = first.scanned
+        try:
+            proc = spawn(str(f.path), "index")
+        except OSError:
+            return self._index_rest_here(fi, f, base, total)
+        try:
+            for chunk in read_frames(proc.stdout):
+                if self.cancelled:
+                    return False
+                self._apply_tail(fi, f, chunk, known, base, total)
+        except (RuntimeError, EOFError, ValueError):
+            pass
+        finally:
+            stop_child(proc)
+        return True if f.index.done else self._index_rest_here(fi, f, base, total)
+
+    def _index_rest_here(self, fi, f, base, total) -> bool:
+        """The child could not run or died: frame here, keeping what is already known."""
+        from tfrview.core.tfrecord.index import scan
+
+        known = f.index.scanned
+        for chunk in scan(f.source, chunk_records=1000):
+            if self.cancelled:
+                return False
+            self._apply_tail(fi, f, chunk, known, base, total)
+            time.sleep(0)
+        return True
+
+    def _apply_tail(self, fi, f, chunk, known: int, base: int, total: int) -> None:
+        """A chunk from a scan that restarted at 0: apply what is new, report it, show progress."""
+        seen = len(f.index.problems)
+        f.index.apply_tail(chunk, known)
+        self._report(fi, f.index.problems[seen:])
+        self._tick("index", base + chunk.consumed, total, chunk.done)
+
+    def _verify_here(self, fi, f, vbase, vtotal, start: int = 0) -> bool:
+        for vc in verify(f.source, f.index, start=start, chunk_bytes=1 << 20, chunk_records=1000):
+            for p in vc.problems:
+                f.index.problems.append(p)
+            self._report(fi, vc.problems)
+            if self.cancelled:
+                return False
+            done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
+            self._tick("verify", vbase + done, vtotal)
+            time.sleep(0)
+        return True
+
+    def _verify_child(self, fi, f, vbase, vtotal) -> bool:
+        from tfrview.core.procs.scanproc import read_frames, spawn
+
+        try:
+            proc = spawn(str(f.path), "verify")
+        except OSError:
+            return self._verify_here(fi, f, vbase, vtotal)
+        stop = 0
+        try:
+            for vc in read_frames(proc.stdout):
+                if self.cancelled:
+                    return False
+                if vc.stop > f.index.count:  # the file changed under us: trust only what we framed
+                    break
+                f.index.apply_verify(vc)
+                self._report(fi, vc.problems)
+                stop = vc.stop
+                done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
+                self._tick("verify", vbase + done, vtotal)
+        except (RuntimeError, EOFError, ValueError):
+            pass
+        finally:
+            stop_child(proc)
+        if stop < f.index.count:  # finish here whatever the child did not
+            return self._verify_here(fi, f, vbase, vtotal, start=stop)
+        return True
+
+    def _emit(self, phase: str, done: int, total: int) -> None:
+        self.progress.emit(
+            IndexProgress(ScanPhase(phase), self.dataset.count, self.problems(), done, total, note=self._note)
+        )

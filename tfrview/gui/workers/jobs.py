@@ -1,0 +1,82 @@
+"""Jobs the person or the window starts over the whole dataset: a child-process job (the analysis
+pass, the filter) and an in-thread task (salvage, export), both under the one worker convention."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+from tfrview.gui.workers.base import Worker, stop_child
+
+BATCH_SECONDS = 0.05  # a job's lines go to the window at most this often
+
+
+class JobWorker(Worker):
+    """Runs a whole-dataset job (tfrview.core.procs.jobs) in a child process and hands back its
+    JSON lines in batches, as `result` (a list of dicts). Cancelling kills the child: it only
+    reads the data and writes to its pipe."""
+
+    def __init__(self, spec: dict, parent=None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.proc = None
+
+    def _wake(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+    def work(self) -> None:
+        from tfrview.core.procs.jobs import read_lines, spawn
+
+        try:
+            self.proc = spawn(self.spec)
+        except OSError as exc:
+            raise OSError(f"could not start the job: {exc}") from exc
+        batch: list[dict] = []
+        last = time.monotonic()
+        try:
+            for obj in read_lines(self.proc):
+                if self.cancelled:
+                    break
+                batch.append(obj)
+                if time.monotonic() - last > BATCH_SECONDS:
+                    self.result.emit(batch)
+                    batch, last = [], time.monotonic()
+        finally:
+            if batch:
+                self.result.emit(batch)
+            stop_child(self.proc)
+
+
+class TaskWorker(Worker):
+    """Runs one task the person started (salvage, export). The task gets a progress callback that
+    returns False once the person cancels; its return value is the `result`."""
+
+    def __init__(self, task, parent=None) -> None:
+        super().__init__(parent)
+        self.task = task
+
+    def _progress(self, n: int) -> bool:
+        self.progress.emit(n)
+        return not self.cancelled
+
+    def work(self) -> None:
+        self.result.emit(self.task(self._progress))
+
+
+def replace_job(old: Worker | None, new: Worker, on_result, on_done=None, on_error=None) -> Worker:
+    """Stop and join `old` (if any), then start `new`. Its `result` and `error` reach the handlers
+    as (worker, value): a replaced job's last words are still queued when the new one starts, and
+    the owner tells them apart by the worker (Qt delivers events already posted even after a
+    disconnect)."""
+    if old is not None:
+        old.cancel()
+        old.wait()
+    new.result.connect(functools.partial(on_result, new))
+    if on_done is not None:
+        new.done.connect(on_done)
+    if on_error is not None:
+        new.error.connect(functools.partial(on_error, new))
+    new.start()
+    return new

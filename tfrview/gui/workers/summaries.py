@@ -1,0 +1,67 @@
+"""Row summaries: each table row's kind and one-line summary, read and decoded off the UI thread
+for the rows on screen."""
+
+from __future__ import annotations
+
+import time
+
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.gui.request_queue import NewestFirst
+from tfrview.gui.workers.base import Worker
+
+
+class SummaryWorker(Worker):
+    """Kind and summary of the rows the table asks for, computed off the UI thread.
+
+    The newest requests are served first (rows scrolled past are dropped once the queue is long),
+    and results go back in batches, so a screenful of rows costs the UI one repaint."""
+
+    # result: (epoch, [(number, kind, summary), ...])
+
+    MAX_PENDING = 512
+    SETTLE = 0.02  # seconds
+
+    def __init__(self, dataset: Dataset, parent=None) -> None:
+        super().__init__(parent)
+        self.dataset = dataset
+        self._queue = NewestFirst(self.MAX_PENDING)
+        self.epoch = 0
+        self.label_map: dict[int, str] | None = None
+
+    def request(self, number: int) -> None:
+        self._queue.put(number)
+
+    def reset(self, label_map: dict[int, str] | None) -> None:
+        with self._queue.lock:
+            self._queue.clear()
+            self.label_map = label_map
+            self.epoch += 1
+
+    def _wake(self) -> None:
+        self._queue.stop()
+
+    def work(self) -> None:
+        from tfrview.core.records.summary import summarize
+        from tfrview.core.tfrecord.framing import TfrviewError
+
+        while self._queue.wait():
+            # Let the repaint that asked finish asking before competing with it for the GIL; its
+            # requests are served together in the next batch.
+            time.sleep(self.SETTLE)
+            with self._queue.lock:
+                epoch, label_map = self.epoch, self.label_map
+            batch = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 0.03 and epoch == self.epoch:
+                n = self._queue.take(block=False)
+                if n is None:
+                    break
+                try:
+                    kind, text = summarize(self.dataset.read(n), label_map)
+                except (TfrviewError, IndexError, ValueError) as exc:
+                    kind, text = "?", str(exc)
+                finally:
+                    self._queue.done(n)
+                batch.append((n, kind, text))
+            if batch:
+                self.result.emit((epoch, batch))

@@ -1,0 +1,61 @@
+"""Gallery thumbnails, made by a small pool of threads off the UI thread."""
+
+from __future__ import annotations
+
+import threading
+
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.gui.request_queue import NewestFirst
+from tfrview.gui.workers.base import Worker
+
+
+class ThumbnailPool(Worker):
+    """A few threads making gallery thumbnails, newest requests first (what is on screen now);
+    requests scrolled past are dropped once the queue is long. Pillow decodes without the GIL.
+    Each thumbnail is a `result`: (record number, Thumbnail)."""
+
+    MAX_PENDING = 256
+
+    def __init__(self, dataset: Dataset, threads: int = 2, size: int = 160, cell=None, parent=None) -> None:
+        super().__init__(parent)
+        self.dataset = dataset
+        self.size = size
+        self.cell = cell
+        self.label_map: dict[int, str] | None = None
+        self._queue = NewestFirst(self.MAX_PENDING)
+        self.threads = max(1, threads)
+
+    def request(self, n: int) -> None:
+        self._queue.put(n)
+
+    def reset(self, label_map) -> None:
+        with self._queue.lock:
+            self._queue.clear()
+            self.label_map = label_map
+
+    def work(self) -> None:
+        """This thread and `threads - 1` helpers take from the one queue until it is stopped."""
+        helpers = [threading.Thread(target=self._take_all, daemon=True) for _ in range(self.threads - 1)]
+        for h in helpers:
+            h.start()
+        self._take_all()
+        for h in helpers:
+            h.join()
+
+    def _wake(self) -> None:
+        self._queue.stop()
+
+    def _take_all(self) -> None:
+        from tfrview.core.records.thumbs import Thumbnail, make_thumbnail
+        from tfrview.core.tfrecord.framing import TfrviewError
+
+        while (n := self._queue.take()) is not None:
+            try:
+                thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell)
+            except (TfrviewError, IndexError, ValueError) as exc:
+                thumb = Thumbnail(None, str(exc), error=True)
+            except Exception as exc:  # a bug must not kill the pool
+                thumb = Thumbnail(None, f"internal error: {exc}", error=True)
+            finally:
+                self._queue.done(n)
+            self.result.emit((n, thumb))
