@@ -697,7 +697,9 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
     except (MemoryError, RecursionError) as exc:
         return fail(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
-    except Exception as exc:  # a bug: still one line, and it says so
+    except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
+        if os.environ.get("TFRVIEW_DEBUG"):
+            raise
         return fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
 

@@ -74,3 +74,9 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
         f"({human_bytes(inflated)} so far from {human_bytes(consumed)}): a decompression bomb? "
         "Reading goes on at inflate speed"
     )
+
+# Remote files (core/tfrecord/remote.py): what one process keeps on local disk of the remote files
+# it reads (in unlinked temporary files in the user's cache directory, gone when the file closes),
+# so that the CRC pass and the analysis read what the scan fetched instead of the network again.
+# Past it, files are fetched as they are read and nothing more is kept.
+REMOTE_SPILL_BYTES = 16 << 30

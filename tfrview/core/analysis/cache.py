@@ -30,6 +30,7 @@ import numpy as np
 from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
 from tfrview.core.limits import CACHE_MAX_BYTES
 from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
 FORMAT = 3  # bump when what is stored changes: old entries are then simply not found
@@ -40,7 +41,8 @@ def analysis_dir() -> Path:
 
 
 def _key(task: ShardTask, identity) -> str:
-    what = json.dumps([FORMAT, os.path.realpath(task.path), list(identity), task.deep, task.label_map or {},
+    where = task.path if is_url(task.path) else os.path.realpath(task.path)
+    what = json.dumps([FORMAT, where, list(identity), task.deep, task.label_map or {},
                        task.part, task.parts],
                       sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(what.encode()).hexdigest()[:32]

@@ -23,15 +23,30 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def stored(task: ShardTask) -> ShardResult | None:
+    """The stored result for a task; for a look at a file (not deep), a deep pass stored before
+    answers too (`verify --checks` or the window decoded every record: the look then shows them
+    all, and reads nothing)."""
+    from tfrview.core.analysis.cache import load
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.analysis.shard import plan
+
+    hit = load(task)
+    if hit is not None or task.deep or task.part:
+        return hit
+    parts = [load(replace(t, file_no=task.file_no)) for t in plan([task.path], True, task.label_map)]
+    if not parts or any(p is None for p in parts):
+        return None
+    return join_parts(parts)[0]
+
+
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None,
               cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order files finish. Stored results of unchanged files are taken here (no
     worker started for them); `jobs` 1 (or one file left) runs here, in this process."""
-    from tfrview.core.analysis.cache import load
-
     left = []
     for t in tasks:
-        hit = load(t) if t.read_cache else None
+        hit = stored(t) if t.read_cache else None
         if hit is None:
             left.append(replace(t, read_cache=False))  # looked at just now: the worker only reads the file
         else:

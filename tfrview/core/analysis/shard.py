@@ -86,6 +86,14 @@ def identity_of(path: str) -> Identity | None:
     import hashlib
     import stat
 
+    from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
+
+    if is_url(path):  # an object in storage: its URL, size and ETag (or generation, or time)
+        try:
+            info = info_of(path)
+        except NetworkError:
+            return None
+        return ("url", info.url, info.size, info.version) if info.version else None
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -216,10 +224,12 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
     one per PART_BYTES of it (at most MAX_PARTS), so one 2,000,000-record file keeps every core
     busy. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
     the number of workers."""
+    from tfrview.core.tfrecord.remote import is_url
+
     tasks = []
     for i, path in enumerate(paths):
         parts = 1
-        if deep:
+        if deep and not is_url(path):  # a remote file is read once: each part would fetch it whole
             try:
                 parts = max(1, min(MAX_PARTS, os.stat(path).st_size // PART_BYTES))
             except OSError:

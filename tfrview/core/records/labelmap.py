@@ -98,7 +98,8 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
 def find_label_map(data_files: list[Path]) -> Path | None:
     """A .pbtxt beside the data, preferring names that say 'label'."""
     cands: list[Path] = []
-    for d in dict.fromkeys(p.parent for p in data_files):
+    local = [p for p in data_files if isinstance(p, Path)]  # remote data: a label map is loaded by hand
+    for d in dict.fromkeys(p.parent for p in local):
         try:
             cands += sorted(c for c in d.glob("*.pbtxt") if c.is_file())  # never a FIFO or a directory
         except OSError:

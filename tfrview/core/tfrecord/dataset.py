@@ -19,6 +19,7 @@ import numpy as np
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.framing import Problem, SourceError, TfrviewError, one_line
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
+from tfrview.core.tfrecord.remote import RemotePath, is_url, open_remote_many
 from tfrview.core.tfrecord.source import Source, open_source
 
 # Files in a directory that are never record files.
@@ -41,7 +42,17 @@ def _is_dir(p: Path) -> bool:
 
 
 def expand_arg(a: str) -> list[Path]:
-    """Files one argument names, in natural order. Raises TfrviewError if it names nothing."""
+    """Files one argument names, in natural order. Raises TfrviewError if it names nothing.
+    A URL names remote objects (listed once; see `remote.expand`), as `RemotePath`s."""
+    from tfrview.core.tfrecord.remote import RemotePath, expand, is_url
+
+    if is_url(a):
+        found = [RemotePath(r.url) for r in expand(a)]
+        if glob.has_magic(a) or a.endswith("/") or len(found) > 1:  # a listing: side files are not records
+            found = [p for p in found if not p.name.startswith(".") and p.suffix.lower() not in _SIDE_FILES]
+        if not found:
+            raise TfrviewError(f"{one_line(a)}: no record files there")
+        return found
     p = Path(a)
     if _is_dir(p):
         try:
@@ -75,7 +86,7 @@ def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
         try:
             named += expand_arg(a)
         except TfrviewError as exc:
-            failed.append((Path(a), str(exc)))
+            failed.append((RemotePath(a) if is_url(a) else Path(a), str(exc)))
     return failed, _unique(named)
 
 
@@ -83,7 +94,7 @@ def _unique(paths: list[Path]) -> list[Path]:
     seen: set[str] = set()
     unique = []
     for p in paths:
-        key = os.path.realpath(p)  # never raises, even on a symlink loop (Path.resolve does)
+        key = str(p) if isinstance(p, RemotePath) else os.path.realpath(p)  # never raises (Path.resolve does)
         if key not in seen:
             seen.add(key)
             unique.append(p)
@@ -163,10 +174,14 @@ class Dataset:
         names, paths = name_files(args)
         failed = [RecordFile(p, None, error=err) for p, err in names]  # arguments that name nothing
         allow_open_files(len(paths) + 64)  # every file stays open: one descriptor each
+        remote = open_remote_many([p for p in paths if isinstance(p, RemotePath)])
         files = []
         for p in paths:
             try:
-                files.append(RecordFile(p, open_source(p)))
+                src = remote[p] if isinstance(p, RemotePath) else open_source(p)
+                if isinstance(src, SourceError):
+                    raise src
+                files.append(RecordFile(p, src))
             except SourceError as exc:
                 files.append(RecordFile(p, None, error=str(exc)))
         return cls(failed + files)

@@ -640,6 +640,8 @@ def verify(
             mv.release()
             if isinstance(span, memoryview):
                 span.release()
+        if bad and source.remote:
+            bad = [k for k in bad if not _whole_when_fetched_again(source, int(offs[k]), int(lens[k]))]
         status[i:j] |= VERIFIED
         splits = []
         for k in bad:
@@ -661,6 +663,17 @@ def verify(
             problems.append(Problem(ProblemKind.BAD_DATA_CRC, o + HEADER_SIZE, ln + 4, k, msg))
         yield VerifyChunk(i, j, np.array(bad, dtype=np.int64), tuple(problems), z - a, tuple(splits))
         i = j
+
+
+def _whole_when_fetched_again(source: Source, offset: int, length: int) -> bool:
+    """A record that failed its data CRC as it came over a network, fetched again: whole now?
+    (Then the first copy was damaged on the way, not in the file.)"""
+    if length > STREAM_PIECE:
+        return False  # streamed records are checked as they stream; a second fetch would cost as much
+    again = source.refetch(offset, length + OVERHEAD)
+    if again is None or len(again) < length + OVERHEAD:
+        return False
+    return masked_crc(again[HEADER_SIZE : HEADER_SIZE + length]) == U32.unpack_from(again, HEADER_SIZE + length)[0]
 
 
 def _bad_crcs(mv: memoryview, starts: np.ndarray, lengths: np.ndarray, first: int) -> list[int]:

@@ -526,6 +526,21 @@ class Source:
             yield part
             done += len(part)
 
+    @property
+    def remote(self) -> bool:
+        """Read over the network (a URL), not from a local file."""
+        from tfrview.core.tfrecord.remote import RemoteBytes
+
+        return isinstance(self._data, RemoteBytes)
+
+    def refetch(self, offset: int, n: int) -> bytes | None:
+        """A plain remote file's bytes fetched again past every cache (None for anything else):
+        a CRC that fails on bytes that came over a network is checked once more before it is
+        called damage."""
+        if not self.remote or self.compression != "none":
+            return None
+        return self._data.refetch(offset, n)
+
     def _check_same_file(self) -> None:
         """The held descriptor still reads the file that was indexed; but if the name now points
         at another file (rewritten by rename), what a person sees would no longer be what is there."""
@@ -587,6 +602,8 @@ class Source:
         self._ckpts = _CheckpointList()
         if isinstance(self._data, FileBytes):
             os.close(self._data.fd)
+        elif hasattr(self._data, "close"):
+            self._data.close()
 
     def __enter__(self) -> Source:
         return self
@@ -653,7 +670,12 @@ def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
 
 
 def open_source(path: str | os.PathLike) -> Source:
-    """Open a file read-only and work out how its records are stored. Raises SourceError."""
+    """Open a file (or a URL: see `remote`) read-only and work out how its records are stored.
+    Raises SourceError."""
+    from tfrview.core.tfrecord.remote import is_url
+
+    if is_url(path):
+        return open_remote(str(path))
     p = Path(path)
     fd, st = open_regular(p)
     size = st.st_size
@@ -674,3 +696,16 @@ def source_from_bytes(data: bytes, name: str = "<bytes>") -> Source:
     data = bytes(data)
     compression = detect_compression(data[:_DETECT_BYTES])
     return Source(Path(name), data, len(data), compression)
+
+
+def open_remote(url: str, info=None, head: bytes | None = None) -> Source:
+    """A remote object as a Source: its size and version from `info` (a listing) or one request,
+    its compression from `head` (its first bytes) or one more."""
+    from tfrview.core.tfrecord.remote import RemoteBytes, RemotePath, info_of
+
+    info = info or info_of(url)
+    data = RemoteBytes(info)
+    if info.size == 0:
+        return Source(RemotePath(url), b"", 0, "none")
+    compression = detect_compression(head if head is not None else data[:_DETECT_BYTES])
+    return Source(RemotePath(url), data, info.size, compression)

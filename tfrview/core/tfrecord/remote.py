@@ -1,0 +1,444 @@
+"""Files where they live: URLs (s3://, gs://, az://, https://, hf://, …) read through fsspec.
+
+Object storage answers in 50–250 ms a request, so nothing here asks per record: a scan reads
+a shard front to back in blocks that double while it reads on (1 MB up to 32 MB), the rows on
+screen are read together with one batched, concurrent `cat_ranges`, and a dataset of many
+shards is listed once and opened with one batched request for every shard's first bytes.
+
+fsspec and its back-ends are optional extras; a URL whose back-end is missing names the extra.
+A network or permission failure is a `NetworkError` that says what failed, never damage; reads
+that can succeed on a second try are retried.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from tfrview.core.limits import REMOTE_SPILL_BYTES
+from tfrview.core.tfrecord.framing import SourceError, one_line
+
+_URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
+# The extra that brings each scheme's back-end (pyproject's optional dependencies).
+EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
+          "adl": "azure", "http": "http", "https": "http", "hf": "hf"}  # fmt: skip
+
+PAGE = 1 << 20  # fetched bytes are kept in pages of this size; a read fetches at least one
+MAX_BLOCK = 32 << 20  # a sequential scan's fetches double up to this
+HEAD_BYTES = 64 * 1024  # read at open to tell the compression (as local files)
+RETRIES = 3  # attempts for a read that failed in a way that can pass (timeouts, 5xx, resets)
+
+
+class NetworkError(SourceError):
+    """Reading a remote file failed (credentials, 403, 404, a timeout): said as such, never as a
+    damaged record."""
+
+
+def is_url(s) -> bool:
+    """A URL other than file:// (local paths, file:// included, are read as files)."""
+    m = _URL.match(str(s)) if isinstance(s, str | RemotePath) else None
+    return m is not None and m["scheme"].lower() != "file"
+
+
+class RemotePath:
+    """A URL with the parts of a Path that naming and display use (`name`, `parent`, `suffix`);
+    `str()` gives the URL back whole (a Path would fold its `//`)."""
+
+    __slots__ = ("url",)
+
+    def __init__(self, url: str) -> None:
+        self.url = str(url)
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemotePath({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RemotePath) and other.url == self.url
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __lt__(self, other) -> bool:
+        return str(self) < str(other)
+
+    @property
+    def name(self) -> str:
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> RemotePath:
+        base = self.url.rstrip("/")
+        head = base.rsplit("/", 1)[0]
+        return RemotePath(head if "://" in head and len(head) > len(_URL.match(base)[0]) else base)
+
+    @property
+    def suffix(self) -> str:
+        name = self.name
+        i = name.rfind(".")
+        return name[i:] if i > 0 else ""
+
+    @property
+    def suffixes(self) -> list[str]:
+        return ["." + s for s in self.name.split(".")[1:]]
+
+    @property
+    def stem(self) -> str:
+        return self.name[: len(self.name) - len(self.suffix)] if self.suffix else self.name
+
+    def __truediv__(self, other: str) -> RemotePath:
+        return RemotePath(self.url.rstrip("/") + "/" + str(other))
+
+    def resolve(self) -> RemotePath:
+        return self
+
+    def is_dir(self) -> bool:
+        return False
+
+
+def filesystem(url: str):
+    """The fsspec filesystem for a URL and the path within it. A missing back-end is a one-line
+    error naming the extra to install."""
+    m = _URL.match(url)
+    scheme = m["scheme"].lower() if m else ""
+    extra = EXTRAS.get(scheme)
+    hint = f"pip install 'tfrview[{extra}]'" if extra else "its fsspec back-end"
+    try:
+        import fsspec.core
+    except ImportError:
+        raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
+    try:
+        return fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError) as exc:
+        if isinstance(exc, ValueError) and "Protocol not known" not in str(exc):
+            raise NetworkError(f"{one_line(url)}: {one_line(str(exc))}") from None
+        raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
+
+
+def network_error(url: str, exc: BaseException) -> NetworkError:
+    """What failed, in one line: not found, access denied, no credentials, a timeout, an HTTP
+    status, or the network error as its library says it."""
+    name = type(exc).__name__
+    status = _status(exc)
+    text = one_line(str(exc))[:200]
+    if status in (401, 403):
+        why = "access denied (403): check the credentials this back-end reads (environment, config files)"
+    elif isinstance(exc, FileNotFoundError) or status == 404:
+        why = "not found (404)"
+    elif isinstance(exc, PermissionError) or status in (401, 403):
+        why = "access denied (403): check the credentials this back-end reads (environment, config files)"
+    elif "NoCredentials" in name or "credential" in text.lower():
+        why = "no credentials found: set them where this back-end reads them (environment, config files)"
+    elif isinstance(exc, TimeoutError) or "Timeout" in name:
+        why = "timed out"
+    elif isinstance(status, int):
+        why = f"HTTP {status}" + (f": {text}" if text else "")
+    else:
+        why = f"network error: {name}" + (f": {text}" if text else "")
+    return NetworkError(f"{one_line(url)}: {why}")
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status behind an error, looking through what it was raised from (fsspec's HTTP
+    back-end says FileNotFoundError for a 403 too)."""
+    seen = 0
+    e: BaseException | None = exc
+    while e is not None and seen < 8:
+        for attr in ("status", "code", "status_code"):
+            v = getattr(e, attr, None)
+            if isinstance(v, int) and 100 <= v < 600:
+                return v
+        resp = getattr(e, "response", None)
+        if isinstance(resp, dict):
+            v = resp.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if isinstance(v, int):
+                return v
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    status = _status(exc)
+    if isinstance(exc, FileNotFoundError | PermissionError) or status in (400, 401, 403, 404, 416):
+        return False
+    return "NoCredentials" not in type(exc).__name__
+
+
+def with_retries(url: str, call, attempts: int = RETRIES):
+    """call() until it succeeds, backing off between tries that can pass; a NetworkError after."""
+    for k in range(attempts):
+        try:
+            return call()
+        except Exception as exc:  # what a back-end raises varies: classified, never passed raw
+            if k == attempts - 1 or not _retryable(exc):
+                raise network_error(url, exc) from None
+            time.sleep(0.2 * 2**k)
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteInfo:
+    url: str
+    size: int
+    version: str  # ETag, generation or modification time: what says the object is unchanged
+
+
+def _version(info: dict) -> str:
+    for k in ("ETag", "etag", "generation", "VersionId", "version_id", "LastModified", "last_modified",
+              "mtime", "updated", "Last-Modified"):  # fmt: skip
+        v = info.get(k)
+        if v:
+            return f"{k}={v}"
+    return ""
+
+
+def _info(url: str, fs, path: str, info: dict) -> RemoteInfo:
+    size = info.get("size")
+    if size is None:
+        raise NetworkError(f"{one_line(url)}: the server does not say the file's size")
+    return RemoteInfo(url, int(size), _version(info))
+
+
+def _url_of(fs, path: str, like: str) -> str:
+    """A listed path back as a URL of the scheme the person used."""
+    scheme = _URL.match(like)["scheme"]
+    if "://" in path:
+        return path
+    return f"{scheme}://{path.lstrip('/')}"
+
+
+_listed: dict[str, RemoteInfo] = {}  # what listings said, so opening a listed object asks nothing again
+
+
+def info_of(url: str) -> RemoteInfo:
+    """Size and version of one object: from the listing that named it, else one request."""
+    hit = _listed.get(url)
+    if hit is not None:
+        return hit
+    fs, path = filesystem(url)
+    return _info(url, fs, path, with_retries(url, lambda: fs.info(path)))
+
+
+def expand(url: str) -> list[RemoteInfo]:
+    """The objects a URL names: one object, every object under a "directory", or a glob's
+    matches (shard patterns too), listed once, in natural order."""
+    fs, path = filesystem(url)
+    if any(c in path for c in "*?["):
+        found = with_retries(url, lambda: fs.glob(path, detail=True))
+        items = [(p, i) for p, i in found.items() if i.get("type", "file") != "directory"]
+        if not items:
+            raise NetworkError(f"{one_line(url)}: no objects match")
+    else:
+        info = {"type": "directory"} if url.endswith("/") else with_retries(url, lambda: fs.info(path))
+        if info.get("type") == "directory":
+            listed = with_retries(url, lambda: fs.ls(path, detail=True))
+            items = [(i["name"], i) for i in listed if i.get("type", "file") != "directory" and not i["name"].endswith("/")]
+            items = [(p, i) for p, i in items if not p.rstrip("/").rsplit("/", 1)[-1].startswith(".")]
+            if not items:
+                raise NetworkError(f"{one_line(url)}: no objects under it")
+        else:
+            items = [(path, info)]
+    out = [_info(url if p == path else _url_of(fs, p, url), fs, p, i if i.get("size") is not None else fs.info(p))
+           for p, i in items]  # fmt: skip
+    for r in out:
+        _listed[r.url] = r
+    key = lambda r: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.url)]  # noqa: E731
+    return sorted(out, key=key)
+
+
+class RemoteBytes:
+    """A remote object as the sliceable, read-only bytes a Source reads: `rb[a:b]`.
+
+    What is fetched is kept in pages of 1 MB in an unlinked temporary file in the cache directory
+    (memory stays small, and the CRC pass and the analysis read what the scan fetched, not the
+    network again). A read that goes on where the last fetch stopped doubles the next fetch (a
+    scan streams: a shard of 30 MB costs 5 requests); any other fetches what it needs, rounded to
+    pages (a row on screen). Past `limits.REMOTE_SPILL_BYTES` for the process, fetched bytes are
+    not kept. Thread-safe: the page table is locked, the requests are not."""
+
+    def __init__(self, info: RemoteInfo, fs=None, path: str | None = None) -> None:
+        self.info = info
+        self.url = info.url
+        self.size = info.size
+        if fs is None:
+            fs, path = filesystem(info.url)
+        self.fs = fs
+        self.path = path
+        self._lock = threading.Lock()
+        self._pages = bytearray((info.size + PAGE - 1) // PAGE)  # 1 where the spill file holds the page
+        self._spill = None  # the unlinked temporary file, made at the first fetch
+        self._next = -1  # where the last fetch ended
+        self._run = 1  # pages in the next sequential fetch
+        self.requests = 0  # for benchmarks and tests: how many requests this file cost
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, s: slice) -> bytes:
+        start, stop, _ = s.indices(self.size)
+        return self.pread(start, stop - start)
+
+    def pread(self, offset: int, n: int) -> bytes:
+        n = max(0, min(n, self.size - offset))
+        if n <= 0:
+            return b""
+        first, last = offset // PAGE, (offset + n - 1) // PAGE
+        with self._lock:
+            held = self._spill is not None and all(self._pages[first : last + 1])
+            if not held:
+                sequential = self._next >= 0 and first * PAGE <= self._next <= (last + 1) * PAGE
+                self._run = min(self._run * 2, MAX_BLOCK // PAGE) if sequential else 1
+                while first <= last and self._pages[first] and self._spill is not None:
+                    first += 1  # the pages already here are not fetched again
+                stop = min(len(self._pages), max(last + 1, first + self._run))
+        if held:
+            return os.pread(self._spill.fileno(), n, offset)
+        start, end = first * PAGE, min(self.size, stop * PAGE)
+        data = self._fetch(start, end)
+        with self._lock:
+            self._next = end
+            kept = self._keep()
+            if kept:
+                os.pwrite(self._spill.fileno(), data, start)
+                self._pages[first:stop] = b"\x01" * (stop - first)
+        if start <= offset:  # always so when nothing is kept (no page was skipped)
+            return data[offset - start : offset - start + n]
+        return os.pread(self._spill.fileno(), n, offset)  # part was here already, the rest now is
+
+    def _keep(self) -> bool:
+        """Whether fetched bytes of this file are kept on local disk (the process's budget is
+        taken for the whole file at its first fetch; lock held)."""
+        global _spilled
+        if self._spill is None:
+            if _spilled + self.size > REMOTE_SPILL_BYTES:
+                return False
+            from tfrview.core.userdirs import cache_dir
+
+            where = cache_dir() / "remote"
+            where.mkdir(parents=True, exist_ok=True)
+            self._spill = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 - unlinked; closed by close()
+            with _spill_lock:
+                _spilled += self.size
+        return True
+
+    def read_ranges(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """Several (offset, n) spans in one batched, concurrent request (the rows on screen)."""
+        out: list[bytes | None] = []
+        todo = []
+        for off, n in spans:
+            first, last = off // PAGE, (off + max(n, 1) - 1) // PAGE
+            with self._lock:
+                held = self._spill is not None and all(self._pages[first : last + 1])
+            out.append(os.pread(self._spill.fileno(), n, off) if held else None)
+            if not held:
+                todo.append(len(out) - 1)
+        if not todo:
+            return out  # type: ignore[return-value]
+        starts = [spans[i][0] for i in todo]
+        ends = [min(self.size, spans[i][0] + spans[i][1]) for i in todo]
+
+        def call():
+            self.requests += 1
+            return self.fs.cat_ranges([self.path] * len(todo), starts, ends, on_error="raise")
+
+        got = with_retries(self.url, call)
+        for i, data in zip(todo, got, strict=True):
+            if isinstance(data, BaseException):
+                raise network_error(self.url, data)
+            out[i] = bytes(data)
+        return out  # type: ignore[return-value]
+
+    def refetch(self, offset: int, n: int) -> bytes:
+        """The bytes again, from the server, past what is kept: a CRC mismatch is read twice before
+        it is called damage (a network can corrupt what TCP's checksum misses). What is kept is
+        replaced by what came the second time."""
+        end = min(self.size, offset + n)
+        data = self._fetch(offset, end)
+        with self._lock:
+            if self._spill is not None:
+                os.pwrite(self._spill.fileno(), data, offset)
+        return data
+
+    def close(self) -> None:
+        global _spilled
+        with self._lock:
+            if self._spill is not None:
+                self._spill.close()
+                self._spill = None
+                self._pages = bytearray(len(self._pages))
+                with _spill_lock:
+                    _spilled -= self.size
+
+    def _fetch(self, start: int, end: int) -> bytes:
+        def call():
+            self.requests += 1
+            return self.fs.cat_file(self.path, start=start, end=end)
+
+        data = with_retries(self.url, call)
+        if len(data) == self.size and end - start < self.size:  # a server that ignores Range sent it all
+            data = data[start:end]
+        if len(data) != end - start:
+            raise NetworkError(f"{one_line(self.url)}: the server sent {len(data):,} bytes for a range of "
+                               f"{end - start:,}; the object may have changed since it was opened")  # fmt: skip
+        return data
+
+
+_spilled = 0  # bytes of remote files kept on local disk by this process
+_spill_lock = threading.Lock()
+
+
+def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
+    """The first bytes of many objects of one back-end, in one batched, concurrent request (a split
+    of thousands of shards opens in seconds, not a request-time per shard)."""
+    if not infos:
+        return []
+    fs, _ = filesystem(infos[0].url)
+    paths = [filesystem(i.url)[1] for i in infos]
+    ends = [min(i.size, HEAD_BYTES) for i in infos]
+
+    def call():
+        return fs.cat_ranges(paths, [0] * len(paths), ends, on_error="return")
+
+    got = with_retries(infos[0].url, call)
+    out: list[bytes | NetworkError] = []
+    for info, data in zip(infos, got, strict=True):
+        out.append(network_error(info.url, data) if isinstance(data, BaseException) else bytes(data))
+    return out
+
+
+def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
+    """Sources for many remote objects (or the NetworkError each failed with): sizes from their
+    listing, first bytes in one batched request per back-end."""
+    from tfrview.core.tfrecord.source import open_remote
+
+    out: dict[RemotePath, object] = {}
+    infos = []
+    for p in paths:
+        try:
+            infos.append(info_of(p.url))
+        except NetworkError as exc:
+            out[p] = exc
+    by_fs: dict[str, list[RemoteInfo]] = {}
+    for i in infos:
+        by_fs.setdefault(_URL.match(i.url)["scheme"].lower(), []).append(i)
+    for group in by_fs.values():
+        try:
+            firsts = heads(group)
+        except NetworkError as exc:
+            firsts = [exc] * len(group)
+        for info, head in zip(group, firsts, strict=True):
+            p = RemotePath(info.url)
+            try:
+                if isinstance(head, NetworkError):
+                    raise head
+                out[p] = open_remote(info.url, info, head)
+            except SourceError as exc:
+                out[p] = exc
+    return out
