@@ -125,7 +125,7 @@ def cmd_verify(args) -> int:
     label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
     lm_json = label_map.to_json() if label_map is not None else None
     tasks = plan(paths, args.checks, lm_json, read_cache=False, notices=True)
-    results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify")
+    results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results)
     if lm_path is not None and not args.label_map and not label_map_fits(analysis.class_ids, label_map):
         if not args.json and not args.quiet:
@@ -157,9 +157,9 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _run_pass(tasks, jobs: int, progress: Progress, what: str) -> list:
-    """The analysis pass's tasks on `jobs` workers, with progress in bytes of the files read (a
-    part of a big file counts its share) and files finished."""
+def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None = None) -> list:
+    """The analysis pass's tasks on `jobs` workers (or a Dask cluster), with progress in bytes of
+    the files read (a part of a big file counts its share) and files finished."""
     from collections import Counter
 
     from tfrview.core.analysis import run_tasks
@@ -167,7 +167,13 @@ def _run_pass(tasks, jobs: int, progress: Progress, what: str) -> list:
     sizes = {t.file_no: _size_of(t.path) for t in tasks}
     parts_left = Counter(t.file_no for t in tasks)
     done, finished, results = 0.0, 0, []
-    for r in run_tasks(tasks, jobs):
+    if dask:
+        from tfrview.core.analysis.cluster import run_tasks_on_cluster
+
+        stream = run_tasks_on_cluster(tasks, dask)
+    else:
+        stream = run_tasks(tasks, jobs)
+    for r in stream:
         results.append(r)
         done += sizes[r.file_no] / r.parts
         parts_left[r.file_no] -= 1
@@ -178,9 +184,11 @@ def _run_pass(tasks, jobs: int, progress: Progress, what: str) -> list:
 
 
 def _size_of(path) -> int:
+    from tfrview.core.tfrecord.remote import info_of, is_url
+
     try:
-        return os.stat(path).st_size
-    except OSError:
+        return info_of(path).size if is_url(path) else os.stat(path).st_size
+    except (OSError, TfrviewError):
         return 0
 
 
@@ -246,7 +254,7 @@ def cmd_info(args) -> int:
         else:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
     tasks = plan(paths, args.all, None, notices=True)
-    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading"))  # one per file, in order
+    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))  # one per file, in order
     for r in results:
         if r.error is not None:
             errors += 1
@@ -518,7 +526,7 @@ def cmd_export(args) -> int:
     label_map, _ = _label_map_for_checks(args, paths)
     lm_json = label_map.to_json() if label_map is not None else None
     tasks = plan(paths, True, lm_json, notices=True)
-    results = _run_pass(tasks, args.jobs, Progress(True), "reading")
+    results = _run_pass(tasks, args.jobs, Progress(True), "reading", args.dask)
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
@@ -570,6 +578,9 @@ def _add_jobs(p) -> None:
 
     p.add_argument("-j", "--jobs", type=_int_at_least(1), default=default_jobs(), metavar="N",
                    help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)")  # fmt: skip
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="run the pass on a Dask distributed cluster (tcp://scheduler:8786), or 'local' for a "
+                        "LocalCluster here; needs pip install 'tfrview[dask]'")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
