@@ -668,7 +668,7 @@ class MainWindow(QMainWindow):
     def data_dir(self) -> str:
         """The folder of the data: where file dialogs about this dataset open (label maps, exports)."""
         for f in self.ds.files:
-            if f.source is not None:
+            if f.source is not None and isinstance(f.path, Path):  # a URL's folder is not one to save in
                 return str(f.path.parent.resolve())
         return last_dir()
 

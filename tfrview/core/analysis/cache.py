@@ -16,6 +16,7 @@ used first.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -170,7 +171,7 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
     return DeepResult(
         schema=_schema_from(meta["schema"]),
         summary=s,
-        facts=pq.read_table(d / "facts.parquet"),
+        _facts=functools.partial(pq.read_table, d / "facts.parquet"),
         signatures=[(k, tuple((a, b) for a, b in keys)) for k, keys in meta["signatures"]],
         signature_of=arrays["signature_of"],
         digests=list(zip(images["record"], images["key"], images["hash"], strict=True)),

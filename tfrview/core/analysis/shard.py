@@ -37,12 +37,20 @@ class DeepResult:
 
     schema: object  # checks.Schema
     summary: object  # datasummary.DatasetSummary
-    facts: object  # pyarrow.Table, one row per framed record
+    _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
     signatures: list  # distinct checks.Signature of this file
     signature_of: np.ndarray  # int32 per record: index into `signatures`, -1 when not judged
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
     class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
+
+    @property
+    def facts(self):
+        """The fact table; a stored result reads it from its Parquet file only when asked (a look
+        at a split needs its summaries, not its facts)."""
+        if callable(self._facts):
+            self._facts = self._facts()
+        return self._facts
 
 
 @dataclass

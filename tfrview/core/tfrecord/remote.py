@@ -226,6 +226,25 @@ def info_of(url: str) -> RemoteInfo:
     return _info(url, fs, path, with_retries(url, lambda: fs.info(path)))
 
 
+LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
+
+
+def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+    """Listings that lack sizes or versions (an HTTP index page) are completed by asking each
+    object, concurrently: 64 shards behind 100 ms cost 0.2 s, not 6.4 s."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    need = [k for k, (_, i) in enumerate(items) if i.get("size") is None or not _version(i)]
+    if not need:
+        return items
+    with ThreadPoolExecutor(min(LISTING_THREADS, len(need))) as pool:
+        got = list(pool.map(lambda k: with_retries(url, lambda: fs.info(items[k][0])), need))
+    items = list(items)
+    for k, info in zip(need, got, strict=True):
+        items[k] = (items[k][0], {**items[k][1], **info})
+    return items
+
+
 def expand(url: str) -> list[RemoteInfo]:
     """The objects a URL names: one object, every object under a "directory", or a glob's
     matches (shard patterns too), listed once, in natural order."""
@@ -245,8 +264,8 @@ def expand(url: str) -> list[RemoteInfo]:
                 raise NetworkError(f"{one_line(url)}: no objects under it")
         else:
             items = [(path, info)]
-    out = [_info(url if p == path else _url_of(fs, p, url), fs, p, i if i.get("size") is not None else fs.info(p))
-           for p, i in items]  # fmt: skip
+    items = _complete(url, fs, items)
+    out = [_info(url if p == path else _url_of(fs, p, url), fs, p, i) for p, i in items]
     for r in out:
         _listed[r.url] = r
     key = lambda r: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.url)]  # noqa: E731

@@ -1,0 +1,134 @@
+"""Remote datasets and the cluster (issue 11): each figure beside its target, on this machine.
+
+    python bench/bench_remote.py [--dir /tmp/tfrview-bench] [--shards 64] [--per 20000]
+
+1. One shard of 250,000 small Examples behind an HTTP server (Range requests) that adds 100 ms to
+   every request: the dataset opened, its first rows framed, the whole index, and the requests.
+   Measured in the core (what the window's indexer runs), cold (a fresh process).
+2. `--shards` shards on moto's S3 server, `verify --json` with the local process pool and with
+   `--dask` over a scheduler and 2 workers started here: same JSON, and the throughput ratio.
+3. Reopening an analysed remote split (`info` after `verify --checks`) through the 100 ms server:
+   time, and whether any record data was fetched again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_analysis import line, make_shards  # noqa: E402
+from tests.remote_servers import free_port, http_requests, http_server, s3_server  # noqa: E402
+
+FIRST_ROWS = r"""
+import sys, time, json
+t0 = time.perf_counter()
+from tfrview.core.tfrecord.dataset import Dataset
+ds = Dataset.open([sys.argv[1]])
+t_open = time.perf_counter() - t0
+first = None
+for fi, chunk in ds.scan_file(0, chunk_records=1000, first_chunk=500):
+    if first is None:
+        first = time.perf_counter() - t0
+t_index = time.perf_counter() - t0
+print(json.dumps({"open": t_open, "first_rows": first, "index": t_index, "records": ds.count,
+                  "requests": ds.files[0].source._data.requests}))
+"""
+
+
+def run(*args, env=None) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "tfrview", *args], capture_output=True, text=True,
+                       env={**os.environ, **(env or {})})  # fmt: skip
+    return time.perf_counter() - t0, r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", default="/tmp/tfrview-bench")
+    ap.add_argument("--shards", type=int, default=64)
+    ap.add_argument("--per", type=int, default=20000)
+    a = ap.parse_args()
+    base_dir = Path(a.dir)
+    print(f"cores: {os.cpu_count()}  (affinity {len(os.sched_getaffinity(0))})")
+
+    # 1. one remote shard, 100 ms a request --------------------------------------------------------
+    one = make_shards(base_dir / "remote-1x250k", 1, 250_000)[0]
+    size = one.stat().st_size
+    with http_server(one.parent, latency=0.1) as base:
+        before = http_requests(base)["requests"]
+        r = subprocess.run([sys.executable, "-c", FIRST_ROWS, f"{base}/{one.name}"], capture_output=True, text=True)
+        if r.returncode:
+            raise SystemExit(r.stderr[-2000:])
+        d = json.loads(r.stdout)
+        server_count = http_requests(base)["requests"] - before
+    transfer = size / (200 << 20)  # loopback moves ~200 MB/s through this Python server: the transfer share
+    print(f"one shard: {d['records']:,} records, {size / 1e6:.1f} MB, 100 ms added to every request")
+    line("  dataset open (listing, size, first bytes)", f"{d['open']:.2f} s", "", None)
+    line("  first rows framed", f"{d['first_rows']:.2f} s", "<= 1.5 s", d["first_rows"] <= 1.5)
+    line("  whole index", f"{d['index']:.2f} s", f"<= 3 s + transfer ({transfer:.2f} s)", d["index"] <= 3 + transfer)
+    line("  requests for the index (server's count)", f"{server_count}", "<= 20", server_count <= 20)
+
+    # 2. S3 + Dask ----------------------------------------------------------------------------------
+    shards = make_shards(base_dir / f"remote-{a.shards}x{a.per}", a.shards, a.per)
+    total = sum(p.stat().st_size for p in shards)
+    with s3_server() as env:
+        os.environ.update(env)
+        import fsspec
+
+        fs = fsspec.filesystem("s3", skip_instance_cache=True)
+        fs.mkdir("bench")
+        for p in shards:
+            fs.put_file(str(p), f"bench/split/{p.name}")
+        url = f"s3://bench/split/small-*-of-{a.shards:05d}.tfrecord"
+        port = free_port()
+        address = f"tcp://127.0.0.1:{port}"
+        dask = Path(sys.executable).with_name("dask")
+        procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]  # fmt: skip
+        procs += [subprocess.Popen([str(dask), "worker", address, "--nthreads", "1", "--no-dashboard"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]  # fmt: skip
+        try:
+            from distributed import Client
+
+            with Client(address, timeout="30s") as c:
+                c.wait_for_workers(2, timeout=60)
+            t_local, local = run("verify", "--json", url, "--jobs", "2", env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c1"})
+            t_dask, on_dask = run("verify", "--json", url, "--dask", address, env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c2"})
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+    same = local.stdout == on_dask.stdout and bool(local.stdout)
+    ratio = t_local / t_dask
+    print(f"{a.shards} shards on moto's S3 server, {total / 1e6:.0f} MB, {a.shards * a.per:,} records")
+    line("  verify, local pool of 2", f"{t_local:.2f} s", "", None)
+    line("  verify --dask, scheduler and 2 workers", f"{t_dask:.2f} s", "", None)
+    line("  same JSON", str(same), "True", same)
+    line("  dask throughput / local pool", f"{ratio:.2f}", ">= 0.70", ratio >= 0.7)
+
+    # 3. reopening an analysed remote split -----------------------------------------------------------
+    cache = {"XDG_CACHE_HOME": "/tmp/tfrview-bench-c3"}
+    split = shards[0].parent
+    with http_server(split, latency=0.1) as base:
+        run("verify", "--checks", "--json", f"{base}/", env=cache)
+        before = http_requests(base)
+        t_reopen, again = run("info", "--json", f"{base}/", env=cache)
+        after = http_requests(base)
+    cached = all("analysed_at" in f for f in json.loads(again.stdout)["files"])
+    print(f"reopening {a.shards} analysed shards through the 100 ms server (info after verify --checks)")
+    line("  reopen", f"{t_reopen:.2f} s", "<= 1 s", t_reopen <= 1.0)
+    line("  record data fetched again (range reads)", f"{after['ranges'] - before['ranges']}", "0",
+         after["ranges"] == before["ranges"] and cached)  # fmt: skip
+    line("  requests (listing, sizes and ETags)", f"{after['requests'] - before['requests']}", "", None)
+
+
+if __name__ == "__main__":
+    main()
