@@ -164,6 +164,7 @@ def _serve(root: str, port: int, latency: float) -> None:
     os.chdir(root)
     _Handler.latency = latency
     ThreadingHTTPServer.daemon_threads = True
+    ThreadingHTTPServer.request_queue_size = 256  # the default 5 drops concurrent connects: a 1 s SYN retry each
     ThreadingHTTPServer(("127.0.0.1", port), _Handler).serve_forever()
 
 

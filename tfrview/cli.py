@@ -538,10 +538,13 @@ def cmd_export(args) -> int:
 
 def cmd_cache(args) -> int:
     from tfrview.core.analysis.cache import _entries, analysis_dir, clear
+    from tfrview.core.tfrecord.remote import kept_dir, trim_kept
 
     if args.clear:
         n, size = clear()
         print(f"removed {n:,} stored result{'s' if n != 1 else ''} ({human_bytes(size)}) from {analysis_dir()}")
+        k, kept = trim_kept(0)
+        print(f"removed {k:,} remote file{'s' if k != 1 else ''} kept locally ({human_bytes(kept)}) from {kept_dir()}")
         return 0
     entries, size = _entries()
     print(f"{analysis_dir()}: {len(entries):,} stored results, {human_bytes(size)}")

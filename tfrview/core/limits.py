@@ -75,8 +75,8 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
         "Reading goes on at inflate speed"
     )
 
-# Remote files (core/tfrecord/remote.py): what one process keeps on local disk of the remote files
-# it reads (in unlinked temporary files in the user's cache directory, gone when the file closes),
-# so that the CRC pass and the analysis read what the scan fetched instead of the network again.
-# Past it, files are fetched as they are read and nothing more is kept.
+# Remote files (core/tfrecord/remote.py): the bytes fetched from remote objects kept on local disk,
+# in the user's cache directory, by URL and version, so that the CRC pass, the analysis workers and
+# a later session read what was fetched once. Trimmed to this, least recently used first, whenever
+# an object is opened; `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30

@@ -49,8 +49,9 @@ def _key(task: ShardTask, identity) -> str:
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
 
-def load(task: ShardTask) -> ShardResult | None:
-    """The stored result for this file as it is now, or None (changed, never analysed, unreadable)."""
+def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
+    """The stored result for this file as it is now, or None (changed, never analysed, unreadable).
+    `index_only`: without a deep result's statistics (the window's scan needs the index alone)."""
     identity = identity_of(task.path)
     if identity is None:
         return None
@@ -66,7 +67,7 @@ def load(task: ShardTask) -> ShardResult | None:
                         lengths=arrays["lengths"], status=arrays["status"], problems=problems,
                         analysed_at=meta["analysed_at"], from_cache=True, part=task.part, parts=task.parts,
                         lo=meta["lo"], hi=meta["hi"])  # fmt: skip
-        if task.deep:
+        if task.deep and not index_only:
             r.deep = _load_deep(d, meta, arrays)
         os.utime(d / "meta.json")  # recently used: trimmed last
         return r

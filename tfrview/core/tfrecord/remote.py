@@ -12,6 +12,7 @@ that can succeed on a second try are retried.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -275,12 +276,14 @@ def expand(url: str) -> list[RemoteInfo]:
 class RemoteBytes:
     """A remote object as the sliceable, read-only bytes a Source reads: `rb[a:b]`.
 
-    What is fetched is kept in pages of 1 MB in an unlinked temporary file in the cache directory
-    (memory stays small, and the CRC pass and the analysis read what the scan fetched, not the
-    network again). A read that goes on where the last fetch stopped doubles the next fetch (a
-    scan streams: a shard of 30 MB costs 5 requests); any other fetches what it needs, rounded to
-    pages (a row on screen). Past `limits.REMOTE_SPILL_BYTES` for the process, fetched bytes are
-    not kept. Thread-safe: the page table is locked, the requests are not."""
+    What is fetched is kept in pages of 1 MB in the cache directory, in a file named by the
+    object's URL and version: memory stays small, and the CRC pass, the analysis workers and a
+    later session read what any of them fetched instead of the network (an object without a
+    version gets an unlinked temporary file instead). A read that goes on where the last fetch
+    stopped doubles the next fetch (a scan streams: a 26 MB shard costs 5 requests); any other
+    fetches what it needs, rounded to pages (a row on screen). The kept bytes are trimmed to
+    `limits.REMOTE_SPILL_BYTES`, least recently used first. Thread-safe: the page table is
+    locked, the requests are not."""
 
     def __init__(self, info: RemoteInfo, fs=None, path: str | None = None) -> None:
         self.info = info
@@ -292,7 +295,9 @@ class RemoteBytes:
         self.path = path
         self._lock = threading.Lock()
         self._pages = bytearray((info.size + PAGE - 1) // PAGE)  # 1 where the spill file holds the page
-        self._spill = None  # the unlinked temporary file, made at the first fetch
+        self._fd: int | None = None  # the spill file, opened at the first read
+        self._pages_fd: int | None = None  # its page table, shared with other processes
+        self._spill_failed = False
         self._next = -1  # where the last fetch ended
         self._run = 1  # pages in the next sequential fetch
         self.requests = 0  # for benchmarks and tests: how many requests this file cost
@@ -304,48 +309,87 @@ class RemoteBytes:
         start, stop, _ = s.indices(self.size)
         return self.pread(start, stop - start)
 
+    def _held(self, first: int, last: int) -> bool:
+        """Whether pages first..last are kept here, asking the shared page table about the ones
+        this process has not seen kept (another process may have fetched them). Lock held."""
+        if self._fd is None and not self._open_spill():
+            return False
+        if all(self._pages[first : last + 1]):
+            return True
+        if self._pages_fd is not None:
+            have = os.pread(self._pages_fd, last + 1 - first, first)
+            for k, v in enumerate(have):
+                if v:
+                    self._pages[first + k] = 1
+        return all(self._pages[first : last + 1])
+
     def pread(self, offset: int, n: int) -> bytes:
         n = max(0, min(n, self.size - offset))
         if n <= 0:
             return b""
         first, last = offset // PAGE, (offset + n - 1) // PAGE
         with self._lock:
-            held = self._spill is not None and all(self._pages[first : last + 1])
+            held = self._held(first, last)
             if not held:
                 sequential = self._next >= 0 and first * PAGE <= self._next <= (last + 1) * PAGE
                 self._run = min(self._run * 2, MAX_BLOCK // PAGE) if sequential else 1
-                while first <= last and self._pages[first] and self._spill is not None:
+                while first <= last and self._pages[first] and self._fd is not None:
                     first += 1  # the pages already here are not fetched again
                 stop = min(len(self._pages), max(last + 1, first + self._run))
+                while stop > last + 1 and self._pages[stop - 1]:
+                    stop -= 1
         if held:
-            return os.pread(self._spill.fileno(), n, offset)
+            return _pread_all(self._fd, n, offset, self.url)
         start, end = first * PAGE, min(self.size, stop * PAGE)
         data = self._fetch(start, end)
         with self._lock:
             self._next = end
-            kept = self._keep()
-            if kept:
-                os.pwrite(self._spill.fileno(), data, start)
+            if self._fd is not None:
+                os.pwrite(self._fd, data, start)
                 self._pages[first:stop] = b"\x01" * (stop - first)
+                if self._pages_fd is not None:  # after the data: a page marked kept is whole
+                    os.pwrite(self._pages_fd, b"\x01" * (stop - first), first)
         if start <= offset:  # always so when nothing is kept (no page was skipped)
             return data[offset - start : offset - start + n]
-        return os.pread(self._spill.fileno(), n, offset)  # part was here already, the rest now is
+        return _pread_all(self._fd, n, offset, self.url)  # part was here already, the rest now is
 
-    def _keep(self) -> bool:
-        """Whether fetched bytes of this file are kept on local disk (the process's budget is
-        taken for the whole file at its first fetch; lock held)."""
-        global _spilled
-        if self._spill is None:
-            if _spilled + self.size > REMOTE_SPILL_BYTES:
-                return False
-            from tfrview.core.userdirs import cache_dir
+    def _open_spill(self) -> bool:
+        """Open (or make) the file that keeps this object's fetched pages (lock held)."""
+        if self._spill_failed:
+            return False
+        from tfrview.core.userdirs import cache_dir
 
-            where = cache_dir() / "remote"
+        where = cache_dir() / "remote" / "data"
+        try:
             where.mkdir(parents=True, exist_ok=True)
-            self._spill = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 - unlinked; closed by close()
-            with _spill_lock:
-                _spilled += self.size
+            if self.info.version:
+                import hashlib
+
+                key = hashlib.sha256(f"{self.url}\n{self.info.version}".encode()).hexdigest()[:32]
+                flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                self._fd = os.open(where / f"{key}.bin", flags, 0o600)
+                self._pages_fd = os.open(where / f"{key}.pages", flags, 0o600)
+                os.utime(where / f"{key}.bin")  # recently used: trimmed last
+                global _opened
+                _opened += 1
+                if _opened % TRIM_EVERY == 1:  # a scan of the folder: not for each of 10,000 shards
+                    trim_kept(REMOTE_SPILL_BYTES, keep=f"{key}.bin")
+            else:
+                self._fd = os.dup((tmp := tempfile.TemporaryFile(dir=where)).fileno())  # noqa: SIM115
+                tmp.close()
+        except OSError:
+            self._spill_failed = True  # no room or no cache directory: fetch as read, keep nothing
+            self.close()
+            return False
         return True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            for fd in (self._fd, self._pages_fd):
+                if fd is not None:
+                    os.close(fd)
+        self._fd = self._pages_fd = None
+        self._pages = bytearray(len(self._pages))
 
     def read_ranges(self, spans: list[tuple[int, int]]) -> list[bytes]:
         """Several (offset, n) spans in one batched, concurrent request (the rows on screen)."""
@@ -354,8 +398,8 @@ class RemoteBytes:
         for off, n in spans:
             first, last = off // PAGE, (off + max(n, 1) - 1) // PAGE
             with self._lock:
-                held = self._spill is not None and all(self._pages[first : last + 1])
-            out.append(os.pread(self._spill.fileno(), n, off) if held else None)
+                held = self._held(first, last)
+            out.append(_pread_all(self._fd, n, off, self.url) if held else None)
             if not held:
                 todo.append(len(out) - 1)
         if not todo:
@@ -381,19 +425,9 @@ class RemoteBytes:
         end = min(self.size, offset + n)
         data = self._fetch(offset, end)
         with self._lock:
-            if self._spill is not None:
-                os.pwrite(self._spill.fileno(), data, offset)
+            if self._fd is not None:
+                os.pwrite(self._fd, data, offset)
         return data
-
-    def close(self) -> None:
-        global _spilled
-        with self._lock:
-            if self._spill is not None:
-                self._spill.close()
-                self._spill = None
-                self._pages = bytearray(len(self._pages))
-                with _spill_lock:
-                    _spilled -= self.size
 
     def _fetch(self, start: int, end: int) -> bytes:
         def call():
@@ -409,8 +443,47 @@ class RemoteBytes:
         return data
 
 
-_spilled = 0  # bytes of remote files kept on local disk by this process
-_spill_lock = threading.Lock()
+_opened = 0  # objects whose kept bytes this process opened
+TRIM_EVERY = 256
+
+
+def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
+    data = os.pread(fd, n, offset)
+    if len(data) != n:  # the kept file was cut (a full disk, a cleared cache): never a short read
+        raise NetworkError(f"{one_line(url)}: the local copy of fetched bytes is damaged; reopen it")
+    return data
+
+
+def kept_dir():
+    from tfrview.core.userdirs import cache_dir
+
+    return cache_dir() / "remote"
+
+
+def trim_kept(max_bytes: int, keep: str = "") -> tuple[int, int]:
+    """Drop kept remote bytes, least recently used first, until at most `max_bytes` remain (on
+    disk: the files are sparse). Returns (files, bytes) dropped. A file another process has open
+    stays readable by it until it closes it."""
+    where = kept_dir() / "data"
+    try:
+        files = [(e.stat().st_mtime, e.stat().st_blocks * 512, e) for e in os.scandir(where)
+                 if e.name.endswith(".bin")]  # fmt: skip
+    except OSError:
+        return 0, 0
+    total = sum(b for _, b, _ in files)
+    dropped = [0, 0]
+    for _, b, e in sorted(files, key=lambda f: f[0]):
+        if total <= max_bytes:
+            break
+        if e.name == keep:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(e.path)
+            os.unlink(e.path[: -len(".bin")] + ".pages")
+        total -= b
+        dropped[0] += 1
+        dropped[1] += b
+    return dropped[0], dropped[1]
 
 
 def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
@@ -432,18 +505,60 @@ def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
     return out
 
 
+def _memo(info: RemoteInfo):
+    """Where what this object's first bytes said (its compression) is remembered, by URL and
+    version: reopening a split then reads no record bytes to open it."""
+    import hashlib
+
+    from tfrview.core.userdirs import cache_dir
+
+    if not info.version:
+        return None
+    key = hashlib.sha256(f"{info.url}\n{info.version}".encode()).hexdigest()[:32]
+    return cache_dir() / "remote" / "compression" / key
+
+
+def known_compression(info: RemoteInfo) -> str | None:
+    where = _memo(info)
+    try:
+        text = where.read_text().strip() if where is not None else ""
+    except OSError:
+        return None
+    return text if text in ("none", "gzip", "zlib") else None
+
+
+def remember_compression(info: RemoteInfo, compression: str) -> None:
+    where = _memo(info)
+    if where is None:
+        return
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = where.with_name(f".{where.name}.{os.getpid()}")
+        tmp.write_text(compression)
+        os.replace(tmp, where)
+    except OSError:
+        pass  # a cache that cannot be written is no error
+
+
 def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
     """Sources for many remote objects (or the NetworkError each failed with): sizes from their
-    listing, first bytes in one batched request per back-end."""
+    listing, first bytes in one batched request per back-end (none for objects opened before and
+    unchanged since)."""
     from tfrview.core.tfrecord.source import open_remote
 
     out: dict[RemotePath, object] = {}
     infos = []
     for p in paths:
         try:
-            infos.append(info_of(p.url))
+            info = info_of(p.url)
         except NetworkError as exc:
             out[p] = exc
+            continue
+        comp = known_compression(info)
+        if comp is not None:
+            out[p] = open_remote(info.url, info, compression=comp)
+        else:
+            infos.append(info)
     by_fs: dict[str, list[RemoteInfo]] = {}
     for i in infos:
         by_fs.setdefault(_URL.match(i.url)["scheme"].lower(), []).append(i)
@@ -457,7 +572,8 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
             try:
                 if isinstance(head, NetworkError):
                     raise head
-                out[p] = open_remote(info.url, info, head)
+                out[p] = src = open_remote(info.url, info, head)
+                remember_compression(info, src.compression)
             except SourceError as exc:
                 out[p] = exc
     return out

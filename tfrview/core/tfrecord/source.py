@@ -698,14 +698,15 @@ def source_from_bytes(data: bytes, name: str = "<bytes>") -> Source:
     return Source(Path(name), data, len(data), compression)
 
 
-def open_remote(url: str, info=None, head: bytes | None = None) -> Source:
+def open_remote(url: str, info=None, head: bytes | None = None, compression: str | None = None) -> Source:
     """A remote object as a Source: its size and version from `info` (a listing) or one request,
-    its compression from `head` (its first bytes) or one more."""
+    its compression as known, or from `head` (its first bytes), or from one more request."""
     from tfrview.core.tfrecord.remote import RemoteBytes, RemotePath, info_of
 
     info = info or info_of(url)
     data = RemoteBytes(info)
     if info.size == 0:
         return Source(RemotePath(url), b"", 0, "none")
-    compression = detect_compression(head if head is not None else data[:_DETECT_BYTES])
+    if compression is None:
+        compression = detect_compression(head if head is not None else data[:_DETECT_BYTES])
     return Source(RemotePath(url), data, info.size, compression)

@@ -147,7 +147,7 @@ class IndexWorker(Worker):
         if f.source.compression != "none":
             return False
         for task in (ShardTask(str(f.path), fi), plan([str(f.path)], True, self.label_map_json)[0]):
-            r = load(task)
+            r = load(task, index_only=True)
             if r is None or r.error is not None or r.compression != "none":
                 continue
             problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
