@@ -151,3 +151,25 @@ def test_reopening_an_analysed_remote_split_downloads_no_record_data(split, tmp_
     assert [f["records"] for f in files] == [234, 3, 3, 3, 2] and all("analysed_at" in f for f in files)
     assert files[0]["sampled_records"] == 234  # the stored pass decoded every record, so the look shows all
     assert after["ranges"] == before["ranges"]  # a listing, sizes and ETags only: no record data again
+
+
+def test_the_rows_on_screen_are_fetched_in_one_batched_request(split):
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.core.tfrecord.remote import trim_kept
+
+    with http_server(split) as base:
+        url = f"{base}/train-00000-of-00004.tfrecord"
+        with Dataset.open([url]) as framed_ds:
+            for _ in framed_ds.scan():
+                pass
+            index = framed_ds.files[0].index
+            trim_kept(0)  # nothing kept: the next dataset starts from the network
+            with Dataset.open([url]) as ds:
+                ds.files[0].index = index
+                before = http_requests(base)["ranges"]
+                ds.prefetch(range(3))
+                after_prefetch = http_requests(base)["ranges"]
+                payloads = [ds.read(n) for n in range(3)]
+                after_reads = http_requests(base)["ranges"]
+    assert after_prefetch - before == 1 and after_reads == after_prefetch
+    assert all(payloads)

@@ -43,6 +43,11 @@ class NewestFirst:
             self._busy.add(n)
             return n
 
+    def peek(self, k: int) -> list[int]:
+        """The newest k requests, left waiting (to fetch their records together first)."""
+        with self.lock:
+            return list(reversed(self._items))[:k]
+
     def done(self, n: int) -> None:
         with self.lock:
             self._busy.discard(n)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.records.payload import bounded_payload
-from tfrview.core.tfrecord.framing import Problem, SourceError, TfrviewError, one_line
+from tfrview.core.tfrecord.framing import OVERHEAD, Problem, SourceError, TfrviewError, one_line
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.remote import RemotePath, is_url, open_remote_many
 from tfrview.core.tfrecord.source import Source, open_source
@@ -228,6 +228,23 @@ class Dataset:
         if f.source is None:
             raise SourceError(f"{f.path}: not open")
         return bounded_payload(f.source.read, off, ln, f.source.pieces)
+
+    def prefetch(self, numbers) -> None:
+        """Records about to be read one by one (the rows on screen): a remote file's are fetched
+        together, in one batched request per file. Local files: nothing to do."""
+        if not any(f.source is not None and f.source.remote for f in self.files):
+            return
+        by_file: dict[int, list[tuple[int, int]]] = {}
+        for n in numbers:
+            if not 0 <= n < self.count:
+                continue
+            fi, k = self.locate(n)
+            f = self.files[fi]
+            if f.source is not None and f.source.remote:
+                by_file.setdefault(fi, []).append((int(f.index.offsets[k]), int(f.index.lengths[k]) + OVERHEAD))
+        for fi, spans in by_file.items():
+            with contextlib.suppress(SourceError):  # said when the record itself is read
+                self.files[fi].source.prefetch(spans)
 
     # indexing --------------------------------------------------------------------------------------
 

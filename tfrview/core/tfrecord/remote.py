@@ -418,6 +418,43 @@ class RemoteBytes:
             out[i] = bytes(data)
         return out  # type: ignore[return-value]
 
+    def fetch_pages(self, spans: list[tuple[int, int]]) -> None:
+        """Make the pages of these (offset, n) spans local with one batched, concurrent request
+        (the rows on screen: their records are then read from here)."""
+        with self._lock:
+            runs: list[list[int]] = []
+            for off, n in sorted(spans):
+                if n <= 0 or off >= self.size:
+                    continue
+                first, last = off // PAGE, (min(self.size, off + n) - 1) // PAGE
+                if self._held(first, last):
+                    continue
+                for pg in range(first, last + 1):
+                    if self._pages[pg]:
+                        continue
+                    if runs and runs[-1][1] == pg:
+                        runs[-1][1] = pg + 1
+                    elif not runs or runs[-1][1] < pg:
+                        runs.append([pg, pg + 1])
+            if self._fd is None or not runs:
+                return
+        starts = [a * PAGE for a, _ in runs]
+        ends = [min(self.size, z * PAGE) for _, z in runs]
+
+        def call():
+            self.requests += 1
+            return self.fs.cat_ranges([self.path] * len(runs), starts, ends, on_error="raise")
+
+        got = with_retries(self.url, call)
+        with self._lock:
+            for (a, z), start, end, data in zip(runs, starts, ends, got, strict=True):
+                if isinstance(data, BaseException) or len(data) != end - start or self._fd is None:
+                    continue  # read as usual later, with its own error if it has one
+                os.pwrite(self._fd, data, start)
+                self._pages[a:z] = b"\x01" * (z - a)
+                if self._pages_fd is not None:
+                    os.pwrite(self._pages_fd, b"\x01" * (z - a), a)
+
     def refetch(self, offset: int, n: int) -> bytes:
         """The bytes again, from the server, past what is kept: a CRC mismatch is read twice before
         it is called damage (a network can corrupt what TCP's checksum misses). What is kept is

@@ -541,6 +541,12 @@ class Source:
             return None
         return self._data.refetch(offset, n)
 
+    def prefetch(self, spans: list[tuple[int, int]]) -> None:
+        """Bring these (offset, n) spans of a plain remote file here in one batched request, before
+        they are read one by one (nothing to do for a local or compressed file)."""
+        if self.remote and self.compression == "none":
+            self._data.fetch_pages(spans)
+
     def _check_same_file(self) -> None:
         """The held descriptor still reads the file that was indexed; but if the name now points
         at another file (rewritten by rename), what a person sees would no longer be what is there."""

@@ -19,6 +19,7 @@ class SummaryWorker(Worker):
     # result: (epoch, [(number, kind, summary), ...])
 
     MAX_PENDING = 512
+    PREFETCH = 128  # rows whose records are fetched together (remote files)
     SETTLE = 0.02  # seconds
 
     def __init__(self, dataset: Dataset, parent=None) -> None:
@@ -50,6 +51,7 @@ class SummaryWorker(Worker):
             time.sleep(self.SETTLE)
             with self._queue.lock:
                 epoch, label_map = self.epoch, self.label_map
+            self.dataset.prefetch(self._queue.peek(self.PREFETCH))  # remote rows: one request, not one each
             batch = []
             t0 = time.monotonic()
             while time.monotonic() - t0 < 0.03 and epoch == self.epoch:
