@@ -227,10 +227,37 @@ def _print_verify(rep, quiet: bool) -> None:
         f"{rep.damaged_records:,} damaged, compression {rep.compression}"
     )
     shown = 20 if quiet else 200
-    for p in rep.problems[:shown]:
-        print(f"  {p.kind}: {p.message}")
-    if n > shown:
-        print(f"  ... and {n - shown} more (use --json for all)")
+    for line in _grouped_lines(rep.problems)[:shown]:
+        print(line)
+    lines = len(_grouped_lines(rep.problems))
+    if lines > shown:
+        print(f"  ... and {lines - shown} more (use --json for all)")
+
+
+def _grouped_lines(problems) -> list[str]:
+    """One line a problem, repeats folded (problemgroups.Repeats: same kind and message but for
+    the record, offset or CRC) into one line with their count and records; JSON keeps them all."""
+    from tfrview.core.analysis.problemgroups import Repeats
+
+    rep = Repeats()
+    members: dict[int, list] = {}
+    order: list[int] = []
+    for p in problems:
+        gid = rep.add(p)
+        if gid not in members:
+            members[gid] = []
+            order.append(gid)
+        members[gid].append(p)
+    out = []
+    for gid in order:
+        ps = members[gid]
+        if len(ps) == 1:
+            out.append(f"  {ps[0].kind}: {ps[0].message}")
+            continue
+        recs = [p.record for p in ps if p.record is not None]
+        where = f" (records {', '.join(map(str, recs[:8]))}{', …' if len(recs) > 8 else ''})" if recs else ""
+        out.append(f"  {ps[0].kind} ×{len(ps)}: {rep.title(gid)}{where}")
+    return out
 
 
 # --- info ---------------------------------------------------------------------------------------------

@@ -26,11 +26,21 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
     assert "problems" in w.problems_label.text() and "bad_data_crc" in w.problems_label.toolTip()
     assert w.problems_dock.windowTitle() == f"Problems ({len(w.problems.rows)})"
     qtmodeltester.check(w.problems, force_py=True)
-    # QA findings colour their rows and explain themselves in the tooltip
-    qa = next(r for r in w.problems.rows if r.problem.kind in QA_KINDS and r.problem.kind.severity != "error")
+    # QA warnings and errors colour their rows and explain themselves in the tooltip; a record
+    # with notes only stays plain (issue 12: a tint must still mean something)
+    qa = next(r for r in w.problems.rows if r.problem.kind in QA_KINDS and r.problem.kind.severity == "warning")
     m = w.model
     assert m.data(m.index(qa.target, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert str(qa.problem.kind) in m.data(m.index(qa.target, 0), Qt.ItemDataRole.ToolTipRole)
+    from tfrview.core.tfrecord.framing import Problem, ProblemKind
+
+    clean = 0
+    assert m.status_of(clean) == "ok" and m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is None
+    m.note_problem(0, Problem(ProblemKind.DUPLICATE_IMAGE, 0, 10, 0, "image/encoded is the same image as in record 9"))
+    assert m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is None  # a note: plain row
+    assert "duplicate_image" in m.data(m.index(clean, 0), Qt.ItemDataRole.ToolTipRole)  # still said on hover
+    m.note_problem(0, Problem(ProblemKind.BOX_INVERTED, 0, 10, 0, "1 inverted box"))
+    assert m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is not None  # a warning: tinted
 
 
 def test_f8_steps_through_problems_and_double_click_jumps(qtbot, open_window, damaged_file):

@@ -198,6 +198,82 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
     return out, size or stated
 
 
+# Formats `*/format` names, as Pillow's sniffing (records.sniff) calls them; "raw" and the like
+# mean the key holds pixels, not a file.
+_FORMAT_WORDS = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "gif": "gif", "bmp": "bmp", "webp": "webp",
+                 "tiff": "tiff", "tif": "tiff"}  # fmt: skip
+
+
+def image_slots(features: dict[str, Feature]) -> list[tuple[str, str | None]]:
+    """Keys that should hold encoded images by convention, with the format their `*/format`
+    sibling names (None if it names none): OD API and TFDS keys (`image/encoded`, any
+    `*/encoded` beside a `*/format`, `image`), never keys of raw pixels (format "raw")."""
+    out = []
+    for key, f in features.items():
+        if f.type != BYTES_LIST:
+            continue
+        base = key.rsplit("/", 1)
+        prefix = base[0] if len(base) == 2 else ""
+        fmt_key = f"{prefix}/format" if prefix else "format"
+        fmt_feat = features.get(fmt_key)
+        fmt_word = None
+        if fmt_feat is not None and fmt_feat.type == BYTES_LIST and len(fmt_feat.values):
+            raw = fmt_feat.values[0]
+            fmt_word = (raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)).strip().lower()
+        named = _FORMAT_WORDS.get(fmt_word) if fmt_word else None
+        if fmt_word and named is None:
+            continue  # "raw", "uint8", "npy": pixels or tensors, not a file
+        conventional = key in ("image/encoded", "image") or (base[-1] == "encoded" and ("image" in prefix or named))
+        if conventional:
+            out.append((key, named))
+    return out
+
+
+def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
+    """An image key that holds no image: empty bytes, a file name or other text, noise, or bytes
+    of another format than its `*/format` says. (Bytes that look like an image are checked by
+    `check_images`; raw pixel arrays of the stated size are images too.)"""
+    from tfrview.core.records.images import _raw_shape
+    from tfrview.core.tfrecord.sniff import sniff_image_format
+
+    out: list[Finding] = []
+    for key, named in image_slots(features):
+        for i, b in enumerate(features[key].values[:64]):
+            where = key if len(features[key].values) == 1 else f"{key}[{i}]"
+            if not isinstance(b, bytes):
+                continue
+            if not b:
+                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} is empty (0 bytes)"))
+                continue
+            fmt = sniff_image_format(b)
+            if fmt is None:
+                if _raw_shape(features, key, len(b)):
+                    continue  # pixels of the stated height x width
+                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} {_what_it_holds(b)}, not an image"))
+            elif named is not None and _FORMAT_WORDS.get(fmt.lower(), fmt.lower()) != named:
+                fmt_key = key.rsplit("/", 1)[0] + "/format" if "/" in key else "format"
+                out.append(Finding(ProblemKind.IMAGE_FORMAT_MISMATCH,
+                                   f"{where} holds {fmt.upper()} bytes but {fmt_key} says {named}"))  # fmt: skip
+    return out
+
+
+def _what_it_holds(b: bytes) -> str:
+    """A few words on bytes that are not an image: text (a file name written where the image
+    should be), or so many bytes that start with what."""
+    head = b[:64]
+    try:
+        text = b.decode("utf-8") if len(b) <= 256 else ""
+    except UnicodeDecodeError:
+        text = ""
+    if text and text.isprintable():
+        from tfrview.core.tfrecord.framing import one_line
+
+        shown = one_line(text if len(text) <= 60 else text[:57] + "…")
+        looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
+        return f"holds the text {shown!r}{looks}"
+    return f"holds {len(b):,} bytes that no image format starts with (they start {head[:8].hex(' ')})"
+
+
 # --- labels -------------------------------------------------------------------------------------------
 
 
@@ -468,6 +544,7 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
     feats = p.features
     spec = detect_spec(feats)
     img_findings, size = check_images(feats)
+    out += check_image_slots(feats)
     out += img_findings
     out += check_boxes(feats, spec, size)
     od = od_dataset if od_dataset is not None else (schema.od_dataset if schema else bool(spec))

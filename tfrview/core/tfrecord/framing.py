@@ -47,6 +47,8 @@ class ProblemKind(enum.StrEnum):
     # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
+    IMAGE_NOT_IMAGE = "image_not_an_image"  # an image key (by convention) holding empty bytes, text or noise
+    IMAGE_FORMAT_MISMATCH = "image_format_mismatch"  # the bytes are one format, */format names another
     IMAGE_SIZE_MISMATCH = "image_size_mismatch"
     IMAGE_EXIF_ROTATION = "image_exif_rotation"
     DUPLICATE_IMAGE = "duplicate_image"
@@ -90,7 +92,7 @@ _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
     ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
     ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
-    ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
+    ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.IMAGE_NOT_IMAGE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
     ProblemKind.IMAGE_EXIF_ROTATION: "info", ProblemKind.LABEL_TEXT_CASE: "info", ProblemKind.IMAGE_SIZE_TYPE: "error",
 }  # fmt: skip
 

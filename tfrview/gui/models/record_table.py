@@ -315,8 +315,8 @@ class RecordTableModel(ColumnsModel):
                 key = self.locate(n)
                 if key in self._gap_at:
                     return _GAP_BG
-                if key in self._qa_at:
-                    return _QA_BG
+                if self._qa_severity.get(key, "info") != "info":  # notes keep the row plain: a tint
+                    return _QA_BG  # then still means something when most records carry a note
             return None
         if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
             return _UNVERIFIED_FG

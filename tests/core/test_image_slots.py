@@ -1,0 +1,79 @@
+"""An image key that holds no image (issue 12): planted cases found, clean records left alone."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import numpy as np
+from PIL import Image
+
+from tfrview.core.analysis.checks import check_record
+from tfrview.core.records.payload import decode
+from tfrview.core.tfrecord.framing import ProblemKind
+from tfrview.demo import _example
+
+
+def _jpeg(w=64, h=48) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(np.full((h, w, 3), 128, np.uint8)).save(buf, "JPEG")
+    return buf.getvalue()
+
+
+def _png(w=64, h=48) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((h, w), np.uint8)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _od(encoded: bytes, fmt: str = "jpeg", **more) -> bytes:
+    feats = {"image/encoded": encoded, "image/format": fmt, "image/height": 48, "image/width": 64,
+             "image/object/bbox/xmin": [0.1], "image/object/bbox/xmax": [0.5], "image/object/bbox/ymin": [0.1],
+             "image/object/bbox/ymax": [0.5], "image/object/class/label": [1], **more}  # fmt: skip
+    return _example(**feats).SerializeToString()
+
+
+def _kinds(data: bytes) -> list[tuple[str, str]]:
+    found = check_record(decode(data), (0, 0), None, None, None)
+    return [(str(f.kind), f.message) for f in found if f.kind in (ProblemKind.IMAGE_NOT_IMAGE, ProblemKind.IMAGE_FORMAT_MISMATCH)]
+
+
+PLANTED = {
+    "empty": (_od(b""), "image_not_an_image", "is empty (0 bytes)"),
+    "file name": (_od(b"img_001.jpg"), "image_not_an_image", "holds the text 'img_001.jpg' (a file name?)"),
+    "random bytes": (_od(random.Random(1).randbytes(2000)), "image_not_an_image", "2,000 bytes that no image format"),
+    "png said jpeg": (_od(_png()), "image_format_mismatch", "holds PNG bytes but image/format says jpeg"),
+}
+
+
+def test_every_planted_image_that_is_not_one_is_found_and_said_plainly():
+    for name, (data, kind, words) in PLANTED.items():
+        got = _kinds(data)
+        assert len(got) == 1 and got[0][0] == kind and words in got[0][1], (name, got)
+        assert "object at 0x" not in got[0][1]
+
+
+def test_no_false_alarm_on_images_and_on_keys_that_hold_pixels():
+    assert _kinds(_od(_jpeg())) == []
+    assert _kinds(_od(_png(), fmt="png")) == []
+    assert _kinds(_od(_jpeg(), fmt="JPG")) == []
+    raw = np.zeros((48, 64, 3), np.uint8).tobytes()  # raw pixels, said so or sized so
+    assert _kinds(_od(raw, fmt="raw")) == []
+    assert _kinds(_od(raw, fmt="")) == []
+    # keys that merely end in "encoded", outside any image convention: not judged
+    assert _kinds(_example(**{"text/encoded": b"hello", "label": 1}).SerializeToString()) == []
+
+
+def test_the_demo_and_the_raccoon_file_raise_no_such_finding():
+    import tempfile
+    from pathlib import Path
+
+    from tests.helpers import RACCOON
+    from tfrview.core.analysis import analyze
+    from tfrview.demo import build_demo
+
+    with tempfile.TemporaryDirectory() as d:
+        paths = [str(p) for p in build_demo(Path(d) / "demo")] + [str(RACCOON)]
+        a = analyze(paths, deep=True, jobs=1)
+        kinds = {str(p.kind) for fi in range(len(paths)) for p in a.problems(fi)}
+    assert "image_not_an_image" not in kinds and "image_format_mismatch" not in kinds
