@@ -19,7 +19,7 @@ from tfrview.core.units import human_bytes
 
 from . import __version__
 
-COMMANDS = ("info", "verify", "dump", "export", "index", "salvage", "cache", "install-desktop", "uninstall-desktop")
+COMMANDS = ("info", "verify", "dump", "export", "index", "salvage", "repair", "cache", "install-desktop", "uninstall-desktop")
 
 EPILOG = """\
 examples:
@@ -536,6 +536,39 @@ def cmd_salvage(args) -> int:
     return 0
 
 
+def cmd_repair(args) -> int:
+    """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
+    in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
+    from tfrview.core.output.repair import repair
+    from tfrview.core.tfrecord.report import verify_source
+    from tfrview.core.tfrecord.source import open_source
+
+    out = Path(args.output)
+    _check_output(out, [Path(args.path)], args.force)
+    src = open_source(args.path)
+    with src:
+        progress = Progress(True)
+        idx, _ = verify_source(src, progress, notice)
+        progress.clear()
+        res = repair(src, idx, out, args.compression)
+    if args.json:
+        print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered,
+                          "damaged_regions": res.damaged_regions,
+                          "repaired": [{"record": r.record, "how": r.how} for r in res.repaired],
+                          "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
+        return 0
+    print(f"{one_line(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
+          f"{len(res.dropped):,} left out, {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
+          + (f"; {res.reheadered} kept with a rebuilt header" if res.reheadered else ""))  # fmt: skip
+    for r in res.repaired:
+        print(f"  repaired record {r.record}: {r.how}")
+    for k, why in res.dropped[:50]:
+        print(f"  left out record {k}: {why}")
+    if len(res.dropped) > 50:
+        print(f"  ... and {len(res.dropped) - 50} more left out (use --json for all)")
+    return 0
+
+
 # --- export and cache ---------------------------------------------------------------------------------
 
 
@@ -700,6 +733,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     p.set_defaults(func=cmd_salvage)
+
+    p = add("repair", "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",
+            "  tfrview repair broken.tfrecord -o repaired.tfrecord\n"
+            "  tfrview repair broken.tfrecord -o repaired.tfrecord --json | jq .repaired\n")  # fmt: skip
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="OUT", required=True)
+    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    p.add_argument("--json", action="store_true", help="one JSON object: what was repaired, how, what was left out")
+    p.set_defaults(func=cmd_repair)
 
     for name, help_ in (
         ("install-desktop", "let file managers open TFRecord files with tfrview (current user)"),
