@@ -145,7 +145,7 @@ def cmd_verify(args) -> int:
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
             continue
         rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                         sort_problems(analysis.problems(fi)))  # fmt: skip
+                         sort_problems(analysis.problems(fi)), r.cause)  # fmt: skip
         reports.append(rep)
         entries[at] = rep.to_json()
         if not args.json:
@@ -226,6 +226,8 @@ def _print_verify(rep, quiet: bool) -> None:
         f"{one_line(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
         f"{rep.damaged_records:,} damaged, compression {rep.compression}"
     )
+    if rep.cause:
+        print(f"  cause: {rep.cause}")
     shown = 20 if quiet else 200
     for line in _grouped_lines(rep.problems)[:shown]:
         print(line)
@@ -237,13 +239,15 @@ def _print_verify(rep, quiet: bool) -> None:
 def _grouped_lines(problems) -> list[str]:
     """One line a problem, repeats folded (problemgroups.Repeats: same kind and message but for
     the record, offset or CRC) into one line with their count and records; JSON keeps them all."""
+    from dataclasses import replace
+
     from tfrview.core.analysis.problemgroups import Repeats
 
     rep = Repeats()
     members: dict[int, list] = {}
     order: list[int] = []
-    for p in problems:
-        gid = rep.add(p)
+    for p in problems:  # a cause is part of what repeats: a flipped bit and a zeroed block stay apart
+        gid = rep.add(replace(p, message=p.message + (f"\n    cause: {p.cause}" if p.cause else "")))
         if gid not in members:
             members[gid] = []
             order.append(gid)
@@ -252,11 +256,12 @@ def _grouped_lines(problems) -> list[str]:
     for gid in order:
         ps = members[gid]
         if len(ps) == 1:
-            out.append(f"  {ps[0].kind}: {ps[0].message}")
+            out.append(f"  {ps[0].kind}: {ps[0].message}" + (f"\n    cause: {ps[0].cause}" if ps[0].cause else ""))
             continue
         recs = [p.record for p in ps if p.record is not None]
         where = f" (records {', '.join(map(str, recs[:8]))}{', …' if len(recs) > 8 else ''})" if recs else ""
-        out.append(f"  {ps[0].kind} ×{len(ps)}: {rep.title(gid)}{where}")
+        title, _, cause = rep.title(gid).partition("\n")
+        out.append(f"  {ps[0].kind} ×{len(ps)}: {title}{where}" + (f"\n{cause}" if cause else ""))
     return out
 
 
@@ -539,7 +544,8 @@ def cmd_salvage(args) -> int:
 def cmd_repair(args) -> int:
     """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
     in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
-    from tfrview.core.output.repair import repair
+    from tfrview.core.output.repair import repair, undo_line_endings
+    from tfrview.core.tfrecord.index import BAD_DATA_CRC
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
@@ -549,10 +555,15 @@ def cmd_repair(args) -> int:
     with src:
         progress = Progress(True)
         idx, _ = verify_source(src, progress, notice)
+        undone = undo_line_endings(src) if idx.problems or any(idx.status & BAD_DATA_CRC) else None
+        if undone is not None:  # the whole file went through a line-ending conversion: undo it first
+            idx, _ = verify_source(undone, progress, None)
         progress.clear()
-        res = repair(src, idx, out, args.compression)
+        res = repair(undone or src, idx, out, args.compression or src.compression)
+    if undone is not None:
+        res.file_fix = "a line-ending conversion undone in the whole file (every CR LF back to LF); each record written passed both CRCs"
     if args.json:
-        print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered,
+        print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
                           "damaged_regions": res.damaged_regions,
                           "repaired": [{"record": r.record, "how": r.how} for r in res.repaired],
                           "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
@@ -560,6 +571,8 @@ def cmd_repair(args) -> int:
     print(f"{one_line(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
           f"{len(res.dropped):,} left out, {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
           + (f"; {res.reheadered} kept with a rebuilt header" if res.reheadered else ""))  # fmt: skip
+    if res.file_fix:
+        print(f"  repaired the file: {res.file_fix}")
     for r in res.repaired:
         print(f"  repaired record {r.record}: {r.how}")
     for k, why in res.dropped[:50]:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from tests.helpers import RACCOON, framed, read_all
-from tfrview.core.output.repair import find_flipped_bit
+from tfrview.core.tfrecord.bitflip import find_flipped_bit
 from tfrview.core.tfrecord.framing import HEADER_SIZE, masked_crc
 
 
@@ -74,3 +74,54 @@ def test_repair_restores_flipped_records_and_leaves_out_the_rest(tmp_path):
         for c in scan(o):
             idx.apply(c)
         assert read_all(o, idx) == [p for k, p in enumerate(pls) if k != 5]  # byte-exact originals
+
+
+def _run_json(*args) -> dict:
+    r = subprocess.run([sys.executable, "-m", "tfrview", *args], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+def test_verify_names_causes_where_the_bytes_show_them(tmp_path):
+    from tests.helpers import payloads
+
+    pls = payloads(200, base=3000)
+    data, offs = framed(pls)
+    b = bytearray(data)
+    b[offs[3] + HEADER_SIZE + 100] ^= 0x20
+    b[offs[50] + HEADER_SIZE + 600 : offs[50] + HEADER_SIZE + 1624] = bytes(1024)
+    cases = {
+        "flip": bytes(b),
+        "cut": data[: (len(data) // 65536) * 65536],
+        "crlf": data.replace(b"\n", b"\r\n"),
+        "tail": data + b"appended by someone " * 10,
+        "zeros": data[: offs[100]] + bytes(8192) + data[offs[100] :],
+    }
+    got = {}
+    for name, content in cases.items():
+        (tmp_path / f"{name}.tfrecord").write_bytes(content)
+        f = _run_json("verify", "--json", str(tmp_path / f"{name}.tfrecord"))["files"][0]
+        got[name] = (f.get("cause", ""), [p.get("cause", "") for p in f["problems"]])
+    assert got["flip"][1] == ["one flipped bit (data byte 100, bit 5): `tfrview repair` restores it",
+                              "1.0 KB of zeros from byte 600 of its data: a block the disk or filesystem lost"]  # fmt: skip
+    assert "a whole number of 64 KiB: a copy or download cut short" in got["cut"][1][0]
+    assert got["crlf"][0].startswith("line-ending conversion: every LF byte became CR LF")
+    assert "appended after the last record" in got["tail"][1][0]
+    assert "of zeros" in got["zeros"][1][0]
+
+
+def test_one_command_repairs_a_line_ending_conversion_and_a_flipped_bit(tmp_path):
+    from tests.helpers import payloads
+
+    pls = payloads(120, base=2000)
+    data, offs = framed(pls)
+    b = bytearray(data)
+    b[offs[7] + HEADER_SIZE + 33] ^= 0x04  # one flipped bit, before the transfer that converted line endings
+    both = bytes(b).replace(b"\n", b"\r\n")
+    src = tmp_path / "both.tfrecord"
+    src.write_bytes(both)
+    out = tmp_path / "fixed.tfrecord"
+    rep = _run_json("repair", str(src), "-o", str(out), "--json")
+    assert rep["file_fix"].startswith("a line-ending conversion undone")
+    assert [r["record"] for r in rep["repaired"]] == [7] and rep["dropped"] == []
+    assert out.read_bytes() == data  # every record restored to its original bytes

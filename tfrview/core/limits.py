@@ -80,3 +80,8 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
 # a later session read what was fetched once. Trimmed to this, least recently used first, whenever
 # an object is opened; `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30
+
+# Naming causes (core/tfrecord/forensics.py): damaged records examined a file for one flipped bit or
+# zeroed blocks (each costs up to 0.1 s a MB), and the bytes read for a damaged region's cause.
+CAUSE_RECORDS = 64
+CAUSE_BYTES = 16 << 20

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
 from tfrview.core.records.labelmap import find_label_map, label_map_fits, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
@@ -195,9 +195,7 @@ class DatasetSession(QObject):
         state = self.checks
         for obj in items:
             if "problem" in obj:
-                d = obj["problem"]
-                p = Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
-                self.problem_found.emit(obj["file"], p)
+                self.problem_found.emit(obj["file"], Problem.from_json(obj["problem"]))
             elif "progress" in obj:
                 state = state.progressed(*obj["progress"])
             elif "summary" in obj:

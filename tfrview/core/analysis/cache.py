@@ -30,11 +30,11 @@ import numpy as np
 
 from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
 from tfrview.core.limits import CACHE_MAX_BYTES
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 3  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 4  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -66,7 +66,7 @@ def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
                         file_size=meta["file_size"], scanned=meta["scanned"], offsets=arrays["offsets"],
                         lengths=arrays["lengths"], status=arrays["status"], problems=problems,
                         analysed_at=meta["analysed_at"], from_cache=True, part=task.part, parts=task.parts,
-                        lo=meta["lo"], hi=meta["hi"])  # fmt: skip
+                        lo=meta["lo"], hi=meta["hi"], cause=meta.get("cause", ""))  # fmt: skip
         if task.deep and not index_only:
             r.deep = _load_deep(d, meta, arrays)
         os.utime(d / "meta.json")  # recently used: trimmed last
@@ -132,7 +132,7 @@ def _write(d: Path, r: ShardResult) -> None:
 
     meta = {"path": r.path, "identity": list(r.identity), "compression": r.compression, "file_size": r.file_size,
             "scanned": r.scanned, "analysed_at": r.analysed_at, "seconds": r.seconds, "records": r.records, "damaged": r.damaged,
-            "written_at": time.time(), "lo": r.lo, "hi": r.hi}  # fmt: skip
+            "written_at": time.time(), "lo": r.lo, "hi": r.hi, "cause": r.cause}  # fmt: skip
     arrays = {"offsets": r.offsets, "lengths": r.lengths, "status": r.status}
     if r.deep is not None:
         deep = r.deep
@@ -182,7 +182,7 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
 
 
 def _problem(d: dict) -> Problem:
-    return Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
+    return Problem.from_json(d)
 
 
 def _schema_json(schema) -> dict:

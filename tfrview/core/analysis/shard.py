@@ -68,6 +68,7 @@ class ShardResult:
     error: str | None = None  # the file could not be read
     deep: DeepResult | None = None
     seconds: float = 0.0
+    cause: str = ""  # why the whole file broke, where its bytes show it (tfrecord.forensics.file_cause)
     analysed_at: float = 0.0  # when the bytes were read (a cached result keeps its time)
     from_cache: bool = False
     part: int = 0
@@ -153,6 +154,11 @@ def _analyze(task: ShardTask) -> ShardResult:
         out.lengths = np.array(idx.lengths, dtype=np.uint64)
         out.status = np.array(idx.status, dtype=np.uint8)
         problems = list(sort_problems(list(idx.problems) + data_problems)) if task.part == 0 else []
+        if problems:  # why, where the bytes show it: one flipped bit, zeroed blocks, a cut copy
+            from tfrview.core.tfrecord.forensics import file_cause, name_causes
+
+            problems = name_causes(src, problems, idx.offsets, idx.lengths)
+            out.cause = file_cause(src, idx.count, problems)
         out.lo, out.hi = part_range(len(out.offsets), task.part, task.parts)
         if task.deep:
             found, out.deep = _deep(task, src, out)

@@ -22,7 +22,7 @@ import numpy as np
 
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
 from tfrview.core.tfrecord.source import open_source
 
@@ -34,7 +34,7 @@ def _problem_json(p: Problem) -> dict:
 
 
 def _problem(d: dict) -> Problem:
-    return Problem(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"])
+    return Problem.from_json(d)
 
 
 def _write(out: BinaryIO, kind: bytes, meta: dict, *arrays: np.ndarray) -> None:

@@ -131,6 +131,7 @@ class Problem:
     length: int | None
     record: int | None
     message: str
+    cause: str = ""  # why, where the bytes show it (tfrecord.forensics); "" when they do not
 
     def __post_init__(self) -> None:
         if not self.message.isprintable():  # messages quote the data (keys, class text): one line, always
@@ -143,7 +144,12 @@ class Problem:
             "length": self.length,
             "record": self.record,
             "message": self.message,
+            **({"cause": self.cause} if self.cause else {}),
         }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Problem:
+        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""))
 
 
 def _crc32c():

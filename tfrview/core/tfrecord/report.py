@@ -22,6 +22,7 @@ class FileReport:
     records: int  # framing and both CRCs intact
     damaged_records: int  # framed, but a CRC failed
     problems: tuple[Problem, ...]
+    cause: str = ""  # why the whole file broke, where its bytes show it
 
     @property
     def ok(self) -> bool:
@@ -36,6 +37,7 @@ class FileReport:
             "bytes": self.bytes,
             "ok": self.ok,
             "problems": [p.to_json() for p in self.problems],
+            **({"cause": self.cause} if self.cause else {}),
         }
 
 

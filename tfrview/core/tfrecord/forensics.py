@@ -1,0 +1,122 @@
+"""Why a file broke, where its bytes show it: a cause for a problem (one flipped bit, zero-filled
+blocks, a copy cut short at a round size, appended bytes) and for a file (a line-ending
+conversion). Only what the bytes prove or strongly suggest is said; anything else stays unnamed.
+Plain files only: in a compressed file the damage is in bytes that are not records."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
+from tfrview.core.tfrecord.source import Source
+from tfrview.core.units import human_bytes
+
+LINE_ENDINGS = "line-ending conversion"
+_ROUND = ((1 << 30, "1 GiB"), (1 << 20, "1 MiB"), (64 << 10, "64 KiB"), (4 << 10, "4 KiB"))  # where copies stop
+
+
+def _all_zero(b: bytes) -> bool:
+    return bool(b) and not b.strip(b"\x00")
+
+
+def _record_cause(source: Source, offset: int, length: int) -> str:
+    from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, find_flipped_bit
+
+    if length > min(MAX_REPAIR_BYTES, CAUSE_BYTES):
+        return ""
+    raw = source.read(offset, HEADER_SIZE + length + 4)
+    if len(raw) < HEADER_SIZE + length + 4:
+        return ""
+    data = raw[HEADER_SIZE : HEADER_SIZE + length]
+    stored = U32.unpack_from(raw, HEADER_SIZE + length)[0]
+    if bin(masked_crc(data) ^ stored).count("1") == 1:
+        return "one flipped bit in the stored data CRC: the data is whole (`tfrview repair` keeps it)"
+    hit = find_flipped_bit(data, stored)
+    if hit is not None:
+        return f"one flipped bit (data byte {hit[0]:,}, bit {hit[1]}): `tfrview repair` restores it"
+    zeros = _zero_run(data)
+    if zeros is not None:
+        start, n = zeros
+        return f"{human_bytes(n)} of zeros from byte {start:,} of its data: a block the disk or filesystem lost"
+    return ""
+
+
+def _zero_run(data: bytes, block: int = 512) -> tuple[int, int] | None:
+    """The longest run of zero bytes of at least one aligned block, as (start, length)."""
+    best = None
+    i = data.find(b"\x00" * block)
+    while i >= 0:
+        j = i
+        while j < len(data) and data[j] == 0:
+            j += 1
+        if best is None or j - i > best[1]:
+            best = (i, j - i)
+        i = data.find(b"\x00" * block, j)
+    return best
+
+
+def _size_cause(size: int) -> str:
+    for r, words in _ROUND:
+        if size and size % r == 0:
+            return f"the file ends at {size:,} bytes, a whole number of {words}: a copy or download cut short"
+    return ""
+
+
+def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> list[Problem]:
+    """The problems, each with its cause where the bytes show one (at most CAUSE_RECORDS damaged
+    records are examined a file: limits.py)."""
+    if source.compression != "none":
+        return problems
+    out = []
+    examined = 0
+    for p in problems:
+        cause = ""
+        if p.kind is ProblemKind.BAD_DATA_CRC and p.record is not None and examined < CAUSE_RECORDS:
+            examined += 1
+            cause = _record_cause(source, int(offsets[p.record]), int(lengths[p.record]))
+        elif p.kind is ProblemKind.TRUNCATED:
+            rest = source.read(p.offset, min(CAUSE_BYTES, source.file_size - p.offset))
+            cause = _size_cause(source.file_size)
+            if not cause and _all_zero(rest[HEADER_SIZE:]):
+                cause = "the rest of the file is zeros: space set aside and never written (a copy cut short)"
+        elif p.kind in (ProblemKind.UNREADABLE_BYTES, ProblemKind.TRAILING_BYTES) and p.length:
+            region = source.read(p.offset, min(p.length, CAUSE_BYTES))
+            if _all_zero(region):
+                cause = (f"{human_bytes(p.length)} of zeros: blocks a disk or filesystem lost, or space never written"
+                         if p.kind is ProblemKind.UNREADABLE_BYTES else "zero padding after the last record")  # fmt: skip
+            elif p.kind is ProblemKind.TRAILING_BYTES:
+                cause = f"{human_bytes(p.length)} appended after the last record (another file's bytes?)"
+        out.append(replace(p, cause=cause) if cause else p)
+    return out
+
+
+def file_cause(source: Source, count: int, problems: list[Problem]) -> str:
+    """A cause for the whole file: a line-ending conversion (LF became CR LF, as git's autocrlf
+    or FTP's ASCII mode do), proven by the first records framing whole once it is undone."""
+    if source.compression != "none" or not problems or source.file_size > CAUSE_BYTES * 64:
+        return ""
+    head = source.read(0, min(source.file_size, 4 << 20))
+    if b"\r\n" not in head:
+        return ""
+    undone = head.replace(b"\r\n", b"\n")
+    whole = _chained(undone)
+    if whole >= 2 and whole > count // 2:
+        return (f"{LINE_ENDINGS}: every LF byte became CR LF (as git's autocrlf or FTP's ASCII mode do); "
+                f"with it undone, the first {whole:,} records are whole")  # fmt: skip
+    return ""
+
+
+def _chained(buf: bytes, limit: int = 1000) -> int:
+    """How many whole records (both CRCs) chain from the start of buf."""
+    pos = n = 0
+    while n < limit and pos + HEADER_SIZE <= len(buf):
+        length = int.from_bytes(buf[pos : pos + 8], "little")
+        if masked_crc(buf[pos : pos + 8]) != U32.unpack_from(buf, pos + 8)[0] or pos + length + OVERHEAD > len(buf):
+            break
+        data = buf[pos + HEADER_SIZE : pos + HEADER_SIZE + length]
+        if masked_crc(data) != U32.unpack_from(buf, pos + HEADER_SIZE + length)[0]:
+            break
+        pos += length + OVERHEAD
+        n += 1
+    return n
