@@ -545,7 +545,8 @@ class MainWindow(QMainWindow):
         """A sample of records, read by the indexer: what they hold (for the status bar and the
         filter box's completions)."""
         self.filtering.offer_keys()
-        names = {"example": "Example", "sequence_example": "SequenceExample", "protobuf": "other protobuf",
+        names = {"example": "Example", "sequence_example": "SequenceExample", "event": "TensorBoard event",
+                 "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""

@@ -125,7 +125,7 @@ class DatasetSummary:
     def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
         self.records += 1
         self.kinds[p.kind] += 1
-        if p.kind not in ("example", "sequence_example"):
+        if p.kind not in ("example", "sequence_example", "event"):  # an event's tags: statistics over steps
             return
         for k, f in p.features.items():
             self.keys.setdefault(k, KeyStats()).add(f.type, f.values)

@@ -210,7 +210,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         sig = signature(p)
         if sig is not None:
             sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
-        if p.features:
+        if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
         if look.class_zero_key:
             zero.append((n, look.class_zero_key))

@@ -34,7 +34,8 @@ EXAMPLE = "example"
 SEQUENCE_EXAMPLE = "sequence_example"
 PROTOBUF = "protobuf"
 BYTES = "bytes"
-KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, PROTOBUF, BYTES)
+EVENT = "event"  # a TensorBoard Event (records.events): shown as features, as an Example's
+KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, EVENT, PROTOBUF, BYTES)
 
 BYTES_LIST = "bytes_list"
 FLOAT_LIST = "float_list"
@@ -57,6 +58,23 @@ class Feature:
     @property
     def count(self) -> int:
         return len(self.values) if self.total is None else self.total
+
+
+def fixed_as_float(wire_type: int, value: int) -> float | None:
+    """A fixed64 / fixed32 field read as a double / float, when that reading is plausible (a
+    finite value of a sensible size, from bits that are not a small integer): schema-less
+    protobufs often hold times and measurements this way (a wall time reads 1.7e9, not 4.7e18)."""
+    if wire_type == 1:
+        if value < 1 << 32:
+            return None
+        (f,) = struct.unpack("<d", struct.pack("<Q", value))
+    elif wire_type == 5:
+        if value < 1 << 16:
+            return None
+        (f,) = struct.unpack("<f", struct.pack("<I", value))
+    else:
+        return None
+    return f if math.isfinite(f) and (f == 0 or 1e-6 <= abs(f) <= 1e15) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +333,10 @@ def sniff_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
+    from tfrview.core.records.events import looks_like_event
+
+    if looks_like_event(data, fields):
+        return EVENT
     if _only(fields, {1, 2}) and 2 in nums:
         try:
             _pb().SequenceExample.FromString(data)
@@ -338,6 +360,10 @@ def _big_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
+    from tfrview.core.records.events import looks_like_event
+
+    if len(fields) < 64 and looks_like_event(data, fields):
+        return EVENT
     if len(fields) < 64 and _only(fields, {1, 2}) and 2 in nums:
         return SEQUENCE_EXAMPLE
     if len(fields) == 1 and _only(fields, {1}) and _features_look_real(data[fields[0][2] : fields[0][3]]):
@@ -577,6 +603,13 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
             k = _cut(len(steps), MAX_STEPS, key, notes, "steps")
             lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]
         return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
+    if kind == EVENT:
+        from tfrview.core.records.events import event_features
+
+        feats = event_features(data, notes)
+        if feats:
+            return Payload(EVENT, features=feats, raw=data)
+        kind = PROTOBUF
     if kind == PROTOBUF:
         try:
             return Payload(PROTOBUF, fields=parse_wire(data, notes=notes), raw=data)
@@ -588,6 +621,12 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
 def _decode_big(data: bytes, notes: list[str]) -> Payload:
     kind = _big_kind(data)
     buf = memoryview(data)
+    if kind == EVENT:  # an image summary of a few MB: protobuf parses it in one go
+        from tfrview.core.records.events import event_features
+
+        feats = event_features(data, notes)
+        if feats:
+            return Payload(EVENT, features=feats, raw=data)
     try:
         if kind == EXAMPLE:
             return Payload(EXAMPLE, features=_walk_example(buf, notes), raw=data)

@@ -43,6 +43,8 @@ def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> st
 def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
     if p.full_size is not None:
         return f"too large to decode ({human_bytes(p.full_size)}): " + format_bytes(p.raw[:64], 40)
+    if p.kind == "event":
+        return _event_summary(p)
     if p.kind == "example" or p.kind == "sequence_example":
         parts: list[str] = []
         cap = record_caption(p.features, label_map)
@@ -101,3 +103,23 @@ def summarize(data: bytes, label_map: dict[int, str] | None = None) -> tuple[str
     """(kind, summary line) of a record's payload."""
     p = decode(data)
     return p.kind, summarize_payload(p, label_map)
+
+
+def _event_summary(p: Payload) -> str:
+    """'step 1,200  ·  loss 0.231  ·  accuracy 0.91  ·  +3 more': the tags of a TensorBoard event."""
+    feats = p.features
+    step = int(feats["step"].values[0]) if "step" in feats and len(feats["step"].values) else 0
+    parts = [f"step {step:,}"]
+    # a tag's own features (samples/height, weights/buckets) are parts of the tag, not tags
+    tags = [k for k in feats if k not in ("wall_time", "step") and ("/" not in k or k.rsplit("/", 1)[0] not in feats)]
+    for k in tags[:4]:
+        f = feats[k]
+        if f.type == "float_list" and len(f.values) == 1:
+            parts.append(f"{k} {float(f.values[0]):.6g}")
+        elif f.type == "bytes_list" and f.values and len(f.values[0]) < 80 and f.values[0].isascii():
+            parts.append(f"{k}: {f.values[0].decode('ascii', 'replace')}")
+        else:
+            parts.append(k)
+    if len(tags) > 4:
+        parts.append(f"+{len(tags) - 4} more")
+    return "  ·  ".join(parts)

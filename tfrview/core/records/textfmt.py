@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tfrview.core.records.images import sniff_image_format
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, fixed_as_float
 from tfrview.core.tfrecord.framing import one_line
 from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
 
@@ -60,7 +60,8 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
         elif isinstance(fl.value, bytes):
             lines.append(f"{indent}{fl.number}: {format_bytes(fl.value)}")
         else:
-            lines.append(f"{indent}{fl.number}: {fl.value}")
+            as_float = fixed_as_float(fl.wire_type, fl.value)
+            lines.append(f"{indent}{fl.number}: {fl.value}" + (f"  # as a float: {as_float:.10g}" if as_float is not None else ""))
     if len(fields) > max_values * 8:
         lines.append(f"{indent}… {len(fields) - max_values * 8} more fields")
     return lines
@@ -68,7 +69,7 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
 
 def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
     lines: list[str] = []
-    if p.kind in ("example", "sequence_example"):
+    if p.kind in ("example", "sequence_example", "event"):
         label = "context" if p.kind == "sequence_example" else "features"
         lines.append(f"{indent}{label} {{")
         for k, f in p.features.items():

@@ -180,6 +180,6 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
     for d in payloads(kinds_of):
         kind = sniff_kind(d)
         kinds[kind] += 1
-        if kind in ("example", "sequence_example"):
+        if kind in ("example", "sequence_example", "event"):
             keys.update(decode(d).features)
     return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))), frozenset(keys))

@@ -18,6 +18,7 @@ from tfrview.core.records.payload import (
     Payload,
     WireField,
     feature_json,
+    fixed_as_float,
     wire_json,
 )
 from tfrview.core.records.textfmt import count_text, format_bytes, format_number, format_values
@@ -95,7 +96,7 @@ class FeatureTree(QTreeWidget):
         for text in p.limits:  # what a resource limit left out: said where the person looks
             item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
             item.setToolTip(3, text)
-        if p.kind == "example":
+        if p.kind in ("example", "event"):
             for k, f in p.features.items():
                 self._feature_item(self, k, f)
         elif p.kind == "sequence_example":
@@ -193,7 +194,10 @@ class FeatureTree(QTreeWidget):
                     parent, [f"field {fl.number}", wt, f"{len(fl.value):,}", format_bytes(fl.value, 200)]
                 )
             else:
-                item = QTreeWidgetItem(parent, [f"field {fl.number}", wt, "", str(fl.value)])
+                as_float = fixed_as_float(fl.wire_type, fl.value)
+                shown = str(fl.value) + (f"  (as {'double' if fl.wire_type == 1 else 'float'}: {as_float:.10g})"
+                                         if as_float is not None else "")  # fmt: skip
+                item = QTreeWidgetItem(parent, [f"field {fl.number}", wt, "", shown])
             item.setData(0, _JSON, ("wire", fl))
 
     def _menu(self, pos) -> None:

@@ -1,0 +1,109 @@
+"""TensorBoard event files (issue 12): Event records shown as features (wall time readable, step,
+one feature per tag), with their summary text, statistics over steps and images."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+from PIL import Image
+
+from tfrview.core.output.writer import write_records
+from tfrview.core.records.payload import decode, sniff_kind
+from tfrview.core.records.proto import event_pb2
+from tfrview.core.records.summary import summarize
+
+T0 = 1_763_900_000.25  # 2025-11-23 12:13:20.25 UTC
+
+
+def _events(steps: int = 50) -> list[bytes]:
+    out = [event_pb2.Event(wall_time=T0, file_version="brain.Event:2").SerializeToString()]
+    png = io.BytesIO()
+    Image.fromarray(np.zeros((8, 12, 3), np.uint8)).save(png, "PNG")
+    for s in range(steps):
+        ev = event_pb2.Event(wall_time=T0 + s, step=s)
+        v = ev.summary.value.add(tag="loss")
+        v.simple_value = 1.0 / (s + 1)
+        t = ev.summary.value.add(tag="accuracy")  # TF2 writes scalars as tensors
+        t.tensor.dtype = 1
+        t.tensor.float_val.append(s / steps)
+        t.metadata.plugin_data.plugin_name = "scalars"
+        if s % 10 == 0:
+            im = ev.summary.value.add(tag="samples")
+            im.image.height, im.image.width = 8, 12
+            im.image.encoded_image_string = png.getvalue()
+            h = ev.summary.value.add(tag="weights")
+            h.histo.min, h.histo.max, h.histo.num, h.histo.sum = -1.0, 1.0, 100, 5.0
+            h.histo.bucket_limit.extend([0.0, 1.0])
+            h.histo.bucket.extend([40, 60])
+            txt = ev.summary.value.add(tag="notes")
+            txt.tensor.dtype = 7
+            txt.tensor.string_val.append(b"learning rate halved")
+        out.append(ev.SerializeToString())
+    return out
+
+
+def test_an_event_is_features_with_a_readable_wall_time():
+    recs = _events()
+    assert [sniff_kind(r) for r in recs[:3]] == ["event"] * 3
+    first = decode(recs[0])
+    assert first.kind == "event" and first.features["file_version"].values == [b"brain.Event:2"]
+    assert first.features["wall_time"].values == [b"2025-11-23 12:13:20.250000 UTC"]
+    p = decode(recs[1])
+    f = p.features
+    assert int(f["step"].values[0]) == 0 and float(f["loss"].values[0]) == 1.0
+    assert float(f["accuracy"].values[0]) == 0.0
+    assert f["samples"].values[0].startswith(b"\x89PNG") and int(f["samples/width"].values[0]) == 12
+    assert f["weights"].values[0] == b"histogram of 100 values in [-1, 1], mean 0.05"
+    assert f["weights/buckets"].values.tolist() == [40.0, 60.0]
+    assert f["notes"].values == [b"learning rate halved"]
+    assert summarize(recs[2], None) == ("event", "step 1  ·  loss 0.5  ·  accuracy 0.02")
+
+
+def test_images_in_events_reach_the_image_panel_and_examples_stay_examples():
+    from tfrview.core.records.images import find_images, image_features
+    from tfrview.demo import _example
+
+    p = decode(_events()[1])
+    assert [r.key for r in find_images(image_features(p))] == ["samples"]
+    ex = _example(label=3, x=[1.5]).SerializeToString()
+    assert sniff_kind(ex) == "example"
+
+
+def test_info_on_an_event_file_gives_statistics_over_steps(tmp_path):
+    path = tmp_path / "events.out.tfevents.1763900000.host"
+    write_records(path, _events(10_000))
+    r = subprocess.run([sys.executable, "-m", "tfrview", "info", "--all", "--json", str(path)],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    f = json.loads(r.stdout)["files"][0]
+    assert f["payload_kinds"] == {"event": 10_001}
+    assert f["features"]["loss"]["present"] == 10_000 and f["features"]["step"]["present"] == 10_001
+    flt = subprocess.run([sys.executable, "-m", "tfrview", "dump", "--json", "--records", "1:2", str(path)],
+                         capture_output=True, text=True)  # fmt: skip
+    assert json.loads(flt.stdout.splitlines()[0])["kind"] == "event"
+
+
+def test_an_event_file_has_no_qa_findings(tmp_path):
+    from tfrview.core.analysis import analyze
+
+    path = tmp_path / "events.out.tfevents.1.host"
+    write_records(path, _events(40))
+    a = analyze([str(path)], deep=True, jobs=1)
+    assert a.problems(0) == []  # the same sample image at every 10th step is not a duplicate
+
+
+def test_fixed_fields_of_unknown_protobufs_read_as_floats_when_plausible():
+    import struct
+
+    from tfrview.core.records.payload import fixed_as_float
+
+    as_u64 = struct.unpack("<Q", struct.pack("<d", T0))[0]
+    assert fixed_as_float(1, as_u64) == T0  # a wall time, not 4.7e18
+    assert fixed_as_float(5, struct.unpack("<I", struct.pack("<f", 0.25))[0]) == 0.25
+    assert fixed_as_float(1, 12345) is None  # a small integer stays an integer
+    assert fixed_as_float(1, 0x7FF8000000000001) is None  # NaN bits: not a plausible reading
+    assert fixed_as_float(0, 5) is None
