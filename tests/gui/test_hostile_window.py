@@ -110,11 +110,18 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
         """
     )
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    for f in files:
+
+    def peak_of(f) -> int:
         r = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True, timeout=180)
         assert r.returncode == 0, r.stderr[-800:]
-        peak = int(r.stdout.strip().splitlines()[-1])
-        assert peak < 500, f"{f.name}: window peak {peak} MB"
+        return int(r.stdout.strip().splitlines()[-1])
+
+    # The same window on one small record: what the interpreter, Qt and the workers cost by themselves
+    # here (README: "a file under 100 MB needs at most ~300 MB beyond the interpreter").
+    base = peak_of(H.payload_file(tmp_path / "small.tfrecord", [b"\n\x00"]))
+    for f in files:
+        peak = peak_of(f)
+        assert peak - base < 300, f"{f.name}: window peak {peak} MB, {peak - base} MB beyond the {base} MB of a small file"
 
 
 def test_a_decompression_bomb_is_said_in_the_status_and_esc_stops_it(qtbot, open_window, tmp_path):

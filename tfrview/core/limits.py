@@ -85,3 +85,8 @@ REMOTE_SPILL_BYTES = 16 << 30
 # zeroed blocks (each costs up to 0.1 s a MB), and the bytes read for a damaged region's cause.
 CAUSE_RECORDS = 64
 CAUSE_BYTES = 16 << 20
+
+# Payloads larger than this are decoded one at a time in a process (records/payload.decode): the
+# window's row summary, feature tree and sample could otherwise decode one huge record three times
+# at once (measured: 580 MB peak for a 38 MB list of 40 M integers, 380 MB one at a time).
+ONE_AT_A_TIME_BYTES = 8 << 20

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from tfrview.core.limits import (
     MAX_NESTING,
     MAX_STEPS,
     MAX_WIRE_FIELDS,
+    ONE_AT_A_TIME_BYTES,
     UPB_MAX_BYTES,
     too_large,
 )
@@ -565,6 +567,9 @@ def _walk_sequence_example(buf: memoryview, notes: list[str]) -> tuple[dict, dic
 # --- decode -------------------------------------------------------------------------------------------
 
 
+_big_decodes = threading.Lock()
+
+
 def decode(data: bytes) -> Payload:
     """Full decode into plain values, within the limits. Never raises on any input."""
     if isinstance(data, PayloadHead):
@@ -573,7 +578,11 @@ def decode(data: bytes) -> Payload:
     data = bytes(data)
     notes: list[str] = []
     try:
-        p = _decode_big(data, notes) if len(data) > UPB_MAX_BYTES else _decode_small(data, notes)
+        if len(data) > ONE_AT_A_TIME_BYTES:  # the row summary, the tree and a sample may want it at once
+            with _big_decodes:
+                p = _decode_big(data, notes)
+        else:
+            p = _decode_big(data, notes) if len(data) > UPB_MAX_BYTES else _decode_small(data, notes)
     except RecursionError:
         notes.append("nested too deeply to decode")
         p = Payload(BYTES, raw=data)
