@@ -96,3 +96,18 @@ def test_save_intact_with_nothing_intact_writes_nothing(qtbot, open_window, tmp_
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
     w.exporting.save_intact()
     assert said and "nothing to save" in said[0]
+
+
+def test_repair_from_the_window_restores_the_flipped_record(qtbot, open_window, damaged_file, tmp_path):
+    from tests.helpers import payloads
+
+    w = open_window([damaged_file])
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
+    repair = w.actions_by_name["repair"]
+    assert any(b.defaultAction() is repair for b in w.problems_panel.findChildren(type(w.cancel_button)))
+    out = tmp_path / "repaired.tfrecord"
+    status, res = run_and_wait(qtbot, lambda cb: w.exporting.write_repaired(out, "none", on_done=cb))
+    assert status == "ok" and res.written == 30 and [r.record for r in res.repaired] == [4] and not res.dropped
+    with open_source(out) as src:
+        idx, rep = verify_source(src)
+        assert rep.ok and read_all(src, idx) == payloads(30)  # record 4 back to its original bytes

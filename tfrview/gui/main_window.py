@@ -148,6 +148,8 @@ class MainWindow(QMainWindow):
         )
         self._act("salvage", "Save &Intact Records As…", lambda: self.exporting.save_intact(), "Ctrl+Shift+S",
                   tip="Every intact record, in order, into a new file")  # fmt: skip
+        self._act("repair", "&Repair Into a New File…", lambda: self.exporting.save_repaired(),
+                  tip="Every intact record, and every damaged record that can be proven whole again (one flipped bit)")  # fmt: skip
         self._act("export_records", "Records as TFRecord…", lambda: self.exporting.export("records"))
         self._act("export_images", "Images…", lambda: self.exporting.export("images"))
         self._act("export_images_boxes", "Images with Boxes and Labels…", lambda: self.exporting.export("images_boxes"))
@@ -261,6 +263,7 @@ class MainWindow(QMainWindow):
 
         self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
         self.problems_panel = ProblemsPanel(self.problems, self)
+        self.problems_panel.add_action(self.actions_by_name["repair"], "Repair…")
         self.problems_view = self.problems_panel.tree
         # one click, an arrow key or Enter on a problem shows its record, focus staying in the panel
         self.problems_view.problem_chosen.connect(self._on_problem_chosen)
@@ -339,6 +342,7 @@ class MainWindow(QMainWindow):
         m.addAction(a["label_map"])
         m.addAction(a["save_image"])
         m.addAction(a["salvage"])
+        m.addAction(a["repair"])
         ex = m.addMenu("&Export Selection")
         for name in ("export_records", "export_images", "export_images_boxes", "export_jsonl"):
             ex.addAction(a[name])

@@ -63,30 +63,40 @@ def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression
            progress=None) -> RepairResult:  # fmt: skip
     """A new file with every intact record, every damaged record whose bytes could be proven whole
     again, and nothing unproven. `idx` must be verified."""
+    return repair_many([(source, idx)], out, compression or source.compression, progress)
+
+
+def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
+                progress=None) -> RepairResult:  # fmt: skip
+    """`repair` of several files (a dataset's shards) into one new file, in order; the records of
+    the report are numbered across the files, as the window numbers them."""
     out = Path(out)
-    refuse_overwriting_inputs(out, [source.path])
+    refuse_overwriting_inputs(out, [s.path for s, _ in parts])
     res = RepairResult()
-    with RecordWriter(out, compression or source.compression) as w:
-        for k in range(idx.count):
-            st = int(idx.status[k])
-            off, ln = int(idx.offsets[k]), int(idx.lengths[k])
-            if st & VERIFIED and not st & BAD_DATA_CRC:
-                w.write(bounded_payload(source.read, off, ln, source.pieces))
-                res.written += 1
-                res.reheadered += bool(st & BAD_LENGTH_CRC)
-            elif st & BAD_DATA_CRC:
-                fixed = repair_record(source, off, ln)
-                if fixed is None:
-                    res.dropped.append((k, "damaged beyond one flipped bit: nothing proves another repair"))
-                    continue
-                w.write(fixed[0])
-                res.written += 1
-                res.repaired.append(Repair(k, fixed[1]))
-            else:
-                res.dropped.append((k, "never verified"))
-            if progress is not None and k % 256 == 0 and not progress(k):
-                raise TfrviewError("repair cancelled")
-        res.damaged_regions = sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)
+    base = 0
+    with RecordWriter(out, compression) as w:
+        for source, idx in parts:
+            for k in range(idx.count):
+                st = int(idx.status[k])
+                off, ln = int(idx.offsets[k]), int(idx.lengths[k])
+                if st & VERIFIED and not st & BAD_DATA_CRC:
+                    w.write(bounded_payload(source.read, off, ln, source.pieces))
+                    res.written += 1
+                    res.reheadered += bool(st & BAD_LENGTH_CRC)
+                elif st & BAD_DATA_CRC:
+                    fixed = repair_record(source, off, ln)
+                    if fixed is None:
+                        res.dropped.append((base + k, "damaged beyond one flipped bit: nothing proves another repair"))
+                        continue
+                    w.write(fixed[0])
+                    res.written += 1
+                    res.repaired.append(Repair(base + k, fixed[1]))
+                else:
+                    res.dropped.append((base + k, "never verified"))
+                if progress is not None and (base + k) % 256 == 0 and not progress(base + k):
+                    raise TfrviewError("repair cancelled")
+            res.damaged_regions += sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)
+            base += idx.count
     return res
 
 

@@ -117,6 +117,44 @@ class ExportController(QObject):
         if path:
             self.write_intact(Path(path), comp)
 
+    @Slot()
+    def save_repaired(self) -> None:
+        """Repair Into a New File: what Save Intact writes, plus every damaged record whose bytes
+        can be proven whole again (one flipped bit); the report says what, how, and what was left."""
+        p = self.session.index_progress
+        if p is None or p.phase is not ScanPhase.DONE:
+            QMessageBox.information(self.window, "Repair", "Wait until every CRC is checked (see the status bar).")
+            return
+        comp = self._ask_compression(self._source_compression())
+        if comp is None:
+            return
+        stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
+        suggested = Path(self.data_dir()) / f"{stem}-repaired.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        path, _ = QFileDialog.getSaveFileName(self.window, "Repair into a new file", str(suggested))
+        if path:
+            self.write_repaired(Path(path), comp)
+
+    def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
+        from tfrview.core.output.repair import repair_many
+
+        parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
+
+        def done(result) -> None:
+            if on_done is not None:
+                on_done(result)
+                return
+            status, value = result
+            if status == "error":
+                QMessageBox.warning(self.window, "Repair", value)
+                return
+            lines = [f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
+                     f"{len(value.dropped):,} left out."]  # fmt: skip
+            lines += [f"record {r.record}: {r.how}" for r in value.repaired[:20]]
+            lines += [f"left out record {k}: {why}" for k, why in value.dropped[:10]]
+            QMessageBox.information(self.window, "Repair", "\n".join(lines))
+
+        self._run_task("Repairing…", self.model.total(), lambda progress: repair_many(parts, path, comp, progress), done)
+
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
         from tfrview.core.output.salvage import salvage_many
 

@@ -157,11 +157,19 @@ class ProblemsPanel(QWidget):
         bar.addStretch(1)
         self.shown_label = QLabel("", self)
         bar.addWidget(self.shown_label)
+        self._bar = bar
         lay.addLayout(bar)
         self.tree = ProblemsView(model, self)
         lay.addWidget(self.tree, 1)
         model.arranged.connect(self._update_bar)
         self._update_bar()
+
+    def add_action(self, action, text: str) -> None:
+        """A button on the panel's bar for a window action (Repair: where the damage is listed)."""
+        b = QToolButton(self)
+        b.setDefaultAction(action)
+        b.setText(text)
+        self._bar.addWidget(b)
 
     def _on_severities(self) -> None:
         on = frozenset(s for s, b in self.severity_buttons.items() if b.isChecked())
