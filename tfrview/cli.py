@@ -425,6 +425,13 @@ def cmd_dump(args) -> int:
     from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.core.tfrecord.index import data_crc_ok
 
+    schema = None
+    if args.proto:
+        from tfrview.core.records.schema import decode_with, load_schema
+
+        schema = load_schema(args.proto, args.message)
+    elif args.message:
+        raise TfrviewError("--message needs --proto FILE (a descriptor set or a .proto file)")
     with Dataset.open(args.paths) as ds:
         errs = [f.error for f in ds.files if f.error]
         for e in errs:
@@ -439,6 +446,19 @@ def cmd_dump(args) -> int:
                 crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
                 status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
+                named = decode_with(p.raw, schema) if schema is not None and p.full_size is None else None
+                if named is not None:  # the person's schema: field names, not numbers
+                    d = {"record": n, "offset": off, "length": ln, "kind": "message", "message_type": schema.name,
+                         "message": named}  # fmt: skip
+                    if status != "ok":
+                        d["status"] = status
+                    if args.json:
+                        out.write(json.dumps(d) + "\n")
+                    else:
+                        body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+                        out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
+                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n  {body}\n")  # fmt: skip
+                    continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
                     if len(ds.files) > 1:
@@ -723,11 +743,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("dump", "print records as text or JSON lines",
             "  tfrview dump train.tfrecord --records 0:5\n  tfrview dump train.tfrecord --records -1\n"
-            "  tfrview dump train.tfrecord --json > records.jsonl\n")  # fmt: skip
+            "  tfrview dump train.tfrecord --json > records.jsonl\n"
+            "  tfrview dump frames.tfrecord --proto waymo.desc --message waymo.open_dataset.Frame\n")  # fmt: skip
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--records", metavar="A:B", help="record N, or a Python-style range A:B (default: all)")
     p.add_argument("--json", action="store_true", help="one JSON object per record")
     p.add_argument("--max-values", type=_int_at_least(0), default=8, help="values shown per feature in text output")
+    p.add_argument("--proto", metavar="FILE", help="a schema for custom payloads: a descriptor set "
+                   "(protoc --include_imports --descriptor_set_out) or a .proto file (needs grpcio-tools)")  # fmt: skip
+    p.add_argument("--message", metavar="NAME", help="the message the records hold (default: the schema's only one)")
     p.set_defaults(func=cmd_dump)
 
     p = add("index", "write an 'offset size' index (DALI, tfrecord) or check one against its file",

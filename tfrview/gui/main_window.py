@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
         self._image_choice = 0
         self._tree_for: tuple | None = None
         self._specs: dict[int, object] = {}  # box keys chosen by the person, per record shown
+        self.schema = None  # records.schema.MessageSchema, for records of a custom protobuf
         QTimer.singleShot(0, self.start_indexing)
 
     @property
@@ -139,6 +140,8 @@ class MainWindow(QMainWindow):
         self._act("open_dir", "Open &Folder…", self.open_folder, "Ctrl+Shift+O")
         self._act("reload", "&Reload", self.reload, "F5")
         self._act("label_map", "Load &Label Map…", self.choose_label_map)
+        self._act("schema", "Load &Schema…", self.choose_schema,
+                  tip="A descriptor set or .proto file: custom protobuf records shown with field names")  # fmt: skip
         self._act(
             "save_image",
             "Save Image…",
@@ -340,6 +343,7 @@ class MainWindow(QMainWindow):
         m.addAction(a["reload"])
         m.addSeparator()
         m.addAction(a["label_map"])
+        m.addAction(a["schema"])
         m.addAction(a["save_image"])
         m.addAction(a["salvage"])
         m.addAction(a["repair"])
@@ -659,7 +663,8 @@ class MainWindow(QMainWindow):
         view = self.image_panel.view
         self.decoder.request(
             DecodeRequest(
-                n, None, self._image_choice, self.label_map, self._specs.get(n), (view.width(), view.height())
+                n, None, self._image_choice, self.label_map, self._specs.get(n), (view.width(), view.height()),
+                self.schema,
             )
         )
 
@@ -723,9 +728,12 @@ class MainWindow(QMainWindow):
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
         note = self.model.problem_at(fi, k) if status not in ("ok", "unverified") else ""
-        if self._tree_for != (view.number, view.payload.raw, note):
-            self.tree.show_payload(view.payload, note)
-            self._tree_for = (view.number, view.payload.raw, note)
+        if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
+            if view.named is not None:
+                self.tree.show_named(view.named_type, view.named, note)
+            else:
+                self.tree.show_payload(view.payload, note)
+            self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
         self.image_panel.show_view(view, damaged=note.split("\n")[0] if note else "")
         if view.payload.features and view.number not in self._specs:
@@ -810,6 +818,38 @@ class MainWindow(QMainWindow):
         )
         if path:
             self.set_label_map(Path(path))
+
+    @Slot()
+    def choose_schema(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load schema", self.data_dir(),
+                                              "Schemas (*.desc *.pb *.protoset *.proto);;All files (*)")  # fmt: skip
+        if not path:
+            return
+        from tfrview.core.records.schema import message_names
+
+        try:
+            names = message_names(path)
+        except TfrviewError as exc:
+            QMessageBox.warning(self, "Schema", str(exc))
+            return
+        name, ok = QInputDialog.getItem(self, "Schema", "The message the records hold:", names, 0, False)
+        if ok:
+            self.set_schema(Path(path), name)
+
+    def set_schema(self, path: Path, message: str | None) -> bool:
+        """Show records of a custom protobuf with the field names of `message` from `path`."""
+        from tfrview.core.records.schema import load_schema
+
+        try:
+            self.schema = load_schema(path, message)
+        except TfrviewError as exc:
+            QMessageBox.warning(self, "Schema", str(exc))
+            return False
+        self.statusBar().showMessage(f"records shown as {self.schema.name}", 5000)
+        self._tree_for = None
+        if self._selected is not None:
+            self._request(self._selected)
+        return True
 
     def set_label_map(self, path: Path) -> bool:
         try:

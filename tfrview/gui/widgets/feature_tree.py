@@ -86,6 +86,29 @@ class FeatureTree(QTreeWidget):
         header.resizeSection(1, 60)
         header.resizeSection(2, 60)
 
+    def show_named(self, type_name: str, message: dict, note: str = "") -> None:
+        """A record as the person's schema reads it: field names, nested messages, lists."""
+        self.clear()
+        self._image_items = {}
+        if note:
+            QTreeWidgetItem(self, ["⚠", "", "", note])
+        root = QTreeWidgetItem(self, [type_name, "message", str(len(message)), "decoded with the loaded schema"])
+        self._named(root, message)
+        root.setExpanded(True)
+
+    def _named(self, parent, value) -> None:
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for i, (k, v) in enumerate(items):
+            if i >= PAGE * 5:
+                QTreeWidgetItem(parent, [f"… {len(value) - i} more", "", "", ""])
+                break
+            label = one_line(str(k)) if isinstance(value, dict) else f"[{k}]"
+            if isinstance(v, dict | list):
+                item = QTreeWidgetItem(parent, [label, "message" if isinstance(v, dict) else "list", str(len(v)), ""])
+                self._named(item, v)
+            else:
+                QTreeWidgetItem(parent, [label, type(v).__name__, "", one_line(str(v))[:500]])
+
     def show_payload(self, p: Payload | None, note: str = "") -> None:
         self.clear()
         self._image_items: dict[tuple[str, int], QTreeWidgetItem] = {}

@@ -29,6 +29,7 @@ class DecodeRequest:
     label_map: dict[int, str] | None
     spec: BoxSpec | None
     fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
+    schema: object = None  # records.schema.MessageSchema the person loaded, for custom payloads
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class RecordView:
     thumbnails: dict = field(default_factory=dict)  # (key, index) -> small uint8 pixels, or an error string
     preview: tuple | None = None  # (pixels scaled to fit the view, that scale)
     read_error: str | None = None  # the record could not be read at all
+    named: dict | None = None  # the record as the person's schema reads it (field names)
+    named_type: str = ""  # that message's full name
 
 
 THUMB = 48
@@ -63,6 +66,19 @@ def _thumbnails(feats, refs) -> dict:
 
 
 def build_view(req: DecodeRequest, read=None) -> RecordView:
+    view = _build_view(req, read)
+    if req.schema is not None and view.read_error is None and view.payload.full_size is None:
+        from dataclasses import replace
+
+        from tfrview.core.records.schema import decode_with
+
+        named = decode_with(view.payload.raw, req.schema)
+        if named is not None:
+            view = replace(view, named=named, named_type=req.schema.name)
+    return view
+
+
+def _build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
         from tfrview.core.tfrecord.framing import TfrviewError
