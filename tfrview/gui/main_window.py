@@ -37,6 +37,7 @@ from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.core.units import human_bytes
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
+from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.job_state import JobState
@@ -283,6 +284,12 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
+        self.plots = PlotController(self.session, self, self.data_dir)
+        self.plot_dock = self.plots.dock
+        self.plots.panel.record_clicked.connect(self.select_record)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
+        self.tabifyDockWidget(self.problems_dock, self.plot_dock)
+        self.plot_dock.hide()
         self.filtering = FilterController(self.session, self.model, self.problems, self.filter_edit,
                                           self.filter_status, self)  # fmt: skip
         self.filtering.cleared.connect(self._reselect)
@@ -359,6 +366,7 @@ class MainWindow(QMainWindow):
         v.addSeparator()
         v.addAction(self.problems_dock.toggleViewAction())
         v.addAction(self.summary_dock.toggleViewAction())
+        v.addAction(self.plot_dock.toggleViewAction())
         v.addAction(self.shards_dock.toggleViewAction())
         v.addAction(a["summary"])
         g = self.menuBar().addMenu("&Go")
@@ -931,6 +939,7 @@ class MainWindow(QMainWindow):
             w.cancel()
             w.wait()
         self.exporting.shutdown()
+        self.plots.shutdown()
         self.filtering.stop()
 
         self.ds.close()

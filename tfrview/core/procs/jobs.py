@@ -130,22 +130,9 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     is stored and numbers its records as the window does (else False: read the records)."""
     import numpy as np
 
-    from tfrview.core.analysis.cache import load
-    from tfrview.core.analysis.merge import DatasetAnalysis, join_parts
-    from tfrview.core.analysis.shard import plan
     from tfrview.core.analysis.vfilter import match
 
-    counts = spec.get("counts")
-    parts = []
-    for task in plan(spec["paths"], True, spec.get("label_map") or None):
-        r = load(task)
-        if r is None or r.deep is None:
-            return False
-        parts.append(r)
-    results = join_parts(parts)
-    if counts is not None and [len(r.offsets) for r in results] != list(counts):
-        return False
-    table = DatasetAnalysis(results).facts()
+    table = _stored_facts(spec)
     if table is None:
         return False
     by_kind: dict[str, list[int]] = {}
@@ -164,7 +151,69 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     return True
 
 
-JOBS = {"analyze": job_analyze, "filter": job_filter}
+SERIES_POINTS = 200_000  # points a series hands the window (every k-th beyond it: a plot's resolution)
+
+
+def job_series(spec: dict) -> None:
+    """One numeric feature over the dataset, for a plot: x is the `step` feature when the records
+    have one (TensorBoard events, training logs), else the record number. From the stored facts of
+    the analysis (no record is read); an error when they are not stored yet."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from tfrview.core.analysis.facts import column_of
+
+    table = _stored_facts(spec)
+    if table is None:
+        _emit({"error": "the analysis is not stored yet: plots come from it"})
+        return
+    key = spec["key"]
+    name = column_of(key)
+    if name not in table.column_names:
+        _emit({"error": f"no feature {key!r} in the stored facts"})
+        return
+    y = table[name]
+    if pa_is_list(y.type):
+        y = pc.list_element(y, 0)
+    x_name = "step" if "step" in table.column_names and key != "step" else "record"
+    x = table[column_of("step")] if x_name == "step" else table["n"]
+    n = table["n"]
+    keep = pc.and_(pc.is_valid(y), pc.is_valid(x))
+    xs = np.asarray(pc.filter(x, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
+    ys = np.asarray(pc.filter(y, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
+    ns = np.asarray(pc.filter(n, keep).to_numpy(zero_copy_only=False), dtype=np.int64)
+    stride = max(1, len(xs) // SERIES_POINTS)
+    _emit({"series": {"key": key, "x_name": x_name, "x": xs[::stride].tolist(), "y": ys[::stride].tolist(),
+                      "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}})  # fmt: skip
+
+
+def pa_is_list(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def _stored_facts(spec: dict):
+    """The merged fact table of the dataset's stored analysis, or None when some file's is not
+    stored (or frames other records than the window's)."""
+    from tfrview.core.analysis.cache import load
+    from tfrview.core.analysis.merge import DatasetAnalysis, join_parts
+    from tfrview.core.analysis.shard import plan
+
+    parts = []
+    for task in plan(spec["paths"], True, spec.get("label_map") or None):
+        r = load(task)
+        if r is None or r.deep is None:
+            return None
+        parts.append(r)
+    results = join_parts(parts)
+    counts = spec.get("counts")
+    if counts is not None and [len(r.offsets) for r in results] != list(counts):
+        return None
+    return DatasetAnalysis(results).facts()
+
+
+JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series}
 
 
 def child_main() -> int:
