@@ -77,3 +77,35 @@ def test_the_demo_and_the_raccoon_file_raise_no_such_finding():
         a = analyze(paths, deep=True, jobs=1)
         kinds = {str(p.kind) for fi in range(len(paths)) for p in a.problems(fi)}
     assert "image_not_an_image" not in kinds and "image_format_mismatch" not in kinds
+
+
+def _mask_png(w: int, h: int, values) -> bytes:
+    arr = np.zeros((h, w), np.uint8)
+    for i, v in enumerate(values):
+        arr[i % h, (i * 3) % w] = v
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _mask_kinds(data: bytes, label_map=None) -> list[tuple[str, str]]:
+    found = check_record(decode(data), (0, 0), None, label_map, None)
+    return [(str(f.kind), f.message) for f in found if str(f.kind).startswith("mask_")]
+
+
+def test_planted_mask_problems_are_found_and_clean_masks_pass():
+    seg = {"image/segmentation/class/format": "png"}
+    # DeepLab: a mask of the image's size with known classes is clean
+    clean = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(64, 48, [1, 1, 255])})
+    assert _mask_kinds(clean, {1: "cat"}) == []
+    small = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(32, 24, [1])})
+    assert _mask_kinds(small) == [("mask_size_mismatch", "image/segmentation/class/encoded is 32×24 but the image is 64×48")]
+    unknown = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(64, 48, [1, 7, 9])})
+    assert _mask_kinds(unknown, {1: "cat"}) == [
+        ("mask_class_not_in_map", "image/segmentation/class/encoded holds class ids the label map does not name: [7, 9]")]
+    # OD API instance masks: one PNG per box
+    one = _mask_png(64, 48, [1, 1, 1])
+    assert _mask_kinds(_od(_jpeg(), **{"image/object/mask": [one]})) == []
+    kinds = dict(_mask_kinds(_od(_jpeg(), **{"image/object/mask": [one, _mask_png(64, 48, []), one]})))
+    assert kinds == {"mask_count_mismatch": "image/object/mask has 3 masks for 1 boxes",
+                     "mask_empty": "1 instance mask(s) with no pixel set, e.g. mask 1"}  # fmt: skip

@@ -274,6 +274,82 @@ def _what_it_holds(b: bytes) -> str:
     return f"holds {len(b):,} bytes that no image format starts with (they start {head[:8].hex(' ')})"
 
 
+# --- masks --------------------------------------------------------------------------------------------
+
+
+def _mask_keys(features: dict[str, Feature]) -> list[str]:
+    """Segmentation masks by convention: DeepLab's image/segmentation/class/encoded, TFDS'
+    segmentation_mask, any */segmentation*/encoded."""
+    return [k for k, f in features.items() if f.type == BYTES_LIST and len(f.values)
+            and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))]  # fmt: skip
+
+
+def _mask_pixels(b: bytes) -> np.ndarray | None:
+    import warnings
+
+    from tfrview.core.records.images import check_decoded_size, open_image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with open_image(b) as im:
+                check_decoded_size(im)
+                return np.asarray(im.convert("L") if im.mode not in ("L", "P", "I", "I;16") else im)
+    except Exception:  # not an image: check_image_slots and check_images say so
+        return None
+
+
+def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None, boxes: int | None,
+                label_map: dict[int, str] | None) -> list[Finding]:  # fmt: skip
+    """Segmentation and instance masks: a size other than the image's, class ids the label map
+    does not name (0 background and 255 'ignore' excepted), a count of instance masks other than
+    the boxes', an instance mask with no pixel set."""
+    out: list[Finding] = []
+    for key in _mask_keys(features):
+        px = _mask_pixels(features[key].values[0])
+        if px is None:
+            continue
+        h, w = px.shape[:2]
+        if image_size and (w, h) != tuple(image_size):
+            out.append(Finding(ProblemKind.MASK_SIZE_MISMATCH,
+                               f"{key} is {w}×{h} but the image is {image_size[0]}×{image_size[1]}"))  # fmt: skip
+        if label_map:
+            ids = [int(i) for i in np.unique(px) if int(i) not in (0, 255) and int(i) not in label_map]
+            if ids:
+                out.append(Finding(ProblemKind.MASK_CLASS_NOT_IN_MAP,
+                                   f"{key} holds class ids the label map does not name: {ids[:10]}"))  # fmt: skip
+    inst = features.get("image/object/mask")
+    if inst is not None and len(inst.values):
+        if inst.type == BYTES_LIST:
+            masks = [_mask_pixels(b) for b in inst.values[:256]]
+            n = len(inst.values)
+        elif inst.type == FLOAT_LIST and image_size and image_size[0] * image_size[1]:
+            per = image_size[0] * image_size[1]
+            n = len(inst.values) // per if len(inst.values) % per == 0 else -1
+            if n < 0:
+                out.append(Finding(ProblemKind.MASK_COUNT_MISMATCH,
+                                   f"image/object/mask has {len(inst.values):,} values, not a whole number of "
+                                   f"{image_size[0]}×{image_size[1]} masks"))  # fmt: skip
+                return out
+            vals = np.asarray(inst.values[: per * 256])
+            masks = [vals[i * per : (i + 1) * per].reshape(image_size[1], image_size[0]) for i in range(min(n, 256))]
+        else:
+            return out
+        if boxes is not None and n != boxes:
+            out.append(Finding(ProblemKind.MASK_COUNT_MISMATCH, f"image/object/mask has {n} masks for {boxes} boxes"))
+        empty = [i for i, m in enumerate(masks) if m is not None and not np.any(m)]
+        if empty:
+            out.append(Finding(ProblemKind.MASK_EMPTY,
+                               f"{len(empty)} instance mask(s) with no pixel set, e.g. mask {empty[0]}"))  # fmt: skip
+        for i, m in enumerate(masks):
+            if m is not None and image_size and (m.shape[1], m.shape[0]) != tuple(image_size):
+                out.append(Finding(ProblemKind.MASK_SIZE_MISMATCH,
+                                   f"image/object/mask {i} is {m.shape[1]}×{m.shape[0]} but the image is "
+                                   f"{image_size[0]}×{image_size[1]}"))  # fmt: skip
+                break
+    return out
+
+
 # --- labels -------------------------------------------------------------------------------------------
 
 
@@ -547,16 +623,17 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
     out += check_image_slots(feats)
     out += img_findings
     out += check_boxes(feats, spec, size)
+    n_boxes = None
+    if spec is not None and spec.keys and spec.keys[0] in feats:
+        n_boxes = feats[spec.keys[0]].count // (4 if len(spec.keys) == 1 else 1)
+    out += check_masks(feats, size, n_boxes, label_map)
     od = od_dataset if od_dataset is not None else (schema.od_dataset if schema else bool(spec))
     out += check_labels(feats, spec, label_map, od)
     out += check_values(feats)
     out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
-    boxes = 0
-    if spec is not None and spec.keys and spec.keys[0] in feats:
-        boxes = feats[spec.keys[0]].count // (4 if len(spec.keys) == 1 else 1)
-    return out, RecordLook(size, boxes, class_zero_key(feats, spec))
+    return out, RecordLook(size, n_boxes or 0, class_zero_key(feats, spec))
 
 
 @dataclass(frozen=True)

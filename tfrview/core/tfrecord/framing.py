@@ -52,6 +52,10 @@ class ProblemKind(enum.StrEnum):
     IMAGE_SIZE_MISMATCH = "image_size_mismatch"
     IMAGE_EXIF_ROTATION = "image_exif_rotation"
     DUPLICATE_IMAGE = "duplicate_image"
+    MASK_SIZE_MISMATCH = "mask_size_mismatch"  # a segmentation or instance mask of another size than the image
+    MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
+    MASK_COUNT_MISMATCH = "mask_count_mismatch"  # instance masks and boxes differ in number
+    MASK_EMPTY = "mask_empty"  # an instance mask with no pixel set
     BOX_OUT_OF_BOUNDS = "box_out_of_bounds"
     BOX_INVERTED = "box_inverted"
     BOX_ZERO_AREA = "box_zero_area"
