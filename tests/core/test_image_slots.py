@@ -109,3 +109,20 @@ def test_planted_mask_problems_are_found_and_clean_masks_pass():
     kinds = dict(_mask_kinds(_od(_jpeg(), **{"image/object/mask": [one, _mask_png(64, 48, []), one]})))
     assert kinds == {"mask_count_mismatch": "image/object/mask has 3 masks for 1 boxes",
                      "mask_empty": "1 instance mask(s) with no pixel set, e.g. mask 1"}  # fmt: skip
+
+
+def test_a_segmentation_mask_is_coloured_with_the_class_palette():
+    from tfrview.core.records.drawing import palette_rgb
+    from tfrview.core.records.masks import mask_overlay
+
+    arr = np.zeros((48, 64), np.uint8)
+    arr[:10, :10] = 1
+    arr[20:30, :] = 7
+    arr[40:, :] = 255  # ignored, like background
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, "PNG")
+    p = decode(_od(_jpeg(), **{"image/segmentation/class/encoded": buf.getvalue(), "image/segmentation/class/format": "png"}))
+    m = mask_overlay(p.features, 64, 48)
+    assert m.key == "image/segmentation/class/encoded" and m.classes == ((7, 640), (1, 100))
+    assert tuple(m.rgba[0, 0]) == (*palette_rgb("1"), 255) and m.rgba[45, 5, 3] == 0 and m.rgba[15, 40, 3] == 0
+    assert mask_overlay(p.features, 32, 24) is None  # a mask of another size is not drawn (the checks say so)

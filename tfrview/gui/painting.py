@@ -99,6 +99,17 @@ def render_image(p: QPainter, image: QImage, ctx: RenderContext) -> None:
     p.drawImage(target, image)
 
 
+def render_mask(p: QPainter, mask: QImage, ctx: RenderContext, opacity: float) -> None:
+    """The coloured mask over the image (same size), at `opacity`; nearest-neighbour, so class
+    edges stay crisp when zoomed in."""
+    target = QRectF(ctx.offset_x, ctx.offset_y, mask.width() * ctx.scale, mask.height() * ctx.scale)
+    p.save()
+    p.setOpacity(opacity)
+    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+    p.drawImage(target, mask)
+    p.restore()
+
+
 def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
     if overlay is None or not ctx.show_boxes:
         return

@@ -277,36 +277,16 @@ def _what_it_holds(b: bytes) -> str:
 # --- masks --------------------------------------------------------------------------------------------
 
 
-def _mask_keys(features: dict[str, Feature]) -> list[str]:
-    """Segmentation masks by convention: DeepLab's image/segmentation/class/encoded, TFDS'
-    segmentation_mask, any */segmentation*/encoded."""
-    return [k for k, f in features.items() if f.type == BYTES_LIST and len(f.values)
-            and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))]  # fmt: skip
-
-
-def _mask_pixels(b: bytes) -> np.ndarray | None:
-    import warnings
-
-    from tfrview.core.records.images import check_decoded_size, open_image
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with open_image(b) as im:
-                check_decoded_size(im)
-                return np.asarray(im.convert("L") if im.mode not in ("L", "P", "I", "I;16") else im)
-    except Exception:  # not an image: check_image_slots and check_images say so
-        return None
-
-
 def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None, boxes: int | None,
                 label_map: dict[int, str] | None) -> list[Finding]:  # fmt: skip
     """Segmentation and instance masks: a size other than the image's, class ids the label map
     does not name (0 background and 255 'ignore' excepted), a count of instance masks other than
     the boxes', an instance mask with no pixel set."""
     out: list[Finding] = []
-    for key in _mask_keys(features):
-        px = _mask_pixels(features[key].values[0])
+    from tfrview.core.records.masks import mask_keys, mask_pixels
+
+    for key in mask_keys(features):
+        px = mask_pixels(features[key].values[0])
         if px is None:
             continue
         h, w = px.shape[:2]
@@ -321,7 +301,7 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
     inst = features.get("image/object/mask")
     if inst is not None and len(inst.values):
         if inst.type == BYTES_LIST:
-            masks = [_mask_pixels(b) for b in inst.values[:256]]
+            masks = [mask_pixels(b) for b in inst.values[:256]]
             n = len(inst.values)
         elif inst.type == FLOAT_LIST and image_size and image_size[0] * image_size[1]:
             per = image_size[0] * image_size[1]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QVBoxLayout, QWidget
 
+from tfrview.core.records.drawing import palette_hex
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.image_view import ImageView
 from tfrview.gui.workers.decode import RecordView
@@ -27,6 +28,17 @@ class ImagePanel(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self.selector)
+        self.opacity = QSlider(Qt.Orientation.Horizontal, self)  # the mask's opacity, shown with a mask
+        self.opacity.setRange(0, 100)
+        self.opacity.setValue(50)
+        self.opacity.setFixedWidth(100)
+        self.opacity.setToolTip("Mask opacity")
+        self.opacity.valueChanged.connect(self._on_opacity)
+        self.opacity_label = QLabel("mask", self)
+        bar.addWidget(self.opacity_label)
+        bar.addWidget(self.opacity)
+        self.opacity.setVisible(False)
+        self.opacity_label.setVisible(False)
         bar.addStretch(1)
         for name in ("fit", "actual", "boxes", "labels", "box_keys", "save_image"):
             b = QToolButton(self)
@@ -53,9 +65,17 @@ class ImagePanel(QWidget):
         self.view.set_content(None, None, text)
         self.facts.setText("")
 
+    def _on_opacity(self, value: int) -> None:
+        self.view.mask_opacity = value / 100
+        self.view.update()
+
     def show_view(self, v: RecordView, damaged: str = "") -> None:
         """`damaged`: the record's problem, said above the facts (what is shown may be corrupt)."""
         self.current = v
+        self.view.mask = None
+        has_mask = v.mask is not None and v.decoded is not None
+        self.opacity.setVisible(has_mask)
+        self.opacity_label.setVisible(has_mask)
         self.selector.clear()
         for ref in v.images:
             self.selector.addItem(ref.label)
@@ -80,6 +100,9 @@ class ImagePanel(QWidget):
             small, arr = wrap_qimage(v.preview[0])
             preview = (small, v.preview[1])
             keep.append(arr)
+        if has_mask:
+            self.view.mask, mask_arr = wrap_qimage(v.mask.rgba)
+            keep.append(mask_arr)
         self.view.set_content(self.qimage, v.overlay, preview=preview, keep=keep)
         img = v.decoded
         facts = [f"<b>{ref.key}</b> {ref.detail} {img.width}×{img.height}"]
@@ -90,6 +113,11 @@ class ImagePanel(QWidget):
             facts += [f"⚠ {n}" for n in ov.notes]
         else:
             facts.append("no boxes found")
+        if has_mask:  # the legend: each class's colour and share of the mask
+            total = sum(n for _, n in v.mask.classes) or 1
+            facts.append(f"{v.mask.key}: " + " ".join(
+                f"<span style='color:{palette_hex(str(c))}'>■</span> {c} ({100 * n / total:.0f}%)"
+                for c, n in v.mask.classes[:12]))  # fmt: skip
         if damaged:
             facts.insert(0, f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
                             "the image may be corrupt</span>")  # fmt: skip

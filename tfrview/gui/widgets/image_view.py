@@ -15,6 +15,7 @@ from tfrview.gui.painting import (
     render_caption,
     render_image,
     render_labels,
+    render_mask,
 )
 
 
@@ -38,7 +39,9 @@ class ImageView(QWidget):
         self._scaled: QImage | None = None
         self._scaled_key: tuple | None = None
         self._preview: tuple | None = None
-        self.layers = (self._paint_image, self._paint_boxes, self._paint_labels, self._paint_caption)
+        self.mask = None  # QImage of the coloured mask (records.masks), drawn over the image
+        self.mask_opacity = 0.5
+        self.layers = (self._paint_image, self._paint_mask, self._paint_boxes, self._paint_labels, self._paint_caption)
 
     def sizeHint(self) -> QSize:
         return QSize(480, 360)
@@ -183,6 +186,10 @@ class ImageView(QWidget):
                                              Qt.TransformationMode.SmoothTransformation)  # fmt: skip
             self._scaled_key = key
         return self._scaled
+
+    def _paint_mask(self, p: QPainter, ctx: RenderContext) -> None:
+        if self.mask is not None and self.mask_opacity > 0:
+            render_mask(p, self.mask, ctx, self.mask_opacity)
 
     def _paint_boxes(self, p: QPainter, ctx: RenderContext) -> None:
         render_boxes(p, self.overlay, ctx)

@@ -48,6 +48,7 @@ class RecordView:
     read_error: str | None = None  # the record could not be read at all
     named: dict | None = None  # the record as the person's schema reads it (field names)
     named_type: str = ""  # that message's full name
+    mask: object = None  # records.masks.MaskOverlay for the decoded image, if the record has one
 
 
 THUMB = 48
@@ -98,11 +99,15 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs)
+    from tfrview.core.records.masks import mask_keys, mask_overlay
+
+    shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
+    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
     return RecordView(
-        req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit)
+        req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit), mask=mask
     )
 
 

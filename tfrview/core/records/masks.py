@@ -1,0 +1,74 @@
+"""Segmentation and instance masks: where a record keeps them (one rule for the QA checks and the
+drawing) and their pixels coloured with the class palette, for drawing over the image."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tfrview.core.records.drawing import palette_rgb
+from tfrview.core.records.payload import BYTES_LIST, Feature
+
+IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
+
+
+def mask_keys(features: dict[str, Feature]) -> list[str]:
+    """Segmentation masks by convention: DeepLab's image/segmentation/class/encoded, TFDS'
+    segmentation_mask, any */segmentation*/encoded."""
+    return [k for k, f in features.items() if f.type == BYTES_LIST and len(f.values)
+            and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))]  # fmt: skip
+
+
+def mask_pixels(b: bytes) -> np.ndarray | None:
+    """A mask image's class ids (2-D), or None if the bytes are no image."""
+    import warnings
+
+    from tfrview.core.records.images import check_decoded_size, open_image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with open_image(b) as im:
+                check_decoded_size(im)
+                return np.asarray(im.convert("L") if im.mode not in ("L", "P", "I", "I;16") else im)
+    except Exception:  # not an image: the QA checks say so
+        return None
+
+
+@dataclass(frozen=True)
+class MaskOverlay:
+    key: str
+    rgba: np.ndarray  # H x W x 4, uint8: class colours, transparent where background or ignored
+    classes: tuple[tuple[int, int], ...]  # (class id, pixels), most pixels first
+
+
+def mask_overlay(features: dict[str, Feature], width: int, height: int) -> MaskOverlay | None:
+    """The record's segmentation mask (or its instance masks, one colour each) coloured for
+    drawing over an image of width x height; None when it has none of that size."""
+    for key in mask_keys(features):
+        px = mask_pixels(features[key].values[0])
+        if px is not None and px.shape[:2] == (height, width):
+            return _coloured(key, px.astype(np.int64))
+    inst = features.get("image/object/mask")
+    if inst is not None and inst.type == BYTES_LIST and len(inst.values):
+        ids = np.zeros((height, width), dtype=np.int64)
+        for i, b in enumerate(inst.values[:255]):
+            m = mask_pixels(b)
+            if m is not None and m.shape[:2] == (height, width):
+                ids[m > 0] = i + 1  # instance i, coloured as class i + 1
+        if ids.any():
+            return _coloured("image/object/mask", ids)
+    return None
+
+
+def _coloured(key: str, ids: np.ndarray) -> MaskOverlay:
+    found, counts = np.unique(ids, return_counts=True)
+    rgba = np.zeros((*ids.shape, 4), dtype=np.uint8)
+    classes = []
+    for c, n in zip(found.tolist(), counts.tolist(), strict=True):
+        if c in (0, IGNORE):
+            continue
+        rgba[ids == c] = (*palette_rgb(str(c)), 255)
+        classes.append((c, n))
+    return MaskOverlay(key, rgba, tuple(sorted(classes, key=lambda x: -x[1])))
