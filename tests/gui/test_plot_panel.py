@@ -29,3 +29,14 @@ def test_an_event_file_shows_its_scalars_over_steps(qtbot, open_window, tmp_path
     out = tmp_path / "plot.png"
     w.plots.write_png(out)
     assert out.read_bytes()[:4] == b"\x89PNG"
+    # a histogram of the values; a click on a bar filters the table to that bar's records
+    panel.mode.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: panel._edges is not None and panel._hist_key == "loss", timeout=20000)
+    lo, hi, closed = panel.bar_at(0.99)
+    assert closed and hi == 1.0 and lo > 0.9
+    panel.range_clicked.emit("loss", lo, hi, closed)  # what a click on that bar does
+    d = Driver(qtbot, w)
+    d.wait_filter()
+    qtbot.waitUntil(lambda: d.shown_records() == [1], timeout=20000)  # loss 1.0: step 0, record 1
+    assert w.filter_edit.text().startswith('"loss" >= ')
+

@@ -284,7 +284,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
-        self.plots = PlotController(self.session, self, self.data_dir)
+        self.plots = PlotController(self.session, self, self.data_dir, self._filter_to)
         self.plot_dock = self.plots.dock
         self.plots.panel.record_clicked.connect(self.select_record)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
@@ -625,6 +625,11 @@ class MainWindow(QMainWindow):
             self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
 
     # the filter and the shards -------------------------------------------------------------------------------
+
+    def _filter_to(self, text: str) -> None:
+        """Show the records a filter selects, as if typed in the filter box (a plot's bar)."""
+        self.filter_edit.setText(text)
+        self.filtering.apply()
 
     @Slot()
     def _reselect(self) -> None:

@@ -173,6 +173,21 @@ def job_series(spec: dict) -> None:
         _emit({"error": f"no feature {key!r} in the stored facts"})
         return
     y = table[name]
+    if spec.get("mode") == "histogram":  # every value, lists flattened
+        vals = pc.list_flatten(y) if pa_is_list(y.type) else y
+        vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
+        vals = vals[np.isfinite(vals)]
+        if not len(vals):
+            _emit({"error": f"{key!r} holds no finite number"})
+            return
+        lo, hi = float(vals.min()), float(vals.max())
+        if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
+            edges = np.arange(lo - 0.5, hi + 1.0)  # small integers (class ids, counts): one bar each
+        else:
+            edges = np.histogram_bin_edges(vals, bins=50)
+        counts, edges = np.histogram(vals, bins=edges)
+        _emit({"histogram": {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals)}})
+        return
     if pa_is_list(y.type):
         y = pc.list_element(y, 0)
     x_name = "step" if "step" in table.column_names and key != "step" else "record"

@@ -15,12 +15,14 @@ NUMERIC = ("float_list", "int64_list")  # the summary's type names
 
 
 class PlotController(QObject):
-    def __init__(self, session: DatasetSession, window: QMainWindow, data_dir) -> None:
+    def __init__(self, session: DatasetSession, window: QMainWindow, data_dir, apply_filter=None) -> None:
         super().__init__(window)
         self.session = session
         self.window = window
         self.data_dir = data_dir
+        self.apply_filter = apply_filter  # (text) -> None: the table's filter, for a clicked bar
         self.panel = PlotPanel(window)
+        self.panel.range_clicked.connect(self._on_range)
         self.dock = QDockWidget("Plot", window)
         self.dock.setObjectName("plot")
         self.dock.setWidget(self.panel)
@@ -64,7 +66,8 @@ class PlotController(QObject):
 
     @Slot(str)
     def plot(self, key: str) -> None:
-        spec = {**self.session.job_spec("series"), "key": key}
+        spec = {**self.session.job_spec("series"), "key": key,
+                "mode": "histogram" if self.panel.histogram else "over"}  # fmt: skip
         self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
 
     def _on_items(self, worker: Worker, items: list[dict]) -> None:
@@ -73,12 +76,23 @@ class PlotController(QObject):
         for obj in items:
             if "series" in obj:
                 self.panel.show_series(obj["series"])
+            elif "histogram" in obj:
+                self.panel.show_histogram(obj["histogram"])
             elif "error" in obj:
                 self.panel.show_error(obj["error"])
 
     def _on_error(self, worker: Worker, message: str) -> None:
         if worker is self.job:
             self.panel.show_error(message)
+
+    @Slot(str, float, float, bool)
+    def _on_range(self, key: str, lo: float, hi: float, closed: bool) -> None:
+        """A clicked bar: the table shows the records with a value in it."""
+        import json
+
+        if self.apply_filter is not None:
+            k = json.dumps(key)
+            self.apply_filter(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}")
 
     @Slot()
     def save_png(self) -> None:
