@@ -107,3 +107,24 @@ def test_fixed_fields_of_unknown_protobufs_read_as_floats_when_plausible():
     assert fixed_as_float(1, 12345) is None  # a small integer stays an integer
     assert fixed_as_float(1, 0x7FF8000000000001) is None  # NaN bits: not a plausible reading
     assert fixed_as_float(0, 5) is None
+
+
+def test_box_measures_come_from_the_stored_facts(tmp_path):
+    import numpy as np
+
+    from tfrview.core.analysis import analyze
+    from tfrview.core.procs.jobs import box_measure
+    from tfrview.demo import _example
+
+    recs = [_example(**{"image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/xmax": [0.3, 0.9],
+                        "image/object/bbox/ymin": [0.2, 0.0], "image/object/bbox/ymax": [0.6, 0.1],
+                        "image/object/class/label": [1, 2]}).SerializeToString(),
+            _example(**{"image/object/bbox/xmin": [0.0], "image/object/bbox/xmax": [1.0],
+                        "image/object/bbox/ymin": [0.0], "image/object/bbox/ymax": [0.5],
+                        "image/object/class/label": [1]}).SerializeToString()]  # fmt: skip
+    path = tmp_path / "boxes.tfrecord"
+    write_records(path, recs)
+    table = analyze([str(path)], deep=True, jobs=1).facts()
+    assert np.allclose(box_measure(table, "box width"), [0.2, 0.4, 1.0])
+    assert np.allclose(box_measure(table, "box area"), [0.08, 0.04, 0.5])
+    assert np.allclose(box_measure(table, "box aspect (w/h)"), [0.5, 4.0, 2.0])

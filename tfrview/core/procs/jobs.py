@@ -168,6 +168,13 @@ def job_series(spec: dict) -> None:
         _emit({"error": "the analysis is not stored yet: plots come from it"})
         return
     key = spec["key"]
+    if key in BOX_MEASURES:
+        vals = box_measure(table, key)
+        if vals is None:
+            _emit({"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"})
+            return
+        _emit({"histogram": _histogram(key, vals)})
+        return
     name = column_of(key)
     if name not in table.column_names:
         _emit({"error": f"no feature {key!r} in the stored facts"})
@@ -176,17 +183,10 @@ def job_series(spec: dict) -> None:
     if spec.get("mode") == "histogram":  # every value, lists flattened
         vals = pc.list_flatten(y) if pa_is_list(y.type) else y
         vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
-        vals = vals[np.isfinite(vals)]
-        if not len(vals):
+        if not np.isfinite(vals).any():
             _emit({"error": f"{key!r} holds no finite number"})
             return
-        lo, hi = float(vals.min()), float(vals.max())
-        if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
-            edges = np.arange(lo - 0.5, hi + 1.0)  # small integers (class ids, counts): one bar each
-        else:
-            edges = np.histogram_bin_edges(vals, bins=50)
-        counts, edges = np.histogram(vals, bins=edges)
-        _emit({"histogram": {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals)}})
+        _emit({"histogram": _histogram(key, vals)})
         return
     if pa_is_list(y.type):
         y = pc.list_element(y, 0)
@@ -200,6 +200,53 @@ def job_series(spec: dict) -> None:
     stride = max(1, len(xs) // SERIES_POINTS)
     _emit({"series": {"key": key, "x_name": x_name, "x": xs[::stride].tolist(), "y": ys[::stride].tolist(),
                       "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}})  # fmt: skip
+
+
+BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # histograms of the boxes
+
+
+def _histogram(key: str, vals):
+    """50 bars, or one per value for small integers (class ids, counts); finite values only."""
+    import numpy as np
+
+    vals = vals[np.isfinite(vals)]
+    lo, hi = float(vals.min()), float(vals.max())
+    if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
+        edges = np.arange(lo - 0.5, hi + 1.0)
+    else:
+        edges = np.histogram_bin_edges(vals, bins=50)
+    counts, edges = np.histogram(vals, bins=edges)
+    return {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals),
+            "filterable": key not in BOX_MEASURES}  # fmt: skip
+
+
+def box_measure(table, measure: str):
+    """Every box's width, height, area or aspect, from the OD API's bbox lists of the facts (in
+    the boxes' own units: normalised or pixels, as the data holds them); None without boxes."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from tfrview.core.analysis.facts import column_of
+
+    cols = [column_of(f"image/object/bbox/{c}") for c in ("xmin", "xmax", "ymin", "ymax")]
+    if any(c not in table.column_names or not pa_is_list(table[c].type) for c in cols):
+        return None
+    lists = [table[c] for c in cols]
+    lengths = [np.asarray(pc.list_value_length(v).fill_null(0).to_numpy(zero_copy_only=False)) for v in lists]
+    same = np.all([ln == lengths[0] for ln in lengths], axis=0)  # records whose four lists agree
+    flat = [np.asarray(pc.list_flatten(pc.filter(v, same)).to_numpy(zero_copy_only=False), dtype=np.float64)
+            for v in lists]  # fmt: skip
+    if not len(flat[0]):
+        return None
+    w, h = flat[1] - flat[0], flat[3] - flat[2]
+    if measure == "box width":
+        return w
+    if measure == "box height":
+        return h
+    if measure == "box area":
+        return w * h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return w / h
 
 
 def pa_is_list(t) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
+from tfrview.core.procs.jobs import BOX_MEASURES
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.plot_panel import PlotPanel
 from tfrview.gui.workers.base import Worker
@@ -39,7 +40,10 @@ class PlotController(QObject):
     def _on_summary(self, summary: dict, partial: bool) -> None:
         if partial:
             return
-        keys = sorted(k for k, v in summary.get("keys", {}).items() if set(v.get("types", ())) & set(NUMERIC))
+        feats = summary.get("keys", {})
+        keys = sorted(k for k, v in feats.items() if set(v.get("types", ())) & set(NUMERIC))
+        if all(f"image/object/bbox/{c}" in feats for c in ("xmin", "xmax", "ymin", "ymax")):
+            keys += list(BOX_MEASURES)  # histograms of the boxes themselves
         events = summary.get("kinds", {}).get("event", 0) > 0
         self._keys = keys
         self._prefer = next((k for k in keys if k != "step" and "/" not in k), None) if events else None
@@ -66,8 +70,12 @@ class PlotController(QObject):
 
     @Slot(str)
     def plot(self, key: str) -> None:
-        spec = {**self.session.job_spec("series"), "key": key,
-                "mode": "histogram" if self.panel.histogram else "over"}  # fmt: skip
+        if key in BOX_MEASURES and not self.panel.histogram:  # a box measure is a histogram: say so
+            self.panel.mode.blockSignals(True)
+            self.panel.mode.setCurrentIndex(1)
+            self.panel.mode.blockSignals(False)
+        histogram = self.panel.histogram
+        spec = {**self.session.job_spec("series"), "key": key, "mode": "histogram" if histogram else "over"}
         self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
 
     def _on_items(self, worker: Worker, items: list[dict]) -> None:

@@ -42,6 +42,7 @@ class PlotPanel(QWidget):
         self._records = np.empty(0, dtype=np.int64)
         self._edges: np.ndarray | None = None  # a histogram's bar edges, when one is shown
         self._hist_key = ""
+        self._hist_filterable = True
 
     def set_keys(self, keys: list[str], prefer: str | None = None) -> None:
         current = self.keys.currentText()
@@ -101,7 +102,9 @@ class PlotPanel(QWidget):
                                           brush="#1f77b4", pen="w"))  # fmt: skip
         self.plot.setLabel("bottom", h["key"])
         self.plot.setLabel("left", "values")
-        self.status.setText(f"{h['values']:,} values in {len(counts)} bars · click a bar to filter the table to it")
+        self._hist_filterable = h.get("filterable", True)
+        click = " · click a bar to filter the table to it" if self._hist_filterable else ""
+        self.status.setText(f"{h['values']:,} values in {len(counts)} bars{click}")
 
     def show_error(self, text: str) -> None:
         self.status.setText(f"⚠ {text}")
@@ -112,7 +115,7 @@ class PlotPanel(QWidget):
         at = self.plot.getPlotItem().vb.mapSceneToView(ev.scenePos())
         if self._edges is not None:
             hit = self.bar_at(at.x())
-            if hit is not None:
+            if hit is not None and self._hist_filterable:
                 self.range_clicked.emit(self._hist_key, *hit)
             return
         self.record_clicked.emit(self.record_at(at.x()))
