@@ -126,3 +126,17 @@ def test_a_segmentation_mask_is_coloured_with_the_class_palette():
     assert m.key == "image/segmentation/class/encoded" and m.classes == ((7, 640), (1, 100))
     assert tuple(m.rgba[0, 0]) == (*palette_rgb("1"), 255) and m.rgba[45, 5, 3] == 0 and m.rgba[15, 40, 3] == 0
     assert mask_overlay(p.features, 32, 24) is None  # a mask of another size is not drawn (the checks say so)
+
+
+def test_keypoints_are_placed_per_box_in_pixels_and_unplaced_ones_left_out():
+    from tfrview.core.records.overlays import compute_overlay
+
+    feats = decode(_od(_jpeg(), **{"image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/xmax": [0.4, 0.9],
+                                   "image/object/bbox/ymin": [0.1, 0.5], "image/object/bbox/ymax": [0.4, 0.9],
+                                   "image/object/class/label": [1, 2],
+                                   "image/object/keypoint/x": [0.2, 0.3, 0.6, -1.0],
+                                   "image/object/keypoint/y": [0.2, 0.25, 0.7, -1.0]})).features  # fmt: skip
+    ov = compute_overlay(feats, 64, 48)
+    assert len(ov.boxes) == 2
+    got = [(round(x, 3), round(y, 3), b) for x, y, b in ov.keypoints]
+    assert got == [(12.8, 9.6, 0), (19.2, 12.0, 0), (38.4, 33.6, 1)]  # the last was never placed (-1)

@@ -124,6 +124,20 @@ def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> No
         p.drawRect(r)
 
 
+def render_keypoints(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
+    """Each keypoint a dot in its box's class colour, ringed in black to show on any image."""
+    if overlay is None or not ctx.show_boxes or not overlay.keypoints:
+        return
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    for x, y, b in overlay.keypoints:
+        box = overlay.boxes[b] if 0 <= b < len(overlay.boxes) else None
+        c = class_color(box.color_key) if box is not None else QColor(255, 255, 255)
+        at = QPointF(ctx.offset_x + x * ctx.scale, ctx.offset_y + y * ctx.scale)
+        p.setPen(QPen(QColor(0, 0, 0, 200), 1.5))
+        p.setBrush(c)
+        p.drawEllipse(at, 3.5, 3.5)
+
+
 def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
     if overlay is None or not ctx.show_boxes or not ctx.show_labels:
         return

@@ -61,6 +61,7 @@ class Overlay:
     boxes: tuple[Box, ...] = ()
     caption: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    keypoints: tuple[tuple[float, float, int], ...] = ()  # (x, y) in pixels and the box they belong to
 
     @property
     def convention_text(self) -> str:
@@ -202,7 +203,30 @@ def compute_overlay(
         if not name and cid is not None and label_map:
             name = label_map.get(cid)
         boxes.append(Box(float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i]), i, cid, name))
-    return Overlay(spec, tuple(boxes), caption, tuple(notes))
+    return Overlay(spec, tuple(boxes), caption, tuple(notes), _keypoints(features, width, height, n, notes))
+
+
+_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+
+
+def _keypoints(features: dict[str, Feature], width: int, height: int, boxes: int, notes: list[str]) -> tuple:
+    """The OD API's keypoints (normalised x and y, box after box, the same number for each box),
+    in pixels; a keypoint marked invisible, negative or NaN is one the labeller did not place."""
+    if _KEYPOINT_KEYS[0] not in features or _KEYPOINT_KEYS[1] not in features:
+        return ()
+    xs, ys = _floats(features, _KEYPOINT_KEYS[0]), _floats(features, _KEYPOINT_KEYS[1])
+    if len(xs) != len(ys) or not len(xs):
+        notes.append(f"keypoint lists differ in length ({len(xs)} x, {len(ys)} y): not drawn")
+        return ()
+    vis = features.get(_KEYPOINT_KEYS[2])
+    visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+    per = len(xs) // boxes if boxes and len(xs) % boxes == 0 else 0
+    out = []
+    for j, (x, y) in enumerate(zip(xs.tolist(), ys.tolist(), strict=True)):
+        if not (np.isfinite(x) and np.isfinite(y)) or x < 0 or y < 0 or not visible[j]:
+            continue
+        out.append((x * width, y * height, j // per if per else -1))
+    return tuple(out)
 
 
 def record_caption(features: dict[str, Feature], label_map: dict[int, str] | None = None) -> str | None:

@@ -21,7 +21,7 @@ class Thumbnail:
 
 def scale_overlay(ov: Overlay, s: float) -> Overlay:
     boxes = tuple(Box(b.x0 * s, b.y0 * s, b.x1 * s, b.y1 * s, b.index, b.class_id, b.name) for b in ov.boxes)
-    return Overlay(ov.spec, boxes, ov.caption, ov.notes)
+    return Overlay(ov.spec, boxes, ov.caption, ov.notes, tuple((x * s, y * s, b) for x, y, b in ov.keypoints))
 
 
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,

@@ -14,6 +14,7 @@ from tfrview.gui.painting import (
     render_boxes,
     render_caption,
     render_image,
+    render_keypoints,
     render_labels,
     render_mask,
 )
@@ -41,7 +42,8 @@ class ImageView(QWidget):
         self._preview: tuple | None = None
         self.mask = None  # QImage of the coloured mask (records.masks), drawn over the image
         self.mask_opacity = 0.5
-        self.layers = (self._paint_image, self._paint_mask, self._paint_boxes, self._paint_labels, self._paint_caption)
+        self.layers = (self._paint_image, self._paint_mask, self._paint_boxes, self._paint_keypoints, self._paint_labels,
+                       self._paint_caption)  # fmt: skip
 
     def sizeHint(self) -> QSize:
         return QSize(480, 360)
@@ -193,6 +195,9 @@ class ImageView(QWidget):
 
     def _paint_boxes(self, p: QPainter, ctx: RenderContext) -> None:
         render_boxes(p, self.overlay, ctx)
+
+    def _paint_keypoints(self, p: QPainter, ctx: RenderContext) -> None:
+        render_keypoints(p, self.overlay, ctx)
 
     def _paint_labels(self, p: QPainter, ctx: RenderContext) -> None:
         render_labels(p, self.overlay, ctx)

@@ -4,7 +4,7 @@ off the UI thread for the tree and the image panel."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -69,8 +69,6 @@ def _thumbnails(feats, refs) -> dict:
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
-        from dataclasses import replace
-
         from tfrview.core.records.schema import decode_with
 
         named = decode_with(view.payload.raw, req.schema)
@@ -105,7 +103,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
-        ov = Overlay(ov.spec, ov.boxes, ov.caption, (*ov.notes, "boxes drawn on the EXIF-rotated image"))
+        ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
     return RecordView(
         req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit), mask=mask
     )
