@@ -27,11 +27,14 @@ def test_the_mask_is_drawn_over_the_image_with_an_opacity_slider_and_a_legend(qt
                                      "image/segmentation/class/encoded": _png(mask),
                                      "image/segmentation/class/format": "png"}).SerializeToString()])  # fmt: skip
     w = open_window([path])
+    lm = tmp_path / "labels.pbtxt"
+    lm.write_text("item { id: 3 name: 'road' }\n")
+    assert w.set_label_map(lm)
     w.select_record(0)
     panel = w.image_panel
     qtbot.waitUntil(lambda: panel.current is not None and panel.view.mask is not None, timeout=10000)
     assert panel.opacity.isVisibleTo(w) and "image/segmentation/class/encoded:" in panel.facts.text()
-    assert "3 (100%)" in panel.facts.text()
+    qtbot.waitUntil(lambda: "road (100%)" in panel.facts.text(), timeout=10000)  # the label map's name
     panel.opacity.setValue(80)
     assert panel.view.mask_opacity == 0.8
     from tfrview.core.records.drawing import palette_rgb

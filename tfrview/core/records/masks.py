@@ -3,7 +3,7 @@ drawing) and their pixels coloured with the class palette, for drawing over the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class MaskOverlay:
     key: str
     rgba: np.ndarray  # H x W x 4, uint8: class colours, transparent where background or ignored
     classes: tuple[tuple[int, int], ...]  # (class id, pixels), most pixels first
+    names: dict = field(default_factory=dict)  # class id -> name (a label map's, or an instance's box)
 
 
 def mask_overlay(features: dict[str, Feature], width: int, height: int) -> MaskOverlay | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QVBoxLayout, QWidget
@@ -116,7 +118,8 @@ class ImagePanel(QWidget):
         if has_mask:  # the legend: each class's colour and share of the mask
             total = sum(n for _, n in v.mask.classes) or 1
             facts.append(f"{v.mask.key}: " + " ".join(
-                f"<span style='color:{palette_hex(str(c))}'>■</span> {c} ({100 * n / total:.0f}%)"
+                f"<span style='color:{palette_hex(str(c))}'>■</span> {html.escape(str(v.mask.names.get(c, c)))} "
+                f"({100 * n / total:.0f}%)"
                 for c, n in v.mask.classes[:12]))  # fmt: skip
         if damaged:
             facts.insert(0, f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "

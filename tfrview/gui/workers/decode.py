@@ -102,6 +102,12 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
     shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
+    if mask is not None:  # the legend's names: the label map's, or each instance's box
+        if mask.key == "image/object/mask":
+            names = {b.index + 1: b.label for b in ov.boxes}
+        else:
+            names = {c: req.label_map[c] for c, _ in mask.classes if req.label_map and c in req.label_map}
+        mask = replace(mask, names=names)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
     return RecordView(
