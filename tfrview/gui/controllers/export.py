@@ -108,14 +108,19 @@ class ExportController(QObject):
                 self.window, "Save intact records", "No record is intact: there is nothing to save."
             )
             return
+        chosen = self._ask_new_file("Save intact records as", "intact")
+        if chosen is not None:
+            self.write_intact(*chosen)
+
+    def _ask_new_file(self, title: str, suffix: str) -> tuple[Path, str] | None:
+        """The compression, then where: a new file beside the data, named after the dataset."""
         comp = self._ask_compression(self._source_compression())
         if comp is None:
-            return
+            return None
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(self.data_dir()) / f"{stem}-intact.tfrecord{'.gz' if comp == 'gzip' else ''}"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save intact records as", str(suggested))
-        if path:
-            self.write_intact(Path(path), comp)
+        suggested = Path(self.data_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested))
+        return (Path(path), comp) if path else None
 
     @Slot()
     def save_repaired(self) -> None:
@@ -125,14 +130,9 @@ class ExportController(QObject):
         if p is None or p.phase is not ScanPhase.DONE:
             QMessageBox.information(self.window, "Repair", "Wait until every CRC is checked (see the status bar).")
             return
-        comp = self._ask_compression(self._source_compression())
-        if comp is None:
-            return
-        stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(self.data_dir()) / f"{stem}-repaired.tfrecord{'.gz' if comp == 'gzip' else ''}"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Repair into a new file", str(suggested))
-        if path:
-            self.write_repaired(Path(path), comp)
+        chosen = self._ask_new_file("Repair into a new file", "repaired")
+        if chosen is not None:
+            self.write_repaired(*chosen)
 
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
         from tfrview.core.output.repair import repair_many
