@@ -13,8 +13,8 @@ from pathlib import Path
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.payload import bounded_payload
-from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, find_flipped_bit
-from tfrview.core.tfrecord.framing import FRAMING_KINDS, HEADER_SIZE, U32, TfrviewError, masked_crc
+from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
+from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED, RecordIndex
 from tfrview.core.tfrecord.source import Source
 
@@ -39,24 +39,18 @@ def repair_record(source: Source, offset: int, length: int) -> tuple[bytes, str]
     """A damaged record's data restored and proven by both CRCs, with how; None if unprovable."""
     if length > MAX_REPAIR_BYTES:
         return None
-    raw = source.read(offset, HEADER_SIZE + length + 4)
-    if len(raw) < HEADER_SIZE + length + 4:
+    parts = record_parts(source.read, offset, length)
+    if parts is None:
         return None
-    length_ok = masked_crc(raw[:8]) == U32.unpack_from(raw, 8)[0] and int.from_bytes(raw[:8], "little") == length
-    data = raw[HEADER_SIZE : HEADER_SIZE + length]
-    stored = U32.unpack_from(raw, HEADER_SIZE + length)[0]
-    if not length_ok:
+    header, data, stored = parts
+    if masked_crc(header[:8]) != U32.unpack_from(header, 8)[0] or int.from_bytes(header[:8], "little") != length:
         return None  # the header is not proven: salvage's re-heading covers records whose data is whole
-    got = masked_crc(data)
-    if bin(got ^ stored).count("1") == 1:
-        return data, "one flipped bit in its stored data CRC; the data is whole"
-    hit = find_flipped_bit(data, stored)
-    if hit is None:
+    fix = one_flipped_bit(data, stored)
+    if fix is None:
         return None
-    p, b = hit
-    fixed = bytearray(data)
-    fixed[p] ^= 1 << b
-    return bytes(fixed), f"one flipped bit restored (data byte {p:,}, bit {b}), proven by the data CRC"
+    if fix.in_crc:
+        return fix.data, "one flipped bit in its stored data CRC; the data is whole"
+    return fix.data, f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit}), proven by the data CRC"
 
 
 def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None,

@@ -11,11 +11,12 @@ numpy, so a 1 MB record is searched in well under a second.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
-from tfrview.core.tfrecord.framing import crc32c_function, masked_crc
+from tfrview.core.tfrecord.framing import HEADER_SIZE, U32, crc32c_function, masked_crc
 
 MAX_REPAIR_BYTES = 16 << 20  # records searched for a flipped bit (larger ones are left damaged)
 _BLOCK = 1024  # positions stepped one by one; the rest by jumps of this many bytes
@@ -77,3 +78,35 @@ def find_flipped_bit(data: bytes, stored_masked: int) -> tuple[int, int] | None:
 def _unmask(masked: int) -> int:
     rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
     return ((rot << 15) | (rot >> 17)) & 0xFFFFFFFF
+
+
+def record_parts(read, offset: int, length: int) -> tuple[bytes, bytes, int] | None:
+    """A framed record's 12 header bytes, its data and its stored (masked) data CRC, read with
+    `read(offset, n)` (Source.read); None when the stream ends first."""
+    raw = read(offset, HEADER_SIZE + length + 4)
+    if len(raw) < HEADER_SIZE + length + 4:
+        return None
+    return raw[:HEADER_SIZE], raw[HEADER_SIZE : HEADER_SIZE + length], U32.unpack_from(raw, HEADER_SIZE + length)[0]
+
+
+@dataclass(frozen=True)
+class OneBit:
+    """What one flipped bit explains of a data CRC that failed, and the data it proves."""
+
+    data: bytes  # the record's data as it was written
+    in_crc: bool  # the bit was in the stored CRC: the data is whole as it is
+    byte: int = -1  # else where the flipped data bit was
+    bit: int = -1
+
+
+def one_flipped_bit(data: bytes, stored_masked: int) -> OneBit | None:
+    """The one flipped bit (in the stored CRC, or in the data) that makes the data CRC match, or
+    None when no single bit does (or more than one position would)."""
+    if bin(masked_crc(data) ^ stored_masked).count("1") == 1:
+        return OneBit(data, True)
+    hit = find_flipped_bit(data, stored_masked)
+    if hit is None:
+        return None
+    fixed = bytearray(data)
+    fixed[hit[0]] ^= 1 << hit[1]
+    return OneBit(bytes(fixed), False, *hit)

@@ -21,20 +21,19 @@ def _all_zero(b: bytes) -> bool:
 
 
 def _record_cause(source: Source, offset: int, length: int) -> str:
-    from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, find_flipped_bit
+    from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 
     if length > min(MAX_REPAIR_BYTES, CAUSE_BYTES):
         return ""
-    raw = source.read(offset, HEADER_SIZE + length + 4)
-    if len(raw) < HEADER_SIZE + length + 4:
+    parts = record_parts(source.read, offset, length)
+    if parts is None:
         return ""
-    data = raw[HEADER_SIZE : HEADER_SIZE + length]
-    stored = U32.unpack_from(raw, HEADER_SIZE + length)[0]
-    if bin(masked_crc(data) ^ stored).count("1") == 1:
+    _, data, stored = parts
+    fix = one_flipped_bit(data, stored)
+    if fix is not None and fix.in_crc:
         return "one flipped bit in the stored data CRC: the data is whole (`tfrview repair` keeps it)"
-    hit = find_flipped_bit(data, stored)
-    if hit is not None:
-        return f"one flipped bit (data byte {hit[0]:,}, bit {hit[1]}): `tfrview repair` restores it"
+    if fix is not None:
+        return f"one flipped bit (data byte {fix.byte:,}, bit {fix.bit}): `tfrview repair` restores it"
     zeros = _zero_run(data)
     if zeros is not None:
         start, n = zeros
