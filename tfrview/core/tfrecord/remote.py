@@ -391,33 +391,6 @@ class RemoteBytes:
         self._fd = self._pages_fd = None
         self._pages = bytearray(len(self._pages))
 
-    def read_ranges(self, spans: list[tuple[int, int]]) -> list[bytes]:
-        """Several (offset, n) spans in one batched, concurrent request (the rows on screen)."""
-        out: list[bytes | None] = []
-        todo = []
-        for off, n in spans:
-            first, last = off // PAGE, (off + max(n, 1) - 1) // PAGE
-            with self._lock:
-                held = self._held(first, last)
-            out.append(_pread_all(self._fd, n, off, self.url) if held else None)
-            if not held:
-                todo.append(len(out) - 1)
-        if not todo:
-            return out  # type: ignore[return-value]
-        starts = [spans[i][0] for i in todo]
-        ends = [min(self.size, spans[i][0] + spans[i][1]) for i in todo]
-
-        def call():
-            self.requests += 1
-            return self.fs.cat_ranges([self.path] * len(todo), starts, ends, on_error="raise")
-
-        got = with_retries(self.url, call)
-        for i, data in zip(todo, got, strict=True):
-            if isinstance(data, BaseException):
-                raise network_error(self.url, data)
-            out[i] = bytes(data)
-        return out  # type: ignore[return-value]
-
     def fetch_pages(self, spans: list[tuple[int, int]]) -> None:
         """Make the pages of these (offset, n) spans local with one batched, concurrent request
         (the rows on screen: their records are then read from here)."""
