@@ -229,11 +229,11 @@ def _print_verify(rep, quiet: bool) -> None:
     if rep.cause:
         print(f"  cause: {rep.cause}")
     shown = 20 if quiet else 200
-    for line in _grouped_lines(rep.problems)[:shown]:
+    lines = _grouped_lines(rep.problems)
+    for line in lines[:shown]:
         print(line)
-    lines = len(_grouped_lines(rep.problems))
-    if lines > shown:
-        print(f"  ... and {lines - shown} more (use --json for all)")
+    if len(lines) > shown:
+        print(f"  ... and {len(lines) - shown} more (use --json for all)")
 
 
 def _grouped_lines(problems) -> list[str]:
