@@ -679,6 +679,14 @@ def _add_jobs(p) -> None:
                         "LocalCluster here; needs pip install 'tfrview[dask]'")  # fmt: skip
 
 
+def _add_new_file_args(p) -> None:
+    """PATH, -o OUT, --compression and --force: a command that writes one new file from one input."""
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="OUT", required=True)
+    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="tfrview",
@@ -765,19 +773,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("salvage", "copy every intact record into a new file TensorFlow reads without error",
             "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
             "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n")  # fmt: skip
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("-o", "--output", metavar="OUT", required=True)
-    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
-    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_new_file_args(p)
     p.set_defaults(func=cmd_salvage)
 
     p = add("repair", "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",
             "  tfrview repair broken.tfrecord -o repaired.tfrecord\n"
             "  tfrview repair broken.tfrecord -o repaired.tfrecord --json | jq .repaired\n")  # fmt: skip
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("-o", "--output", metavar="OUT", required=True)
-    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
-    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_new_file_args(p)
     p.add_argument("--json", action="store_true", help="one JSON object: what was repaired, how, what was left out")
     p.set_defaults(func=cmd_repair)
 
