@@ -55,6 +55,18 @@ def read_all(src: Source, idx: RecordIndex) -> list[bytes]:
     return [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)]
 
 
+def payloads_of(path) -> list[bytes]:
+    """Every record's payload of a file, framed as the window frames it (no CRC check)."""
+    from tfrview.core.tfrecord.index import RecordIndex, scan
+    from tfrview.core.tfrecord.source import open_source
+
+    with open_source(path) as src:
+        idx = RecordIndex()
+        for c in scan(src):
+            idx.apply(c)
+        return read_all(src, idx)
+
+
 def problem_tuples(problems) -> list[tuple]:
     return [(str(p.kind), p.offset, p.length, p.record) for p in problems]
 

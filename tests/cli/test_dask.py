@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import RACCOON, framed, read_all
+from tests.helpers import RACCOON, framed, payloads_of
 from tests.remote_servers import free_port
 
 pytest.importorskip("distributed", reason="Dask is not installed (pip install -e '.[test]')")
@@ -23,15 +23,8 @@ DASK = Path(sys.executable).with_name("dask")
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory) -> Path:
     """24 shards of raccoon records; two damaged."""
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
-
     root = tmp_path_factory.mktemp("dask-split")
-    with open_source(RACCOON) as src:
-        idx = RecordIndex()
-        for c in scan(src):
-            idx.apply(c)
-        payloads = read_all(src, idx)
+    payloads = payloads_of(RACCOON)
     for k in range(24):
         data, offs = framed([payloads[(k + i) % len(payloads)] for i in range(4)])
         b = bytearray(data)
@@ -94,14 +87,7 @@ def test_a_worker_lost_mid_run_changes_nothing(cluster, tmp_path):
     address, workers = cluster
     slow = tmp_path / "slow"  # shards that take a while each (every image decoded), so a worker is lost mid-task
     slow.mkdir()
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
-
-    with open_source(RACCOON) as src:
-        idx = RecordIndex()
-        for c in scan(src):
-            idx.apply(c)
-        payloads = read_all(src, idx)
+    payloads = payloads_of(RACCOON)
     for k in range(12):
         (slow / f"s-{k:05d}-of-00012.tfrecord").write_bytes(framed([payloads[i % len(payloads)] for i in range(150)])[0])
     local = _run("verify", "--json", "--checks", str(slow), "--jobs", "2", cache=tmp_path / "local")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PENGUIN, RACCOON, framed
+from tests.helpers import PENGUIN, RACCOON, framed, payloads_of
 from tests.remote_servers import http_requests, http_server, s3_server
 
 pytest.importorskip("fsspec", reason="the remote extras are not installed (pip install -e '.[test]')")
@@ -23,16 +23,8 @@ TFRVIEW = [sys.executable, "-m", "tfrview"]
 @pytest.fixture(scope="module")
 def split(tmp_path_factory) -> Path:
     """A split of 4 shards: two clean, one with a bad data CRC, one cut short; and a GZIP file."""
-    from tests.helpers import read_all
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
-
     root = tmp_path_factory.mktemp("split")
-    with open_source(RACCOON) as src:
-        idx = RecordIndex()
-        for c in scan(src):
-            idx.apply(c)
-        payloads = read_all(src, idx)
+    payloads = payloads_of(RACCOON)
     for k in range(4):
         data, offs = framed(payloads[3 * k : 3 * k + 3])
         b = bytearray(data)

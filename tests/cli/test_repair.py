@@ -8,20 +8,9 @@ import random
 import subprocess
 import sys
 
-from tests.helpers import RACCOON, framed, read_all
+from tests.helpers import RACCOON, framed, payloads_of
 from tfrview.core.tfrecord.bitflip import find_flipped_bit
 from tfrview.core.tfrecord.framing import HEADER_SIZE, masked_crc
-
-
-def _payloads():
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
-
-    with open_source(RACCOON) as src:
-        idx = RecordIndex()
-        for c in scan(src):
-            idx.apply(c)
-        return read_all(src, idx)
 
 
 def test_every_single_flipped_data_bit_is_found():
@@ -41,7 +30,7 @@ def test_every_single_flipped_data_bit_is_found():
 
 
 def test_repair_restores_flipped_records_and_leaves_out_the_rest(tmp_path):
-    pls = _payloads()
+    pls = payloads_of(RACCOON)
     data, offs = framed(pls)
     b = bytearray(data)
     rnd = random.Random(11)
@@ -66,14 +55,7 @@ def test_repair_restores_flipped_records_and_leaves_out_the_rest(tmp_path):
     v = subprocess.run([sys.executable, "-m", "tfrview", "verify", "--json", str(out)], capture_output=True, text=True)
     f = json.loads(v.stdout)["files"][0]
     assert v.returncode == 0 and f["ok"] and f["records"] == len(pls) - 1
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
-
-    with open_source(out) as o:
-        idx = RecordIndex()
-        for c in scan(o):
-            idx.apply(c)
-        assert read_all(o, idx) == [p for k, p in enumerate(pls) if k != 5]  # byte-exact originals
+    assert payloads_of(out) == [p for k, p in enumerate(pls) if k != 5]  # byte-exact originals
 
 
 def _run_json(*args) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.gui.driver import Driver
-from tests.helpers import RACCOON, framed, read_all
+from tests.helpers import RACCOON, framed, payloads_of
 from tests.remote_servers import http_requests, http_server
 
 pytest.importorskip("fsspec", reason="the remote extras are not installed (pip install -e '.[test]')")
@@ -13,15 +13,9 @@ pytest.importorskip("fsspec", reason="the remote extras are not installed (pip i
 
 def test_the_window_opens_a_split_over_http_and_reopens_it_without_fetching_records(qtbot, tmp_path):
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.source import open_source
     from tfrview.gui.main_window import MainWindow
 
-    with open_source(RACCOON) as src:
-        idx = RecordIndex()
-        for c in scan(src):
-            idx.apply(c)
-        payloads = read_all(src, idx)
+    payloads = payloads_of(RACCOON)
     for k in range(3):
         data, offs = framed(payloads[4 * k : 4 * k + 4])
         b = bytearray(data)
