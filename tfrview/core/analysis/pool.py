@@ -28,14 +28,21 @@ def stored(task: ShardTask) -> ShardResult | None:
     answers too (`verify --checks` or the window decoded every record: the look then shows them
     all, and reads nothing)."""
     from tfrview.core.analysis.cache import load
-    from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.analysis.shard import plan
 
     hit = load(task)
     if hit is not None or task.deep or task.part:
         return hit
-    parts = [load(replace(t, file_no=task.file_no)) for t in plan([task.path], True, task.label_map)]
-    if not parts or any(p is None for p in parts):
+    return stored_deep(task.path, task.file_no, task.label_map)
+
+
+def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult | None:
+    """A file's stored deep pass, its parts joined, or None unless every part is stored."""
+    from tfrview.core.analysis.cache import load
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.analysis.shard import plan
+
+    parts = [load(replace(t, file_no=file_no)) for t in plan([path], True, label_map)]
+    if not parts or any(p is None or p.deep is None for p in parts):
         return None
     return join_parts(parts)[0]
 

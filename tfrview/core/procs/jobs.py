@@ -258,17 +258,15 @@ def pa_is_list(t) -> bool:
 def _stored_facts(spec: dict):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's)."""
-    from tfrview.core.analysis.cache import load
-    from tfrview.core.analysis.merge import DatasetAnalysis, join_parts
-    from tfrview.core.analysis.shard import plan
+    from tfrview.core.analysis.merge import DatasetAnalysis
+    from tfrview.core.analysis.pool import stored_deep
 
-    parts = []
-    for task in plan(spec["paths"], True, spec.get("label_map") or None):
-        r = load(task)
-        if r is None or r.deep is None:
+    results = []
+    for i, path in enumerate(spec["paths"]):
+        r = stored_deep(path, i, spec.get("label_map") or None)
+        if r is None:
             return None
-        parts.append(r)
-    results = join_parts(parts)
+        results.append(r)
     counts = spec.get("counts")
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
