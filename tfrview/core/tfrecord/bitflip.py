@@ -4,43 +4,22 @@ The CRC of the damaged data xor the CRC it should have is, by CRC's linearity, t
 contribution of the error alone, and a single bit at each position has its own contribution
 (unique for records of realistic size; a syndrome that two positions share is refused, never
 guessed). The contributions are computed without a CRC per position: a zero byte moves the CRC
-register by a linear map z (v -> T[v & 0xff] ^ v >> 8), so the bit b of the byte q bytes before
-the end contributes z^q(T[1 << b]). Blocks of positions are stepped by z^B as four byte tables in
-numpy, so a 1 MB record is searched in well under a second.
+register by a linear map z (`crcmath`), so the bit b of the byte q bytes before the end
+contributes z^q(T[1 << b]). Blocks of positions are stepped by z^B as four byte tables in numpy,
+so a 1 MB record is searched in well under a second.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
-from tfrview.core.tfrecord.framing import HEADER_SIZE, U32, crc32c_function, masked_crc
+from tfrview.core.tfrecord.crcmath import apply, byte_table, z, z_power
+from tfrview.core.tfrecord.framing import HEADER_SIZE, U32, crc32c_function, masked_crc, unmask
 
 MAX_REPAIR_BYTES = 16 << 20  # records searched for a flipped bit (larger ones are left damaged)
 _BLOCK = 1024  # positions stepped one by one; the rest by jumps of this many bytes
-
-
-@cache
-def _tables() -> tuple[np.ndarray, np.ndarray]:
-    """T (a byte's CRC contribution) and the four byte tables of z^_BLOCK, both from the CRC
-    function itself (no bit-order convention to get wrong)."""
-    crc = crc32c_function()
-    zero = crc(b"\x00")
-    t = np.array([crc(bytes([x])) ^ zero for x in range(256)], dtype=np.uint32)
-
-    def z(v: np.ndarray) -> np.ndarray:
-        return t[v & 0xFF] ^ (v >> np.uint32(8))
-
-    basis = np.array([x << (8 * k) for k in range(4) for x in range(256)], dtype=np.uint32)
-    for _ in range(_BLOCK):
-        basis = z(basis)
-    return t, basis.reshape(4, 256)
-
-
-def _jump(v: np.ndarray, m: np.ndarray) -> np.ndarray:
-    return m[0][v & 0xFF] ^ m[1][(v >> 8) & 0xFF] ^ m[2][(v >> 16) & 0xFF] ^ m[3][v >> 24]
 
 
 def find_flipped_bit(data: bytes, stored_masked: int) -> tuple[int, int] | None:
@@ -50,14 +29,14 @@ def find_flipped_bit(data: bytes, stored_masked: int) -> tuple[int, int] | None:
     n = len(data)
     if n == 0 or n > MAX_REPAIR_BYTES:
         return None
-    want = _unmask(stored_masked)
+    want = unmask(stored_masked)
     syndrome = np.uint32(crc(data) ^ want)
-    t, m = _tables()
+    t, m = byte_table(), z_power(_BLOCK)
     first = np.empty((_BLOCK, 8), dtype=np.uint32)  # [q, b]: bit b of the byte q bytes before the end
     v = t[1 << np.arange(8)].astype(np.uint32)
     for q in range(min(_BLOCK, n)):
         first[q] = v
-        v = t[v & 0xFF] ^ (v >> np.uint32(8))
+        v = z(v)
     hits: list[tuple[int, int]] = []
     block = first
     for start in range(0, n, _BLOCK):
@@ -66,7 +45,7 @@ def find_flipped_bit(data: bytes, stored_masked: int) -> tuple[int, int] | None:
         hits += [(n - 1 - (start + int(q)), int(b)) for q, b in zip(qs, bs, strict=True)]
         if len(hits) > 1:
             return None
-        block = _jump(block, m)
+        block = apply(block, m)
     if len(hits) != 1:
         return None
     p, b = hits[0]
@@ -75,18 +54,17 @@ def find_flipped_bit(data: bytes, stored_masked: int) -> tuple[int, int] | None:
     return (p, b) if masked_crc(bytes(fixed)) == stored_masked else None
 
 
-def _unmask(masked: int) -> int:
-    rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
-    return ((rot << 15) | (rot >> 17)) & 0xFFFFFFFF
-
-
 def record_parts(read, offset: int, length: int) -> tuple[bytes, bytes, int] | None:
     """A framed record's 12 header bytes, its data and its stored (masked) data CRC, read with
     `read(offset, n)` (Source.read); None when the stream ends first."""
     raw = read(offset, HEADER_SIZE + length + 4)
     if len(raw) < HEADER_SIZE + length + 4:
         return None
-    return raw[:HEADER_SIZE], raw[HEADER_SIZE : HEADER_SIZE + length], U32.unpack_from(raw, HEADER_SIZE + length)[0]
+    return (
+        raw[:HEADER_SIZE],
+        raw[HEADER_SIZE : HEADER_SIZE + length],
+        U32.unpack_from(raw, HEADER_SIZE + length)[0],
+    )
 
 
 @dataclass(frozen=True)
