@@ -564,8 +564,7 @@ def cmd_salvage(args) -> int:
 def cmd_repair(args) -> int:
     """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
     in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
-    from tfrview.core.output.repair import repair, undo_line_endings
-    from tfrview.core.tfrecord.index import BAD_DATA_CRC
+    from tfrview.core.output.repair import repair
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
@@ -575,13 +574,8 @@ def cmd_repair(args) -> int:
     with src:
         progress = Progress(True)
         idx, _ = verify_source(src, progress, notice)
-        undone = undo_line_endings(src) if idx.problems or any(idx.status & BAD_DATA_CRC) else None
-        if undone is not None:  # the whole file went through a line-ending conversion: undo it first
-            idx, _ = verify_source(undone, progress, None)
         progress.clear()
-        res = repair(undone or src, idx, out, args.compression or src.compression)
-    if undone is not None:
-        res.file_fix = "a line-ending conversion undone in the whole file (every CR LF back to LF); each record written passed both CRCs"
+        res = repair(src, idx, out, args.compression or src.compression)
     if args.json:
         print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
                           "damaged_regions": res.damaged_regions,

@@ -107,3 +107,20 @@ def test_one_command_repairs_a_line_ending_conversion_and_a_flipped_bit(tmp_path
     assert rep["file_fix"].startswith("a line-ending conversion undone")
     assert [r["record"] for r in rep["repaired"]] == [7] and rep["dropped"] == []
     assert out.read_bytes() == data  # every record restored to its original bytes
+
+
+def test_repair_puts_back_the_cr_bytes_dos2unix_dropped(tmp_path):
+    pls = payloads_of(RACCOON)
+    data, _ = framed(pls)
+    src = tmp_path / "dos2unix.tfrecord"
+    src.write_bytes(data.replace(b"\r\n", b"\n"))
+    cause = _run_json("verify", "--json", str(src))["files"][0]["cause"]
+    assert cause.startswith("line-ending conversion: CR LF bytes became LF")
+    out = tmp_path / "fixed.tfrecord"
+    rep = _run_json("repair", str(src), "-o", str(out), "--json")
+    assert "CR bytes put back" in rep["file_fix"]
+    left_out = [d["record"] for d in rep["dropped"]]
+    assert left_out == [11] and "cannot single one out" in rep["dropped"][0]["why"]  # 4 CR LF in a 160 KB JPEG
+    assert all("CR byte" in r["how"] and "proven by both CRCs" in r["how"] for r in rep["repaired"])
+    assert len(rep["repaired"]) == sum(p.count(b"\r\n") > 0 for p in pls[:11])
+    assert payloads_of(out) == pls[:11]  # byte-exact originals

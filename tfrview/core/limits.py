@@ -90,3 +90,12 @@ CAUSE_BYTES = 16 << 20
 # window's row summary, feature tree and sample could otherwise decode one huge record three times
 # at once (measured: 580 MB peak for a 38 MB list of 40 M integers, 380 MB one at a time).
 ONE_AT_A_TIME_BYTES = 8 << 20
+
+# Repairs that search (core/tfrecord/lineendings.py): a record that lost k CR bytes is searched only
+# when the ways to put them back before its LF bytes number at most this many. A second way that
+# passes the data CRC refuses the record; a wrong way passes by accident 1 time in 2^32, so with
+# 2^26 ways a lone match that is not the lost bytes' true place has odds under 1 in 64 even if the
+# record was damaged some other way too (a 100 KB JPEG has ~400 LF bytes: up to 3 lost CR bytes).
+PROOF_SPACE = 1 << 26
+# A file whose line-ending conversion is undone is read whole into memory (repair only).
+LINE_ENDINGS_MAX_BYTES = 1 << 30

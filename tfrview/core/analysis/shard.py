@@ -157,8 +157,9 @@ def _analyze(task: ShardTask) -> ShardResult:
         if problems:  # why, where the bytes show it: one flipped bit, zeroed blocks, a cut copy
             from tfrview.core.tfrecord.forensics import file_cause, name_causes
 
-            problems = name_causes(src, problems, idx.offsets, idx.lengths)
-            out.cause = file_cause(src, idx.count, problems)
+            out.cause = file_cause(src, problems)
+            if not out.cause:  # else every problem follows from the file's cause
+                problems = name_causes(src, problems, idx.offsets, idx.lengths)
         out.lo, out.hi = part_range(len(out.offsets), task.part, task.parts)
         if task.deep:
             found, out.deep = _deep(task, src, out)

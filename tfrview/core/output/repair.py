@@ -1,7 +1,9 @@
 """Repairs that prove themselves: a record is restored only when its restored bytes pass both CRCs.
 
 A record with one flipped data bit is restored (`tfrecord.bitflip` finds the bit); a flipped bit in
-the stored CRC itself leaves the data whole (the two CRCs then differ in one bit).
+the stored CRC itself leaves the data whole (the two CRCs then differ in one bit). A file that went
+through a line-ending conversion gets its CR bytes back where both CRCs prove them
+(`tfrecord.lineendings`).
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
-from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc
+from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc, one_line
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED, RecordIndex
+from tfrview.core.tfrecord.lineendings import Conversion, detect, undone, walk
 from tfrview.core.tfrecord.source import Source
 
 
@@ -43,14 +47,20 @@ def repair_record(source: Source, offset: int, length: int) -> tuple[bytes, str]
     if parts is None:
         return None
     header, data, stored = parts
-    if masked_crc(header[:8]) != U32.unpack_from(header, 8)[0] or int.from_bytes(header[:8], "little") != length:
+    if (
+        masked_crc(header[:8]) != U32.unpack_from(header, 8)[0]
+        or int.from_bytes(header[:8], "little") != length
+    ):
         return None  # the header is not proven: salvage's re-heading covers records whose data is whole
     fix = one_flipped_bit(data, stored)
     if fix is None:
         return None
     if fix.in_crc:
         return fix.data, "one flipped bit in its stored data CRC; the data is whole"
-    return fix.data, f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit}), proven by the data CRC"
+    return (
+        fix.data,
+        f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit}), proven by the data CRC",
+    )
 
 
 def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None,
@@ -63,13 +73,25 @@ def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression
 def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
                 progress=None) -> RepairResult:  # fmt: skip
     """`repair` of several files (a dataset's shards) into one new file, in order; the records of
-    the report are numbered across the files, as the window numbers them."""
+    the report are numbered across the files, as the window numbers them. A file that went through
+    a line-ending conversion is walked as it was written instead (`lineendings`); its records are
+    numbered as they were written."""
     out = Path(out)
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
     res = RepairResult()
     base = 0
+
+    def tick(k: int) -> None:
+        if progress is not None and k % 256 == 0 and not progress(k):
+            raise TfrviewError("repair cancelled")
+
     with RecordWriter(out, compression) as w:
         for source, idx in parts:
+            damaged = bool(idx.problems) or bool((idx.status[: idx.count] & BAD_DATA_CRC).any())
+            conv = _conversion(source, res) if damaged else None
+            if conv is not None:
+                base = _write_walked(source, conv, w, res, base, tick)
+                continue
             for k in range(idx.count):
                 st = int(idx.status[k])
                 off, ln = int(idx.offsets[k]), int(idx.lengths[k])
@@ -80,33 +102,68 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
                 elif st & BAD_DATA_CRC:
                     fixed = repair_record(source, off, ln)
                     if fixed is None:
-                        res.dropped.append((base + k, "damaged beyond one flipped bit: nothing proves another repair"))
+                        res.dropped.append(
+                            (base + k, "damaged beyond one flipped bit: nothing proves another repair")
+                        )
                         continue
                     w.write(fixed[0])
                     res.written += 1
                     res.repaired.append(Repair(base + k, fixed[1]))
                 else:
                     res.dropped.append((base + k, "never verified"))
-                if progress is not None and (base + k) % 256 == 0 and not progress(base + k):
-                    raise TfrviewError("repair cancelled")
-            res.damaged_regions += sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)
+                tick(base + k)
+            res.damaged_regions += sum(
+                1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS
+            )
             base += idx.count
     return res
 
 
-LINE_ENDINGS_MAX_BYTES = 1 << 30  # a file whose line-ending conversion is undone is read whole
-
-
-def undo_line_endings(source: Source) -> Source | None:
-    """The file with a LF -> CR LF conversion undone (every CR LF back to LF), in memory, when
-    forensics names that cause; None otherwise. What it restores is proven record by record by
-    the CRCs afterwards: a record the undo does not make whole stays damaged."""
-    from tfrview.core.tfrecord.forensics import LINE_ENDINGS, file_cause
-    from tfrview.core.tfrecord.source import source_from_bytes
-
-    if source.compression != "none" or source.file_size > LINE_ENDINGS_MAX_BYTES:
+def _conversion(source: Source, res: RepairResult) -> Conversion | None:
+    """The line-ending conversion a damaged file went through, if its bytes prove one."""
+    if source.compression != "none":
         return None
-    if not file_cause(source, 0, [None]).startswith(LINE_ENDINGS):
+    head = min(source.file_size, 4 << 20)
+    ev = detect(source.read(0, head), whole=head == source.file_size)
+    if ev is None:
         return None
-    data = source.read(0, source.file_size).replace(b"\r\n", b"\n")
-    return source_from_bytes(data, str(source.path))
+    if source.file_size > LINE_ENDINGS_MAX_BYTES:
+        res.file_fix = (f"{one_line(str(source.path))}: a line-ending conversion not undone: "
+                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES))  # fmt: skip
+        return None
+    return ev.conversion
+
+
+def _write_walked(
+    source: Source, conv: Conversion, w: RecordWriter, res: RepairResult, base: int, tick
+) -> int:
+    """The records of a converted file, each written only when proven whole; the next number."""
+    res.file_fix = _UNDONE[conv] if not res.file_fix else f"{res.file_fix}; {_UNDONE[conv]}"
+    for item in walk(undone(conv, source.read(0, source.file_size))):
+        if item.data is None and item.why.startswith("bytes that frame no record"):
+            res.damaged_regions += 1
+            continue
+        if item.data is None:
+            res.dropped.append((base, f"line-ending conversion: {item.why}"))
+        else:
+            w.write(item.data)
+            res.written += 1
+            how = (
+                [f"{item.crs} CR byte{'s' if item.crs != 1 else ''} the conversion dropped put back"]
+                if item.crs
+                else []
+            )
+            how += [item.flipped] if item.flipped else []
+            if how:
+                res.repaired.append(Repair(base, "; ".join(how) + ", proven by both CRCs"))
+        tick(base)
+        base += 1
+    return base
+
+
+_UNDONE = {
+    Conversion.TO_CRLF: "a line-ending conversion undone in the whole file (every CR LF back to LF, and a record's "
+                        "own CR LF restored where both CRCs prove it); each record written passed both CRCs",
+    Conversion.TO_LF: "a line-ending conversion undone (CR LF had become LF): CR bytes put back before LF bytes "
+                      "where both CRCs prove them; each record written passed both CRCs",
+}  # fmt: skip

@@ -1,6 +1,6 @@
 """Why a file broke, where its bytes show it: a cause for a problem (one flipped bit, zero-filled
 blocks, a copy cut short at a round size, appended bytes) and for a file (a line-ending
-conversion). Only what the bytes prove or strongly suggest is said; anything else stays unnamed.
+conversion, either way). Only what the bytes prove or strongly suggest is said; anything else stays unnamed.
 Plain files only: in a compressed file the damage is in bytes that are not records."""
 
 from __future__ import annotations
@@ -8,12 +8,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
+from tfrview.core.tfrecord.framing import HEADER_SIZE, Problem, ProblemKind
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
 
 LINE_ENDINGS = "line-ending conversion"
-_ROUND = ((1 << 30, "1 GiB"), (1 << 20, "1 MiB"), (64 << 10, "64 KiB"), (4 << 10, "4 KiB"))  # where copies stop
+_ROUND = (
+    (1 << 30, "1 GiB"),
+    (1 << 20, "1 MiB"),
+    (64 << 10, "64 KiB"),
+    (4 << 10, "4 KiB"),
+)  # where copies stop
 
 
 def _all_zero(b: bytes) -> bool:
@@ -37,7 +42,9 @@ def _record_cause(source: Source, offset: int, length: int) -> str:
     zeros = _zero_run(data)
     if zeros is not None:
         start, n = zeros
-        return f"{human_bytes(n)} of zeros from byte {start:,} of its data: a block the disk or filesystem lost"
+        return (
+            f"{human_bytes(n)} of zeros from byte {start:,} of its data: a block the disk or filesystem lost"
+        )
     return ""
 
 
@@ -90,32 +97,22 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
     return out
 
 
-def file_cause(source: Source, count: int, problems: list[Problem]) -> str:
-    """A cause for the whole file: a line-ending conversion (LF became CR LF, as git's autocrlf
-    or FTP's ASCII mode do), proven by the first records framing whole once it is undone."""
+def file_cause(source: Source, problems: list[Problem]) -> str:
+    """A cause for the whole file: a line-ending conversion (either way), proven by records of its
+    head that are whole once it is undone (`lineendings`)."""
+    from tfrview.core.tfrecord.lineendings import Conversion, detect
+
     if source.compression != "none" or not problems or source.file_size > CAUSE_BYTES * 64:
         return ""
-    head = source.read(0, min(source.file_size, 4 << 20))
-    if b"\r\n" not in head:
+    head = min(source.file_size, 4 << 20)
+    ev = detect(source.read(0, head), whole=head == source.file_size)
+    if ev is None:
         return ""
-    undone = head.replace(b"\r\n", b"\n")
-    whole = _chained(undone)
-    if whole >= 2 and whole > count // 2:
-        return (f"{LINE_ENDINGS}: every LF byte became CR LF (as git's autocrlf or FTP's ASCII mode do); "
-                f"with it undone, the first {whole:,} records are whole")  # fmt: skip
-    return ""
-
-
-def _chained(buf: bytes, limit: int = 1000) -> int:
-    """How many whole records (both CRCs) chain from the start of buf."""
-    pos = n = 0
-    while n < limit and pos + HEADER_SIZE <= len(buf):
-        length = int.from_bytes(buf[pos : pos + 8], "little")
-        if masked_crc(buf[pos : pos + 8]) != U32.unpack_from(buf, pos + 8)[0] or pos + length + OVERHEAD > len(buf):
-            break
-        data = buf[pos + HEADER_SIZE : pos + HEADER_SIZE + length]
-        if masked_crc(data) != U32.unpack_from(buf, pos + HEADER_SIZE + length)[0]:
-            break
-        pos += length + OVERHEAD
-        n += 1
-    return n
+    how = (
+        "every CR LF back to LF"
+        if ev.conversion is Conversion.TO_CRLF
+        else "CR bytes put back where the CRCs prove them"
+    )
+    which = f"its {ev.walked:,}" if head == source.file_size and ev.walked < 64 else f"the first {ev.walked:,}"
+    return (f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
+            "records are whole: `tfrview repair` restores them")  # fmt: skip
