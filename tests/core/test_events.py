@@ -113,7 +113,7 @@ def test_box_measures_come_from_the_stored_facts(tmp_path):
     import numpy as np
 
     from tfrview.core.analysis import analyze
-    from tfrview.core.procs.jobs import box_measure
+    from tfrview.core.analysis.plots import box_measure
     from tfrview.demo import _example
 
     recs = [_example(**{"image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/xmax": [0.3, 0.9],
@@ -125,6 +125,29 @@ def test_box_measures_come_from_the_stored_facts(tmp_path):
     path = tmp_path / "boxes.tfrecord"
     write_records(path, recs)
     table = analyze([str(path)], deep=True, jobs=1).facts()
-    assert np.allclose(box_measure(table, "box width"), [0.2, 0.4, 1.0])
-    assert np.allclose(box_measure(table, "box area"), [0.08, 0.04, 0.5])
-    assert np.allclose(box_measure(table, "box aspect (w/h)"), [0.5, 4.0, 2.0])
+    assert np.allclose(box_measure(table, "box width")[0], [0.2, 0.4, 1.0])
+    assert np.allclose(box_measure(table, "box area")[0], [0.08, 0.04, 0.5])
+    assert np.allclose(box_measure(table, "box aspect (w/h)")[0], [0.5, 4.0, 2.0])
+    n_of = {"box width": ([0.35], [0.45]), "box centres (heat map)": ([0.6, 0.0], [0.8, 0.1])}
+    from tfrview.core.analysis.plots import box_centres, heatmap, select
+
+    cx, cy, n = box_centres(table)
+    assert np.allclose(cx, [0.2, 0.7, 0.5]) and np.allclose(cy, [0.4, 0.05, 0.25]) and list(n) == [0, 0, 1]
+    h = heatmap(cx, cy, bins=10)
+    assert h["normalised"] and h["boxes"] == 3 and np.asarray(h["counts"])[2, 4] == 1  # x 0.2, y 0.4 (counts[x bin, y bin])
+    assert select(table, "box width", *n_of["box width"]).tolist() == [0]  # record 0's second box
+    assert select(table, "box width", [0.5], [1.0], closed=True).tolist() == [1]  # the last bar includes 1.0
+    assert select(table, "box centres (heat map)", *n_of["box centres (heat map)"]).tolist() == [0]
+
+
+def test_image_sizes_and_the_records_behind_a_point():
+    import numpy as np
+    import pyarrow as pa
+
+    from tfrview.core.analysis.plots import image_sizes, select
+
+    table = pa.table({"n": [0, 1, 2, 3], "image_width": [640, 640, None, 320], "image_height": [480, 480, None, 240]})
+    s = image_sizes(table)
+    assert (s["width"], s["height"], s["count"], s["images"]) == ([320, 640], [240, 480], [1, 2], 3)
+    assert select(table, "image sizes (scatter)", [640, 480], [640, 480]).tolist() == [0, 1]
+    assert np.array_equal(select(table, "image sizes (scatter)", [1, 1], [1, 1]), [])

@@ -162,18 +162,15 @@ def job_series(spec: dict) -> None:
     import pyarrow.compute as pc
 
     from tfrview.core.analysis.facts import column_of
+    from tfrview.core.analysis.plots import PLOTS, is_list
 
     table = _stored_facts(spec)
     if table is None:
         _emit({"error": "the analysis is not stored yet: plots come from it"})
         return
     key = spec["key"]
-    if key in BOX_MEASURES:
-        vals = box_measure(table, key)
-        if vals is None:
-            _emit({"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"})
-            return
-        _emit({"histogram": _histogram(key, vals)})
+    if key in PLOTS:
+        _emit(_plot_of_facts(table, key))
         return
     name = column_of(key)
     if name not in table.column_names:
@@ -181,14 +178,14 @@ def job_series(spec: dict) -> None:
         return
     y = table[name]
     if spec.get("mode") == "histogram":  # every value, lists flattened
-        vals = pc.list_flatten(y) if pa_is_list(y.type) else y
+        vals = pc.list_flatten(y) if is_list(y.type) else y
         vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
         if not np.isfinite(vals).any():
             _emit({"error": f"{key!r} holds no finite number"})
             return
         _emit({"histogram": _histogram(key, vals)})
         return
-    if pa_is_list(y.type):
+    if is_list(y.type):
         y = pc.list_element(y, 0)
     x_name = "step" if "step" in table.column_names and key != "step" else "record"
     x = table[column_of("step")] if x_name == "step" else table["n"]
@@ -202,10 +199,7 @@ def job_series(spec: dict) -> None:
                       "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}})  # fmt: skip
 
 
-BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # histograms of the boxes
-
-
-def _histogram(key: str, vals):
+def _histogram(key: str, vals, filterable: bool = True):
     """50 bars, or one per value for small integers (class ids, counts); finite values only."""
     import numpy as np
 
@@ -217,42 +211,35 @@ def _histogram(key: str, vals):
         edges = np.histogram_bin_edges(vals, bins=50)
     counts, edges = np.histogram(vals, bins=edges)
     return {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals),
-            "filterable": key not in BOX_MEASURES}  # fmt: skip
+            "filterable": filterable}  # fmt: skip
 
 
-def box_measure(table, measure: str):
-    """Every box's width, height, area or aspect, from the OD API's bbox lists of the facts (in
-    the boxes' own units: normalised or pixels, as the data holds them); None without boxes."""
-    import numpy as np
-    import pyarrow.compute as pc
+def _plot_of_facts(table, key: str) -> dict:
+    """A plot of facts that are not one feature: box measures, box centres, image sizes."""
+    from tfrview.core.analysis import plots
 
-    from tfrview.core.analysis.facts import column_of
-
-    cols = [column_of(f"image/object/bbox/{c}") for c in ("xmin", "xmax", "ymin", "ymax")]
-    if any(c not in table.column_names or not pa_is_list(table[c].type) for c in cols):
-        return None
-    lists = [table[c] for c in cols]
-    lengths = [np.asarray(pc.list_value_length(v).fill_null(0).to_numpy(zero_copy_only=False)) for v in lists]
-    same = np.all([ln == lengths[0] for ln in lengths], axis=0)  # records whose four lists agree
-    flat = [np.asarray(pc.list_flatten(pc.filter(v, same)).to_numpy(zero_copy_only=False), dtype=np.float64)
-            for v in lists]  # fmt: skip
-    if not len(flat[0]):
-        return None
-    w, h = flat[1] - flat[0], flat[3] - flat[2]
-    if measure == "box width":
-        return w
-    if measure == "box height":
-        return h
-    if measure == "box area":
-        return w * h
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return w / h
+    if key == plots.IMAGE_SIZES:
+        sizes = plots.image_sizes(table)
+        return {"scatter": {"key": key, **sizes}} if sizes else {"error": "no decoded image sizes in the analysis"}
+    no_boxes = {"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"}
+    if key == plots.BOX_CENTRES:
+        got = plots.box_centres(table)
+        return {"heatmap": {"key": key, **plots.heatmap(got[0], got[1])}} if got else no_boxes
+    got2 = plots.box_measure(table, key)
+    return {"histogram": _histogram(key, got2[0], filterable=True)} if got2 else no_boxes
 
 
-def pa_is_list(t) -> bool:
-    import pyarrow as pa
+def job_select(spec: dict) -> None:
+    """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
+    from tfrview.core.analysis.plots import select
 
-    return pa.types.is_list(t) or pa.types.is_large_list(t)
+    table = _stored_facts(spec)
+    if table is None:
+        _emit({"error": "the analysis is not stored yet: plots come from it"})
+        return
+    hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
+    total = table.num_rows
+    _emit({"matches": hits.tolist(), "upto": total, "total": total})
 
 
 def _stored_facts(spec: dict):
@@ -273,7 +260,7 @@ def _stored_facts(spec: dict):
     return DatasetAnalysis(results).facts()
 
 
-JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series}
+JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select}
 
 
 def child_main() -> int:

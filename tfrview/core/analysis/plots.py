@@ -1,0 +1,120 @@
+"""What the QA plots draw, from the analysis' fact table (no record is read again): box measures
+and centres, image sizes, and the records behind a clicked bar, cell or point.
+
+Every function takes the merged fact table (`DatasetAnalysis.facts()`), whose `n` column numbers
+the records as the window does, and returns numpy arrays or plain dicts that a job sends as JSON.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tfrview.core.analysis.facts import column_of
+
+BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # histograms of the boxes
+BOX_CENTRES = "box centres (heat map)"
+IMAGE_SIZES = "image sizes (scatter)"
+PLOTS = (*BOX_MEASURES, BOX_CENTRES, IMAGE_SIZES)  # plots of facts that are not a feature of their own
+HEAT_BINS = (8, 64)  # a heat map's cells a side: about 4 boxes a cell on average, within these
+
+
+def is_list(t) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def boxes(table: pa.Table) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """The OD API's boxes, flattened: [xmin, xmax, ymin, ymax] and each box's record number;
+    records whose four lists differ in length are left out (a check reports them). None: no boxes."""
+    cols = [column_of(f"image/object/bbox/{c}") for c in ("xmin", "xmax", "ymin", "ymax")]
+    if any(c not in table.column_names or not is_list(table[c].type) for c in cols):
+        return None
+    lists = [table[c] for c in cols]
+    lengths = [np.asarray(pc.list_value_length(v).fill_null(0).to_numpy(zero_copy_only=False)) for v in lists]
+    same = np.all([ln == lengths[0] for ln in lengths], axis=0)
+    flat = [np.asarray(pc.list_flatten(pc.filter(v, same)).to_numpy(zero_copy_only=False), dtype=np.float64)
+            for v in lists]  # fmt: skip
+    if not len(flat[0]):
+        return None
+    n = np.asarray(table["n"].to_numpy(zero_copy_only=False))[same]
+    return flat, np.repeat(n, lengths[0][same])
+
+
+def box_measure(table: pa.Table, measure: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every box's width, height, area or aspect (in the boxes' own units: normalised or pixels,
+    as the data holds them), with its record number; None without boxes."""
+    got = boxes(table)
+    if got is None:
+        return None
+    (x0, x1, y0, y1), n = got
+    w, h = x1 - x0, y1 - y0
+    if measure == "box width":
+        return w, n
+    if measure == "box height":
+        return h, n
+    if measure == "box area":
+        return w * h, n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return w / h, n
+
+
+def box_centres(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    got = boxes(table)
+    if got is None:
+        return None
+    (x0, x1, y0, y1), n = got
+    return (x0 + x1) / 2, (y0 + y1) / 2, n
+
+
+def heatmap(cx: np.ndarray, cy: np.ndarray, bins: int | None = None) -> dict:
+    """Box centres counted on a grid over [0, 1] (normalised boxes) or over their own range
+    (pixels); y grows downwards, as in the image."""
+    ok = np.isfinite(cx) & np.isfinite(cy)
+    cx, cy = cx[ok], cy[ok]
+    bins = bins or int(np.clip(np.sqrt(len(cx) / 4), *HEAT_BINS))
+    inside = len(cx) and cx.min() >= 0 and cy.min() >= 0 and cx.max() <= 1 and cy.max() <= 1
+    xr = (0.0, 1.0) if inside else (float(cx.min()), float(cx.max()) or 1.0)
+    yr = (0.0, 1.0) if inside else (float(cy.min()), float(cy.max()) or 1.0)
+    counts, xe, ye = np.histogram2d(cx, cy, bins=bins, range=[xr, yr])
+    return {"x_edges": xe.tolist(), "y_edges": ye.tolist(), "counts": counts.astype(int).tolist(),
+            "boxes": len(cx), "normalised": bool(inside)}  # fmt: skip
+
+
+def image_sizes(table: pa.Table) -> dict | None:
+    """Each distinct decoded image size with how many records have it."""
+    if "image_width" not in table.column_names:
+        return None
+    w = np.asarray(table["image_width"].fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    h = np.asarray(table["image_height"].fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    ok = (w > 0) & (h > 0)
+    if not ok.any():
+        return None
+    pairs, counts = np.unique(np.stack([w[ok], h[ok]], axis=1), axis=0, return_counts=True)
+    return {"width": pairs[:, 0].tolist(), "height": pairs[:, 1].tolist(), "count": counts.tolist(),
+            "images": int(ok.sum())}  # fmt: skip
+
+
+def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed: bool = False) -> np.ndarray:
+    """The records (window numbers, ascending) behind a clicked part of a plot: a bar [lo, hi) of a
+    box measure (hi included for the last bar: `closed`), a heat-map cell, or an image size."""
+    if plot in BOX_MEASURES:
+        got = box_measure(table, plot)
+        if got is None:
+            return np.empty(0, dtype=np.int64)
+        v, n = got
+        hit = (v >= lo[0]) & ((v <= hi[0]) if closed else (v < hi[0]))
+    elif plot == BOX_CENTRES:
+        got3 = box_centres(table)
+        if got3 is None:
+            return np.empty(0, dtype=np.int64)
+        cx, cy, n = got3
+        hit = (cx >= lo[0]) & (cx <= hi[0]) & (cy >= lo[1]) & (cy <= hi[1])
+    elif plot == IMAGE_SIZES:
+        n = np.asarray(table["n"].to_numpy(zero_copy_only=False))
+        w = np.asarray(table["image_width"].fill_null(-1).to_numpy(zero_copy_only=False))
+        h = np.asarray(table["image_height"].fill_null(-1).to_numpy(zero_copy_only=False))
+        hit = (w == lo[0]) & (h == lo[1])
+    else:
+        raise ValueError(f"no plot {plot!r}")
+    return np.unique(n[hit]).astype(np.int64)
