@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.core.test_events import _events
 from tests.gui.driver import Driver
+from tests.helpers import payloads_of
 from tfrview.core.output.writer import write_records
 
 
@@ -40,3 +41,58 @@ def test_an_event_file_shows_its_scalars_over_steps(qtbot, open_window, tmp_path
     qtbot.waitUntil(lambda: d.shown_records() == [1], timeout=20000)  # loss 1.0: step 0, record 1
     assert w.filter_edit.text().startswith('"loss" >= ')
 
+
+
+def _box_centres(path) -> dict[int, list[tuple[float, float]]]:
+    """Every record's box centres, decoded here (not from the analysis) to check the plot's click."""
+    from tfrview.core.records.payload import decode
+
+    out = {}
+    for n, raw in enumerate(payloads_of(path)):
+        f = decode(raw).features
+        if "image/object/bbox/xmin" in f:
+            x0, x1, y0, y1 = (f[f"image/object/bbox/{c}"].values for c in ("xmin", "xmax", "ymin", "ymax"))
+            out[n] = [((a + b) / 2, (c + d) / 2) for a, b, c, d in zip(x0, x1, y0, y1, strict=True)]
+    return out
+
+
+def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window):
+    from tfrview.demo import build_demo
+
+    paths = build_demo()
+    w = open_window(paths, demo=True)
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    w.plot_dock.show()
+    w.plot_dock.raise_()  # a tab among the bottom docks: seen once raised
+    panel = w.plots.panel
+    qtbot.waitUntil(lambda: panel.keys.count() > 0, timeout=20000)  # filled once the summary is whole
+    keys = [panel.keys.itemText(i) for i in range(panel.keys.count())]
+    assert {"box centres (heat map)", "image sizes (scatter)", "class balance", "records per shard",
+            "problems per shard", "box width"} <= set(keys)  # fmt: skip
+    # the heat map: a click on the cell of record 0's first box shows the records with a box there
+    panel.keys.setCurrentText("box centres (heat map)")
+    qtbot.waitUntil(lambda: panel._heat is not None, timeout=20000)
+    centres = _box_centres(paths[0])
+    lo, hi = panel.cell_at(*centres[0][0])
+    want = sorted(n for n, cs in centres.items() if any(lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] for x, y in cs))
+    panel.area_clicked.emit("box centres (heat map)", lo, hi)
+    d.wait_filter()
+    qtbot.waitUntil(lambda: d.shown_records() == want, timeout=20000)
+    assert 0 in want and w.filter_edit.text() == "" and "clicked on the plot" in w.filter_status.text()
+    # class balance: a bar is the filter on the class text
+    panel.keys.setCurrentText("class balance")
+    qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "class balance", timeout=20000)
+    i = panel._cats["names"].index("circle")
+    panel.category_clicked.emit("class balance", i)
+    d.wait_filter()
+    assert w.filter_edit.text() == '"image/object/class/text" == "circle"'
+    # records per shard: a bar is the shard's records
+    panel.keys.setCurrentText("records per shard")
+    qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "records per shard", timeout=20000)
+    starts = [int(x) for x in w.session.ds.starts()]
+    assert panel._cats["names"] == ["00000", "00001"]
+    assert panel._cats["counts"] == [starts[1] - starts[0], starts[2] - starts[1]]
+    panel.category_clicked.emit("records per shard", 1)
+    qtbot.waitUntil(lambda: d.shown_records() == list(range(starts[1], starts[2])), timeout=20000)
+    assert w.filter_edit.text() == 'file == "demo-00001-of-00002.tfrecord"'

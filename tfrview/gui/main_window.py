@@ -284,12 +284,6 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
-        self.plots = PlotController(self.session, self, self.data_dir, self._filter_to)
-        self.plot_dock = self.plots.dock
-        self.plots.panel.record_clicked.connect(self.select_record)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
-        self.tabifyDockWidget(self.problems_dock, self.plot_dock)
-        self.plot_dock.hide()
         self.filtering = FilterController(self.session, self.model, self.problems, self.filter_edit,
                                           self.filter_status, self)  # fmt: skip
         self.filtering.cleared.connect(self._reselect)
@@ -302,6 +296,12 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.problems_dock, self.shards_dock)
         # a dataset of many files shows their health at a glance
         self.shards_dock.setVisible(len(self.ds.files) > 1)
+        self.plots = PlotController(self.session, self, self.data_dir, self.filtering, self.shards_panel)
+        self.plot_dock = self.plots.dock
+        self.plots.panel.record_clicked.connect(self.select_record)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
+        self.tabifyDockWidget(self.problems_dock, self.plot_dock)
+        self.plot_dock.hide()
 
         sb = self.statusBar()
         self.status_label = QLabel("opening…", self)
@@ -625,11 +625,6 @@ class MainWindow(QMainWindow):
             self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
 
     # the filter and the shards -------------------------------------------------------------------------------
-
-    def _filter_to(self, text: str) -> None:
-        """Show the records a filter selects, as if typed in the filter box (a plot's bar)."""
-        self.filter_edit.setText(text)
-        self.filtering.apply()
 
     @Slot()
     def _reselect(self) -> None:

@@ -55,16 +55,32 @@ class FilterController(QObject):
             self._show_error(exc)
             return
         self._show_error(None)
-        self._stop_job()
         problems: dict[str, list[str]] = {}
         for r in self.problems.rows:
             if r.target is not None:
                 problems.setdefault(str(r.target), []).append(str(r.problem.kind))
         spec = {**self.session.job_spec("filter"), "expr": text, "problems": problems, "known_keys": sorted(known),
                 "complete": complete}  # fmt: skip
+        self.run_job(spec, text)
+
+    def run_text(self, text: str) -> None:
+        """A filter written for the person (a clicked bar): shown in the box and run."""
+        self.edit.blockSignals(True)
+        self.edit.setText(text)
+        self.edit.blockSignals(False)
+        self.apply()
+
+    def run_job(self, spec: dict, text: str = "", note: str = "") -> None:
+        """A job whose matches the table shows: a filter, or the records behind a click on a plot
+        (no expression says those: the box is emptied, and `note` says what they are)."""
+        self._stop_job()
+        if self.edit.text() != text:
+            self.edit.blockSignals(True)
+            self.edit.setText(text)
+            self.edit.blockSignals(False)
         self.model.set_filter()
         self.problems.set_matches(self.model.filter_rows[:0])
-        self.note = ""
+        self.note = note
         self._set_state(JobState().started())
         self.job = replace_job(None, JobWorker(spec, self), self._on_items, self._on_done, self._on_error)
 

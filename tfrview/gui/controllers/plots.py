@@ -1,34 +1,43 @@
-"""The Plot panel's controller: which numeric features there are (from the analysis' summary), one
-`series` job at a time for the chosen one, and the plot of a TensorBoard event file shown at once."""
+"""The Plot panel's controller: which plots there are (numeric features from the analysis' summary,
+the boxes' measures and centres, image sizes, class balance, shards), one `series` job at a time
+for the chosen one, a `select` job behind a click, and the plot of a TensorBoard event file shown
+at once."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from tfrview.core.procs.jobs import BOX_MEASURES
+from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.plot_panel import PlotPanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
 
 NUMERIC = ("float_list", "int64_list")  # the summary's type names
+CLASSES = "class balance"
+SHARD_PLOTS = {"records per shard": "records", "problems per shard": "problems"}
+HISTOGRAMS = (*BOX_MEASURES, CLASSES, *SHARD_PLOTS)  # plots that are never a series
 
 
 class PlotController(QObject):
-    def __init__(self, session: DatasetSession, window: QMainWindow, data_dir, apply_filter=None) -> None:
+    def __init__(self, session: DatasetSession, window: QMainWindow, data_dir, filtering=None, shards=None) -> None:
         super().__init__(window)
         self.session = session
         self.window = window
         self.data_dir = data_dir
-        self.apply_filter = apply_filter  # (text) -> None: the table's filter, for a clicked bar
+        self.filtering = filtering  # FilterController: the table's filter, for a clicked bar
+        self.shards = shards  # ShardsController: per-file health, and a shard's records for a click
         self.panel = PlotPanel(window)
         self.panel.range_clicked.connect(self._on_range)
+        self.panel.area_clicked.connect(self._on_area)
+        self.panel.category_clicked.connect(self._on_category)
         self.dock = QDockWidget("Plot", window)
         self.dock.setObjectName("plot")
         self.dock.setWidget(self.panel)
         self.job: JobWorker | None = None
         self._keys: list[str] = []
+        self._summary: dict = {}
         self._prefer: str | None = None
         self._filled = False
         self.dock.visibilityChanged.connect(self._on_visible)
@@ -40,10 +49,17 @@ class PlotController(QObject):
     def _on_summary(self, summary: dict, partial: bool) -> None:
         if partial:
             return
+        self._summary = summary
         feats = summary.get("keys", {})
         keys = sorted(k for k, v in feats.items() if set(v.get("types", ())) & set(NUMERIC))
         if all(f"image/object/bbox/{c}" in feats for c in ("xmin", "xmax", "ymin", "ymax")):
-            keys += list(BOX_MEASURES)  # histograms of the boxes themselves
+            keys += [*BOX_MEASURES, BOX_CENTRES]  # the boxes themselves
+        if any("image" in k or k.endswith("encoded") for k in feats):
+            keys.append(IMAGE_SIZES)
+        if summary.get("classes", {}).get("counts"):
+            keys.append(CLASSES)
+        if len(self.session.ds.files) > 1 and self.shards is not None:
+            keys += list(SHARD_PLOTS)
         events = summary.get("kinds", {}).get("event", 0) > 0
         self._keys = keys
         self._prefer = next((k for k in keys if k != "step" and "/" not in k), None) if events else None
@@ -70,10 +86,17 @@ class PlotController(QObject):
 
     @Slot(str)
     def plot(self, key: str) -> None:
-        if key in BOX_MEASURES and not self.panel.histogram:  # a box measure is a histogram: say so
+        if key in HISTOGRAMS and not self.panel.histogram:  # bars, never a series: say so
             self.panel.mode.blockSignals(True)
             self.panel.mode.setCurrentIndex(1)
             self.panel.mode.blockSignals(False)
+        self.panel.mode.setEnabled(key not in PLOTS and key not in HISTOGRAMS)
+        if key == CLASSES:
+            self._show_classes()
+            return
+        if key in SHARD_PLOTS:
+            self._show_shards(key)
+            return
         histogram = self.panel.histogram
         spec = {**self.session.job_spec("series"), "key": key, "mode": "histogram" if histogram else "over"}
         self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
@@ -86,6 +109,10 @@ class PlotController(QObject):
                 self.panel.show_series(obj["series"])
             elif "histogram" in obj:
                 self.panel.show_histogram(obj["histogram"])
+            elif "heatmap" in obj:
+                self.panel.show_heatmap(obj["heatmap"])
+            elif "scatter" in obj:
+                self.panel.show_scatter(obj["scatter"])
             elif "error" in obj:
                 self.panel.show_error(obj["error"])
 
@@ -93,14 +120,71 @@ class PlotController(QObject):
         if worker is self.job:
             self.panel.show_error(message)
 
+    def _show_classes(self) -> None:
+        c = self._summary.get("classes", {})
+        names = [str(n) for n, _ in c.get("counts", [])]
+        self._class_filters = [self._class_filter(n) for n in names]
+        self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
+                                    "title": f"{c['title']} ({len(names):,})", "x_name": "class",
+                                    "y_name": c["title"].split(" per ")[0],
+                                    "filterable": any(self._class_filters)})  # fmt: skip
+
+    def _class_filter(self, name: str) -> str | None:
+        """The filter that shows a class's records: by its text, or by its id through the label map."""
+        import json
+
+        feats = self._summary.get("keys", {})
+        if "image/object/class/text" in feats and self._summary["classes"]["title"].startswith("objects"):
+            return f"{json.dumps('image/object/class/text')} == {json.dumps(name)}"
+        ids = {v: k for k, v in (self.session.label_map or {}).items()}
+        for key in ("image/object/class/label", "image/class/label", "label"):
+            if key in feats:
+                i = ids.get(name) if not name.startswith("id ") else int(name[3:])
+                return f"{json.dumps(key)} == {i}" if i is not None else None
+        return None
+
+    def _show_shards(self, key: str) -> None:
+        from tfrview.gui.models.record_table import file_labels
+
+        h = self.shards.health()
+        values = h.records if SHARD_PLOTS[key] == "records" else h.problems.sum(axis=1)
+        names = file_labels([f.path for f in self.session.ds.files])  # as the table's file column says them
+        self.panel.show_categories({"key": key, "names": names, "counts": values.tolist(),
+                                    "title": f"{key} ({len(h):,} files)", "x_name": "shard", "y_name": SHARD_PLOTS[key],
+                                    "colour": "#1f77b4" if SHARD_PLOTS[key] == "records" else "#d62728"})  # fmt: skip
+
+    @Slot(str, int)
+    def _on_category(self, key: str, i: int) -> None:
+        if key in SHARD_PLOTS and self.shards is not None:
+            self.shards.show_shard(i)
+        elif key == CLASSES and self._class_filters[i] and self.filtering is not None:
+            self.filtering.run_text(self._class_filters[i])
+
     @Slot(str, float, float, bool)
     def _on_range(self, key: str, lo: float, hi: float, closed: bool) -> None:
         """A clicked bar: the table shows the records with a value in it."""
         import json
 
-        if self.apply_filter is not None:
-            k = json.dumps(key)
-            self.apply_filter(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}")
+        if self.filtering is None:
+            return
+        if key in PLOTS:  # a box measure: no feature of its own to filter on, a job finds the records
+            self._select(key, [lo], [hi], closed, f"records with a {key} in [{lo:.4g}, {hi:.4g}{']' if closed else ')'}")
+            return
+        k = json.dumps(key)
+        self.filtering.run_text(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}")
+
+    @Slot(str, list, list)
+    def _on_area(self, key: str, lo: list, hi: list) -> None:
+        if key == IMAGE_SIZES:
+            what = f"records whose image is {lo[0]:.0f} × {lo[1]:.0f}"
+        else:
+            what = f"records with a box centred in x {lo[0]:.3g}–{hi[0]:.3g}, y {lo[1]:.3g}–{hi[1]:.3g}"
+        self._select(key, lo, hi, False, what)
+
+    def _select(self, key: str, lo: list, hi: list, closed: bool, what: str) -> None:
+        if self.filtering is not None:
+            spec = {**self.session.job_spec("select"), "plot": key, "lo": lo, "hi": hi, "closed": closed}
+            self.filtering.run_job(spec, note=f"{what} (clicked on the plot)")
 
     @Slot()
     def save_png(self) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from tfrview.core.analysis.shards import shard_health
+from tfrview.core.analysis.shards import ShardHealth, shard_health
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.shards import ShardsModel
@@ -71,11 +71,14 @@ class ShardsController(QObject):
     @Slot()
     def refresh(self) -> None:
         """New figures from the index status bits and the problems so far (numpy per file)."""
-        ds = self.session.ds
-        labels = [f.path.name for f in ds.files]
-        self.model.set_health(shard_health(ds, labels, self.problems.by_file))
-        self.dock.setWindowTitle(f"Shards ({len(labels):,})")
+        self.model.set_health(self.health())
+        self.dock.setWindowTitle(f"Shards ({len(self.session.ds.files):,})")
         self.changed = False
+
+    def health(self) -> ShardHealth:
+        """Every file's figures now (the Plot panel's shard plots draw them too)."""
+        ds = self.session.ds
+        return shard_health(ds, [f.path.name for f in ds.files], self.problems.by_file)
 
     @Slot(QModelIndex)
     def _on_activated(self, index: QModelIndex) -> None:

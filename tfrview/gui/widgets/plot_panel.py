@@ -1,6 +1,8 @@
 """The Plot panel: one numeric feature over the dataset (over `step` for TensorBoard events and
-training logs, else over the record number), drawn by pyqtgraph; a click selects the nearest
-record; Save PNG… writes the plot. pyqtgraph is imported when the first plot is drawn, not at
+training logs, else over the record number) or its histogram, the boxes' measures and centres
+(a heat map), image sizes (a scatter), class balance and records or problems per shard, drawn by
+pyqtgraph. A click on a point of a series selects its record; a click on a bar, a cell or a
+point of the others filters the table to the records behind it. Save PNG… writes the plot. pyqtgraph is imported when the first plot is drawn, not at
 start-up (it costs a few hundred milliseconds)."""
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ class PlotPanel(QWidget):
     key_chosen = Signal(str)
     record_clicked = Signal(int)
     range_clicked = Signal(str, float, float, bool)  # key, low, high, high included: a bar's records
+    area_clicked = Signal(str, list, list)  # key, low corner, high corner: a heat-map cell or a scatter point
+    category_clicked = Signal(str, int)  # key, bar number: a class or a shard
     save_requested = Signal()
 
     def __init__(self, parent=None) -> None:
@@ -43,6 +47,9 @@ class PlotPanel(QWidget):
         self._edges: np.ndarray | None = None  # a histogram's bar edges, when one is shown
         self._hist_key = ""
         self._hist_filterable = True
+        self._heat: dict | None = None  # the heat map shown, if one is
+        self._scatter: dict | None = None
+        self._cats: dict | None = None  # bars with names (classes, shards)
 
     def set_keys(self, keys: list[str], prefer: str | None = None) -> None:
         current = self.keys.currentText()
@@ -77,9 +84,18 @@ class PlotPanel(QWidget):
             self._lay.addWidget(self.plot, 1)
         return pg
 
+    def _reset(self) -> None:
+        """The plot emptied for another kind of plot: axes as pyqtgraph makes them."""
+        self.plot.clear()
+        self._edges = self._heat = self._scatter = self._cats = None
+        self._x = np.empty(0)
+        self.plot.invertY(False)
+        self.plot.enableAutoRange()
+        self.plot.getAxis("bottom").setTicks(None)
+
     def show_series(self, s: dict) -> None:
         pg = self._ensure_plot()
-        self._edges = None
+        self._reset()
         self._x = np.asarray(s["x"], dtype=np.float64)
         self._records = np.asarray(s["records"], dtype=np.int64)
         self.plot.clear()
@@ -93,11 +109,10 @@ class PlotPanel(QWidget):
     def show_histogram(self, h: dict) -> None:
         """Bars of a feature's values; a click on a bar filters the table to its records."""
         pg = self._ensure_plot()
+        self._reset()
         self._edges = np.asarray(h["edges"], dtype=np.float64)
         self._hist_key = h["key"]
-        self._x = np.empty(0)
         counts = np.asarray(h["counts"], dtype=np.float64)
-        self.plot.clear()
         self.plot.addItem(pg.BarGraphItem(x0=self._edges[:-1], x1=self._edges[1:], height=counts,
                                           brush="#1f77b4", pen="w"))  # fmt: skip
         self.plot.setLabel("bottom", h["key"])
@@ -106,13 +121,82 @@ class PlotPanel(QWidget):
         click = " · click a bar to filter the table to it" if self._hist_filterable else ""
         self.status.setText(f"{h['values']:,} values in {len(counts)} bars{click}")
 
+    def show_heatmap(self, h: dict) -> None:
+        """Where the boxes' centres lie, as in the image (y downwards); a click on a cell filters
+        the table to the records with a box centred in it."""
+        pg = self._ensure_plot()
+        self._reset()
+        self._heat = h
+        counts = np.asarray(h["counts"], dtype=np.float64)
+        xe, ye = np.asarray(h["x_edges"]), np.asarray(h["y_edges"])
+        img = pg.ImageItem(np.log1p(counts))  # log: a few crowded cells would hide the rest
+        img.setColorMap(pg.colormap.get("viridis"))
+        img.setRect(float(xe[0]), float(ye[0]), float(xe[-1] - xe[0]), float(ye[-1] - ye[0]))
+        self.plot.addItem(img)
+        self.plot.invertY(True)
+        self.plot.setRange(xRange=(xe[0], xe[-1]), yRange=(ye[0], ye[-1]), padding=0.02)
+        units = "normalised" if h.get("normalised") else "pixels"
+        self.plot.setLabel("bottom", f"box centre x ({units})")
+        self.plot.setLabel("left", f"box centre y ({units})")
+        self.status.setText(f"{h['boxes']:,} box centres, brighter where more lie (log scale) · click a cell to "
+                            "filter the table to its records")  # fmt: skip
+
+    def show_scatter(self, s: dict) -> None:
+        """Each distinct image size, its dot growing with the number of images of that size."""
+        pg = self._ensure_plot()
+        self._reset()
+        self._scatter = s
+        counts = np.asarray(s["count"], dtype=np.float64)
+        sizes = 6 + 18 * np.sqrt(counts / counts.max())
+        self.plot.addItem(pg.ScatterPlotItem(x=np.asarray(s["width"], dtype=np.float64),
+                                             y=np.asarray(s["height"], dtype=np.float64), size=sizes,
+                                             brush=pg.mkBrush(31, 119, 180, 160), pen=pg.mkPen("w")))  # fmt: skip
+        self.plot.setLabel("bottom", "image width (pixels)")
+        self.plot.setLabel("left", "image height (pixels)")
+        self.status.setText(f"{s['images']:,} decoded images in {len(counts):,} sizes (a bigger dot: more images) "
+                            "· click a dot to filter the table to them")  # fmt: skip
+
+    def show_categories(self, c: dict) -> None:
+        """Named bars (classes, shards): `names`, `counts`, a title; a click filters the table to
+        the bar's records when `filterable`."""
+        pg = self._ensure_plot()
+        self._reset()
+        self._cats = c
+        counts = np.asarray(c["counts"], dtype=np.float64)
+        x = np.arange(len(counts))
+        self.plot.addItem(pg.BarGraphItem(x=x, height=counts, width=0.8, brush=c.get("colour", "#1f77b4"), pen="w"))
+        step = max(1, len(counts) // 30)  # names that fit under the bars
+        self.plot.getAxis("bottom").setTicks([[(int(i), c["names"][i][:24]) for i in x[::step]]])
+        self.plot.setLabel("bottom", c["x_name"])
+        self.plot.setLabel("left", c["y_name"])
+        click = " · click a bar to filter the table to it" if c.get("filterable", True) else ""
+        self.status.setText(f"{c['title']}{click}")
+
     def show_error(self, text: str) -> None:
         self.status.setText(f"⚠ {text}")
 
     def _on_click(self, ev) -> None:
-        if self.plot is None or (not len(self._x) and self._edges is None):
+        if self.plot is None:
             return
         at = self.plot.getPlotItem().vb.mapSceneToView(ev.scenePos())
+        if self._heat is not None:
+            cell = self.cell_at(at.x(), at.y())
+            if cell is not None:
+                self.area_clicked.emit(self._heat["key"], *cell)
+            return
+        if self._scatter is not None:
+            i = self.dot_at(at.x(), at.y())
+            if i is not None:
+                w, h = self._scatter["width"][i], self._scatter["height"][i]
+                self.area_clicked.emit(self._scatter["key"], [w, h], [w, h])
+            return
+        if self._cats is not None:
+            i = round(at.x())
+            if 0 <= i < len(self._cats["names"]) and abs(at.x() - i) <= 0.4 and self._cats.get("filterable", True):
+                self.category_clicked.emit(self._cats["key"], i)
+            return
+        if not len(self._x) and self._edges is None:
+            return
         if self._edges is not None:
             hit = self.bar_at(at.x())
             if hit is not None and self._hist_filterable:
@@ -127,6 +211,23 @@ class PlotPanel(QWidget):
             return None
         i = min(int(np.searchsorted(e, x, side="right")) - 1, len(e) - 2)
         return float(e[i]), float(e[i + 1]), i == len(e) - 2
+
+    def cell_at(self, x: float, y: float) -> tuple[list[float], list[float]] | None:
+        """The heat-map cell under (x, y): its low and high corners."""
+        xe, ye = np.asarray(self._heat["x_edges"]), np.asarray(self._heat["y_edges"])
+        if not (xe[0] <= x <= xe[-1] and ye[0] <= y <= ye[-1]):
+            return None
+        i = min(int(np.searchsorted(xe, x, side="right")) - 1, len(xe) - 2)
+        j = min(int(np.searchsorted(ye, y, side="right")) - 1, len(ye) - 2)
+        return [float(xe[i]), float(ye[j])], [float(xe[i + 1]), float(ye[j + 1])]
+
+    def dot_at(self, x: float, y: float) -> int | None:
+        """The scatter dot nearest to (x, y), measured in the visible range (so both axes count alike)."""
+        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+        w, h = np.asarray(self._scatter["width"], float), np.asarray(self._scatter["height"], float)
+        d = ((w - x) / max(x1 - x0, 1e-9)) ** 2 + ((h - y) / max(y1 - y0, 1e-9)) ** 2
+        i = int(np.argmin(d))
+        return i if d[i] < 0.03**2 else None
 
     def record_at(self, x: float) -> int:
         """The record of the point nearest to x on the plot's x axis."""
