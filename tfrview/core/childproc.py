@@ -57,17 +57,18 @@ def worker_start(parent: int | None = None) -> None:
 
 
 def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = False,
-          keep_stderr: bool = False) -> subprocess.Popen:  # fmt: skip
+          keep_stderr: bool = False, stdin_later: bool = False) -> subprocess.Popen:  # fmt: skip
     """Start `python -m module args` as a worker: this interpreter, this checkout importable,
     results on its stdout (bytes, or text lines), `stdin_text` written to it and closed (a spec
-    can be far longer than a command line), its stderr kept in a temporary file for the reader to
-    quote when the worker dies without saying why (`proc.error_file`), else dropped."""
+    can be far longer than a command line; `stdin_later`: the pipe is left open for the caller to
+    write it), its stderr kept in a temporary file for the reader to quote when the worker dies
+    without saying why (`proc.error_file`), else dropped."""
     import tempfile
 
     err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
     proc = subprocess.Popen(
         child_argv(module, *args), env=child_env(), stdout=subprocess.PIPE, stderr=err, text=text,
-        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        stdin=subprocess.PIPE if stdin_text is not None or stdin_later else subprocess.DEVNULL,
         bufsize=-1 if text else 1 << 20,
     )  # fmt: skip
     proc.error_file = err if keep_stderr else None

@@ -74,6 +74,9 @@ class Windows:
 
 
 def make_app(argv: list[str] | None = None):
+    from tfrview.core.procs.jobs import prewarm
+
+    prewarm()  # the analysis job's process starts now, its imports done while the window is made
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QApplication
 

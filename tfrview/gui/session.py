@@ -30,6 +30,7 @@ class DatasetSession(QObject):
     analysis_started = Signal()  # QA findings of an earlier run are void
     checks_changed = Signal(object)  # JobState of the analysis pass
     summary_ready = Signal(object, bool)  # the summary dict, and whether it is partial
+    plot_ready = Signal(object)  # the plot an event file opens on, sent with the analysis (a plot job's dict)
     label_map_changed = Signal(str)  # a note for the person ("" when they chose it)
 
     def __init__(self, dataset: Dataset, run_checks: bool = True, parent=None) -> None:
@@ -113,6 +114,10 @@ class DatasetSession(QObject):
             if f.error and self.indexer is None:
                 self.file_failed.emit(fi, f.error)
         self._ended = False
+        if self.run_checks:  # the analysis job follows the scan: its process starts meanwhile
+            from tfrview.core.procs.jobs import prewarm
+
+            prewarm()
         w = IndexWorker(self.ds, self, class_ids=self.label_map_auto)
         w.label_map_json = label_map_json(self.label_map)
         w.progress.connect(self._on_index_progress)
@@ -198,6 +203,8 @@ class DatasetSession(QObject):
                 self.problem_found.emit(obj["file"], Problem.from_json(obj["problem"]))
             elif "progress" in obj:
                 state = state.progressed(*obj["progress"])
+            elif "plot" in obj:
+                self.plot_ready.emit(obj["plot"])
             elif "summary" in obj:
                 self.summary = obj["summary"]
                 self.summary_partial = obj.get("partial", False)

@@ -438,7 +438,10 @@ class Schema:
             if not len(f.values):
                 continue  # an empty list of any type is a missing value (TFX writes them so)
             self.presence[k] += 1
-            self.types.setdefault(k, Counter())[f.type] += 1
+            c = self.types.get(k)
+            if c is None:  # not setdefault: it would build a Counter for every feature of every record
+                c = self.types[k] = Counter()
+            c[f.type] += 1
         spec = detect_spec(p.features) if p.features else None
         if spec is not None and spec.convention == "od_normalized":
             self.od += 1

@@ -50,7 +50,16 @@ class KeyStats:
                     with contextlib.suppress(UnicodeDecodeError):
                         self._count(v.decode("utf-8"))
             return
-        if n <= 16:  # most features hold a few values: plain Python beats numpy's per-call cost
+        if n == 1:  # most often of all (a scalar each step, a label): no list, no min() of one
+            v = float(values[0])
+            if math.isfinite(v):
+                self.num_min = v if v < self.num_min else self.num_min
+                self.num_max = v if v > self.num_max else self.num_max
+                self.num_sum += v
+                self.num_count += 1
+            else:
+                self.nan += 1
+        elif n <= 16:  # most features hold a few values: plain Python beats numpy's per-call cost
             vals = [float(v) for v in values]
             finite = [v for v in vals if math.isfinite(v)]
             self.nan += n - len(finite)
@@ -127,8 +136,12 @@ class DatasetSummary:
         self.kinds[p.kind] += 1
         if p.kind not in ("example", "sequence_example", "event"):  # an event's tags: statistics over steps
             return
+        keys = self.keys
         for k, f in p.features.items():
-            self.keys.setdefault(k, KeyStats()).add(f.type, f.values)
+            st = keys.get(k)
+            if st is None:  # not setdefault: it would build a KeyStats for every feature of every record
+                st = keys[k] = KeyStats()
+            st.add(f.type, f.values)
         for k, fl in p.feature_lists.items():
             self.lists.setdefault(k, KeyStats()).count(fl[0].type if fl else BYTES_LIST, len(fl))
         spec = detect_spec(p.features)

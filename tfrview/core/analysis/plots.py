@@ -118,3 +118,72 @@ def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed:
     else:
         raise ValueError(f"no plot {plot!r}")
     return np.unique(n[hit]).astype(np.int64)
+
+
+SERIES_POINTS = 200_000  # points a series hands the window (every k-th beyond it: a plot's resolution)
+
+
+def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
+    """The plot of a key, as the job sends it: {"series"}, {"histogram"}, {"heatmap"}, {"scatter"}
+    or {"error"}. A feature is drawn over `step` when the records have one (TensorBoard events,
+    training logs), else over the record number; or as a histogram of every value."""
+    if key in PLOTS:
+        return _plot_of_facts(table, key)
+    name = column_of(key)
+    if name not in table.column_names:
+        return {"error": f"no feature {key!r} in the stored facts"}
+    y = table[name]
+    if histogram:  # every value, lists flattened
+        vals = pc.list_flatten(y) if is_list(y.type) else y
+        vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
+        if not np.isfinite(vals).any():
+            return {"error": f"{key!r} holds no finite number"}
+        return {"histogram": bars(key, vals)}
+    if is_list(y.type):
+        y = pc.list_element(y, 0)
+    x_name = "step" if "step" in table.column_names and key != "step" else "record"
+    x = table[column_of("step")] if x_name == "step" else table["n"]
+    keep = pc.and_(pc.is_valid(y), pc.is_valid(x))
+    xs = np.asarray(pc.filter(x, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
+    ys = np.asarray(pc.filter(y, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
+    ns = np.asarray(pc.filter(table["n"], keep).to_numpy(zero_copy_only=False), dtype=np.int64)
+    stride = max(1, len(xs) // SERIES_POINTS)
+    return {"series": {"key": key, "x_name": x_name, "x": xs[::stride].tolist(), "y": ys[::stride].tolist(),
+                       "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}}  # fmt: skip
+
+
+def bars(key: str, vals: np.ndarray) -> dict:
+    """50 bars, or one per value for small integers (class ids, counts); finite values only."""
+    vals = vals[np.isfinite(vals)]
+    lo, hi = float(vals.min()), float(vals.max())
+    if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
+        edges = np.arange(lo - 0.5, hi + 1.0)
+    else:
+        edges = np.histogram_bin_edges(vals, bins=50)
+    counts, edges = np.histogram(vals, bins=edges)
+    return {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals)}
+
+
+def _plot_of_facts(table: pa.Table, key: str) -> dict:
+    if key == IMAGE_SIZES:
+        sizes = image_sizes(table)
+        return {"scatter": {"key": key, **sizes}} if sizes else {"error": "no decoded image sizes in the analysis"}
+    no_boxes = {"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"}
+    if key == BOX_CENTRES:
+        got = box_centres(table)
+        return {"heatmap": {"key": key, **heatmap(got[0], got[1])}} if got else no_boxes
+    got2 = box_measure(table, key)
+    if got2 is None:
+        return no_boxes
+    finite = got2[0][np.isfinite(got2[0])]
+    return {"histogram": bars(key, finite)} if len(finite) else {"error": f"no finite {key}"}
+
+
+def scalar_to_show(summary: dict) -> str | None:
+    """The scalar a TensorBoard event file opens on (what people open one to see): its first
+    top-level numeric tag other than `step`; None for other data."""
+    if not summary.get("kinds", {}).get("event"):
+        return None
+    feats = summary.get("keys", {})
+    numeric = sorted(k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"})
+    return next((k for k in numeric if k != "step" and "/" not in k), None)

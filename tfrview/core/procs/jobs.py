@@ -9,10 +9,13 @@ numbers (local per file) are the window's.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -63,7 +66,8 @@ def job_analyze(spec: dict) -> None:
     tasks = plan(paths, True, spec.get("label_map") or None)
     results, running, cached = [], DatasetSummary(), 0
     last = time.monotonic()
-    for r in run_tasks(tasks, spec.get("jobs")):
+    later: list = []  # files analysed here, stored once the window has the results
+    for r in run_tasks(tasks, spec.get("jobs"), store_later=later):
         results.append(r)
         cached += r.from_cache
         for p in r.problems:
@@ -79,9 +83,28 @@ def job_analyze(spec: dict) -> None:
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
             _emit({"file": files[fi], "problem": p.to_json()})
+    summary = a.summary.to_json()
+    _emit_first_plot(spec, a, summary)
     read = [r.analysed_at for r in results if r.error is None]
-    _emit({"summary": a.summary.to_json(), "partial": False, "cached": cached, "files": len(results),
+    _emit({"summary": summary, "partial": False, "cached": cached, "files": len(results),
            "analysed_at": min(read) if read else None})  # fmt: skip
+    if later:
+        from tfrview.core.analysis.cache import store
+
+        for t, r in later:
+            store(t, r)
+
+
+def _emit_first_plot(spec: dict, a, summary: dict) -> None:
+    """An event file's scalar plot, from the facts in hand, before the summary: the window would
+    otherwise start a plot job that reads them again (about 0.8 s more before the plot shows)."""
+    from tfrview.core.analysis.plots import plot, scalar_to_show
+
+    key = scalar_to_show(summary)
+    counts = spec.get("counts")
+    if key is None or (counts is not None and [len(r.offsets) for r in a.shards] != list(counts)):
+        return  # not events, or framed otherwise than the window's records are numbered
+    _emit({"plot": plot(a.facts(), key)})
 
 
 def job_filter(spec: dict) -> None:
@@ -151,82 +174,16 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     return True
 
 
-SERIES_POINTS = 200_000  # points a series hands the window (every k-th beyond it: a plot's resolution)
-
-
 def job_series(spec: dict) -> None:
-    """One numeric feature over the dataset, for a plot: x is the `step` feature when the records
-    have one (TensorBoard events, training logs), else the record number. From the stored facts of
-    the analysis (no record is read); an error when they are not stored yet."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    from tfrview.core.analysis.facts import column_of
-    from tfrview.core.analysis.plots import PLOTS, is_list
+    """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
+    of the analysis (no record is read); an error when they are not stored yet."""
+    from tfrview.core.analysis.plots import plot
 
     table = _stored_facts(spec)
     if table is None:
         _emit({"error": "the analysis is not stored yet: plots come from it"})
         return
-    key = spec["key"]
-    if key in PLOTS:
-        _emit(_plot_of_facts(table, key))
-        return
-    name = column_of(key)
-    if name not in table.column_names:
-        _emit({"error": f"no feature {key!r} in the stored facts"})
-        return
-    y = table[name]
-    if spec.get("mode") == "histogram":  # every value, lists flattened
-        vals = pc.list_flatten(y) if is_list(y.type) else y
-        vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
-        if not np.isfinite(vals).any():
-            _emit({"error": f"{key!r} holds no finite number"})
-            return
-        _emit({"histogram": _histogram(key, vals)})
-        return
-    if is_list(y.type):
-        y = pc.list_element(y, 0)
-    x_name = "step" if "step" in table.column_names and key != "step" else "record"
-    x = table[column_of("step")] if x_name == "step" else table["n"]
-    n = table["n"]
-    keep = pc.and_(pc.is_valid(y), pc.is_valid(x))
-    xs = np.asarray(pc.filter(x, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
-    ys = np.asarray(pc.filter(y, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
-    ns = np.asarray(pc.filter(n, keep).to_numpy(zero_copy_only=False), dtype=np.int64)
-    stride = max(1, len(xs) // SERIES_POINTS)
-    _emit({"series": {"key": key, "x_name": x_name, "x": xs[::stride].tolist(), "y": ys[::stride].tolist(),
-                      "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}})  # fmt: skip
-
-
-def _histogram(key: str, vals, filterable: bool = True):
-    """50 bars, or one per value for small integers (class ids, counts); finite values only."""
-    import numpy as np
-
-    vals = vals[np.isfinite(vals)]
-    lo, hi = float(vals.min()), float(vals.max())
-    if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
-        edges = np.arange(lo - 0.5, hi + 1.0)
-    else:
-        edges = np.histogram_bin_edges(vals, bins=50)
-    counts, edges = np.histogram(vals, bins=edges)
-    return {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals),
-            "filterable": filterable}  # fmt: skip
-
-
-def _plot_of_facts(table, key: str) -> dict:
-    """A plot of facts that are not one feature: box measures, box centres, image sizes."""
-    from tfrview.core.analysis import plots
-
-    if key == plots.IMAGE_SIZES:
-        sizes = plots.image_sizes(table)
-        return {"scatter": {"key": key, **sizes}} if sizes else {"error": "no decoded image sizes in the analysis"}
-    no_boxes = {"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"}
-    if key == plots.BOX_CENTRES:
-        got = plots.box_centres(table)
-        return {"heatmap": {"key": key, **plots.heatmap(got[0], got[1])}} if got else no_boxes
-    got2 = plots.box_measure(table, key)
-    return {"histogram": _histogram(key, got2[0], filterable=True)} if got2 else no_boxes
+    _emit(plot(table, spec["key"], spec.get("mode") == "histogram"))
 
 
 def job_select(spec: dict) -> None:
@@ -263,11 +220,30 @@ def _stored_facts(spec: dict):
 JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select}
 
 
-def child_main() -> int:
+def _import_ahead() -> None:
+    """What the jobs import, imported by a spare process while it waits for its spec."""
+    import pyarrow.compute  # noqa: F401
+
+    import tfrview.core.analysis.checks
+    import tfrview.core.analysis.merge
+    import tfrview.core.analysis.plots
+    import tfrview.core.analysis.shard
+    import tfrview.core.records.payload  # noqa: F401
+    from tfrview.core.tfrecord.framing import crc32c_function
+
+    crc32c_function()
+
+
+def child_main(spare: bool = False) -> int:
     lower_priority()
     _keep_pipe_to_ourselves()
     try:
-        spec = json.loads(sys.stdin.read())
+        if spare:
+            _import_ahead()
+        text = sys.stdin.read()
+        if spare and not text:
+            return 0  # never used: the window closed it
+        spec = json.loads(text)
         JOBS[spec["job"]](spec)
         _emit({"done": True})
     except BrokenPipeError:
@@ -278,8 +254,54 @@ def child_main() -> int:
     return 0
 
 
+_spare_lock = threading.Lock()
+_spare: tuple[subprocess.Popen, dict] | None = None  # a started job process waiting for its spec, and its env
+
+
+def prewarm() -> None:
+    """Start a spare job process now, so that the next job skips Python's start-up and imports
+    (about 0.3 s: the window's analysis, filter and plot jobs). One at most; it ends when its
+    stdin closes (`drop_spare`, or this process ending)."""
+    global _spare
+    with _spare_lock:
+        if _spare is not None and _spare[0].poll() is None:
+            return
+        proc = childproc.spawn("tfrview.core.procs.jobs", "--spare", text=True, keep_stderr=True, stdin_later=True)
+        _spare = (proc, childproc.child_env())
+
+
+@atexit.register
+def drop_spare() -> None:
+    """End the spare process, if any (its stdin closes: it exits at once)."""
+    global _spare
+    with _spare_lock:
+        spare, _spare = _spare, None
+    if spare is not None:
+        with contextlib.suppress(OSError):
+            spare[0].stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            spare[0].wait(timeout=5)
+
+
 def spawn(spec: dict) -> subprocess.Popen:
-    """A job process running `spec`, its JSON lines on stdout."""
+    """A job process running `spec`, its JSON lines on stdout: the spare one when it is alive and
+    was started with the environment a new one would get, else a new one."""
+    global _spare
+    with _spare_lock:
+        spare, _spare = _spare, None
+    if spare is not None:
+        proc, env = spare
+        if proc.poll() is None and env == childproc.child_env():
+            try:
+                proc.stdin.write(json.dumps(spec))
+                proc.stdin.close()
+                return proc
+            except (BrokenPipeError, OSError):
+                pass
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        proc.kill()
+        proc.wait()
     return childproc.spawn("tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True)
 
 
@@ -305,4 +327,4 @@ def read_lines(proc: subprocess.Popen) -> Iterator[dict]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(child_main())
+    raise SystemExit(child_main(spare="--spare" in sys.argv[1:]))

@@ -75,10 +75,23 @@ _LABEL_KEYS = (
 )  # fmt: skip
 
 
+_last_spec: tuple = (None, None)  # (features, spec) of the last call: the analysis asks thrice a record
+
+
 def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     """Find the box keys in a record; None if it has no boxes. Which keys play which role depends
     only on the feature layout (keys and types), so that part is cached; the convention is then
-    read from the values."""
+    read from the values. The last answer is kept for the same (unchanged, still alive) features."""
+    global _last_spec
+    last = _last_spec  # one read: another thread may set it meanwhile
+    if last[0] is features:
+        return last[1]
+    spec = _detect_spec(features)
+    _last_spec = (features, spec)
+    return spec
+
+
+def _detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     layout = tuple((k, f.type) for k, f in features.items())
     roles = _roles(layout)
     if roles is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS
+from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.plot_panel import PlotPanel
 from tfrview.gui.workers.base import Worker
@@ -38,13 +38,26 @@ class PlotController(QObject):
         self.job: JobWorker | None = None
         self._keys: list[str] = []
         self._summary: dict = {}
+        self._ready: dict[str, dict] = {}  # a plot sent with the analysis, by key: no job for it
         self._prefer: str | None = None
         self._filled = False
         self.dock.visibilityChanged.connect(self._on_visible)
         self.panel.key_chosen.connect(self.plot)
         self.panel.save_requested.connect(self.save_png)
         session.summary_ready.connect(self._on_summary)
+        session.plot_ready.connect(self._on_plot_ready)
+        session.analysis_started.connect(self._ready.clear)
 
+    @Slot(object)
+    def _on_plot_ready(self, obj: dict) -> None:
+        key = obj.get("series", {}).get("key")
+        if key:  # an event file's scalar: drawn at once, before the summary fills the panel's keys
+            self._ready[key] = obj
+            if not self.dock.isVisible():
+                self._filled = True  # not before the summary: nothing to fill it with yet
+                self._reveal()
+                self._filled = False
+            self.panel.show_series(obj["series"])
     @Slot(object, bool)
     def _on_summary(self, summary: dict, partial: bool) -> None:
         if partial:
@@ -60,16 +73,19 @@ class PlotController(QObject):
             keys.append(CLASSES)
         if len(self.session.ds.files) > 1 and self.shards is not None:
             keys += list(SHARD_PLOTS)
-        events = summary.get("kinds", {}).get("event", 0) > 0
+        events = summary.get("kinds", {}).get("event", 0) > 0 and not self.dock.isVisible()
         self._keys = keys
-        self._prefer = next((k for k in keys if k != "step" and "/" not in k), None) if events else None
+        self._prefer = scalar_to_show(summary)
         self._filled = False
         if self.dock.isVisible():
             self._fill()
         elif events and keys:  # a TensorBoard event file: its scalars are what people came to see
-            self.dock.show()
-            self.dock.raise_()
-            self.window.resizeDocks([self.dock], [max(300, self.window.height() // 3)], Qt.Orientation.Vertical)
+            self._reveal()
+
+    def _reveal(self) -> None:
+        self.dock.show()
+        self.dock.raise_()
+        self.window.resizeDocks([self.dock], [max(300, self.window.height() // 3)], Qt.Orientation.Vertical)
 
     @Slot(bool)
     def _on_visible(self, visible: bool) -> None:
@@ -98,6 +114,12 @@ class PlotController(QObject):
             self._show_shards(key)
             return
         histogram = self.panel.histogram
+        if not histogram and key in self._ready:
+            if self.job is not None:
+                self.job.cancel()
+            self.job = None
+            self._on_items(None, [self._ready[key]])
+            return
         spec = {**self.session.job_spec("series"), "key": key, "mode": "histogram" if histogram else "over"}
         self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
 

@@ -46,7 +46,6 @@ class PlotPanel(QWidget):
         self._records = np.empty(0, dtype=np.int64)
         self._edges: np.ndarray | None = None  # a histogram's bar edges, when one is shown
         self._hist_key = ""
-        self._hist_filterable = True
         self._heat: dict | None = None  # the heat map shown, if one is
         self._scatter: dict | None = None
         self._cats: dict | None = None  # bars with names (classes, shards)
@@ -117,8 +116,7 @@ class PlotPanel(QWidget):
                                           brush="#1f77b4", pen="w"))  # fmt: skip
         self.plot.setLabel("bottom", h["key"])
         self.plot.setLabel("left", "values")
-        self._hist_filterable = h.get("filterable", True)
-        click = " · click a bar to filter the table to it" if self._hist_filterable else ""
+        click = " · click a bar to filter the table to it"
         self.status.setText(f"{h['values']:,} values in {len(counts)} bars{click}")
 
     def show_heatmap(self, h: dict) -> None:
@@ -199,7 +197,7 @@ class PlotPanel(QWidget):
             return
         if self._edges is not None:
             hit = self.bar_at(at.x())
-            if hit is not None and self._hist_filterable:
+            if hit is not None:
                 self.range_clicked.emit(self._hist_key, *hit)
             return
         self.record_clicked.emit(self.record_at(at.x()))

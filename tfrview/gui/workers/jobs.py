@@ -9,6 +9,7 @@ import time
 from tfrview.gui.workers.base import Worker, stop_child
 
 BATCH_SECONDS = 0.05  # a job's lines go to the window at most this often
+AT_ONCE = ("plot", "summary")  # lines that go at once: what the person waits to see
 
 
 class JobWorker(Worker):
@@ -27,10 +28,11 @@ class JobWorker(Worker):
             proc.kill()
 
     def work(self) -> None:
-        from tfrview.core.procs.jobs import read_lines, spawn
+        from tfrview.core.procs.jobs import prewarm, read_lines, spawn
 
         try:
             self.proc = spawn(self.spec)
+            prewarm()  # the next job (a filter, a plot) starts as fast
         except OSError as exc:
             raise OSError(f"could not start the job: {exc}") from exc
         batch: list[dict] = []
@@ -40,7 +42,7 @@ class JobWorker(Worker):
                 if self.cancelled:
                     break
                 batch.append(obj)
-                if time.monotonic() - last > BATCH_SECONDS:
+                if time.monotonic() - last > BATCH_SECONDS or any(k in obj for k in AT_ONCE):
                     self.result.emit(batch)
                     batch, last = [], time.monotonic()
         finally:
