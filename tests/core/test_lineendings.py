@@ -87,3 +87,18 @@ def test_no_conversion_is_seen_in_a_file_that_only_holds_crlf_in_its_data():
     b = bytearray(data)
     b[offs[3] + 40] ^= 0x08  # damaged otherwise: a flipped bit
     assert detect(bytes(b)) is None
+
+
+def test_a_cr_lf_across_a_header_and_its_example_is_put_back():
+    """An Example's first byte is 0x0a: a header whose CRC ends in 0x0d makes a CR LF with it
+    (one Example in 256), and a data CRC that ends in 0x0d with the next header's first byte."""
+    from tfrview.core.tfrecord.framing import encode_header
+
+    rnd = random.Random(8)
+    length = next(n for n in range(300, 100_000) if encode_header(n)[-1] == 0x0D)
+    across = b"\n" + rnd.randbytes(length - 1).replace(b"\r\n", b"\r_")
+    pls = [_with_crlfs(rnd, 400, 1), across, _with_crlfs(rnd, 400, 1)]
+    data, offs = framed(pls)
+    assert data[offs[1] + 11 : offs[1] + 13] == b"\r\n"  # the header's last byte, the Example's first
+    got = [w.data for w in walk(data.replace(b"\r\n", b"\n"))]
+    assert got == pls

@@ -52,12 +52,14 @@ class Walked:
     why: str = ""  # why nothing could be proven
 
 
-def put_back_crs(data: bytes, k: int, stored_masked: int) -> tuple[bytes | None, str]:
-    """The data with k CR bytes put back before k of its LF bytes, the one placement whose data
-    CRC matches; else None and why."""
+def put_back_crs(data: bytes, k: int, stored_masked: int, lf_after: bool = False) -> tuple[bytes | None, str]:
+    """The data with k CR bytes put back before k of its LF bytes (and at its end when the byte
+    after it is an LF: `lf_after`), the one placement whose data CRC matches; else None and why."""
     if k == 0:
         return (data, "") if masked_crc(data) == stored_masked else (None, "its data CRC fails")
     lfs = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == LF)
+    if lf_after:
+        lfs = np.append(lfs, len(data))
     m = len(lfs)
     if k > m:
         return None, f"it lost {k} CR bytes but has only {m} LF bytes to put them before"
@@ -114,17 +116,17 @@ def _placements(c: list[np.ndarray], k: int, target: np.uint32, limit: int) -> l
 
 def _header_at(buf: bytes, pos: int) -> tuple[int, int] | None:
     """(length, stream bytes the header took) of a header at pos, whole or with one lost CR put
-    back (11 bytes); None when neither proves a header."""
+    back (11 bytes; the LF after it may be the first byte of the data); None when neither proves
+    a header."""
     h = buf[pos : pos + HEADER_SIZE]
     if len(h) == HEADER_SIZE and masked_crc(h[:8]) == U32.unpack_from(h, 8)[0]:
         return int.from_bytes(h[:8], "little"), HEADER_SIZE
-    w = buf[pos : pos + HEADER_SIZE - 1]
     hits = []
-    for i in (j for j in range(len(w)) if w[j] == LF):
-        fixed = w[:i] + b"\r" + w[i:]
+    for i in (j for j in range(len(h)) if h[j] == LF):
+        fixed = h[:i] + b"\r" + h[i : HEADER_SIZE - 1]
         if len(fixed) == HEADER_SIZE and masked_crc(fixed[:8]) == U32.unpack_from(fixed, 8)[0]:
             hits.append(int.from_bytes(fixed[:8], "little"))
-    return (hits[0], HEADER_SIZE - 1) if len(hits) == 1 else None
+    return (hits[0], HEADER_SIZE - 1) if len(set(hits)) == 1 else None
 
 
 def _next_header(buf: bytes, start: int) -> int:
@@ -169,13 +171,13 @@ def _restore(buf: bytes, body: int, e: int, lost: int) -> tuple[bytes | None, st
         return fix.data, ("its stored CRC had one flipped bit" if fix.in_crc else
                           f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit})"), ""  # fmt: skip
     data, stored = buf[body : e - 4], U32.unpack_from(buf, e - 4)[0]
-    fixed, why = put_back_crs(data, lost, stored)
+    fixed, why = put_back_crs(data, lost, stored, buf[e - 4] == LF)
     if fixed is not None:
         return fixed, "", ""
-    tail = buf[e - 3 : e]
-    for i in (j for j in range(3) if tail[j] == LF):  # one of them was in the stored CRC
-        crc_bytes = tail[:i] + b"\r" + tail[i:]
-        got, _ = put_back_crs(buf[body : e - 3], lost - 1, U32.unpack_from(crc_bytes)[0])
+    tail = buf[e - 3 : e + 1]  # one lost CR was in the stored CRC (before its LF, or before the next header's)
+    for i in (j for j in range(len(tail)) if tail[j] == LF):
+        crc_bytes = (tail[:i] + b"\r" + tail[i:])[:4]
+        got, _ = put_back_crs(buf[body : e - 3], lost - 1, U32.unpack_from(crc_bytes)[0], buf[e - 3] == LF)
         if got is not None:
             return got, "", ""
     return None, "", why
