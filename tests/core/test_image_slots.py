@@ -140,3 +140,31 @@ def test_keypoints_are_placed_per_box_in_pixels_and_unplaced_ones_left_out():
     assert len(ov.boxes) == 2
     got = [(round(x, 3), round(y, 3), b) for x, y, b in ov.keypoints]
     assert got == [(12.8, 9.6, 0), (19.2, 12.0, 0), (38.4, 33.6, 1)]  # the last was never placed (-1)
+
+
+def test_a_key_that_holds_images_in_most_records_is_an_image_key(tmp_path):
+    """No convention names `photo` an image key; the data does: 30 records hold a PNG there, so the
+    record holding a file name, the empty one and the noise are flagged; a text key is not."""
+    import io
+    import random
+
+    from PIL import Image
+
+    from tfrview.core.analysis import analyze
+    from tfrview.core.output.writer import write_records
+    from tfrview.demo import _example
+
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 3), "red").save(buf, "PNG")
+    png = buf.getvalue()
+    bad = {31: b"img_031.png", 32: b"", 33: random.Random(1).randbytes(2000)}
+    recs = [_example(photo=bad.get(i, png), caption=f"caption {i}").SerializeToString() for i in range(34)]
+    path = tmp_path / "photos.tfrecord"
+    write_records(path, recs)
+    a = analyze([str(path)], deep=True, jobs=1)
+    found = {p.record: p.message for p in a.problems(0) if p.kind == "image_not_an_image"}
+    assert sorted(found) == [31, 32, 33]
+    assert "holds the text 'img_031.png' (a file name?)" in found[31] and "is empty" in found[32]
+    assert "holds an image in 91% of the 34 records" in found[33]
+    again = analyze([str(path)], deep=True, jobs=1)  # from the cache: the same findings
+    assert {p.record for p in again.problems(0) if p.kind == "image_not_an_image"} == {31, 32, 33}

@@ -34,7 +34,7 @@ from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 4  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 5  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -144,6 +144,10 @@ def _write(d: Path, r: ShardResult) -> None:
         meta["signatures"] = [[k, [list(kt) for kt in keys]] for k, keys in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
         meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
+        ik = deep.image_keys
+        if ik is not None:
+            meta["image_keys"] = {"images": dict(ik.images), "seen": dict(ik.seen),
+                                  "odd": {k: [[int(n), w] for n, w in v] for k, v in ik.odd.items()}}  # fmt: skip
         pq.write_table(deep.facts, d / "facts.parquet")
         pq.write_table(_stats_table(s), d / "stats.parquet")
         pq.write_table(pa.table({
@@ -178,7 +182,16 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
         digests=list(zip(images["record"], images["key"], images["hash"], strict=True)),
         class_zero=[(n, k) for n, k in meta["class_zero"]],
         class_ids=set(meta["class_ids"]),
+        image_keys=_image_keys_from(meta.get("image_keys")),
     )
+
+
+def _image_keys_from(d: dict | None):
+    from tfrview.core.analysis.checks import ImageKeys
+
+    if d is None:
+        return None
+    return ImageKeys(Counter(d["images"]), Counter(d["seen"]), {k: [(n, w) for n, w in v] for k, v in d["odd"].items()})
 
 
 def _problem(d: dict) -> Problem:

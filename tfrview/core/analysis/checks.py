@@ -257,6 +257,59 @@ def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
     return out
 
 
+IMAGE_KEY_ODD_TRACKED = 64  # values that are no image kept a key a file, for a key that turns out to hold images
+MOSTLY_IMAGES = 0.8  # share of a key's records whose value is an image that makes it an image key
+
+
+@dataclass
+class ImageKeys:
+    """Bytes keys no convention names as images, and how often their value is one: a key that
+    holds an image in most records should hold one in all (the dataset says so, not the key's
+    name). Mergeable across files; at most IMAGE_KEY_ODD_TRACKED odd values kept a key a file."""
+
+    images: Counter = field(default_factory=Counter)  # key -> records whose value is an image
+    seen: Counter = field(default_factory=Counter)  # key -> records holding one bytes value
+    odd: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # key -> (record, what it holds)
+
+    def add(self, n: int, features: dict[str, Feature]) -> None:
+        slots = None
+        for key, f in features.items():
+            if f.type != BYTES_LIST or len(f.values) != 1 or not isinstance(f.values[0], bytes):
+                continue
+            if slots is None:
+                slots = {k for k, _ in image_slots(features)}  # checked record by record already
+            if key in slots:
+                continue
+            b = f.values[0]
+            self.seen[key] += 1
+            if sniff_image_format(b) is not None:
+                self.images[key] += 1
+                continue
+            odd = self.odd.setdefault(key, [])
+            if len(odd) < IMAGE_KEY_ODD_TRACKED:
+                odd.append((n, "is empty (0 bytes)" if not b else _what_it_holds(b)))
+
+    def merge(self, o: ImageKeys) -> None:
+        self.images.update(o.images)
+        self.seen.update(o.seen)
+        for k, v in o.odd.items():
+            self.odd.setdefault(k, []).extend(v)
+
+    def image_keys(self) -> dict[str, str]:
+        """Keys that hold an image in most records, each with the words that say so."""
+        return {k: f"the key holds an image in {100 * n / self.seen[k]:.0f}% of the {self.seen[k]:,} records that have it"
+                for k, n in self.images.items() if n >= 5 and n >= MOSTLY_IMAGES * self.seen[k]}  # fmt: skip
+
+
+def image_key_findings(keys: ImageKeys, dataset: ImageKeys) -> list[tuple[int, Finding]]:
+    """A file's values that are no image, of keys the whole dataset holds images in."""
+    out = []
+    for key, why in dataset.image_keys().items():
+        for n, words in keys.odd.get(key, ()):
+            out.append((n, Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{key} {words}, not an image: {why}")))
+    return out
+
+
 def _what_it_holds(b: bytes) -> str:
     """A few words on bytes that are not an image: text (a file name written where the image
     should be), or so many bytes that start with what."""

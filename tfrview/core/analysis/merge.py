@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.analysis.checks import Schema, check_signature, duplicate_finding, label_zero_finding
+from tfrview.core.analysis.checks import (
+    ImageKeys,
+    Schema,
+    check_signature,
+    duplicate_finding,
+    image_key_findings,
+    label_zero_finding,
+)
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
@@ -28,6 +35,7 @@ class DatasetAnalysis:
     shards: list[ShardResult]
     schema: Schema = field(default_factory=Schema)
     summary: DatasetSummary = field(default_factory=DatasetSummary)
+    image_keys: ImageKeys = field(default_factory=ImageKeys)
     dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)  # file -> problems found by merging
 
     def problems(self, file_no: int) -> list[Problem]:
@@ -64,6 +72,8 @@ def merge(results: list[ShardResult]) -> DatasetAnalysis:
     for s in deep:
         out.schema.merge(s.deep.schema)
         out.summary.merge(s.deep.summary)
+        if s.deep.image_keys is not None:
+            out.image_keys.merge(s.deep.image_keys)
     names = [s.path for s in shards]
     for fi, s in enumerate(shards):
         if s.deep is None:
@@ -71,6 +81,8 @@ def merge(results: list[ShardResult]) -> DatasetAnalysis:
         found = _schema_problems(s, out.schema)
         if out.schema.od_dataset:
             found += [_at(s, n, label_zero_finding(key)) for n, key in s.deep.class_zero]
+        if s.deep.image_keys is not None:
+            found += [_at(s, n, f) for n, f in image_key_findings(s.deep.image_keys, out.image_keys)]
         if found:
             out.dataset_problems.setdefault(fi, []).extend(found)
     for fi, p in _duplicates(shards, names):
@@ -100,18 +112,20 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
     problems = [pr for p in parts for pr in p.problems]
     deep = None
     if all(p.deep is not None for p in parts):
-        schema, summary = Schema(), DatasetSummary()
+        schema, summary, image_keys = Schema(), DatasetSummary(), ImageKeys()
         ids: dict = {}
         sig_of = np.full(len(first.offsets), -1, dtype=np.int32)
         for p in parts:
             schema.merge(p.deep.schema)
             summary.merge(p.deep.summary)
+            if p.deep.image_keys is not None:
+                image_keys.merge(p.deep.image_keys)
             remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
             mine = p.deep.signature_of[p.lo : p.hi]
             sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
         deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), list(ids), sig_of,
                           [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],
-                          set().union(*(p.deep.class_ids for p in parts)))  # fmt: skip
+                          set().union(*(p.deep.class_ids for p in parts)), image_keys)  # fmt: skip
     return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),
                    from_cache=all(p.from_cache for p in parts), analysed_at=min(p.analysed_at for p in parts),
                    seconds=sum(p.seconds for p in parts))  # fmt: skip

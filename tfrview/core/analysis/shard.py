@@ -43,6 +43,7 @@ class DeepResult:
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
     class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
+    image_keys: object = None  # checks.ImageKeys: keys that hold images by the data, not by name
 
     @property
     def facts(self):
@@ -183,7 +184,7 @@ def _say(msg: str) -> None:
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
-    from tfrview.core.analysis.checks import Schema, image_digests, look_and_check, signature
+    from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
     from tfrview.core.records.labelmap import LabelMap, class_ids
@@ -192,7 +193,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     read = src.bulk_reader()
     offs, lens = out.offsets, out.lengths
-    schema, summary, facts = Schema(), DatasetSummary(), FactsBuilder(out.lo)
+    schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()
     sig_ids: dict = {}
     sig_of = np.full(len(offs), -1, dtype=np.int32)
     digests: list[tuple[int, str, bytes]] = []
@@ -213,6 +214,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
         if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
+            image_keys.add(n, p.features)
         if look.class_zero_key:
             zero.append((n, look.class_zero_key))
         if len(ids) < CLASS_IDS_TRACKED and p.features:
@@ -220,7 +222,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         facts.add(n, p, look.image_size, look.boxes)
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
-    return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids)
+    return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
 
 
 def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
