@@ -78,6 +78,8 @@ def test_verify_names_causes_where_the_bytes_show_them(tmp_path):
         "crlf": data.replace(b"\n", b"\r\n"),
         "tail": data + b"appended by someone " * 10,
         "zeros": data[: offs[100]] + bytes(8192) + data[offs[100] :],
+        "joined": data[: offs[120] + 500] + data,
+        "prepended": b"<html><body>403 Forbidden</body></html>\n" + data,
     }
     got = {}
     for name, content in cases.items():
@@ -90,6 +92,8 @@ def test_verify_names_causes_where_the_bytes_show_them(tmp_path):
     assert got["crlf"][0].startswith("line-ending conversion: every LF byte became CR LF")
     assert "appended after the last record" in got["tail"][1][0]
     assert "of zeros" in got["zeros"][1][0]
+    assert "whole records follow from byte" in got["joined"][1][0] and "two files joined" in got["joined"][1][0]
+    assert got["prepended"][1][0].startswith("41 B before the first record: prepended to the file (text starting '<html>")
 
 
 def test_one_command_repairs_a_line_ending_conversion_and_a_flipped_bit(tmp_path):

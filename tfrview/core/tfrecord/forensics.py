@@ -1,5 +1,5 @@
 """Why a file broke, where its bytes show it: a cause for a problem (one flipped bit, zero-filled
-blocks, a copy cut short at a round size, appended bytes) and for a file (a line-ending
+blocks, a copy cut short at a round size, two files joined, appended or prepended bytes) and for a file (a line-ending
 conversion, either way). Only what the bytes prove or strongly suggest is said; anything else stays unnamed.
 Plain files only: in a compressed file the damage is in bytes that are not records."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS
-from tfrview.core.tfrecord.framing import HEADER_SIZE, Problem, ProblemKind
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
 
@@ -62,6 +62,28 @@ def _zero_run(data: bytes, block: int = 512) -> tuple[int, int] | None:
     return best
 
 
+def _header_follows(source: Source, pos: int) -> bool:
+    """Whether a whole record starts at pos (both CRCs)."""
+    from tfrview.core.tfrecord.index import data_crc_ok
+
+    head = source.read(pos, HEADER_SIZE)
+    if len(head) < HEADER_SIZE or masked_crc(head[:8]) != U32.unpack_from(head, 8)[0]:
+        return False
+    length = int.from_bytes(head[:8], "little")
+    return pos + length + OVERHEAD <= source.file_size and length <= CAUSE_BYTES and data_crc_ok(source, pos, length)
+
+
+def _looks(b: bytes) -> str:
+    """What prepended bytes look like: text (an HTTP header, an error page), or binary."""
+    text = b[:200].decode("utf-8", "replace")
+    if sum(c.isprintable() or c in "\r\n\t" for c in text) > 0.9 * len(text):
+        from tfrview.core.tfrecord.framing import one_line
+
+        first = one_line(text.strip().splitlines()[0] if text.strip() else text)[:60]
+        return f"text starting {first!r}: an HTTP header or an error page saved with the data?"
+    return f"binary, starting {b[:8].hex(' ')}"
+
+
 def _size_cause(size: int) -> str:
     for r, words in _ROUND:
         if size and size % r == 0:
@@ -81,6 +103,9 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
         if p.kind is ProblemKind.BAD_DATA_CRC and p.record is not None and examined < CAUSE_RECORDS:
             examined += 1
             cause = _record_cause(source, int(offsets[p.record]), int(lengths[p.record]))
+        elif p.kind is ProblemKind.TRUNCATED and _header_follows(source, p.offset + p.length):
+            cause = (f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
+                     "(a cut copy with another appended, or a download resumed from the wrong place)")  # fmt: skip
         elif p.kind is ProblemKind.TRUNCATED:
             rest = source.read(p.offset, min(CAUSE_BYTES, source.file_size - p.offset))
             cause = _size_cause(source.file_size)
@@ -93,6 +118,8 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
                          if p.kind is ProblemKind.UNREADABLE_BYTES else "zero padding after the last record")  # fmt: skip
             elif p.kind is ProblemKind.TRAILING_BYTES:
                 cause = f"{human_bytes(p.length)} appended after the last record (another file's bytes?)"
+            elif p.offset == 0:
+                cause = f"{human_bytes(p.length)} before the first record: prepended to the file ({_looks(region)})"
         out.append(replace(p, cause=cause) if cause else p)
     return out
 
