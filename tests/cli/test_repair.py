@@ -93,7 +93,7 @@ def test_verify_names_causes_where_the_bytes_show_them(tmp_path):
     assert "appended after the last record" in got["tail"][1][0]
     assert "of zeros" in got["zeros"][1][0]
     assert "whole records follow from byte" in got["joined"][1][0] and "two files joined" in got["joined"][1][0]
-    assert got["prepended"][1][0].startswith("41 B before the first record: prepended to the file (text starting '<html>")
+    assert got["prepended"][1][0].startswith("40 B before the first record: prepended to the file (text starting '<html>")
 
 
 def test_one_command_repairs_a_line_ending_conversion_and_a_flipped_bit(tmp_path):
