@@ -2,7 +2,7 @@
 
 Shard 0: Object Detection API Examples with drawn JPEG/PNG images, normalized boxes, class text and
 ids (and one photo with EXIF orientation). Shard 1: raw pixel arrays, serialized tensors, a
-784-float digit, a SequenceExample, a non-Example protobuf, opaque bytes, an image that does not
+784-float digit, a SequenceExample, a video clip (a SequenceExample of frames with boxes), a non-Example protobuf, opaque bytes, an image that does not
 decode, a box outside its image, and damage: a bad data CRC, garbage between records, a truncated
 tail. Written with the project's own writer into the user's cache directory.
 """
@@ -20,7 +20,7 @@ from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.records.proto import example_pb2, tensor_pb2
 from tfrview.core.tfrecord.framing import encode_record
 
-VERSION = 3
+VERSION = 4
 CLASSES = {1: "circle", 2: "square", 3: "triangle", 4: "star"}
 LABEL_MAP = "".join(f"item {{\n  id: {i}\n  name: '{n}'\n}}\n" for i, n in CLASSES.items())
 
@@ -200,7 +200,33 @@ def _shard1(rnd: random.Random) -> list[bytes]:
             }
         ).SerializeToString()
     )
+    out.append(_clip(rnd))
     return out
+
+
+def _clip(rnd: random.Random, frames: int = 8) -> bytes:
+    """A SequenceExample clip as MediaPipe's MediaSequence writes one: a JPEG per frame, and each
+    frame's boxes and labels in the same step of the region/* feature lists (a ball rolling by)."""
+    from PIL import Image, ImageDraw
+
+    se = example_pb2.SequenceExample()
+    se.context.feature["clip/media_id"].bytes_list.value.append(b"ball-rolling")
+    se.context.feature["image/format"].bytes_list.value.append(b"JPEG")
+    fl = se.feature_lists.feature_list
+    w, h, r = 160, 120, 14
+    for t in range(frames):
+        im = Image.new("RGB", (w, h), (70, 110, 160))
+        d = ImageDraw.Draw(im)
+        d.rectangle([0, 90, w, h], fill=(80, 140, 70))
+        cx, cy = 20 + t * (w - 40) / (frames - 1), 90 - r - abs(math.sin(t * 0.9)) * 40
+        d.ellipse([cx - r, cy - r, cx + r, cy + r], fill=(230, 200, 40), outline=(40, 40, 40))
+        fl["image/encoded"].feature.add().bytes_list.value.append(_encode(im, "JPEG"))
+        box = [(cx - r) / w, (cy - r) / h, (cx + r) / w, (cy + r) / h]
+        for key, v in zip(("xmin", "ymin", "xmax", "ymax"), box, strict=True):
+            fl[f"region/bbox/{key}"].feature.add().float_list.value.append(v)
+        fl["region/label/string"].feature.add().bytes_list.value.append(b"ball")
+        fl["region/timestamp"].feature.add().int64_list.value.append(t * 33_333)
+    return se.SerializeToString()
 
 
 def build_demo(directory: Path | None = None) -> list[Path]:

@@ -129,7 +129,7 @@ def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window,
     from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    assert w.model.total() == 38
+    assert w.model.total() == 39
     kinds = column(qtbot, w, "kind")
     n = kinds.index("sequence example")
     w.select_record(n)
@@ -146,11 +146,33 @@ def test_sequence_example_and_protobuf_and_bytes_in_the_tree(qtbot, open_window,
     assert wait_view(qtbot, w, n).decoded.pixels.shape == (28, 28)
 
 
+def test_a_clip_shows_as_a_filmstrip_with_each_frames_boxes(qtbot, open_window, tmp_path):
+    """A SequenceExample of JPEG frames (MediaSequence keys): every frame in the filmstrip, the
+    frame shown with its own box (region/bbox/* of its step) and label."""
+    from tfrview.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    n = w.model.total() - 1  # the clip
+    w.select_record(n)
+    v = wait_view(qtbot, w, n)
+    assert len(v.frames) == 8 and all(px is not None for _, px, _ in v.frames)
+    assert w.image_panel.filmstrip.isVisible() and w.image_panel.filmstrip.count() == 8
+    assert [b.label for b in v.overlay.boxes] == ["ball"] and "frame 0 of 8" in w.image_panel.facts.text()
+    first = v.overlay.boxes[0]
+    w.image_panel.filmstrip.frame_chosen.emit(v.frames[5][0])  # a click on frame 5
+    qtbot.waitUntil(lambda: w.image_panel.current.image_index == v.frames[5][0], timeout=10000)
+    later = w.image_panel.current.overlay.boxes[0]
+    assert later.x0 > first.x0 + 60  # the ball rolled right: frame 5's own box, not frame 0's
+    assert "frame 5 of 8" in w.image_panel.facts.text()
+    small = v.frames[5][2].boxes[0]  # the filmstrip's box, at its thumbnail's size
+    assert abs(small.x0 / v.frames[5][1].shape[1] - later.x0 / 160) < 0.02
+
+
 def test_broken_image_is_said_not_crashed(qtbot, open_window, tmp_path):
     from tfrview.demo import build_demo
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
-    n = w.model.total() - 2  # the JPEG cut short
+    n = w.model.total() - 3  # the JPEG cut short
     w.select_record(n)
     v = wait_view(qtbot, w, n)
     assert v.decoded is None and "do not decode" in v.error

@@ -70,9 +70,14 @@ RECORD_KEY = "(record)"  # the name a record that is itself an encoded image goe
 
 
 def image_features(p) -> dict[str, Feature]:
-    """The features to look for images in: an Example's (or a SequenceExample's context), or, for a
-    record that is itself an encoded image (a TFRecord of JPEG bytes, no Example), the record."""
-    if p.kind in ("example", "sequence_example", "event"):
+    """The features to look for images in: an Example's, a SequenceExample's context and frames
+    (`frames.with_frames`: frame t is image t of its key), or, for a record that is itself an
+    encoded image (a TFRecord of JPEG bytes, no Example), the record."""
+    if p.kind == "sequence_example":
+        from tfrview.core.records.frames import with_frames
+
+        return with_frames(p)
+    if p.kind in ("example", "event"):
         return p.features
     if p.full_size is None and sniff_image_format(p.raw):
         return {RECORD_KEY: Feature(BYTES_LIST, [p.raw])}

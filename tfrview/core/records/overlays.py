@@ -153,6 +153,7 @@ def _class_keys(types: dict[str, str], prefix: str) -> tuple[str | None, str | N
             "category",
             "name",
             "class/name",
+            "label/string",  # MediaSequence's region/label/string
         ):
             text = text or k
         elif t == INT64_LIST and last in (
@@ -162,6 +163,7 @@ def _class_keys(types: dict[str, str], prefix: str) -> tuple[str | None, str | N
             "category_id",
             "class_id",
             "class/id",
+            "label/index",  # MediaSequence's region/label/index
         ):
             ids = ids or k
     return text, ids

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButt
 
 from tfrview.core.records.drawing import palette_hex
 from tfrview.gui.painting import wrap_qimage
+from tfrview.gui.widgets.filmstrip import Filmstrip
 from tfrview.gui.widgets.image_view import ImageView
 from tfrview.gui.workers.decode import RecordView
 
@@ -56,6 +57,10 @@ class ImagePanel(QWidget):
         lay.setSpacing(0)
         lay.addLayout(bar)
         lay.addWidget(self.view, 1)
+        self.filmstrip = Filmstrip(self)
+        self.filmstrip.frame_chosen.connect(self.image_chosen)
+        self.filmstrip.setVisible(False)
+        lay.addWidget(self.filmstrip)
         lay.addWidget(self.facts)
         self.show_message("Select a record to see its image")
 
@@ -64,6 +69,7 @@ class ImagePanel(QWidget):
         self.qimage = None
         self.selector.clear()
         self.selector.setVisible(False)
+        self.filmstrip.setVisible(False)
         self.view.set_content(None, None, text)
         self.facts.setText("")
 
@@ -83,6 +89,9 @@ class ImagePanel(QWidget):
             self.selector.addItem(ref.label)
         self.selector.setCurrentIndex(v.image_index)
         self.selector.setVisible(len(v.images) > 1)
+        self.filmstrip.setVisible(bool(v.frames))
+        if v.frames:
+            self.filmstrip.show_frames(v.frames, v.image_index)
         if not v.images:
             self.qimage = None
             kind = v.payload.kind.replace("_", " ")
@@ -108,6 +117,8 @@ class ImagePanel(QWidget):
         self.view.set_content(self.qimage, v.overlay, preview=preview, keep=keep)
         img = v.decoded
         facts = [f"<b>{ref.key}</b> {ref.detail} {img.width}×{img.height}"]
+        if v.frames and ref.key in v.payload.feature_lists:
+            facts[0] = f"<b>{ref.key}</b> frame {ref.index} of {len(v.payload.feature_lists[ref.key]):,} · {ref.detail} {img.width}×{img.height}"
         facts += [f"<i>{n}</i>" for n in img.notes]
         ov = v.overlay
         if ov is not None and ov.spec is not None:

@@ -49,9 +49,44 @@ class RecordView:
     named: dict | None = None  # the record as the person's schema reads it (field names)
     named_type: str = ""  # that message's full name
     mask: object = None  # records.masks.MaskOverlay for the decoded image, if the record has one
+    frames: tuple = ()  # a SequenceExample's filmstrip: (image index, small pixels, Overlay at that size)
 
 
 THUMB = 48
+FRAME_THUMB = 96
+
+
+_last_strip: tuple = (None, ())  # (request key, filmstrip): another frame of the same record reuses it
+
+
+def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
+    global _last_strip
+    key = (req.number, len(p.raw), id(req.label_map), req.spec)
+    last = _last_strip
+    if last[0] == key:
+        return last[1]
+    strip = _filmstrip(p, feats, refs, req.label_map, req.spec)
+    _last_strip = (key, strip)
+    return strip
+
+
+def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
+    """Each frame small, with its own boxes (computed at the thumbnail's size)."""
+    from tfrview.core.records.frames import frame_features, frame_keys
+
+    keys = set(frame_keys(p))
+    out = []
+    for i, ref in enumerate(refs):
+        if ref.key not in keys:
+            continue
+        try:
+            small = decode_image(feats, ref, max_side=FRAME_THUMB)
+        except ImageError:
+            out.append((i, None, None))
+            continue
+        ov = compute_overlay(frame_features(p, ref.index), small.width, small.height, label_map, spec)
+        out.append((i, small.pixels, ov))
+    return tuple(out)
 
 
 def _thumbnails(feats, refs) -> dict:
@@ -93,11 +128,17 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         return RecordView(req.number, p, refs, 0, None, None, None)
     i = min(max(req.image, 0), len(refs) - 1)
     thumbs = _thumbnails(feats, refs)
+    strip = _cached_strip(req, p, feats, refs) if p.kind == "sequence_example" else ()
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
-        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs)
+        return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
     from tfrview.core.records.masks import mask_keys, mask_overlay
+
+    if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
+        from tfrview.core.records.frames import frame_features
+
+        feats = frame_features(p, refs[i].index)
 
     shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height)
@@ -110,9 +151,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         mask = replace(mask, names=names)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
-    return RecordView(
-        req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit), mask=mask
-    )
+    return RecordView(req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit),
+                      mask=mask, frames=strip)  # fmt: skip
 
 
 def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
