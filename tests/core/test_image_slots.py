@@ -168,3 +168,35 @@ def test_a_key_that_holds_images_in_most_records_is_an_image_key(tmp_path):
     assert "holds an image in 91% of the 34 records" in found[33]
     again = analyze([str(path)], deep=True, jobs=1)  # from the cache: the same findings
     assert {p.record for p in again.problems(0) if p.kind == "image_not_an_image"} == {31, 32, 33}
+
+
+def test_instance_masks_take_their_boxs_class_colour_and_exports_draw_masks_and_keypoints(tmp_path):
+    from tfrview.core.output.export import export_images
+    from tfrview.core.records.drawing import MASK_OPACITY, palette_rgb
+    from tfrview.core.records.masks import instance_colours, mask_overlay
+    from tfrview.core.records.overlays import compute_overlay
+
+    def block(y0, y1, x0, x1) -> bytes:
+        a = np.zeros((48, 64), np.uint8)
+        a[y0:y1, x0:x1] = 255
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, "PNG")
+        return buf.getvalue()
+
+    data = _od(_jpeg(), **{"image/object/bbox/xmin": [0.0, 0.5], "image/object/bbox/xmax": [0.4, 0.9],
+                           "image/object/bbox/ymin": [0.0, 0.5], "image/object/bbox/ymax": [0.4, 0.9],
+                           "image/object/class/label": [3, 3],  # two instances of one class: one colour
+                           "image/object/mask": [block(0, 10, 0, 10), block(30, 40, 40, 50)],
+                           "image/object/keypoint/x": [0.95, 0.95], "image/object/keypoint/y": [0.05, 0.95]})  # fmt: skip
+    feats = decode(data).features
+    ov = compute_overlay(feats, 64, 48)
+    assert instance_colours(ov) == ["3", "3"]
+    m = mask_overlay(feats, 64, 48, instance_colours(ov))
+    assert tuple(m.rgba[5, 5]) == tuple(m.rgba[35, 45]) == (*palette_rgb("3"), 255)
+    res = export_images([(0, data)], tmp_path / "out")
+    assert res.written == 3  # the image and its two instance masks (drawn as they are: no mask over a mask)
+    im = np.asarray(Image.open(tmp_path / "out" / "record-0-0.png").convert("RGB"), dtype=np.int64)
+    want = (1 - MASK_OPACITY) * 128 + MASK_OPACITY * np.array(palette_rgb("3"))
+    assert np.abs(im[35, 45] - want).max() <= 6  # the instance mask blended over the grey image
+    assert np.abs(im[20, 30] - 128).max() <= 6  # no mask, no box there: the image as it was
+    assert np.abs(im[2, 61] - np.array(palette_rgb("3"))).max() <= 40  # a keypoint of box 0 (x 0.95, y 0.05)

@@ -173,12 +173,17 @@ def render_caption(p: QPainter, caption: str | None, width: float) -> None:
     p.drawText(band, Qt.AlignmentFlag.AlignCenter, caption)
 
 
-def render_overlay_on_image(image: QImage, overlay: Overlay | None, show_labels: bool = True) -> QImage:
-    """The image at its own size with boxes and labels burned in (for saving)."""
+def render_overlay_on_image(image: QImage, overlay: Overlay | None, show_labels: bool = True,
+                            mask: QImage | None = None, mask_opacity: float = 0.5) -> QImage:  # fmt: skip
+    """The image at its own size with the mask, boxes, keypoints and labels burned in (for saving):
+    what the view shows."""
     out = image.convertToFormat(QImage.Format.Format_RGB32)
     p = QPainter(out)
     ctx = RenderContext(1.0, 0.0, 0.0, True, show_labels)
+    if mask is not None:
+        render_mask(p, mask, ctx, mask_opacity)
     render_boxes(p, overlay, ctx)
+    render_keypoints(p, overlay, ctx)
     render_labels(p, overlay, ctx)
     p.end()
     return out

@@ -136,7 +136,7 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
                 notes.append(f"record {number}: {exc}")
                 continue
             ov = compute_overlay(feats, img.width, img.height, label_map) if with_overlays else None
-            im = draw_overlay(img.pixels, ov) if with_overlays else _plain(img.pixels)
+            im = draw_overlay(img.pixels, ov, mask_rgba=_mask_of(feats, ref, img, ov)) if with_overlays else _plain(img.pixels)
             name = f"record-{number}.png" if len(refs) == 1 else f"record-{number}-{k}.png"
             with atomic_file(folder / name, "wb") as fh:
                 im.save(fh, "PNG")
@@ -145,6 +145,16 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
         if progress is not None and not progress(done):
             raise TfrviewError("export cancelled")
     return ExportResult(written, skipped, tuple(notes[:50]))
+
+
+def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
+    """The coloured mask to draw over an exported image (never over a mask itself)."""
+    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
+
+    if ref.key in mask_keys(feats) or ref.key == "image/object/mask":
+        return None
+    m = mask_overlay(feats, img.width, img.height, instance_colours(overlay))
+    return m.rgba if m is not None else None
 
 
 def _plain(pixels: np.ndarray):

@@ -36,11 +36,20 @@ def palette_rgb(key: str) -> tuple[int, int, int]:
     return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
 
 
-def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True):
-    """A PIL image of the pixels with the boxes (and their labels) drawn on."""
+MASK_OPACITY = 0.5  # a mask drawn over an image in an export, as the window's slider starts
+
+
+def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True, mask_rgba: np.ndarray | None = None):
+    """A PIL image of the pixels with a mask (RGBA, the image's size), the boxes, their keypoints
+    and labels drawn on: what the window shows, for exports."""
     from PIL import Image, ImageDraw
 
     im = Image.fromarray(pixels).convert("RGB")
+    if mask_rgba is not None and mask_rgba.shape[:2] == (im.height, im.width):
+        layer = Image.fromarray(mask_rgba, "RGBA")
+        alpha = np.asarray(layer.getchannel("A"), dtype=np.float32) * MASK_OPACITY
+        layer.putalpha(Image.fromarray(alpha.astype(np.uint8)))
+        im = Image.alpha_composite(im.convert("RGBA"), layer).convert("RGB")
     if overlay is None or not overlay.boxes:
         return im
     d = ImageDraw.Draw(im)
@@ -63,4 +72,8 @@ def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = Tru
                 fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
                 font=font,
             )
+    r = max(3, round(max(im.size) / 200))
+    for x, y, b in overlay.keypoints:
+        c = palette_rgb(overlay.boxes[b].color_key) if 0 <= b < len(overlay.boxes) else (255, 255, 255)
+        d.ellipse([x - r, y - r, x + r, y + r], fill=c, outline=(0, 0, 0))
     return im

@@ -44,9 +44,11 @@ class MaskOverlay:
     names: dict = field(default_factory=dict)  # class id -> name (a label map's, or an instance's box)
 
 
-def mask_overlay(features: dict[str, Feature], width: int, height: int) -> MaskOverlay | None:
-    """The record's segmentation mask (or its instance masks, one colour each) coloured for
-    drawing over an image of width x height; None when it has none of that size."""
+def mask_overlay(features: dict[str, Feature], width: int, height: int,
+                 instance_colours: list[str] | None = None) -> MaskOverlay | None:  # fmt: skip
+    """The record's segmentation mask (or its instance masks, each in its box's class colour:
+    `instance_colours`, the palette keys of the boxes in order) coloured for drawing over an image
+    of width x height; None when it has none of that size."""
     for key in mask_keys(features):
         px = mask_pixels(features[key].values[0])
         if px is not None and px.shape[:2] == (height, width):
@@ -59,17 +61,24 @@ def mask_overlay(features: dict[str, Feature], width: int, height: int) -> MaskO
             if m is not None and m.shape[:2] == (height, width):
                 ids[m > 0] = i + 1  # instance i, coloured as class i + 1
         if ids.any():
-            return _coloured("image/object/mask", ids)
+            return _coloured("image/object/mask", ids, instance_colours)
     return None
 
 
-def _coloured(key: str, ids: np.ndarray) -> MaskOverlay:
+def instance_colours(overlay) -> list[str]:
+    """Each instance mask's colour key: its box's class (instance i is box i), as boxes are drawn."""
+    keys = {b.index: b.color_key for b in overlay.boxes} if overlay is not None else {}
+    return [keys.get(i, str(i + 1)) for i in range(max(keys, default=-1) + 1)]
+
+
+def _coloured(key: str, ids: np.ndarray, colours: list[str] | None = None) -> MaskOverlay:
     found, counts = np.unique(ids, return_counts=True)
     rgba = np.zeros((*ids.shape, 4), dtype=np.uint8)
     classes = []
     for c, n in zip(found.tolist(), counts.tolist(), strict=True):
         if c in (0, IGNORE):
             continue
-        rgba[ids == c] = (*palette_rgb(str(c)), 255)
+        colour = colours[c - 1] if colours is not None and 0 < c <= len(colours) else str(c)
+        rgba[ids == c] = (*palette_rgb(colour), 255)
         classes.append((c, n))
     return MaskOverlay(key, rgba, tuple(sorted(classes, key=lambda x: -x[1])))

@@ -331,7 +331,8 @@ class ExportController(QObject):
             QMessageBox.warning(self.window, "Save image", str(exc))
             return False
         if with_boxes:
-            img = render_overlay_on_image(img, panel.current.overlay, self.labels_shown())
+            img = render_overlay_on_image(img, panel.current.overlay, self.labels_shown(), panel.view.mask,
+                                          panel.view.mask_opacity)  # fmt: skip
         fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
         buf = QBuffer()
         buf.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -133,7 +133,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
-    from tfrview.core.records.masks import mask_keys, mask_overlay
+    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         from tfrview.core.records.frames import frame_features
@@ -141,8 +141,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         feats = frame_features(p, refs[i].index)
 
     shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
-    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
+    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
     if mask is not None:  # the legend's names: the label map's, or each instance's box
         if mask.key == "image/object/mask":
             names = {b.index + 1: b.label for b in ov.boxes}
