@@ -1,4 +1,5 @@
-"""File > Load Schema (issue 12): records of a custom protobuf shown in the tree with field names."""
+"""A loaded schema in the window (issue 12): the table's summaries and the tree by field name,
+numbers as numbers."""
 
 from __future__ import annotations
 
@@ -6,24 +7,21 @@ from tests.cli.test_schema import _descriptor_set
 from tfrview.core.output.writer import write_records
 
 
-def test_the_tree_shows_a_custom_message_with_field_names(qtbot, open_window, tmp_path):
+def test_the_table_summarises_custom_records_by_field_name(qtbot, open_window, tmp_path):
     from tfrview.core.records.schema import load_schema
 
     desc = _descriptor_set(tmp_path / "frame.desc")
     Frame = load_schema(desc, "acme.Frame").cls
-    path = tmp_path / "frames.tfrecord"
-    write_records(path, [Frame(name=f"frame {i}", cameras=[Frame.Camera(id="FRONT")]).SerializeToString()
-                         for i in range(3)])  # fmt: skip
-    w = open_window([path])
+    data = tmp_path / "frames.tfrecord"
+    write_records(data, [Frame(name=f"frame {i}", timestamp_micros=7 + i).SerializeToString() for i in range(3)])
+    w = open_window([data])
     assert w.set_schema(desc, "acme.Frame")
+    col = w.model.columns.index("summary")
+    qtbot.waitUntil(lambda: w.model.data(w.model.index(1, col)) == "Frame: name='frame 1', timestamp_micros=8",
+                    timeout=10000)  # fmt: skip
     w.select_record(1)
-
-    def top():
-        item = w.tree.topLevelItem(0)
-        return item.text(0) if item is not None else ""
-
-    qtbot.waitUntil(lambda: top() == "acme.Frame", timeout=10000)
-    root = w.tree.topLevelItem(0)
-    fields = {root.child(i).text(0): root.child(i) for i in range(root.childCount())}
-    assert fields["name"].text(3) == "frame 1"
-    assert fields["cameras"].child(0).child(0).text(0) == "id" and fields["cameras"].child(0).child(0).text(3) == "FRONT"
+    qtbot.waitUntil(lambda: w.tree.topLevelItemCount() > 0 and w.tree.topLevelItem(0).text(0) == "acme.Frame",
+                    timeout=10000)  # fmt: skip
+    ts = next(w.tree.topLevelItem(0).child(i) for i in range(w.tree.topLevelItem(0).childCount())
+              if w.tree.topLevelItem(0).child(i).text(0) == "timestamp_micros")  # fmt: skip
+    assert (ts.text(1), ts.text(3)) == ("int", "8")

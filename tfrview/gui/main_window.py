@@ -573,8 +573,7 @@ class MainWindow(QMainWindow):
     def _on_label_map_changed(self, note: str) -> None:
         """Everything drawn or summarised with class names follows the session's label map."""
         lm = self.session.label_map
-        self.model.set_label_map(lm)
-        self.summarizer.reset(lm)
+        self.model.set_label_map(lm, self.schema)
         self.thumbs.reset(lm)
         self.gallery_model.clear()
         if note:
@@ -854,6 +853,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Schema", str(exc))
             return False
         self.statusBar().showMessage(f"records shown as {self.schema.name}", 5000)
+        self.model.set_label_map(self.session.label_map, self.schema)  # the summaries by field name too
         self._tree_for = None
         if self._selected is not None:
             self._request(self._selected)

@@ -72,15 +72,60 @@ def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageS
 
 
 def decode_with(data: bytes, schema: MessageSchema) -> dict | None:
-    """The record as the schema's message, as a dict with field names (bytes in base64, as
-    protobuf's JSON mapping writes them); None when the bytes are not that message."""
-    from google.protobuf.json_format import MessageToDict
-
+    """The record as the schema's message, as a dict with field names; None when the bytes are not
+    that message. Numbers stay numbers (protobuf's JSON mapping would write 64-bit integers as
+    text), bytes are base64 as that mapping writes them, enums are their names."""
     try:
         msg = schema.cls.FromString(bytes(data))
     except Exception:  # DecodeError, or a parser error for bytes that are not this message
         return None
-    return MessageToDict(msg, preserving_proto_field_name=True)
+    return message_dict(msg)
+
+
+def message_dict(msg) -> dict:
+    out = {}
+    for field, value in msg.ListFields():
+        mt = field.message_type
+        if mt is not None and mt.GetOptions().map_entry:
+            vf = mt.fields_by_name["value"]
+            out[field.name] = {str(k): _value(vf, v) for k, v in value.items()}
+        elif field.is_repeated:
+            out[field.name] = [_value(field, v) for v in value]
+        else:
+            out[field.name] = _value(field, value)
+    return out
+
+
+def _value(field, v):
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    if field.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
+        return message_dict(v)
+    if field.type == F.TYPE_BYTES:
+        import base64
+
+        return base64.b64encode(v).decode("ascii")
+    if field.type == F.TYPE_ENUM:
+        named = field.enum_type.values_by_number.get(v)
+        return named.name if named is not None else v
+    return v
+
+
+def summary_line(named: dict, type_name: str, n: int = 4) -> str:
+    """'Frame: name='frame 1', timestamp_micros=1700000000000001, cameras=[1]' for the table."""
+    parts = []
+    for k, v in list(named.items())[:n]:
+        if isinstance(v, dict):
+            shown = "{…}"
+        elif isinstance(v, list):
+            shown = f"[{len(v)}]"
+        elif isinstance(v, str):
+            shown = repr(v if len(v) <= 40 else v[:37] + "…")
+        else:
+            shown = f"{v:.6g}" if isinstance(v, float) else str(v)
+        parts.append(f"{k}={shown}")
+    more = f", +{len(named) - n} more" if len(named) > n else ""
+    return f"{type_name.rsplit('.', 1)[-1]}: " + ", ".join(parts) + more
 
 
 def _descriptor_set(p: Path):

@@ -185,11 +185,12 @@ class RecordTableModel(ColumnsModel):
     def problem_at(self, file_no: int, record: int) -> str:
         return self._problem_at.get((file_no, record), "")
 
-    def set_label_map(self, label_map: dict[int, str] | None) -> None:
+    def set_label_map(self, label_map: dict[int, str] | None, schema=None) -> None:
+        """The label map (and the person's schema) that summaries are written with: every row anew."""
         self.label_map = label_map
         self._cache.clear()
         if self.summaries is not None:
-            self.summaries.reset(label_map)
+            self.summaries.reset(label_map, schema)
         if self._rows:
             self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.columns) - 1))
 

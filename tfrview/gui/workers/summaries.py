@@ -10,6 +10,17 @@ from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
 
 
+def _named(data: bytes, schema, kind: str, text: str) -> tuple[str, str]:
+    """A custom payload's summary by the loaded schema's field names, when it is that message."""
+    from tfrview.core.limits import ONE_AT_A_TIME_BYTES
+    from tfrview.core.records.schema import decode_with, summary_line
+
+    if len(data) > ONE_AT_A_TIME_BYTES:
+        return kind, text
+    named = decode_with(data, schema)
+    return ("message", summary_line(named, schema.name)) if named else (kind, text)
+
+
 class SummaryWorker(Worker):
     """Kind and summary of the rows the table asks for, computed off the UI thread.
 
@@ -28,14 +39,16 @@ class SummaryWorker(Worker):
         self._queue = NewestFirst(self.MAX_PENDING)
         self.epoch = 0
         self.label_map: dict[int, str] | None = None
+        self.schema = None  # records.schema.MessageSchema the person loaded: custom payloads by field name
 
     def request(self, number: int) -> None:
         self._queue.put(number)
 
-    def reset(self, label_map: dict[int, str] | None) -> None:
+    def reset(self, label_map: dict[int, str] | None, schema=None) -> None:
         with self._queue.lock:
             self._queue.clear()
             self.label_map = label_map
+            self.schema = schema
             self.epoch += 1
 
     def _wake(self) -> None:
@@ -50,7 +63,7 @@ class SummaryWorker(Worker):
             # requests are served together in the next batch.
             time.sleep(self.SETTLE)
             with self._queue.lock:
-                epoch, label_map = self.epoch, self.label_map
+                epoch, label_map, schema = self.epoch, self.label_map, self.schema
             self.dataset.prefetch(self._queue.peek(self.PREFETCH))  # remote rows: one request, not one each
             batch = []
             t0 = time.monotonic()
@@ -59,7 +72,10 @@ class SummaryWorker(Worker):
                 if n is None:
                     break
                 try:
-                    kind, text = summarize(self.dataset.read(n), label_map)
+                    data = self.dataset.read(n)
+                    kind, text = summarize(data, label_map)
+                    if schema is not None and kind in ("protobuf", "bytes"):
+                        kind, text = _named(data, schema, kind, text)
                 except (TfrviewError, IndexError, ValueError) as exc:
                     kind, text = "?", str(exc)
                 finally:
