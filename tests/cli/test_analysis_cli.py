@@ -44,11 +44,11 @@ def test_info_says_when_an_unchanged_file_was_read(capsys, shards):
 def test_export_parquet_one_row_per_record_with_problems(capsys, shards, tmp_path):
     out = tmp_path / "facts.parquet"
     code, text, _ = run(capsys, "export", "--parquet", str(out), *map(str, shards), "--images")
-    assert code == 0 and "wrote 68 records" in text
+    assert code == 0 and "wrote 69 records" in text
     t = pq.read_table(out)
-    assert t.num_rows == 68 and t.column("n").to_pylist() == list(range(68))
+    assert t.num_rows == 69 and t.column("n").to_pylist() == list(range(69))
     rows = t.to_pylist()
-    assert rows[38 + 4]["problems"] == ["bad_data_crc"] and rows[38 + 4]["crc"] == "bad"
+    assert rows[39 + 4]["problems"] == ["bad_data_crc"] and rows[39 + 4]["crc"] == "bad"
     assert rows[0]["image"][:2] == b"\xff\xd8" and rows[0]["image_width"] == 320
     code, _, err = run(capsys, "export", "--parquet", str(out), str(shards[0]))
     assert code == 2 and "exists" in err  # never replaced without --force

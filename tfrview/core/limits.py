@@ -99,3 +99,9 @@ ONE_AT_A_TIME_BYTES = 8 << 20
 PROOF_SPACE = 1 << 26
 # A file whose line-ending conversion is undone is read whole into memory (repair only).
 LINE_ENDINGS_MAX_BYTES = 1 << 30
+
+# A SequenceExample's frames offered as images and drawn in the filmstrip (records/frames.py).
+MAX_FRAMES = 64
+# Values that are no image kept per key per file, for a key the dataset turns out to hold images in
+# (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
+IMAGE_KEY_ODD_TRACKED = 64

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
 from tfrview.core.records.overlays import BoxSpec, detect_spec
 from tfrview.core.records.payload import (
@@ -257,7 +258,6 @@ def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
     return out
 
 
-IMAGE_KEY_ODD_TRACKED = 64  # values that are no image kept a key a file, for a key that turns out to hold images
 MOSTLY_IMAGES = 0.8  # share of a key's records whose value is an image that makes it an image key
 
 

@@ -5,10 +5,9 @@ it reads an Example."""
 
 from __future__ import annotations
 
+from tfrview.core.limits import MAX_FRAMES
 from tfrview.core.records.payload import BYTES_LIST, Feature, Payload
 from tfrview.core.tfrecord.sniff import sniff_image_format
-
-MAX_FRAMES = 64  # frames of a record offered as images (and drawn in the filmstrip)
 
 
 def frame_keys(p: Payload) -> list[str]:
