@@ -200,3 +200,17 @@ def test_instance_masks_take_their_boxs_class_colour_and_exports_draw_masks_and_
     assert np.abs(im[35, 45] - want).max() <= 6  # the instance mask blended over the grey image
     assert np.abs(im[20, 30] - 128).max() <= 6  # no mask, no box there: the image as it was
     assert np.abs(im[2, 61] - np.array(palette_rgb("3"))).max() <= 40  # a keypoint of box 0 (x 0.95, y 0.05)
+
+
+def test_dense_float_instance_masks_are_drawn_too():
+    from tfrview.core.records.drawing import palette_rgb
+    from tfrview.core.records.masks import mask_overlay
+
+    dense = np.zeros((2, 48, 64), np.float32)
+    dense[0, :5, :5] = 1.0
+    dense[1, 40:, 60:] = 1.0
+    feats = decode(_od(_jpeg(), **{"image/object/mask": dense.ravel().tolist()})).features
+    m = mask_overlay(feats, 64, 48, ["5", "6"])
+    assert m.classes == ((2, 32), (1, 25))  # most pixels first
+    assert tuple(m.rgba[1, 1]) == (*palette_rgb("5"), 255) and tuple(m.rgba[45, 62]) == (*palette_rgb("6"), 255)
+    assert m.rgba[20, 20, 3] == 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.records.drawing import palette_rgb
-from tfrview.core.records.payload import BYTES_LIST, Feature
+from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature
 
 IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
 
@@ -54,15 +54,26 @@ def mask_overlay(features: dict[str, Feature], width: int, height: int,
         if px is not None and px.shape[:2] == (height, width):
             return _coloured(key, px.astype(np.int64))
     inst = features.get("image/object/mask")
-    if inst is not None and inst.type == BYTES_LIST and len(inst.values):
+    if inst is not None and len(inst.values):
         ids = np.zeros((height, width), dtype=np.int64)
-        for i, b in enumerate(inst.values[:255]):
-            m = mask_pixels(b)
+        for i, m in enumerate(_instance_masks(inst, width, height)):
             if m is not None and m.shape[:2] == (height, width):
-                ids[m > 0] = i + 1  # instance i, coloured as class i + 1
+                ids[m > 0] = i + 1  # instance i, coloured as its box (or as class i + 1)
         if ids.any():
             return _coloured("image/object/mask", ids, instance_colours)
     return None
+
+
+def _instance_masks(inst: Feature, width: int, height: int):
+    """The OD API's instance masks: a PNG per object, or dense floats (objects x height x width,
+    as its NUMERICAL_MASKS format writes them); at most 255."""
+    if inst.type == BYTES_LIST:
+        return (mask_pixels(b) for b in inst.values[:255])
+    per = width * height
+    if inst.type == FLOAT_LIST and per and len(inst.values) % per == 0:
+        vals = np.asarray(inst.values[: per * 255], dtype=np.float32)
+        return (vals[i * per : (i + 1) * per].reshape(height, width) > 0.5 for i in range(len(vals) // per))
+    return ()
 
 
 def instance_colours(overlay) -> list[str]:
