@@ -40,3 +40,28 @@ def test_the_window_opens_a_split_over_http_and_reopens_it_without_fetching_reco
             w.shutdown()
         assert "unchanged since" in windows[1].status_label.text()
     assert fetched == 0  # the second window: sizes and ETags only; records came from what was kept
+
+
+def test_the_indexer_fetches_the_next_remote_files_while_it_frames_one(tmp_path):
+    """Read-ahead: while file 0 is framed, files 1..READ_AHEAD_FILES are fetched whole, each in one
+    request, and the scan then reads them from the kept pages; files past that wait their turn."""
+    from tests.helpers import payloads
+    from tfrview.core.limits import READ_AHEAD_FILES
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.gui.workers.index import IndexWorker
+
+    n = READ_AHEAD_FILES + 3
+    for k in range(n):
+        (tmp_path / f"s-{k:05d}-of-{n:05d}.tfrecord").write_bytes(framed(payloads(300, base=3000))[0])
+    with http_server(tmp_path) as base:
+        ds = Dataset.open([f"{base}/"])
+        w = IndexWorker(ds)
+        pool = w._reader_ahead()
+        w._read_ahead(pool, 0)
+        pool.shutdown(wait=True)
+        requests = [f.source._data.requests for f in ds.files]
+        assert requests[1 : 1 + READ_AHEAD_FILES] == [1] * READ_AHEAD_FILES  # the whole file, one request
+        assert requests[1 + READ_AHEAD_FILES :] == [0] * (n - 1 - READ_AHEAD_FILES)
+        w.work()  # the scan and the CRC pass, as the thread runs them
+        assert [f.source._data.requests for f in ds.files][1 : 1 + READ_AHEAD_FILES] == [1] * READ_AHEAD_FILES
+        assert ds.count == 300 * n and all(f.index.done for f in ds.files)

@@ -80,6 +80,10 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
 # a later session read what was fetched once. Trimmed to this, least recently used first, whenever
 # an object is opened; `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30
+# While one remote file is framed, the next ones are fetched ahead (network waits overlap): this
+# many files ahead, at most this many bytes of each (past it, the scan fetches as it reads).
+READ_AHEAD_FILES = 8
+READ_AHEAD_BYTES = 16 << 20
 
 # Naming causes (core/tfrecord/forensics.py): damaged records examined a file for one flipped bit or
 # zeroed blocks (each costs up to 0.1 s a MB), and the bytes read for a damaged region's cause.

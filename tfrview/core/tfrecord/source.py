@@ -547,6 +547,12 @@ class Source:
         if self.remote and self.compression == "none":
             self._data.fetch_pages(spans)
 
+    def read_ahead(self, limit: int) -> None:
+        """Fetch a remote file's first `limit` bytes now, in one request, into its kept pages (the
+        indexer fetches the next files while it frames one). Nothing for a local file."""
+        if self.remote:
+            self._data.fetch_pages([(0, min(limit, self._data.size))])
+
     def _check_same_file(self) -> None:
         """The held descriptor still reads the file that was indexed; but if the name now points
         at another file (rewritten by rename), what a person sees would no longer be what is there."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from dataclasses import dataclass
@@ -87,7 +88,13 @@ class IndexWorker(Worker):
         )
 
     def work(self) -> None:
-        if self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size):
+        ahead = self._reader_ahead()
+        try:
+            framed = self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size, ahead)
+        finally:
+            if ahead is not None:
+                ahead.shutdown(wait=False, cancel_futures=True)
+        if framed:
             self.result.emit(
                 sample_facts(self.dataset, ids_of=64 if self.class_ids else 0)
             )  # read here: on a cold file each read waits
@@ -95,13 +102,41 @@ class IndexWorker(Worker):
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
                 self._emit("done", total, total)
 
-    def _phase(self, name: str, in_child, here, size) -> bool:
+    def _reader_ahead(self):
+        """Threads that fetch the next remote files while one is framed (they wait on the network,
+        they do not compute); None for a local dataset."""
+        if not any(f.source is not None and f.source.remote for f in self.dataset.files):
+            return None
+        from concurrent.futures import ThreadPoolExecutor
+
+        from tfrview.core.limits import READ_AHEAD_FILES
+
+        self._ahead_sent: set[int] = set()
+        return ThreadPoolExecutor(READ_AHEAD_FILES, thread_name_prefix="tfrview-read-ahead")
+
+    def _read_ahead(self, pool, fi: int) -> None:
+        from tfrview.core.limits import READ_AHEAD_BYTES, READ_AHEAD_FILES
+        from tfrview.core.tfrecord.framing import SourceError
+
+        def fetch(src) -> None:
+            with contextlib.suppress(SourceError, OSError):  # said when the scan reads it
+                src.read_ahead(READ_AHEAD_BYTES)
+
+        for k in range(fi + 1, min(fi + 1 + READ_AHEAD_FILES, len(self.dataset.files))):
+            f = self.dataset.files[k]
+            if k not in self._ahead_sent and f.source is not None and f.source.remote and not f.index.done:
+                self._ahead_sent.add(k)
+                pool.submit(fetch, f.source)
+
+    def _phase(self, name: str, in_child, here, size, ahead=None) -> bool:
         """Run one pass over every open file, in a child process or here; False if cancelled."""
         total = self._total(name)
         base = 0
         for fi, f in enumerate(self.dataset.files):
             if f.source is None or (name == "verify" and not f.index.count):
                 continue
+            if ahead is not None:
+                self._read_ahead(ahead, fi)
             self.file_no = fi
             step = in_child if self._use_child(f) else here
             if name == "index" and f.index.done:  # a resumed scan: this file is framed already
