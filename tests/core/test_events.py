@@ -151,3 +151,18 @@ def test_image_sizes_and_the_records_behind_a_point():
     assert (s["width"], s["height"], s["count"], s["images"]) == ([320, 640], [240, 480], [1, 2], 3)
     assert select(table, "image sizes (scatter)", [640, 480], [640, 480]).tolist() == [0, 1]
     assert np.array_equal(select(table, "image sizes (scatter)", [1, 1], [1, 1]), [])
+
+
+def test_the_quick_scalar_table_equals_the_analysis_plot(tmp_path):
+    """An event file's plot before the analysis (a quick read) is the plot the analysis makes."""
+    from tfrview.core.analysis import analyze
+    from tfrview.core.analysis.plots import event_scalars, plot, scalar_to_show
+
+    path = tmp_path / "events.out.tfevents.1.host"
+    write_records(path, _events(120))
+    a = analyze([str(path)], deep=True, jobs=1)
+    key = scalar_to_show(a.summary.to_json())
+    quick_key, table = event_scalars([str(path)], [121])
+    assert quick_key == key == "accuracy"
+    assert plot(table, key) == plot(a.facts(), key)
+    assert event_scalars([str(path)], [120]) is None  # framed otherwise than the window's: not used

@@ -74,11 +74,15 @@ class Windows:
 
 
 def make_app(argv: list[str] | None = None):
-    from tfrview.core.procs.jobs import prewarm
-
-    prewarm()  # the analysis job's process starts now, its imports done while the window is made
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QApplication
+
+    from tfrview.core.procs.jobs import prewarm
+
+    # The analysis job's process starts now, its imports done while the window is made (after
+    # PySide's import: it sets an environment variable, and a spare of another environment is
+    # never used).
+    prewarm()
 
     app = QApplication.instance()
     if app is None:

@@ -49,6 +49,12 @@ def _key(task: ShardTask, identity) -> str:
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
 
+def is_stored(task: ShardTask) -> bool:
+    """Whether a result is stored for this file as it is now (without reading it)."""
+    identity = identity_of(task.path)
+    return identity is not None and (analysis_dir() / _key(task, identity) / "meta.json").exists()
+
+
 def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
     """The stored result for this file as it is now, or None (changed, never analysed, unreadable).
     `index_only`: without a deep result's statistics (the window's scan needs the index alone)."""

@@ -185,5 +185,46 @@ def scalar_to_show(summary: dict) -> str | None:
     if not summary.get("kinds", {}).get("event"):
         return None
     feats = summary.get("keys", {})
-    numeric = sorted(k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"})
-    return next((k for k in numeric if k != "step" and "/" not in k), None)
+    return _first_scalar(k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"})
+
+
+def _first_scalar(keys) -> str | None:
+    """The rule `scalar_to_show` applies: the first top-level numeric tag other than `step`."""
+    return next((k for k in sorted(keys) if k != "step" and "/" not in k), None)
+
+
+def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[str, pa.Table] | None:
+    """The scalar an event file opens on and a table of it over steps (n, step, the tag), read
+    straight from local event files before the analysis: framing and the Event parse only, a
+    fraction of the analysis' time. None when the files frame other records than the window's
+    `counts`, or hold no scalar."""
+    from tfrview.core.records.events import event_features
+    from tfrview.core.records.payload import FLOAT_LIST, INT64_LIST, bounded_payload
+    from tfrview.core.tfrecord.index import RecordIndex, scan
+    from tfrview.core.tfrecord.source import open_source
+
+    steps: list[int | None] = []
+    values: dict[str, dict[int, float]] = {}
+    n = 0
+    for fi, path in enumerate(paths):
+        with open_source(path) as src:
+            idx = RecordIndex()
+            for chunk in scan(src):
+                idx.apply(chunk)
+            if counts is not None and idx.count != counts[fi]:
+                return None
+            for k in range(idx.count):
+                feats = event_features(bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k])), [])
+                step = feats.get("step")
+                steps.append(int(step.values[0]) if step is not None and len(step.values) else None)
+                for key, f in feats.items():
+                    if f.type in (FLOAT_LIST, INT64_LIST) and key != "step" and len(f.values):
+                        values.setdefault(key, {})[n] = float(f.values[0])
+                n += 1
+    key = _first_scalar(values)
+    if key is None:
+        return None
+    col = values[key]
+    table = pa.table({"n": pa.array(np.arange(n, dtype=np.int64)), column_of("step"): pa.array(steps, pa.int64()),
+                      column_of(key): pa.array([col.get(i) for i in range(n)], pa.float64())})  # fmt: skip
+    return key, table

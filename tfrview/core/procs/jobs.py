@@ -63,6 +63,7 @@ def job_analyze(spec: dict) -> None:
     from tfrview.core.tfrecord.framing import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
+    sent_plot = _quick_event_plot(spec)
     tasks = plan(paths, True, spec.get("label_map") or None)
     results, running, cached = [], DatasetSummary(), 0
     last = time.monotonic()
@@ -84,7 +85,8 @@ def job_analyze(spec: dict) -> None:
         for p in problems:
             _emit({"file": files[fi], "problem": p.to_json()})
     summary = a.summary.to_json()
-    _emit_first_plot(spec, a, summary)
+    if not sent_plot:
+        _emit_first_plot(spec, a, summary)
     read = [r.analysed_at for r in results if r.error is None]
     _emit({"summary": summary, "partial": False, "cached": cached, "files": len(results),
            "analysed_at": min(read) if read else None})  # fmt: skip
@@ -93,6 +95,37 @@ def job_analyze(spec: dict) -> None:
 
         for t, r in later:
             store(t, r)
+
+
+QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis
+
+
+def _quick_event_plot(spec: dict) -> bool:
+    """Local TensorBoard event files (by their name) not analysed before: their first scalar's plot
+    from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
+    Whether it was sent."""
+    from tfrview.core.analysis.plots import event_scalars, plot
+    from tfrview.core.tfrecord.framing import TfrviewError
+    from tfrview.core.tfrecord.remote import is_url
+
+    paths = spec["paths"]
+    if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
+        return False
+    from tfrview.core.analysis import plan
+    from tfrview.core.analysis.cache import is_stored
+
+    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None)):
+        return False  # the stored analysis brings the plot sooner
+    try:
+        if sum(os.path.getsize(p) for p in paths) > QUICK_EVENT_BYTES:
+            return False
+        got = event_scalars(paths, spec.get("counts"))
+    except (OSError, TfrviewError):
+        return False  # the analysis says what is wrong
+    if got is None:
+        return False
+    _emit({"plot": plot(got[1], got[0])})
+    return True
 
 
 def _emit_first_plot(spec: dict, a, summary: dict) -> None:
