@@ -80,3 +80,33 @@ def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_wind
     assert Driver(qtbot, again).stored_files == len(paths)
     assert again.model.total() == w.model.total() and again.model.status_of(26) == w.model.status_of(26) == "bad_data_crc"
     assert "unchanged since" in again.status_label.text()
+
+
+def test_a_click_on_a_class_bar_of_the_summary_filters_the_table_to_it(qtbot, open_window, tmp_path):
+    from tfrview.demo import build_demo
+    from tfrview.gui.widgets.summary_panel import bar_at
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    chart = w.summary_panel.chart
+    qtbot.waitUntil(lambda: bool(chart.counts), timeout=20000)
+    names = [k for k, _ in chart.counts]
+    from PySide6.QtGui import QFontMetricsF
+
+    h = QFontMetricsF(chart.font()).height()
+    i = names.index("circle")
+    assert bar_at(6 + (h + 6) * (i + 1) + 2, 6, h, len(names)) == i and bar_at(8, 6, h, len(names)) is None
+    chart.class_clicked.emit("circle")  # what a click on that bar does
+    d.wait_filter()
+    assert w.filter_edit.text() == '"image/object/class/text" == "circle"'
+    from tfrview.core.records.payload import decode
+
+    want = [n for n in range(w.ds.count) if w.model.status_of(n) == "ok"
+            and b"circle" in decode(w.ds.read(n)).features.get("image/object/class/text", _NONE).values]  # fmt: skip
+    qtbot.waitUntil(lambda: d.shown_records() == want, timeout=20000)
+    assert len(want) > 3
+
+
+class _NONE:
+    values = ()

@@ -299,6 +299,7 @@ class MainWindow(QMainWindow):
         self.plots = PlotController(self.session, self, self.data_dir, self.filtering, self.shards_panel)
         self.plot_dock = self.plots.dock
         self.plots.panel.record_clicked.connect(self.select_record)
+        self.summary_panel.chart.class_clicked.connect(self.plots.filter_class)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
         self.tabifyDockWidget(self.problems_dock, self.plot_dock)
         self.plot_dock.hide()

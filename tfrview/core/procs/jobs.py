@@ -267,15 +267,14 @@ def _import_ahead() -> None:
     crc32c_function()
 
 
-def child_main(spare: bool = False) -> int:
+def child_main() -> int:
     lower_priority()
     _keep_pipe_to_ourselves()
     try:
-        if spare:
-            _import_ahead()
+        _import_ahead()  # a spare process does this while it waits; a job started for a spec needs them anyway
         text = sys.stdin.read()
-        if spare and not text:
-            return 0  # never used: the window closed it
+        if not text:
+            return 0  # a spare never used: the window closed its stdin
         spec = json.loads(text)
         JOBS[spec["job"]](spec)
         _emit({"done": True})
@@ -299,7 +298,7 @@ def prewarm() -> None:
     with _spare_lock:
         if _spare is not None and _spare[0].poll() is None:
             return
-        proc = childproc.spawn("tfrview.core.procs.jobs", "--spare", text=True, keep_stderr=True, stdin_later=True)
+        proc = childproc.spawn("tfrview.core.procs.jobs", text=True, keep_stderr=True, stdin_later=True)
         _spare = (proc, childproc.child_env())
 
 
@@ -360,4 +359,4 @@ def read_lines(proc: subprocess.Popen) -> Iterator[dict]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(child_main(spare="--spare" in sys.argv[1:]))
+    raise SystemExit(child_main())

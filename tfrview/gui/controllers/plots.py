@@ -145,11 +145,11 @@ class PlotController(QObject):
     def _show_classes(self) -> None:
         c = self._summary.get("classes", {})
         names = [str(n) for n, _ in c.get("counts", [])]
-        self._class_filters = [self._class_filter(n) for n in names]
+        filterable = any(self._class_filter(n) for n in names[:50])
         self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
                                     "title": f"{c['title']} ({len(names):,})", "x_name": "class",
                                     "y_name": c["title"].split(" per ")[0],
-                                    "filterable": any(self._class_filters)})  # fmt: skip
+                                    "filterable": filterable})  # fmt: skip
 
     def _class_filter(self, name: str) -> str | None:
         """The filter that shows a class's records: by its text, or by its id through the label map."""
@@ -179,8 +179,17 @@ class PlotController(QObject):
     def _on_category(self, key: str, i: int) -> None:
         if key in SHARD_PLOTS and self.shards is not None:
             self.shards.show_shard(i)
-        elif key == CLASSES and self._class_filters[i] and self.filtering is not None:
-            self.filtering.run_text(self._class_filters[i])
+        elif key == CLASSES:
+            self.filter_class(self.panel._cats["names"][i])
+
+    @Slot(str)
+    def filter_class(self, name: str) -> None:
+        """A class's records in the table: a bar of the class balance, here or in the Summary."""
+        text = self._class_filter(name) if self._summary else None
+        if text and self.filtering is not None:
+            self.filtering.run_text(text)
+        else:
+            self.window.statusBar().showMessage(f"no feature says which records hold {name!r}", 5000)
 
     @Slot(str, float, float, bool)
     def _on_range(self, key: str, lo: float, hi: float, closed: bool) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -19,6 +19,13 @@ from tfrview.core.records.payload import TYPE_SHORT
 from tfrview.gui.painting import class_color
 
 COLUMNS = ["key", "type", "present", "values/record", "min", "max", "mean", "NaN", "most frequent"]
+
+
+def bar_at(y: float, top: float, font_height: float, bars: int) -> int | None:
+    """Which bar of `render_bars` a point at height y is on (the title is the first line)."""
+    line = font_height + 6
+    i = int((y - top - line) // line)
+    return i if 0 <= i < bars and y >= top + line else None
 
 
 def render_bars(
@@ -67,11 +74,19 @@ def render_bars(
 
 
 class BarChart(QWidget):
+    class_clicked = Signal(str)  # the label of the clicked bar: the table filters to it
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.title = ""
         self.counts: list[tuple[str, int]] = []
         self.setMinimumWidth(220)
+        self.setToolTip("Click a bar to filter the table to its records")
+
+    def mousePressEvent(self, event) -> None:
+        i = bar_at(event.position().y(), 6, QFontMetricsF(self.font()).height(), min(len(self.counts), 30))
+        if i is not None:
+            self.class_clicked.emit(str(self.counts[i][0]))
 
     def set_data(self, title: str, counts: list[tuple[str, int]]) -> None:
         self.title, self.counts = title, counts
