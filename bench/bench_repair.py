@@ -29,19 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers import framed  # noqa: E402
 from tfrview.core.limits import PROOF_SPACE  # noqa: E402
 from tfrview.core.output.repair import repair, repair_record  # noqa: E402
-from tfrview.core.tfrecord.framing import HEADER_SIZE, encode_record  # noqa: E402
+from tfrview.core.tfrecord.framing import HEADER_SIZE  # noqa: E402
 from tfrview.core.tfrecord.report import verify_source  # noqa: E402
 from tfrview.core.tfrecord.source import open_source, source_from_bytes  # noqa: E402
-
-
-def framed(pls: list[bytes]) -> tuple[bytes, list[int]]:
-    recs = [encode_record(p) for p in pls]
-    offs = [0]
-    for r in recs:
-        offs.append(offs[-1] + len(r))
-    return b"".join(recs), offs
 
 
 def examples(rnd: random.Random, n: int) -> list[bytes]:
@@ -67,7 +60,6 @@ def examples(rnd: random.Random, n: int) -> list[bytes]:
 
 
 def repaired(data: bytes) -> tuple[list[bytes], object, float]:
-    from tests.helpers import read_all  # noqa: F401 - the helpers' framing, for the output
     from tfrview.core.tfrecord.index import RecordIndex, scan
 
     with tempfile.TemporaryDirectory() as d:

@@ -290,11 +290,17 @@ _spare_lock = threading.Lock()
 _spare: tuple[subprocess.Popen, dict] | None = None  # a started job process waiting for its spec, and its env
 
 
+NO_SPARE_ENV = "TFRVIEW_NO_SPARE"  # set (to anything): no spare process (the test suite: each spare
+# costs ~0.5 s of CPU, and there a window rarely runs a second job to use it)
+
+
 def prewarm() -> None:
     """Start a spare job process now, so that the next job skips Python's start-up and imports
     (about 0.3 s: the window's analysis, filter and plot jobs). One at most; it ends when its
     stdin closes (`drop_spare`, or this process ending)."""
     global _spare
+    if os.environ.get(NO_SPARE_ENV):
+        return
     with _spare_lock:
         if _spare is not None and _spare[0].poll() is None:
             return

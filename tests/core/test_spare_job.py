@@ -1,0 +1,61 @@
+"""The spare job process (procs.jobs.prewarm): the next job runs in it, with the environment a new
+one would get; one of another environment is never used; an unused one ends when dropped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import framed, payloads
+from tfrview.core.procs import jobs
+
+
+@pytest.fixture
+def spare_allowed(monkeypatch):
+    monkeypatch.delenv(jobs.NO_SPARE_ENV, raising=False)
+    jobs.drop_spare()
+    yield
+    jobs.drop_spare()
+
+
+def _spec(tmp_path) -> dict:
+    path = tmp_path / "s.tfrecord"
+    path.write_bytes(framed(payloads(50))[0])
+    return {"job": "analyze", "paths": [str(path)], "files": [0], "counts": [50], "label_map": None, "jobs": 1}
+
+
+def _run(proc) -> list[dict]:
+    return list(jobs.read_lines(proc))
+
+
+def test_the_next_job_runs_in_the_spare(spare_allowed, tmp_path):
+    jobs.prewarm()
+    spare = jobs._spare[0]
+    proc = jobs.spawn(_spec(tmp_path))
+    assert proc is spare and jobs._spare is None
+    out = _run(proc)
+    assert out[-1] == {"done": True} and any("summary" in o for o in out)
+
+
+def test_a_spare_of_another_environment_is_not_used(spare_allowed, tmp_path, monkeypatch):
+    jobs.prewarm()
+    spare = jobs._spare[0]
+    monkeypatch.setenv("TFRVIEW_SOMETHING_CHANGED", "1")
+    proc = jobs.spawn(_spec(tmp_path))
+    assert proc is not spare and spare.wait(timeout=10) is not None  # killed, never fed
+    assert json.dumps(_run(proc)[-1]) == '{"done": true}'
+
+
+def test_an_unused_spare_ends_when_dropped(spare_allowed):
+    jobs.prewarm()
+    spare = jobs._spare[0]
+    jobs.drop_spare()
+    assert spare.wait(timeout=10) == 0  # its stdin closed before any spec: it ends quietly
+
+
+def test_no_spare_when_the_environment_says_so(monkeypatch):
+    monkeypatch.setenv(jobs.NO_SPARE_ENV, "1")
+    jobs.drop_spare()
+    jobs.prewarm()
+    assert jobs._spare is None
