@@ -103,8 +103,8 @@ def check_boxes(
     eps = 1e-6 if normalized else 0.5
     outside = [
         i for i in range(n)
-        if min(x0[i], x1[i], y0[i], y1[i]) < -eps or max(x0[i], x1[i]) > limit_w + eps or max(y0[i], y1[i]) > limit_h + eps
-        or not all(math.isfinite(c) for c in (x0[i], x1[i], y0[i], y1[i]))
+        if all(math.isfinite(c) for c in (x0[i], x1[i], y0[i], y1[i]))  # a NaN or infinite corner is said once, as nan_or_inf
+        and (min(x0[i], x1[i], y0[i], y1[i]) < -eps or max(x0[i], x1[i]) > limit_w + eps or max(y0[i], y1[i]) > limit_h + eps)
     ]  # fmt: skip
     if outside:
         where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
