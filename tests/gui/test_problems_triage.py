@@ -137,3 +137,32 @@ def test_many_problems_arrive_without_rearranging_each_time(qtbot, open_window, 
     w.problems.flush()
     assert len(arranged) < len(flips) // 10
     assert [len(e.rows) for e in w.problems.entries] == [len(flips)]
+
+
+def test_causes_named_by_the_analysis_reach_the_panel(qtbot, open_window, tmp_path):
+    """Why a problem the scan found happened (one flipped bit), and why a whole file broke (a
+    line-ending conversion), from the analysis to the Problems panel."""
+    from tests.gui.driver import Driver
+    from tests.helpers import framed, payloads
+    from tfrview.core.tfrecord.framing import HEADER_SIZE
+
+    pls = payloads(60, base=500)
+    data, offs = framed(pls)
+    b = bytearray(data)
+    b[offs[7] + HEADER_SIZE + 40] ^= 0x02
+    flipped = tmp_path / "flipped.tfrecord"
+    flipped.write_bytes(bytes(b))
+    crlf = tmp_path / "crlf.tfrecord"
+    crlf.write_bytes(data.replace(b"\n", b"\r\n"))
+    w = open_window([flipped, crlf])
+    Driver(qtbot, w).wait_checks()
+    panel = w.problems_panel
+
+    def bad_crc_cause() -> str:
+        rows = [r for r in w.problems.rows if r.file_no == 0 and r.problem.kind == "bad_data_crc"]
+        return rows[0].problem.cause if rows else ""
+
+    qtbot.waitUntil(lambda: bad_crc_cause().startswith("one flipped bit (data byte 40, bit 1)"), timeout=20000)
+    qtbot.waitUntil(lambda: "crlf.tfrecord" in panel.causes.text(), timeout=20000)
+    assert panel.causes.isVisibleTo(w) and "line-ending conversion: every LF byte became CR LF" in panel.causes.text()
+    assert "flipped.tfrecord" not in panel.causes.text()

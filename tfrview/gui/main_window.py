@@ -79,6 +79,8 @@ class MainWindow(QMainWindow):
         self._restore()
         s.index_progressed.connect(self._on_progress)
         s.problem_found.connect(self._on_problem)
+        s.cause_found.connect(self.problems.set_cause)
+        s.file_cause_found.connect(self._on_file_cause)
         s.file_failed.connect(self._on_file_error)
         s.sample_ready.connect(self._on_sample)
         s.scan_ended.connect(self._on_index_finished)
@@ -323,6 +325,7 @@ class MainWindow(QMainWindow):
                                           self.data_dir)  # fmt: skip
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
+        self._file_causes: dict[str, str] = {}  # file name -> why it broke (the analysis names it)
         self._file_errors: list[str] = []
         self._payload_kinds = ""
 
@@ -470,6 +473,11 @@ class MainWindow(QMainWindow):
         self._show_problems_once()
         self._update_problem_counts()
 
+    @Slot(int, str)
+    def _on_file_cause(self, fi: int, text: str) -> None:
+        self._file_causes[self.ds.files[fi].path.name] = text
+        self.problems_panel.show_file_causes(self._file_causes)
+
     def _show_problems_once(self) -> None:
         """The dock appears with the first problem (and stays as the person leaves it after that)."""
         if not self._dock_decided:
@@ -548,6 +556,8 @@ class MainWindow(QMainWindow):
     def _on_analysis_started(self) -> None:
         """A new analysis: the QA findings of the last one go (the scan's problems stay)."""
         self.problems.remove_kinds({str(k) for k in QA_KINDS})
+        self._file_causes.clear()
+        self.problems_panel.show_file_causes({})
         self.model.clear_qa()
         self._update_problem_counts()
         self.summary_panel.show_progress("computing the summary…")

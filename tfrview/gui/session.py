@@ -24,6 +24,8 @@ from tfrview.gui.workers.jobs import JobWorker, replace_job
 class DatasetSession(QObject):
     index_progressed = Signal(object)  # IndexProgress
     problem_found = Signal(int, object)  # file number, Problem (framing, CRC and QA alike)
+    cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
+    file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
     sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
     scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
@@ -203,6 +205,11 @@ class DatasetSession(QObject):
                 self.problem_found.emit(obj["file"], Problem.from_json(obj["problem"]))
             elif "progress" in obj:
                 state = state.progressed(*obj["progress"])
+            elif "cause" in obj:
+                c = obj["cause"]
+                self.cause_found.emit(obj["file"], c["kind"], c["offset"], c["text"])
+            elif "file_cause" in obj:
+                self.file_cause_found.emit(obj["file"], obj["file_cause"])
             elif "plot" in obj:
                 self.plot_ready.emit(obj["plot"])
             elif "summary" in obj:

@@ -74,6 +74,10 @@ def job_analyze(spec: dict) -> None:
         for p in r.problems:
             if p.kind in QA_KINDS:
                 _emit({"file": files[r.file_no], "problem": p.to_json()})
+            elif p.cause:  # the window framed this one itself: only why it happened is news
+                _emit({"file": files[r.file_no], "cause": {"kind": str(p.kind), "offset": p.offset, "text": p.cause}})
+        if r.cause:
+            _emit({"file": files[r.file_no], "file_cause": r.cause})
         _emit({"progress": ["analysis", len(results), len(tasks)]})
         if r.deep is not None:
             running.merge(r.deep.summary)

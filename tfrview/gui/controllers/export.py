@@ -149,6 +149,7 @@ class ExportController(QObject):
                 return
             lines = [f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
                      f"{len(value.dropped):,} left out."]  # fmt: skip
+            lines += [f"The file: {value.file_fix}."] if value.file_fix else []
             lines += [f"record {r.record}: {r.how}" for r in value.repaired[:20]]
             lines += [f"left out record {k}: {why}" for k, why in value.dropped[:10]]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))

@@ -229,6 +229,15 @@ class ProblemsModel(QAbstractTableModel):
         self.by_file.setdefault(row.file_no, Counter())[row.problem.kind.severity] += 1
         self._soon()
 
+    def set_cause(self, file_no: int, kind: str, offset: int, text: str) -> None:
+        """Why a problem the scan found happened, named by the analysis (tfrecord.forensics)."""
+        for i, r in enumerate(self._all):
+            if r.file_no == file_no and r.problem.offset == offset and str(r.problem.kind) == kind:
+                self._all[i] = replace(r, problem=replace(r.problem, cause=text))
+                self._sorted_rows = None
+                self._soon()
+                return
+
     def remove_kinds(self, kinds: set[str]) -> None:
         """Drop the problems of some kinds (e.g. the QA checks, before they run again)."""
         gone = {self._kinds[k] for k in kinds if k in self._kinds}

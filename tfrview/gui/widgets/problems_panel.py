@@ -159,10 +159,27 @@ class ProblemsPanel(QWidget):
         bar.addWidget(self.shown_label)
         self._bar = bar
         lay.addLayout(bar)
+        self.causes = QLabel("", self)  # why whole files broke, above their problems
+        self.causes.setWordWrap(True)
+        self.causes.setTextFormat(Qt.TextFormat.RichText)
+        self.causes.setContentsMargins(6, 2, 6, 2)
+        self.causes.setStyleSheet("QLabel { background: #fff4e5; color: #5c3200; }")
+        self.causes.setVisible(False)
+        lay.addWidget(self.causes)
         self.tree = ProblemsView(model, self)
         lay.addWidget(self.tree, 1)
         model.arranged.connect(self._update_bar)
         self._update_bar()
+
+    def show_file_causes(self, causes: dict[int, str]) -> None:
+        """`causes`: file name -> why it broke; shown above the problems (at most 5 files)."""
+        import html
+
+        lines = [f"<b>{html.escape(name)}</b>: {html.escape(text)}" for name, text in list(causes.items())[:5]]
+        if len(causes) > 5:
+            lines.append(f"… and {len(causes) - 5} more files")
+        self.causes.setText("<br>".join(lines))
+        self.causes.setVisible(bool(causes))
 
     def add_action(self, action, text: str) -> None:
         """A button on the panel's bar for a window action (Repair: where the damage is listed)."""
