@@ -53,11 +53,12 @@ class PlotController(QObject):
         key = obj.get("series", {}).get("key")
         if key:  # an event file's scalar: drawn at once, before the summary fills the panel's keys
             self._ready[key] = obj
-            if not self.dock.isVisible():
-                self._filled = True  # not before the summary: nothing to fill it with yet
+            if not self.dock.isVisible():  # shown now; its keys are filled when the summary comes
+                self._filled = True  # (so showing it does not fill it with nothing)
                 self._reveal()
                 self._filled = False
             self.panel.show_series(obj["series"])
+
     @Slot(object, bool)
     def _on_summary(self, summary: dict, partial: bool) -> None:
         if partial:
