@@ -111,3 +111,23 @@ def test_repair_from_the_window_restores_the_flipped_record(qtbot, open_window, 
     with open_source(out) as src:
         idx, rep = verify_source(src)
         assert rep.ok and read_all(src, idx) == payloads(30)  # record 4 back to its original bytes
+
+
+def test_repair_runs_in_a_job_process_and_says_a_refusal_in_one_line(qtbot, open_window, damaged_file, tmp_path):
+    """The repair's work is done in a job process (a repair can be seconds of Python: never in the
+    window's), and what it refuses (writing over an input) comes back as the one line it said."""
+    from tfrview.gui.workers.jobs import JobWorker
+
+    w = open_window([damaged_file])
+    Driver(qtbot, w).wait_index_phase("done", timeout=10000)
+    before = damaged_file.read_bytes()
+    started = []
+    original = JobWorker.start
+    JobWorker.start = lambda self: (started.append(self.spec), original(self))[1]
+    try:
+        status, message = run_and_wait(qtbot, lambda cb: w.exporting.write_repaired(damaged_file, "none", on_done=cb))
+    finally:
+        JobWorker.start = original
+    assert [s["job"] for s in started] == ["write"] and started[0]["what"] == "repair"
+    assert status == "error" and "\n" not in message and "Error:" not in message and "input" in message
+    assert damaged_file.read_bytes() == before

@@ -23,6 +23,7 @@ from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import TfrviewError
 
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
@@ -254,7 +255,41 @@ def _stored_facts(spec: dict):
     return DatasetAnalysis(results).facts()
 
 
-JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select}
+def job_write(spec: dict) -> None:
+    """Salvage or repair the window's files into a new file (`what`: "salvage" or "repair"), here
+    and not in the window's process: a repair can be seconds of Python per file. The files are
+    framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
+    otherwise than the window's `counts` (the report's record numbers are then this framing's)."""
+    from dataclasses import asdict
+
+    from tfrview.core.output.repair import repair_many
+    from tfrview.core.output.salvage import salvage_many
+    from tfrview.core.tfrecord.report import index_and_verify
+    from tfrview.core.tfrecord.source import open_source
+
+    sources = []
+    try:
+        parts = []
+        for path in spec["paths"]:
+            src = open_source(path)
+            sources.append(src)
+            parts.append((src, index_and_verify(src, None, None)[0]))
+        counts = spec.get("counts")
+        total = sum(idx.count for _, idx in parts)
+
+        def progress(k: int) -> bool:
+            _emit({"progress": ["writing", k, total]})
+            return True
+
+        write = repair_many if spec["what"] == "repair" else salvage_many
+        res = write(parts, spec["out"], spec["compression"], progress)
+        _emit({"wrote": asdict(res), "renumbered": counts is not None and [i.count for _, i in parts] != list(counts)})
+    finally:
+        for src in sources:
+            src.close()
+
+
+JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write}
 
 
 def _import_ahead() -> None:
@@ -284,6 +319,9 @@ def child_main() -> int:
         _emit({"done": True})
     except BrokenPipeError:
         return 0
+    except TfrviewError as exc:  # a one-line message for the person (a file that cannot be written, …)
+        _emit({"error": str(exc)})
+        return 1
     except Exception as exc:  # reported to the window, which says so
         _emit({"error": f"{type(exc).__name__}: {exc}"})
         return 1

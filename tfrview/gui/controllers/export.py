@@ -23,7 +23,7 @@ from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import ScanPhase
-from tfrview.gui.workers.jobs import TaskWorker
+from tfrview.gui.workers.jobs import JobWorker, TaskWorker
 
 
 class ExportController(QObject):
@@ -75,6 +75,43 @@ class ExportController(QObject):
         worker.done.connect(finished)
         self.tasks.add(worker)
         worker.start()
+
+    def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
+        """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
+        gets ("ok", {"wrote": ..., "renumbered": ...}) or ("error", message)."""
+        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
+        dlg.setWindowModality(Qt.WindowModality.WindowModal)
+        dlg.setMinimumDuration(300)
+        worker = JobWorker(spec, self)
+        outcome: list[tuple] = []
+
+        def items(batch: list[dict]) -> None:
+            for obj in batch:
+                if "progress" in obj:
+                    dlg.setValue(min(obj["progress"][1], dlg.maximum()))
+                elif "wrote" in obj:
+                    outcome.append(("ok", obj))
+                elif "error" in obj:
+                    outcome.append(("error", obj["error"]))
+
+        worker.result.connect(items)
+        worker.error.connect(lambda message: outcome.append(("error", message)))
+        dlg.canceled.connect(worker.cancel)
+
+        def finished(_worker) -> None:
+            dlg.reset()
+            worker.wait()
+            self.tasks.discard(worker)
+            on_done(outcome[0] if outcome else ("error", "stopped"))
+
+        worker.done.connect(finished)
+        self.tasks.add(worker)
+        worker.start()
+
+    def _write_spec(self, what: str, path: Path, comp: str) -> dict:
+        opened = [f for f in self.ds.files if f.source is not None]
+        return {"job": "write", "what": what, "paths": [str(f.path) for f in opened],
+                "counts": [f.index.count for f in opened], "out": str(path), "compression": comp}  # fmt: skip
 
     def _ask_compression(self, default: str) -> str | None:
         items = [f"same as the source ({default})", "none", "gzip", "zlib"]
@@ -135,36 +172,40 @@ class ExportController(QObject):
             self.write_repaired(*chosen)
 
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.repair import repair_many
-
-        parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
+        from tfrview.core.output.repair import Repair, RepairResult
 
         def done(result) -> None:
+            status, obj = result
+            value = obj
+            if status == "ok":
+                w = obj["wrote"]
+                value = RepairResult(**{**w, "repaired": [Repair(**r) for r in w["repaired"]],
+                                        "dropped": [tuple(d) for d in w["dropped"]]})  # fmt: skip
             if on_done is not None:
-                on_done(result)
+                on_done((status, value))
                 return
-            status, value = result
             if status == "error":
                 QMessageBox.warning(self.window, "Repair", value)
                 return
             lines = [f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
                      f"{len(value.dropped):,} left out."]  # fmt: skip
             lines += [f"The file: {value.file_fix}."] if value.file_fix else []
+            lines += ["(The files changed since they were shown: the records are numbered as repair framed them.)"
+                      ] if obj.get("renumbered") else []  # fmt: skip
             lines += [f"record {r.record}: {r.how}" for r in value.repaired[:20]]
             lines += [f"left out record {k}: {why}" for k, why in value.dropped[:10]]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
 
-        self._run_task("Repairing…", self.model.total(), lambda progress: repair_many(parts, path, comp, progress), done)
+        self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.salvage import salvage_many
-
-        parts = [(f.source, f.index) for f in self.ds.files if f.source is not None]
+        from tfrview.core.output.salvage import SalvageResult
 
         def done(result) -> None:
-            status, value = result
+            status, obj = result
+            value = SalvageResult(**obj["wrote"]) if status == "ok" else obj
             if on_done is not None:
-                on_done(result)
+                on_done((status, value))
                 return
             if status == "error":
                 QMessageBox.warning(self.window, "Save intact records", value)
@@ -176,8 +217,7 @@ class ExportController(QObject):
                 text += f"\nKept {value.reheadered} record(s) whose header was damaged, with a new header."
             QMessageBox.information(self.window, "Save intact records", text)
 
-        self._run_task("Writing intact records…", self.model.total(),
-                       lambda progress: salvage_many(parts, path, comp, progress), done)  # fmt: skip
+        self._run_job("Writing intact records…", self.model.total(), self._write_spec("salvage", path, comp), done)
 
     def export(self, what: str) -> None:
         numbers = self.selected_records()
