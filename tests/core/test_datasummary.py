@@ -35,3 +35,25 @@ def test_box_classes_win_over_record_labels():
     s.add(decode(ex))
     title, counts = s.classes
     assert title == "objects per class" and counts == {"cat": 2, "dog": 2}
+
+
+def test_class_bars_take_the_colour_their_boxes_have():
+    """A box is coloured by its class id (Box.color_key); the class balance names the class, so it
+    says which id each name's boxes have."""
+    from tfrview.core.records.drawing import palette_hex
+    from tfrview.core.records.overlays import compute_overlay
+
+    s = DatasetSummary()
+    ex = make_example(**{"image/object/bbox/xmin": [0.1, 0.2], "image/object/bbox/ymin": [0.1, 0.2],
+                         "image/object/bbox/xmax": [0.3, 0.4], "image/object/bbox/ymax": [0.3, 0.4],
+                         "image/object/class/text": [b"cat", b"dog"], "image/object/class/label": [3, 8]})  # fmt: skip
+    s.add(decode(ex))
+    keys = s.to_json()["classes"]["colour_keys"]
+    assert keys == {"cat": "3", "dog": "8"}
+    boxes = compute_overlay(decode(ex).features, 100, 100).boxes
+    assert [palette_hex(keys[b.name]) for b in boxes] == [palette_hex(b.color_key) for b in boxes]
+    only_text = DatasetSummary()
+    only_text.add(decode(make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
+                                         "image/object/bbox/xmax": [0.3], "image/object/bbox/ymax": [0.3],
+                                         "image/object/class/text": [b"cat"]})))  # fmt: skip
+    assert only_text.to_json()["classes"]["colour_keys"] == {}  # coloured by name, as its boxes are

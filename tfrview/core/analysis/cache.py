@@ -34,7 +34,7 @@ from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 5  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 6  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -146,7 +146,7 @@ def _write(d: Path, r: ShardResult) -> None:
         meta["schema"] = _schema_json(deep.schema)
         s = deep.summary
         meta["summary"] = {"records": s.records, "kinds": dict(s.kinds), "box_classes": dict(s.box_classes),
-                           "record_labels": dict(s.record_labels)}  # fmt: skip
+                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys)}  # fmt: skip
         meta["signatures"] = [[k, [list(kt) for kt in keys]] for k, keys in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
         meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
@@ -177,6 +177,7 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
     s.kinds = Counter(m["kinds"])
     s.box_classes = Counter(m["box_classes"])
     s.record_labels = Counter(m["record_labels"])
+    s.class_keys = dict(m.get("class_keys", {}))
     _read_stats(pq.read_table(d / "stats.parquet"), s)
     images = pq.read_table(d / "images.parquet").to_pydict()
     return DeepResult(

@@ -130,6 +130,7 @@ class DatasetSummary:
     lists: dict[str, KeyStats] = field(default_factory=dict)  # SequenceExample feature lists: presence, steps
     box_classes: Counter = field(default_factory=Counter)
     record_labels: Counter = field(default_factory=Counter)
+    class_keys: dict = field(default_factory=dict)  # box class name -> the key its boxes are coloured by (their id)
 
     def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
         self.records += 1
@@ -146,14 +147,15 @@ class DatasetSummary:
             self.lists.setdefault(k, KeyStats()).count(fl[0].type if fl else BYTES_LIST, len(fl))
         spec = detect_spec(p.features)
         if spec is not None and (spec.class_text or spec.class_id):
+            ids = [int(v) for v in p.features[spec.class_id].values] if spec.class_id in p.features else []
             if spec.class_text and spec.class_text in p.features:
                 names = [v.decode("utf-8", "replace") for v in p.features[spec.class_text].values]
             else:
-                ids = (
-                    [int(v) for v in p.features[spec.class_id].values] if spec.class_id in p.features else []
-                )
                 names = [(label_map or {}).get(i, f"id {i}") for i in ids]
             self.box_classes.update(names)
+            if len(self.class_keys) < len(self.box_classes) and len(ids) == len(names):  # as Box.color_key
+                for name, i in zip(names, ids, strict=True):
+                    self.class_keys.setdefault(name, str(i))
         cap = record_caption(p.features, label_map)
         if cap:
             self.record_labels[cap.split(": ", 1)[1]] += 1
@@ -166,6 +168,8 @@ class DatasetSummary:
                 mine.setdefault(k, KeyStats()).merge(st)  # never shares (and later changes) another's
         self.box_classes.update(o.box_classes)
         self.record_labels.update(o.record_labels)
+        for name, key in o.class_keys.items():
+            self.class_keys.setdefault(name, key)
 
     @property
     def classes(self) -> tuple[str, Counter]:
@@ -180,5 +184,6 @@ class DatasetSummary:
             "records": self.records,
             "kinds": dict(self.kinds),
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
-            "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()]},
+            "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()],
+                        "colour_keys": dict(self.class_keys) if self.box_classes else {}},
         }

@@ -147,7 +147,11 @@ class PlotController(QObject):
         c = self._summary.get("classes", {})
         names = [str(n) for n, _ in c.get("counts", [])]
         filterable = any(self._class_filter(n) for n in names[:50])
+        from tfrview.core.records.drawing import palette_hex
+
+        keys = c.get("colour_keys") or {}
         self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
+                                    "colours": [palette_hex(keys.get(n, n)) for n in names],
                                     "title": f"{c['title']} ({len(names):,})", "x_name": "class",
                                     "y_name": c["title"].split(" per ")[0],
                                     "filterable": filterable})  # fmt: skip

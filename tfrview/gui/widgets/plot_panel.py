@@ -162,7 +162,9 @@ class PlotPanel(QWidget):
         self._cats = c
         counts = np.asarray(c["counts"], dtype=np.float64)
         x = np.arange(len(counts))
-        self.plot.addItem(pg.BarGraphItem(x=x, height=counts, width=0.8, brush=c.get("colour", "#1f77b4"), pen="w"))
+        colours = c.get("colours")  # a bar each (classes, in the colours their boxes have), else one
+        fill = {"brushes": [pg.mkBrush(h) for h in colours]} if colours else {"brush": c.get("colour", "#1f77b4")}
+        self.plot.addItem(pg.BarGraphItem(x=x, height=counts, width=0.8, pen="w", **fill))
         step = max(1, len(counts) // 30)  # names that fit under the bars
         self.plot.getAxis("bottom").setTicks([[(int(i), c["names"][i][:24]) for i in x[::step]]])
         self.plot.setLabel("bottom", c["x_name"])

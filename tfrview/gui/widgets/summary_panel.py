@@ -29,9 +29,11 @@ def bar_at(y: float, top: float, font_height: float, bars: int) -> int | None:
 
 
 def render_bars(
-    p: QPainter, rect: QRectF, title: str, counts: list[tuple[str, int]], max_bars: int = 30
+    p: QPainter, rect: QRectF, title: str, counts: list[tuple[str, int]], max_bars: int = 30,
+    colour_keys: dict[str, str] | None = None,
 ) -> None:
-    """A horizontal bar per label, longest first, in the class colours the image view uses."""
+    """A horizontal bar per label, longest first, in the class colours the image view uses (a
+    class's boxes are coloured by its id: `colour_keys` maps its name to that)."""
     fm = QFontMetricsF(p.font())
     line = fm.height() + 6
     p.setPen(QColor(30, 30, 30))
@@ -58,7 +60,8 @@ def render_bars(
             fm.elidedText(str(k), Qt.TextElideMode.ElideRight, label_w - 8),
         )
         w = bar_w * c / top
-        p.fillRect(QRectF(rect.left() + label_w, y + 1, max(w, 1), line - 6), class_color(str(k)))
+        p.fillRect(QRectF(rect.left() + label_w, y + 1, max(w, 1), line - 6),
+                   class_color((colour_keys or {}).get(str(k), str(k))))  # fmt: skip
         p.drawText(
             QRectF(rect.left() + label_w + w + 4, y, count_w, line - 4),
             Qt.AlignmentFlag.AlignVCenter,
@@ -80,6 +83,7 @@ class BarChart(QWidget):
         super().__init__(parent)
         self.title = ""
         self.counts: list[tuple[str, int]] = []
+        self.colour_keys: dict[str, str] = {}
         self.setMinimumWidth(220)
         self.setToolTip("Click a bar to filter the table to its records")
 
@@ -88,8 +92,8 @@ class BarChart(QWidget):
         if i is not None:
             self.class_clicked.emit(str(self.counts[i][0]))
 
-    def set_data(self, title: str, counts: list[tuple[str, int]]) -> None:
-        self.title, self.counts = title, counts
+    def set_data(self, title: str, counts: list[tuple[str, int]], colour_keys: dict[str, str] | None = None) -> None:
+        self.title, self.counts, self.colour_keys = title, counts, colour_keys or {}
         self.updateGeometry()
         self.update()
 
@@ -99,7 +103,8 @@ class BarChart(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(250, 250, 250))
-        render_bars(p, QRectF(self.rect()).adjusted(8, 6, -8, -6), self.title, self.counts)
+        render_bars(p, QRectF(self.rect()).adjusted(8, 6, -8, -6), self.title, self.counts,
+                    colour_keys=self.colour_keys)  # fmt: skip
         p.end()
 
 
@@ -159,7 +164,8 @@ class SummaryPanel(QWidget):
                     item.setForeground(QColor(176, 0, 32))
                 item.setToolTip(text)
                 self.table.setItem(r, c, item)
-        self.chart.set_data(s["classes"]["title"], [(str(k), int(v)) for k, v in s["classes"]["counts"]])
+        self.chart.set_data(s["classes"]["title"], [(str(k), int(v)) for k, v in s["classes"]["counts"]],
+                            s["classes"].get("colour_keys"))  # fmt: skip
 
     def show_progress(self, text: str) -> None:
         self.status.setText(text)
