@@ -38,21 +38,51 @@ class RecordCopy:
 
 
 def record_copies(dataset, numbers: Iterable[int], keep_damaged: bool = False):
-    """(record number, RecordCopy, or None for a damaged record left out) for each record. A record
-    whose data CRC fails is never re-framed with a fresh CRC: that would launder the damage into a
-    file that verifies clean. Records not verified yet are checked here."""
+    """(record number, RecordCopy, or None for a damaged record left out) for each record of a
+    dataset (see `copies_of_spans`)."""
+
+    def spans():
+        for n in numbers:
+            f, k, off, ln = dataset.record_span(n)
+            yield n, f.source, off, ln, int(f.index.status[k])
+
+    return copies_of_spans(spans(), keep_damaged)
+
+
+def copies_of_spans(spans: Iterable[tuple], keep_damaged: bool = False):
+    """(record number, RecordCopy, or None for a damaged record left out) for each (number, source,
+    offset, length, status). A record whose data CRC fails is never re-framed with a fresh CRC:
+    that would launder the damage into a file that verifies clean. Records not verified yet are
+    checked here."""
     from tfrview.core.records.payload import bounded_payload
     from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
 
-    for n in numbers:
-        f, k, off, ln = dataset.record_span(n)
-        status = int(f.index.status[k])
-        intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(f.source, off, ln)
+    for n, src, off, ln, status in spans:
+        intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(src, off, ln)
         if not intact and not keep_damaged:
             yield n, None
             continue
-        payload = bounded_payload(f.source.read, off, ln, f.source.pieces)
-        yield n, RecordCopy(payload, None if intact else f.source.read(off + HEADER_SIZE + ln, 4))
+        payload = bounded_payload(src.read, off, ln, src.pieces)
+        yield n, RecordCopy(payload, None if intact else src.read(off + HEADER_SIZE + ln, 4))
+
+
+def save_spans(path, dataset, numbers) -> None:
+    """Where the records to export are (number, file, offset, length, CRC status), for a job
+    process: numpy arrays in one .npz, found by array operations (a selection of millions)."""
+    import numpy as np
+
+    nums = np.asarray(numbers, dtype=np.int64)
+    starts = dataset.starts()
+    fi = np.searchsorted(starts, nums, side="right") - 1
+    k = nums - starts[fi]
+    offset, length, status = (np.zeros(len(nums), dtype=np.int64) for _ in range(3))
+    for f in np.unique(fi):
+        sel = fi == f
+        idx = dataset.files[int(f)].index
+        offset[sel] = idx.offsets[k[sel]]
+        length[sel] = idx.lengths[k[sel]]
+        status[sel] = idx.status[k[sel]]
+    np.savez(path, number=nums, file_no=fi, offset=offset, length=length, status=status)
 
 
 def crc_word(status: int) -> str:

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
@@ -289,7 +290,61 @@ def job_write(spec: dict) -> None:
             src.close()
 
 
-JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write}
+def job_export(spec: dict) -> None:
+    """A selection of records exported (`what`: records, jsonl, images, images_boxes) from the
+    spans the window saved (`output.export.save_spans`): read, decoded and written here, never in
+    the window's process."""
+    from dataclasses import asdict
+
+    import numpy as np
+
+    from tfrview.core.output import export as ex
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.source import open_source
+
+    a = np.load(spec["spans"])
+    paths, what, out = spec["paths"], spec["what"], spec["out"]
+    sources: dict[int, object] = {}
+    try:
+        for f in np.unique(a["file_no"]).tolist():
+            sources[f] = open_source(paths[f])
+        rows = zip(a["number"].tolist(), a["file_no"].tolist(), a["offset"].tolist(), a["length"].tolist(),
+                   a["status"].tolist(), strict=True)  # fmt: skip
+        spans = ((n, sources[f], off, ln, st) for n, f, off, ln, st in rows)
+        total = len(a["number"])
+
+        def progress(k: int) -> bool:
+            if k % 256 == 0 or k == total:
+                _emit({"progress": ["exporting", k, total]})
+            return True
+
+        inputs = [Path(p) for p in paths]
+        if what == "records":
+            res = ex.export_records(ex.copies_of_spans(spans, spec.get("keep_damaged", False)), Path(out),
+                                    spec.get("compression", "none"), inputs, progress)  # fmt: skip
+        elif what == "jsonl":
+            problems = spec.get("problems", {})
+
+            def facts(n, src, off, ln, st):
+                extra = {"file": str(paths[spec_file[n]]), "crc": ex.crc_word(st), "problems": problems.get(str(n), [])}
+                return n, off, bounded_payload(src.read, off, ln, src.pieces), extra
+
+            spec_file = dict(zip(a["number"].tolist(), a["file_no"].tolist(), strict=True))
+            res = ex.export_jsonl((facts(*s) for s in spans), Path(out), inputs, progress)
+        else:
+            items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
+            from tfrview.core.records.labelmap import LabelMap
+
+            label_map = LabelMap.from_json(spec.get("label_map"))
+            res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
+        _emit({"wrote": asdict(res)})
+    finally:
+        for src in sources.values():
+            src.close()
+
+
+JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write,
+        "export": job_export}  # fmt: skip
 
 
 def _import_ahead() -> None:

@@ -23,7 +23,7 @@ from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import ScanPhase
-from tfrview.gui.workers.jobs import JobWorker, TaskWorker
+from tfrview.gui.workers.jobs import JobWorker
 
 
 class ExportController(QObject):
@@ -54,27 +54,6 @@ class ExportController(QObject):
         if len(rows) <= 1:
             return [self.model.record_number(r) for r in range(self.model.rowCount())]
         return [self.model.record_number(r) for r in rows]
-
-    def _run_task(self, title: str, total: int, task, on_done) -> None:
-        dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
-        dlg.setWindowModality(Qt.WindowModality.WindowModal)
-        dlg.setMinimumDuration(300)
-        worker = TaskWorker(task, self)
-        worker.progress.connect(dlg.setValue)
-        dlg.canceled.connect(worker.cancel)
-        outcome: list[tuple] = []
-        worker.result.connect(lambda value: outcome.append(("ok", value)))
-        worker.error.connect(lambda message: outcome.append(("error", message)))
-
-        def finished(_worker) -> None:
-            dlg.reset()
-            worker.wait()
-            self.tasks.discard(worker)
-            on_done(outcome[0] if outcome else ("error", "stopped"))
-
-        worker.done.connect(finished)
-        self.tasks.add(worker)
-        worker.start()
 
     def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
         """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
@@ -293,43 +272,35 @@ class ExportController(QObject):
         on_done=None,
         keep_damaged: bool = False,
     ) -> None:
-        """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not)."""
+        """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not), in
+        a job process: where the records are goes to it in a .npz (the window reads nothing)."""
+        import tempfile
+
         from tfrview.core.output import export as ex
+        from tfrview.core.userdirs import cache_dir
+        from tfrview.gui.session import label_map_json
 
-        inputs = [f.path for f in self.ds.files]
-        ds = self.ds
-        label_map = self.session.label_map
-        if what == "records":
-
-            def task(progress):
-                return ex.export_records(
-                    ex.record_copies(ds, numbers, keep_damaged), path, comp, inputs, progress
-                )
-        elif what == "jsonl":
-            problems_of = self._problems_by_record()
-
-            def facts(n: int) -> tuple:
-                f, k, off, _ = ds.record_span(n)
-                extra = {
-                    "file": str(f.path),
-                    "crc": ex.crc_word(int(f.index.status[k])),
-                    "problems": problems_of.get(n, []),
-                }
-                return n, off, ds.read(n), extra
-
-            def task(progress):
-                return ex.export_jsonl((facts(n) for n in numbers), path, inputs, progress)
-        else:
-
-            def task(progress):
-                items = ((n, ds.read(n)) for n in numbers)
-                return ex.export_images(items, path, what == "images_boxes", label_map, progress)
+        where = cache_dir() / "jobs"
+        where.mkdir(parents=True, exist_ok=True)
+        spans = tempfile.NamedTemporaryFile(dir=where, suffix=".npz", delete=False)  # noqa: SIM115 - removed when done
+        spans.close()
+        ex.save_spans(spans.name, self.ds, numbers)
+        spec = {"job": "export", "what": what, "paths": [str(f.path) for f in self.ds.files], "out": str(path),
+                "spans": spans.name, "compression": comp, "keep_damaged": keep_damaged,
+                "label_map": label_map_json(self.session.label_map),
+                "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
 
         def done(result) -> None:
+            import contextlib
+            import os
+
+            with contextlib.suppress(OSError):
+                os.unlink(spans.name)
+            status, obj = result
+            value = ex.ExportResult(**{**obj["wrote"], "notes": tuple(obj["wrote"]["notes"])}) if status == "ok" else obj
             if on_done is not None:
-                on_done(result)
+                on_done((status, value))
                 return
-            status, value = result
             if status == "error":
                 QMessageBox.warning(self.window, "Export", value)
                 return
@@ -340,7 +311,7 @@ class ExportController(QObject):
                 text += "\n" + "\n".join(value.notes)
             QMessageBox.information(self.window, "Export", text)
 
-        self._run_task(f"Exporting {len(numbers):,} records…", len(numbers), task, done)
+        self._run_job(f"Exporting {len(numbers):,} records…", len(numbers), spec, done)
 
     @Slot()
     def save_image(self) -> None:

@@ -1,5 +1,5 @@
-"""Jobs the person or the window starts over the whole dataset: a child-process job (the analysis
-pass, the filter) and an in-thread task (salvage, export), both under the one worker convention."""
+"""Jobs the person or the window starts over the whole dataset, each in a child process (the
+analysis pass, the filter, plots, salvage, repair and exports), under the one worker convention."""
 
 from __future__ import annotations
 
@@ -49,22 +49,6 @@ class JobWorker(Worker):
             if batch:
                 self.result.emit(batch)
             stop_child(self.proc)
-
-
-class TaskWorker(Worker):
-    """Runs one task the person started (salvage, export). The task gets a progress callback that
-    returns False once the person cancels; its return value is the `result`."""
-
-    def __init__(self, task, parent=None) -> None:
-        super().__init__(parent)
-        self.task = task
-
-    def _progress(self, n: int) -> bool:
-        self.progress.emit(n)
-        return not self.cancelled
-
-    def work(self) -> None:
-        self.result.emit(self.task(self._progress))
 
 
 def replace_job(old: Worker | None, new: Worker, on_result, on_done=None, on_error=None) -> Worker:
