@@ -35,8 +35,8 @@ test: $(STAMP_TEST)
 # Regenerates the committed *_pb2.py modules from our .proto files.
 protos: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	cd tfrview/core/records/proto && ../../../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
-		example.proto tensor.proto string_int_label_map.proto event.proto
+	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
+		$(addprefix tfrview/core/records/proto/,example.proto tensor.proto string_int_label_map.proto event.proto)
 
 bench: $(STAMP_RUN)
 	$(BIN)/python bench/bench_engine.py

@@ -1,3 +1,4 @@
+from tfrview.core.records.proto import tensor_pb2 as _tensor_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -91,45 +92,6 @@ class SummaryMetadata(_message.Message):
     data_class: int
     def __init__(self, plugin_data: _Optional[_Union[SummaryMetadata.PluginData, _Mapping]] = ..., display_name: _Optional[str] = ..., summary_description: _Optional[str] = ..., data_class: _Optional[int] = ...) -> None: ...
 
-class TensorShape(_message.Message):
-    __slots__ = ("dim", "unknown_rank")
-    class Dim(_message.Message):
-        __slots__ = ("size", "name")
-        SIZE_FIELD_NUMBER: _ClassVar[int]
-        NAME_FIELD_NUMBER: _ClassVar[int]
-        size: int
-        name: str
-        def __init__(self, size: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
-    DIM_FIELD_NUMBER: _ClassVar[int]
-    UNKNOWN_RANK_FIELD_NUMBER: _ClassVar[int]
-    dim: _containers.RepeatedCompositeFieldContainer[TensorShape.Dim]
-    unknown_rank: bool
-    def __init__(self, dim: _Optional[_Iterable[_Union[TensorShape.Dim, _Mapping]]] = ..., unknown_rank: _Optional[bool] = ...) -> None: ...
-
-class SummaryTensor(_message.Message):
-    __slots__ = ("dtype", "tensor_shape", "version_number", "tensor_content", "float_val", "double_val", "int_val", "string_val", "int64_val", "bool_val")
-    DTYPE_FIELD_NUMBER: _ClassVar[int]
-    TENSOR_SHAPE_FIELD_NUMBER: _ClassVar[int]
-    VERSION_NUMBER_FIELD_NUMBER: _ClassVar[int]
-    TENSOR_CONTENT_FIELD_NUMBER: _ClassVar[int]
-    FLOAT_VAL_FIELD_NUMBER: _ClassVar[int]
-    DOUBLE_VAL_FIELD_NUMBER: _ClassVar[int]
-    INT_VAL_FIELD_NUMBER: _ClassVar[int]
-    STRING_VAL_FIELD_NUMBER: _ClassVar[int]
-    INT64_VAL_FIELD_NUMBER: _ClassVar[int]
-    BOOL_VAL_FIELD_NUMBER: _ClassVar[int]
-    dtype: int
-    tensor_shape: TensorShape
-    version_number: int
-    tensor_content: bytes
-    float_val: _containers.RepeatedScalarFieldContainer[float]
-    double_val: _containers.RepeatedScalarFieldContainer[float]
-    int_val: _containers.RepeatedScalarFieldContainer[int]
-    string_val: _containers.RepeatedScalarFieldContainer[bytes]
-    int64_val: _containers.RepeatedScalarFieldContainer[int]
-    bool_val: _containers.RepeatedScalarFieldContainer[bool]
-    def __init__(self, dtype: _Optional[int] = ..., tensor_shape: _Optional[_Union[TensorShape, _Mapping]] = ..., version_number: _Optional[int] = ..., tensor_content: _Optional[bytes] = ..., float_val: _Optional[_Iterable[float]] = ..., double_val: _Optional[_Iterable[float]] = ..., int_val: _Optional[_Iterable[int]] = ..., string_val: _Optional[_Iterable[bytes]] = ..., int64_val: _Optional[_Iterable[int]] = ..., bool_val: _Optional[_Iterable[bool]] = ...) -> None: ...
-
 class Summary(_message.Message):
     __slots__ = ("value",)
     class Image(_message.Message):
@@ -175,8 +137,8 @@ class Summary(_message.Message):
         image: Summary.Image
         histo: HistogramProto
         audio: Summary.Audio
-        tensor: SummaryTensor
-        def __init__(self, node_name: _Optional[str] = ..., tag: _Optional[str] = ..., metadata: _Optional[_Union[SummaryMetadata, _Mapping]] = ..., simple_value: _Optional[float] = ..., obsolete_old_style_histogram: _Optional[bytes] = ..., image: _Optional[_Union[Summary.Image, _Mapping]] = ..., histo: _Optional[_Union[HistogramProto, _Mapping]] = ..., audio: _Optional[_Union[Summary.Audio, _Mapping]] = ..., tensor: _Optional[_Union[SummaryTensor, _Mapping]] = ...) -> None: ...
+        tensor: _tensor_pb2.TensorProto
+        def __init__(self, node_name: _Optional[str] = ..., tag: _Optional[str] = ..., metadata: _Optional[_Union[SummaryMetadata, _Mapping]] = ..., simple_value: _Optional[float] = ..., obsolete_old_style_histogram: _Optional[bytes] = ..., image: _Optional[_Union[Summary.Image, _Mapping]] = ..., histo: _Optional[_Union[HistogramProto, _Mapping]] = ..., audio: _Optional[_Union[Summary.Audio, _Mapping]] = ..., tensor: _Optional[_Union[_tensor_pb2.TensorProto, _Mapping]] = ...) -> None: ...
     VALUE_FIELD_NUMBER: _ClassVar[int]
     value: _containers.RepeatedCompositeFieldContainer[Summary.Value]
     def __init__(self, value: _Optional[_Iterable[_Union[Summary.Value, _Mapping]]] = ...) -> None: ...
