@@ -538,18 +538,26 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
 # --- salvage ------------------------------------------------------------------------------------------
 
 
-def cmd_salvage(args) -> int:
-    from tfrview.core.output.salvage import salvage
+@contextlib.contextmanager
+def _verified_input(args):
+    """The input of salvage and repair, checked against the output first, then framed and verified
+    with a progress line: (source, index, report), the source open while the caller writes."""
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
-    out = Path(args.output)
-    _check_output(out, [Path(args.path)], args.force)
-    src = open_source(args.path)
-    with src:
+    _check_output(Path(args.output), [Path(args.path)], args.force)
+    with open_source(args.path) as src:
         progress = Progress(True)
         idx, rep = verify_source(src, progress, notice)
         progress.clear()
+        yield src, idx, rep
+
+
+def cmd_salvage(args) -> int:
+    from tfrview.core.output.salvage import salvage
+
+    out = Path(args.output)
+    with _verified_input(args) as (src, idx, rep):
         res = salvage(src, idx, out, args.compression)
     print(
         f"{one_line(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
@@ -565,16 +573,9 @@ def cmd_repair(args) -> int:
     """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
     in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
     from tfrview.core.output.repair import repair
-    from tfrview.core.tfrecord.report import verify_source
-    from tfrview.core.tfrecord.source import open_source
 
     out = Path(args.output)
-    _check_output(out, [Path(args.path)], args.force)
-    src = open_source(args.path)
-    with src:
-        progress = Progress(True)
-        idx, _ = verify_source(src, progress, notice)
-        progress.clear()
+    with _verified_input(args) as (src, idx, _):
         res = repair(src, idx, out, args.compression or src.compression)
     if args.json:
         print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
