@@ -111,7 +111,6 @@ def _quick_event_plot(spec: dict) -> bool:
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
     Whether it was sent."""
     from tfrview.core.analysis.plots import event_scalars, plot
-    from tfrview.core.tfrecord.framing import TfrviewError
     from tfrview.core.tfrecord.remote import is_url
 
     paths = spec["paths"]
@@ -215,27 +214,30 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
 
 def job_series(spec: dict) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
-    of the analysis (no record is read); an error when they are not stored yet."""
+    of the analysis (no record is read)."""
     from tfrview.core.analysis.plots import plot
 
-    table = _stored_facts(spec)
-    if table is None:
-        _emit({"error": "the analysis is not stored yet: plots come from it"})
-        return
-    _emit(plot(table, spec["key"], spec.get("mode") == "histogram"))
+    table = _facts_or_say(spec)
+    if table is not None:
+        _emit(plot(table, spec["key"], spec.get("mode") == "histogram"))
 
 
 def job_select(spec: dict) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
     from tfrview.core.analysis.plots import select
 
+    table = _facts_or_say(spec)
+    if table is not None:
+        hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
+        _emit({"matches": hits.tolist(), "upto": table.num_rows, "total": table.num_rows})
+
+
+def _facts_or_say(spec: dict):
+    """The stored fact table for a plot job, or None after saying it is not stored yet."""
     table = _stored_facts(spec)
     if table is None:
         _emit({"error": "the analysis is not stored yet: plots come from it"})
-        return
-    hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
-    total = table.num_rows
-    _emit({"matches": hits.tolist(), "upto": total, "total": total})
+    return table
 
 
 def _stored_facts(spec: dict):
@@ -268,12 +270,10 @@ def job_write(spec: dict) -> None:
     from tfrview.core.tfrecord.report import index_and_verify
     from tfrview.core.tfrecord.source import open_source
 
-    sources = []
-    try:
+    with contextlib.ExitStack() as opened:
         parts = []
         for path in spec["paths"]:
-            src = open_source(path)
-            sources.append(src)
+            src = opened.enter_context(open_source(path))
             parts.append((src, index_and_verify(src, None, None)[0]))
         counts = spec.get("counts")
         total = sum(idx.count for _, idx in parts)
@@ -285,9 +285,6 @@ def job_write(spec: dict) -> None:
         write = repair_many if spec["what"] == "repair" else salvage_many
         res = write(parts, spec["out"], spec["compression"], progress)
         _emit({"wrote": asdict(res), "renumbered": counts is not None and [i.count for _, i in parts] != list(counts)})
-    finally:
-        for src in sources:
-            src.close()
 
 
 def job_export(spec: dict) -> None:
@@ -304,10 +301,8 @@ def job_export(spec: dict) -> None:
 
     a = np.load(spec["spans"])
     paths, what, out = spec["paths"], spec["what"], spec["out"]
-    sources: dict[int, object] = {}
-    try:
-        for f in np.unique(a["file_no"]).tolist():
-            sources[f] = open_source(paths[f])
+    with contextlib.ExitStack() as opened:
+        sources = {f: opened.enter_context(open_source(paths[f])) for f in np.unique(a["file_no"]).tolist()}
         rows = zip(a["number"].tolist(), a["file_no"].tolist(), a["offset"].tolist(), a["length"].tolist(),
                    a["status"].tolist(), strict=True)  # fmt: skip
         spans = ((n, sources[f], off, ln, st) for n, f, off, ln, st in rows)
@@ -326,10 +321,9 @@ def job_export(spec: dict) -> None:
             problems = spec.get("problems", {})
 
             def facts(n, src, off, ln, st):
-                extra = {"file": str(paths[spec_file[n]]), "crc": ex.crc_word(st), "problems": problems.get(str(n), [])}
+                extra = {"file": str(src.path), "crc": ex.crc_word(st), "problems": problems.get(str(n), [])}
                 return n, off, bounded_payload(src.read, off, ln, src.pieces), extra
 
-            spec_file = dict(zip(a["number"].tolist(), a["file_no"].tolist(), strict=True))
             res = ex.export_jsonl((facts(*s) for s in spans), Path(out), inputs, progress)
         else:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
@@ -338,9 +332,6 @@ def job_export(spec: dict) -> None:
             label_map = LabelMap.from_json(spec.get("label_map"))
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
         _emit({"wrote": asdict(res)})
-    finally:
-        for src in sources.values():
-            src.close()
 
 
 JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write,
