@@ -38,7 +38,3 @@ def frame_features(p: Payload, t: int) -> dict[str, Feature]:
         if t < len(steps):
             feats[key] = steps[t]
     return feats
-
-
-def frame_count(p: Payload, key: str) -> int:
-    return len(p.feature_lists.get(key, ()))
