@@ -19,7 +19,7 @@ from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc, one_line
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED, RecordIndex
-from tfrview.core.tfrecord.lineendings import Conversion, detect, undone, walk
+from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, undone, walk
 from tfrview.core.tfrecord.source import Source
 
 
@@ -121,10 +121,7 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
 
 def _conversion(source: Source, res: RepairResult) -> Conversion | None:
     """The line-ending conversion a damaged file went through, if its bytes prove one."""
-    if source.compression != "none":
-        return None
-    head = min(source.file_size, 4 << 20)
-    ev = detect(source.read(0, head), whole=head == source.file_size)
+    ev = conversion_of(source)
     if ev is None:
         return None
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
@@ -140,7 +137,7 @@ def _write_walked(
     """The records of a converted file, each written only when proven whole; the next number."""
     res.file_fix = _UNDONE[conv] if not res.file_fix else f"{res.file_fix}; {_UNDONE[conv]}"
     for item in walk(undone(conv, source.read(0, source.file_size))):
-        if item.data is None and item.why.startswith("bytes that frame no record"):
+        if not item.framed:
             res.damaged_regions += 1
             continue
         if item.data is None:

@@ -127,12 +127,11 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
 def file_cause(source: Source, problems: list[Problem]) -> str:
     """A cause for the whole file: a line-ending conversion (either way), proven by records of its
     head that are whole once it is undone (`lineendings`)."""
-    from tfrview.core.tfrecord.lineendings import Conversion, detect
+    from tfrview.core.tfrecord.lineendings import Conversion, conversion_of
 
-    if source.compression != "none" or not problems or source.file_size > CAUSE_BYTES * 64:
+    if not problems or source.file_size > CAUSE_BYTES * 64:
         return ""
-    head = min(source.file_size, 4 << 20)
-    ev = detect(source.read(0, head), whole=head == source.file_size)
+    ev = conversion_of(source)
     if ev is None:
         return ""
     how = (
@@ -140,6 +139,6 @@ def file_cause(source: Source, problems: list[Problem]) -> str:
         if ev.conversion is Conversion.TO_CRLF
         else "CR bytes put back where the CRCs prove them"
     )
-    which = f"its {ev.walked:,}" if head == source.file_size and ev.walked < 64 else f"the first {ev.walked:,}"
+    which = f"its {ev.walked:,}" if ev.every_record else f"the first {ev.walked:,}"
     return (f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
             "records are whole: `tfrview repair` restores them")  # fmt: skip

@@ -50,6 +50,7 @@ class Walked:
     crs: int = 0  # CR bytes put back into it (framing included)
     flipped: str = ""  # a flipped bit restored as well, in words
     why: str = ""  # why nothing could be proven
+    framed: bool = True  # False: bytes that frame no record (not a record left out)
 
 
 def put_back_crs(data: bytes, k: int, stored_masked: int, lf_after: bool = False) -> tuple[bytes | None, str]:
@@ -192,7 +193,7 @@ def walk(buf: bytes) -> Iterator[Walked]:
         end = _record_end(buf, pos, head[1], head[0]) if head else None
         if head is None or end is None:
             nxt = _next_header(buf, pos + 1)
-            yield Walked(pos, nxt, None, why="bytes that frame no record, with or without CR bytes put back")
+            yield Walked(pos, nxt, None, why="bytes that frame no record, with or without CR bytes put back", framed=False)
             pos = nxt
             continue
         length, hl = head
@@ -215,6 +216,11 @@ class Evidence:
     walked: int  # records of the file's head looked at
     proven: int  # of them, proven whole once the conversion is undone
     restored: int  # of them, with CR bytes put back
+    every_record: bool = False  # the records walked are all the file has
+
+
+HEAD_BYTES = 4 << 20  # what of a file is read to judge a conversion
+HEAD_RECORDS = 64  # records of it walked at most
 
 
 def _tally(buf: bytes, records: int, whole: bool) -> tuple[int, int, int]:
@@ -230,19 +236,28 @@ def _tally(buf: bytes, records: int, whole: bool) -> tuple[int, int, int]:
     return walked, proven, restored
 
 
-def detect(head: bytes, whole: bool = False, records: int = 64) -> Evidence | None:
+def detect(head: bytes, whole: bool = False, records: int = HEAD_RECORDS) -> Evidence | None:
     """The line-ending conversion the first records of a file prove, if any: CR bytes put back
     that the CRCs confirm (CR LF became LF), or many more records whole once every CR LF is LF
     again than as they are (LF became CR LF). A file that only holds CR LF in its data gains
-nothing from the undo: its records that held one get it back from `walk`, no more."""
+    nothing from the undo: its records that held one get it back from `walk`, no more. `whole`:
+    the head is the whole file (its last record is not cut by the sample)."""
     walked, proven, restored = _tally(head, records, whole)
     if restored and 2 * proven > walked:
-        return Evidence(Conversion.TO_LF, walked, proven, restored)
+        return Evidence(Conversion.TO_LF, walked, proven, restored, whole and walked < records)
     if b"\r\n" in head:
         w2, p2, r2 = _tally(head.replace(b"\r\n", b"\n"), records, whole)
         if p2 >= 2 and p2 > proven and 2 * p2 > w2:  # more records whole undone than as they are
-            return Evidence(Conversion.TO_CRLF, w2, p2, r2)
+            return Evidence(Conversion.TO_CRLF, w2, p2, r2, whole and w2 < records)
     return None
+
+
+def conversion_of(source) -> Evidence | None:
+    """What `detect` says of a plain file's head (a compressed file's bytes are no records)."""
+    if source.compression != "none":
+        return None
+    head = min(source.file_size, HEAD_BYTES)
+    return detect(source.read(0, head), whole=head == source.file_size)
 
 
 def undone(conversion: Conversion, raw: bytes) -> bytes:
