@@ -56,17 +56,19 @@ THUMB = 48
 FRAME_THUMB = 96
 
 
-_last_strip: tuple = (None, ())  # (request key, filmstrip): another frame of the same record reuses it
+_last_strip: tuple = (None, None, ())  # (record key, label map, filmstrip): another frame of the record reuses it
 
 
 def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
+    """The filmstrip of the last record, if this is it again with the same label map (held here,
+    compared by identity: a new map is never mistaken for the old one) and box keys."""
     global _last_strip
-    key = (req.number, len(p.raw), id(req.label_map), req.spec)
-    last = _last_strip
-    if last[0] == key:
-        return last[1]
+    key = (req.number, len(p.raw), req.spec)
+    last_key, last_map, strip = _last_strip
+    if last_key == key and last_map is req.label_map:
+        return strip
     strip = _filmstrip(p, feats, refs, req.label_map, req.spec)
-    _last_strip = (key, strip)
+    _last_strip = (key, req.label_map, strip)
     return strip
 
 
