@@ -1,10 +1,12 @@
-"""Real servers for the remote tests and benchmarks, each in its own process.
+"""Real servers for the remote tests and benchmarks.
 
 - `http_server(root, latency)`: the standard library's file server with Range requests (206),
   HEAD with Content-Length and ETag, directory listings fsspec can read, an optional delay on
   every request (object storage answers in 50–250 ms), and `/_stats` counting the requests.
 - `s3_server()`: moto's standalone S3 server; the environment it gives (AWS_ENDPOINT_URL and
   test credentials) is where s3fs, like every AWS client, looks.
+- `SilentServer`, `HostileHTTPServer(data, how)`: hostile servers in the test's own process (a
+  thread, port 0) that never answer, lie about a size, cut a body, ignore Range, or serve other bytes again.
 
 Run as a script, `python tests/remote_servers.py http ROOT PORT LATENCY` serves ROOT.
 """
@@ -18,9 +20,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
@@ -171,3 +174,188 @@ def _serve(root: str, port: int, latency: float) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         _serve(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+
+
+# --- hostile servers ----------------------------------------------------------------------------------
+# Small servers in the test's own process (a thread each, bound to 127.0.0.1 port 0, every loop
+# bounded, stopped by the test: `with SilentServer() as srv: ... srv.url("data.tfrecord")`). Each
+# misbehaves in one way a real server or a middlebox can.
+
+
+class _Threaded:
+    """A server run on a daemon thread until `stop()` (or the end of its `with` block)."""
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def url(self, name: str = "data.tfrecord") -> str:
+        return f"http://{self.host}:{self.port}/{name}"
+
+    def start(self):
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class SilentServer(_Threaded):
+    """Accepts every connection, reads the request, and never answers (a hung server, a firewall
+    that swallows packets after the handshake). Connections stay open until `stop()`."""
+
+    MAX_CONNECTIONS = 256
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sock = socket.socket()
+        self._conns: list[socket.socket] = []
+        self.accepted = 0
+
+    def start(self) -> SilentServer:
+        self._sock.bind((self.host, 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.1)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._run, name="silent-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and self.accepted < self.MAX_CONNECTIONS:
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            conn.settimeout(0.5)
+            with contextlib.suppress(OSError):
+                conn.recv(65536)  # the request, read and ignored
+            self._conns.append(conn)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        for c in [*self._conns, self._sock]:
+            with contextlib.suppress(OSError):
+                c.close()
+
+
+class HostileHTTPServer(_Threaded):
+    """One object, `data`, served at every path with a misbehaviour (`how`):
+
+    - "honest": HEAD and Range GET as a good server answers them (206, Content-Range).
+    - "lie_size": HEAD says Content-Length `claim`; GET and Range reads serve the real bytes.
+    - "cut": every GET announces its whole length, sends half of it, and closes the connection.
+    - "ignore_range": a Range request gets 200 and the whole object.
+    - "changing": every GET after the first serves other bytes (one byte flipped, a different
+      one each time), as an object rewritten while it is read.
+    - "stall_body": the headers of a GET, a few bytes of its body, then silence until `stop()`.
+    """
+
+    HOW = ("honest", "lie_size", "cut", "ignore_range", "changing", "stall_body")
+
+    def __init__(self, data: bytes, how: str = "honest", claim: int | None = None) -> None:
+        super().__init__()
+        if how not in self.HOW:
+            raise ValueError(f"unknown misbehaviour {how!r}")
+        self.data = bytes(data)
+        self.how = how
+        self.claim = claim if claim is not None else len(self.data)
+        self.gets = 0
+        self.heads = 0
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> HostileHTTPServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                server.heads += 1
+                self.send_response(200)
+                self.send_header("Content-Length", str(server.claim if server.how == "lie_size" else len(server.data)))
+                self.send_header("ETag", f'"{hashlib.md5(server.data).hexdigest()}"')
+                self.send_header("Accept-Ranges", "bytes")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                server.gets += 1
+                server._get(self, server.gets)
+
+        self._server = ThreadingHTTPServer((self.host, 0), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def _body(self, n: int) -> bytes:
+        if self.how != "changing" or n <= 1 or not self.data:
+            return self.data
+        b = bytearray(self.data)
+        b[(n * 7919) % len(b)] ^= 0xFF
+        return bytes(b)
+
+    def _get(self, h: BaseHTTPRequestHandler, n: int) -> None:
+        data = self._body(n)
+        size = len(data)
+        start, stop, partial = 0, size, False
+        rng = h.headers.get("Range", "")
+        if rng.startswith("bytes=") and self.how != "ignore_range":
+            a, _, b = rng[6:].partition("-")
+            with contextlib.suppress(ValueError):
+                start = int(a) if a else max(0, size - int(b))
+                stop = min(size, int(b) + 1) if a and b else size
+                partial = True
+        if partial and start >= size:
+            h.send_response(416)
+            h.send_header("Content-Range", f"bytes */{size}")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        body = data[start:stop]
+        h.send_response(206 if partial else 200)
+        if partial:
+            total = self.claim if self.how == "lie_size" else size
+            h.send_header("Content-Range", f"bytes {start}-{stop - 1}/{total}")
+        h.send_header("Content-Length", str(len(body)))
+        h.send_header("Content-Type", "application/octet-stream")
+        h.end_headers()
+        if self.how == "cut":
+            h.wfile.write(body[: len(body) // 2])
+            h.wfile.flush()
+            h.close_connection = True
+            with contextlib.suppress(OSError):
+                h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if self.how == "stall_body":
+            h.wfile.write(body[:8])
+            h.wfile.flush()
+            self._stop.wait(60)  # bounded: the test stops the server well before
+            h.close_connection = True
+            return
+        h.wfile.write(body)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
