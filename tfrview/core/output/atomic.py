@@ -11,9 +11,13 @@ from tfrview.core.tfrecord.framing import TfrviewError, one_line
 
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
-    """tfrview never writes to a file it opened for reading."""
+    """tfrview never writes to a file it opened for reading (a URL is never the local file written)."""
+    from tfrview.core.tfrecord.remote import is_url
+
     target = os.path.realpath(out)  # never raises, even on a symlink loop (Path.resolve does)
     for p in inputs:
+        if is_url(p):
+            continue
         try:
             if os.path.realpath(p) == target or (os.path.lexists(out) and os.path.samefile(p, out)):
                 raise TfrviewError(f"{one_line(str(out))}: refusing to write over an input file")
