@@ -5,8 +5,8 @@
   every request (object storage answers in 50–250 ms), and `/_stats` counting the requests.
 - `s3_server()`: moto's standalone S3 server; the environment it gives (AWS_ENDPOINT_URL and
   test credentials) is where s3fs, like every AWS client, looks.
-- `SilentServer`, `HostileHTTPServer(data, how)`: hostile servers in the test's own process (a
-  thread, port 0) that never answer, lie about a size, cut a body, ignore Range, or serve other bytes again.
+- `SilentServer`, `FullBacklogServer`, `HostileHTTPServer(data, how)`: hostile servers in the test's own process (a
+  thread, port 0) that never answer or never connect, lie about a size, cut a body, ignore Range, or serve other bytes again.
 
 Run as a script, `python tests/remote_servers.py http ROOT PORT LATENCY` serves ROOT.
 """
@@ -250,6 +250,28 @@ class SilentServer(_Threaded):
         for c in [*self._conns, self._sock]:
             with contextlib.suppress(OSError):
                 c.close()
+
+
+class FullBacklogServer(_Threaded):
+    """A listener that never accepts, its backlog filled by one connection of its own: the kernel
+    drops every further SYN, so a client's connect waits as for a host that is down (no thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sock = socket.socket()
+        self._filler = socket.socket()
+
+    def start(self) -> FullBacklogServer:
+        self._sock.bind((self.host, 0))
+        self._sock.listen(0)
+        self.port = self._sock.getsockname()[1]
+        self._filler.connect((self.host, self.port))  # completes: the one place in the queue
+        return self
+
+    def stop(self) -> None:
+        for s in (self._filler, self._sock):
+            with contextlib.suppress(OSError):
+                s.close()
 
 
 class HostileHTTPServer(_Threaded):

@@ -109,3 +109,38 @@ MAX_FRAMES = 64
 # Values that are no image kept per key per file, for a key the dataset turns out to hold images in
 # (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
 IMAGE_KEY_ODD_TRACKED = 64
+
+# Remote reads (core/tfrecord/remote.py): how long a server may keep tfrview waiting. A connection
+# not made within NET_CONNECT_TIMEOUT, or an open one on which the server sends nothing for
+# NET_READ_TIMEOUT, fails its request; so does one request (a size, a fetch of at most 32 MB) whose
+# answer is not whole within NET_REQUEST_TIMEOUT, however it trickles. A size request (HTTP: HEAD,
+# then GET if HEAD says no size) ends within NET_CONNECT_TIMEOUT + NET_READ_TIMEOUT. A request that
+# timed out is not tried again: a silent server is said once, after its timeout. The environment
+# variable TFRVIEW_NET_TIMEOUT (seconds) replaces NET_READ_TIMEOUT, and bounds the connect timeout
+# too (a slow link: wait longer; a test: a second).
+NET_CONNECT_TIMEOUT = 10.0
+NET_READ_TIMEOUT = 30.0
+NET_REQUEST_TIMEOUT = 300.0
+
+
+def net_timeouts() -> tuple[float, float, float]:
+    """(connect, read, request) timeouts in seconds, TFRVIEW_NET_TIMEOUT applied (read at each call:
+    child processes and tests see what their environment says)."""
+    import logging
+    import math
+    import os
+
+    connect, read, request = NET_CONNECT_TIMEOUT, NET_READ_TIMEOUT, NET_REQUEST_TIMEOUT
+    text = os.environ.get("TFRVIEW_NET_TIMEOUT", "").strip()
+    if text:
+        try:
+            value = float(text)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(text)
+        except ValueError:
+            logging.getLogger(__name__).warning("TFRVIEW_NET_TIMEOUT=%r is no positive number of seconds: ignored", text)
+        else:
+            read = value
+            connect = min(connect, value)
+            request = max(request, value)
+    return connect, read, request

@@ -13,6 +13,7 @@ that can succeed on a second try are retried.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import tempfile
@@ -20,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from tfrview.core.limits import REMOTE_SPILL_BYTES
+from tfrview.core.limits import REMOTE_SPILL_BYTES, net_timeouts
 from tfrview.core.tfrecord.framing import SourceError, one_line
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
@@ -115,42 +116,109 @@ def filesystem(url: str):
     except ImportError:
         raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
     try:
-        return fsspec.core.url_to_fs(url)
+        fs, path = fsspec.core.url_to_fs(url, **_timeouts_for(scheme))
     except (ImportError, ValueError) as exc:
         if isinstance(exc, ValueError) and "Protocol not known" not in str(exc):
             raise NetworkError(f"{one_line(url)}: {one_line(str(exc))}") from None
         raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
+    if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
+        fs.retries = 1  # s3fs tries a timed-out request 5 times over; with_retries decides here
+    return fs, path
 
 
-def network_error(url: str, exc: BaseException) -> NetworkError:
-    """What failed, in one line: not found, access denied, no credentials, a timeout, an HTTP
-    status, or the network error as its library says it."""
+def _timeouts_for(scheme: str) -> dict:
+    """The back-end's options that bound how long a server may keep us waiting (limits.NET_*):
+    without them a server that accepts and never answers holds a command for ever."""
+    connect, read, request = net_timeouts()
+    if scheme in ("http", "https"):
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read)
+        return {"client_kwargs": {"timeout": timeout}}
+    if scheme in ("s3", "s3a"):
+        return {"config_kwargs": {"connect_timeout": connect, "read_timeout": read,
+                                  "retries": {"total_max_attempts": 1}}}  # fmt: skip
+    return {}
+
+
+def _budget(fs, seconds: float) -> dict:
+    """The keyword that bounds one whole call of an asynchronous fsspec back-end (its `sync`
+    cancels the call past it); nothing for a back-end that has no such bound."""
+    return {"timeout": seconds} if getattr(fs, "async_impl", False) else {}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The error and what it was raised from, outermost first (bounded: a cycle ends it)."""
+    out: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(out) < 8 and e not in out:
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def _timeout_hit(chain: list[BaseException], budget: str) -> str | None:
+    """Which timeout an error is, in words that name its limit, or None if it is none. aiohttp and
+    botocore name their connect and read timeouts; any other timeout is the whole call's budget."""
+    connect, read, request = net_timeouts()
+    names = [type(e).__name__ for e in chain]
+    how = "TFRVIEW_NET_TIMEOUT sets it"
+    if any(n in ("ConnectionTimeoutError", "ConnectTimeoutError", "ConnectTimeout") for n in names):
+        return f"timed out: no connection within {connect:g} s (limits.NET_CONNECT_TIMEOUT; {how})"
+    if any(n in ("SocketTimeoutError", "ReadTimeoutError", "ReadTimeout") for n in names):
+        return f"timed out: the server sent nothing for {read:g} s (limits.NET_READ_TIMEOUT; {how})"
+    if any(isinstance(e, TimeoutError) or "Timeout" in type(e).__name__ for e in chain):
+        return f"timed out: no whole answer within {budget}"
+    return None
+
+
+_CUT = ("ClientPayloadError", "ContentLengthError", "TransferEncodingError", "IncompleteRead",
+        "ServerDisconnectedError", "ResponseStreamingError", "ConnectionResetError")  # fmt: skip
+
+
+def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkError:
+    """What failed, in one line: connection refused, a timeout (naming its limit), a connection cut
+    mid-answer, not found, access denied, no credentials, an HTTP status, or the network error as its
+    library says it. fsspec's HTTP back-end says FileNotFoundError for whatever stopped its size
+    request, so the error it was raised from is looked at first."""
+    chain = _chain(exc)
     name = type(exc).__name__
     status = _status(exc)
     text = one_line(str(exc))[:200]
-    if status in (401, 403):
+    timeout = _timeout_hit(chain, budget or _request_budget())
+    cut = next((e for e in chain if type(e).__name__ in _CUT), None)
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        why = "connection refused (nothing listens there, or a firewall said no)"
+    elif timeout is not None:
+        why = timeout
+    elif cut is not None:
+        why = f"the connection was cut before the answer was whole ({type(cut).__name__}: {one_line(str(cut))[:160]})"
+    elif status in (401, 403) or isinstance(exc, PermissionError):
         why = "access denied (403): check the credentials this back-end reads (environment, config files)"
-    elif isinstance(exc, FileNotFoundError) or status == 404:
+    elif status == 404 or (isinstance(exc, FileNotFoundError) and (status is not None or len(chain) == 1)):
         why = "not found (404)"
-    elif isinstance(exc, PermissionError) or status in (401, 403):
-        why = "access denied (403): check the credentials this back-end reads (environment, config files)"
     elif "NoCredentials" in name or "credential" in text.lower():
         why = "no credentials found: set them where this back-end reads them (environment, config files)"
-    elif isinstance(exc, TimeoutError) or "Timeout" in name:
-        why = "timed out"
     elif isinstance(status, int):
         why = f"HTTP {status}" + (f": {text}" if text else "")
     else:
-        why = f"network error: {name}" + (f": {text}" if text else "")
+        inner = chain[1] if isinstance(exc, FileNotFoundError) and len(chain) > 1 else exc
+        inner_text = one_line(str(inner))[:200]
+        why = f"network error: {type(inner).__name__}" + (f": {inner_text}" if inner_text else "")
     return NetworkError(f"{one_line(url)}: {why}")
+
+
+def _request_budget() -> str:
+    return f"{net_timeouts()[2]:g} s (limits.NET_REQUEST_TIMEOUT)"
 
 
 def _status(exc: BaseException) -> int | None:
     """The HTTP status behind an error, looking through what it was raised from (fsspec's HTTP
-    back-end says FileNotFoundError for a 403 too)."""
-    seen = 0
-    e: BaseException | None = exc
-    while e is not None and seen < 8:
+    back-end says FileNotFoundError for a 403 too). A connection cut mid-answer is no status,
+    whatever code aiohttp gives it."""
+    for e in _chain(exc):
+        if type(e).__name__ in _CUT:
+            return None
         for attr in ("status", "code", "status_code"):
             v = getattr(e, attr, None)
             if isinstance(v, int) and 100 <= v < 600:
@@ -160,26 +228,34 @@ def _status(exc: BaseException) -> int | None:
             v = resp.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if isinstance(v, int):
                 return v
-        e = e.__cause__ or e.__context__
-        seen += 1
     return None
 
 
 def _retryable(exc: BaseException) -> bool:
-    status = _status(exc)
-    if isinstance(exc, FileNotFoundError | PermissionError) or status in (400, 401, 403, 404, 416):
+    """Whether trying again can pass: not for a refusal of the request itself (400, 401, 403, 404,
+    416, no credentials), nor for a timeout (the server had its whole timeout: a silent server is
+    said once, not three times over)."""
+    chain = _chain(exc)
+    if _timeout_hit(chain, "") is not None:
         return False
+    status = _status(exc)
+    if status in (400, 401, 403, 404, 416) or isinstance(exc, PermissionError):
+        return False
+    if isinstance(exc, FileNotFoundError) and (status is not None or len(chain) == 1):
+        return False  # a real "not found"; one raised from a reset or a refusal may pass
     return "NoCredentials" not in type(exc).__name__
 
 
-def with_retries(url: str, call, attempts: int = RETRIES):
-    """call() until it succeeds, backing off between tries that can pass; a NetworkError after."""
+def with_retries(url: str, call, attempts: int = RETRIES, budget: str = ""):
+    """call() until it succeeds, backing off between tries that can pass; a NetworkError after.
+    `budget` says what bounded one call, for the message when it is hit."""
     for k in range(attempts):
         try:
             return call()
         except Exception as exc:  # what a back-end raises varies: classified, never passed raw
             if k == attempts - 1 or not _retryable(exc):
-                raise network_error(url, exc) from None
+                raise network_error(url, exc, budget) from None
+            logging.getLogger(__name__).info("%s: trying again after %s", url, type(exc).__name__)
             time.sleep(0.2 * 2**k)
     raise AssertionError("unreachable")
 
@@ -215,6 +291,14 @@ def _url_of(fs, path: str, like: str) -> str:
     return f"{scheme}://{path.lstrip('/')}"
 
 
+def ask_info(url: str, fs, path: str) -> dict:
+    """One object's size and version from its server, within NET_CONNECT_TIMEOUT +
+    NET_READ_TIMEOUT (HTTP asks HEAD, then GET: without the bound, a silent server costs both)."""
+    connect, read, _ = net_timeouts()
+    budget = f"{connect + read:g} s (limits.NET_CONNECT_TIMEOUT + limits.NET_READ_TIMEOUT)"
+    return with_retries(url, lambda: fs.info(path, **_budget(fs, connect + read)), budget=budget)
+
+
 _listed: dict[str, RemoteInfo] = {}  # what listings said, so opening a listed object asks nothing again
 
 
@@ -224,7 +308,7 @@ def info_of(url: str) -> RemoteInfo:
     if hit is not None:
         return hit
     fs, path = filesystem(url)
-    return _info(url, fs, path, with_retries(url, lambda: fs.info(path)))
+    return _info(url, fs, path, ask_info(url, fs, path))
 
 
 LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
@@ -239,7 +323,7 @@ def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, di
     if not need:
         return items
     with ThreadPoolExecutor(min(LISTING_THREADS, len(need))) as pool:
-        got = list(pool.map(lambda k: with_retries(url, lambda: fs.info(items[k][0])), need))
+        got = list(pool.map(lambda k: ask_info(url, fs, items[k][0]), need))
     items = list(items)
     for k, info in zip(need, got, strict=True):
         items[k] = (items[k][0], {**items[k][1], **info})
@@ -256,7 +340,7 @@ def expand(url: str) -> list[RemoteInfo]:
         if not items:
             raise NetworkError(f"{one_line(url)}: no objects match")
     else:
-        info = {"type": "directory"} if url.endswith("/") else with_retries(url, lambda: fs.info(path))
+        info = {"type": "directory"} if url.endswith("/") else ask_info(url, fs, path)
         if info.get("type") == "directory":
             listed = with_retries(url, lambda: fs.ls(path, detail=True))
             items = [(i["name"], i) for i in listed if i.get("type", "file") != "directory" and not i["name"].endswith("/")]
@@ -271,6 +355,32 @@ def expand(url: str) -> list[RemoteInfo]:
         _listed[r.url] = r
     key = lambda r: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.url)]  # noqa: E731
     return sorted(out, key=key)
+
+
+class _Pages:
+    """Which pages of an object are kept: a byte each, grown as pages are kept, never sized by the
+    object's claimed size (a server that says 1 PiB would cost a 1 GiB table before one read)."""
+
+    __slots__ = ("_kept", "count")
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._kept = bytearray()
+
+    def __len__(self) -> int:
+        return self.count
+
+    def has(self, k: int) -> bool:
+        return k < len(self._kept) and self._kept[k] == 1
+
+    def all(self, a: int, z: int) -> bool:
+        """Whether pages a..z-1 are all kept."""
+        return a >= z or (z <= len(self._kept) and self._kept.find(0, a, z) < 0)
+
+    def mark(self, a: int, z: int) -> None:
+        if z > len(self._kept):
+            self._kept.extend(bytes(z - len(self._kept)))
+        self._kept[a:z] = b"\x01" * (z - a)
 
 
 class RemoteBytes:
@@ -294,7 +404,7 @@ class RemoteBytes:
         self.fs = fs
         self.path = path
         self._lock = threading.Lock()
-        self._pages = bytearray((info.size + PAGE - 1) // PAGE)  # 1 where the spill file holds the page
+        self._pages = _Pages((info.size + PAGE - 1) // PAGE)  # which pages the spill file holds
         self._fd: int | None = None  # the spill file, opened at the first read
         self._pages_fd: int | None = None  # its page table, shared with other processes
         self._spill_failed = False
@@ -314,14 +424,14 @@ class RemoteBytes:
         this process has not seen kept (another process may have fetched them). Lock held."""
         if self._fd is None and not self._open_spill():
             return False
-        if all(self._pages[first : last + 1]):
+        if self._pages.all(first, last + 1):
             return True
         if self._pages_fd is not None:
             have = os.pread(self._pages_fd, last + 1 - first, first)
             for k, v in enumerate(have):
                 if v:
-                    self._pages[first + k] = 1
-        return all(self._pages[first : last + 1])
+                    self._pages.mark(first + k, first + k + 1)
+        return self._pages.all(first, last + 1)
 
     def pread(self, offset: int, n: int) -> bytes:
         n = max(0, min(n, self.size - offset))
@@ -333,10 +443,10 @@ class RemoteBytes:
             if not held:
                 sequential = self._next >= 0 and first * PAGE <= self._next <= (last + 1) * PAGE
                 self._run = min(self._run * 2, MAX_BLOCK // PAGE) if sequential else 1
-                while first <= last and self._pages[first] and self._fd is not None:
+                while first <= last and self._pages.has(first) and self._fd is not None:
                     first += 1  # the pages already here are not fetched again
                 stop = min(len(self._pages), max(last + 1, first + self._run))
-                while stop > last + 1 and self._pages[stop - 1]:
+                while stop > last + 1 and self._pages.has(stop - 1):
                     stop -= 1
         if held:
             return _pread_all(self._fd, n, offset, self.url)
@@ -346,7 +456,7 @@ class RemoteBytes:
             self._next = end
             if self._fd is not None:
                 os.pwrite(self._fd, data, start)
-                self._pages[first:stop] = b"\x01" * (stop - first)
+                self._pages.mark(first, stop)
                 if self._pages_fd is not None:  # after the data: a page marked kept is whole
                     os.pwrite(self._pages_fd, b"\x01" * (stop - first), first)
         if start <= offset:  # always so when nothing is kept (no page was skipped)
@@ -389,7 +499,7 @@ class RemoteBytes:
                 if fd is not None:
                     os.close(fd)
         self._fd = self._pages_fd = None
-        self._pages = bytearray(len(self._pages))
+        self._pages = _Pages(len(self._pages))
 
     def fetch_pages(self, spans: list[tuple[int, int]]) -> None:
         """Make the pages of these (offset, n) spans local with one batched, concurrent request
@@ -397,13 +507,13 @@ class RemoteBytes:
         with self._lock:
             runs: list[list[int]] = []
             for off, n in sorted(spans):
-                if n <= 0 or off >= self.size:
-                    continue
+                if n <= 0 or off >= self.size or n > MAX_BLOCK:
+                    continue  # a span this long is read as usual, in pieces, not in one batch
                 first, last = off // PAGE, (min(self.size, off + n) - 1) // PAGE
                 if self._held(first, last):
                     continue
                 for pg in range(first, last + 1):
-                    if self._pages[pg]:
+                    if self._pages.has(pg):
                         continue
                     if runs and runs[-1][1] == pg:
                         runs[-1][1] = pg + 1
@@ -424,7 +534,7 @@ class RemoteBytes:
                 if isinstance(data, BaseException) or len(data) != end - start or self._fd is None:
                     continue  # read as usual later, with its own error if it has one
                 os.pwrite(self._fd, data, start)
-                self._pages[a:z] = b"\x01" * (z - a)
+                self._pages.mark(a, z)
                 if self._pages_fd is not None:
                     os.pwrite(self._pages_fd, b"\x01" * (z - a), a)
 
@@ -442,15 +552,39 @@ class RemoteBytes:
     def _fetch(self, start: int, end: int) -> bytes:
         def call():
             self.requests += 1
-            return self.fs.cat_file(self.path, start=start, end=end)
+            return self.fs.cat_file(self.path, start=start, end=end, **_budget(self.fs, request))
 
+        request = net_timeouts()[2]
         data = with_retries(self.url, call)
         if len(data) == self.size and end - start < self.size:  # a server that ignores Range sent it all
             data = data[start:end]
+        if len(data) < end - start:
+            raise short_answer(self.url, self.fs, self.path, self.size, start + len(data), end - start, len(data))
         if len(data) != end - start:
             raise NetworkError(f"{one_line(self.url)}: the server sent {len(data):,} bytes for a range of "
                                f"{end - start:,}; the object may have changed since it was opened")  # fmt: skip
         return data
+
+
+def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int, got: int) -> NetworkError:
+    """What a read that came back short of the object's size means, said in one line. The size was
+    the server's claim (HEAD, a listing); its last claimed byte is asked for once: a server that has
+    none does not hold what it claimed, which is neither damage nor a file cut short that tfrview could
+    vouch for (which of its two answers is wrong is not ours to guess). A server that has it sent a
+    short answer: the object changed, or the connection was cut."""
+    name = one_line(url)
+    try:
+        last = fs.cat_file(path, start=size - 1, end=size, **_budget(fs, net_timeouts()[2]))
+    except Exception as exc:  # what a back-end raises varies: classified, never passed raw
+        if _status(exc) != 416:
+            return network_error(url, exc)
+        last = b""
+    if len(last) == 1:
+        return NetworkError(f"{name}: the server sent {got:,} bytes for a range of {asked:,}; "
+                            "the object may have changed since it was opened")  # fmt: skip
+    served = served_to if not last else len(last)  # more than one byte: it ignores ranges, sends it all
+    logging.getLogger(__name__).info("%s: claimed %d bytes, serves %d", url, size, served)
+    return NetworkError(f"{name}: the server claims {size:,} bytes but serves {served:,}")
 
 
 _opened = 0  # objects whose kept bytes this process opened
@@ -510,8 +644,13 @@ def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
 
     got = with_retries(infos[0].url, call)
     out: list[bytes | NetworkError] = []
-    for info, data in zip(infos, got, strict=True):
-        out.append(network_error(info.url, data) if isinstance(data, BaseException) else bytes(data))
+    for info, path, end, data in zip(infos, paths, ends, got, strict=True):
+        if isinstance(data, BaseException):
+            out.append(network_error(info.url, data))
+        elif len(data) < end:  # short of the claimed size: checked before anything is sized by it
+            out.append(short_answer(info.url, fs, path, info.size, len(data), end, len(data)))
+        else:
+            out.append(bytes(data[:end]))
     return out
 
 
