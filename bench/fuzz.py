@@ -3,8 +3,9 @@
     python bench/fuzz.py --minutes 30 [--examples 2000] [--out /tmp/tfrview-fuzz]
 
 The same tests `make test` runs with a small fixed budget (tests/fuzz/), here with fresh random
-seeds round after round: framing damage, compression damage, hostile payloads in-process, and the
-CLI on hostile paths, files and payloads in child processes. A failing input is saved under --out
+seeds round after round: framing damage, compression damage, hostile payloads in-process, the
+CLI on hostile paths, files and payloads in child processes, and remote reading against hostile
+servers on 127.0.0.1 (in-process and through the CLI, with TFRVIEW_NET_TIMEOUT=1). A failing input is saved under --out
 and named in the report. Not a test: it prints, and exits 1 if anything was found.
 """
 
@@ -24,6 +25,10 @@ TESTS = {  # name -> (test node, share of --examples it runs per round)
     "compressed": ("tests/fuzz/test_fuzz_framing.py::test_damaged_compressed_files_keep_everything_before_the_damage", 1.0),
     "payloads": ("tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits", 0.5),
     "cli": ("tests/fuzz/test_fuzz_cli.py", 1.0),  # runs EXAMPLES // 10 inputs through every command
+    # hostile servers on 127.0.0.1 (stalling, lying about sizes, cutting bodies, ignoring Range,
+    # changing between fetches): EXAMPLES // 10 in-process, EXAMPLES // 30 through the CLI
+    "remote": ("tests/fuzz/test_fuzz_remote.py::test_hostile_servers_end_with_a_line_or_a_true_report", 0.5),
+    "remote-cli": ("tests/fuzz/test_fuzz_remote.py::test_hostile_servers_through_the_cli", 0.3),
 }
 
 
@@ -68,7 +73,14 @@ def main() -> int:
             seed = rnd.randrange(1 << 30)
             n = max(10, int(args.examples * share))
             ok, report, seconds = run_round(name, node, n, seed, out)
-            inputs = n if name != "cli" else 2 * max(3, n // 10)  # two generated-input tests in that file
+            if name == "cli":
+                inputs = 2 * max(3, n // 10)  # two generated-input tests in that file
+            elif name == "remote":
+                inputs = max(4, n // 10)
+            elif name == "remote-cli":
+                inputs = max(1, n // 30)
+            else:
+                inputs = n
             counts[name] += inputs
             status = "ok" if ok else "FOUND"
             print(f"round {rounds} {name:10} seed {seed:<10} {inputs:>6} inputs {seconds:6.1f} s  {status}", flush=True)

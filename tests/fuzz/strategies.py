@@ -216,3 +216,43 @@ def keep_failing_input(name: str, data: bytes) -> None:
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, name), "wb") as fh:
             fh.write(data)
+
+
+# --- hostile servers ---------------------------------------------------------------------------------
+
+SERVER_WAYS = ("honest", "silent", "backlog", "lie_size", "cut", "ignore_range", "changing", "stall_body")
+
+
+@dataclass(frozen=True)
+class RemoteCase:
+    """A file and a server that serves it one (mis)behaving way (tests/remote_servers.py)."""
+
+    how: str
+    data: bytes
+    claim: int  # the size a lying server says (lie_size); the true size otherwise
+
+    def server(self):
+        from tests.remote_servers import FullBacklogServer, HostileHTTPServer, SilentServer
+
+        if self.how == "silent":
+            return SilentServer()
+        if self.how == "backlog":
+            return FullBacklogServer()
+        return HostileHTTPServer(self.data, self.how, claim=self.claim)
+
+
+@st.composite
+def remote_cases(draw) -> RemoteCase:
+    """A small file, clean or damaged, sometimes with one record of up to 3 MB (several fetches, so
+    a server that changes between them is asked more than once), behind one server way; a lying
+    server claims far more (up to 1 PiB), a little more, or less than it holds."""
+    data = draw(damaged_files()).data if draw(st.booleans()) else b"".join(frame(p) for p in draw(st.lists(payloads, min_size=1, max_size=8)))
+    if draw(st.integers(0, 3)) == 0:
+        data = frame(bytes([draw(st.integers(0, 255))]) * draw(st.integers(1 << 20, 3 << 20))) + data
+    how = draw(st.sampled_from(SERVER_WAYS))
+    claim = len(data)
+    if how == "lie_size":
+        claim = draw(st.sampled_from([1 << 50, len(data) + 1, 2 * len(data) + 4096, max(1, len(data) // 2)]))
+    keep_failing_input("remote.bin", data)
+    keep_failing_input("remote.txt", f"{how} {claim}\n".encode())
+    return RemoteCase(how, data, claim)
