@@ -320,7 +320,11 @@ class HostileHTTPServer(_Threaded):
                 server.gets += 1
                 server._get(self, server.gets)
 
-        self._server = ThreadingHTTPServer((self.host, 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:
+                pass  # a client that hangs up mid-body (as tfrview does on purpose) is no news
+
+        self._server = Server((self.host, 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)

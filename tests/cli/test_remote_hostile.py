@@ -140,6 +140,36 @@ def test_a_short_read_from_a_server_that_holds_the_claimed_bytes_is_not_called_a
     )
 
 
+def test_a_large_object_from_a_server_that_ignores_ranges_is_refused_at_its_headers():
+    """Each read would bring the whole object again (a scan: the object times the fetches); one
+    under the limit is read whole, as before."""
+    import tracemalloc
+
+    from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES
+    from tfrview.core.tfrecord.dataset import Dataset
+
+    data = framed([b"%07d" % i + b"z" * 1000 for i in range(NET_WHOLE_OBJECT_BYTES // 1000 + 100)])[0]
+    with HostileHTTPServer(data, "ignore_range") as srv:
+        tracemalloc.start()
+        try:
+            with Dataset.open([srv.url()]) as ds:
+                error = ds.files[0].error
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert srv.gets == 1  # not tried again
+    assert error == (
+        f"{srv.url()}: the server ignores byte ranges: it sends the whole object ({len(data):,} bytes) for "
+        "each read, over the 16 MB tfrview accepts so (limits.NET_WHOLE_OBJECT_BYTES)"
+    )
+    assert peak < len(data) // 2  # the body was never read
+
+    small = framed(payloads(200))[0]
+    with HostileHTTPServer(small, "ignore_range") as srv, Dataset.open([srv.url()]) as ds:
+        assert ds.files[0].error is None and sum(1 for _ in ds.scan()) >= 1 and ds.count == 200
+        assert ds.read(199) == payloads(200)[199]
+
+
 def test_export_parquet_reads_a_url(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "facts.parquet"

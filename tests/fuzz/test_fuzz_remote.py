@@ -18,6 +18,7 @@ from tests.fuzz import hostile as H
 from tests.fuzz.strategies import EXAMPLES, FUZZ, RemoteCase, frame, remote_cases
 from tests.fuzz.test_fuzz_cli import check_run
 from tests.helpers import RACCOON
+from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES
 
 pytest.importorskip("aiohttp", reason="the remote extras are not installed (pip install -e '.[test]')")
 
@@ -89,7 +90,9 @@ def check_case(case: RemoteCase) -> None:
         assert "\n" not in said and said.startswith(f"{url}: "), said
         assert "Traceback" not in said and "internal error" not in said, said
     empty = not case.data
-    if case.how in ("honest", "ignore_range") or (empty and case.how in ("cut", "stall_body")):
+    if case.how == "ignore_range" and len(case.data) > NET_WHOLE_OBJECT_BYTES:
+        assert what == "error" and "limits.NET_WHOLE_OBJECT_BYTES" in said, said
+    elif case.how in ("honest", "ignore_range") or (empty and case.how in ("cut", "stall_body")):
         assert (what, said) == ("report", _reference(case.data)), case.how
     elif case.how in ("silent", "backlog", "stall_body"):
         assert what == "error" and ": timed out: " in said and "limits.NET_" in said, said

@@ -144,3 +144,7 @@ def net_timeouts() -> tuple[float, float, float]:
             connect = min(connect, value)
             request = max(request, value)
     return connect, read, request
+# A server that answers a byte-range request with the whole object (status 200: it ignores Range)
+# is read that way only for an object up to this size; past it, or when it does not say the length,
+# the answer is dropped at its headers: every fetch would bring the whole object again.
+NET_WHOLE_OBJECT_BYTES = 16 << 20

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from tfrview.core.limits import REMOTE_SPILL_BYTES, net_timeouts
+from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
 from tfrview.core.tfrecord.framing import SourceError, one_line
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
@@ -134,11 +134,45 @@ def _timeouts_for(scheme: str) -> dict:
         import aiohttp
 
         timeout = aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read)
-        return {"client_kwargs": {"timeout": timeout}}
+        return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
     if scheme in ("s3", "s3a"):
         return {"config_kwargs": {"connect_timeout": connect, "read_timeout": read,
                                   "retries": {"total_max_attempts": 1}}}  # fmt: skip
     return {}
+
+
+class RangeIgnored(Exception):
+    """A server answered a byte-range request with the whole of a large object."""
+
+
+_RANGE_GUARD = None  # one for the process: fsspec keys its cached filesystems by their options
+
+
+def _range_guard():
+    """An aiohttp trace that drops, at its headers, a whole-object answer (200) to a byte-range
+    request when the object is over limits.NET_WHOLE_OBJECT_BYTES or its length is not said: each
+    read of a scan would otherwise bring the whole object into memory."""
+    global _RANGE_GUARD
+    if _RANGE_GUARD is None:
+        import aiohttp
+
+        async def on_request_end(session, ctx, params) -> None:
+            resp = params.response
+            if resp.status != 200 or "Range" not in params.headers:
+                return
+            n = resp.content_length
+            if n is None or n > NET_WHOLE_OBJECT_BYTES:
+                resp.close()
+                said = "an unsaid length" if n is None else f"{n:,} bytes"
+                raise RangeIgnored(f"the server ignores byte ranges: it sends the whole object ({said}) for each "
+                                   f"read, over the {NET_WHOLE_OBJECT_BYTES >> 20} MB tfrview accepts so "
+                                   "(limits.NET_WHOLE_OBJECT_BYTES)")  # fmt: skip
+
+        guard = aiohttp.TraceConfig()
+        guard.on_request_end.append(on_request_end)
+        guard.freeze()
+        _RANGE_GUARD = guard
+    return _RANGE_GUARD
 
 
 def _budget(fs, seconds: float) -> dict:
@@ -187,7 +221,10 @@ def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkErro
     text = one_line(str(exc))[:200]
     timeout = _timeout_hit(chain, budget or _request_budget())
     cut = next((e for e in chain if type(e).__name__ in _CUT), None)
-    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+    ignored = next((e for e in chain if isinstance(e, RangeIgnored)), None)
+    if ignored is not None:
+        why = str(ignored)
+    elif any(isinstance(e, ConnectionRefusedError) for e in chain):
         why = "connection refused (nothing listens there, or a firewall said no)"
     elif timeout is not None:
         why = timeout
@@ -236,7 +273,7 @@ def _retryable(exc: BaseException) -> bool:
     416, no credentials), nor for a timeout (the server had its whole timeout: a silent server is
     said once, not three times over)."""
     chain = _chain(exc)
-    if _timeout_hit(chain, "") is not None:
+    if _timeout_hit(chain, "") is not None or any(isinstance(e, RangeIgnored) for e in chain):
         return False
     status = _status(exc)
     if status in (400, 401, 403, 404, 416) or isinstance(exc, PermissionError):
