@@ -26,9 +26,9 @@ TESTS = {  # name -> (test node, share of --examples it runs per round)
     "payloads": ("tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits", 0.5),
     "cli": ("tests/fuzz/test_fuzz_cli.py", 1.0),  # runs EXAMPLES // 10 inputs through every command
     # hostile servers on 127.0.0.1 (stalling, lying about sizes, cutting bodies, ignoring Range,
-    # changing between fetches): EXAMPLES // 10 in-process, EXAMPLES // 30 through the CLI
+    # changing between fetches): EXAMPLES // 10 in-process, EXAMPLES // 60 through the CLI
     "remote": ("tests/fuzz/test_fuzz_remote.py::test_hostile_servers_end_with_a_line_or_a_true_report", 0.5),
-    "remote-cli": ("tests/fuzz/test_fuzz_remote.py::test_hostile_servers_through_the_cli", 0.3),
+    "remote-cli": ("tests/fuzz/test_fuzz_remote.py::test_hostile_servers_through_the_cli", 0.5),
 }
 
 
@@ -78,7 +78,7 @@ def main() -> int:
             elif name == "remote":
                 inputs = max(4, n // 10)
             elif name == "remote-cli":
-                inputs = max(1, n // 30)
+                inputs = max(1, n // 60)
             else:
                 inputs = n
             counts[name] += inputs

@@ -124,11 +124,15 @@ def test_hostile_servers_end_with_a_line_or_a_true_report(case):
     check_case(case)
 
 
-@settings(FUZZ, max_examples=max(1, EXAMPLES // 30))
+@pytest.fixture(scope="module")
+def baseline_mb() -> float:
+    return H.run_cli(["info", str(RACCOON)])[3]
+
+
+@settings(FUZZ, max_examples=max(1, EXAMPLES // 60))
 @given(remote_cases())
-def test_hostile_servers_through_the_cli(case):
+def test_hostile_servers_through_the_cli(baseline_mb, case):
     """The commands as a person runs them: exit code, one line, JSON that parses, bounded RSS."""
-    baseline = H.run_cli(["info", str(RACCOON)])[3]
     with case.server() as srv:  # the child processes inherit TFRVIEW_NET_TIMEOUT (quick_timeouts)
         for command in (["verify", "--json"], ["info"]):
-            check_run([*command, srv.url()], baseline, timeout=HANG)
+            check_run([*command, srv.url()], baseline_mb, timeout=HANG)
