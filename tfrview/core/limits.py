@@ -109,3 +109,7 @@ MAX_FRAMES = 64
 # Values that are no image kept per key per file, for a key the dataset turns out to hold images in
 # (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
 IMAGE_KEY_ODD_TRACKED = 64
+
+# The result store (core/analysis/cache.py, one SQLite file shared by every tfrview process): a
+# process waits this long for another's write before it says the store is busy and goes on without it.
+STORE_BUSY_SECONDS = 10.0
