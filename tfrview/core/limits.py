@@ -77,8 +77,8 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
 
 # Remote files (core/tfrecord/remote.py): the bytes fetched from remote objects kept on local disk,
 # in the user's cache directory, by URL and version, so that the CRC pass, the analysis workers and
-# a later session read what was fetched once. Trimmed to this, least recently used first, whenever
-# an object is opened; `tfrview cache --clear` empties it.
+# a later session read what was fetched once. Trimmed to this, least recently used first, once every
+# 256 objects opened (remote.TRIM_EVERY); `tfrview cache` counts it, `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30
 # While one remote file is framed, the next ones are fetched ahead (network waits overlap): this
 # many files ahead, at most this many bytes of each (past it, the scan fetches as it reads).
