@@ -474,11 +474,13 @@ def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(path):
         _remove_old_layout(path.parent)
-        c = _connect(path)
+        c = None
         try:
+            c = _connect(path)
             _setup(c)
         except sqlite3.DatabaseError as exc:
-            c.close()
+            if c is not None:
+                c.close()
             if not _is_damaged(exc):
                 raise
             _notice(f"the result store {path} is damaged ({one_line(str(exc))}): rebuilt empty")
@@ -569,9 +571,11 @@ def _rebuild(path: Path, exc: Exception) -> None:
     seen = held[2] if held is not None else None
     _forget()
     with _exclusive(path):
-        with contextlib.suppress(OSError):
-            if seen is not None and os.stat(path).st_ino != seen:
+        try:
+            if os.stat(path).st_ino != seen:
                 return
+        except FileNotFoundError:
+            return  # removed by another process: made anew on next use
         _notice(f"the result store {path} is damaged ({one_line(str(exc))}): rebuilt empty")
         _unlink_store(path)
 
