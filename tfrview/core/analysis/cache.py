@@ -464,8 +464,14 @@ def _connect(path: Path) -> sqlite3.Connection:
     c = sqlite3.connect(
         path, timeout=limits.STORE_BUSY_SECONDS, isolation_level=None, check_same_thread=False
     )
-    c.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash loses at most the last results, never the file
-    c.execute(f"PRAGMA journal_size_limit = {_WAL_KEPT}")  # the log shrinks back after a big write
+    try:
+        c.execute(
+            "PRAGMA synchronous = NORMAL"
+        )  # WAL: a crash loses at most the last results, never the file
+        c.execute(f"PRAGMA journal_size_limit = {_WAL_KEPT}")  # the log shrinks back after a big write
+    except sqlite3.Error:
+        c.close()
+        raise
     return c
 
 
