@@ -390,8 +390,8 @@ def _run(what: Callable[[sqlite3.Connection], T], default: T) -> T:
             return what(c)
         except sqlite3.DatabaseError as exc:
             if _is_busy(exc):
-                _turn_off(path, f"the result store {path} stayed busy for {limits.STORE_BUSY_SECONDS:g} s "
-                                f"(limits.STORE_BUSY_SECONDS): going on without it")  # fmt: skip
+                why = f"stayed busy for {limits.STORE_BUSY_SECONDS:g} s (limits.STORE_BUSY_SECONDS)"
+                _turn_off(path, f"the result store {path} {why}: going on without it")
                 return default
             if _is_damaged(exc) and attempt == 0:
                 _rebuild(path, exc)
@@ -409,9 +409,8 @@ def _run(what: Callable[[sqlite3.Connection], T], default: T) -> T:
 
 
 def _is_busy(exc: sqlite3.DatabaseError) -> bool:
-    return getattr(exc, "sqlite_errorname", "").startswith(
-        ("SQLITE_BUSY", "SQLITE_LOCKED")
-    ) or "locked" in str(exc)
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
 
 
 def _is_damaged(exc: sqlite3.DatabaseError) -> bool:
@@ -461,14 +460,14 @@ def _connection(path: Path) -> sqlite3.Connection | None:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    """WAL with `synchronous = NORMAL`: a crash loses at most the last results, never the file; the
+    log shrinks back to _WAL_KEPT after a big write."""
     c = sqlite3.connect(
         path, timeout=limits.STORE_BUSY_SECONDS, isolation_level=None, check_same_thread=False
     )
     try:
-        c.execute(
-            "PRAGMA synchronous = NORMAL"
-        )  # WAL: a crash loses at most the last results, never the file
-        c.execute(f"PRAGMA journal_size_limit = {_WAL_KEPT}")  # the log shrinks back after a big write
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute(f"PRAGMA journal_size_limit = {_WAL_KEPT}")
     except sqlite3.Error:
         c.close()
         raise
