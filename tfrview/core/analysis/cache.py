@@ -162,7 +162,8 @@ def disk_bytes() -> int:
     total = 0
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(OSError):
-            total += os.stat(f"{store_path()}{suffix}").st_blocks * 512
+            st = os.stat(f"{store_path()}{suffix}")
+            total += st.st_blocks * 512 if hasattr(st, "st_blocks") else st.st_size
     return total
 
 
@@ -595,8 +596,11 @@ def _unlink_store(path: Path) -> None:
 def _exclusive(path: Path) -> Iterator[None]:
     """Making, migrating and rebuilding the store happen one process at a time (a lock file beside
     it); a lock held past limits.STORE_BUSY_SECONDS is a busy store."""
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: SQLite's own locks alone
+        yield
+        return
     fd = os.open(path.parent / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         deadline = time.monotonic() + limits.STORE_BUSY_SECONDS

@@ -480,7 +480,8 @@ def kept_usage() -> tuple[int, int]:
             with os.scandir(kept_dir() / sub) as entries:
                 for e in entries:
                     with contextlib.suppress(OSError):
-                        size += e.stat(follow_symlinks=False).st_blocks * 512
+                        st = e.stat(follow_symlinks=False)
+                        size += st.st_blocks * 512 if hasattr(st, "st_blocks") else st.st_size
                         objects += e.name.endswith(".bin")
         except OSError:
             continue
