@@ -239,3 +239,33 @@ def test_tfrview_cache_says_what_is_kept_on_disk(tmp_path, capsys):
     assert "removed 1 stored result " in out and "removed 1 remote file kept locally" in out
     code, out, _ = run(capsys, "cache")
     assert ": 0 stored results" in out and ": 0 remote files kept locally, 0 B" in out
+
+
+OPENER = """
+import sys
+from tfrview.core.analysis import cache
+from tfrview.core.analysis.shard import ShardTask, analyze_shard
+for p in sys.argv[1:]:
+    assert analyze_shard(ShardTask(p, 0)).records == 5
+    assert cache.load(ShardTask(p, 0)).records == 5
+print("ok")
+"""
+
+
+def test_processes_that_find_the_store_damaged_at_once_rebuild_it_once(tmp_path):
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"s{i}.tfrecord"
+        p.write_bytes(framed([b"%d" % i * (10 + k) for k in range(5)])[0])
+        paths.append(str(p))
+    analyze_shard(ShardTask(paths[0], 0))
+    cache._forget()
+    cache.store_path().write_bytes(b"garbage " * 4096)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, p], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for p in paths]  # fmt: skip
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [out.strip() for out, _ in outs] == ["ok"] * 3
+    notices = "".join(err for _, err in outs)
+    assert notices.count("rebuilt empty") == 1 and notices.count("\n") == 1, notices
+    assert cache.usage()[0] == 3 and rows("PRAGMA integrity_check") == [("ok",)]
