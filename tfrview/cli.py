@@ -31,7 +31,7 @@ examples:
   tfrview verify --checks data/             also boxes, images, labels, NaNs, missing features
   tfrview verify -j 16 'gs-mirror/train-*'  16 worker processes (default: one per core)
   tfrview export --parquet t.parquet data/  one row per record, for DuckDB, polars, pandas
-  tfrview cache --clear                     forget stored analysis results
+  tfrview cache --clear                     forget stored results and fetched remote bytes
   tfrview dump file.tfrecord --records 10:20
   tfrview dump file.tfrecord --json | head  one JSON object per record
   tfrview index file.tfrecord -o file.idx   DALI / tfrecord-style index
@@ -625,17 +625,24 @@ def cmd_export(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from tfrview.core.analysis.cache import _entries, analysis_dir, clear
-    from tfrview.core.tfrecord.remote import kept_dir, trim_kept
+    """What tfrview keeps on disk unasked: the result store and the remote bytes fetched, each with
+    its limit; --clear empties both."""
+    from tfrview.core.analysis.cache import clear, disk_bytes, store_path, usage
+    from tfrview.core.limits import CACHE_MAX_BYTES, REMOTE_SPILL_BYTES
+    from tfrview.core.tfrecord.remote import kept_dir, kept_usage, trim_kept
 
     if args.clear:
         n, size = clear()
-        print(f"removed {n:,} stored result{'s' if n != 1 else ''} ({human_bytes(size)}) from {analysis_dir()}")
+        print(f"removed {n:,} stored result{'s' if n != 1 else ''} ({human_bytes(size)}) from {store_path()}")
         k, kept = trim_kept(0)
         print(f"removed {k:,} remote file{'s' if k != 1 else ''} kept locally ({human_bytes(kept)}) from {kept_dir()}")
         return 0
-    entries, size = _entries()
-    print(f"{analysis_dir()}: {len(entries):,} stored results, {human_bytes(size)}")
+    entries, _ = usage()
+    print(f"{store_path()}: {entries:,} stored results, {human_bytes(disk_bytes())} on disk "
+          f"(limit {human_bytes(CACHE_MAX_BYTES)})")  # fmt: skip
+    k, kept = kept_usage()
+    print(f"{kept_dir()}: {k:,} remote file{'s' if k != 1 else ''} kept locally, {human_bytes(kept)} on disk "
+          f"(limit {human_bytes(REMOTE_SPILL_BYTES)})")  # fmt: skip
     return 0
 
 
@@ -739,9 +746,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
 
-    p = add("cache", "where stored analysis results live, and how big they are; --clear removes them",
+    p = add("cache", "what tfrview keeps on disk (stored results, fetched remote bytes) and how much; --clear removes it",
             "  tfrview cache\n  tfrview cache --clear\n")  # fmt: skip
-    p.add_argument("--clear", action="store_true", help="remove every stored result")
+    p.add_argument("--clear", action="store_true", help="remove every stored result and the remote bytes kept")
     p.set_defaults(func=cmd_cache)
 
     p = add("dump", "print records as text or JSON lines",

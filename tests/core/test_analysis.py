@@ -107,26 +107,26 @@ def test_results_are_remembered_until_the_file_changes(tmp_path):
     os.utime(path, ns=(0, os.stat(path).st_mtime_ns + 1_000_000))
     changed = analyze_shard(task)
     assert not changed.from_cache and changed.damaged == 1
-    from tfrview.core.analysis.cache import analysis_dir, clear
+    from tfrview.core.analysis.cache import analysis_dir, clear, load
 
     assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".partial*"))  # never beside the data
     n, size = clear()
-    assert n >= 1 and size > 0 and not any(analysis_dir().iterdir())
+    assert n >= 1 and size > 0 and load(task) is None and not [p for p in analysis_dir().iterdir() if p.is_dir()]
 
 
 def test_the_cache_is_trimmed_least_recently_used_first(tmp_path):
-    from tfrview.core.analysis.cache import _entries, trim
+    from tfrview.core.analysis.cache import is_stored, trim, usage
 
+    tasks = []
     for i in range(3):
         p = tmp_path / f"f{i}.tfrecord"
         p.write_bytes(framed(payloads(20 + i))[0])
-        analyze_shard(ShardTask(str(p), 0, deep=True))
-    entries, size = _entries()
-    assert len(entries) == 3
-    newest = max(entries)[2]
+        tasks.append(ShardTask(str(p), 0, deep=True))
+        analyze_shard(tasks[-1])
+    entries, size = usage()
+    assert entries == 3
     trim(size - 1)
-    left, _ = _entries()
-    assert len(left) == 2 and newest in [d for *_, d in left]
+    assert usage()[0] == 2 and not is_stored(tasks[0]) and is_stored(tasks[2])
 
 
 def test_fact_table_columns(demo):

@@ -77,8 +77,8 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
 
 # Remote files (core/tfrecord/remote.py): the bytes fetched from remote objects kept on local disk,
 # in the user's cache directory, by URL and version, so that the CRC pass, the analysis workers and
-# a later session read what was fetched once. Trimmed to this, least recently used first, whenever
-# an object is opened; `tfrview cache --clear` empties it.
+# a later session read what was fetched once. Trimmed to this, least recently used first, once every
+# 256 objects opened (remote.TRIM_EVERY); `tfrview cache` counts it, `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30
 # While one remote file is framed, the next ones are fetched ahead (network waits overlap): this
 # many files ahead, at most this many bytes of each (past it, the scan fetches as it reads).
@@ -144,7 +144,13 @@ def net_timeouts() -> tuple[float, float, float]:
             connect = min(connect, value)
             request = max(request, value)
     return connect, read, request
+
+
 # A server that answers a byte-range request with the whole object (status 200: it ignores Range)
 # is read that way only for an object up to this size; past it, or when it does not say the length,
 # the answer is dropped at its headers: every fetch would bring the whole object again.
 NET_WHOLE_OBJECT_BYTES = 16 << 20
+
+# The result store (core/analysis/cache.py, one SQLite file shared by every tfrview process): a
+# process waits this long for another's write before it says the store is busy and goes on without it.
+STORE_BUSY_SECONDS = 10.0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/tfrview` (default ~/.cache/tfrview): the demo data set, analysis results."""
+    """`$XDG_CACHE_HOME/tfrview` (default ~/.cache/tfrview): the demo data set, the result store
+    (`analysis/`), fetched remote bytes (`remote/`); `tfrview cache` says how much each holds."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "tfrview"

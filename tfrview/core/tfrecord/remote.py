@@ -641,6 +641,24 @@ def kept_dir():
     return cache_dir() / "remote"
 
 
+def kept_usage() -> tuple[int, int]:
+    """(objects, bytes on disk) of the fetched remote bytes kept in the cache directory, with the
+    pages they hold and the compression remembered for each: what `tfrview cache` reports. Objects
+    without a version are kept in an unlinked file while open only, and are not counted."""
+    objects = size = 0
+    for sub in ("data", "compression"):
+        try:
+            with os.scandir(kept_dir() / sub) as entries:
+                for e in entries:
+                    with contextlib.suppress(OSError):
+                        st = e.stat(follow_symlinks=False)
+                        size += st.st_blocks * 512 if hasattr(st, "st_blocks") else st.st_size
+                        objects += e.name.endswith(".bin")
+        except OSError:
+            continue
+    return objects, size
+
+
 def trim_kept(max_bytes: int, keep: str = "") -> tuple[int, int]:
     """Drop kept remote bytes, least recently used first, until at most `max_bytes` remain (on
     disk: the files are sparse). Returns (files, bytes) dropped. A file another process has open
