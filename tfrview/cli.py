@@ -446,18 +446,22 @@ def cmd_dump(args) -> int:
                 crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
                 status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
-                named = decode_with(p.raw, schema) if schema is not None and p.full_size is None else None
+                cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
+                named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
                 if named is not None:  # the person's schema: field names, not numbers
                     d = {"record": n, "offset": off, "length": ln, "kind": "message", "message_type": schema.name,
                          "message": named}  # fmt: skip
                     if status != "ok":
                         d["status"] = status
+                    if cut:
+                        d["limits"] = cut
                     if args.json:
                         out.write(json.dumps(d) + "\n")
                     else:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+                        limits = "".join(f"  limit: {one_line(note)}\n" for note in cut)
                         out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
-                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n  {body}\n")  # fmt: skip
+                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n{limits}  {body}\n")  # fmt: skip
                     continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}

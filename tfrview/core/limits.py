@@ -109,3 +109,7 @@ MAX_FRAMES = 64
 # Values that are no image kept per key per file, for a key the dataset turns out to hold images in
 # (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
 IMAGE_KEY_ODD_TRACKED = 64
+
+# A schema for custom payloads (records/schema.py): a descriptor set or .proto file is read whole;
+# 16 MB holds any real one. A record read through it keeps MAX_LIST_VALUES values a repeated field.
+MAX_SCHEMA_BYTES = 16 << 20

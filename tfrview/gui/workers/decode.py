@@ -108,9 +108,11 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
         from tfrview.core.records.schema import decode_with
 
-        named = decode_with(view.payload.raw, req.schema)
-        if named is not None:
-            view = replace(view, named=named, named_type=req.schema.name)
+        cut: list[str] = []
+        named = decode_with(view.payload.raw, req.schema, cut)
+        if named is not None:  # a list the schema's decode cut is a limit row, as an Example's is
+            payload = replace(view.payload, limits=view.payload.limits + tuple(cut))
+            view = replace(view, named=named, named_type=req.schema.name, payload=payload)
     return view
 
 
