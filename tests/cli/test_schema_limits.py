@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from google.protobuf import descriptor_pb2
 
@@ -22,6 +23,8 @@ _MEASURED = (
     "try:\n    runpy.run_module('tfrview', run_name='__main__')\n"
     "finally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
 )
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: child processes import tfrview from it
 
 
 def _run(*args, timeout: float = 60):
@@ -94,7 +97,7 @@ def test_a_packed_list_past_the_limit_keeps_its_first_values_with_a_note(tmp_pat
     record = _field(1, b"cloud") + _field(2, b"\x07" * n) + _field(3, part)
     data = tmp_path / "cloud.tfrecord"
     write_records(data, [record])
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-c", _MEASURED, "dump", "--json", "--proto", str(desc), str(data)],
                        capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
     assert r.returncode == 0, r.stderr
