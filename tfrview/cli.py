@@ -197,7 +197,10 @@ def _label_map_for_checks(args, paths):
     (kept only if it names the data's class ids, judged once every record is read)."""
     from tfrview.core.records.labelmap import find_label_map, load_label_map
 
-    lm_path = Path(args.label_map) if args.label_map else find_label_map(paths)
+    notes: list[str] = []
+    lm_path = Path(args.label_map) if args.label_map else find_label_map(paths, notes)
+    for note in notes if not args.json and not args.quiet else ():
+        print(f"tfrview: {one_line(note)}", file=sys.stderr)
     label_map = load_label_map(lm_path) if lm_path else None
     return (label_map, lm_path) if label_map else (None, None)
 
@@ -804,25 +807,33 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         build_parser().print_help()
         return 2
+
+    def failed(msg: str) -> int:
+        """The one-line error; with --json, also as the object --json always prints."""
+        if getattr(args, "json", False):
+            with contextlib.suppress(OSError):
+                print(json.dumps({"error": one_line(msg)}), flush=True)
+        return fail(msg)
+
     try:
         return args.func(args)
     except TfrviewError as exc:
-        return fail(str(exc))
+        return failed(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted")
+        failed("interrupted")
         return 130
     except BrokenPipeError:  # the reader of our output went away (| head): not an error
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
-        return fail(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
+        return failed(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
     except (MemoryError, RecursionError) as exc:
-        return fail(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
+        return failed(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
     except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
         if os.environ.get("TFRVIEW_DEBUG"):
             raise
-        return fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+        return failed(f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
 
 def open_window(paths: list[str]) -> int:

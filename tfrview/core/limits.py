@@ -113,3 +113,10 @@ IMAGE_KEY_ODD_TRACKED = 64
 # A schema for custom payloads (records/schema.py): a descriptor set or .proto file is read whole;
 # 16 MB holds any real one. A record read through it keeps MAX_LIST_VALUES values a repeated field.
 MAX_SCHEMA_BYTES = 16 << 20
+
+# Label maps found beside the data (records/labelmap.find_label_map): each .pbtxt there is parsed
+# to see whether it is a label map (a 16 MB one takes ~6 s), so at most this many are tried, of at
+# most this many bytes together (real ones are a few KB: LVIS's 1,203 classes fit in ~100 KB);
+# the rest are skipped, and that is said. A map given by name (--label-map) is not bound by these.
+LABEL_MAP_CANDIDATES = 16
+LABEL_MAP_CANDIDATE_BYTES = 4 << 20
