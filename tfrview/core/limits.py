@@ -120,3 +120,11 @@ MAX_SCHEMA_BYTES = 16 << 20
 # the rest are skipped, and that is said. A map given by name (--label-map) is not bound by these.
 LABEL_MAP_CANDIDATES = 16
 LABEL_MAP_CANDIDATE_BYTES = 4 << 20
+
+# Boxes of one record drawn and listed (records/overlays.compute_overlay): past this many, the first
+# ones are drawn, the rest are counted and said (a record with 1 M boxes cost the window 2 GB and a
+# 30 s stall as one Python object a box). Checks and summaries count every box, by array operations.
+MAX_BOXES_DRAWN = 2_000
+# Of those, the first this many carry their class label (2,000 labels cost the window 0.3-0.6 s a
+# repaint on a loaded machine, and overlap into noise); the image panel says so.
+MAX_BOX_LABELS_DRAWN = 200

@@ -153,8 +153,10 @@ def class_ids(features) -> list[int]:
 
     ids: list[int] = []
     spec = detect_spec(features)
-    if spec is not None and spec.class_id and spec.class_id in features:
-        ids += [int(v) for v in features[spec.class_id].values]
+    if spec is not None and spec.class_id and spec.class_id in features:  # each distinct id once, not a box each
+        import numpy as np
+
+        ids += np.unique(np.asarray(features[spec.class_id].values, dtype=np.int64)).tolist()
     for k in _LABEL_KEYS:
         f = features.get(k)
         if f is not None and f.type == INT64_LIST and 0 < len(f.values) <= 8:

@@ -155,6 +155,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         mask = replace(mask, names=names)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
+    if ov.limit is not None:  # boxes past MAX_BOXES_DRAWN: a limit row in the tree, as a list cut is
+        p = replace(p, limits=(*p.limits, f"boxes: {ov.limit}"))
     return RecordView(req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit),
                       mask=mask, frames=strip)  # fmt: skip
 
