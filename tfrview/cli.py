@@ -197,7 +197,10 @@ def _label_map_for_checks(args, paths):
     (kept only if it names the data's class ids, judged once every record is read)."""
     from tfrview.core.records.labelmap import find_label_map, load_label_map
 
-    lm_path = Path(args.label_map) if args.label_map else find_label_map(paths)
+    notes: list[str] = []
+    lm_path = Path(args.label_map) if args.label_map else find_label_map(paths, notes)
+    for note in notes if not args.json and not args.quiet else ():
+        print(f"tfrview: {one_line(note)}", file=sys.stderr)
     label_map = load_label_map(lm_path) if lm_path else None
     return (label_map, lm_path) if label_map else (None, None)
 
@@ -446,18 +449,22 @@ def cmd_dump(args) -> int:
                 crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
                 status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
-                named = decode_with(p.raw, schema) if schema is not None and p.full_size is None else None
+                cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
+                named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
                 if named is not None:  # the person's schema: field names, not numbers
                     d = {"record": n, "offset": off, "length": ln, "kind": "message", "message_type": schema.name,
                          "message": named}  # fmt: skip
                     if status != "ok":
                         d["status"] = status
+                    if cut:
+                        d["limits"] = cut
                     if args.json:
                         out.write(json.dumps(d) + "\n")
                     else:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+                        limits = "".join(f"  limit: {one_line(note)}\n" for note in cut)
                         out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
-                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n  {body}\n")  # fmt: skip
+                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n{limits}  {body}\n")  # fmt: skip
                     continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
@@ -807,25 +814,33 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         build_parser().print_help()
         return 2
+
+    def failed(msg: str) -> int:
+        """The one-line error; with --json, also as the object --json always prints."""
+        if getattr(args, "json", False):
+            with contextlib.suppress(OSError):
+                print(json.dumps({"error": one_line(msg)}), flush=True)
+        return fail(msg)
+
     try:
         return args.func(args)
     except TfrviewError as exc:
-        return fail(str(exc))
+        return failed(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted")
+        failed("interrupted")
         return 130
     except BrokenPipeError:  # the reader of our output went away (| head): not an error
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
-        return fail(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
+        return failed(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
     except (MemoryError, RecursionError) as exc:
-        return fail(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
+        return failed(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
     except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
         if os.environ.get("TFRVIEW_DEBUG"):
             raise
-        return fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+        return failed(f"internal error: {type(exc).__name__}: {exc} (please report it)")
 
 
 def open_window(paths: list[str]) -> int:

@@ -3,9 +3,20 @@
 GUI tests ask the window through this driver, not its attributes, for anything about the
 background work (the index, the analysis, the filter): those are the parts that move when the
 window is rebuilt, and only this file follows them.
+
+The supported ways to wait, for pytest-qt tests and for scripts alike (a fuzz campaign, a child
+process that measures the window: `Driver(None, window)` spins the event loop itself):
+
+- indexed: `wait_indexed()` (every record framed is a row), or the predicate `is_indexed()`;
+  the signal `scan_ended` fires when the scan ends, before the rows are all taken in.
+- analysed: `wait_analysed()` (the QA checks and summary have ended, in any phase: returns the
+  JobState), `wait_checks()` (the same, and it must have ended well), or `is_analysed()`; the
+  signal `analysis_changed` carries each new JobState.
 """
 
 from __future__ import annotations
+
+import time
 
 from tfrview.gui.job_state import JobState, Phase
 
@@ -13,10 +24,49 @@ INDEX_TIMEOUT_MS = 30000
 ANALYSIS_TIMEOUT_MS = 60000
 
 
+class _Spin:
+    """qtbot's waitUntil for a script without pytest-qt: the event loop runs while it waits."""
+
+    def waitUntil(self, cond, timeout: int = 5000) -> None:  # qtbot's name, so callers need not care
+        from PySide6.QtWidgets import QApplication
+
+        end = time.monotonic() + timeout / 1000
+        while not cond():
+            if time.monotonic() > end:
+                raise TimeoutError(f"waited {timeout} ms for {getattr(cond, '__name__', 'a condition')}")
+            QApplication.processEvents()
+            time.sleep(0.005)
+
+
 class Driver:
     def __init__(self, qtbot, window) -> None:
-        self.qtbot = qtbot
+        """qtbot: pytest-qt's fixture, or None in a script (the driver then runs the event loop)."""
+        self.qtbot = qtbot if qtbot is not None else _Spin()
         self.window = window
+
+    # what to wait on ------------------------------------------------------------------------------
+
+    @property
+    def scan_ended(self):
+        """Signal(IndexProgress): the scan has ended (done, cancelled or error)."""
+        return self._session.scan_ended
+
+    @property
+    def analysis_changed(self):
+        """Signal(JobState): the analysis pass started, progressed or ended."""
+        return self._session.checks_changed
+
+    def is_indexed(self) -> bool:
+        m = self.window.model
+        return self.index_ended() and m.rowCount() == m.total()
+
+    def is_analysed(self) -> bool:
+        return self.checks.phase not in (Phase.IDLE, Phase.RUNNING)
+
+    def wait_analysed(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> JobState:
+        """Until the analysis has ended, well or not (a hostile file may make it fail)."""
+        self.qtbot.waitUntil(self.is_analysed, timeout=timeout)
+        return self.checks
 
     # the index -----------------------------------------------------------------------------------
 
@@ -54,8 +104,7 @@ class Driver:
 
     def wait_indexed(self, timeout: int = INDEX_TIMEOUT_MS) -> None:
         """Until the scan has ended and every record it framed is a row."""
-        m = self.window.model
-        self.qtbot.waitUntil(lambda: self.index_ended() and m.rowCount() == m.total(), timeout=timeout)
+        self.qtbot.waitUntil(self.is_indexed, timeout=timeout)
 
     def wait_index_phase(self, *phases: str, timeout: int = INDEX_TIMEOUT_MS) -> str:
         self.qtbot.waitUntil(lambda: self.index_phase in phases, timeout=timeout)
@@ -95,7 +144,7 @@ class Driver:
 
     def wait_checks(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> JobState:
         """Until the analysis has ended; it must have ended well."""
-        self.qtbot.waitUntil(lambda: self.checks.phase not in (Phase.IDLE, Phase.RUNNING), timeout=timeout)
+        self.wait_analysed(timeout)
         assert self.checks.phase is Phase.DONE, self.checks
         return self.checks
 

@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 
 from tests.fuzz import hostile as H
 from tests.fuzz.strategies import frame
 from tests.gui.driver import Driver
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: child processes import tests from it
 
 
 def _tree_rows(w) -> list[tuple[str, str, str]]:
@@ -87,7 +90,8 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
     ]
     code = textwrap.dedent(
         """
-        import resource, sys, time
+        import resource, sys
+        from tests.gui.driver import Driver
         from tfrview.gui.app import make_app
         from tfrview.gui.main_window import MainWindow
         from tfrview.core.tfrecord.dataset import Dataset
@@ -95,21 +99,19 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
         w = MainWindow(Dataset.open([sys.argv[1]]))
         w.resize(1200, 800)
         w.show()
-        def spin(cond, timeout=60):
-            end = time.monotonic() + timeout
-            while not cond() and time.monotonic() < end:
-                app.processEvents()
-                time.sleep(0.01)
-            return cond()
-        assert spin(lambda: w.session.scan_over)
+        d = Driver(None, w)  # the page object's supported waits, without pytest-qt
+        d.wait_index_ended(60000)
         w.select_record(0)
-        assert spin(lambda: w.image_panel.current is not None and w.image_panel.current.number == 0)
-        spin(lambda: False, 1.0)
+        d.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == 0, timeout=60000)
+        try:
+            d.qtbot.waitUntil(lambda: False, timeout=1000)  # a second more of the window's life
+        except TimeoutError:
+            pass
         w.shutdown()
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
         """
     )
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
 
     def peak_of(f) -> int:
         r = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True, timeout=180)

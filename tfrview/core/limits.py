@@ -154,3 +154,22 @@ NET_WHOLE_OBJECT_BYTES = 16 << 20
 # The result store (core/analysis/cache.py, one SQLite file shared by every tfrview process): a
 # process waits this long for another's write before it says the store is busy and goes on without it.
 STORE_BUSY_SECONDS = 10.0
+
+# A schema for custom payloads (records/schema.py): a descriptor set or .proto file is read whole;
+# 16 MB holds any real one. A record read through it keeps MAX_LIST_VALUES values a repeated field.
+MAX_SCHEMA_BYTES = 16 << 20
+
+# Label maps found beside the data (records/labelmap.find_label_map): each .pbtxt there is parsed
+# to see whether it is a label map (a 16 MB one takes ~6 s), so at most this many are tried, of at
+# most this many bytes together (real ones are a few KB: LVIS's 1,203 classes fit in ~100 KB);
+# the rest are skipped, and that is said. A map given by name (--label-map) is not bound by these.
+LABEL_MAP_CANDIDATES = 16
+LABEL_MAP_CANDIDATE_BYTES = 4 << 20
+
+# Boxes of one record drawn and listed (records/overlays.compute_overlay): past this many, the first
+# ones are drawn, the rest are counted and said (a record with 1 M boxes cost the window 2 GB and a
+# 30 s stall as one Python object a box). Checks and summaries count every box, by array operations.
+MAX_BOXES_DRAWN = 2_000
+# Of those, the first this many carry their class label (2,000 labels cost the window 0.3-0.6 s a
+# repaint on a loaded machine, and overlap into noise); the image panel says so.
+MAX_BOX_LABELS_DRAWN = 200

@@ -748,7 +748,7 @@ class MainWindow(QMainWindow):
         note = self.model.problem_at(fi, k) if status not in ("ok", "unverified") else ""
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
-                self.tree.show_named(view.named_type, view.named, note)
+                self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
             else:
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)

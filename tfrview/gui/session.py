@@ -5,6 +5,7 @@ here shows anything."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,8 @@ from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import IndexProgress, IndexWorker, ScanPhase
 from tfrview.gui.workers.jobs import JobWorker, replace_job
+
+log = logging.getLogger(__name__)
 
 
 class DatasetSession(QObject):
@@ -58,7 +61,10 @@ class DatasetSession(QObject):
 
     def load_nearby_label_map(self) -> None:
         """A label map found beside the data is used until a sample shows it does not fit."""
-        found = find_label_map([f.path for f in self.ds.files])
+        notes: list[str] = []
+        found = find_label_map([f.path for f in self.ds.files], notes)
+        for note in notes:  # candidates skipped for the search's limits: File > Load Label Map… still works
+            log.warning("%s", note)
         if found is None:
             return
         try:

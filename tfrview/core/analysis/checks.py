@@ -101,28 +101,27 @@ def check_boxes(
     else:
         limit_w = limit_h = math.inf
     eps = 1e-6 if normalized else 0.5
-    outside = [
-        i for i in range(n)
-        if all(math.isfinite(c) for c in (x0[i], x1[i], y0[i], y1[i]))  # a NaN or infinite corner is said once, as nan_or_inf
-        and (min(x0[i], x1[i], y0[i], y1[i]) < -eps or max(x0[i], x1[i]) > limit_w + eps or max(y0[i], y1[i]) > limit_h + eps)
-    ]  # fmt: skip
-    if outside:
+    # every box checked by array operations: a record of a million boxes costs arrays, not objects
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)  # NaN or inf: said once, as nan_or_inf
+        low = np.minimum(np.minimum(x0, x1), np.minimum(y0, y1)) < -eps
+        outside = np.flatnonzero(finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps)))
+        inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != "coco_xywh" else ()
+        zero = np.flatnonzero((x0 == x1) | (y0 == y1))
+    if len(outside):
         where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
-        i = outside[0]
+        i = int(outside[0])
         out.append(Finding(ProblemKind.BOX_OUT_OF_BOUNDS,
                            f"{len(outside)} box(es) outside {where}, e.g. box {i}: "
                            f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
-    if spec.convention != "coco_xywh":
-        inverted = [i for i in range(n) if x0[i] > x1[i] or y0[i] > y1[i]]
-        if inverted:
-            i = inverted[0]
-            out.append(Finding(ProblemKind.BOX_INVERTED,
-                               f"{len(inverted)} box(es) with xmin > xmax or ymin > ymax, e.g. box {i}: "
-                               f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
-    zero = [i for i in range(n) if x0[i] == x1[i] or y0[i] == y1[i]]
-    if zero:
+    if len(inverted):
+        i = int(inverted[0])
+        out.append(Finding(ProblemKind.BOX_INVERTED,
+                           f"{len(inverted)} box(es) with xmin > xmax or ymin > ymax, e.g. box {i}: "
+                           f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
+    if len(zero):
         out.append(
-            Finding(ProblemKind.BOX_ZERO_AREA, f"{len(zero)} box(es) of zero area, e.g. box {zero[0]}")
+            Finding(ProblemKind.BOX_ZERO_AREA, f"{len(zero)} box(es) of zero area, e.g. box {int(zero[0])}")
         )
     for key in (spec.class_text, spec.class_id):
         f = features.get(key) if key else None
@@ -391,32 +390,52 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
     """Class ids missing from the label map, id 0 in an Object Detection API dataset, class names that
     disagree with the label map."""
     out: list[Finding] = []
-    ids: list[int] = []
     id_key = spec.class_id if spec else None
-    if id_key and id_key in features:
-        ids = [int(x) for x in features[id_key].values]
-    texts = []
-    if spec and spec.class_text and spec.class_text in features:
-        texts = [b.decode("utf-8", "replace") for b in features[spec.class_text].values]
-    if od_dataset and 0 in ids:
+    ids = np.asarray(features[id_key].values, dtype=np.int64) if id_key and id_key in features else np.empty(0, np.int64)
+    texts = features[spec.class_text].values if spec and spec.class_text and spec.class_text in features else []
+    if od_dataset and (ids == 0).any():
         out.append(label_zero_finding(id_key))
     if label_map:
-        unknown = sorted({i for i in ids if i not in label_map})
+        known = np.fromiter(label_map, dtype=np.int64, count=len(label_map))
+        distinct = np.unique(ids)  # array operations: a million boxes cost no object a box
+        unknown = distinct[~np.isin(distinct, known)][:10].tolist()
         if unknown:
             out.append(
-                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map: {unknown[:10]}")
+                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map: {unknown}")
             )
         accepts = getattr(label_map, "accepts", lambda i, t: label_map.get(i) == t)
-        bad = [(i, t) for i, t in zip(ids, texts, strict=False) if i in label_map and not accepts(i, t)]
-        near = [(i, t) for i, t in bad if _same_words(t, label_map, i)]
-        far = [(i, t) for i, t in bad if not _same_words(t, label_map, i)]
+        n = min(len(ids), len(texts))
+        pairs = _id_text_pairs(ids[:n], texts[:n])
+        bad = [(i, b.decode("utf-8", "replace"), k) for i, b, k in pairs if i in label_map]
+        bad = [(i, t, k) for i, t, k in bad if not accepts(i, t)]
+        near = [(i, t, k) for i, t, k in bad if _same_words(t, label_map, i)]
+        far = [(i, t, k) for i, t, k in bad if not _same_words(t, label_map, i)]
         for kind, found in ((ProblemKind.LABEL_TEXT_MISMATCH, far), (ProblemKind.LABEL_TEXT_CASE, near)):
             if found:
-                i, t = found[0]
+                i, t, _ = found[0]  # the first box's
+                more = sum(k for _, _, k in found) - 1
                 out.append(Finding(kind, f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
                                          + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else "")
-                                         + (f" (+{len(found) - 1} more)" if len(found) > 1 else "")))  # fmt: skip
+                                         + (f" (+{more} more)" if more else "")))  # fmt: skip
     return out
+
+
+def _id_text_pairs(ids: np.ndarray, texts) -> list[tuple[int, bytes, int]]:
+    """(class id, class text, boxes) of each distinct pair, in the order the boxes first show them:
+    found by array operations over codes of the texts (the record's own bytes objects), so a million
+    boxes of a few classes cost arrays and a few tuples."""
+    if not len(ids):
+        return []
+    codes: dict = {}
+    c = np.fromiter((codes.setdefault(b, len(codes)) for b in texts), dtype=np.int64, count=len(texts))
+    by_code = list(codes)
+    lo, m = int(ids.min()), len(codes)
+    if (int(ids.max()) - lo + 1) * m < 1 << 62:  # one int64 key a pair: a flat unique, ~5x faster
+        key, first, counts = np.unique((ids - lo) * m + c, return_index=True, return_counts=True)
+        pairs = np.stack([key // m + lo, key % m], axis=1)
+    else:
+        pairs, first, counts = np.unique(np.stack([ids, c], axis=1), axis=0, return_index=True, return_counts=True)
+    return [(int(pairs[j, 0]), by_code[int(pairs[j, 1])], int(counts[j])) for j in np.argsort(first, kind="stable")]
 
 
 def label_zero_finding(id_key: str | None) -> Finding:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.records.overlays import detect_spec, record_caption
+from tfrview.core.limits import MAX_BOXES_DRAWN
+from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
 
 TOP_TRACK = 5000  # distinct values tracked per key before new ones are no longer counted
@@ -147,14 +148,23 @@ class DatasetSummary:
             self.lists.setdefault(k, KeyStats()).count(fl[0].type if fl else BYTES_LIST, len(fl))
         spec = detect_spec(p.features)
         if spec is not None and (spec.class_text or spec.class_id):
-            ids = [int(v) for v in p.features[spec.class_id].values] if spec.class_id in p.features else []
-            if spec.class_text and spec.class_text in p.features:
-                names = [v.decode("utf-8", "replace") for v in p.features[spec.class_text].values]
-            else:
-                names = [(label_map or {}).get(i, f"id {i}") for i in ids]
-            self.box_classes.update(names)
-            if len(self.class_keys) < len(self.box_classes) and len(ids) == len(names):  # as Box.color_key
-                for name, i in zip(names, ids, strict=True):
+            # counted by array operations: a record of a million boxes builds an object a class, not a box
+            has_text = bool(spec.class_text and spec.class_text in p.features)
+            ids = np.asarray(p.features[spec.class_id].values, dtype=np.int64) if spec.class_id in p.features else None
+            if has_text:
+                counts = box_class_counts(p.features, spec, label_map)
+                self.box_classes.update(counts)
+                if ids is not None and len(ids) == len(p.features[spec.class_text].values):  # as Box.color_key
+                    texts = p.features[spec.class_text].values
+                    for k in range(min(len(ids), MAX_BOXES_DRAWN)):  # the first boxes name the classes' keys
+                        if len(self.class_keys) >= len(self.box_classes):
+                            break
+                        self.class_keys.setdefault(texts[k].decode("utf-8", "replace"), str(int(ids[k])))
+            elif ids is not None and len(ids):
+                uniq, counts = np.unique(ids, return_counts=True)
+                for i, n in zip(uniq.tolist(), counts.tolist(), strict=True):
+                    name = (label_map or {}).get(i, f"id {i}")
+                    self.box_classes[name] += n
                     self.class_keys.setdefault(name, str(i))
         cap = record_caption(p.features, label_map)
         if cap:

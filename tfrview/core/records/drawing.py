@@ -7,6 +7,7 @@ import hashlib
 
 import numpy as np
 
+from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
 from tfrview.core.records.overlays import Overlay
 
 # Distinct, readable on photos (Tableau-like), one per class.
@@ -55,13 +56,13 @@ def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = Tru
     d = ImageDraw.Draw(im)
     width = max(2, round(max(im.size) / 400))
     font = _font(max(11, round(max(im.size) / 60)))
-    for b in overlay.boxes:
+    for k, b in enumerate(overlay.boxes):
         c = palette_rgb(b.color_key)
         x0, x1 = sorted((b.x0, b.x1))
         y0, y1 = sorted((b.y0, b.y1))
         d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
         d.rectangle([x0, y0, x1, y1], outline=c, width=width)
-        if labels:
+        if labels and k < MAX_BOX_LABELS_DRAWN:  # as the window labels them
             left, t, r, btm = d.textbbox((0, 0), b.label, font=font)
             ty = y0 - (btm - t) - 4 if y0 - (btm - t) - 4 >= 0 else y0
             d.rectangle([x0, ty, x0 + (r - left) + 6, ty + (btm - t) + 4], fill=c)

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import stat
 from pathlib import Path
 
-from tfrview.core.limits import MAX_LABEL_MAP_BYTES, MAX_LABEL_MAP_NESTING, too_large
+from tfrview.core.limits import (
+    LABEL_MAP_CANDIDATE_BYTES,
+    LABEL_MAP_CANDIDATES,
+    MAX_LABEL_MAP_BYTES,
+    MAX_LABEL_MAP_NESTING,
+    too_large,
+)
 from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.units import human_bytes
+
+log = logging.getLogger(__name__)
 
 
 class LabelMap(dict):
@@ -95,24 +106,43 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
         raise TfrviewError(f"{name}: {exc}") from None
 
 
-def find_label_map(data_files: list[Path]) -> Path | None:
-    """A .pbtxt beside the data, preferring names that say 'label'."""
-    cands: list[Path] = []
+def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Path | None:
+    """A .pbtxt beside the data, preferring names that say 'label'. At most LABEL_MAP_CANDIDATES
+    files of LABEL_MAP_CANDIDATE_BYTES together are parsed to find one (each candidate is parsed in
+    full); `notes` receives a line when others were skipped for these limits."""
+    cands: list[tuple[Path, int]] = []
     local = [p for p in data_files if isinstance(p, Path)]  # remote data: a label map is loaded by hand
     for d in dict.fromkeys(p.parent for p in local):
         try:
-            cands += sorted(c for c in d.glob("*.pbtxt") if c.is_file())  # never a FIFO or a directory
+            for c in d.glob("*.pbtxt"):
+                st = c.stat()
+                if stat.S_ISREG(st.st_mode):  # never a FIFO or a directory
+                    cands.append((c, st.st_size))
         except OSError:
             continue
     if not cands:
         return None
-    cands.sort(key=lambda p: ("label" not in p.name.lower(), p.name))
-    for c in cands:
+    cands.sort(key=lambda c: ("label" not in c[0].name.lower(), c[0].name))
+    tried = spent = skipped = 0
+    for c, size in cands:
+        if tried >= LABEL_MAP_CANDIDATES or spent + size > LABEL_MAP_CANDIDATE_BYTES:
+            skipped += 1  # too many tried, or this one would pass the bytes limit: a smaller one may still fit
+            continue
+        tried += 1
+        spent += size
         try:
             load_label_map(c)
             return c
         except TfrviewError:
             continue
+    if skipped and notes is not None:
+        notes.append(
+            f"label map: {skipped:,} of the {len(cands):,} .pbtxt files beside the data were not tried "
+            f"(at most {LABEL_MAP_CANDIDATES} files of {human_bytes(LABEL_MAP_CANDIDATE_BYTES)} together: "
+            "limits.LABEL_MAP_CANDIDATES, LABEL_MAP_CANDIDATE_BYTES); give one with --label-map"
+        )
+    if skipped:
+        log.info("label map search skipped %d of %d candidates", skipped, len(cands))
     return None
 
 
@@ -123,8 +153,10 @@ def class_ids(features) -> list[int]:
 
     ids: list[int] = []
     spec = detect_spec(features)
-    if spec is not None and spec.class_id and spec.class_id in features:
-        ids += [int(v) for v in features[spec.class_id].values]
+    if spec is not None and spec.class_id and spec.class_id in features:  # each distinct id once, not a box each
+        import numpy as np
+
+        ids += np.unique(np.asarray(features[spec.class_id].values, dtype=np.int64)).tolist()
     for k in _LABEL_KEYS:
         f = features.get(k)
         if f is not None and f.type == INT64_LIST and 0 < len(f.values) <= 8:

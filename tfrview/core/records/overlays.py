@@ -9,11 +9,13 @@ Conventions recognised (detected from keys and value ranges, always reported):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
+from tfrview.core.limits import MAX_BOXES_DRAWN
 from tfrview.core.records.payload import BYTES_LIST, INT64_LIST, Feature
 
 CONVENTIONS = {
@@ -58,14 +60,21 @@ class BoxSpec:
 @dataclass(frozen=True)
 class Overlay:
     spec: BoxSpec | None
-    boxes: tuple[Box, ...] = ()
+    boxes: tuple[Box, ...] = ()  # the first MAX_BOXES_DRAWN boxes at most: see `total`
     caption: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     keypoints: tuple[tuple[float, float, int], ...] = ()  # (x, y) in pixels and the box they belong to
+    total: int | None = None  # the record's boxes when more than `boxes` holds (a limit was hit)
+    limit: str | None = None  # that limit, in words (also among `notes`)
 
     @property
     def convention_text(self) -> str:
         return CONVENTIONS.get(self.spec.convention, self.spec.convention) if self.spec else "no boxes found"
+
+    @property
+    def count(self) -> int:
+        """Every box of the record, drawn or not."""
+        return len(self.boxes) if self.total is None else self.total
 
 
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
@@ -203,30 +212,38 @@ def compute_overlay(
             x0, y0, x1, y1 = q[:, 0], q[:, 1], q[:, 0] + q[:, 2], q[:, 1] + q[:, 3]
         else:
             y0, x0, y1, x1 = q[:, 0] * height, q[:, 1] * width, q[:, 2] * height, q[:, 3] * width
-    texts = (
-        [b.decode("utf-8", "replace") for b in features[spec.class_text].values] if spec.class_text else []
-    )
-    ids = [int(x) for x in features[spec.class_id].values] if spec.class_id else []
-    if texts and len(texts) != n:
-        notes.append(f"{len(texts)} class names for {n} boxes")
-    if ids and len(ids) != n:
-        notes.append(f"{len(ids)} class ids for {n} boxes")
+    n_texts = len(features[spec.class_text].values) if spec.class_text else 0
+    n_ids = len(features[spec.class_id].values) if spec.class_id else 0
+    if n_texts and n_texts != n:
+        notes.append(f"{n_texts} class names for {n} boxes")
+    if n_ids and n_ids != n:
+        notes.append(f"{n_ids} class ids for {n} boxes")
+    shown = min(n, MAX_BOXES_DRAWN)  # Python objects for these only: the rest are counted, never built
+    limit = None
+    if shown < n:
+        limit = f"{n:,} boxes, over the limit of {MAX_BOXES_DRAWN:,}; the first {shown:,} are drawn (limits.MAX_BOXES_DRAWN)"
+        notes.append(limit)
+    texts = [b.decode("utf-8", "replace") for b in features[spec.class_text].values[:shown]] if n_texts else []
+    ids = [int(x) for x in features[spec.class_id].values[:shown]] if n_ids else []
+    corners = [c[:shown].tolist() for c in (x0, y0, x1, y1)]
     boxes = []
-    for i in range(n):
+    for i, (a, b, c, d) in enumerate(zip(*corners, strict=True)):
         cid = ids[i] if i < len(ids) else None
         name = texts[i] if i < len(texts) else None
         if not name and cid is not None and label_map:
             name = label_map.get(cid)
-        boxes.append(Box(float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i]), i, cid, name))
-    return Overlay(spec, tuple(boxes), caption, tuple(notes), _keypoints(features, width, height, n, notes))
+        boxes.append(Box(a, b, c, d, i, cid, name))
+    keypoints = _keypoints(features, width, height, n, shown, notes)
+    return Overlay(spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)
 
 
 _KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
 
 
-def _keypoints(features: dict[str, Feature], width: int, height: int, boxes: int, notes: list[str]) -> tuple:
+def _keypoints(features: dict[str, Feature], width: int, height: int, boxes: int, shown: int, notes: list[str]) -> tuple:
     """The OD API's keypoints (normalised x and y, box after box, the same number for each box),
-    in pixels; a keypoint marked invisible, negative or NaN is one the labeller did not place."""
+    in pixels; a keypoint marked invisible, negative or NaN is one the labeller did not place.
+    Only those of the `shown` boxes drawn (at most MAX_BOXES_DRAWN when they belong to no box)."""
     if _KEYPOINT_KEYS[0] not in features or _KEYPOINT_KEYS[1] not in features:
         return ()
     xs, ys = _floats(features, _KEYPOINT_KEYS[0]), _floats(features, _KEYPOINT_KEYS[1])
@@ -236,12 +253,32 @@ def _keypoints(features: dict[str, Feature], width: int, height: int, boxes: int
     vis = features.get(_KEYPOINT_KEYS[2])
     visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
     per = len(xs) // boxes if boxes and len(xs) % boxes == 0 else 0
+    keep = per * shown if per else MAX_BOXES_DRAWN
+    xs, ys = xs[:keep], ys[:keep]
     out = []
     for j, (x, y) in enumerate(zip(xs.tolist(), ys.tolist(), strict=True)):
         if not (np.isfinite(x) and np.isfinite(y)) or x < 0 or y < 0 or not visible[j]:
             continue
         out.append((x * width, y * height, j // per if per else -1))
     return tuple(out)
+
+
+def box_class_counts(features: dict[str, Feature], spec: BoxSpec | None,
+                     label_map: dict[int, str] | None = None) -> Counter:
+    """name -> boxes of the record's box classes (class text, else the label map's name or 'class
+    N'), counted over the values the record holds (C's Counter, numpy's unique), so a record of a
+    million boxes builds an object a class, not a box."""
+    out: Counter = Counter()
+    if spec is None:
+        return out
+    if spec.class_text and spec.class_text in features:
+        for b, k in Counter(features[spec.class_text].values).items():
+            out[b.decode("utf-8", "replace")] += k
+    elif spec.class_id and spec.class_id in features:
+        ids, counts = np.unique(np.asarray(features[spec.class_id].values, dtype=np.int64), return_counts=True)
+        for i, k in zip(ids.tolist(), counts.tolist(), strict=True):
+            out[(label_map or {}).get(i, f"class {i}")] += k
+    return out
 
 
 def record_caption(features: dict[str, Feature], label_map: dict[int, str] | None = None) -> str | None:

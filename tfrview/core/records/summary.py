@@ -3,10 +3,8 @@ box count; else the first few features. Cheap: no image is decoded."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from tfrview.core.records.images import find_images, sniff_image_format
-from tfrview.core.records.overlays import detect_spec, record_caption
+from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
 from tfrview.core.tfrecord.framing import one_line
@@ -52,13 +50,7 @@ def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
             parts.append(cap)
         spec = detect_spec(p.features)
         if spec is not None:
-            names: Counter = Counter()
-            if spec.class_text:
-                names.update(v.decode("utf-8", "replace") for v in p.features[spec.class_text].values)
-            elif spec.class_id:
-                names.update(
-                    (label_map or {}).get(int(v), f"class {int(v)}") for v in p.features[spec.class_id].values
-                )
+            names = box_class_counts(p.features, spec, label_map)
             n = len(p.features[spec.keys[0]].values) // (4 if len(spec.keys) == 1 else 1)
             parts.append(f"{n} box{'es' if n != 1 else ''}")
             if names:

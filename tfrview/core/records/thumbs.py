@@ -21,7 +21,8 @@ class Thumbnail:
 
 def scale_overlay(ov: Overlay, s: float) -> Overlay:
     boxes = tuple(Box(b.x0 * s, b.y0 * s, b.x1 * s, b.y1 * s, b.index, b.class_id, b.name) for b in ov.boxes)
-    return Overlay(ov.spec, boxes, ov.caption, ov.notes, tuple((x * s, y * s, b) for x, y, b in ov.keypoints))
+    keypoints = tuple((x * s, y * s, b) for x, y, b in ov.keypoints)
+    return Overlay(ov.spec, boxes, ov.caption, ov.notes, keypoints, ov.total, ov.limit)
 
 
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
@@ -45,8 +46,8 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
     ov = compute_overlay(feats, full[0], full[1], label_map)
     caption = ov.caption or ""
     if ov.boxes:
-        names = sorted({b.label for b in ov.boxes})
-        n = len(ov.boxes)
+        names = sorted({b.label for b in ov.boxes})  # of the boxes drawn (MAX_BOXES_DRAWN at most)
+        n = ov.count
         caption = (
             (caption + " · " if caption else "")
             + f"{n} box{'es' if n != 1 else ''} · "

@@ -86,12 +86,16 @@ class FeatureTree(QTreeWidget):
         header.resizeSection(1, 60)
         header.resizeSection(2, 60)
 
-    def show_named(self, type_name: str, message: dict, note: str = "") -> None:
-        """A record as the person's schema reads it: field names, nested messages, lists."""
+    def show_named(self, type_name: str, message: dict, note: str = "", limits: tuple[str, ...] = ()) -> None:
+        """A record as the person's schema reads it: field names, nested messages, lists; a list
+        the decode cut is a limit row, as it is for an Example."""
         self.clear()
         self._image_items = {}
         if note:
             QTreeWidgetItem(self, ["⚠", "", "", note])
+        for text in limits:
+            item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
+            item.setToolTip(3, text)
         root = QTreeWidgetItem(self, [type_name, "message", str(len(message)), "decoded with the loaded schema"])
         self._named(root, message)
         root.setExpanded(True)

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QVBoxLayout, QWidget
 
+from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
 from tfrview.core.records.drawing import palette_hex
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.filmstrip import Filmstrip
@@ -122,7 +123,9 @@ class ImagePanel(QWidget):
         facts += [f"<i>{n}</i>" for n in img.notes]
         ov = v.overlay
         if ov is not None and ov.spec is not None:
-            facts.append(f"{len(ov.boxes)} box{'es' if len(ov.boxes) != 1 else ''}: {ov.convention_text}")
+            facts.append(f"{ov.count:,} box{'es' if ov.count != 1 else ''}: {ov.convention_text}")
+            if len(ov.boxes) > MAX_BOX_LABELS_DRAWN:
+                facts.append(f"labels on the first {MAX_BOX_LABELS_DRAWN:,} (limits.MAX_BOX_LABELS_DRAWN)")
             facts += [f"⚠ {n}" for n in ov.notes]
         else:
             facts.append("no boxes found")

@@ -108,9 +108,11 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
         from tfrview.core.records.schema import decode_with
 
-        named = decode_with(view.payload.raw, req.schema)
-        if named is not None:
-            view = replace(view, named=named, named_type=req.schema.name)
+        cut: list[str] = []
+        named = decode_with(view.payload.raw, req.schema, cut)
+        if named is not None:  # a list the schema's decode cut is a limit row, as an Example's is
+            payload = replace(view.payload, limits=view.payload.limits + tuple(cut))
+            view = replace(view, named=named, named_type=req.schema.name, payload=payload)
     return view
 
 
@@ -153,6 +155,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         mask = replace(mask, names=names)
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
+    if ov.limit is not None:  # boxes past MAX_BOXES_DRAWN: a limit row in the tree, as a list cut is
+        p = replace(p, limits=(*p.limits, f"boxes: {ov.limit}"))
     return RecordView(req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit),
                       mask=mask, frames=strip)  # fmt: skip
 
