@@ -109,3 +109,14 @@ MAX_FRAMES = 64
 # Values that are no image kept per key per file, for a key the dataset turns out to hold images in
 # (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
 IMAGE_KEY_ODD_TRACKED = 64
+
+# Proof searches for lost CR bytes (core/tfrecord/lineendings.py), bounded beyond PROOF_SPACE: how
+# many placements there are says nothing of the work of finding the one that passes (k lost CR
+# bytes among m LF bytes enumerate C(m, k'-2) heads of m lookups each, k' the smaller of k and
+# m - k). A search is refused before it starts when it would take more than PROOF_WORK steps (an
+# array element looked up; ~1 s), and the searches of one file's walk stop after PROOF_SECONDS
+# (repair) or PROOF_DETECT_SECONDS (naming a file's cause for info, verify and the analysis). A
+# record not searched is left out: "proof search budget exceeded (limits.NAME)".
+PROOF_WORK = 1 << 25
+PROOF_SECONDS = 60.0
+PROOF_DETECT_SECONDS = 5.0
