@@ -185,3 +185,28 @@ def test_crc_registers_move_back_and_far():
     q = np.full(len(v), 1 << 26)
     far = shift(v, q * 2)  # 128 MiB: past a fixed 27 powers of two
     assert (far == shift(shift(v, q), q)).all() and not (far == v).all()
+
+
+def test_record_ends_are_found_together_and_exactly():
+    """The ends a record may have (up to 4,097) are tested in arrays: the same ends as header by
+    header, whole headers and headers that lost a CR alike, and none tested one by one among
+    bytes where no header stands (once ~0.3 s a record of LF bytes: 50,000 CRCs)."""
+    from tfrview.core.tfrecord.framing import encode_header
+    from tfrview.core.tfrecord.lineendings import _header_at, _maybe_headers, _record_end
+
+    rnd = random.Random(12)
+    lost = [h for h in map(encode_header, range(1, 100_000)) if b"\r\n" in h][:12]  # CR LF in a length or a CRC
+    assert len({h.index(b"\r\n") for h in lost}) >= 3  # in the length and in the CRC
+    buf = bytearray(rnd.choice(b"\n\n\0ab") for _ in range(6000))
+    for i, h in enumerate(lost):
+        p = 400 * i + 17
+        buf[p : p + 11] = h.replace(b"\r\n", b"\n", 1)
+    buf[5000:5012] = encode_header(12)
+    buf = bytes(buf)
+    scalar = [e for e in range(len(buf)) if _header_at(buf, e) is not None]
+    assert list(_maybe_headers(buf, 0, len(buf) - 1)) == scalar
+    assert len(scalar) == len(lost) + 1
+    noise = bytes(rnd.choice(b"\n\nab") for _ in range(21_000))
+    hostile = encode_header(20_000) + noise
+    assert len(_maybe_headers(hostile, 12 + 4, len(hostile) - 1)) == 0  # nothing to confirm one by one
+    assert _record_end(hostile + encode_header(5), 0, 12, 20_000) is None

@@ -62,6 +62,21 @@ def _zero_run(data: bytes, block: int = 512) -> tuple[int, int] | None:
     return best
 
 
+def _zeros_to_end(source: Source, start: int) -> bool:
+    """Whether the bytes from start to the end of the file (CAUSE_BYTES of them at most) are all
+    zeros, read in chunks growing from 4 KB that stop at the first other byte: a file with
+    thousands of records cut short reads a few KB for each, not CAUSE_BYTES (once ~100 s for 9 MB)."""
+    end = min(source.file_size, start + CAUSE_BYTES)
+    pos, step = start, 4 << 10
+    while pos < end:
+        chunk = source.read(pos, min(step, end - pos))
+        if not chunk or chunk.strip(b"\x00"):
+            return False
+        pos += len(chunk)
+        step = min(step * 4, 4 << 20)
+    return pos > start
+
+
 def _header_follows(source: Source, pos: int) -> bool:
     """Whether a whole record starts at pos (both CRCs)."""
     from tfrview.core.tfrecord.index import data_crc_ok
@@ -107,9 +122,8 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
             cause = (f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
                      "(a cut copy with another appended, or a download resumed from the wrong place)")  # fmt: skip
         elif p.kind is ProblemKind.TRUNCATED:
-            rest = source.read(p.offset, min(CAUSE_BYTES, source.file_size - p.offset))
             cause = _size_cause(source.file_size)
-            if not cause and _all_zero(rest[HEADER_SIZE:]):
+            if not cause and _zeros_to_end(source, p.offset + HEADER_SIZE):
                 cause = "the rest of the file is zeros: space set aside and never written (a copy cut short)"
         elif p.kind in (ProblemKind.UNREADABLE_BYTES, ProblemKind.TRAILING_BYTES) and p.length:
             region = source.read(p.offset, min(p.length, CAUSE_BYTES))

@@ -33,6 +33,7 @@ from tfrview.core.tfrecord.framing import (
     U32,
     crc32c_function,
     masked_crc,
+    masked_length_crcs,
     unmask,
     valid_header_positions,
 )
@@ -278,14 +279,18 @@ def _header_at(buf: bytes, pos: int) -> tuple[int, int] | None:
 
 
 def _next_header(buf: bytes, start: int) -> int:
-    """The first offset >= start where a whole header stands, or the end of buf."""
-    block = 1 << 20
+    """The first offset >= start where a whole header stands, or the end of buf. Blocks grow from
+    64 KB to 1 MB: a header near (the usual case) costs no scan of a whole MB."""
+    block = 1 << 16
     n = len(buf)
-    for s in range(start, n - HEADER_SIZE + 1, block):
+    s = start
+    while s < n - HEADER_SIZE + 1:
         count = min(block, n - HEADER_SIZE + 1 - s)
         hits = valid_header_positions(buf[s : s + count + HEADER_SIZE - 1], count, n - s - 16)
         if len(hits):
             return s + int(hits[0])
+        s += count
+        block = min(block * 2, 1 << 20)
     return n
 
 
@@ -295,15 +300,43 @@ def _record_end(buf: bytes, pos: int, hl: int, length: int) -> int | None:
     n = len(buf)
     body = pos + hl
     most = min(buf.count(b"\n", body, body + length + 4), _MAX_LOST)
-    for k in range(most + 1):
-        e = body + length + 4 - k
-        if e > n:
-            continue
-        if e < body + 4:
-            break
-        if e == n or _header_at(buf, e) is not None:
-            return e
+    hi, lo = min(body + length + 4, n), max(body + length + 4 - most, body + 4)
+    if hi < lo:
+        return None
+    if hi == n:
+        return n
+    for e in _maybe_headers(buf, lo, hi)[::-1]:  # the fewest lost first; each confirmed one by one
+        if _header_at(buf, int(e)) is not None:
+            return int(e)
     return None
+
+
+def _maybe_headers(buf: bytes, lo: int, hi: int) -> np.ndarray:
+    """The offsets in [lo, hi] where `_header_at` may find a header (a whole one, or one with a lost
+    CR put back before one of its LF bytes), tested together: up to 4,097 ends a record, 12 ways
+    each, were 50,000 CRCs called one by one (~0.3 s a record of LF bytes). A length of 2^40 bytes
+    or more (a CR, or any byte but zero, in its top three bytes) is no record's: no CRC for it."""
+    hi = min(hi, len(buf) - (HEADER_SIZE - 1))
+    if hi < lo:
+        return np.empty(0, dtype=np.int64)
+    raw = np.frombuffer(buf[lo : hi + HEADER_SIZE] + b"\0", dtype=np.uint8)  # a header cut by the end: a pad
+    win = np.lib.stride_tricks.sliding_window_view(raw, HEADER_SIZE)[: hi - lo + 1]
+
+    def valid(rows: np.ndarray) -> np.ndarray:
+        stored = np.ascontiguousarray(rows[:, 8:]).view("<u4").ravel()
+        return masked_length_crcs(np.ascontiguousarray(rows[:, :8])) == stored
+
+    small = (win[:, 5] | win[:, 6] | win[:, 7]) == 0  # bytes 5-7 of the length, as they stand
+    small_after = (win[:, 4] | win[:, 5] | win[:, 6]) == 0  # ... once a CR before them moves them on
+    ok = np.zeros(len(win), dtype=bool)
+    at = np.flatnonzero(small)
+    ok[at] = valid(win[at])
+    for i in (*range(5), *range(8, HEADER_SIZE)):  # a CR put back at 5-7 would be in the length's top bytes
+        at = np.flatnonzero((win[:, i] == LF) & (small_after if i < 5 else small))
+        if len(at):
+            cr = np.full((len(at), 1), CR, dtype=np.uint8)
+            ok[at] |= valid(np.concatenate([win[at, :i], cr, win[at, i : HEADER_SIZE - 1]], axis=1))
+    return lo + np.flatnonzero(ok)
 
 
 def _restore(buf: bytes, body: int, e: int, lost: int, budget: ProofBudget) -> tuple[bytes | None, str, str]:
