@@ -210,3 +210,25 @@ def test_record_ends_are_found_together_and_exactly():
     hostile = encode_header(20_000) + noise
     assert len(_maybe_headers(hostile, 12 + 4, len(hostile) - 1)) == 0  # nothing to confirm one by one
     assert _record_end(hostile + encode_header(5), 0, 12, 20_000) is None
+
+
+def test_lf_counts_over_overlapping_claims_are_kept_per_block():
+    """Headers 1 KB apart, each claiming a span to near the end: each span was counted anew
+    (86 ms a header in 32 MB); counts per block answer the same, and the walk still says each
+    header frames no record."""
+    from tfrview.core.tfrecord.framing import encode_header
+    from tfrview.core.tfrecord.lineendings import LfCounts, _record_end
+
+    rnd = random.Random(13)
+    buf = bytes(rnd.choice(b"\n\nab\r") for _ in range(300_000))
+    lfs = LfCounts(buf)
+    for a, b in [(0, len(buf)), (1, 5), (4095, 4097), (100, 299_999), (8191, 200_000), (7, 7), (50, 10**9)]:
+        assert lfs.count(a, b) == buf.count(b"\n", a, b), (a, b)
+    n = 256 << 10
+    hostile = bytearray(b"\n" * n)
+    for p in range(0, n - 20_000, 1024):
+        hostile[p : p + 12] = encode_header(n - p - 16 - 10_000)
+    got = list(walk(bytes(hostile)))
+    assert [w.start for w in got] == list(range(0, n - 20_000, 1024)) and all(not w.framed for w in got)
+    assert got[-1].end == n
+    assert _record_end(bytes(hostile), 0, 12, n + 5000) is None  # past the end even with 4,096 CRs lost
