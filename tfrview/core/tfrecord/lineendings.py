@@ -278,20 +278,22 @@ def _header_at(buf: bytes, pos: int) -> tuple[int, int] | None:
     return (hits[0], HEADER_SIZE - 1) if len(set(hits)) == 1 else None
 
 
-def _next_header(buf: bytes, start: int) -> int:
-    """The first offset >= start where a whole header stands, or the end of buf. Blocks grow from
-    4 KB to 1 MB: a header near (the usual case) costs no scan of a whole MB."""
+def _next_header(buf: bytes, start: int, stop: int | None = None) -> int:
+    """The first offset in [start, stop) where a whole header stands, or stop (the end of buf
+    unless given). Blocks grow from 4 KB to 1 MB: a header near (the usual case) costs no scan of
+    a whole MB."""
     block = 1 << 12
     n = len(buf)
+    stop = n if stop is None else min(stop, n)
     s = start
-    while s < n - HEADER_SIZE + 1:
-        count = min(block, n - HEADER_SIZE + 1 - s)
+    while s < min(stop, n - HEADER_SIZE + 1):
+        count = min(block, n - HEADER_SIZE + 1 - s, stop - s)
         hits = valid_header_positions(buf[s : s + count + HEADER_SIZE - 1], count, n - s - 16)
         if len(hits):
             return s + int(hits[0])
         s += count
         block = min(block * 4, 1 << 20)
-    return n
+    return stop
 
 
 class LfCounts:
@@ -414,6 +416,8 @@ def walk(buf: bytes, budget: ProofBudget | None = None) -> Iterator[Walked]:
         data, flipped, why = _restore(buf, pos + hl, end, lost - (HEADER_SIZE - hl), budget)
         if data is not None and len(data) != length:
             data, why = None, "its length does not match its header"
+        if data is None:  # unproven: the whole records its end would swallow are walked on their own
+            end = _next_header(buf, pos + 1, end)
         yield Walked(pos, end, data, lost if data is not None else 0, flipped, why)
         pos = end
 
