@@ -104,8 +104,8 @@ def _log10_comb(m: int, k: int) -> float:
 def search_steps(m: int, k: int) -> int:
     """The steps a proof search for k lost CR bytes among m LF bytes takes (the array elements it
     reads: its setup, then m lookups for each of the C(m, k'-2) heads, enumerated as C(m, k'-3)
-    prefixes, where k' is the smaller of k and m - k); only called once C(m, k) is known to be at most PROOF_SPACE, so the
-    number of heads, no more than it, is small to compute."""
+    prefixes, where k' is the smaller of k and m - k). Called once C(m, k) is known to be at most
+    PROOF_SPACE: the heads, no more than C(m, k), are then cheap to count."""
     kk = min(k, m - k)
     heads = comb(m, kk - 2) if kk >= 2 else 0
     prefixes = comb(m, kk - 3) if kk >= 3 else 0
