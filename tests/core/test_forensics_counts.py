@@ -56,3 +56,21 @@ def test_thousands_of_records_cut_short_read_a_few_kb_each():
     got = name_causes(src, cuts, [], [])
     assert [p.cause for p in got] == [""] * 2000
     assert src.bytes_read < 16 * len(data)  # each read 16 MB or to the end: ~1,000 times the file
+
+
+def test_the_bytes_searched_for_flipped_bits_are_bounded_a_file():
+    """64 damaged records of up to 16 MB each were up to 1 GiB searched (~0.5 s a MB): once
+    CAUSE_SEARCH_BYTES are searched, the next damaged record says the limit, the rest are left alone."""
+    from tfrview.core.limits import CAUSE_SEARCH_BYTES
+
+    rnd = random.Random(5)
+    size = CAUSE_SEARCH_BYTES * 3 // 8  # the third crosses the limit, and is searched; not the fourth
+    recs = [bytearray(encode_record(rnd.randbytes(size))) for _ in range(5)]
+    offs = [sum(len(r) for r in recs[:i]) for i in range(5)]
+    for r in recs:
+        r[100] ^= 0x04  # one flipped bit each: a cause, when searched
+    src = source_from_bytes(b"".join(bytes(r) for r in recs))
+    bad = [Problem(ProblemKind.BAD_DATA_CRC, o, size + 16, k, f"record {k}") for k, o in enumerate(offs)]
+    got = [p.cause for p in name_causes(src, bad, offs, [size] * 5)]
+    assert all(c.startswith("one flipped bit (data byte 88, bit 2)") for c in got[:3]), got[:3]
+    assert "limits.CAUSE_SEARCH_BYTES" in got[3] and got[4] == ""

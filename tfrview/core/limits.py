@@ -120,3 +120,8 @@ IMAGE_KEY_ODD_TRACKED = 64
 PROOF_WORK = 1 << 25
 PROOF_SECONDS = 60.0
 PROOF_DETECT_SECONDS = 5.0
+# Naming causes (core/tfrecord/forensics.py): the bytes of damaged records searched for one flipped
+# bit a file, all together (each MB costs 0.1-0.5 s): CAUSE_RECORDS records of up to 16 MB were up to
+# 1 GiB, minutes of `verify`. The record that crosses it is searched whole (so at most 4 + 16 MB);
+# past it, the next damaged record's cause says the limit. `tfrview repair` searches every record.
+CAUSE_SEARCH_BYTES = 4 << 20

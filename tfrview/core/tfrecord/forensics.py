@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS
+from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
 from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
@@ -108,16 +108,25 @@ def _size_cause(size: int) -> str:
 
 def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> list[Problem]:
     """The problems, each with its cause where the bytes show one (at most CAUSE_RECORDS damaged
-    records are examined a file: limits.py)."""
+    records a file are examined, and none once CAUSE_SEARCH_BYTES of them were searched: limits.py;
+    the first record left unexamined for the bytes says so)."""
     if source.compression != "none":
         return problems
     out = []
-    examined = 0
+    examined = searched = 0
+    said = False
     for p in problems:
         cause = ""
         if p.kind is ProblemKind.BAD_DATA_CRC and p.record is not None and examined < CAUSE_RECORDS:
-            examined += 1
-            cause = _record_cause(source, int(offsets[p.record]), int(lengths[p.record]))
+            length = int(lengths[p.record])
+            if searched < CAUSE_SEARCH_BYTES:  # the record that crosses it is searched whole
+                examined += 1
+                searched += length
+                cause = _record_cause(source, int(offsets[p.record]), length)
+            elif not said:
+                said = True
+                cause = (f"not examined for a cause: the damaged records before it took the "
+                         f"{human_bytes(CAUSE_SEARCH_BYTES)} searched a file (limits.CAUSE_SEARCH_BYTES)")  # fmt: skip
         elif p.kind is ProblemKind.TRUNCATED and _header_follows(source, p.offset + p.length):
             cause = (f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
                      "(a cut copy with another appended, or a download resumed from the wrong place)")  # fmt: skip
