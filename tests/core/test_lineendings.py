@@ -232,3 +232,18 @@ def test_lf_counts_over_overlapping_claims_are_kept_per_block():
     assert [w.start for w in got] == list(range(0, n - 20_000, 1024)) and all(not w.framed for w in got)
     assert got[-1].end == n
     assert _record_end(bytes(hostile), 0, 12, n + 5000) is None  # past the end even with 4,096 CRs lost
+
+
+def test_detection_out_of_time_says_so(caplog):
+    """Naming a file's cause has its own seconds (limits.PROOF_DETECT_SECONDS): out of them, the
+    records that need a search are not proven, and the log says which limit stopped them."""
+    import logging
+
+    rnd = random.Random(14)
+    pls = [_with_crlfs(rnd, 400, 1) for _ in range(8)]
+    lost = framed(pls)[0].replace(b"\r\n", b"\n")
+    ev = detect(lost, whole=True)
+    assert ev is not None and ev.conversion is Conversion.TO_LF and ev.proven == 8 and ev.cut == ""
+    with caplog.at_level(logging.INFO, logger="tfrview.core.tfrecord.lineendings"):
+        assert detect(lost, whole=True, seconds=-1) is None
+    assert "proof search budget exceeded (limits.PROOF_DETECT_SECONDS" in caplog.text

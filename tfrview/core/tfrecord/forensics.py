@@ -163,5 +163,6 @@ def file_cause(source: Source, problems: list[Problem]) -> str:
         else "CR bytes put back where the CRCs prove them"
     )
     which = f"its {ev.walked:,}" if ev.every_record else f"the first {ev.walked:,}"
+    cut = f" (proof searches stopped at limits.{ev.cut}: more may be)" if ev.cut else ""
     return (f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
-            "records are whole: `tfrview repair` restores them")  # fmt: skip
+            f"records are whole{cut}: `tfrview repair` restores them")  # fmt: skip

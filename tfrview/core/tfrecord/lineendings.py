@@ -17,6 +17,7 @@ which is the case above.
 from __future__ import annotations
 
 import enum
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from tfrview.core.tfrecord.framing import (
     valid_header_positions,
 )
 
+_log = logging.getLogger(__name__)
 CR, LF = 0x0D, 0x0A
 _MAX_LOST = 4096  # CR bytes a record may have lost: ends beyond this are not looked for
 
@@ -66,11 +68,13 @@ class ProofBudget:
     ) -> None:
         self.deadline = time.monotonic() + seconds
         self.seconds, self.name, self.work = seconds, name, work
+        self.hit = False  # a search was stopped or not begun for the seconds
 
     def over(self) -> bool:
         return time.monotonic() > self.deadline
 
     def spent(self) -> str:
+        self.hit = True
         return f"{_BUDGET} (limits.{self.name}: the searches of this file took their {self.seconds:g} s)"
 
 
@@ -434,6 +438,7 @@ class Evidence:
     proven: int  # of them, proven whole once the conversion is undone
     restored: int  # of them, with CR bytes put back
     every_record: bool = False  # the records walked are all the file has
+    cut: str = ""  # the limit that stopped its proof searches, if one did (fewer records proven)
 
 
 HEAD_BYTES = 4 << 20  # what of a file is read to judge a conversion
@@ -453,21 +458,30 @@ def _tally(buf: bytes, records: int, whole: bool, budget: ProofBudget) -> tuple[
     return walked, proven, restored
 
 
-def detect(head: bytes, whole: bool = False, records: int = HEAD_RECORDS) -> Evidence | None:
+def detect(
+    head: bytes, whole: bool = False, records: int = HEAD_RECORDS, seconds: float = PROOF_DETECT_SECONDS
+) -> Evidence | None:
     """The line-ending conversion the first records of a file prove, if any: CR bytes put back
     that the CRCs confirm (CR LF became LF), or many more records whole once every CR LF is LF
     again than as they are (LF became CR LF). A file that only holds CR LF in its data gains
     nothing from the undo: its records that held one get it back from `walk`, no more. `whole`:
     the head is the whole file (its last record is not cut by the sample). Its searches together
-    take at most limits.PROOF_DETECT_SECONDS: naming a cause must stay quick."""
-    budget = ProofBudget(PROOF_DETECT_SECONDS, "PROOF_DETECT_SECONDS")
+    take at most `seconds` (limits.PROOF_DETECT_SECONDS): naming a cause must stay quick; when
+    they are cut, the evidence says so (`cut`), and so does the log when there is none."""
+    budget = ProofBudget(seconds, "PROOF_DETECT_SECONDS")
+
+    def cut() -> str:
+        return budget.name if budget.hit else ""
+
     walked, proven, restored = _tally(head, records, whole, budget)
     if restored and 2 * proven > walked:
-        return Evidence(Conversion.TO_LF, walked, proven, restored, whole and walked < records)
+        return Evidence(Conversion.TO_LF, walked, proven, restored, whole and walked < records, cut())
     if b"\r\n" in head:
         w2, p2, r2 = _tally(head.replace(b"\r\n", b"\n"), records, whole, budget)
         if p2 >= 2 and p2 > proven and 2 * p2 > w2:  # more records whole undone than as they are
-            return Evidence(Conversion.TO_CRLF, w2, p2, r2, whole and w2 < records)
+            return Evidence(Conversion.TO_CRLF, w2, p2, r2, whole and w2 < records, cut())
+    if budget.hit:
+        _log.info("line-ending conversion not judged: %s", budget.spent())
     return None
 
 
