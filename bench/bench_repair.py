@@ -7,7 +7,8 @@
 - line-ending conversions both ways (dos2unix: CR LF -> LF; unix2dos: LF -> CR LF) of a file of
   tf.Examples holding JPEGs of 5-500 KB and small text records: records restored against the
   records whose original bytes are provable (their lost CR bytes can be placed in at most
-  limits.PROOF_SPACE ways: beyond, the data CRC's 32 bits cannot single one placement out);
+  limits.PROOF_SPACE ways: beyond, the data CRC's 32 bits cannot single one placement out; and
+  searched in at most limits.PROOF_WORK steps);
   target: every provable record restored, nothing else written;
 - both kinds in one file, repaired by one command.
 """
@@ -23,16 +24,16 @@ import statistics
 import sys
 import tempfile
 import time
-from math import comb
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.helpers import framed  # noqa: E402
-from tfrview.core.limits import PROOF_SPACE  # noqa: E402
+from tfrview.core.limits import PROOF_SPACE, PROOF_WORK  # noqa: E402
 from tfrview.core.output.repair import repair, repair_record  # noqa: E402
 from tfrview.core.tfrecord.framing import HEADER_SIZE  # noqa: E402
+from tfrview.core.tfrecord.lineendings import search_steps, ways_within  # noqa: E402
 from tfrview.core.tfrecord.report import verify_source  # noqa: E402
 from tfrview.core.tfrecord.source import open_source, source_from_bytes  # noqa: E402
 
@@ -79,11 +80,12 @@ def repaired(data: bytes) -> tuple[list[bytes], object, float]:
 
 
 def provable(pls: list[bytes]) -> int:
-    """Records whose lost CR bytes could be put back in at most PROOF_SPACE ways."""
+    """Records whose lost CR bytes could be put back in at most PROOF_SPACE ways, searched in at
+    most PROOF_WORK steps (the limits a repair keeps)."""
     n = 0
     for p in pls:
         k, m = p.count(b"\r\n"), p.count(b"\n")
-        n += k == 0 or comb(m, k) <= PROOF_SPACE
+        n += k == 0 or (ways_within(m, k, PROOF_SPACE) is not None and search_steps(m, k) <= PROOF_WORK)
     return n
 
 

@@ -3,9 +3,10 @@
     python bench/fuzz.py --minutes 30 [--examples 2000] [--out /tmp/tfrview-fuzz]
 
 The same tests `make test` runs with a small fixed budget (tests/fuzz/), here with fresh random
-seeds round after round: framing damage, compression damage, hostile payloads in-process, the
-CLI on hostile paths, files and payloads in child processes, and remote reading against hostile
-servers on 127.0.0.1 (in-process and through the CLI, with TFRVIEW_NET_TIMEOUT=1). A failing input is saved under --out
+seeds round after round: framing damage, compression damage, hostile payloads and records that lost
+CR bytes in-process, the CLI on hostile paths, files, payloads and such records in child processes,
+and remote reading against hostile servers on 127.0.0.1 (in-process and through the CLI, with
+TFRVIEW_NET_TIMEOUT=1). A failing input is saved under --out
 and named in the report. Not a test: it prints, and exits 1 if anything was found.
 """
 
@@ -24,6 +25,9 @@ TESTS = {  # name -> (test node, share of --examples it runs per round)
     "framing": ("tests/fuzz/test_fuzz_framing.py::test_damaged_plain_files_lose_no_untouched_record", 1.0),
     "compressed": ("tests/fuzz/test_fuzz_framing.py::test_damaged_compressed_files_keep_everything_before_the_damage", 1.0),
     "payloads": ("tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits", 0.5),
+    # records that lost CR bytes in the counts that made the search explode (k close to m, k near
+    # m / 2, huge m, a length past the end): a walk within its budget that keeps the good records
+    "lineendings": ("tests/fuzz/test_fuzz_lineendings.py", 0.25),
     "cli": ("tests/fuzz/test_fuzz_cli.py", 1.0),  # runs EXAMPLES // 10 inputs through every command
     # hostile servers on 127.0.0.1 (stalling, lying about sizes, cutting bodies, ignoring Range,
     # changing between fetches): EXAMPLES // 10 in-process, EXAMPLES // 60 through the CLI
@@ -74,7 +78,8 @@ def main() -> int:
             n = max(10, int(args.examples * share))
             ok, report, seconds = run_round(name, node, n, seed, out)
             if name == "cli":
-                inputs = 2 * max(3, n // 10)  # two generated-input tests in that file
+                # the cli file's generated-input tests run n // 10 (twice) and n // 20 inputs
+                inputs = 2 * max(3, n // 10) + max(2, n // 20)
             elif name == "remote":
                 inputs = max(4, n // 10)
             elif name == "remote-cli":

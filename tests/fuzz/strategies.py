@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -178,6 +179,56 @@ def inflatable_prefix(data: bytes, wbits: int) -> bytes:
         if d.eof:
             break
     return bytes(out)
+
+
+# --- line-ending conversions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stripped:
+    data: bytes = field(repr=False)  # megabytes of LF bytes: a failure report names the ops
+    good: tuple[bytes, ...]  # payloads of the records after the stripped ones, that nothing touched
+    ops: tuple
+
+
+def stripped_record(m: int, k: int, fill: bytes, proven: bool = True, overstate: int = 0) -> bytes:
+    """A record of m LF bytes, k of them after a CR, framed, then its CR LF bytes turned to LF
+    (dos2unix): its header says k more bytes than it has. `fill` goes between the LF bytes (no
+    CR or LF in it); not `proven`: its stored CRC is another data's; `overstate`: its header
+    claims that many bytes more (past the end of the file, as a text file's would)."""
+    cr = set(range(0, m, max(1, m // k))[:k]) if k else set()
+    cr |= set(range(m - 1, -1, -1)[: k - len(cr)])
+    data = b"".join((b"\r\n" if i in cr else b"\n") + fill for i in range(m))
+    rec = frame(data)
+    if overstate:
+        rec = header(len(data) + overstate) + rec[12:]
+    if not proven:
+        rec = rec[:-4] + frame(data[::-1])[-4:]
+    return rec.replace(b"\r\n", b"\n")
+
+
+@st.composite
+def stripped_cr_files(draw) -> Stripped:
+    """Records that lost their CR bytes in the counts that once made the search explode (issues
+    25.3 and 26.2): k lost close to m LF bytes, k near m / 2, all of them lost, a huge m (a record
+    of LF bytes), headers overstating their length past the end; then good records (4,200+ bytes,
+    more than the most CR bytes looked for, with no CR LF of their own) that must all be kept."""
+    recs, ops = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        m = draw(st.one_of(st.integers(1, 60), st.integers(60, 3000), st.sampled_from([20_000, 200_000])))
+        shape = draw(st.sampled_from(["close", "half", "few", "all"]))
+        k = {"close": max(1, m - draw(st.integers(0, 4))), "half": max(1, m // 2 + draw(st.integers(-2, 2))),
+             "few": min(m, draw(st.integers(1, 4))), "all": m}[shape]  # fmt: skip
+        fill = draw(st.sampled_from([b"", b"a", b"ab"]))
+        proven = draw(st.booleans())
+        overstate = draw(st.sampled_from([0, 0, 1 << 20]))
+        recs.append(stripped_record(m, k, fill, proven, overstate))
+        ops.append((m, k, shape, len(fill), proven, overstate))
+    rnd = random.Random(draw(st.integers(0, 1 << 32)))  # big bytes drawn from a seed, not byte by byte
+    good = tuple(rnd.randbytes(rnd.randrange(4200, 5000)).replace(b"\r\n", b"\r_") for _ in range(2))
+    data = b"".join(recs) + b"".join(frame(g) for g in good)
+    keep_failing_input("stripped.bin", data)
+    return Stripped(data, good, tuple(ops))
 
 
 # --- hostile payloads --------------------------------------------------------------------------------

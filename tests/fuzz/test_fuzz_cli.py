@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 
 from tests.fuzz import hostile as H
-from tests.fuzz.strategies import EXAMPLES, damaged_files, frame, hostile_payloads
-from tests.helpers import RACCOON
+from tests.fuzz.strategies import EXAMPLES, damaged_files, frame, hostile_payloads, stripped_cr_files
+from tests.helpers import RACCOON, payloads_of
 
 RSS_BUDGET_MB = 300  # beyond the interpreter's own, whatever the input (the issue's promise)
 COMMANDS = (
@@ -153,3 +153,17 @@ def test_hostile_payloads_through_every_command(tmp_path_factory, baseline_mb, p
     path.write_bytes(frame(payload) + frame(b""))
     for command in (["verify", "--checks"], ["dump"], ["dump", "--json"], ["info"]):
         check_run([*command, str(path)], baseline_mb, [path])
+
+
+@settings(max_examples=max(2, EXAMPLES // 20), deadline=None)
+@given(stripped_cr_files())
+def test_stripped_cr_files_through_the_commands_that_search(tmp_path_factory, baseline_mb, case):
+    """Records that lost CR bytes in the counts that made the search explode: the commands that
+    reach it answer, and the repair keeps the good records after them."""
+    folder = tmp_path_factory.mktemp("s")
+    path, out = folder / "stripped.tfrecord", folder / "repaired.tfrecord"
+    path.write_bytes(case.data)
+    for command in (["info"], ["verify", "--checks", "--json"], ["repair", "-o", str(out)]):
+        check_run([*command, str(path)], baseline_mb, [path])
+    kept = payloads_of(out)
+    assert all(g in kept for g in case.good), case.ops

@@ -14,9 +14,9 @@ import time
 import pytest
 
 from tests.fuzz import hostile as H
-from tests.fuzz.strategies import frame, header
+from tests.fuzz.strategies import frame, header, stripped_record
 from tests.fuzz.test_fuzz_cli import RSS_BUDGET_MB, check_run
-from tests.helpers import RACCOON
+from tests.helpers import RACCOON, payloads_of
 from tfrview.core.tfrecord.framing import SourceError
 from tfrview.core.tfrecord.report import index_and_verify, make_report
 from tfrview.core.tfrecord.source import open_source, source_from_bytes
@@ -144,6 +144,39 @@ def test_overstated_length_with_a_valid_crc_loses_nothing():
     assert rep.records == 48 and rep.damaged_records == 1  # the 49th: header damaged, data proven
     got = [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)]
     assert got == pls
+
+
+def test_an_unproven_stripped_record_swallows_no_good_record():
+    """Found by the stripped-CR strategy at once: 20,000 LF bytes that lost 10,000 CR bytes, its
+    CRC another data's, could 'end' at the end of the file (710 lost CR bytes reach it) and took
+    the two good records after it down with it."""
+    from tfrview.core.tfrecord.lineendings import walk
+
+    good = [bytes(range(256)) * 17, b"z" * 4400]
+    data = stripped_record(20_000, 10_000, b"", proven=False) + frame(good[0]) + frame(good[1])
+    got = list(walk(data))
+    assert [w.data for w in got if w.data is not None] == good
+    assert got[0].data is None and "cannot single one out" in got[0].why
+
+
+def test_stripped_cr_searches_that_exploded(tmp_path, baseline_mb):
+    """Issues 25.3 and 26.2 through the commands that reach the search, within the RSS budget: 999
+    of 1,000 CR bytes lost (a hang), a text file whose header overstates its length past the end
+    (an internal error writing C(m, k) out), and 8 of 33 (a search over PROOF_WORK)."""
+    good = b"g" * 4300
+    files = {
+        "close": stripped_record(1000, 999, b"a") + frame(good),
+        "text": header(601_600 - 16 + 3000) + b"".join(frame(b"ab\n" * 2000) for _ in range(100))[12:],
+        "work": stripped_record(40, 1, b"a") * 2 + stripped_record(33, 8, b"a") + frame(good),
+    }
+    for name, data in files.items():
+        path = tmp_path / f"{name}.tfrecord"
+        path.write_bytes(data)
+        repair = ["repair", "-o", str(tmp_path / f"{name}.out")]
+        for command in (["info"], ["verify", "--checks", "--json"], repair):
+            code, out, err = check_run([*command, str(path)], baseline_mb, [path], timeout=60)
+            assert code in (0, 1), (name, command, err)
+        assert good in payloads_of(tmp_path / f"{name}.out") or name == "text"
 
 
 def test_a_plain_file_that_starts_like_gzip_stays_plain():

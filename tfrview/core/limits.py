@@ -173,3 +173,19 @@ MAX_BOXES_DRAWN = 2_000
 # Of those, the first this many carry their class label (2,000 labels cost the window 0.3-0.6 s a
 # repaint on a loaded machine, and overlap into noise); the image panel says so.
 MAX_BOX_LABELS_DRAWN = 200
+
+# Proof searches for lost CR bytes (core/tfrecord/lineendings.py), bounded beyond PROOF_SPACE: how
+# many placements there are says nothing of the work of finding the one that passes (k lost CR
+# bytes among m LF bytes enumerate C(m, k'-2) heads of m lookups each, k' the smaller of k and
+# m - k). A search is refused before it starts when it would take more than PROOF_WORK steps (an
+# array element looked up; ~1 s), and the searches of one file's walk stop after PROOF_SECONDS
+# (repair) or PROOF_DETECT_SECONDS (naming a file's cause for info, verify and the analysis). A
+# record not searched is left out: "proof search budget exceeded (limits.NAME)".
+PROOF_WORK = 1 << 25
+PROOF_SECONDS = 60.0
+PROOF_DETECT_SECONDS = 5.0
+# Naming causes (core/tfrecord/forensics.py): the bytes of damaged records searched for one flipped
+# bit a file, all together (each MB costs 0.1-0.5 s): CAUSE_RECORDS records of up to 16 MB were up to
+# 1 GiB, minutes of `verify`. The record that crosses it is searched whole (so at most 4 + 16 MB);
+# past it, the next damaged record's cause says the limit. `tfrview repair` searches every record.
+CAUSE_SEARCH_BYTES = 4 << 20

@@ -14,8 +14,6 @@ import numpy as np
 
 from tfrview.core.tfrecord.framing import crc32c_function
 
-LEVELS = 27  # z^(2^i) for i < LEVELS: shifts up to 128 MiB, beyond any record searched
-
 
 @cache
 def byte_table() -> np.ndarray:
@@ -28,6 +26,24 @@ def byte_table() -> np.ndarray:
 def z(v: np.ndarray) -> np.ndarray:
     """One zero byte's move of CRC registers."""
     return byte_table()[v & 0xFF] ^ (v >> np.uint32(8))
+
+
+@cache
+def _low_byte_of() -> np.ndarray:
+    """The byte x whose table entry T[x] has a given top byte (a bijection for CRC-32C's table)."""
+    top = byte_table() >> np.uint32(24)
+    out = np.zeros(256, dtype=np.uint32)
+    out[top] = np.arange(256, dtype=np.uint32)
+    if len(set(top.tolist())) != 256:
+        raise AssertionError("CRC table: top bytes are not a bijection")
+    return out
+
+
+def z_inverse(v: np.ndarray) -> np.ndarray:
+    """The register one zero byte moved to v: z's inverse (a CR byte taken out instead of put in).
+    z(u) = T[u & 0xff] ^ u >> 8, whose top byte is T[u & 0xff]'s alone."""
+    x = _low_byte_of()[v >> np.uint32(24)]
+    return ((v ^ byte_table()[x]) << np.uint32(8)) | x
 
 
 def apply(v: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -53,10 +69,13 @@ def z_power(q: int) -> np.ndarray:
 
 
 def shift(v: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """z^q[i](v[i]) for every i: each register carried past its own number of zero bytes."""
+    """z^q[i](v[i]) for every i: each register carried past its own number of zero bytes (as many
+    powers of two as the largest q needs: a fixed count would leave longer shifts short)."""
     v = v.astype(np.uint32).copy()
     q = np.asarray(q, dtype=np.int64)
-    for i in range(LEVELS):
+    if q.size and int(q.min()) < 0:
+        raise ValueError("shift: a negative number of zero bytes")
+    for i in range(int(q.max()).bit_length() if q.size else 0):
         sel = ((q >> i) & 1).astype(bool)
         if sel.any():
             v[sel] = apply(v[sel], z_power(1 << i))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS
+from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
 from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
@@ -62,6 +62,21 @@ def _zero_run(data: bytes, block: int = 512) -> tuple[int, int] | None:
     return best
 
 
+def _zeros_to_end(source: Source, start: int) -> bool:
+    """Whether the bytes from start to the end of the file (CAUSE_BYTES of them at most) are all
+    zeros, read in chunks growing from 4 KB that stop at the first other byte: a file with
+    thousands of records cut short reads a few KB for each, not CAUSE_BYTES (once ~100 s for 9 MB)."""
+    end = min(source.file_size, start + CAUSE_BYTES)
+    pos, step = start, 4 << 10
+    while pos < end:
+        chunk = source.read(pos, min(step, end - pos))
+        if not chunk or chunk.strip(b"\x00"):
+            return False
+        pos += len(chunk)
+        step = min(step * 4, 4 << 20)
+    return pos > start
+
+
 def _header_follows(source: Source, pos: int) -> bool:
     """Whether a whole record starts at pos (both CRCs)."""
     from tfrview.core.tfrecord.index import data_crc_ok
@@ -93,23 +108,31 @@ def _size_cause(size: int) -> str:
 
 def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> list[Problem]:
     """The problems, each with its cause where the bytes show one (at most CAUSE_RECORDS damaged
-    records are examined a file: limits.py)."""
+    records a file are examined, and none once CAUSE_SEARCH_BYTES of them were searched: limits.py;
+    the first record left unexamined for the bytes says so)."""
     if source.compression != "none":
         return problems
     out = []
-    examined = 0
+    examined = searched = 0
+    said = False
     for p in problems:
         cause = ""
         if p.kind is ProblemKind.BAD_DATA_CRC and p.record is not None and examined < CAUSE_RECORDS:
-            examined += 1
-            cause = _record_cause(source, int(offsets[p.record]), int(lengths[p.record]))
+            length = int(lengths[p.record])
+            if searched < CAUSE_SEARCH_BYTES:  # the record that crosses it is searched whole
+                examined += 1
+                searched += length
+                cause = _record_cause(source, int(offsets[p.record]), length)
+            elif not said:
+                said = True
+                cause = (f"not examined for a cause: the damaged records before it took the "
+                         f"{human_bytes(CAUSE_SEARCH_BYTES)} searched a file (limits.CAUSE_SEARCH_BYTES)")  # fmt: skip
         elif p.kind is ProblemKind.TRUNCATED and _header_follows(source, p.offset + p.length):
             cause = (f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
                      "(a cut copy with another appended, or a download resumed from the wrong place)")  # fmt: skip
         elif p.kind is ProblemKind.TRUNCATED:
-            rest = source.read(p.offset, min(CAUSE_BYTES, source.file_size - p.offset))
             cause = _size_cause(source.file_size)
-            if not cause and _all_zero(rest[HEADER_SIZE:]):
+            if not cause and _zeros_to_end(source, p.offset + HEADER_SIZE):
                 cause = "the rest of the file is zeros: space set aside and never written (a copy cut short)"
         elif p.kind in (ProblemKind.UNREADABLE_BYTES, ProblemKind.TRAILING_BYTES) and p.length:
             region = source.read(p.offset, min(p.length, CAUSE_BYTES))
@@ -140,5 +163,6 @@ def file_cause(source: Source, problems: list[Problem]) -> str:
         else "CR bytes put back where the CRCs prove them"
     )
     which = f"its {ev.walked:,}" if ev.every_record else f"the first {ev.walked:,}"
+    cut = f" (proof searches stopped at limits.{ev.cut}: more may be)" if ev.cut else ""
     return (f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
-            "records are whole: `tfrview repair` restores them")  # fmt: skip
+            f"records are whole{cut}: `tfrview repair` restores them")  # fmt: skip
