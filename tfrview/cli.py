@@ -199,7 +199,8 @@ def _label_map_for_checks(args, paths):
 
     notes: list[str] = []
     lm_path = Path(args.label_map) if args.label_map else find_label_map(paths, notes)
-    for note in notes if not args.json and not args.quiet else ():
+    quiet = getattr(args, "json", False) or getattr(args, "quiet", False)  # export has neither flag
+    for note in notes if not quiet else ():
         print(f"tfrview: {one_line(note)}", file=sys.stderr)
     label_map = load_label_map(lm_path) if lm_path else None
     return (label_map, lm_path) if label_map else (None, None)
