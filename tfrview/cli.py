@@ -150,11 +150,26 @@ def cmd_verify(args) -> int:
         entries[at] = rep.to_json()
         if not args.json:
             _print_verify(rep, args.quiet)
+    gaps = _missing_entries(paths)
+    for entry in gaps:
+        entries.append(entry)
+        if not args.json:
+            print(f"{one_line(entry['path'])}: MISSING  1 problem")
+            print(f"  missing_shard: {entry['problems'][0]['message']}")
     if args.json:
         print(json.dumps({"files": entries}))
     if errors:
         return 2
-    return 0 if all(r.ok for r in reports) else 1
+    return 0 if all(r.ok for r in reports) and not gaps else 1
+
+
+def _missing_entries(paths) -> list[dict]:
+    """A `verify`/`info` entry for each shard a `-of-N` set names that is not there: a problem of
+    kind missing_shard, named by the file expected (an incomplete upload is never 'clean')."""
+    from tfrview.core.tfrecord.dataset import missing_shard_paths, missing_shard_problem
+
+    return [{"path": str(p), "ok": False, "missing": True, "records": 0, "damaged_records": 0,
+             "problems": [missing_shard_problem(p).to_json()]} for p in missing_shard_paths(paths)]  # fmt: skip
 
 
 def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None = None) -> list:
@@ -299,6 +314,11 @@ def cmd_info(args) -> int:
         out.append(info)
         if not args.json:
             _print_info(info, r, framing)
+    for entry in _missing_entries(paths):
+        out.append(entry)
+        if not args.json:
+            print(one_line(entry["path"]))
+            print(f"  problem       {entry['problems'][0]['message']}")
     if args.json:
         print(json.dumps({"files": out}))
     return 2 if errors else 0
@@ -433,9 +453,10 @@ def cmd_dump(args) -> int:
     elif args.message:
         raise TfrviewError("--message needs --proto FILE (a descriptor set or a .proto file)")
     with Dataset.open(args.paths) as ds:
-        errs = [f.error for f in ds.files if f.error]
-        for e in errs:
-            print(f"tfrview: {one_line(e)}", file=sys.stderr)
+        errs = [f.error for f in ds.files if f.error and not f.missing]
+        for f in ds.files:
+            if f.error:  # a missing shard is a problem (exit 1), a file that cannot be read an error (2)
+                print(f"tfrview: {one_line(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
         for _ in ds.scan():
             pass
         rng = parse_range(args.records, ds.count)
@@ -475,7 +496,7 @@ def cmd_dump(args) -> int:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        problems = ds.problems()
+        problems = ds.problems() + [f for f in ds.files if f.missing]
     return 2 if errs else (1 if problems else 0)
 
 

@@ -124,3 +124,17 @@ class Driver:
     def shown_records(self) -> list[int]:
         m = self.window.model
         return [m.record_number(r) for r in range(m.rowCount())]
+
+    # the Problems and Shards panels --------------------------------------------------------------------
+
+    def problems_shown(self) -> list[tuple[str, str, str]]:
+        """(kind, file, message) of every problem the Problems panel shows, in its order."""
+        m = self.window.problems
+        m.flush()
+        return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message) for r in m.leaves()]
+
+    def shard_rows(self) -> list[dict[str, str]]:
+        """The Shards panel's rows as the person reads them: column name -> text."""
+        self.window.shards_panel.refresh()
+        s = self.window.shards_panel.model
+        return [{c: s.data(s.index(r, i)) for i, c in enumerate(s.columns)} for r in range(s.rowCount())]
