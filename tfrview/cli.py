@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from tfrview.core.tfrecord.framing import TfrviewError, one_line
-from tfrview.core.tfrecord.index import DAMAGED
 from tfrview.core.units import human_bytes
 
 from . import __version__
@@ -112,6 +111,7 @@ def cmd_verify(args) -> int:
     from tfrview.core.analysis import merge, plan
     from tfrview.core.records.labelmap import label_map_fits
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
     failed, paths = name_files(args.paths)
@@ -145,7 +145,7 @@ def cmd_verify(args) -> int:
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
             continue
         rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                         sort_problems(analysis.problems(fi)), r.cause)  # fmt: skip
+                         sort_problems(analysis.problems(fi)), r.cause, int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
         reports.append(rep)
         entries[at] = rep.to_json()
         if not args.json:
@@ -239,7 +239,9 @@ def _print_verify(rep, quiet: bool) -> None:
     n = len(rep.problems)
     print(
         f"{one_line(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
-        f"{rep.damaged_records:,} damaged, compression {rep.compression}"
+        f"{rep.damaged_records:,} damaged, "
+        + (f"{rep.unverified_records:,} unverified, " if rep.unverified_records else "")
+        + f"compression {rep.compression}"
     )
     if rep.cause:
         print(f"  cause: {rep.cause}")
@@ -443,7 +445,7 @@ def parse_range(text: str | None, count: int) -> range:
 def cmd_dump(args) -> int:
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.index import data_crc_ok
+    from tfrview.core.tfrecord.report import DECODED_AS_IS, record_status
 
     schema = None
     if args.proto:
@@ -457,15 +459,13 @@ def cmd_dump(args) -> int:
         for f in ds.files:
             if f.error:  # a missing shard is a problem (exit 1), a file that cannot be read an error (2)
                 print(f"tfrview: {one_line(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
-        for _ in ds.scan():
-            pass
+        ds.frame_and_verify()  # verify's framing and numbering: every record it frames is dumped
         rng = parse_range(args.records, ds.count)
         out = sys.stdout
         try:
             for n in rng:
                 f, k, off, ln = ds.record_span(n)
-                crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
-                status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
+                status = record_status(int(f.index.status[k]))
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
                 named = decode_with(p.raw, schema) if schema is not None and p.full_size is None else None
                 if named is not None:  # the person's schema: field names, not numbers
@@ -486,6 +486,7 @@ def cmd_dump(args) -> int:
                         d["file"] = str(f.path)
                     if status != "ok":
                         d["status"] = status
+                        d["note"] = DECODED_AS_IS[status]
                     out.write(json.dumps(d) + "\n")
                 else:
                     out.write(
@@ -504,8 +505,11 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
     from tfrview.core.records.textfmt import format_payload
 
     where = f"  file {one_line(str(path))}" if path else ""
+    from tfrview.core.tfrecord.report import DECODED_AS_IS
+
     head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
-    return head + format_payload(p, max_values, indent="  ") + "\n"
+    note = f"  ({DECODED_AS_IS[status]})\n" if status != "ok" else ""
+    return head + note + format_payload(p, max_values, indent="  ") + "\n"
 
 
 # --- index --------------------------------------------------------------------------------------------
@@ -579,15 +583,20 @@ def cmd_salvage(args) -> int:
 
     out = Path(args.output)
     with _verified_input(args) as (src, idx, rep):
-        res = salvage(src, idx, out, args.compression)
+        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified)
     print(
         f"{one_line(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
+        + (_kept_unverified(res.unverified) if res.unverified else "")
     )
     for p in rep.problems:
         print(f"  {p.kind}: {p.message}")
     return 0
+
+
+def _kept_unverified(n: int) -> str:
+    return f"; {n} unverified record{'s' if n != 1 else ''} kept (the input lost its data CRC; written with a CRC computed now)"
 
 
 def cmd_repair(args) -> int:
@@ -601,7 +610,8 @@ def cmd_repair(args) -> int:
     if args.json:
         print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
                           "damaged_regions": res.damaged_regions,
-                          "repaired": [{"record": r.record, "how": r.how} for r in res.repaired],
+                          "repaired": [{"record": r.record, "how": r.how, **({"offset": r.offset} if r.record is None else {})}
+                                       for r in res.repaired],
                           "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
         return 0
     print(f"{one_line(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
@@ -610,9 +620,9 @@ def cmd_repair(args) -> int:
     if res.file_fix:
         print(f"  repaired the file: {res.file_fix}")
     for r in res.repaired:
-        print(f"  repaired record {r.record}: {r.how}")
+        print(f"  repaired {r.where}: {r.how}")
     for k, why in res.dropped[:50]:
-        print(f"  left out record {k}: {why}")
+        print(f"  left out {f'record {k}' if k is not None else 'a record'}: {why}")
     if len(res.dropped) > 50:
         print(f"  ... and {len(res.dropped) - 50} more left out (use --json for all)")
     return 0
@@ -790,6 +800,9 @@ def build_parser() -> argparse.ArgumentParser:
             "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
             "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n")  # fmt: skip
     _add_new_file_args(p)
+    p.add_argument("--keep-unverified", action="store_true",
+                   help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
+                        "inside it): nothing proves its bytes")  # fmt: skip
     p.set_defaults(func=cmd_salvage)
 
     p = add("repair", "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",

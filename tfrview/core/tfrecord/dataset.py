@@ -292,6 +292,18 @@ class Dataset:
             f.index.apply(chunk)
             yield fi, chunk
 
+    def frame_and_verify(self) -> None:
+        """Every open file framed and verified as `tfrview verify` does it (`index_and_verify`, with
+        its second framing where a header swallowed whole records): the one record numbering that
+        `dump`, `salvage`, `repair` and the reports share. Every CRC is read."""
+        from tfrview.core.tfrecord.report import index_and_verify, sort_problems
+
+        for f in self.files:
+            if f.source is not None:
+                idx, found = index_and_verify(f.source)
+                idx.problems[:] = sort_problems(list(idx.problems) + found)
+                f.index = idx
+
     def problems(self) -> list[tuple[int, Problem]]:
         return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]
 
