@@ -651,7 +651,8 @@ def cmd_export(args) -> int:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
     res = write_parquet(merge(results), out, images=args.images)
     print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
-          + (f", {res.images:,} images" if args.images else ""))  # fmt: skip
+          + (f", {res.images:,} images" if args.images else "")
+          + (f"; {res.file_problems:,} problems of no record as rows with a null record" if res.file_problems else ""))  # fmt: skip
     return 2 if unreadable else 0
 
 
