@@ -138,3 +138,20 @@ class Driver:
         self.window.shards_panel.refresh()
         s = self.window.shards_panel.model
         return [{c: s.data(s.index(r, i)) for i, c in enumerate(s.columns)} for r in range(s.rowCount())]
+
+    def table_records(self) -> list[tuple[int, int, str]]:
+        """(record number, offset, status word) of every row the record table shows; status words:
+        ok, unverified, bad_data_crc, bad_header, bad_both."""
+        m = self.window.model
+        out = []
+        for r in range(m.rowCount()):
+            n = m.record_number(r)
+            f, _, off, _ = self.window.ds.record_span(n)
+            out.append((n, off, m.status_of(n)))
+        return out
+
+    def problem_records(self) -> list[tuple[str, str, str, int | None]]:
+        """(kind, file, message, record number) of every problem the Problems panel shows."""
+        m = self.window.problems
+        m.flush()
+        return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message, r.record) for r in m.leaves()]

@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self._restore()
         s.index_progressed.connect(self._on_progress)
         s.problem_found.connect(self._on_problem)
+        s.file_reframed.connect(self._on_reframed)
         s.cause_found.connect(self.problems.set_cause)
         s.file_cause_found.connect(self._on_file_cause)
         s.file_failed.connect(self._on_file_error)
@@ -472,6 +473,22 @@ class MainWindow(QMainWindow):
         self.problems.add(ProblemRow(fi, record, target, problem, after))
         self._show_problems_once()
         self._update_problem_counts()
+
+    @Slot(int, object)
+    def _on_reframed(self, fi: int, index) -> None:
+        """A file framed again as `index_and_verify` frames it (records a header swallowed, records a
+        line-ending conversion cut short): its index swapped in here, on the UI thread; the rows and
+        the framing problems of it and the files after it (their numbers moved) are made again."""
+        from tfrview.core.tfrecord.framing import FRAMING_KINDS
+
+        self.ds.files[fi].index = index
+        file_level = {ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD}
+        self.problems.remove_rows(lambda r: r.file_no >= fi and r.problem.kind in FRAMING_KINDS - file_level)
+        self.model.forget_problems(fi)
+        self.model.set_page(self.model.page_start)
+        for fj in range(fi, len(self.ds.files)):
+            for p in self.ds.files[fj].index.problems:
+                self._on_problem(fj, p)
 
     @Slot(int, str)
     def _on_file_cause(self, fi: int, text: str) -> None:

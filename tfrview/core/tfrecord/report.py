@@ -111,6 +111,28 @@ def index_and_verify(
     return idx, found
 
 
+def reframing_needed(source: Source, idx: RecordIndex) -> bool:
+    """Would `index_and_verify` frame this verified index (a scan, then `verify`, as the window runs
+    them) otherwise? When a header swallowed whole records, an 8-byte record passed by coincidence,
+    or a line-ending conversion cut records short. Then the window takes `index_and_verify`'s
+    framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
+    from tfrview.core.tfrecord.framing import ProblemKind
+    from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, coincidence_splits
+
+    problems = list(idx.problems)
+    if not problems:
+        return False
+    st = idx.status
+    for p in problems:  # verify found whole records inside a damaged one (overstated_split)
+        k = p.record
+        if p.kind == ProblemKind.BAD_LENGTH_CRC and k is not None and k < idx.count and st[k] & BAD_DATA_CRC \
+                and not st[k] & BAD_LENGTH_CRC:  # fmt: skip
+            return True
+    if coincidence_splits(source, idx, problems):
+        return True
+    return bool(line_ending_splits(source, idx))
+
+
 def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int, int]]:
     """Where a file whose CR LF bytes became LF (proven by `lineendings`) holds records the framing
     missed or framed over the next one (a record that lost CR bytes is shorter than its header says,
