@@ -34,7 +34,7 @@ from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 6  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 7  # bump when what is stored changes: old entries are then simply not found (7: cut records are rows)
 
 
 def analysis_dir() -> Path:
