@@ -142,7 +142,7 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES
     from tfrview.core.tfrecord.framing import OVERHEAD
     from tfrview.core.tfrecord.index import SPLIT_CUT
-    from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, walk
+    from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, spans
 
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
         return {}
@@ -150,8 +150,8 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     if ev is None or ev.conversion is not Conversion.TO_LF:
         return {}
     ends = {int(o): int(o) + int(n) + OVERHEAD for o, n in zip(idx.offsets, idx.lengths, strict=True)}
-    return {w.start: (w.end, SPLIT_CUT) for w in walk(source.read(0, source.file_size))
-            if w.framed and ends.get(w.start) != w.end}  # fmt: skip
+    return {start: (end, SPLIT_CUT) for start, end, framed in spans(source.read(0, source.file_size))
+            if framed and ends.get(start) != end}  # fmt: skip
 
 
 def sort_problems(problems) -> tuple[Problem, ...]:
