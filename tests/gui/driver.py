@@ -155,3 +155,13 @@ class Driver:
         m = self.window.problems
         m.flush()
         return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message, r.record) for r in m.leaves()]
+
+    def record_note(self, n: int, timeout: int = 10000) -> str:
+        """Show record n and give what the feature tree says above its features ('' if nothing):
+        why a record that did not pass its CRCs is shown as its bytes stand."""
+        w = self.window
+        w.select_record(n)
+        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
+                             timeout=timeout)  # fmt: skip
+        top = w.tree.topLevelItem(0)
+        return top.text(3) if top is not None and top.text(0) == "⚠" else ""

@@ -53,3 +53,5 @@ def test_the_window_numbers_records_as_verify_and_dump_do(qtbot, open_window, tm
                    zip(rows, dumped, strict=True))  # fmt: skip
         targets = sorted({r for _, _, _, r in d.problem_records() if r is not None})
         assert targets == bad
+        if path is cut:  # shown as its bytes stand, and said so
+            assert "all there" in d.record_note(0) and "unverified" in d.record_note(0)
