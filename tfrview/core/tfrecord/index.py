@@ -276,7 +276,8 @@ def scan(
             claimed = _claimed_length(st, pos)
             if whole == SPLIT_CUT and nxt - pos >= OVERHEAD:  # e.g. a record that lost CR bytes (lineendings)
                 rec = b.add_one(pos, nxt - pos - OVERHEAD, CUT_SHORT | BAD_LENGTH_CRC | BAD_DATA_CRC)
-                b.problems.append(_cut_short(pos, claimed, nxt - pos, nxt, rec))
+                at_end = st.random_access and nxt >= st.size
+                b.problems.append(_cut_short(pos, claimed, nxt - pos, None if at_end else nxt, rec))
             elif whole == True:  # noqa: E712 (SPLIT_CUT is truthy too)
                 rec = b.add_one(pos, nxt - pos - OVERHEAD, BAD_LENGTH_CRC)
                 b.problems.append(_overstated(pos, rec, claimed, nxt - pos - OVERHEAD))
