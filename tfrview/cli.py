@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from tfrview.core.tfrecord.framing import TfrviewError, one_line
-from tfrview.core.tfrecord.index import DAMAGED
 from tfrview.core.units import human_bytes
 
 from . import __version__
@@ -112,6 +111,7 @@ def cmd_verify(args) -> int:
     from tfrview.core.analysis import merge, plan
     from tfrview.core.records.labelmap import label_map_fits
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
     failed, paths = name_files(args.paths)
@@ -145,16 +145,31 @@ def cmd_verify(args) -> int:
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
             continue
         rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                         sort_problems(analysis.problems(fi)), r.cause)  # fmt: skip
+                         sort_problems(analysis.problems(fi)), r.cause, int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
         reports.append(rep)
         entries[at] = rep.to_json()
         if not args.json:
             _print_verify(rep, args.quiet)
+    gaps = _missing_entries(paths)
+    for entry in gaps:
+        entries.append(entry)
+        if not args.json:
+            print(f"{one_line(entry['path'])}: MISSING  1 problem")
+            print(f"  missing_shard: {entry['problems'][0]['message']}")
     if args.json:
         print(json.dumps({"files": entries}))
     if errors:
         return 2
-    return 0 if all(r.ok for r in reports) else 1
+    return 0 if all(r.ok for r in reports) and not gaps else 1
+
+
+def _missing_entries(paths) -> list[dict]:
+    """A `verify`/`info` entry for each shard a `-of-N` set names that is not there: a problem of
+    kind missing_shard, named by the file expected (an incomplete upload is never 'clean')."""
+    from tfrview.core.tfrecord.dataset import missing_shard_paths, missing_shard_problem
+
+    return [{"path": str(p), "ok": False, "missing": True, "records": 0, "damaged_records": 0,
+             "problems": [missing_shard_problem(p).to_json()]} for p in missing_shard_paths(paths)]  # fmt: skip
 
 
 def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None = None) -> list:
@@ -228,7 +243,9 @@ def _print_verify(rep, quiet: bool) -> None:
     n = len(rep.problems)
     print(
         f"{one_line(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
-        f"{rep.damaged_records:,} damaged, compression {rep.compression}"
+        f"{rep.damaged_records:,} damaged, "
+        + (f"{rep.unverified_records:,} unverified, " if rep.unverified_records else "")
+        + f"compression {rep.compression}"
     )
     if rep.cause:
         print(f"  cause: {rep.cause}")
@@ -303,6 +320,11 @@ def cmd_info(args) -> int:
         out.append(info)
         if not args.json:
             _print_info(info, r, framing)
+    for entry in _missing_entries(paths):
+        out.append(entry)
+        if not args.json:
+            print(one_line(entry["path"]))
+            print(f"  problem       {entry['problems'][0]['message']}")
     if args.json:
         print(json.dumps({"files": out}))
     return 2 if errors else 0
@@ -427,7 +449,7 @@ def parse_range(text: str | None, count: int) -> range:
 def cmd_dump(args) -> int:
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.index import data_crc_ok
+    from tfrview.core.tfrecord.report import DECODED_AS_IS, record_status
 
     schema = None
     if args.proto:
@@ -437,18 +459,17 @@ def cmd_dump(args) -> int:
     elif args.message:
         raise TfrviewError("--message needs --proto FILE (a descriptor set or a .proto file)")
     with Dataset.open(args.paths) as ds:
-        errs = [f.error for f in ds.files if f.error]
-        for e in errs:
-            print(f"tfrview: {one_line(e)}", file=sys.stderr)
-        for _ in ds.scan():
-            pass
+        errs = [f.error for f in ds.files if f.error and not f.missing]
+        for f in ds.files:
+            if f.error:  # a missing shard is a problem (exit 1), a file that cannot be read an error (2)
+                print(f"tfrview: {one_line(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
+        ds.frame_and_verify()  # verify's framing and numbering: every record it frames is dumped
         rng = parse_range(args.records, ds.count)
         out = sys.stdout
         try:
             for n in rng:
                 f, k, off, ln = ds.record_span(n)
-                crc_ok = data_crc_ok(f.source, off, ln)  # streamed: a record of gigabytes is fine
-                status = "ok" if crc_ok and not f.index.status[k] & DAMAGED else "damaged"
+                status = record_status(int(f.index.status[k]))
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
                 cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
                 named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
@@ -473,6 +494,7 @@ def cmd_dump(args) -> int:
                         d["file"] = str(f.path)
                     if status != "ok":
                         d["status"] = status
+                        d["note"] = DECODED_AS_IS[status]
                     out.write(json.dumps(d) + "\n")
                 else:
                     out.write(
@@ -483,7 +505,7 @@ def cmd_dump(args) -> int:
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        problems = ds.problems()
+        problems = ds.problems() + [f for f in ds.files if f.missing]
     return 2 if errs else (1 if problems else 0)
 
 
@@ -491,8 +513,11 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
     from tfrview.core.records.textfmt import format_payload
 
     where = f"  file {one_line(str(path))}" if path else ""
+    from tfrview.core.tfrecord.report import DECODED_AS_IS
+
     head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
-    return head + format_payload(p, max_values, indent="  ") + "\n"
+    note = f"  ({DECODED_AS_IS[status]})\n" if status != "ok" else ""
+    return head + note + format_payload(p, max_values, indent="  ") + "\n"
 
 
 # --- index --------------------------------------------------------------------------------------------
@@ -566,15 +591,20 @@ def cmd_salvage(args) -> int:
 
     out = Path(args.output)
     with _verified_input(args) as (src, idx, rep):
-        res = salvage(src, idx, out, args.compression)
+        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified)
     print(
         f"{one_line(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
+        + (_kept_unverified(res.unverified) if res.unverified else "")
     )
     for p in rep.problems:
         print(f"  {p.kind}: {p.message}")
     return 0
+
+
+def _kept_unverified(n: int) -> str:
+    return f"; {n} unverified record{'s' if n != 1 else ''} kept (the input lost its data CRC; written with a CRC computed now)"
 
 
 def cmd_repair(args) -> int:
@@ -588,7 +618,8 @@ def cmd_repair(args) -> int:
     if args.json:
         print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
                           "damaged_regions": res.damaged_regions,
-                          "repaired": [{"record": r.record, "how": r.how} for r in res.repaired],
+                          "repaired": [{"record": r.record, "how": r.how, **({"offset": r.offset} if r.record is None else {})}
+                                       for r in res.repaired],
                           "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
         return 0
     print(f"{one_line(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
@@ -597,9 +628,9 @@ def cmd_repair(args) -> int:
     if res.file_fix:
         print(f"  repaired the file: {res.file_fix}")
     for r in res.repaired:
-        print(f"  repaired record {r.record}: {r.how}")
+        print(f"  repaired {r.where}: {r.how}")
     for k, why in res.dropped[:50]:
-        print(f"  left out record {k}: {why}")
+        print(f"  left out {f'record {k}' if k is not None else 'a record'}: {why}")
     if len(res.dropped) > 50:
         print(f"  ... and {len(res.dropped) - 50} more left out (use --json for all)")
     return 0
@@ -628,7 +659,8 @@ def cmd_export(args) -> int:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
     res = write_parquet(merge(results), out, images=args.images)
     print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
-          + (f", {res.images:,} images" if args.images else ""))  # fmt: skip
+          + (f", {res.images:,} images" if args.images else "")
+          + (f"; {res.file_problems:,} problems of no record as rows with a null record" if res.file_problems else ""))  # fmt: skip
     return 2 if unreadable else 0
 
 
@@ -784,6 +816,9 @@ def build_parser() -> argparse.ArgumentParser:
             "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
             "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n")  # fmt: skip
     _add_new_file_args(p)
+    p.add_argument("--keep-unverified", action="store_true",
+                   help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
+                        "inside it): nothing proves its bytes")  # fmt: skip
     p.set_defaults(func=cmd_salvage)
 
     p = add("repair", "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",

@@ -244,7 +244,7 @@ def build_demo(directory: Path | None = None) -> list[Path]:
     bad[20] ^= 0xFF  # a flipped data byte: bad data CRC
     recs1[1] = bytes(bad)
     blob = b"".join(recs1[:6]) + b"\xde\xad\xbe\xef" * 16 + b"".join(recs1[6:])  # garbage between records
-    blob += encode_record(b"this record was cut off by a crash" * 4)[:60]  # truncated tail
+    blob += encode_record(b"this record was cut off by a crash" * 4)[:14]  # truncated in its header's reach: no row
     atomic_write_bytes(d / "demo_label_map.pbtxt", LABEL_MAP.encode())
     atomic_write_bytes(paths[0], b"".join(encode_record(p) for p in shard0))
     atomic_write_bytes(paths[1], blob)

@@ -49,7 +49,7 @@ def test_bit_flipped_gzip_keeps_records_before_the_damage():
     assert src.compression == "gzip"
     assert any(p.kind == "decompression_error" for p in idx.problems)
     got = read_all(src, idx)
-    bad = {p.record for p in vp}
+    bad = {p.record for p in vp + idx.problems}  # a record cut short by the damage is a damaged row too
     assert len(got) > 10
     assert [g for i, g in enumerate(got) if i not in bad] == [
         p for i, p in enumerate(PL[: len(got)]) if i not in bad

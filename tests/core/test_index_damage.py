@@ -66,16 +66,21 @@ def test_truncated_inside_header():
 
 
 def test_truncated_inside_data():
-    src, idx, _ = index_bytes(GOOD[: OFF[9] + 20])
-    assert problem_tuples(idx.problems) == [("truncated", OFF[9], 20, None)]
-    assert "truncated record at" in idx.problems[0].message
-    assert read_all(src, idx) == PL[:9]
+    # Issue 18.3: a record cut short is a damaged row (its bytes as they stand), not a gap
+    src, idx, vp = index_bytes(GOOD[: OFF[9] + 20])
+    assert problem_tuples(idx.problems) == [("truncated", OFF[9], 20, 9)]
+    assert "truncated record at" in idx.problems[0].message and "record 9, damaged" in idx.problems[0].message
+    assert read_all(src, idx)[:9] == PL[:9] and idx.count == 10 and vp == []
+    assert statuses(idx)[9] & BAD_DATA_CRC and int(idx.lengths[9]) == 4
 
 
 def test_truncated_inside_footer():
+    # Issue 18.3: record 9's data is all there (the 2 CRC bytes left agree with it): a record, unverified
+    from tfrview.core.tfrecord.index import CRC_CUT
+
     src, idx, _ = index_bytes(GOOD[: OFF[10] - 2])
-    assert problem_tuples(idx.problems) == [("truncated", OFF[9], OFF[10] - 2 - OFF[9], None)]
-    assert read_all(src, idx) == PL[:9]
+    assert problem_tuples(idx.problems) == [("truncated", OFF[9], OFF[10] - 2 - OFF[9], 9)]
+    assert read_all(src, idx) == PL and statuses(idx)[9] == CRC_CUT
 
 
 def test_zero_run_across_record_boundaries():
@@ -118,17 +123,18 @@ def test_huge_length_with_valid_crc_at_the_end():
     head = struct.pack("<QI", 2**60, length_crc(2**60))
     data = GOOD + head + b"x" * 40
     src, idx, _ = index_bytes(data)
-    assert problem_tuples(idx.problems) == [("truncated", OFF[10], 52, None)]
+    assert problem_tuples(idx.problems) == [("truncated", OFF[10], 52, 10)]
     assert str(2**60) in idx.problems[0].message
-    assert read_all(src, idx) == PL
+    assert read_all(src, idx)[:10] == PL and statuses(idx)[10] & BAD_DATA_CRC
 
 
 def test_truncated_record_followed_by_more_records():
     # A file cut inside record 4 with the rest of another copy appended.
     data = GOOD[: OFF[4] + 20] + GOOD[OFF[6] :]
-    src, idx, _ = index_bytes(data)
-    assert problem_tuples(idx.problems) == [("truncated", OFF[4], 20, None)]
-    assert read_all(src, idx) == PL[:4] + PL[6:]
+    src, idx, vp = index_bytes(data)
+    assert problem_tuples(idx.problems) == [("truncated", OFF[4], 20, 4)]  # record 4, framed short
+    assert read_all(src, idx) == PL[:4] + [PL[4][:4]] + PL[6:] and vp == []
+    assert [s & BAD_DATA_CRC != 0 for s in statuses(idx)] == [False] * 4 + [True] + [False] * 4
 
 
 def test_empty_file_is_valid_and_empty():

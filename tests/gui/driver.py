@@ -173,3 +173,44 @@ class Driver:
     def shown_records(self) -> list[int]:
         m = self.window.model
         return [m.record_number(r) for r in range(m.rowCount())]
+
+    # the Problems and Shards panels --------------------------------------------------------------------
+
+    def problems_shown(self) -> list[tuple[str, str, str]]:
+        """(kind, file, message) of every problem the Problems panel shows, in its order."""
+        m = self.window.problems
+        m.flush()
+        return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message) for r in m.leaves()]
+
+    def shard_rows(self) -> list[dict[str, str]]:
+        """The Shards panel's rows as the person reads them: column name -> text."""
+        self.window.shards_panel.refresh()
+        s = self.window.shards_panel.model
+        return [{c: s.data(s.index(r, i)) for i, c in enumerate(s.columns)} for r in range(s.rowCount())]
+
+    def table_records(self) -> list[tuple[int, int, str]]:
+        """(record number, offset, status word) of every row the record table shows; status words:
+        ok, unverified, bad_data_crc, bad_header, bad_both."""
+        m = self.window.model
+        out = []
+        for r in range(m.rowCount()):
+            n = m.record_number(r)
+            f, _, off, _ = self.window.ds.record_span(n)
+            out.append((n, off, m.status_of(n)))
+        return out
+
+    def problem_records(self) -> list[tuple[str, str, str, int | None]]:
+        """(kind, file, message, record number) of every problem the Problems panel shows."""
+        m = self.window.problems
+        m.flush()
+        return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message, r.record) for r in m.leaves()]
+
+    def record_note(self, n: int, timeout: int = 10000) -> str:
+        """Show record n and give what the feature tree says above its features ('' if nothing):
+        why a record that did not pass its CRCs is shown as its bytes stand."""
+        w = self.window
+        w.select_record(n)
+        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
+                             timeout=timeout)  # fmt: skip
+        top = w.tree.topLevelItem(0)
+        return top.text(3) if top is not None and top.text(0) == "⚠" else ""

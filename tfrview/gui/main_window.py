@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self._restore()
         s.index_progressed.connect(self._on_progress)
         s.problem_found.connect(self._on_problem)
+        s.file_reframed.connect(self._on_reframed)
         s.cause_found.connect(self.problems.set_cause)
         s.file_cause_found.connect(self._on_file_cause)
         s.file_failed.connect(self._on_file_error)
@@ -473,6 +474,22 @@ class MainWindow(QMainWindow):
         self._show_problems_once()
         self._update_problem_counts()
 
+    @Slot(int, object)
+    def _on_reframed(self, fi: int, index) -> None:
+        """A file framed again as `index_and_verify` frames it (records a header swallowed, records a
+        line-ending conversion cut short): its index swapped in here, on the UI thread; the rows and
+        the framing problems of it and the files after it (their numbers moved) are made again."""
+        from tfrview.core.tfrecord.framing import FRAMING_KINDS
+
+        self.ds.files[fi].index = index
+        file_level = {ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD}
+        self.problems.remove_rows(lambda r: r.file_no >= fi and r.problem.kind in FRAMING_KINDS - file_level)
+        self.model.forget_problems(fi)
+        self.model.set_page(self.model.page_start)
+        for fj in range(fi, len(self.ds.files)):
+            for p in self.ds.files[fj].index.problems:
+                self._on_problem(fj, p)
+
     @Slot(int, str)
     def _on_file_cause(self, fi: int, text: str) -> None:
         self._file_causes[self.ds.files[fi].path.name] = text
@@ -489,7 +506,8 @@ class MainWindow(QMainWindow):
     def _on_file_error(self, fi: int, text: str) -> None:
         """A file that would not open or read: a row in the Problems panel, where the person looks."""
         self._file_errors.append(text)
-        self.problems.add(ProblemRow(fi, None, None, Problem(ProblemKind.UNREADABLE_FILE, 0, None, None, text)))
+        kind = ProblemKind.MISSING_SHARD if self.ds.files[fi].missing else ProblemKind.UNREADABLE_FILE
+        self.problems.add(ProblemRow(fi, None, None, Problem(kind, 0, None, None, text)))
         self._show_problems_once()
         self._update_problem_counts()
 
@@ -745,7 +763,7 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        note = self.model.problem_at(fi, k) if status not in ("ok", "unverified") else ""
+        note = self.model.problem_at(fi, k) if status != "ok" else ""  # an unverified record cut in its CRC says so
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
@@ -753,7 +771,7 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=note.split("\n")[0] if note else "")
+        self.image_panel.show_view(view, damaged=note.split("\n")[0] if note and status != "unverified" else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them

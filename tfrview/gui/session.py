@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 class DatasetSession(QObject):
     index_progressed = Signal(object)  # IndexProgress
     problem_found = Signal(int, object)  # file number, Problem (framing, CRC and QA alike)
+    file_reframed = Signal(int, object)  # file number, its RecordIndex as every command frames it (swap it in)
     cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
     file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
@@ -130,6 +131,7 @@ class DatasetSession(QObject):
         w.label_map_json = label_map_json(self.label_map)
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
+        w.reframed.connect(self.file_reframed)
         w.result.connect(self._on_sample)
         w.error.connect(self._on_index_error)
         w.done.connect(self._on_index_done)

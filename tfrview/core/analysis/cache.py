@@ -43,7 +43,8 @@ from tfrview.core.tfrecord.framing import Problem, TfrviewError, one_line
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 7  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 8  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
+# store; 8: cut records are rows)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint

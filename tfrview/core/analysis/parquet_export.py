@@ -1,5 +1,7 @@
 """A dataset's fact table as one Parquet file, for DuckDB, polars or pandas: one row per record,
-with its problems, and (when asked) each record's first image's bytes. Written one file's rows
+with its problems, and (when asked) each record's first image's bytes. Problems that belong to no
+record (unreadable bytes, trailing bytes, a file that cannot be read) are rows too, after their
+file's records: `n` and `record` null, `file` and `offset` set, `problems` their kind. Written one file's rows
 at a time (a row group each), so images never sit in memory together; to a temporary file, then
 renamed."""
 
@@ -20,6 +22,7 @@ class ParquetSummary:
     rows: int
     images: int
     columns: int
+    file_problems: int = 0  # rows of problems that belong to no record (n and record null)
 
 
 def problems_column(a: DatasetAnalysis, file_no: int, n: int) -> pa.Array:
@@ -41,7 +44,8 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
     if facts is None:
         facts = pa.table({"n": pa.array([], pa.int64())})
     starts = np.concatenate([[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])])
-    written = n_images = 0
+    written = n_images = file_rows = 0
+    unreadable = [(s.path, [{"offset": 0, "problems": ["unreadable_file"]}]) for s in a.shards if s.error is not None]
     with atomic_file(out, "wb") as fh:  # a temporary file, renamed only when complete
         schema = None
         writer = None
@@ -59,13 +63,32 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                 writer = pq.ParquetWriter(fh, schema, compression="zstd")
             writer.write_table(part.cast(schema))
             written += part.num_rows
+            beside = file_problem_rows(a, fi)
+            if beside:
+                writer.write_table(_rows_of(s.path, beside, schema))
+                file_rows += len(beside)
             if progress:
                 progress(fi + 1, len(a.shards))
         if writer is None:
-            pq.write_table(facts.append_column("problems", pa.array([], pa.list_(pa.string()))), fh)
-        else:
-            writer.close()
-    return ParquetSummary(written, n_images, len(facts.column_names) + 1 + int(images))
+            schema = facts.append_column("problems", pa.array([], pa.list_(pa.string()))).schema
+            writer = pq.ParquetWriter(fh, schema, compression="zstd")
+        for path, rows in unreadable:
+            writer.write_table(_rows_of(path, rows, schema))
+            file_rows += len(rows)
+        writer.close()
+    return ParquetSummary(written, n_images, len(facts.column_names) + 1 + int(images), file_rows)
+
+
+def file_problem_rows(a: DatasetAnalysis, file_no: int) -> list[dict]:
+    """A file's problems that belong to no record, one row each (offset and kind)."""
+    return [{"offset": p.offset, "problems": [str(p.kind)]} for p in a.problems(file_no) if p.record is None]
+
+
+def _rows_of(path: str, rows: list[dict], schema: pa.Schema) -> pa.Table:
+    """Rows of file-level problems in the table's schema: every other column null."""
+    import os
+
+    return pa.Table.from_pylist([{**r, "file": os.path.basename(path)} for r in rows], schema=schema)
 
 
 def _images(s) -> tuple[pa.Array, int]:

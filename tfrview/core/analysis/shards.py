@@ -26,6 +26,7 @@ class ShardHealth:
     damaged: np.ndarray  # a failed CRC (data or header)
     unchecked: np.ndarray  # framed but not yet verified
     problems: np.ndarray  # (files, 3): errors, warnings, notes
+    missing: tuple[bool, ...] = ()  # a shard its set's `-of-N` names expect, not there (errors_text says so)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -76,4 +77,5 @@ def shard_health(
         damaged=damaged,
         unchecked=records - intact - damaged,
         problems=problems,
+        missing=tuple(f.missing for f in ds.files),
     )

@@ -87,13 +87,9 @@ def save_spans(path, dataset, numbers) -> None:
 
 def crc_word(status: int) -> str:
     """A record's CRC status in the one word exports use."""
-    from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+    from tfrview.core.tfrecord.report import record_status
 
-    if status & BAD_DATA_CRC:
-        return "damaged"
-    if status & BAD_LENGTH_CRC:
-        return "header_damaged"
-    return "ok" if status & VERIFIED else "unverified"
+    return record_status(status)
 
 
 def export_records(items: Iterable, out: Path, compression: str = "none", inputs: list[Path] = (),

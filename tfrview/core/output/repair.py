@@ -18,22 +18,27 @@ from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc, one_line
-from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED, RecordIndex
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, CRC_CUT, VERIFIED, RecordIndex
 from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, undone, walk
 from tfrview.core.tfrecord.source import Source
 
 
 @dataclass(frozen=True)
 class Repair:
-    record: int  # in the input file
+    record: int | None  # verify's number of it (the window's, dump's); None: bytes verify frames as no record
     how: str  # what was restored, in words
+    offset: int | None = None  # where it starts in its file (when `record` is None)
+
+    @property
+    def where(self) -> str:
+        return f"record {self.record}" if self.record is not None else f"the record at byte {self.offset}"
 
 
 @dataclass
 class RepairResult:
     written: int = 0
     repaired: list[Repair] = field(default_factory=list)
-    dropped: list[tuple[int, str]] = field(default_factory=list)  # (record, why it could not be proven)
+    dropped: list[tuple[int | None, str]] = field(default_factory=list)  # (record, why it could not be proven)
     reheadered: int = 0
     damaged_regions: int = 0
     file_fix: str = ""  # what was undone in the whole file first (a line-ending conversion)
@@ -73,9 +78,11 @@ def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression
 def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
                 progress=None) -> RepairResult:  # fmt: skip
     """`repair` of several files (a dataset's shards) into one new file, in order; the records of
-    the report are numbered across the files, as the window numbers them. A file that went through
-    a line-ending conversion is walked as it was written instead (`lineendings`); its records are
-    numbered as they were written."""
+    the report are numbered across the files as `verify`, `dump` and the window number them (each
+    part's index is `index_and_verify`'s). A file that went through a line-ending conversion is
+    walked as it was written instead (`lineendings`); each record walked keeps the number of the
+    record the index frames at the same byte (or says where it starts, when the index frames none
+    there). Raises TfrviewError, writing nothing, when no record would be written."""
     out = Path(out)
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
     res = RepairResult()
@@ -90,7 +97,8 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
             damaged = bool(idx.problems) or bool((idx.status[: idx.count] & BAD_DATA_CRC).any())
             conv = _conversion(source, res) if damaged else None
             if conv is not None:
-                base = _write_walked(source, conv, w, res, base, tick)
+                _write_walked(source, idx, conv, w, res, base, tick)
+                base += idx.count
                 continue
             for k in range(idx.count):
                 st = int(idx.status[k])
@@ -109,6 +117,9 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
                     w.write(fixed[0])
                     res.written += 1
                     res.repaired.append(Repair(base + k, fixed[1]))
+                elif st & CRC_CUT:
+                    res.dropped.append((base + k, "the file ends inside its data CRC: nothing proves its data "
+                                                  "(salvage --keep-unverified keeps it)"))  # fmt: skip
                 else:
                     res.dropped.append((base + k, "never verified"))
                 tick(base + k)
@@ -116,6 +127,11 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
                 1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS
             )
             base += idx.count
+        if not res.written:
+            from tfrview.core.output.salvage import nothing_written
+
+            cut = sum(int((idx.status[: idx.count] & CRC_CUT != 0).sum()) for _, idx in parts)
+            raise TfrviewError(nothing_written(out, len(res.dropped), res.damaged_regions, cut))
     return res
 
 
@@ -132,16 +148,27 @@ def _conversion(source: Source, res: RepairResult) -> Conversion | None:
 
 
 def _write_walked(
-    source: Source, conv: Conversion, w: RecordWriter, res: RepairResult, base: int, tick
-) -> int:
-    """The records of a converted file, each written only when proven whole; the next number."""
+    source: Source, idx: RecordIndex, conv: Conversion, w: RecordWriter, res: RepairResult, base: int, tick
+) -> None:
+    """The records of a converted file, each written only when proven whole, each named by the
+    number the index gives the record at its first byte."""
+    import numpy as np
+
     res.file_fix = _UNDONE[conv] if not res.file_fix else f"{res.file_fix}; {_UNDONE[conv]}"
-    for item in walk(undone(conv, source.read(0, source.file_size))):
+    raw = source.read(0, source.file_size)
+    stream = undone(conv, raw)
+    to_file = _file_position(raw) if conv is Conversion.TO_CRLF else (lambda u: u)
+    offs = idx.offsets[: idx.count]
+    for item in walk(stream):
         if not item.framed:
             res.damaged_regions += 1
             continue
+        at = to_file(item.start)
+        k = int(np.searchsorted(offs, np.uint64(at)))
+        number = base + k if k < len(offs) and int(offs[k]) == at else None
         if item.data is None:
-            res.dropped.append((base, f"line-ending conversion: {item.why}"))
+            where = "" if number is not None else f" (the record at byte {at}, which verify frames as no record)"
+            res.dropped.append((number, f"line-ending conversion: {item.why}{where}"))
         else:
             w.write(item.data)
             res.written += 1
@@ -152,10 +179,23 @@ def _write_walked(
             )
             how += [item.flipped] if item.flipped else []
             if how:
-                res.repaired.append(Repair(base, "; ".join(how) + ", proven by both CRCs"))
-        tick(base)
-        base += 1
-    return base
+                res.repaired.append(Repair(number, "; ".join(how) + ", proven by both CRCs", at))
+        tick(base + res.written)
+
+
+def _file_position(raw: bytes):
+    """Position in the file of a position in `raw` with every CR LF made LF (the stream a
+    conversion to CR LF is walked in): each CR removed before it moves it one byte on."""
+    import numpy as np
+
+    b = np.frombuffer(raw, dtype=np.uint8)
+    crs = np.flatnonzero((b[:-1] == 0x0D) & (b[1:] == 0x0A)) if len(b) > 1 else np.empty(0, np.int64)
+    moved = crs - np.arange(len(crs))  # where each removed CR stood in the undone stream
+
+    def to_file(u: int) -> int:
+        return u + int(np.searchsorted(moved, u, side="right"))
+
+    return to_file
 
 
 _UNDONE = {

@@ -1,6 +1,9 @@
 """Salvage: every record whose data is intact, in order, into a new file TensorFlow reads cleanly.
 
 Records whose header was damaged but whose data CRC still matches are kept, with a fresh header.
+A record whose data is all there but whose data CRC the file lost (it ends inside it) is kept only
+when asked (`keep_unverified`): nothing proves its bytes. A salvage that would write no record
+writes nothing and says why.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.framing import FRAMING_KINDS, TfrviewError
-from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, RecordIndex
+from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, CRC_CUT, RecordIndex
 from tfrview.core.tfrecord.report import intact_numbers
 from tfrview.core.tfrecord.source import Source
 
@@ -26,24 +29,32 @@ class SalvageResult:
     dropped: int  # framed records left out (bad data CRC)
     reheadered: int  # records kept whose header had to be rewritten
     damaged_regions: int  # stretches of bytes that held no framable record
+    unverified: int = 0  # records kept whose data CRC was cut off (keep_unverified)
 
 
 def salvage(
-    source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None
-) -> SalvageResult:
+    source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None,
+    keep_unverified: bool = False,
+) -> SalvageResult:  # fmt: skip
     """`idx` must be verified (status bits set by `verify`)."""
-    return salvage_many([(source, idx)], out, compression or source.compression)
+    return salvage_many([(source, idx)], out, compression or source.compression, keep_unverified=keep_unverified)
 
 
 def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
-                 progress=None) -> SalvageResult:  # fmt: skip
-    """Every intact record of several files (a dataset's shards), in order, into one new file."""
+                 progress=None, keep_unverified: bool = False) -> SalvageResult:  # fmt: skip
+    """Every intact record of several files (a dataset's shards), in order, into one new file.
+    Raises TfrviewError, writing nothing, when no record would be written."""
     out = Path(out)
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
-    written = dropped = reheadered = regions = 0
+    written = dropped = reheadered = regions = unverified = cut = 0
     with RecordWriter(out, compression) as w:
         for source, idx in parts:
             keep = intact_numbers(idx)
+            cut_here = np.flatnonzero(idx.status[: idx.count] & CRC_CUT)
+            cut += len(cut_here)
+            if keep_unverified and len(cut_here):
+                keep = np.union1d(keep, cut_here)
+                unverified += len(cut_here)
             for k in keep:
                 w.write(bounded_payload(source.read, int(idx.offsets[k]), int(idx.lengths[k]), source.pieces))
                 written += 1
@@ -52,4 +63,16 @@ def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike
             reheadered += int(np.count_nonzero(idx.status[keep] & BAD_LENGTH_CRC)) if len(keep) else 0
             dropped += idx.count - len(keep)
             regions += sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)
-    return SalvageResult(written, dropped, reheadered, regions)
+        if not written:
+            raise TfrviewError(nothing_written(out, dropped, regions, cut))
+    return SalvageResult(written, dropped, reheadered, regions, unverified)
+
+
+def nothing_written(out: Path, dropped: int, regions: int, cut: int) -> str:
+    """Why a salvage or repair wrote nothing, in one line (the output is not created)."""
+    if not dropped and not regions:
+        return f"{out}: not written: the input holds no records"
+    why = f"{dropped:,} framed record{'s' if dropped != 1 else ''} failed or lacked a CRC"
+    why += f", {regions:,} unreadable region{'s' if regions != 1 else ''}" if regions else ""
+    hint = f"; `salvage --keep-unverified` keeps the {cut} whose data CRC was cut off" if cut else ""
+    return f"{out}: not written: no record of the input passed its CRCs ({why}){hint}"

@@ -116,20 +116,38 @@ def shard_name(paths: list[Path]) -> str:
     return f"{len(paths)} files{where}"
 
 
-def missing_shards(paths: list[Path]) -> list[str]:
-    """Shard names a `-NNNNN-of-MMMMM` set should have but does not, e.g. a copy that stopped early."""
-    groups: dict[tuple, set[int]] = {}
+def missing_shard_paths(paths: list[Path]) -> list[Path]:
+    """Where the shards a `-NNNNN-of-MMMMM` set should have but does not would be, e.g. a copy that
+    stopped early: the one answer `verify`, `info`, `dump` and the window all give."""
+    groups: dict[tuple, tuple[Path, set[int]]] = {}
     for p in paths:
         m = _SHARD.match(p.name)
         if m:
-            key = (p.parent, m["prefix"], m["total"], m["suffix"], len(m["num"]))
-            groups.setdefault(key, set()).add(int(m["num"]))
+            key = (str(p.parent), m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            groups.setdefault(key, (p.parent, set()))[1].add(int(m["num"]))
     missing = []
-    for (_parent, prefix, total, suffix, width), nums in groups.items():
+    for (_parent, prefix, total, suffix, width), (parent, nums) in groups.items():
         for i in range(int(total)):
             if i not in nums:
-                missing.append(f"{prefix}{i:0{width}d}-of-{total}{suffix}")
+                name = f"{prefix}{i:0{width}d}-of-{total}{suffix}"
+                missing.append(RemotePath(f"{str(parent).rstrip('/')}/{name}") if isinstance(parent, RemotePath)
+                               else parent / name)  # fmt: skip
     return missing
+
+
+def missing_shards(paths: list[Path]) -> list[str]:
+    """The names of `missing_shard_paths`."""
+    return [p.name for p in missing_shard_paths(paths)]
+
+
+def missing_shard_problem(path: Path) -> Problem:
+    """The problem a missing shard is: file-level (no offset, no record), named by the file expected."""
+    from tfrview.core.tfrecord.framing import ProblemKind
+
+    m = _SHARD.match(path.name)
+    total = int(m["total"]) if m else 0
+    msg = f"{one_line(path.name)} is not there: the set's names say it has {total:,} shards"
+    return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)
 
 
 def allow_open_files(n: int) -> None:
@@ -146,6 +164,15 @@ def allow_open_files(n: int) -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
+def _insert_in_place(files: list[RecordFile], gap: RecordFile) -> None:
+    """Insert a missing shard before the first file of its folder named after it (natural order),
+    else after the last file of its folder: the person's own order of arguments is kept."""
+    key, parent = _natural_key(gap.path), str(gap.path.parent)
+    same = [i for i, f in enumerate(files) if str(f.path.parent) == parent]
+    after = [i for i in same if _natural_key(files[i].path) > key]
+    files.insert(after[0] if after else (same[-1] + 1 if same else len(files)), gap)
+
+
 @dataclass
 class RecordFile:
     """One file of a dataset: its source (None if it could not be opened) and its index."""
@@ -154,6 +181,7 @@ class RecordFile:
     source: Source | None
     index: RecordIndex = field(default_factory=RecordIndex)
     error: str | None = None
+    missing: bool = False  # a shard the set's `-of-N` names expect, not there (`error` says so)
 
     @property
     def compression(self) -> str:
@@ -163,8 +191,9 @@ class RecordFile:
 class Dataset:
     def __init__(self, files: list[RecordFile], name: str | None = None) -> None:
         self.files = files
-        self.name = name or shard_name([f.path for f in files])
-        self.missing = missing_shards([f.path for f in files])
+        present = [f.path for f in files if not f.missing]
+        self.name = name or shard_name(present)
+        self.missing = missing_shards(present)
 
     @classmethod
     def open(cls, args: list[str]) -> Dataset:
@@ -184,6 +213,8 @@ class Dataset:
                 files.append(RecordFile(p, src))
             except SourceError as exc:
                 files.append(RecordFile(p, None, error=str(exc)))
+        for gap in missing_shard_paths(paths):  # a row where the shard would be, saying it is not there
+            _insert_in_place(files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True))
         return cls(failed + files)
 
     # numbering -----------------------------------------------------------------------------------
@@ -260,6 +291,18 @@ class Dataset:
         for chunk in scan(f.source, **kw):
             f.index.apply(chunk)
             yield fi, chunk
+
+    def frame_and_verify(self) -> None:
+        """Every open file framed and verified as `tfrview verify` does it (`index_and_verify`, with
+        its second framing where a header swallowed whole records): the one record numbering that
+        `dump`, `salvage`, `repair` and the reports share. Every CRC is read."""
+        from tfrview.core.tfrecord.report import index_and_verify, sort_problems
+
+        for f in self.files:
+            if f.source is not None:
+                idx, found = index_and_verify(f.source)
+                idx.problems[:] = sort_problems(list(idx.problems) + found)
+                f.index = idx
 
     def problems(self) -> list[tuple[int, Problem]]:
         return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]

@@ -44,6 +44,7 @@ class ProblemKind(enum.StrEnum):
     NOT_TFRECORD = "not_tfrecord"
     DECOMPRESSION_ERROR = "decompression_error"
     UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
+    MISSING_SHARD = "missing_shard"  # a shard a `-NNNNN-of-MMMMM` set names that is not there
     # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
@@ -88,14 +89,15 @@ SEVERITIES = ("error", "warning", "info")  # worst first
 FRAMING_KINDS = frozenset({
     ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
     ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
-    ProblemKind.UNREADABLE_FILE,
+    ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD,
 })  # fmt: skip
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
 
 _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
     ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
-    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.UNEXPECTED_PAYLOAD: "error",
+    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.MISSING_SHARD: "error",
+    ProblemKind.UNEXPECTED_PAYLOAD: "error",
     ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.IMAGE_NOT_IMAGE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
     ProblemKind.IMAGE_EXIF_ROTATION: "info", ProblemKind.LABEL_TEXT_CASE: "info", ProblemKind.IMAGE_SIZE_TYPE: "error",
 }  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -39,6 +39,9 @@ VERIFIED = 1  # data CRC checked
 BAD_DATA_CRC = 2
 BAD_LENGTH_CRC = 4  # the header was damaged but the record could still be framed
 DAMAGED = BAD_DATA_CRC | BAD_LENGTH_CRC
+CRC_CUT = 8  # the stream ends inside its data CRC: its data is all there, but nothing can verify it
+CUT_SHORT = 16  # the next record starts before its header's length ends: framed short, damaged
+SPLIT_CUT = 2  # in a split (next, how): the bytes before `next` are a record cut short (not True: whole)
 
 _WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
 _BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
@@ -271,7 +274,11 @@ def scan(
         if pending_splits and pending_splits[-1][0] == pos:
             nxt, whole = pending_splits.pop()[1]
             claimed = _claimed_length(st, pos)
-            if whole:
+            if whole == SPLIT_CUT and nxt - pos >= OVERHEAD:  # e.g. a record that lost CR bytes (lineendings)
+                rec = b.add_one(pos, nxt - pos - OVERHEAD, CUT_SHORT | BAD_LENGTH_CRC | BAD_DATA_CRC)
+                at_end = st.random_access and nxt >= st.size
+                b.problems.append(_cut_short(pos, claimed, nxt - pos, None if at_end else nxt, rec))
+            elif whole == True:  # noqa: E712 (SPLIT_CUT is truthy too)
                 rec = b.add_one(pos, nxt - pos - OVERHEAD, BAD_LENGTH_CRC)
                 b.problems.append(_overstated(pos, rec, claimed, nxt - pos - OVERHEAD))
             else:
@@ -345,6 +352,9 @@ def scan(
             if whole:  # only its length was wrong: its data and CRC end exactly where q starts
                 rec = b.add_one(prev, q - prev - OVERHEAD, BAD_LENGTH_CRC)
                 b.problems.append(_overstated(prev, rec, claimed, q - prev - OVERHEAD))
+            elif q - prev >= OVERHEAD:  # a record cut short (or CR bytes lost): a damaged row, not lost from sight
+                rec = b.add_one(prev, q - prev - OVERHEAD, CUT_SHORT | BAD_LENGTH_CRC | BAD_DATA_CRC)
+                b.problems.append(_cut_short(prev, claimed, q - prev, q, rec))
             else:
                 b.problems.append(_truncated(prev, claimed, q - prev, q, b.record_at_cursor()))
             pos = q
@@ -358,6 +368,9 @@ def scan(
             else:
                 msg = f"{remaining} zero bytes after the last record at {pos}"
                 b.problems.append(Problem(ProblemKind.TRAILING_BYTES, pos, remaining, None, msg))
+            pos = st.end
+            break
+        if why == _SHORT and st.eof and _crc_cut(st, b, pos):
             pos = st.end
             break
         head = bytes(st.buf[pos - st.base : pos - st.base + HEADER_SIZE])
@@ -378,6 +391,9 @@ def scan(
                 f"(says {length} bytes; its {region - OVERHEAD} data bytes are still framed)"
             )
             b.problems.append(Problem(ProblemKind.BAD_LENGTH_CRC, pos, region, rec, msg))
+        elif why == _SHORT and region >= OVERHEAD:  # cut short (a copy cut, CR bytes lost): a damaged row
+            rec = b.add_one(pos, region - OVERHEAD, CUT_SHORT | BAD_LENGTH_CRC | BAD_DATA_CRC)
+            b.problems.append(_cut_short(pos, length, region, None if sync == -1 else nxt, rec))
         elif why == _SHORT:
             b.problems.append(
                 _truncated(pos, length, region, None if sync == -1 else nxt, b.record_at_cursor())
@@ -396,6 +412,29 @@ def scan(
         b.problems.extend(st.problems)
         st.problems.clear()
     yield flush(True)
+
+
+def _crc_cut(st: Stream, b: _Builder, pos: int) -> bool:
+    """The stream ends inside the 4-byte data CRC of a record whose valid header and whole data are
+    there: a record (its data decodes), kept as one that cannot be verified (CRC_CUT)."""
+    length, crc = HEADER.unpack_from(st.buf, pos - st.base)
+    have = st.end - pos
+    if length_crc(length) != crc or not HEADER_SIZE + length <= have < length + OVERHEAD:
+        return False
+    kept = have - HEADER_SIZE - length  # bytes of its CRC the stream still has: they must agree
+    if kept:
+        if pos < st.base:
+            return False
+        a = pos - st.base + HEADER_SIZE
+        if U32.pack(masked_crc(st.buf[a : a + length]))[:kept] != bytes(st.buf[a + length : a + length + kept]):
+            return False  # not its CRC's first bytes: data lost (a cut copy, dropped CR bytes), not a cut CRC
+    rec = b.add_one(pos, length, CRC_CUT)
+    msg = (
+        f"truncated record at {pos}: record {rec}'s {length} data bytes are all there, but the stream ends "
+        f"with {have - HEADER_SIZE - length} of the 4 bytes of its data CRC: kept, unverified"
+    )
+    b.problems.append(Problem(ProblemKind.TRUNCATED, pos, have, rec, msg))
+    return True
 
 
 def _overstated(pos: int, rec: int, claimed: int, true_len: int) -> Problem:
@@ -488,6 +527,13 @@ def _truncated(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
         f"(header says {length} data bytes) but only {have} remain {where}"
     )
     return Problem(ProblemKind.TRUNCATED, pos, have, None, msg)
+
+
+def _cut_short(pos: int, length: int, have: int, nxt: int | None, rec: int) -> Problem:
+    """A record whose header claims more bytes than stand before the next record (or the end):
+    framed short as a damaged record, so it is a row (its bytes decoded as they stand), not a gap."""
+    p = _truncated(pos, length, have, nxt, rec)
+    return replace(p, record=rec, message=f"{p.message}; framed as record {rec}, damaged")
 
 
 def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zeros: bool = False) -> Problem:
@@ -616,6 +662,8 @@ def verify(
     """
     n = index.count
     offs, lens, status = index.offsets, index.lengths, index.status
+    while n > start and status[n - 1] & CRC_CUT:  # no CRC to check: it stays unverified
+        n -= 1
     buf = bytearray()  # one buffer for every chunk
     i = start
     while i < n:
@@ -645,6 +693,9 @@ def verify(
         status[i:j] |= VERIFIED
         splits = []
         for k in bad:
+            if status[k] & CUT_SHORT:  # the scan said so already (truncated), with its record
+                status[k] |= BAD_DATA_CRC
+                continue
             status[k] |= BAD_DATA_CRC
             o = int(offs[k])
             ln = int(lens[k])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.tfrecord.framing import Problem
-from tfrview.core.tfrecord.index import BAD_DATA_CRC, DAMAGED, VERIFIED, RecordIndex, scan, verify
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, CRC_CUT, DAMAGED, VERIFIED, RecordIndex, scan, verify
 from tfrview.core.tfrecord.source import Source
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -23,6 +23,7 @@ class FileReport:
     damaged_records: int  # framed, but a CRC failed
     problems: tuple[Problem, ...]
     cause: str = ""  # why the whole file broke, where its bytes show it
+    unverified_records: int = 0  # framed, data all there, but the file ends inside its data CRC
 
     @property
     def ok(self) -> bool:
@@ -38,6 +39,7 @@ class FileReport:
             "ok": self.ok,
             "problems": [p.to_json() for p in self.problems],
             **({"cause": self.cause} if self.cause else {}),
+            **({"unverified_records": self.unverified_records} if self.unverified_records else {}),
         }
 
 
@@ -97,14 +99,59 @@ def index_and_verify(
     idx = index_source(source, progress, notice)
     found, splits = _verify_pass(source, idx, progress)
     known: dict = {}
+    lost_crs = line_ending_splits(source, idx) if idx.problems else {}
     for _ in range(4):  # each pass can only add splits; real files need one at most
         splits.update(coincidence_splits(source, idx, list(idx.problems) + found))
+        splits.update(lost_crs)
         if not splits.keys() - known.keys():
             break
         known.update(splits)
         idx = index_source(source, progress, None, known)
         found, splits = _verify_pass(source, idx, progress)
     return idx, found
+
+
+def reframing_needed(source: Source, idx: RecordIndex) -> bool:
+    """Would `index_and_verify` frame this verified index (a scan, then `verify`, as the window runs
+    them) otherwise? When a header swallowed whole records, an 8-byte record passed by coincidence,
+    or a line-ending conversion cut records short. Then the window takes `index_and_verify`'s
+    framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
+    from tfrview.core.tfrecord.framing import ProblemKind
+    from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, coincidence_splits
+
+    problems = list(idx.problems)
+    if not problems:
+        return False
+    st = idx.status
+    for p in problems:  # verify found whole records inside a damaged one (overstated_split)
+        k = p.record
+        if p.kind == ProblemKind.BAD_LENGTH_CRC and k is not None and k < idx.count and st[k] & BAD_DATA_CRC \
+                and not st[k] & BAD_LENGTH_CRC:  # fmt: skip
+            return True
+    if coincidence_splits(source, idx, problems):
+        return True
+    return bool(line_ending_splits(source, idx))
+
+
+def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int, int]]:
+    """Where a file whose CR LF bytes became LF (proven by `lineendings`) holds records the framing
+    missed or framed over the next one (a record that lost CR bytes is shorter than its header says,
+    and one that lost a CR of its header has no valid header): each record walked that the index
+    does not frame at the same span, as a split that frames it, damaged (SPLIT_CUT). So every
+    record `repair` restores is a row with its number."""
+    from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES
+    from tfrview.core.tfrecord.framing import OVERHEAD
+    from tfrview.core.tfrecord.index import SPLIT_CUT
+    from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, spans
+
+    if source.file_size > LINE_ENDINGS_MAX_BYTES:
+        return {}
+    ev = conversion_of(source)
+    if ev is None or ev.conversion is not Conversion.TO_LF:
+        return {}
+    ends = {int(o): int(o) + int(n) + OVERHEAD for o, n in zip(idx.offsets, idx.lengths, strict=True)}
+    return {start: (end, SPLIT_CUT) for start, end, framed in spans(source.read(0, source.file_size))
+            if framed and ends.get(start) != end}  # fmt: skip
 
 
 def sort_problems(problems) -> tuple[Problem, ...]:
@@ -131,7 +178,26 @@ def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) 
         records=intact,
         damaged_records=damaged,
         problems=sort_problems(list(idx.problems) + list(data_problems)),
+        unverified_records=int(np.count_nonzero(st & CRC_CUT)),
     )
+
+
+def record_status(status: int) -> str:
+    """A record's state in the words the commands and exports use: ok, damaged (its data CRC
+    fails), header_damaged (its data passed; its header did not) or unverified (not checked yet, or
+    no CRC is there to check: CRC_CUT)."""
+    if status & BAD_DATA_CRC:
+        return "damaged"
+    if status & DAMAGED:
+        return "header_damaged"
+    return "ok" if status & VERIFIED else "unverified"
+
+
+DECODED_AS_IS = {
+    "damaged": "decoded as its bytes stand: its data CRC fails, so some may be wrong",
+    "header_damaged": "its data passed its CRC; its header was damaged",
+    "unverified": "decoded as its bytes stand: no CRC checked them",
+}  # what a dump says of a record it shows that did not pass both CRCs
 
 
 def intact_numbers(idx: RecordIndex) -> np.ndarray:

@@ -171,8 +171,8 @@ class ExportController(QObject):
             lines += [f"The file: {value.file_fix}."] if value.file_fix else []
             lines += ["(The files changed since they were shown: the records are numbered as repair framed them.)"
                       ] if obj.get("renumbered") else []  # fmt: skip
-            lines += [f"record {r.record}: {r.how}" for r in value.repaired[:20]]
-            lines += [f"left out record {k}: {why}" for k, why in value.dropped[:10]]
+            lines += [f"{r.where}: {r.how}" for r in value.repaired[:20]]
+            lines += [f"left out {f'record {k}' if k is not None else 'a record'}: {why}" for k, why in value.dropped[:10]]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
 
         self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)

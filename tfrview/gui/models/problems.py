@@ -254,6 +254,20 @@ class ProblemsModel(QAbstractTableModel):
             self.by_file.setdefault(r.file_no, Counter())[r.problem.kind.severity] += 1
         self.flush()
 
+    def remove_rows(self, drop) -> None:
+        """Drop the problems `drop(row)` is true of (a file framed again: its framing problems)."""
+        keep = np.array([not drop(r) for r in self._all], dtype=bool)
+        if keep.all():
+            return
+        self._all = [r for r, k in zip(self._all, keep, strict=True) if k]
+        self._cols = {name: np.array(v)[keep].tolist() for name, v in self._cols.items()}
+        self._columns = None
+        self.counts = Counter(str(r.problem.kind) for r in self._all)
+        self.by_file = {}
+        for r in self._all:
+            self.by_file.setdefault(r.file_no, Counter())[r.problem.kind.severity] += 1
+        self.flush()
+
     @property
     def rows(self) -> list[ProblemRow]:
         """Every problem, errors first, then warnings, then notes, each in the order of the data."""

@@ -152,6 +152,14 @@ class RecordTableModel(ColumnsModel):
         self._repaint_record(n)
         return None, n, k >= idx.count
 
+    def forget_problems(self, from_file: int) -> None:
+        """Forget the framing problems noted on the records of file `from_file` and the files after
+        it (it was framed again: its records and theirs are numbered anew)."""
+        for table in (self._problem_at, self._gap_at):
+            for key in [k for k in table if k[0] >= from_file]:
+                del table[key]
+        self._cache.clear()
+
     def clear_qa(self) -> None:
         self._qa_at.clear()
         self._qa_severity.clear()

@@ -77,7 +77,7 @@ class ShardsModel(ColumnsModel):
             if col == "file":
                 return h.names[f]
             if h.errors_text[f]:
-                return "unreadable" if col == "records" else ""
+                return ("missing" if h.missing and h.missing[f] else "unreadable") if col == "records" else ""
             return _number(h, f, col)
         if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

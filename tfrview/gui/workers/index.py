@@ -56,6 +56,7 @@ class IndexWorker(Worker):
     that could not be read (its number is `file_no`)."""
 
     problem_found = Signal(int, object)  # file number, Problem
+    reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -100,7 +101,23 @@ class IndexWorker(Worker):
             )  # read here: on a cold file each read waits
             total = self._total("verify")
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
+                self._reframe()
                 self._emit("done", total, total)
+
+    def _reframe(self) -> None:
+        """A damaged file that `index_and_verify` frames otherwise (records a header swallowed, a
+        line-ending conversion) is framed again as it frames it, so the window numbers records as
+        `verify`, `dump`, `repair` and the exports do. The window swaps the index (`reframed`)."""
+        from tfrview.core.tfrecord.report import index_and_verify, reframing_needed, sort_problems
+
+        for fi, f in enumerate(self.dataset.files):
+            if self.cancelled:
+                return
+            if f.source is None or not f.index.problems or not reframing_needed(f.source, f.index):
+                continue
+            idx, found = index_and_verify(f.source)
+            idx.problems[:] = sort_problems(list(idx.problems) + found)
+            self.reframed.emit(fi, idx)
 
     def _reader_ahead(self):
         """Threads that fetch the next remote files while one is framed (they wait on the network,
