@@ -108,10 +108,12 @@ def cmd_verify(args) -> int:
     """Every file through the analysis pass on `--jobs` worker processes (framing and both CRCs;
     with --checks, every record decoded once for the QA checks). The bytes are always read again:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
-    size or time. Results are stored for the window and `info`."""
-    from tfrview.core.analysis import merge, plan
+    size or time. Results are stored for the window and `info`. The files may hold several
+    datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
+    from tfrview.core.analysis import merge
     from tfrview.core.records.labelmap import label_map_fits
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
     failed, paths = name_files(args.paths)
@@ -122,20 +124,24 @@ def cmd_verify(args) -> int:
         if not args.json:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
-    label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
-    lm_json = label_map.to_json() if label_map is not None else None
-    tasks = plan(paths, args.checks, lm_json, read_cache=False, notices=True)
+    groups = group_files(paths, args.one_dataset)
+    maps = [_label_map_for_checks(args, [paths[i] for i in g.files]) if args.checks else (None, None) for g in groups]
+    tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
-    analysis = merge(results)
-    if lm_path is not None and not args.label_map and not label_map_fits(analysis.class_ids, label_map):
-        if not args.json and not args.quiet:
-            print(f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
-                  file=sys.stderr)  # fmt: skip
-        lm_path = None
-        analysis = _without_label_map(analysis)
-    if lm_path is not None and not args.json and not args.quiet:
-        print(f"label map: {one_line(str(lm_path))}", file=sys.stderr)
-    reports = []
+    analysis = merge(results, groups)
+    for g, (label_map, lm_path) in zip(groups, maps, strict=True):
+        if lm_path is None:
+            continue
+        named = f" for {one_line(g.name)}" if len(groups) > 1 else ""
+        if not args.label_map and not label_map_fits(analysis.class_ids_of(g.files), label_map):
+            if not args.json and not args.quiet:
+                print(f"not using {one_line(str(lm_path))} found beside the data{named}: it does not name "
+                      "this data's class ids", file=sys.stderr)  # fmt: skip
+            _without_label_map(analysis, g.files)
+        elif not args.json and not args.quiet:
+            print(f"label map{named}: {one_line(str(lm_path))}", file=sys.stderr)
+    of = group_of(groups, len(paths))
+    reports: dict[int, FileReport] = {}
     for fi, r in enumerate(analysis.shards):
         at = len(failed) + fi
         if r.error is not None:
@@ -143,18 +149,78 @@ def cmd_verify(args) -> int:
             if not args.json:
                 print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
-            continue
-        rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                         sort_problems(analysis.problems(fi)), r.cause)  # fmt: skip
-        reports.append(rep)
-        entries[at] = rep.to_json()
-        if not args.json:
-            _print_verify(rep, args.quiet)
+        else:
+            rep = reports[fi] = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
+                                           sort_problems(analysis.problems(fi)), r.cause)  # fmt: skip
+            entries[at] = rep.to_json()
+        entries[at]["dataset"] = groups[of[fi]].name
+    totals = _totals([e for e in entries if e is not None])
     if args.json:
-        print(json.dumps({"files": entries}))
+        doc = {"files": entries, "datasets": [g.to_json([str(p) for p in paths]) for g in groups], "totals": totals}
+        print(json.dumps(doc))
+    else:
+        every = args.verbose or len(paths) <= FILES_LISTED
+        for g in groups:
+            if len(groups) > 1:
+                print(f"dataset {one_line(g.name)}: {len(g.files):,} file{'s' if len(g.files) != 1 else ''}, "
+                      "judged together")  # fmt: skip
+            for fi in g.files:
+                if fi in reports and (every or not reports[fi].ok):
+                    _print_verify(reports[fi], args.quiet)
+        if len(failed) + len(paths) > 1 and not args.quiet:
+            print(_totals_line(totals, every))
     if errors:
         return 2
-    return 0 if all(r.ok for r in reports) else 1
+    return 0 if all(r.ok for r in reports.values()) else 1
+
+
+FILES_LISTED = 8  # past this many files, text output lists only the files with problems (-v: all)
+
+
+def _grouped_plan(paths, groups, deep: bool, label_maps: list, **kw) -> list:
+    """The pass's tasks, in file order, each file with its own dataset's label map."""
+    from dataclasses import replace
+
+    from tfrview.core.analysis import plan
+
+    tasks = []
+    for g, lm in zip(groups, label_maps, strict=True):
+        lm_json = lm.to_json() if lm is not None else None
+        tasks += [replace(t, file_no=g.files[t.file_no]) for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)]
+    return sorted(tasks, key=lambda t: (t.file_no, t.part))
+
+
+def _totals(entries: list[dict]) -> dict:
+    """The dataset's totals over every file's entry (verify or info)."""
+    read = [e for e in entries if "error" not in e]
+    t = {
+        "files": len(entries),
+        "unreadable_files": len(entries) - len(read),
+        "records": sum(e.get("records", 0) for e in read),
+        "damaged_records": sum(e.get("damaged_records", 0) for e in read),
+        "bytes": sum(e.get("bytes", 0) for e in read),
+    }
+    if any("problems" in e for e in read):  # verify
+        t["files_with_problems"] = sum(1 for e in read if e["problems"])
+        t["problems"] = sum(len(e["problems"]) for e in read)
+    return t
+
+
+def _totals_line(t: dict, every: bool) -> str:
+    """One line of totals: files, records, bytes, and what is wrong, for a person."""
+    parts = [f"{t['files']:,} files"]
+    if "files_with_problems" in t:
+        bad = t["files_with_problems"]
+        parts[0] += f" ({t['files'] - bad - t['unreadable_files']:,} OK, {bad:,} with problems"
+        parts[0] += f", {t['unreadable_files']:,} unreadable)" if t["unreadable_files"] else ")"
+    elif t["unreadable_files"]:
+        parts[0] += f" ({t['unreadable_files']:,} unreadable)"
+    parts.append(f"{t['records']:,} records" + (f" ({t['damaged_records']:,} damaged)" if t["damaged_records"] else ""))
+    parts.append(human_bytes(t["bytes"]))
+    if "problems" in t:
+        parts.append(f"{t['problems']:,} problem{'s' if t['problems'] != 1 else ''}")
+    hidden = "" if every else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
+    return "total: " + " · ".join(parts) + hidden
 
 
 def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None = None) -> list:
@@ -205,11 +271,11 @@ def _label_map_for_checks(args, paths):
 _LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case")
 
 
-def _without_label_map(analysis):
-    """The checks' answer had no label map been found: its findings go."""
-    for s in analysis.shards:
+def _without_label_map(analysis, files) -> None:
+    """The checks' answer for these files had no label map been found: its findings go."""
+    for fi in files:
+        s = analysis.shards[fi]
         s.problems = [p for p in s.problems if str(p.kind) not in _LABEL_MAP_KINDS]
-    return analysis
 
 
 def _print_verify(rep, quiet: bool) -> None:
@@ -674,6 +740,13 @@ def _add_jobs(p) -> None:
                         "LocalCluster here; needs pip install 'tfrview[dask]'")  # fmt: skip
 
 
+def _add_grouping(p) -> None:
+    p.add_argument("--one-dataset", action="store_true",
+                   help="judge every file as one dataset (default: files in one folder whose names differ only "
+                        "in digits, such as the shards of train-?????-of-00016, are one dataset; any other file "
+                        "is a dataset of its own)")  # fmt: skip
+
+
 def _add_new_file_args(p) -> None:
     """PATH, -o OUT, --compression and --force: a command that writes one new file from one input."""
     p.add_argument("path", metavar="PATH")
@@ -722,8 +795,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--label-map",
         metavar="PBTXT",
-        help="label map for the label checks (default: a .pbtxt beside the data)",
+        help="label map for the label checks (default: a .pbtxt beside each dataset's files)",
     )
+    p.add_argument("-v", "--verbose", "--all", dest="verbose", action="store_true",
+                   help=f"list every file (past {FILES_LISTED} files only those with problems are listed, "
+                        "then the totals)")  # fmt: skip
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_verify)
 

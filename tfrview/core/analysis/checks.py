@@ -551,6 +551,8 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
         return out
     missing = [k for k in schema.expected_keys() if k not in p.features or not len(p.features[k].values)]
     if missing:
+        missing = [k for k in missing if not _no_objects(k, p.features)]
+    if missing:
         out.append(Finding(ProblemKind.MISSING_FEATURE,
                            f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
                            f"(present in ≥{int(MOST * 100)}% of records)"))  # fmt: skip
@@ -561,6 +563,16 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
                                f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
                                f"{schema.types[k][t]:,} other records"))  # fmt: skip
     return out
+
+
+_OBJECT_PREFIXES = ("image/object/", "objects/")  # per-object lists: OD API, TFDS
+
+
+def _no_objects(key: str, features: dict[str, Feature]) -> bool:
+    """Is `key` a per-object list of a record that holds no objects at all (a negative image of the
+    OD API: zero boxes, so none of the box lists), where its absence is no missing feature?"""
+    prefix = next((x for x in _OBJECT_PREFIXES if key.startswith(x)), None)
+    return prefix is not None and not any(k.startswith(prefix) and len(f.values) for k, f in features.items())
 
 
 Signature = tuple[str, tuple[tuple[str, str], ...]]  # kind, (key, type) of each non-empty feature
