@@ -162,8 +162,8 @@ def cmd_verify(args) -> int:
         every = args.verbose or len(paths) <= FILES_LISTED
         for g in groups:
             if len(groups) > 1:
-                print(f"dataset {one_line(g.name)}: {len(g.files):,} file{'s' if len(g.files) != 1 else ''}, "
-                      "judged together")  # fmt: skip
+                t = _totals([entries[len(failed) + fi] for fi in g.files])
+                print(f"dataset {one_line(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
             for fi in g.files:
                 if fi in reports and (every or not reports[fi].ok):
                     _print_verify(reports[fi], args.quiet)
@@ -203,22 +203,27 @@ def _totals(entries: list[dict]) -> dict:
     if any("problems" in e for e in read):  # verify
         t["files_with_problems"] = sum(1 for e in read if e["problems"])
         t["problems"] = sum(len(e["problems"]) for e in read)
+    elif read:  # info
+        t["framing_problems"] = sum(e.get("framing_problems", 0) for e in read)
     return t
 
 
 def _totals_line(t: dict, every: bool) -> str:
     """One line of totals: files, records, bytes, and what is wrong, for a person."""
-    parts = [f"{t['files']:,} files"]
+    parts = [f"{t['files']:,} file{'s' if t['files'] != 1 else ''}"]
     if "files_with_problems" in t:
         bad = t["files_with_problems"]
         parts[0] += f" ({t['files'] - bad - t['unreadable_files']:,} OK, {bad:,} with problems"
         parts[0] += f", {t['unreadable_files']:,} unreadable)" if t["unreadable_files"] else ")"
     elif t["unreadable_files"]:
         parts[0] += f" ({t['unreadable_files']:,} unreadable)"
-    parts.append(f"{t['records']:,} records" + (f" ({t['damaged_records']:,} damaged)" if t["damaged_records"] else ""))
+    intact = "intact " if "problems" in t else ""
+    parts.append(f"{t['records']:,} {intact}records" + (f", {t['damaged_records']:,} damaged" if t["damaged_records"] else ""))
     parts.append(human_bytes(t["bytes"]))
     if "problems" in t:
         parts.append(f"{t['problems']:,} problem{'s' if t['problems'] != 1 else ''}")
+    if t.get("framing_problems"):
+        parts.append(f"{t['framing_problems']:,} framing problems")
     hidden = "" if every else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
     return "total: " + " · ".join(parts) + hidden
 
@@ -337,10 +342,12 @@ def _grouped_lines(problems) -> list[str]:
 def cmd_info(args) -> int:
     """The analysis pass (stored results of unchanged files are used: info is a look, not a
     verification); the feature table from every record when the pass decoded them (--all, or an
-    earlier `verify --checks` or the window), else from a sample."""
+    earlier `verify --checks` or the window), else from a sample. Past FILES_LISTED files, a block
+    for each file with framing problems and one for each dataset (-v: every file)."""
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.merge import join_parts
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files, group_of
 
     failed, paths = name_files(args.paths)
     out: list[dict] = []
@@ -351,27 +358,71 @@ def cmd_info(args) -> int:
             out.append({"path": str(path), "error": err})
         else:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
+    groups = group_files(paths, args.one_dataset)
+    of = group_of(groups, len(paths))
+    every = args.verbose or len(paths) <= FILES_LISTED
     tasks = plan(paths, args.all, None, notices=True)
     results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))  # one per file, in order
+    summaries: dict[int, tuple[dict, object, list]] = {}
     for r in results:
         if r.error is not None:
             errors += 1
             if args.json:
-                out.append({"path": r.path, "error": r.error})
+                out.append({"path": r.path, "error": r.error, "dataset": groups[of[r.file_no]].name})
             else:
                 print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
             continue
-        info, framing = _info_of(r, args)
+        info, framing, cs = _info_of(r, args)
+        info["dataset"] = groups[of[r.file_no]].name
         out.append(info)
-        if not args.json:
-            _print_info(info, r, framing)
+        summaries[r.file_no] = (info, cs, r.lengths)
+        if not args.json and (every or framing or info["damaged_records"]):
+            _print_info(info, r.lengths, framing)
+    datasets = [_dataset_info(g, summaries) for g in groups]
+    totals = _totals(out)
     if args.json:
-        print(json.dumps({"files": out}))
+        print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
+    else:
+        if len(paths) > 1:
+            for d in datasets:
+                if d["files"] > 1 or not every:
+                    _print_info(d, None, [])
+            print(_totals_line(totals, every))
     return 2 if errors else 0
 
 
-def _info_of(r, args) -> tuple[dict, list]:
-    from tfrview.core.records.payload import TYPE_SHORT
+def _dataset_info(g, summaries: dict) -> dict:
+    """`info` of one dataset: its files' counts summed and their feature summaries merged."""
+    from tfrview.core.analysis.datasummary import DatasetSummary
+
+    cs, infos, sizes = DatasetSummary(), [], []
+    for fi in g.files:
+        if fi in summaries:
+            info, s, lengths = summaries[fi]
+            cs.merge(s)
+            infos.append(info)
+            if len(lengths):
+                sizes.append((int(lengths.min()), int(lengths.sum()), int(lengths.max())))
+    records = sum(i["records"] for i in infos)
+    d = {
+        "path": f"dataset {g.name}",
+        "name": g.name,
+        "files": len(g.files),
+        "compression": "/".join(sorted({i["compression"] for i in infos})) or "none",
+        "bytes": sum(i["bytes"] for i in infos),
+        "stream_bytes": sum(i["stream_bytes"] for i in infos),
+        "records": records,
+        "framing_problems": sum(i["framing_problems"] for i in infos),
+        "damaged_records": sum(i["damaged_records"] for i in infos),
+        **_summary_json(cs),
+    }
+    if sizes:
+        d["record_size"] = {"min": min(a for a, _, _ in sizes), "mean": sum(b for _, b, _ in sizes) // max(records, 1),
+                            "max": max(c for _, _, c in sizes)}  # fmt: skip
+    return d
+
+
+def _info_of(r, args) -> tuple[dict, list, object]:
     from tfrview.core.tfrecord.framing import FRAMING_KINDS, ProblemKind
 
     cs = r.deep.summary if r.deep is not None else _sampled_summary(r, args.sample)
@@ -384,6 +435,18 @@ def _info_of(r, args) -> tuple[dict, list]:
         "records": len(r.offsets),
         "framing_problems": len(framing),
         "damaged_records": r.damaged,
+        **_summary_json(cs),
+    }
+    if r.from_cache:
+        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
+    return info, framing, cs
+
+
+def _summary_json(cs) -> dict:
+    """The feature summary part of `info`: payload kinds, feature keys and their types."""
+    from tfrview.core.records.payload import TYPE_SHORT
+
+    return {
         "sampled_records": cs.records,
         "payload_kinds": dict(cs.kinds),
         "features": {
@@ -400,9 +463,6 @@ def _info_of(r, args) -> tuple[dict, list]:
             for k, s in sorted(cs.lists.items())
         },
     }
-    if r.from_cache:
-        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
-    return info, framing
 
 
 def _sampled_summary(r, sample: int):
@@ -418,8 +478,11 @@ def _sampled_summary(r, sample: int):
     return cs
 
 
-def _print_info(info: dict, r, framing: list) -> None:
+def _print_info(info: dict, lengths, framing: list) -> None:
+    """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
     print(one_line(info["path"]))
+    if "files" in info:
+        print(f"  files         {info['files']:,}")
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
@@ -433,8 +496,13 @@ def _print_info(info: dict, r, framing: list) -> None:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
     if "analysed_at" in info:
         print(f"  read          {info['analysed_at']} (unchanged since; `tfrview verify` reads it again)")
-    if info["records"]:
-        n = int(r.lengths.min()), int(r.lengths.mean()), int(r.lengths.max())
+    if "files" in info and info["framing_problems"]:
+        print(f"  problems      {info['framing_problems']:,} in framing (run `tfrview verify` for details)")
+    if info["records"] and lengths is not None:
+        n = int(lengths.min()), int(lengths.mean()), int(lengths.max())
+        print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
+    elif "record_size" in info:
+        n = info["record_size"]["min"], info["record_size"]["mean"], info["record_size"]["max"]
         print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
     sampled = info["sampled_records"]
     of = f" (sampled {sampled:,} of {info['records']:,})" if sampled < info["records"] else ""
@@ -778,6 +846,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--sample", type=_int_at_least(1), default=2000, help="records to decode for the feature summary")
     p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help=f"a block for every file (past {FILES_LISTED} files: only files with framing problems, "
+                        "then one block a dataset and the totals)")  # fmt: skip
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_info)
 

@@ -102,7 +102,10 @@ def test_a_dataset_keeps_the_label_map_beside_it_when_opened_beside_another(caps
     main(["verify", "--checks", "-j", "1", str(raccoon), str(other)])
     out, err = capsys.readouterr()
     assert f"label map for raccoon.record: {tmp_path / 'raccoon' / 'label_map.pbtxt'}" in err
-    assert "dataset raccoon.record: 1 file, judged together" in out and "dataset other.record" in out
+    assert (
+        "dataset raccoon.record (judged on its own): 1 file (0 OK, 1 with problems)" in out
+        and "dataset other.record" in out
+    )
 
 
 def test_a_negative_image_without_box_lists_is_no_missing_feature(tmp_path):
