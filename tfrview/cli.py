@@ -308,8 +308,9 @@ def _print_verify(rep, quiet: bool) -> None:
 
 
 def _grouped_lines(problems) -> list[str]:
-    """One line a problem, repeats folded (problemgroups.Repeats: same kind and message but for
-    the record, offset or CRC) into one line with their count and records; JSON keeps them all."""
+    """One line a problem, repeats folded (problemgroups.Repeats: same kind and feature, or same kind
+    and message but for the record, offset or CRC) into one line with their count and records; JSON
+    keeps them all, each with its detail."""
     from dataclasses import replace
 
     from tfrview.core.analysis.problemgroups import Repeats
@@ -327,7 +328,7 @@ def _grouped_lines(problems) -> list[str]:
     for gid in order:
         ps = members[gid]
         if len(ps) == 1:
-            out.append(f"  {ps[0].kind}: {ps[0].message}" + (f"\n    cause: {ps[0].cause}" if ps[0].cause else ""))
+            out.append(f"  {ps[0].kind}: {ps[0].text}" + (f"\n    cause: {ps[0].cause}" if ps[0].cause else ""))
             continue
         recs = [p.record for p in ps if p.record is not None]
         where = f" (records {', '.join(map(str, recs[:8]))}{', …' if len(recs) > 8 else ''})" if recs else ""

@@ -34,7 +34,7 @@ from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 6  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 7  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -153,7 +153,7 @@ def _write(d: Path, r: ShardResult) -> None:
         ik = deep.image_keys
         if ik is not None:
             meta["image_keys"] = {"images": dict(ik.images), "seen": dict(ik.seen),
-                                  "odd": {k: [[int(n), w] for n, w in v] for k, v in ik.odd.items()}}  # fmt: skip
+                                  "odd": {k: [[int(n), *w] for n, *w in v] for k, v in ik.odd.items()}}  # fmt: skip
         pq.write_table(deep.facts, d / "facts.parquet")
         pq.write_table(_stats_table(s), d / "stats.parquet")
         pq.write_table(pa.table({
@@ -198,7 +198,7 @@ def _image_keys_from(d: dict | None):
 
     if d is None:
         return None
-    return ImageKeys(Counter(d["images"]), Counter(d["seen"]), {k: [(n, w) for n, w in v] for k, v in d["odd"].items()})
+    return ImageKeys(Counter(d["images"]), Counter(d["seen"]), {k: [(n, *w) for n, *w in v] for k, v in d["odd"].items()})
 
 
 def _problem(d: dict) -> Problem:
