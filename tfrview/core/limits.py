@@ -109,3 +109,7 @@ MAX_FRAMES = 64
 # Values that are no image kept per key per file, for a key the dataset turns out to hold images in
 # (analysis/checks.ImageKeys): past this, a file's further odd values of that key go unnamed.
 IMAGE_KEY_ODD_TRACKED = 64
+
+# TF-Ranking's ExampleListWithContext (records/payload.py): the examples of one list decoded (each an
+# Example, with the Example limits); past this, the list's further examples are counted, not decoded.
+MAX_LIST_EXAMPLES = 10_000
