@@ -611,7 +611,22 @@ def cmd_dump(args) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         problems = ds.problems()
+        _say_framing(ds)
     return 2 if errs else (1 if problems else 0)
+
+
+def _say_framing(ds) -> None:
+    """Why `dump` exits 1, on stderr, one line a file: the file is not a TFRecord, or how many framing
+    problems it has (printing records is dump's work; `verify` lists the problems)."""
+    for f in ds.files:
+        ps = f.index.problems
+        if not ps:
+            continue
+        if len(ps) == 1 or ps[0].kind == "not_tfrecord":
+            print(f"tfrview: {one_line(str(f.path))}: {ps[0].kind}: {one_line(ps[0].message)}", file=sys.stderr)
+        else:
+            print(f"tfrview: {one_line(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
+                  file=sys.stderr)  # fmt: skip
 
 
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
@@ -942,9 +957,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def unknown_command(word: str) -> str | None:
+    """The message for a first argument that is neither a command nor something to open: a word
+    close to a command name, or a bare word (letters and dashes) that names no file. None when it
+    may be a file, a directory, a URL or a glob (the window says what is wrong with it)."""
+    import difflib
+    import glob
+    import re
+
+    from tfrview.core.tfrecord.remote import is_url
+
+    if os.path.lexists(word) or is_url(word) or glob.has_magic(word):
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=2, cutoff=0.6)
+    if not close and not re.fullmatch(r"[A-Za-z][A-Za-z-]*", word):
+        return None  # a path with a dot or a slash: opening it says it is missing
+    hint = f"did you mean {' or '.join(close)}?" if close else f"commands: {', '.join(COMMANDS)}"
+    return f"unknown command {word!r} ({hint}); no file of that name either"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        wrong = unknown_command(argv[0]) if argv else None
+        if wrong is not None:
+            return fail(wrong)
         return open_window(argv)
     args = build_parser().parse_args(argv)
     if not args.command:
