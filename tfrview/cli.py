@@ -752,23 +752,24 @@ def cmd_repair(args) -> int:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    from tfrview.core.analysis import merge, plan
+    from tfrview.core.analysis import merge
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files
 
     out = Path(args.parquet)
     failed, paths = name_files(args.paths)
     for _, err in failed:
         raise TfrviewError(err)
     _check_output(out, paths, args.force)
-    label_map, _ = _label_map_for_checks(args, paths)
-    lm_json = label_map.to_json() if label_map is not None else None
-    tasks = plan(paths, True, lm_json, notices=True)
+    groups = group_files(paths, args.one_dataset)  # each dataset with the label map beside it
+    label_maps = [_label_map_for_checks(args, [paths[i] for i in g.files])[0] for g in groups]
+    tasks = _grouped_plan(paths, groups, True, label_maps, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(True), "reading", args.dask)
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
-    res = write_parquet(merge(results), out, images=args.images)
+    res = write_parquet(merge(results, groups), out, images=args.images)
     print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
           + (f", {res.images:,} images" if args.images else ""))  # fmt: skip
     return 2 if unreadable else 0
@@ -901,6 +902,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--images", action="store_true", help="add each record's first image's bytes (column image)")
     p.add_argument("--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
 

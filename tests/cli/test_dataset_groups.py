@@ -133,3 +133,17 @@ def test_merge_groups_by_name_unless_told(tmp_path, one):
     if one:
         b = merge(a.shards, group_files([str(pets), str(other)], one_dataset=True))
         assert {str(p.kind) for p in b.problems(0)} == {"missing_feature"}
+
+
+def test_export_judges_each_dataset_alone(capsys, tmp_path):
+    import pyarrow.parquet as pq
+
+    pets, other = tmp_path / "pets_examples.record", tmp_path / "two_damaged_regions.tfrecords"
+    write_records(pets, _pets(4))
+    write_records(other, _raw(40))
+    out = tmp_path / "facts.parquet"
+    assert main(["export", "--parquet", str(out), "-j", "1", str(pets), str(other)]) == 0
+    assert pq.read_table(out).column("problems").to_pylist() == [[]] * 44
+    out.unlink()
+    assert main(["export", "--parquet", str(out), "-j", "1", "--one-dataset", str(pets), str(other)]) == 0
+    assert pq.read_table(out).column("problems").to_pylist()[:4] == [["missing_feature"]] * 4
