@@ -310,30 +310,24 @@ def _print_verify(rep, quiet: bool) -> None:
 def _grouped_lines(problems) -> list[str]:
     """One line a problem, repeats folded (problemgroups.Repeats: same kind and feature, or same kind
     and message but for the record, offset or CRC) into one line with their count and records; JSON
-    keeps them all, each with its detail."""
-    from dataclasses import replace
-
+    keeps them all, each with its detail. A cause is part of what repeats: a flipped bit and a
+    zeroed block stay apart, and the cause goes on a line of its own."""
     from tfrview.core.analysis.problemgroups import Repeats
 
-    rep = Repeats()
-    members: dict[int, list] = {}
-    order: list[int] = []
-    for p in problems:  # a cause is part of what repeats: a flipped bit and a zeroed block stay apart
-        gid = rep.add(replace(p, message=p.message + (f"\n    cause: {p.cause}" if p.cause else "")))
-        if gid not in members:
-            members[gid] = []
-            order.append(gid)
-        members[gid].append(p)
+    by_cause: dict[str, Repeats] = {}
+    members: dict[tuple[str, int], list] = {}
+    for p in problems:
+        rep = by_cause.setdefault(p.cause, Repeats())
+        members.setdefault((p.cause, rep.add(p)), []).append(p)
     out = []
-    for gid in order:
-        ps = members[gid]
+    for (cause, gid), ps in members.items():
+        tail = f"\n    cause: {cause}" if cause else ""
         if len(ps) == 1:
-            out.append(f"  {ps[0].kind}: {ps[0].text}" + (f"\n    cause: {ps[0].cause}" if ps[0].cause else ""))
+            out.append(f"  {ps[0].kind}: {ps[0].text}{tail}")
             continue
         recs = [p.record for p in ps if p.record is not None]
         where = f" (records {', '.join(map(str, recs[:8]))}{', …' if len(recs) > 8 else ''})" if recs else ""
-        title, _, cause = rep.title(gid).partition("\n")
-        out.append(f"  {ps[0].kind} ×{len(ps)}: {title}{where}" + (f"\n{cause}" if cause else ""))
+        out.append(f"  {ps[0].kind} ×{len(ps)}: {by_cause[cause].title(gid)}{where}{tail}")
     return out
 
 

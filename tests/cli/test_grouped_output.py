@@ -47,3 +47,20 @@ def test_findings_that_quote_data_bytes_are_one_group_and_json_keeps_each_detail
     assert len({p["message"] for p in found}) == 1
     assert [p["detail"] for p in found[:2]] == [f"{len(noise[0]):,} bytes, starting 74 1f 00 {noise[0][3:8].hex(' ')}",
                                                 f"{len(noise[1]):,} bytes, starting 74 1f 01 {noise[1][3:8].hex(' ')}"]  # fmt: skip
+
+
+def test_a_group_of_repeats_with_a_cause_says_it_on_a_line_of_its_own(tmp_path):
+    from tests.helpers import framed, payloads
+
+    data, offs = framed(payloads(20, base=200))
+    b = bytearray(data)
+    for n in (2, 9, 15):
+        b[offs[n] + 40] ^= 4  # one flipped bit each, at the same data byte
+    path = tmp_path / "flips.tfrecord"
+    path.write_bytes(bytes(b))
+    text = subprocess.run([sys.executable, "-m", "tfrview", "verify", str(path)], capture_output=True, text=True).stdout
+    lines = text.splitlines()
+    assert lines[1:] == [
+        "  bad_data_crc ×3: corrupted record at …: data CRC mismatch in record … (starts at …) (records 2, 9, 15)",
+        "    cause: one flipped bit (data byte 28, bit 2): `tfrview repair` restores it",
+    ], text
