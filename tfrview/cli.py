@@ -129,16 +129,20 @@ def cmd_verify(args) -> int:
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results, groups)
-    for g, (label_map, lm_path) in zip(groups, maps, strict=True):
+    fits = [lm_path is not None and (bool(args.label_map) or label_map_fits(analysis.class_ids_of(g.files), lm))
+            for g, (lm, lm_path) in zip(groups, maps, strict=True)]  # fmt: skip
+    used = {str(lm_path) for (_, lm_path), fit in zip(maps, fits, strict=True) if fit}
+    for g, (_, lm_path), fit in zip(groups, maps, fits, strict=True):
         if lm_path is None:
             continue
         named = f" for {one_line(g.name)}" if len(groups) > 1 else ""
-        if not args.label_map and not label_map_fits(analysis.class_ids_of(g.files), label_map):
-            if not args.json and not args.quiet:
-                print(f"not using {one_line(str(lm_path))} found beside the data{named}: it does not name "
-                      "this data's class ids", file=sys.stderr)  # fmt: skip
+        if not fit:
             _without_label_map(analysis, g.files)
-        elif not args.json and not args.quiet:
+        say = not args.json and not args.quiet
+        if say and not fit and str(lm_path) not in used:  # a map another dataset beside it uses is no news
+            print(f"not using {one_line(str(lm_path))} found beside the data{named}: it does not name "
+                  "this data's class ids", file=sys.stderr)  # fmt: skip
+        elif say and fit:
             print(f"label map{named}: {one_line(str(lm_path))}", file=sys.stderr)
     of = group_of(groups, len(paths))
     reports: dict[int, FileReport] = {}
@@ -161,7 +165,7 @@ def cmd_verify(args) -> int:
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
         for g in groups:
-            if len(groups) > 1:
+            if len(groups) > 1 and not args.quiet:
                 t = _totals([entries[len(failed) + fi] for fi in g.files])
                 print(f"dataset {one_line(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
             for fi in g.files:

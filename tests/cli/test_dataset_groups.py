@@ -147,3 +147,16 @@ def test_export_judges_each_dataset_alone(capsys, tmp_path):
     out.unlink()
     assert main(["export", "--parquet", str(out), "-j", "1", "--one-dataset", str(pets), str(other)]) == 0
     assert pq.read_table(out).column("problems").to_pylist()[:4] == [["missing_feature"]] * 4
+
+
+def test_a_label_map_in_a_folder_of_two_datasets_serves_the_one_it_names(capsys, tmp_path):
+    write_records(tmp_path / "boxes.record", [_boxes([1], "racoon") for _ in range(6)])
+    write_records(
+        tmp_path / "penguins.record", [_example(species=k % 3 + 7).SerializeToString() for k in range(9)]
+    )
+    (tmp_path / "label_map.pbtxt").write_text("item { id: 1 name: 'raccoon' }\n")
+    assert main(["verify", "--checks", "-j", "1", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    # no 'not using' for the penguins: the map serves the dataset it names
+    assert err == f"label map for boxes.record: {tmp_path / 'label_map.pbtxt'}\n"
+    assert "label_text_mismatch ×6" in out
