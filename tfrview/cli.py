@@ -482,6 +482,8 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     print(one_line(info["path"]))
     if "files" in info:
         print(f"  files         {info['files']:,}")
+    elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
+        print(f"  dataset       {one_line(info['dataset'])}")
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"

@@ -73,6 +73,7 @@ def test_info_of_many_shards_gives_one_dataset_block_and_totals(capsys, tmp_path
     assert d["records"] == 500 and d["files"] == 10 and set(d["features"]) == {"label", "text"}
     code, out = _run(capsys, "info", "-v", str(tmp_path))
     assert out.count("  compression") == 11
+    assert out.count(f"  dataset       train-?????-of-{len(paths):05d}\n") == 10  # each file says its dataset
 
 
 def _human(n: int) -> str:
