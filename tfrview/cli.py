@@ -165,14 +165,15 @@ def cmd_verify(args) -> int:
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
         for g in groups:
-            if len(groups) > 1 and not args.quiet:
-                t = _totals([entries[len(failed) + fi] for fi in g.files])
+            t = _totals([entries[len(failed) + fi] for fi in g.files])
+            clean = not t.get("files_with_problems") and not t["unreadable_files"]
+            if len(groups) > 1 and not args.quiet and (every or not clean):  # 1,024 clean datasets: the total says
                 print(f"dataset {one_line(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
             for fi in g.files:
                 if fi in reports and (every or not reports[fi].ok):
                     _print_verify(reports[fi], args.quiet)
         if len(failed) + len(paths) > 1 and not args.quiet:
-            print(_totals_line(totals, every))
+            print(_totals_line(totals, every, len(groups)))
     if errors:
         return 2
     return 0 if all(r.ok for r in reports.values()) else 1
@@ -212,9 +213,9 @@ def _totals(entries: list[dict]) -> dict:
     return t
 
 
-def _totals_line(t: dict, every: bool) -> str:
-    """One line of totals: files, records, bytes, and what is wrong, for a person."""
-    parts = [f"{t['files']:,} file{'s' if t['files'] != 1 else ''}"]
+def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
+    """One line of totals: files (in how many datasets), records, bytes, and what is wrong."""
+    parts = [f"{t['files']:,} file{'s' if t['files'] != 1 else ''}" + (f" in {datasets:,} datasets" if datasets > 1 else "")]
     if "files_with_problems" in t:
         bad = t["files_with_problems"]
         parts[0] += f" ({t['files'] - bad - t['unreadable_files']:,} OK, {bad:,} with problems"
@@ -386,7 +387,7 @@ def cmd_info(args) -> int:
             for d in datasets:
                 if d["files"] > 1 or not every:
                     _print_info(d, None, [])
-            print(_totals_line(totals, every))
+            print(_totals_line(totals, every, len(groups)))
     return 2 if errors else 0
 
 

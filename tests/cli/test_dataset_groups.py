@@ -106,6 +106,9 @@ def test_a_dataset_keeps_the_label_map_beside_it_when_opened_beside_another(caps
         "dataset raccoon.record (judged on its own): 1 file (0 OK, 1 with problems)" in out
         and "dataset other.record" in out
     )
+    assert out.splitlines()[-1].startswith(
+        "total: 2 files in 2 datasets (1 OK, 1 with problems) · 16 intact records"
+    )
 
 
 def test_a_negative_image_without_box_lists_is_no_missing_feature(tmp_path):
