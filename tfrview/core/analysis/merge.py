@@ -1,7 +1,8 @@
 """Merging the results of files into the dataset's: summed schema and statistics, the checks that
 compare a record with the rest of its dataset (payload kind, missing features, feature types,
 class id 0 in an Object Detection API dataset, images by the data), duplicate images, and one fact
-table. The files may hold several datasets (`tfrecord.groups`): each is judged against itself.
+table. The files may hold several datasets (`tfrecord.groups`): each is judged against itself
+(a duplicate image is still found across them: the same image in train and val is worth knowing).
 
 Associative: results arrive in any order (a pool, a cluster) and merge to the same answer, because
 everything order-dependent is decided by file number here, at the end.
@@ -25,7 +26,7 @@ from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
 from tfrview.core.tfrecord.framing import Problem
-from tfrview.core.tfrecord.groups import DatasetGroup, group_files, group_of
+from tfrview.core.tfrecord.groups import DatasetGroup, group_files
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 
@@ -102,12 +103,6 @@ def merge(results: list[ShardResult], groups: list[DatasetGroup] | None = None) 
     for fi, p in _duplicates(shards, names):
         out.dataset_problems.setdefault(fi, []).append(p)
     return out
-
-
-def group_names(analysis: DatasetAnalysis) -> list[str]:
-    """For each file, the name of the dataset it was judged with."""
-    of = group_of(analysis.groups, len(analysis.shards))
-    return [analysis.groups[g].name if analysis.groups else "" for g in of]
 
 
 def join_parts(results: list[ShardResult]) -> list[ShardResult]:
