@@ -875,7 +875,8 @@ def build_parser() -> argparse.ArgumentParser:
             "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
             "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n")  # fmt: skip
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--json", action="store_true", help='one JSON object: {"files": [...]}')
+    p.add_argument("--json", action="store_true",
+                   help='one JSON object: {"files": [...], "datasets": [...], "totals": {...}}')  # fmt: skip
     p.add_argument("-q", "--quiet", action="store_true", help="print only damaged files")
     p.add_argument(
         "--checks",
