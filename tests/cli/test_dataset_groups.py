@@ -42,6 +42,16 @@ def test_group_files_by_shard_pattern_folder_and_name():
                       "part_?.rec": (3, 4), "part_3.rec": (5,), "pets_examples.record": (6,),
                       "two_damaged_regions.tfrecords": (7,)}  # fmt: skip
     assert [g.files for g in group_files(paths, one_dataset=True)] == [tuple(range(8))]
+    two = ["gs://b/a/train-00000-of-00002", "gs://b/a/train-00001-of-00002", "gs://b/c/train-00000-of-00002"]
+    assert [(g.name, g.files) for g in group_files(two)] == [
+        ("train-?????-of-00002", (0, 1)),
+        ("train-00000-of-00002", (2,)),
+    ]
+    both = two + ["gs://b/c/train-00001-of-00002"]  # two folders, one name: each says where it lies
+    assert [g.name for g in group_files(both)] == [
+        "gs://b/a/train-?????-of-00002",
+        "gs://b/c/train-?????-of-00002",
+    ]
 
 
 def test_unrelated_files_on_one_command_line_get_no_missing_features_of_each_other(capsys, tmp_path):

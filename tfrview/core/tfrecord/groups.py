@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 _SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 _DIGITS = re.compile(r"\d+")
@@ -30,10 +29,11 @@ class DatasetGroup:
         return {"name": self.name, "files": [paths[i] for i in self.files]}
 
 
-def _split(path: str) -> tuple[str, str]:
-    """(folder, file name) of a local path or a URL, without touching the file system."""
-    p = PurePosixPath(str(path).replace("\\", "/"))
-    return str(p.parent), p.name
+def _split(path) -> tuple[str, str]:
+    """(folder, file name) of a local path or a URL (kept whole: `gs://bucket/split`), without
+    touching the file system."""
+    folder, _, name = str(path).replace("\\", "/").rstrip("/").rpartition("/")
+    return folder or ".", name
 
 
 def _key_and_name(name: str) -> tuple[tuple, str]:
