@@ -228,7 +228,7 @@ def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
     if "problems" in t:
         parts.append(f"{t['problems']:,} problem{'s' if t['problems'] != 1 else ''}")
     if t.get("framing_problems"):
-        parts.append(f"{t['framing_problems']:,} framing problems")
+        parts.append(f"{t['framing_problems']:,} framing problem{'s' if t['framing_problems'] != 1 else ''}")
     hidden = "" if every else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
     return "total: " + " · ".join(parts) + hidden
 
@@ -364,6 +364,7 @@ def cmd_info(args) -> int:
     tasks = plan(paths, args.all, None, notices=True)
     results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))  # one per file, in order
     summaries: dict[int, tuple[dict, object, list]] = {}
+    printed: set[int] = set()  # files whose block is printed
     for r in results:
         if r.error is not None:
             errors += 1
@@ -378,15 +379,19 @@ def cmd_info(args) -> int:
         summaries[r.file_no] = (info, cs, r.lengths)
         if not args.json and (every or framing or info["damaged_records"]):
             _print_info(info, r.lengths, framing)
+            printed.add(r.file_no)
     datasets = [_dataset_info(g, summaries) for g in groups]
     totals = _totals(out)
     if args.json:
         print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
     else:
         if len(paths) > 1:
-            for d in datasets:
-                if d["files"] > 1 or not every:
-                    _print_info(d, None, [])
+            shown = [d for d, g in zip(datasets, groups, strict=True)  # a one-file dataset's block is its file's
+                     if d["files"] > 1 or (not every and not any(fi in printed for fi in g.files))]  # fmt: skip
+            if not args.verbose and len(shown) > FILES_LISTED:  # a folder of 1,024 datasets: the damaged ones
+                shown = [d for d in shown if d["framing_problems"] or d["damaged_records"]]
+            for d in shown:
+                _print_info(d, None, [])
             print(_totals_line(totals, every, len(groups)))
     return 2 if errors else 0
 

@@ -80,3 +80,19 @@ def _human(n: int) -> str:
     from tfrview.core.units import human_bytes
 
     return human_bytes(n)
+
+
+def test_info_of_a_folder_of_many_datasets_prints_blocks_only_for_the_damaged(capsys, tmp_path):
+    recs = [_example(label=k).SerializeToString() for k in range(5)]
+    for name in "abcdefghijkl":  # twelve datasets of one file each
+        write_records(tmp_path / f"{name}.tfrecord", recs)
+    data, offs = framed(recs)
+    (tmp_path / "m.tfrecord").write_bytes(data[: offs[4] + 20])  # cut short
+    code, out = _run(capsys, "info", str(tmp_path))
+    assert code == 0
+    assert [ln for ln in out.splitlines() if not ln.startswith(" ")] == [
+        f"{tmp_path / 'm.tfrecord'}",
+        "total: 13 files in 13 datasets · 64 records · "
+        + _human(sum(p.stat().st_size for p in tmp_path.iterdir()))
+        + " · 1 framing problem (more than 8 files: only files with problems are listed; -v lists all)",
+    ]
