@@ -389,16 +389,18 @@ def _is_example_list(data: bytes, fields) -> bool:
     non-empty value is an Example (field 1 holding Features whose keys are text), where a
     SequenceExample's values are Features and FeatureLists (map entries: fields 1 and 2)."""
     seen = False
+    view = memoryview(data)  # a 100 MB SequenceExample's value is looked at, not copied
     for _, _, a, z in fields[:64]:
         if a == z:
             continue
-        if not _looks_like_example(data[a:z]):
+        if not _looks_like_example(view[a:z]):
             return False
         seen = True
     return seen
 
 
-def _looks_like_example(b: bytes) -> bool:
+def _looks_like_example(b) -> bool:
+    """Field 1 of LEN, each holding Features whose keys are text: an Example's bytes."""
     try:
         inner = top_fields(b, limit=4)
     except WireError:
