@@ -69,3 +69,16 @@ def test_dump_shows_the_context_and_each_examples_features(capsys, tmp_path):
     assert [e["document_tokens"]["values"][0] for e in rows[2]["examples"]] == ["doc2_0", "doc2_1"]
     assert main(["info", "--json", "-j", "1", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["files"][0]["payload_kinds"] == {EXAMPLE_LIST: 3}
+
+
+def test_a_list_over_the_parser_size_is_read_by_the_walker_too():
+    from tfrview.core.limits import UPB_MAX_BYTES
+
+    docs = [_example(doc=["y" * 1000] * 3, relevance=[i]) for i in range(1000)]
+    data = elwc(docs, _example(query_tokens=["q"]))
+    assert len(data) > UPB_MAX_BYTES
+    p = decode(data)
+    assert p.kind == EXAMPLE_LIST and len(p.examples) == 1000
+    assert [int(e["relevance"].values[0]) for e in p.examples[:3]] == [0, 1, 2] and list(p.features) == [
+        "query_tokens"
+    ]
