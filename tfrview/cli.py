@@ -107,10 +107,12 @@ def cmd_verify(args) -> int:
     """Every file through the analysis pass on `--jobs` worker processes (framing and both CRCs;
     with --checks, every record decoded once for the QA checks). The bytes are always read again:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
-    size or time. Results are stored for the window and `info`."""
-    from tfrview.core.analysis import merge, plan
+    size or time. Results are stored for the window and `info`. The files may hold several
+    datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
+    from tfrview.core.analysis import merge
     from tfrview.core.records.labelmap import label_map_fits
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
 
@@ -122,20 +124,28 @@ def cmd_verify(args) -> int:
         if not args.json:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
-    label_map, lm_path = _label_map_for_checks(args, paths) if args.checks else (None, None)
-    lm_json = label_map.to_json() if label_map is not None else None
-    tasks = plan(paths, args.checks, lm_json, read_cache=False, notices=True)
+    groups = group_files(paths, args.one_dataset)
+    maps = [_label_map_for_checks(args, [paths[i] for i in g.files]) if args.checks else (None, None) for g in groups]
+    tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
-    analysis = merge(results)
-    if lm_path is not None and not args.label_map and not label_map_fits(analysis.class_ids, label_map):
-        if not args.json and not args.quiet:
-            print(f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
-                  file=sys.stderr)  # fmt: skip
-        lm_path = None
-        analysis = _without_label_map(analysis)
-    if lm_path is not None and not args.json and not args.quiet:
-        print(f"label map: {one_line(str(lm_path))}", file=sys.stderr)
-    reports = []
+    analysis = merge(results, groups)
+    fits = [lm_path is not None and (bool(args.label_map) or label_map_fits(analysis.class_ids_of(g.files), lm))
+            for g, (lm, lm_path) in zip(groups, maps, strict=True)]  # fmt: skip
+    used = {str(lm_path) for (_, lm_path), fit in zip(maps, fits, strict=True) if fit}
+    for g, (_, lm_path), fit in zip(groups, maps, fits, strict=True):
+        if lm_path is None:
+            continue
+        named = f" for {one_line(g.name)}" if len(groups) > 1 else ""
+        if not fit:
+            _without_label_map(analysis, g.files)
+        say = not args.json and not args.quiet
+        if say and not fit and str(lm_path) not in used:  # a map another dataset beside it uses is no news
+            print(f"not using {one_line(str(lm_path))} found beside the data{named}: it does not name "
+                  "this data's class ids", file=sys.stderr)  # fmt: skip
+        elif say and fit:
+            print(f"label map{named}: {one_line(str(lm_path))}", file=sys.stderr)
+    of = group_of(groups, len(paths))
+    reports: dict[int, FileReport] = {}
     for fi, r in enumerate(analysis.shards):
         at = len(failed) + fi
         if r.error is not None:
@@ -143,24 +153,94 @@ def cmd_verify(args) -> int:
             if not args.json:
                 print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
-            continue
-        rep = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                         sort_problems(analysis.problems(fi)), r.cause, int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
-        reports.append(rep)
-        entries[at] = rep.to_json()
-        if not args.json:
-            _print_verify(rep, args.quiet)
+        else:
+            rep = reports[fi] = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
+                                           sort_problems(analysis.problems(fi)), r.cause,
+                                           int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
+            entries[at] = rep.to_json()
+        entries[at]["dataset"] = groups[of[fi]].name
+    totals = _totals([e for e in entries if e is not None])
     gaps = _missing_entries(paths)
-    for entry in gaps:
-        entries.append(entry)
-        if not args.json:
+    entries += gaps
+    if gaps:
+        totals["missing_shards"] = len(gaps)
+    if args.json:
+        doc = {"files": entries, "datasets": [g.to_json([str(p) for p in paths]) for g in groups], "totals": totals}
+        print(json.dumps(doc))
+    else:
+        every = args.verbose or len(paths) <= FILES_LISTED
+        for g in groups:
+            t = _totals([entries[len(failed) + fi] for fi in g.files])
+            clean = not t.get("files_with_problems") and not t["unreadable_files"]
+            if len(groups) > 1 and not args.quiet and (every or not clean):  # 1,024 clean datasets: the total says
+                print(f"dataset {one_line(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
+            for fi in g.files:
+                if fi in reports and (every or not reports[fi].ok):
+                    _print_verify(reports[fi], args.quiet)
+        for entry in gaps:
             print(f"{one_line(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
-    if args.json:
-        print(json.dumps({"files": entries}))
+        if len(failed) + len(paths) > 1 and not args.quiet:
+            print(_totals_line(totals, every, len(groups)))
     if errors:
         return 2
-    return 0 if all(r.ok for r in reports) and not gaps else 1
+    return 0 if all(r.ok for r in reports.values()) and not gaps else 1
+
+
+FILES_LISTED = 8  # past this many files, text output lists only the files with problems (-v: all)
+
+
+def _grouped_plan(paths, groups, deep: bool, label_maps: list, **kw) -> list:
+    """The pass's tasks, in file order, each file with its own dataset's label map."""
+    from dataclasses import replace
+
+    from tfrview.core.analysis import plan
+
+    tasks = []
+    for g, lm in zip(groups, label_maps, strict=True):
+        lm_json = lm.to_json() if lm is not None else None
+        tasks += [replace(t, file_no=g.files[t.file_no]) for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)]
+    return sorted(tasks, key=lambda t: (t.file_no, t.part))
+
+
+def _totals(entries: list[dict]) -> dict:
+    """The dataset's totals over every file's entry (verify or info)."""
+    read = [e for e in entries if "error" not in e]
+    t = {
+        "files": len(entries),
+        "unreadable_files": len(entries) - len(read),
+        "records": sum(e.get("records", 0) for e in read),
+        "damaged_records": sum(e.get("damaged_records", 0) for e in read),
+        "bytes": sum(e.get("bytes", 0) for e in read),
+    }
+    if any("problems" in e for e in read):  # verify
+        t["files_with_problems"] = sum(1 for e in read if e["problems"])
+        t["problems"] = sum(len(e["problems"]) for e in read)
+    elif read:  # info
+        t["framing_problems"] = sum(e.get("framing_problems", 0) for e in read)
+    return t
+
+
+def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
+    """One line of totals: files (in how many datasets), records, bytes, and what is wrong."""
+    parts = [f"{t['files']:,} file{'s' if t['files'] != 1 else ''}" + (f" in {datasets:,} datasets" if datasets > 1 else "")]
+    if "files_with_problems" in t:
+        bad = t["files_with_problems"]
+        parts[0] += f" ({t['files'] - bad - t['unreadable_files']:,} OK, {bad:,} with problems"
+        parts[0] += f", {t['unreadable_files']:,} unreadable)" if t["unreadable_files"] else ")"
+    elif t["unreadable_files"]:
+        parts[0] += f" ({t['unreadable_files']:,} unreadable)"
+    intact = "intact " if "problems" in t else ""
+    parts.append(f"{t['records']:,} {intact}records" + (f", {t['damaged_records']:,} damaged" if t["damaged_records"] else ""))
+    parts.append(human_bytes(t["bytes"]))
+    if "problems" in t:
+        parts.append(f"{t['problems']:,} problem{'s' if t['problems'] != 1 else ''}")
+    if t.get("framing_problems"):
+        parts.append(f"{t['framing_problems']:,} framing problem{'s' if t['framing_problems'] != 1 else ''}")
+    if t.get("missing_shards"):
+        parts.append(f"{t['missing_shards']:,} shard{'s' if t['missing_shards'] != 1 else ''} missing")
+    hidden = "" if every else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
+    return "total: " + " · ".join(parts) + hidden
 
 
 def _missing_entries(paths) -> list[dict]:
@@ -224,11 +304,11 @@ def _label_map_for_checks(args, paths):
 _LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case")
 
 
-def _without_label_map(analysis):
-    """The checks' answer had no label map been found: its findings go."""
-    for s in analysis.shards:
+def _without_label_map(analysis, files) -> None:
+    """The checks' answer for these files had no label map been found: its findings go."""
+    for fi in files:
+        s = analysis.shards[fi]
         s.problems = [p for p in s.problems if str(p.kind) not in _LABEL_MAP_KINDS]
-    return analysis
 
 
 def _print_verify(rep, quiet: bool) -> None:
@@ -258,31 +338,26 @@ def _print_verify(rep, quiet: bool) -> None:
 
 
 def _grouped_lines(problems) -> list[str]:
-    """One line a problem, repeats folded (problemgroups.Repeats: same kind and message but for
-    the record, offset or CRC) into one line with their count and records; JSON keeps them all."""
-    from dataclasses import replace
-
+    """One line a problem, repeats folded (problemgroups.Repeats: same kind and feature, or same kind
+    and message but for the record, offset or CRC) into one line with their count and records; JSON
+    keeps them all, each with its detail. A cause is part of what repeats: a flipped bit and a
+    zeroed block stay apart, and the cause goes on a line of its own."""
     from tfrview.core.analysis.problemgroups import Repeats
 
-    rep = Repeats()
-    members: dict[int, list] = {}
-    order: list[int] = []
-    for p in problems:  # a cause is part of what repeats: a flipped bit and a zeroed block stay apart
-        gid = rep.add(replace(p, message=p.message + (f"\n    cause: {p.cause}" if p.cause else "")))
-        if gid not in members:
-            members[gid] = []
-            order.append(gid)
-        members[gid].append(p)
+    by_cause: dict[str, Repeats] = {}
+    members: dict[tuple[str, int], list] = {}
+    for p in problems:
+        rep = by_cause.setdefault(p.cause, Repeats())
+        members.setdefault((p.cause, rep.add(p)), []).append(p)
     out = []
-    for gid in order:
-        ps = members[gid]
+    for (cause, gid), ps in members.items():
+        tail = f"\n    cause: {cause}" if cause else ""
         if len(ps) == 1:
-            out.append(f"  {ps[0].kind}: {ps[0].message}" + (f"\n    cause: {ps[0].cause}" if ps[0].cause else ""))
+            out.append(f"  {ps[0].kind}: {ps[0].text}{tail}")
             continue
         recs = [p.record for p in ps if p.record is not None]
         where = f" (records {', '.join(map(str, recs[:8]))}{', …' if len(recs) > 8 else ''})" if recs else ""
-        title, _, cause = rep.title(gid).partition("\n")
-        out.append(f"  {ps[0].kind} ×{len(ps)}: {title}{where}" + (f"\n{cause}" if cause else ""))
+        out.append(f"  {ps[0].kind} ×{len(ps)}: {by_cause[cause].title(gid)}{where}{tail}")
     return out
 
 
@@ -292,10 +367,12 @@ def _grouped_lines(problems) -> list[str]:
 def cmd_info(args) -> int:
     """The analysis pass (stored results of unchanged files are used: info is a look, not a
     verification); the feature table from every record when the pass decoded them (--all, or an
-    earlier `verify --checks` or the window), else from a sample."""
+    earlier `verify --checks` or the window), else from a sample. Past FILES_LISTED files, a block
+    for each file with framing problems and one for each dataset (-v: every file)."""
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.merge import join_parts
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files, group_of
 
     failed, paths = name_files(args.paths)
     out: list[dict] = []
@@ -306,32 +383,84 @@ def cmd_info(args) -> int:
             out.append({"path": str(path), "error": err})
         else:
             print(f"tfrview: {one_line(err)}", file=sys.stderr)
+    groups = group_files(paths, args.one_dataset)
+    of = group_of(groups, len(paths))
+    every = args.verbose or len(paths) <= FILES_LISTED
     tasks = plan(paths, args.all, None, notices=True)
     results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))  # one per file, in order
+    summaries: dict[int, tuple[dict, object, list]] = {}
+    printed: set[int] = set()  # files whose block is printed
     for r in results:
         if r.error is not None:
             errors += 1
             if args.json:
-                out.append({"path": r.path, "error": r.error})
+                out.append({"path": r.path, "error": r.error, "dataset": groups[of[r.file_no]].name})
             else:
                 print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
             continue
-        info, framing = _info_of(r, args)
+        info, framing, cs = _info_of(r, args)
+        info["dataset"] = groups[of[r.file_no]].name
         out.append(info)
-        if not args.json:
-            _print_info(info, r, framing)
-    for entry in _missing_entries(paths):
-        out.append(entry)
-        if not args.json:
+        summaries[r.file_no] = (info, cs, r.lengths)
+        if not args.json and (every or framing or info["damaged_records"]):
+            _print_info(info, r.lengths, framing)
+            printed.add(r.file_no)
+    datasets = [_dataset_info(g, summaries) for g in groups]
+    totals = _totals(out)
+    gaps = _missing_entries(paths)
+    out += gaps
+    if gaps:
+        totals["missing_shards"] = len(gaps)
+    if args.json:
+        print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
+    else:
+        if len(paths) > 1:
+            shown = [d for d, g in zip(datasets, groups, strict=True)  # a one-file dataset's block is its file's
+                     if d["files"] > 1 or (not every and not any(fi in printed for fi in g.files))]  # fmt: skip
+            if not args.verbose and len(shown) > FILES_LISTED:  # a folder of 1,024 datasets: the damaged ones
+                shown = [d for d in shown if d["framing_problems"] or d["damaged_records"]]
+            for d in shown:
+                _print_info(d, None, [])
+        for entry in gaps:
             print(one_line(entry["path"]))
             print(f"  problem       {entry['problems'][0]['message']}")
-    if args.json:
-        print(json.dumps({"files": out}))
+        if len(paths) > 1 or gaps:
+            print(_totals_line(totals, every, len(groups)))
     return 2 if errors else 0
 
 
-def _info_of(r, args) -> tuple[dict, list]:
-    from tfrview.core.records.payload import TYPE_SHORT
+def _dataset_info(g, summaries: dict) -> dict:
+    """`info` of one dataset: its files' counts summed and their feature summaries merged."""
+    from tfrview.core.analysis.datasummary import DatasetSummary
+
+    cs, infos, sizes = DatasetSummary(), [], []
+    for fi in g.files:
+        if fi in summaries:
+            info, s, lengths = summaries[fi]
+            cs.merge(s)
+            infos.append(info)
+            if len(lengths):
+                sizes.append((int(lengths.min()), int(lengths.sum()), int(lengths.max())))
+    records = sum(i["records"] for i in infos)
+    d = {
+        "path": f"dataset {g.name}",
+        "name": g.name,
+        "files": len(g.files),
+        "compression": "/".join(sorted({i["compression"] for i in infos})) or "none",
+        "bytes": sum(i["bytes"] for i in infos),
+        "stream_bytes": sum(i["stream_bytes"] for i in infos),
+        "records": records,
+        "framing_problems": sum(i["framing_problems"] for i in infos),
+        "damaged_records": sum(i["damaged_records"] for i in infos),
+        **_summary_json(cs),
+    }
+    if sizes:
+        d["record_size"] = {"min": min(a for a, _, _ in sizes), "mean": sum(b for _, b, _ in sizes) // max(records, 1),
+                            "max": max(c for _, _, c in sizes)}  # fmt: skip
+    return d
+
+
+def _info_of(r, args) -> tuple[dict, list, object]:
     from tfrview.core.tfrecord.framing import FRAMING_KINDS, ProblemKind
 
     cs = r.deep.summary if r.deep is not None else _sampled_summary(r, args.sample)
@@ -344,6 +473,18 @@ def _info_of(r, args) -> tuple[dict, list]:
         "records": len(r.offsets),
         "framing_problems": len(framing),
         "damaged_records": r.damaged,
+        **_summary_json(cs),
+    }
+    if r.from_cache:
+        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
+    return info, framing, cs
+
+
+def _summary_json(cs) -> dict:
+    """The feature summary part of `info`: payload kinds, feature keys and their types."""
+    from tfrview.core.records.payload import TYPE_SHORT
+
+    return {
         "sampled_records": cs.records,
         "payload_kinds": dict(cs.kinds),
         "features": {
@@ -360,9 +501,6 @@ def _info_of(r, args) -> tuple[dict, list]:
             for k, s in sorted(cs.lists.items())
         },
     }
-    if r.from_cache:
-        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
-    return info, framing
 
 
 def _sampled_summary(r, sample: int):
@@ -378,8 +516,13 @@ def _sampled_summary(r, sample: int):
     return cs
 
 
-def _print_info(info: dict, r, framing: list) -> None:
+def _print_info(info: dict, lengths, framing: list) -> None:
+    """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
     print(one_line(info["path"]))
+    if "files" in info:
+        print(f"  files         {info['files']:,}")
+    elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
+        print(f"  dataset       {one_line(info['dataset'])}")
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
@@ -393,8 +536,13 @@ def _print_info(info: dict, r, framing: list) -> None:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
     if "analysed_at" in info:
         print(f"  read          {info['analysed_at']} (unchanged since; `tfrview verify` reads it again)")
-    if info["records"]:
-        n = int(r.lengths.min()), int(r.lengths.mean()), int(r.lengths.max())
+    if "files" in info and info["framing_problems"]:
+        print(f"  problems      {info['framing_problems']:,} in framing (run `tfrview verify` for details)")
+    if info["records"] and lengths is not None:
+        n = int(lengths.min()), int(lengths.mean()), int(lengths.max())
+        print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
+    elif "record_size" in info:
+        n = info["record_size"]["min"], info["record_size"]["mean"], info["record_size"]["max"]
         print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
     sampled = info["sampled_records"]
     of = f" (sampled {sampled:,} of {info['records']:,})" if sampled < info["records"] else ""
@@ -506,7 +654,22 @@ def cmd_dump(args) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         problems = ds.problems() + [f for f in ds.files if f.missing]
+        _say_framing(ds)
     return 2 if errs else (1 if problems else 0)
+
+
+def _say_framing(ds) -> None:
+    """Why `dump` exits 1, on stderr, one line a file: the file is not a TFRecord, or how many framing
+    problems it has (printing records is dump's work; `verify` lists the problems)."""
+    for f in ds.files:
+        ps = f.index.problems
+        if not ps:
+            continue
+        if len(ps) == 1 or ps[0].kind == "not_tfrecord":
+            print(f"tfrview: {one_line(str(f.path))}: {ps[0].kind}: {one_line(ps[0].message)}", file=sys.stderr)
+        else:
+            print(f"tfrview: {one_line(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
+                  file=sys.stderr)  # fmt: skip
 
 
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
@@ -641,23 +804,24 @@ def cmd_repair(args) -> int:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    from tfrview.core.analysis import merge, plan
+    from tfrview.core.analysis import merge
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files
 
     out = Path(args.parquet)
     failed, paths = name_files(args.paths)
     for _, err in failed:
         raise TfrviewError(err)
     _check_output(out, paths, args.force)
-    label_map, _ = _label_map_for_checks(args, paths)
-    lm_json = label_map.to_json() if label_map is not None else None
-    tasks = plan(paths, True, lm_json, notices=True)
+    groups = group_files(paths, args.one_dataset)  # each dataset with the label map beside it
+    label_maps = [_label_map_for_checks(args, [paths[i] for i in g.files])[0] for g in groups]
+    tasks = _grouped_plan(paths, groups, True, label_maps, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(True), "reading", args.dask)
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
         print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
-    res = write_parquet(merge(results), out, images=args.images)
+    res = write_parquet(merge(results, groups), out, images=args.images)
     print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
           + (f", {res.images:,} images" if args.images else "")
           + (f"; {res.file_problems:,} problems of no record as rows with a null record" if res.file_problems else ""))  # fmt: skip
@@ -721,6 +885,13 @@ def _add_jobs(p) -> None:
                         "LocalCluster here; needs pip install 'tfrview[dask]'")  # fmt: skip
 
 
+def _add_grouping(p) -> None:
+    p.add_argument("--one-dataset", action="store_true",
+                   help="judge every file as one dataset (default: files in one folder whose names differ only "
+                        "in digits, such as the shards of train-?????-of-00016, are one dataset; any other file "
+                        "is a dataset of its own)")  # fmt: skip
+
+
 def _add_new_file_args(p) -> None:
     """PATH, -o OUT, --compression and --force: a command that writes one new file from one input."""
     p.add_argument("path", metavar="PATH")
@@ -752,6 +923,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--sample", type=_int_at_least(1), default=2000, help="records to decode for the feature summary")
     p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help=f"a block for every file (past {FILES_LISTED} files: only files with framing problems, "
+                        "then one block a dataset and the totals)")  # fmt: skip
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_info)
 
@@ -759,7 +934,8 @@ def build_parser() -> argparse.ArgumentParser:
             "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
             "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n")  # fmt: skip
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--json", action="store_true", help='one JSON object: {"files": [...]}')
+    p.add_argument("--json", action="store_true",
+                   help='one JSON object: {"files": [...], "datasets": [...], "totals": {...}}')  # fmt: skip
     p.add_argument("-q", "--quiet", action="store_true", help="print only damaged files")
     p.add_argument(
         "--checks",
@@ -769,8 +945,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--label-map",
         metavar="PBTXT",
-        help="label map for the label checks (default: a .pbtxt beside the data)",
+        help="label map for the label checks (default: a .pbtxt beside each dataset's files)",
     )
+    p.add_argument("-v", "--verbose", "--all", dest="verbose", action="store_true",
+                   help=f"list every file (past {FILES_LISTED} files only those with problems are listed, "
+                        "then the totals)")  # fmt: skip
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_verify)
 
@@ -783,6 +963,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--images", action="store_true", help="add each record's first image's bytes (column image)")
     p.add_argument("--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
 
@@ -842,9 +1023,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def unknown_command(word: str) -> str | None:
+    """The message for a first argument that is neither a command nor something to open: a word
+    close to a command name, or a bare word (letters and dashes) that names no file. None when it
+    may be a file, a directory, a URL or a glob (the window says what is wrong with it)."""
+    import difflib
+    import glob
+    import re
+
+    from tfrview.core.tfrecord.remote import is_url
+
+    if os.path.lexists(word) or is_url(word) or glob.has_magic(word):
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=2, cutoff=0.6)
+    if not close and not re.fullmatch(r"[A-Za-z][A-Za-z-]*", word):
+        return None  # a path with a dot or a slash: opening it says it is missing
+    hint = f"did you mean {' or '.join(close)}?" if close else f"commands: {', '.join(COMMANDS)}"
+    return f"unknown command {word!r} ({hint}); no file of that name either"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        wrong = unknown_command(argv[0]) if argv else None
+        if wrong is not None:
+            return fail(wrong)
         return open_window(argv)
     args = build_parser().parse_args(argv)
     if not args.command:

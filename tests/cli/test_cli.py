@@ -42,12 +42,16 @@ def test_verify_problems_exit_1_and_json_schema(capsys, good, bad):
     code, out, _ = run(capsys, "verify", "--json", str(good), str(bad))
     assert code == 1
     doc = json.loads(out)
-    assert set(doc) == {"files"}
+    assert set(doc) == {"files", "datasets", "totals"}
     f0, f1 = doc["files"]
     assert f0 == {
         "path": str(good), "compression": "none", "records": 12, "damaged_records": 0,
-        "bytes": good.stat().st_size, "ok": True, "problems": [],
+        "bytes": good.stat().st_size, "ok": True, "problems": [], "dataset": "good.tfrecord",
     }  # fmt: skip
+    assert doc["datasets"] == [{"name": "good.tfrecord", "files": [str(good)]}, {"name": "bad.tfrecord", "files": [str(bad)]}]
+    assert doc["totals"] == {"files": 2, "unreadable_files": 0, "records": 23, "damaged_records": 1,
+                             "bytes": good.stat().st_size + bad.stat().st_size, "files_with_problems": 1,
+                             "problems": 2}  # fmt: skip
     assert f1["ok"] is False and f1["records"] == 11 and f1["damaged_records"] == 1
     kinds = [(p["kind"], p["record"]) for p in f1["problems"]]
     assert kinds == [("bad_data_crc", 2), ("trailing_bytes", None)]

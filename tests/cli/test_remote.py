@@ -46,6 +46,8 @@ def _json_without_paths(out: str, base: str) -> dict:
     d = json.loads(out)
     for f in d["files"]:
         f["path"] = f["path"].replace(base, "").rsplit("/", 1)[-1]
+    for g in d["datasets"]:
+        g["files"] = [p.replace(base, "").rsplit("/", 1)[-1] for p in g["files"]]
     return d
 
 

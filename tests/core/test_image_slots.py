@@ -35,13 +35,14 @@ def _od(encoded: bytes, fmt: str = "jpeg", **more) -> bytes:
 
 def _kinds(data: bytes) -> list[tuple[str, str]]:
     found = check_record(decode(data), (0, 0), None, None, None)
-    return [(str(f.kind), f.message) for f in found if f.kind in (ProblemKind.IMAGE_NOT_IMAGE, ProblemKind.IMAGE_FORMAT_MISMATCH)]
+    return [(str(f.kind), f"{f.message}: {f.detail}" if f.detail else f.message) for f in found
+            if f.kind in (ProblemKind.IMAGE_NOT_IMAGE, ProblemKind.IMAGE_FORMAT_MISMATCH)]  # fmt: skip
 
 
 PLANTED = {
     "empty": (_od(b""), "image_not_an_image", "is empty (0 bytes)"),
-    "file name": (_od(b"img_001.jpg"), "image_not_an_image", "holds the text 'img_001.jpg' (a file name?)"),
-    "random bytes": (_od(random.Random(1).randbytes(2000)), "image_not_an_image", "2,000 bytes that no image format"),
+    "file name": (_od(b"img_001.jpg"), "image_not_an_image", "holds a text (a file name?), not an image: the text 'img_001.jpg'"),
+    "random bytes": (_od(random.Random(1).randbytes(2000)), "image_not_an_image", "no image format starts with, not an image: 2,000 bytes"),
     "png said jpeg": (_od(_png()), "image_format_mismatch", "holds PNG bytes but image/format says jpeg"),
 }
 
@@ -162,9 +163,10 @@ def test_a_key_that_holds_images_in_most_records_is_an_image_key(tmp_path):
     path = tmp_path / "photos.tfrecord"
     write_records(path, recs)
     a = analyze([str(path)], deep=True, jobs=1)
-    found = {p.record: p.message for p in a.problems(0) if p.kind == "image_not_an_image"}
+    found = {p.record: p.text for p in a.problems(0) if p.kind == "image_not_an_image"}
     assert sorted(found) == [31, 32, 33]
-    assert "holds the text 'img_031.png' (a file name?)" in found[31] and "is empty" in found[32]
+    assert "holds a text (a file name?)" in found[31] and found[31].endswith(": the text 'img_031.png'")
+    assert "is empty" in found[32]
     assert "holds an image in 91% of the 34 records" in found[33]
     again = analyze([str(path)], deep=True, jobs=1)  # from the cache: the same findings
     assert {p.record for p in again.problems(0) if p.kind == "image_not_an_image"} == {31, 32, 33}

@@ -166,3 +166,26 @@ def test_causes_named_by_the_analysis_reach_the_panel(qtbot, open_window, tmp_pa
     qtbot.waitUntil(lambda: "crlf.tfrecord" in panel.causes.text(), timeout=20000)
     assert panel.causes.isVisibleTo(w) and "line-ending conversion: every LF byte became CR LF" in panel.causes.text()
     assert "flipped.tfrecord" not in panel.causes.text()
+
+
+def test_findings_quoting_data_bytes_are_one_group_and_each_shows_its_detail(qtbot):
+    """Issue 18.5: findings group by kind and feature, never by message text; the varying bytes
+    are each finding's detail, shown on its own row and in its tooltip."""
+    from tfrview.core.tfrecord.framing import Problem, ProblemKind
+    from tfrview.gui.models.problems import ProblemRow, ProblemsModel
+
+    m = ProblemsModel(["L.tfrecord"])
+    for n in range(50):
+        p = Problem(ProblemKind.IMAGE_NOT_IMAGE, 100 * n, 90, n, "image/encoded holds bytes that no image format "
+                    "starts with, not an image", feature="image/encoded", detail=f"{1000 + n:,} bytes, starting 74 {n:02x}")  # fmt: skip
+        m.add(ProblemRow(0, n, n, p))
+    m.add(ProblemRow(0, 7, 7, Problem(ProblemKind.IMAGE_NOT_IMAGE, 700, 90, 7, "image/other is empty (0 bytes)",
+                                      feature="image/other")))  # fmt: skip
+    m.flush()
+    assert [len(e.rows) for e in m.entries] == [50, 1]
+    assert m.entries[0].title == "image/encoded holds bytes that no image format starts with, not an image"
+    m.set_open(0, True)
+    m.flush()
+    child = m.index(1, m.columns.index("message"))
+    assert m.data(child).endswith("not an image: 1,000 bytes, starting 74 00")
+    assert "detail: 1,000 bytes, starting 74 00" in m.data(child, Qt.ItemDataRole.ToolTipRole)

@@ -189,3 +189,7 @@ PROOF_DETECT_SECONDS = 5.0
 # 1 GiB, minutes of `verify`. The record that crosses it is searched whole (so at most 4 + 16 MB);
 # past it, the next damaged record's cause says the limit. `tfrview repair` searches every record.
 CAUSE_SEARCH_BYTES = 4 << 20
+
+# TF-Ranking's ExampleListWithContext (records/payload.py): the examples of one list decoded (each an
+# Example, with the Example limits); past this, the list's further examples are counted, not decoded.
+MAX_LIST_EXAMPLES = 10_000

@@ -591,11 +591,11 @@ class MainWindow(QMainWindow):
         filter box's completions)."""
         self.filtering.offer_keys()
         names = {"example": "Example", "sequence_example": "SequenceExample", "event": "TensorBoard event",
-                 "protobuf": "other protobuf",
+                 "example_list_with_context": "ExampleListWithContext", "protobuf": "other protobuf",
                  "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
-        self._payload_kinds = f"{names[kinds[0]]} payloads{others}" if kinds else ""
+        self._payload_kinds = f"{names.get(kinds[0], kinds[0])} payloads{others}" if kinds else ""
         self._update_status()
 
     @Slot(str)

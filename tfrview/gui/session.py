@@ -46,6 +46,7 @@ class DatasetSession(QObject):
         self.label_map: dict[int, str] | None = None
         self.label_map_path: Path | None = None
         self.label_map_auto = False  # found beside the data (dropped if it does not fit it)
+        self.label_map_files: list[int] | None = None  # the files a map found beside the data is for (None: all)
         self.index_progress: IndexProgress | None = None
         self.sample: SampleFacts | None = None
         self.checks = JobState()
@@ -74,6 +75,18 @@ class DatasetSession(QObject):
             return
         self.label_map_path = found
         self.label_map_auto = True
+        self.label_map_files = self._files_beside(found)
+
+    def _files_beside(self, label_map_path: Path) -> list[int] | None:
+        """The files of the datasets (tfrecord.groups) that lie in the label map's folder: a map
+        beside one dataset judges and names that dataset's classes, not another's opened with it."""
+        from tfrview.core.tfrecord.groups import group_files
+
+        paths = [f.path for f in self.ds.files]
+        groups = group_files([str(p) for p in paths])
+        mine = [fi for g in groups if any(Path(paths[fi]).parent == label_map_path.parent for fi in g.files)
+                for fi in g.files]  # fmt: skip
+        return None if len(mine) == len(paths) else sorted(mine)
 
     def set_label_map(self, path: Path) -> None:
         """The person's label map (kept whatever the data holds); raises TfrviewError if unreadable.
@@ -81,6 +94,7 @@ class DatasetSession(QObject):
         self.label_map = load_label_map(path)
         self.label_map_path = path
         self.label_map_auto = False
+        self.label_map_files = None  # the person's: for every file
         self.label_map_changed.emit("")
         if self.checks.phase is not Phase.IDLE:
             self.start_analysis()
@@ -91,6 +105,7 @@ class DatasetSession(QObject):
         name = self.label_map_path.name if self.label_map_path else "the label map"
         self.label_map = None
         self.label_map_path = None
+        self.label_map_files = None
         self.label_map_changed.emit(
             f"Not using {name} found beside the data: it does not name this data's class ids"
         )
@@ -128,6 +143,7 @@ class DatasetSession(QObject):
 
             prewarm()
         w = IndexWorker(self.ds, self, class_ids=self.label_map_auto)
+        w.ids_files = self.label_map_files
         w.label_map_json = label_map_json(self.label_map)
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
@@ -188,7 +204,7 @@ class DatasetSession(QObject):
         opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
         return {"job": job, "paths": [str(f.path) for _, f in opened], "files": [fi for fi, _ in opened],
                 "counts": [f.index.count for _, f in opened], "label_map": label_map_json(self.label_map),
-                "jobs": analysis_jobs()}  # fmt: skip
+                "label_map_files": self.label_map_files, "jobs": analysis_jobs()}  # fmt: skip
 
     def start_analysis(self) -> None:
         """The analysis pass over the whole dataset in a child process; QA findings and the summary

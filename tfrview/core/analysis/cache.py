@@ -43,8 +43,8 @@ from tfrview.core.tfrecord.framing import Problem, TfrviewError, one_line
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 8  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
-# store; 8: cut records are rows)
+FORMAT = 9  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
+# store; 8: cut records are rows; 9: findings carry their feature and the data they quote)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint
@@ -208,7 +208,7 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         ik = deep.image_keys
         if ik is not None:
             meta["image_keys"] = {"images": dict(ik.images), "seen": dict(ik.seen),
-                                  "odd": {k: [[int(n), w] for n, w in v] for k, v in ik.odd.items()}}  # fmt: skip
+                                  "odd": {k: [[int(n), *w] for n, *w in v] for k, v in ik.odd.items()}}  # fmt: skip
         keys = sorted({k for _, k, _ in deep.digests})
         slot = {k: i for i, k in enumerate(keys)}
         meta["digest_keys"] = keys
@@ -324,7 +324,7 @@ def _image_keys_from(d: dict | None):
     if d is None:
         return None
     return ImageKeys(
-        Counter(d["images"]), Counter(d["seen"]), {k: [(n, w) for n, w in v] for k, v in d["odd"].items()}
+        Counter(d["images"]), Counter(d["seen"]), {k: [(n, *w) for n, *w in v] for k, v in d["odd"].items()}
     )
 
 

@@ -34,10 +34,13 @@ from tfrview.core.tfrecord.framing import OVERHEAD, Problem, ProblemKind
 class Finding:
     kind: ProblemKind
     message: str
+    feature: str = ""  # the key it is about: findings group by kind and feature, never by message
+    detail: str = ""  # the data it quotes (bytes, a text), which differs from record to record
 
     def at(self, offset: int, data_length: int, record: int) -> Problem:
         """The finding as a problem of the record framed at `offset` (its whole frame's bytes)."""
-        return Problem(self.kind, int(offset), int(data_length) + OVERHEAD, record, self.message)
+        return Problem(self.kind, int(offset), int(data_length) + OVERHEAD, record, self.message, "", self.feature,
+                       self.detail)  # fmt: skip
 
 
 MOST = 0.9  # "present in most records": in at least this share of them
@@ -180,7 +183,7 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
             from tfrview.core.records.images import ImageError, decode_error_text
 
             why = str(exc) if isinstance(exc, ImageError) else f"bytes do not decode ({decode_error_text(exc)})"
-            out.append(Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} {why}"))
+            out.append(Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} {why}", ref.key))
             continue
         if size is None:
             size = (facts.width, facts.height)
@@ -243,17 +246,18 @@ def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
             if not isinstance(b, bytes):
                 continue
             if not b:
-                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} is empty (0 bytes)"))
+                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} is empty (0 bytes)", key))
                 continue
             fmt = sniff_image_format(b)
             if fmt is None:
                 if _raw_shape(features, key, len(b)):
                     continue  # pixels of the stated height x width
-                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} {_what_it_holds(b)}, not an image"))
+                words, detail = _what_it_holds(b)
+                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} {words}, not an image", key, detail))
             elif named is not None and _FORMAT_WORDS.get(fmt.lower(), fmt.lower()) != named:
                 fmt_key = key.rsplit("/", 1)[0] + "/format" if "/" in key else "format"
                 out.append(Finding(ProblemKind.IMAGE_FORMAT_MISMATCH,
-                                   f"{where} holds {fmt.upper()} bytes but {fmt_key} says {named}"))  # fmt: skip
+                                   f"{where} holds {fmt.upper()} bytes but {fmt_key} says {named}", key))  # fmt: skip
     return out
 
 
@@ -268,7 +272,7 @@ class ImageKeys:
 
     images: Counter = field(default_factory=Counter)  # key -> records whose value is an image
     seen: Counter = field(default_factory=Counter)  # key -> records holding one bytes value
-    odd: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # key -> (record, what it holds)
+    odd: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)  # key -> (record, what it holds, detail)
 
     def add(self, n: int, features: dict[str, Feature]) -> None:
         slots = None
@@ -286,7 +290,7 @@ class ImageKeys:
                 continue
             odd = self.odd.setdefault(key, [])
             if len(odd) < IMAGE_KEY_ODD_TRACKED:
-                odd.append((n, "is empty (0 bytes)" if not b else _what_it_holds(b)))
+                odd.append((n, *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
 
     def merge(self, o: ImageKeys) -> None:
         self.images.update(o.images)
@@ -304,14 +308,16 @@ def image_key_findings(keys: ImageKeys, dataset: ImageKeys) -> list[tuple[int, F
     """A file's values that are no image, of keys the whole dataset holds images in."""
     out = []
     for key, why in dataset.image_keys().items():
-        for n, words in keys.odd.get(key, ()):
-            out.append((n, Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{key} {words}, not an image: {why}")))
+        for n, words, *detail in keys.odd.get(key, ()):
+            out.append((n, Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{key} {words}, not an image: {why}", key,
+                                   detail[0] if detail else "")))  # fmt: skip
     return out
 
 
-def _what_it_holds(b: bytes) -> str:
-    """A few words on bytes that are not an image: text (a file name written where the image
-    should be), or so many bytes that start with what."""
+def _what_it_holds(b: bytes) -> tuple[str, str]:
+    """A few words on bytes that are not an image, and the data they quote apart (a detail: the
+    words of every such record are the same, so they group): text (a file name written where the
+    image should be), or so many bytes that start with what."""
     head = b[:64]
     try:
         text = b.decode("utf-8") if len(b) <= 256 else ""
@@ -322,8 +328,8 @@ def _what_it_holds(b: bytes) -> str:
 
         shown = one_line(text if len(text) <= 60 else text[:57] + "…")
         looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
-        return f"holds the text {shown!r}{looks}"
-    return f"holds {len(b):,} bytes that no image format starts with (they start {head[:8].hex(' ')})"
+        return f"holds a text{looks}", f"the text {shown!r}"
+    return "holds bytes that no image format starts with", f"{len(b):,} bytes, starting {head[:8].hex(' ')}"
 
 
 # --- masks --------------------------------------------------------------------------------------------
@@ -401,7 +407,7 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
         unknown = distinct[~np.isin(distinct, known)][:10].tolist()
         if unknown:
             out.append(
-                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map: {unknown}")
+                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map", id_key, f"{unknown}")
             )
         accepts = getattr(label_map, "accepts", lambda i, t: label_map.get(i) == t)
         n = min(len(ids), len(texts))
@@ -414,9 +420,11 @@ def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: 
             if found:
                 i, t, _ = found[0]  # the first box's
                 more = sum(k for _, _, k in found) - 1
-                out.append(Finding(kind, f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
-                                         + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else "")
-                                         + (f" (+{more} more)" if more else "")))  # fmt: skip
+                out.append(Finding(kind, f"{spec.class_text} differs from the label map's name"
+                                         + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else ""),
+                                   spec.class_text,
+                                   f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
+                                   + (f" (+{more} more)" if more else "")))  # fmt: skip
     return out
 
 
@@ -439,7 +447,8 @@ def _id_text_pairs(ids: np.ndarray, texts) -> list[tuple[int, bytes, int]]:
 
 
 def label_zero_finding(id_key: str | None) -> Finding:
-    return Finding(ProblemKind.LABEL_ZERO, f"{id_key} holds 0, which the Object Detection API reserves for background")
+    return Finding(ProblemKind.LABEL_ZERO, f"{id_key} holds 0, which the Object Detection API reserves for background",
+                   id_key or "")  # fmt: skip
 
 
 def class_zero_key(features: dict[str, Feature], spec: BoxSpec | None) -> str | None:
@@ -465,7 +474,7 @@ def check_size_types(features: dict[str, Feature]) -> list[Finding]:
     read them as int64 and fail on such a record, so this is a schema error, not a detail."""
     return [
         Finding(ProblemKind.IMAGE_SIZE_TYPE,
-                f"{k} is stored as float; parsers of the Object Detection API and TFDS read it as int64 and fail")
+                f"{k} is stored as float; parsers of the Object Detection API and TFDS read it as int64 and fail", k)
         for k, f in features.items()
         if f.type == FLOAT_LIST and k.rsplit("/", 1)[-1] in ("height", "width") and "image" in k
     ]
@@ -482,7 +491,7 @@ def check_values(features: dict[str, Feature]) -> list[Finding]:
             if bad:
                 out.append(
                     Finding(
-                        ProblemKind.NAN_OR_INF, f"{k} has {bad} NaN or infinite value(s) of {len(f.values)}"
+                        ProblemKind.NAN_OR_INF, f"{k} has {bad} NaN or infinite value(s) of {len(f.values)}", k
                     )
                 )
     return out
@@ -570,6 +579,8 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
         return out
     missing = [k for k in schema.expected_keys() if k not in p.features or not len(p.features[k].values)]
     if missing:
+        missing = [k for k in missing if not _no_objects(k, p.features)]
+    if missing:
         out.append(Finding(ProblemKind.MISSING_FEATURE,
                            f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
                            f"(present in ≥{int(MOST * 100)}% of records)"))  # fmt: skip
@@ -578,8 +589,18 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
         if t and len(f.values) and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
             out.append(Finding(ProblemKind.FEATURE_TYPE_MISMATCH,
                                f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
-                               f"{schema.types[k][t]:,} other records"))  # fmt: skip
+                               f"{schema.types[k][t]:,} other records", k))  # fmt: skip
     return out
+
+
+_OBJECT_PREFIXES = ("image/object/", "objects/")  # per-object lists: OD API, TFDS
+
+
+def _no_objects(key: str, features: dict[str, Feature]) -> bool:
+    """Is `key` a per-object list of a record that holds no objects at all (a negative image of the
+    OD API: zero boxes, so none of the box lists), where its absence is no missing feature?"""
+    prefix = next((x for x in _OBJECT_PREFIXES if key.startswith(x)), None)
+    return prefix is not None and not any(k.startswith(prefix) and len(f.values) for k, f in features.items())
 
 
 Signature = tuple[str, tuple[tuple[str, str], ...]]  # kind, (key, type) of each non-empty feature
@@ -614,7 +635,7 @@ def image_digests(features: dict[str, Feature]) -> list[tuple[str, bytes]]:
 
 
 def duplicate_finding(key: str, record: int, where: str) -> Finding:
-    return Finding(ProblemKind.DUPLICATE_IMAGE, f"{key} is the same image as in record {record}{where}")
+    return Finding(ProblemKind.DUPLICATE_IMAGE, f"{key} is the same image as in record {record}{where}", key)
 
 
 class DuplicateImages:

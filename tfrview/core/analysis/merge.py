@@ -1,6 +1,8 @@
 """Merging the results of files into the dataset's: summed schema and statistics, the checks that
-compare a record with the rest of the dataset (payload kind, missing features, feature types,
-class id 0 in an Object Detection API dataset, duplicate images), and one fact table.
+compare a record with the rest of its dataset (payload kind, missing features, feature types,
+class id 0 in an Object Detection API dataset, images by the data), duplicate images, and one fact
+table. The files may hold several datasets (`tfrecord.groups`): each is judged against itself
+(a duplicate image is still found across them: the same image in train and val is worth knowing).
 
 Associative: results arrive in any order (a pool, a cluster) and merge to the same answer, because
 everything order-dependent is decided by file number here, at the end.
@@ -24,6 +26,7 @@ from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
 from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.tfrecord.groups import DatasetGroup, group_files
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 
@@ -37,6 +40,7 @@ class DatasetAnalysis:
     summary: DatasetSummary = field(default_factory=DatasetSummary)
     image_keys: ImageKeys = field(default_factory=ImageKeys)
     dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)  # file -> problems found by merging
+    groups: list[DatasetGroup] = field(default_factory=list)  # the datasets the files hold, each judged alone
 
     def problems(self, file_no: int) -> list[Problem]:
         """Every problem of one file: its own and those only the whole dataset shows."""
@@ -44,7 +48,11 @@ class DatasetAnalysis:
 
     @property
     def class_ids(self) -> set[int]:
-        return set().union(*(s.deep.class_ids for s in self.shards if s.deep is not None))
+        return self.class_ids_of(range(len(self.shards)))
+
+    def class_ids_of(self, files) -> set[int]:
+        """The class ids some files use (one dataset's, to judge a label map found beside it)."""
+        return set().union(*(self.shards[fi].deep.class_ids for fi in files if self.shards[fi].deep is not None))
 
     @property
     def deep(self) -> bool:
@@ -65,26 +73,33 @@ class DatasetAnalysis:
         return concat(tables)
 
 
-def merge(results: list[ShardResult]) -> DatasetAnalysis:
+def merge(results: list[ShardResult], groups: list[DatasetGroup] | None = None) -> DatasetAnalysis:
+    """The files' results as one analysis. `groups`: which files form one dataset (default: by
+    their names, `tfrecord.groups.group_files`); each is judged against its own schema."""
     shards = join_parts(results)
     out = DatasetAnalysis(shards)
-    deep = [s for s in shards if s.deep is not None]
-    for s in deep:
-        out.schema.merge(s.deep.schema)
-        out.summary.merge(s.deep.summary)
-        if s.deep.image_keys is not None:
-            out.image_keys.merge(s.deep.image_keys)
+    out.groups = groups if groups is not None else group_files([s.path for s in shards])
+    for s in shards:
+        if s.deep is not None:
+            out.summary.merge(s.deep.summary)
+    for g in out.groups:
+        deep = [(fi, shards[fi]) for fi in g.files if fi < len(shards) and shards[fi].deep is not None]
+        schema, image_keys = Schema(), ImageKeys()
+        for _, s in deep:
+            schema.merge(s.deep.schema)
+            if s.deep.image_keys is not None:
+                image_keys.merge(s.deep.image_keys)
+        out.schema.merge(schema)
+        out.image_keys.merge(image_keys)
+        for fi, s in deep:
+            found = _schema_problems(s, schema)
+            if schema.od_dataset:
+                found += [_at(s, n, label_zero_finding(key)) for n, key in s.deep.class_zero]
+            if s.deep.image_keys is not None:
+                found += [_at(s, n, f) for n, f in image_key_findings(s.deep.image_keys, image_keys)]
+            if found:
+                out.dataset_problems.setdefault(fi, []).extend(found)
     names = [s.path for s in shards]
-    for fi, s in enumerate(shards):
-        if s.deep is None:
-            continue
-        found = _schema_problems(s, out.schema)
-        if out.schema.od_dataset:
-            found += [_at(s, n, label_zero_finding(key)) for n, key in s.deep.class_zero]
-        if s.deep.image_keys is not None:
-            found += [_at(s, n, f) for n, f in image_key_findings(s.deep.image_keys, out.image_keys)]
-        if found:
-            out.dataset_problems.setdefault(fi, []).extend(found)
     for fi, p in _duplicates(shards, names):
         out.dataset_problems.setdefault(fi, []).append(p)
     return out

@@ -1,9 +1,11 @@
 """Which problems are "the same problem again": one rule, for the Problems panel and any report
 that groups repeats (36 label-text warnings that differ only by record are one group of 36).
 
-Two problems repeat each other when they have the same kind and the same message once the parts
-that name a place are set aside: numbers (record numbers, offsets, sizes) and hexadecimal words
-(CRCs). Quoted text (a class name, a key) stays, so 'cat' and 'dog' mismatches stay apart.
+Two findings about a feature repeat each other when they have the same kind and feature, whatever
+their messages say (the data they quote, varying bytes or sizes, lives in their `detail`: 8,000
+records whose image holds noise are one group, not 8,000). Other problems repeat each other when
+they have the same kind and the same message once the parts that name a place are set aside:
+numbers (record numbers, offsets, sizes) and hexadecimal words (CRCs).
 """
 
 from __future__ import annotations
@@ -25,20 +27,26 @@ class Repeats:
         self._ids: dict[tuple[str, str], int] = {}
         self.keys: list[tuple[str, str]] = []
         self._first: list[str] = []
+        self._masked: list[str] = []
+        self._mixed: set[int] = set()  # groups of one feature whose messages differ in words
         self._words: list[list[str]] = []
         self._differs: list[list[bool]] = []
 
     def add(self, problem: Problem) -> int:
         words = _PLACE.findall(problem.message)
-        key = (str(problem.kind), _PLACE.sub(_MARK, problem.message))
+        masked = _PLACE.sub(_MARK, problem.message)
+        key = (str(problem.kind), f"\0{problem.feature}" if problem.feature else masked)
         gid = self._ids.get(key)
         if gid is None:
             gid = self._ids[key] = len(self.keys)
             self.keys.append(key)
             self._first.append(problem.message)
+            self._masked.append(masked)
             self._words.append(words)
             self._differs.append([False] * len(words))
             return gid
+        if masked != self._masked[gid]:
+            self._mixed.add(gid)
         differs = self._differs[gid]
         for i, (a, b) in enumerate(zip(self._words[gid], words, strict=False)):
             if a != b:
@@ -47,4 +55,5 @@ class Repeats:
 
     def title(self, gid: int) -> str:
         spans = iter(self._differs[gid])
-        return _PLACE.sub(lambda m: _MARK if next(spans, True) else m.group(), self._first[gid])
+        first = _PLACE.sub(lambda m: _MARK if next(spans, True) else m.group(), self._first[gid])
+        return f"{first} (and findings worded otherwise)" if gid in self._mixed else first

@@ -67,6 +67,11 @@ def job_analyze(spec: dict) -> None:
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
     tasks = plan(paths, True, spec.get("label_map") or None)
+    if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
+        from dataclasses import replace
+
+        mine = set(spec["label_map_files"])
+        tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
     results, running, cached = [], DatasetSummary(), 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results

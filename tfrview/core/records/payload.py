@@ -23,6 +23,7 @@ from tfrview.core.limits import (
     HEAD_BYTES,
     MAX_DECODE_BYTES,
     MAX_FEATURES,
+    MAX_LIST_EXAMPLES,
     MAX_LIST_VALUES,
     MAX_NESTING,
     MAX_STEPS,
@@ -37,7 +38,10 @@ SEQUENCE_EXAMPLE = "sequence_example"
 PROTOBUF = "protobuf"
 BYTES = "bytes"
 EVENT = "event"  # a TensorBoard Event (records.events): shown as features, as an Example's
-KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, EVENT, PROTOBUF, BYTES)
+# TF-Ranking's ExampleListWithContext: `examples` (field 1, repeated Example), `context` (field 2,
+# an Example): the context as features, each example's features in `examples`
+EXAMPLE_LIST = "example_list_with_context"
+KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, EXAMPLE_LIST, EVENT, PROTOBUF, BYTES)
 
 BYTES_LIST = "bytes_list"
 FLOAT_LIST = "float_list"
@@ -97,6 +101,7 @@ class Payload:
     raw: bytes = b""  # the payload, or only its first bytes when it was too large to read whole
     limits: tuple[str, ...] = ()  # each limit this decode hit, in words: nothing is cut silently
     full_size: int | None = None  # the payload's size when `raw` holds only its head
+    examples: list[dict[str, Feature]] = field(default_factory=list)  # EXAMPLE_LIST: each example's features
 
     @property
     def size(self) -> int:
@@ -275,6 +280,8 @@ def parse_clean_example(data: bytes):
     except Exception:
         return None
     if ex.HasField("features") and not len(_unknown_fields(ex)) and not len(_unknown_fields(ex.features)):
+        if any(k[:1] == "\n" for k in ex.features.feature):  # an Example read as Features: not an Example
+            return None
         return ex
     return None
 
@@ -339,6 +346,8 @@ def sniff_kind(data: bytes) -> str:
 
     if looks_like_event(data, fields):
         return EVENT
+    if _only(fields, {1, 2}) and _is_example_list(data, fields):
+        return EXAMPLE_LIST
     if _only(fields, {1, 2}) and 2 in nums:
         try:
             _pb().SequenceExample.FromString(data)
@@ -366,11 +375,37 @@ def _big_kind(data: bytes) -> str:
 
     if len(fields) < 64 and looks_like_event(data, fields):
         return EVENT
+    if _only(fields, {1, 2}) and _is_example_list(data, fields):
+        return EXAMPLE_LIST
     if len(fields) < 64 and _only(fields, {1, 2}) and 2 in nums:
         return SEQUENCE_EXAMPLE
     if len(fields) == 1 and _only(fields, {1}) and _features_look_real(data[fields[0][2] : fields[0][3]]):
         return EXAMPLE
     return PROTOBUF
+
+
+def _is_example_list(data: bytes, fields) -> bool:
+    """An ExampleListWithContext, not a SequenceExample (both are fields 1 and 2 of LEN): each
+    non-empty value is an Example (field 1 holding Features whose keys are text), where a
+    SequenceExample's values are Features and FeatureLists (map entries: fields 1 and 2)."""
+    seen = False
+    view = memoryview(data)  # a 100 MB SequenceExample's value is looked at, not copied
+    for _, _, a, z in fields[:64]:
+        if a == z:
+            continue
+        if not _looks_like_example(view[a:z]):
+            return False
+        seen = True
+    return seen
+
+
+def _looks_like_example(b) -> bool:
+    """Field 1 of LEN, each holding Features whose keys are text: an Example's bytes."""
+    try:
+        inner = top_fields(b, limit=4)
+    except WireError:
+        return False
+    return bool(inner) and all(n == 1 and w == 2 and _features_look_real(b[a:z]) for n, w, a, z in inner)
 
 
 def _features_look_real(features: bytes) -> bool:
@@ -612,6 +647,8 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
             k = _cut(len(steps), MAX_STEPS, key, notes, "steps")
             lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]
         return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
+    if kind == EXAMPLE_LIST:
+        return _decode_example_list(data, notes)
     if kind == EVENT:
         from tfrview.core.records.events import event_features
 
@@ -637,6 +674,8 @@ def _decode_big(data: bytes, notes: list[str]) -> Payload:
         if feats:
             return Payload(EVENT, features=feats, raw=data)
     try:
+        if kind == EXAMPLE_LIST:
+            return _decode_example_list(data, notes)
         if kind == EXAMPLE:
             return Payload(EXAMPLE, features=_walk_example(buf, notes), raw=data)
         if kind == SEQUENCE_EXAMPLE:
@@ -649,6 +688,31 @@ def _decode_big(data: bytes, notes: list[str]) -> Payload:
     except WireError:
         notes.clear()
         return Payload(BYTES, raw=data)
+
+
+def _decode_example_list(data: bytes, notes: list[str]) -> Payload:
+    """An ExampleListWithContext: each sub-message read as the Example it is (within the Example
+    limits), at most MAX_LIST_EXAMPLES examples."""
+    context: dict[str, Feature] = {}
+    examples: list[dict[str, Feature]] = []
+    n = 0
+    for num, _, a, z in iter_fields(data):
+        if num == 2:
+            context = _example_features(data[a:z], "context", notes)
+            continue
+        n += 1
+        if len(examples) < MAX_LIST_EXAMPLES:
+            examples.append(_example_features(data[a:z], f"examples[{len(examples)}]", notes))
+    if n > MAX_LIST_EXAMPLES:
+        notes.append(cut_note("examples", "examples", n, MAX_LIST_EXAMPLES))
+    return Payload(EXAMPLE_LIST, features=context, raw=data, examples=examples)
+
+
+def _example_features(b: bytes, what: str, notes: list[str]) -> dict[str, Feature]:
+    if len(b) > UPB_MAX_BYTES:
+        return _walk_example(memoryview(b), notes)
+    ex = _pb().Example.FromString(b)
+    return _features_from_proto(ex.features.feature.items(), what, notes)
 
 
 # --- plain JSON-able values -----------------------------------------------------------------------
@@ -705,8 +769,10 @@ def payload_json(p: Payload) -> dict:
         d["truncated"] = True  # only the head was read: see "limits"
     if p.limits:
         d["limits"] = list(p.limits)
-    if p.kind in (EXAMPLE, SEQUENCE_EXAMPLE):
-        d["features"] = {k: feature_json(f) for k, f in p.features.items()}
+    if p.kind in (EXAMPLE, SEQUENCE_EXAMPLE, EXAMPLE_LIST):
+        d["features"] = {k: feature_json(f) for k, f in p.features.items()}  # an example list's context
+    if p.kind == EXAMPLE_LIST:
+        d["examples"] = [{k: feature_json(f) for k, f in ex.items()} for ex in p.examples]
     if p.kind == SEQUENCE_EXAMPLE:
         d["feature_lists"] = {k: [feature_json(f) for f in fl] for k, fl in p.feature_lists.items()}
     if p.kind == PROTOBUF:

@@ -67,6 +67,11 @@ def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
         if p.limits:
             parts.append("partly decoded (limit)")
         return "  ·  ".join(x for x in parts if x)
+    if p.kind == "example_list_with_context":
+        keys = sorted({k for ex in p.examples for k in ex})
+        shown = ", ".join(keys[:4]) + (" …" if len(keys) > 4 else "")
+        return f"{len(p.examples):,} example{'s' if len(p.examples) != 1 else ''} ({shown})" + (
+            f"  ·  context {', '.join(list(p.features)[:4])}" if p.features else "")
     if p.kind == "protobuf":
         return f"protobuf, {len(p.fields)} top-level fields"
     return format_bytes(p.raw, 60)

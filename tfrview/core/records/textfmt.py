@@ -69,12 +69,16 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
 
 def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
     lines: list[str] = []
-    if p.kind in ("example", "sequence_example", "event"):
-        label = "context" if p.kind == "sequence_example" else "features"
+    if p.kind in ("example", "sequence_example", "event", "example_list_with_context"):
+        label = "context" if p.kind in ("sequence_example", "example_list_with_context") else "features"
         lines.append(f"{indent}{label} {{")
         for k, f in p.features.items():
             lines.append(f"{indent}  {format_feature(k, f, max_values)}")
         lines.append(f"{indent}}}")
+        for i, ex in enumerate(p.examples):
+            lines.append(f"{indent}examples[{i}] {{")
+            lines += [f"{indent}  {format_feature(k, f, max_values)}" for k, f in ex.items()]
+            lines.append(f"{indent}}}")
         if p.kind == "sequence_example":
             lines.append(f"{indent}feature_lists {{")
             for k, fl in p.feature_lists.items():

@@ -138,10 +138,19 @@ class Problem:
     record: int | None
     message: str
     cause: str = ""  # why, where the bytes show it (tfrecord.forensics); "" when they do not
+    feature: str = ""  # the feature key a finding is about: repeats group by kind and feature
+    detail: str = ""  # what varies from record to record (quoted data bytes, a class text), apart from the message
 
     def __post_init__(self) -> None:
-        if not self.message.isprintable():  # messages quote the data (keys, class text): one line, always
-            object.__setattr__(self, "message", one_line(self.message))
+        for name in ("message", "feature", "detail"):  # they quote the data (keys, class text): one line, always
+            text = getattr(self, name)
+            if not text.isprintable():
+                object.__setattr__(self, name, one_line(text))
+
+    @property
+    def text(self) -> str:
+        """The message with its detail, for a person reading one problem."""
+        return f"{self.message}: {self.detail}" if self.detail else self.message
 
     def to_json(self) -> dict:
         return {
@@ -151,11 +160,14 @@ class Problem:
             "record": self.record,
             "message": self.message,
             **({"cause": self.cause} if self.cause else {}),
+            **({"feature": self.feature} if self.feature else {}),
+            **({"detail": self.detail} if self.detail else {}),
         }
 
     @classmethod
     def from_json(cls, d: dict) -> Problem:
-        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""))
+        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""),
+                   d.get("feature", ""), d.get("detail", ""))  # fmt: skip
 
 
 def _crc32c():

@@ -221,9 +221,11 @@ class SampleFacts:
     keys: frozenset[str] = frozenset()  # feature keys of the sampled records (the filter checks keys with them)
 
 
-def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
+def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[int] | None = None) -> SampleFacts:
     """Payload kinds of `kinds_of` records and class ids of `ids_of` records, spread over the dataset
-    (records that cannot be read are skipped). Call it off any UI thread: cold reads wait for the disk."""
+    (the class ids over the files `ids_files` only, when given: the dataset a label map found beside
+    it belongs to); records that cannot be read are skipped. Call it off any UI thread: cold reads
+    wait for the disk."""
     import time
     from collections import Counter
 
@@ -231,8 +233,14 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
     from tfrview.core.records.payload import sniff_kind
     from tfrview.core.tfrecord.framing import TfrviewError
 
-    def payloads(k: int):
-        for n in sample_numbers(dataset.count, k) if k else ():
+    def payloads(k: int, files: list[int] | None = None):
+        numbers = sample_numbers(dataset.count, k) if k else ()
+        if k and files is not None:
+            starts = dataset.starts()
+            pool = np.concatenate([np.arange(starts[fi], starts[fi + 1]) for fi in files if 0 <= fi < len(starts) - 1]
+                                  or [np.empty(0, np.int64)])  # fmt: skip
+            numbers = pool[sample_numbers(len(pool), k)]
+        for n in numbers:
             try:
                 yield dataset.read(int(n))
             except (TfrviewError, IndexError):
@@ -248,4 +256,4 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0) -> SampleFacts:
         kinds[kind] += 1
         if kind in ("example", "sequence_example", "event"):
             keys.update(decode(d).features)
-    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of))), frozenset(keys))
+    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of, ids_files))), frozenset(keys))

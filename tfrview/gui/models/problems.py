@@ -479,7 +479,7 @@ class ProblemsModel(QAbstractTableModel):
                 return p.kind.severity
             if col == "count":
                 return f"{size:,}" if grouped else ("" if child else "1")
-            return self._title(e) if grouped else p.message + (f"  — cause: {p.cause}" if p.cause else "")
+            return self._title(e) if grouped else p.text + (f"  — cause: {p.cause}" if p.cause else "")
         if role == Qt.ItemDataRole.ForegroundRole and col == "severity":
             return _SEVERITY_FG.get(p.kind.severity)
         if role == Qt.ItemDataRole.FontRole and grouped and col == "count":
@@ -494,7 +494,7 @@ class ProblemsModel(QAbstractTableModel):
             extra = (
                 f"\nbytes {p.offset:,}..{p.offset + p.length:,}" if p.length else f"\nat byte {p.offset:,}"
             )
-            return p.message + extra + (f"\ncause: {p.cause}" if p.cause else "")
+            return p.message + (f"\ndetail: {p.detail}" if p.detail else "") + extra + (f"\ncause: {p.cause}" if p.cause else "")
         return None
 
 

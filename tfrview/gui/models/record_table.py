@@ -122,7 +122,7 @@ class RecordTableModel(ColumnsModel):
         """Record problems go on their row; damaged regions on the row after them (or the last row).
         Returns (the global record it belongs to or None, the global record to jump to, whether the
         damage lies after that record rather than before it)."""
-        text = f"{problem.kind}: {problem.message}"
+        text = f"{problem.kind}: {problem.text}"
         if problem.kind not in QA_KINDS:
             # framing problems come while the index grows: number them with the files' counts as
             # they are now, not as the rows timer last saw them ("after 78" for "after 158")

@@ -141,6 +141,19 @@ class FeatureTree(QTreeWidget):
                     QTreeWidgetItem(item, [f"… {len(fl) - PAGE} more steps", "", "", ""])
             ctx.setExpanded(True)
             lists.setExpanded(True)
+        elif p.kind == "example_list_with_context":  # TF-Ranking: a context and a list of Examples
+            ctx = QTreeWidgetItem(self, ["context", "", str(len(p.features)), ""])
+            for k, f in p.features.items():
+                self._feature_item(ctx, k, f)
+            exs = QTreeWidgetItem(self, ["examples", "", str(len(p.examples)), ""])
+            for i, ex in enumerate(p.examples[:PAGE]):
+                item = QTreeWidgetItem(exs, [f"example {i}", "", str(len(ex)), ""])
+                for k, f in ex.items():
+                    self._feature_item(item, k, f)
+            if len(p.examples) > PAGE:
+                QTreeWidgetItem(exs, [f"… {len(p.examples) - PAGE} more examples", "", "", ""])
+            ctx.setExpanded(True)
+            exs.setExpanded(True)
         elif p.kind == "protobuf":
             root = QTreeWidgetItem(
                 self, ["protobuf", "", str(len(p.fields)), "no schema: field numbers and values"]

@@ -64,6 +64,7 @@ class IndexWorker(Worker):
         super().__init__(parent)
         self.dataset = dataset
         self.class_ids = class_ids  # sample class ids too (only to judge a label map found beside the data)
+        self.ids_files: list[int] | None = None  # ... of these files only: the dataset beside the label map
         self.use_subprocess = use_subprocess
         self._last = 0.0
         self.file_no = 0
@@ -97,7 +98,7 @@ class IndexWorker(Worker):
                 ahead.shutdown(wait=False, cancel_futures=True)
         if framed:
             self.result.emit(
-                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0)
+                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0, ids_files=self.ids_files)
             )  # read here: on a cold file each read waits
             total = self._total("verify")
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):

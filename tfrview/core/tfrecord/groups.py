@@ -1,0 +1,94 @@
+"""Which files form one dataset: the unit every rule that compares records with each other runs
+within (schema, payload kind, the >=90 % presence rule, a label map found beside the data).
+
+A command line or a folder may hold several datasets (`pets_examples.record` beside
+`two_damaged_regions.tfrecords`, or `train-*` beside `val-*`): judging them as one gives each the
+other's features as "missing". Files belong together when they sit in one folder and their names
+differ only in digits: the shards of `train-NNNNN-of-00016`, `part_000.tfrecord`,
+`part_001.tfrecord`; any other file is a dataset of its own. The person can say otherwise
+(`one_dataset`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class DatasetGroup:
+    """Files judged together, by their number in the list given to `group_files`."""
+
+    name: str  # a shard pattern (`train-?????-of-00016`), a name pattern or the one file's name
+    files: tuple[int, ...]
+
+    def to_json(self, paths: list[str]) -> dict:
+        return {"name": self.name, "files": [paths[i] for i in self.files]}
+
+
+def _split(path) -> tuple[str, str]:
+    """(folder, file name) of a local path or a URL (kept whole: `gs://bucket/split`), without
+    touching the file system."""
+    folder, _, name = str(path).replace("\\", "/").rstrip("/").rpartition("/")
+    return folder or ".", name
+
+
+def _key_and_name(name: str) -> tuple[tuple, str]:
+    """What files of one dataset share in their name, and the name the dataset is called by."""
+    m = _SHARD.match(name)
+    if m:
+        return ("shard", m["prefix"], m["total"], m["suffix"], len(m["num"])), (
+            f"{m['prefix']}{'?' * len(m['num'])}-of-{m['total']}{m['suffix']}"
+        )
+    return ("name", _DIGITS.sub("#", name)), _DIGITS.sub(lambda d: "?" * len(d.group()), name)
+
+
+def group_files(paths: list, one_dataset: bool = False) -> list[DatasetGroup]:
+    """The datasets among `paths` (files in the dataset's order), each with its files' numbers, in
+    the order of their first file. `one_dataset`: the person says every file is one dataset."""
+    if not paths:
+        return []
+    if one_dataset:
+        return [DatasetGroup(_joint_name(paths), tuple(range(len(paths))))]
+    by_key: dict[tuple, list[int]] = {}
+    names: dict[tuple, str] = {}
+    for i, p in enumerate(paths):
+        folder, name = _split(p)
+        key, pattern = _key_and_name(name)
+        key = (folder, *key)
+        by_key.setdefault(key, []).append(i)
+        names.setdefault(key, pattern)
+    out = []
+    for key, files in by_key.items():
+        name = names[key] if len(files) > 1 else _split(paths[files[0]])[1]
+        out.append(DatasetGroup(name, tuple(files)))
+    return _unique_names(out, paths)
+
+
+def _joint_name(paths: list) -> str:
+    if len(paths) == 1:
+        return _split(paths[0])[1]
+    return f"{len(paths)} files judged as one dataset"
+
+
+def _unique_names(groups: list[DatasetGroup], paths: list) -> list[DatasetGroup]:
+    """Two folders holding `train-?????-of-00002` are two datasets: say which folder each is in."""
+    seen: dict[str, int] = {}
+    for g in groups:
+        seen[g.name] = seen.get(g.name, 0) + 1
+    return [
+        g if seen[g.name] == 1 else DatasetGroup(f"{_split(paths[g.files[0]])[0]}/{g.name}", g.files)
+        for g in groups
+    ]
+
+
+def group_of(groups: list[DatasetGroup], n: int) -> list[int]:
+    """For each of n files, the number of its group."""
+    out = [0] * n
+    for gi, g in enumerate(groups):
+        for f in g.files:
+            out[f] = gi
+    return out
