@@ -61,7 +61,7 @@ def test_a_thousand_lf_bytes_that_lost_999_crs(tmp_path, proven):
             assert f["records"] == 1 and not f["ok"]
             assert ("line-ending conversion" in f.get("cause", "")) == proven  # 2 of 2 whole once undone
         elif command == ["info"]:
-            assert "records       1" in r.stdout
+            assert "records       2 (1 damaged)" in r.stdout  # one numbering: the cut record is a row
     r = _run("repair", str(src), "-o", str(tmp_path / "out.tfrecord"), "--json")
     rep = json.loads(r.stdout)
     assert payloads_of(tmp_path / "out.tfrecord") == ([data, good] if proven else [good])
@@ -72,7 +72,8 @@ def test_a_thousand_lf_bytes_that_lost_999_crs(tmp_path, proven):
     r = _run("export", "--parquet", str(tmp_path / "out.parquet"), str(src))
     import pyarrow.parquet as pq
 
-    assert pq.read_table(tmp_path / "out.parquet").num_rows == 1 and "wrote 1 records" in r.stdout
+    rows = pq.read_table(tmp_path / "out.parquet").to_pylist()  # the damaged record 0, then the good one
+    assert [row["record"] for row in rows] == [0, 1] and "wrote 2 records" in r.stdout
     assert src.read_bytes() == before
 
 

@@ -92,7 +92,7 @@ def test_info_of_a_folder_of_many_datasets_prints_blocks_only_for_the_damaged(ca
     assert code == 0
     assert [ln for ln in out.splitlines() if not ln.startswith(" ")] == [
         f"{tmp_path / 'm.tfrecord'}",
-        "total: 13 files in 13 datasets · 64 records · "
+        "total: 13 files in 13 datasets · 65 records, 1 damaged · "  # the record cut short is a row
         + _human(sum(p.stat().st_size for p in tmp_path.iterdir()))
         + " · 1 framing problem (more than 8 files: only files with problems are listed; -v lists all)",
     ]
