@@ -260,9 +260,14 @@ class _Inflater:
         self.soft_errors: list[str] = []  # damage read past (a GZIP member's trailer), not yet reported
 
     def clone(self) -> _Inflater:
-        return _Inflater(self.data, self.wbits, self.resume_pos(), self.d.copy())
+        """An independent inflater at the same point. The copied decompressor keeps its unconsumed
+        tail (input handed to zlib but not inflated yet, when a call hit its output cap), so the
+        clone goes on reading input at `in_pos`, after that tail: resuming at `resume_pos()` would
+        feed the tail's bytes twice and inflate garbage (every ratio over ~4:1 leaves a tail)."""
+        return _Inflater(self.data, self.wbits, self.in_pos, self.d.copy())
 
     def resume_pos(self) -> int:
+        """The file position of the first input byte not inflated yet (progress, error offsets)."""
         return self.in_pos - len(self.d.unconsumed_tail)
 
     def read(self, max_out: int) -> bytes:
@@ -458,6 +463,9 @@ class Source:
     path: Path
     compression: str
     file_size: int
+    # output bytes between inflate checkpoints at first (doubled as they thin); tests set less, to
+    # put many checkpoints in a small stream
+    checkpoint_spacing: int = 4 << 20
 
     def __init__(self, path: Path, data, file_size: int, compression: str, identity=None) -> None:
         self.path = path
@@ -466,7 +474,7 @@ class Source:
         self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
         self._data = data  # FileBytes over the held descriptor, or bytes for an in-memory source
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
-        self._ckpts = _CheckpointList()
+        self._ckpts = _CheckpointList(self.checkpoint_spacing)
         self._read_lock = threading.Lock()
         self._cache_pos = 0
         self._cache = b""
@@ -478,7 +486,7 @@ class Source:
         self._check_open()
         if self.compression == "none":
             return _WindowStream(self._data, self.file_size)
-        self._ckpts = _CheckpointList()
+        self._ckpts = _CheckpointList(self.checkpoint_spacing)
         return _InflatingStream(self._data, self._wbits, self._ckpts)
 
     def read(self, offset: int, n: int) -> bytes:
