@@ -10,7 +10,7 @@ import random
 
 from tests.fuzz import hostile as H
 from tests.helpers import framed, payloads, read_all
-from tfrview.core.tfrecord.report import index_and_verify
+from tfrview.core.tfrecord.report import index_and_verify, index_source
 from tfrview.core.tfrecord.source import open_source, source_from_bytes
 
 GiB = 1 << 30
@@ -71,18 +71,21 @@ def _per_byte(data: bytes) -> bytes:
 
 
 def test_a_gzip_member_per_byte_reads_every_record():
-    pls = payloads(120, base=150)
+    pls = payloads(400, base=150)
     plain, offs = framed(pls)
-    src, idx, vp = None, None, None
     src = source_from_bytes(_per_byte(plain))
     assert src.compression == "gzip"
     idx, vp = index_and_verify(src)
-    assert idx.count == 120 and not idx.problems and not vp
+    assert idx.count == 400 and not idx.problems and not vp
     assert read_all(src, idx) == pls
-    order = list(range(120))
+    order = list(range(400))
     random.Random(1).shuffle(order)
     again = source_from_bytes(_per_byte(plain))
-    assert [again.read(offs[k] + 12, len(pls[k])) for k in order] == [pls[k] for k in order]
+    assert [again.read(offs[k] + 12, len(pls[k])) for k in order[:12]] == [pls[k] for k in order[:12]]
+    jumps = source_from_bytes(_per_byte(plain))  # checkpoints by input too: 21 bytes in per byte out
+    jumps.checkpoint_spacing = 64 << 10
+    assert index_source(jumps).count == 400 and len(jumps._ckpts.items) >= len(plain) * 21 // (256 << 10)
+    assert [jumps.read(offs[k] + 12, len(pls[k])) for k in order] == [pls[k] for k in order]
 
 
 def test_tiny_members_around_a_big_one_and_a_damaged_trailer():
@@ -102,3 +105,52 @@ def test_tiny_members_around_a_big_one_and_a_damaged_trailer():
     trailer = [p for p in idx.problems if p.kind == "decompression_error"]
     assert len(trailer) == 1 and "GZIP trailer" in trailer[0].message and trailer[0].offset == big_end + 1
     assert read_all(src, idx) == pls and not vp
+
+
+def _on_a_terminal(args: list[str], interrupt_after: float | None = None) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal (its progress is for terminals): exit code and
+    what reached the terminal. With `interrupt_after`, Ctrl-C (SIGINT) after that many seconds."""
+    import os
+    import pty
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tfrview.cli", *args], stdout=subprocess.DEVNULL, stderr=slave
+    )
+    os.close(slave)
+    if interrupt_after is not None:
+        time.sleep(interrupt_after)
+        p.send_signal(signal.SIGINT)
+    said = b""
+    while True:
+        try:
+            got = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not got:
+            break
+        said += got
+    os.close(master)
+    return p.wait(timeout=60), said.decode("utf-8", "replace")
+
+
+def test_a_long_pass_over_one_file_shows_progress_on_a_terminal(tmp_path):
+    path = tmp_path / "many.tfrecord"
+    path.write_bytes(framed(payloads(6000, base=2000))[0])  # 12 MB: chunks past the first 8 MB window
+    code, said = _on_a_terminal(["info", str(path)])
+    assert code == 0 and "Traceback" not in said
+    steps = [s for s in said.split("\r") if s.startswith("reading: index: ")]
+    assert steps and "%" in steps[0] and not steps[0].split("%")[0].endswith("100.0"), said
+
+
+def test_ctrl_c_stops_a_gzip_of_a_member_per_byte_in_one_line(tmp_path):
+    path = tmp_path / "perbyte.tfrecord.gz"
+    path.write_bytes(_per_byte(framed(payloads(2000, base=200))[0]))  # ~9 MB, ~430,000 members
+    code, said = _on_a_terminal(["verify", str(path)], interrupt_after=2.0)
+    assert code == 130 and "Traceback" not in said, said
+    lines = [line.split("\r")[-1] for line in said.replace("\r\n", "\n").replace("\x1b[K", "").split("\n")]
+    assert [line for line in lines if line.strip()] == ["tfrview: interrupted"], said

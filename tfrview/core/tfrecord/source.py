@@ -338,7 +338,10 @@ class _Inflater:
         """Up to max_out more bytes of output; b'' once the stream ended (cleanly or not)."""
         parts: list[bytes] = []
         got = 0
-        while not self.finished and got < max_out:
+        start = self.in_pos
+        # across members until max_out, or (with some output) _INPUT_BLOCK of input: the caller
+        # then has its turn (progress, a checkpoint) on a stream of tiny members too
+        while not self.finished and got < max_out and not (got and self.in_pos - start >= _INPUT_BLOCK):
             tail = self.d.unconsumed_tail
             fresh = not tail and self.in_pos == self.member_start  # nothing of this member fed yet
             if tail:
@@ -444,16 +447,19 @@ class _CheckpointList:
         self.spacing = spacing
         self.limit = limit
         self.positions: list[int] = []
+        self.last_in = 0  # the input position of the last checkpoint
         self.items: list[_Checkpoint] = []
         self.lock = threading.Lock()
 
     def maybe_add(self, out_pos: int, inflater: _Inflater) -> None:
+        """A checkpoint every `spacing` bytes of output, or of input: a stream of tiny GZIP
+        members costs its time by the input (a member per byte: 21 bytes of input per byte out)."""
         last = self.positions[-1] if self.positions else 0
-        if self.positions and out_pos - last < self.spacing:
-            return
-        if out_pos == 0 and self.positions:
+        if self.positions and (out_pos <= last or (out_pos - last < self.spacing and
+                                                   inflater.in_pos - self.last_in < self.spacing)):  # fmt: skip
             return
         with self.lock:
+            self.last_in = inflater.in_pos
             self.positions.append(out_pos)
             self.items.append(_Checkpoint(out_pos, inflater.clone()))
             if len(self.items) > self.limit:
