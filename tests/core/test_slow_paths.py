@@ -154,3 +154,34 @@ def test_ctrl_c_stops_a_gzip_of_a_member_per_byte_in_one_line(tmp_path):
     assert code == 130 and "Traceback" not in said, said
     lines = [line.split("\r")[-1] for line in said.replace("\r\n", "\n").replace("\x1b[K", "").split("\n")]
     assert [line for line in lines if line.strip()] == ["tfrview: interrupted"], said
+
+
+def test_tiny_members_of_every_kind_read_as_a_careful_reader_reads_them():
+    """Empty members, tiny ones, one longer than the pieces tiny ones are fed in, and damage in a
+    tiny member's body: every record before the damage is read, none after it is invented."""
+    rng = random.Random(4)
+    pls = payloads(60, base=40)
+    plain, offs = framed(pls)
+    members, starts = [], []  # each member, and the stream position where its output starts
+    for k in range(len(plain)):
+        members.append(gzip.compress(plain[k : k + 1], mtime=0))
+        starts.append(k)
+        if rng.random() < 0.05:
+            members.append(gzip.compress(b"", mtime=0))
+            starts.append(k + 1)
+    whole = b"".join(members)
+    src = source_from_bytes(whole)
+    idx, vp = index_and_verify(src)
+    assert read_all(src, idx) == pls and not vp and not idx.problems
+    bad = bytearray(whole)
+    at = len(b"".join(members[:3000])) + 12  # inside member 3000's deflate data
+    bad[at] ^= 0xFF
+    src = source_from_bytes(bytes(bad))
+    idx, vp = index_and_verify(src)
+    good = starts[3000]  # what the members before the damaged one hold
+    before = [k for k, (p, o) in enumerate(zip(pls, offs, strict=False)) if o + len(p) + 16 <= good]
+    damaged = {p.record for p in vp}
+    got = read_all(src, idx)
+    assert len(before) > 10 and len(damaged) <= 1 and int(idx.offsets[before[-1]]) == offs[before[-1]]
+    assert [got[k] for k in before if k not in damaged] == [pls[k] for k in before if k not in damaged]
+    assert any(p.kind == "decompression_error" for p in idx.problems)
