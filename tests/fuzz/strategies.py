@@ -166,6 +166,108 @@ def compressed_files(draw) -> Compressed:
     return Compressed(bytes(data), bytes(plain), tuple(recs), 31 if kind == "gzip" else 15, tuple(ops))
 
 
+@dataclass(frozen=True)
+class Stream:
+    """An undamaged compressed file whose reads must all agree with a sequential read."""
+
+    data: bytes
+    payloads: tuple[bytes, ...]
+    ops: tuple
+
+
+_WORDS = (b"cat", b"dog", b"label", b"bbox", b"0.25", b"train", b"image/encoded", b"\n")
+
+
+def _stream_payload(kind: str, size: int, seed: int) -> bytes:
+    import random
+
+    rng = random.Random(seed)
+    if kind == "text":  # inflates ~6:1, past the inflater's 1 MB output cap from one 256 KB input block
+        return b" ".join(rng.choices(_WORDS, k=size // 4 + 1))[:size]
+    if kind == "random":
+        return rng.randbytes(size)
+    if kind == "zeros":
+        return bytes(size)
+    return _stream_payload("text", size // 2, seed) + rng.randbytes(size - size // 2)
+
+
+@st.composite
+def compressed_streams(draw) -> Stream:
+    """GZIP or ZLIB files of every ratio (text-like, incompressible, mixed, zeros), in one or
+    several GZIP members, with records from a few bytes to a few MB (larger than the inflate
+    window): big enough that reads start at inflate checkpoints where zlib holds input it has not
+    inflated yet (the wrong bytes of issue 26.1)."""
+    kind = draw(st.sampled_from(["text", "mixed", "text", "random", "zeros"]))  # text-like most: ratios over 4:1
+    big = draw(st.booleans())
+    sizes = draw(st.lists(st.integers(1 << 20, 3 << 20) if big else st.integers(0, 60_000), min_size=1, max_size=4 if big else 80))
+    seed = draw(st.integers(0, 1 << 30))
+    pls = [_stream_payload(kind, n, seed + i) + b"%d" % i for i, n in enumerate(sizes)]
+    while sum(map(len, pls)) < (3 << 20 if kind != "random" else 1 << 20):  # cross the output cap
+        pls.append(_stream_payload(kind, 200_000, seed + len(pls)) + b"%d" % len(pls))
+    plain = b"".join(frame_fast(p) for p in pls)
+    how = draw(st.sampled_from(["gzip", "zlib"]))
+    level = draw(st.sampled_from([1, 6, 9]))
+    members = draw(st.integers(1, 3)) if how == "gzip" else 1
+    cuts = sorted(draw(st.lists(st.integers(0, len(plain)), min_size=members - 1, max_size=members - 1)))
+    parts = [plain[a:b] for a, b in zip([0, *cuts], [*cuts, len(plain)], strict=True)]
+    data = b"".join(gzip.compress(p, level, mtime=0) for p in parts) if how == "gzip" else zlib.compress(plain, level)
+    keep_failing_input("stream.bin", data)
+    return Stream(data, tuple(pls), (how, kind, level, members, len(pls), len(plain)))
+
+
+def frame_fast(payload: bytes) -> bytes:
+    """`frame` with a C CRC-32C (the reference is too slow for megabytes); only for streams whose
+    framing is not what a test checks."""
+    import crc32c
+
+    head = struct.pack("<Q", len(payload))
+
+    def masked_c(b: bytes) -> int:
+        c = crc32c.crc32c(b)
+        return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+    return head + struct.pack("<I", masked_c(head)) + payload + struct.pack("<I", masked_c(payload))
+
+
+@dataclass(frozen=True)
+class Bomb:
+    """A compressed file that inflates far more than it weighs, and how many intact records it holds."""
+
+    data: bytes
+    records: int
+    ops: tuple
+
+
+@st.composite
+def compression_bombs(draw) -> Bomb:
+    """Bomb shapes (zeros only; one huge record of zeros; many records of zeros; records of zeros
+    behind text), GZIP in members or ZLIB in one stream, small enough for a test yet past the 1 MB
+    output cap and several inflate checkpoints. Every one holds a known number of records."""
+    shape = draw(st.sampled_from(["zeros", "one_record", "many_records", "after_text"]))
+    inflated = draw(st.integers(1 << 20, 24 << 20))
+    how = draw(st.sampled_from(["gzip", "zlib"]))
+    if shape == "zeros":
+        plain, n = bytes(inflated), 0
+    elif shape == "one_record":
+        plain, n = frame_fast(bytes(inflated)), 1
+    else:
+        rec = draw(st.integers(0, 1 << 20))
+        count = min(max(1, inflated // (rec + 16)), 20_000)
+        plain = frame_fast(bytes(rec)) * count
+        n = count
+        if shape == "after_text":
+            text = [_stream_payload("text", 200_000, i) for i in range(draw(st.integers(1, 4)))]
+            plain = b"".join(frame_fast(t) for t in text) + plain
+            n += len(text)
+    if how == "gzip":
+        step = draw(st.sampled_from([len(plain) + 1, 16 << 20, 1 << 20]))  # one member, or many
+        data = b"".join(gzip.compress(plain[i : i + step], 9, mtime=0) for i in range(0, len(plain), step))
+    else:
+        data = zlib.compress(plain, 9)
+    keep_failing_input("bomb.bin", data)
+    return Bomb(data, n, (shape, how, len(plain), len(data)))
+
+
 def inflatable_prefix(data: bytes, wbits: int) -> bytes:
     """Everything a careful reader can inflate before the damage, fed one byte at a time (the
     reference for what must be recovered)."""

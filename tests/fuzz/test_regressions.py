@@ -296,3 +296,30 @@ def test_pillow_warnings_never_reach_stderr(tmp_path, baseline_mb):
 
 def test_rss_budget_is_the_issues_promise():
     assert RSS_BUDGET_MB == 300
+
+
+def test_big_intact_gzip_records_all_verify_and_salvage_keeps_every_one(tmp_path, baseline_mb):
+    """Issue 26.1: a GZIP of 8 intact 60 MB records verified as 7 intact + 1 damaged and salvage
+    dropped the intact one (reads from an inflate checkpoint fed zlib's unconsumed input twice).
+    Text-like records of 3 MB (~6:1) cross the checkpoints' 4 MB spacing as well."""
+    import random
+
+    from tfrview.core.tfrecord.framing import encode_record  # (the reference's CRC is slow for 24 MB)
+
+    rng = random.Random(5)
+    words = [b"cat", b"dog", b"label", b"bbox", b"0.25", b"train", b"image/encoded"]
+    pls = [b" ".join(rng.choices(words, k=3 << 18))[: 3 << 20] + b"%d" % i for i in range(8)]
+    path = tmp_path / "big.tfrecord.gz"
+    path.write_bytes(gzip.compress(b"".join(encode_record(p) for p in pls), 1, mtime=0))
+    code, out, err = check_run(["verify", "--json", str(path)], baseline_mb, [path])
+    doc = json.loads(out)["files"][0]
+    assert code == 0 and doc["records"] == 8 and doc["damaged_records"] == 0 and doc["problems"] == [], err
+    code, out, err = check_run(["dump", "--json", "--records", "7:8", str(path)], baseline_mb, [path])
+    d = json.loads(out)
+    assert code == 0 and "status" not in d and d["length"] == len(pls[7]) and d["bytes"].startswith(pls[7][:40].decode())
+    salvaged = tmp_path / "salvaged.tfrecord"
+    code, out, err = check_run(["salvage", str(path), "-o", str(salvaged)], baseline_mb, [path])
+    assert code == 0 and "wrote 8 intact records; dropped 0 damaged" in out + err
+    with open_source(salvaged) as src:
+        idx, found = index_and_verify(src)
+        assert not found and [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)] == pls

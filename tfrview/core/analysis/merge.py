@@ -25,7 +25,7 @@ from tfrview.core.analysis.checks import (
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
-from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.tfrecord.framing import FileChangedError, Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
@@ -124,6 +124,10 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
     failed = next((p for p in parts if p.error is not None), None)
     if failed is not None:
         return replace(first, error=failed.error, deep=None, problems=[])
+    changed = next((p for p in parts[1:] if not _same_framing(first, p)), None)
+    if changed is not None:  # each part framed the file itself: one that grew between them differs
+        detail = f" (one part of its pass framed {len(first.offsets):,} records, another {len(changed.offsets):,})"
+        return replace(first, error=str(FileChangedError(first.path, detail)), deep=None, problems=[])
     problems = [pr for p in parts for pr in p.problems]
     deep = None
     if all(p.deep is not None for p in parts):
@@ -144,6 +148,17 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
     return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),
                    from_cache=all(p.from_cache for p in parts), analysed_at=min(p.analysed_at for p in parts),
                    seconds=sum(p.seconds for p in parts))  # fmt: skip
+
+
+def _same_framing(a: ShardResult, b: ShardResult) -> bool:
+    """Two parts of one file's pass read the same file: the same identity (size, times, ends) and
+    the same records (a file rewritten within one tick of its times keeps them)."""
+    return (
+        a.identity == b.identity
+        and (a.file_size, a.scanned, a.compression) == (b.file_size, b.scanned, b.compression)
+        and np.array_equal(a.offsets, b.offsets)
+        and np.array_equal(a.lengths, b.lengths)
+    )
 
 
 def _at(s: ShardResult, n: int, finding) -> Problem:

@@ -48,11 +48,12 @@ def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult 
 
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-              store_later: list | None = None) -> Iterator[ShardResult]:  # fmt: skip
+              store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order files finish. Stored results of unchanged files are taken here (no
     worker started for them); `jobs` 1 (or one file left) runs here, in this process, and then
     with `store_later` its (task, result) pairs are put there for the caller to store once it has
-    said the results (storing a 1,000-record file's result takes a few ms; thousands add up)."""
+    said the results (storing a 1,000-record file's result takes a few ms; thousands add up);
+    `progress` then hears how far each file's framing and CRC pass is (analyze_shard)."""
     left = []
     for t in tasks:
         hit = stored(t) if t.read_cache else None
@@ -69,9 +70,9 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
             if cancelled():
                 return
             if store_later is None or not t.write_cache:
-                yield analyze_shard(t)
+                yield analyze_shard(t, progress)
                 continue
-            r = analyze_shard(replace(t, write_cache=False))
+            r = analyze_shard(replace(t, write_cache=False), progress)
             if r.error is None:
                 store_later.append((t, r))
             yield r

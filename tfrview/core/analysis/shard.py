@@ -121,21 +121,23 @@ def identity_of(path: str) -> Identity | None:
 
 
 
-def analyze_shard(task: ShardTask) -> ShardResult:
-    """The whole pass over one file (or its cached result, when the file is unchanged)."""
+def analyze_shard(task: ShardTask, progress=None) -> ShardResult:
+    """The whole pass over one file (or its cached result, when the file is unchanged).
+    `progress(phase, done, total)` hears the framing and CRC pass when it runs in the caller's
+    process (a long file then says how far it is)."""
     from tfrview.core.analysis.cache import load, store
 
     if task.read_cache:
         hit = load(task)
         if hit is not None:
             return hit
-    result = _analyze(task)
+    result = _analyze(task, progress)
     if task.write_cache and result.error is None:
         store(task, result)
     return result
 
 
-def _analyze(task: ShardTask) -> ShardResult:
+def _analyze(task: ShardTask, progress=None) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
     from tfrview.core.tfrecord.source import open_source
 
@@ -149,7 +151,7 @@ def _analyze(task: ShardTask) -> ShardResult:
         return out
     try:
         out.compression, out.file_size = src.compression, src.file_size
-        idx, data_problems = index_and_verify(src, None, _say if task.notices else None)
+        idx, data_problems = index_and_verify(src, progress, _say if task.notices else None)
         out.scanned = int(idx.scanned)
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)

@@ -35,6 +35,14 @@ class SourceError(TfrviewError):
     """A file could not be opened, mapped or read (missing, permission, a directory, shrank...)."""
 
 
+class FileChangedError(SourceError):
+    """A file changed (grew, was rewritten) while it was read: what was read of it at different
+    moments does not fit together, so no answer about it can be given."""
+
+    def __init__(self, path: str, detail: str = "") -> None:
+        super().__init__(f"{one_line(str(path))}: the file changed while it was read{detail}; read it again")
+
+
 class ProblemKind(enum.StrEnum):
     BAD_LENGTH_CRC = "bad_length_crc"
     BAD_DATA_CRC = "bad_data_crc"

@@ -193,6 +193,9 @@ def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) 
         # zeros only: no header validates (the masked CRC of length 0 is not 0); memcmp-fast
         if raw == (_ZEROS if len(raw) == len(_ZEROS) else bytes(len(raw))):
             p += n
+            # and past the rest of the run in big strides (holes of a sparse file unread); a header
+            # may start in the run's last 11 bytes, so the scan goes on from there
+            p = max(p, st.zeros_until(p) - HEADER_SIZE + 1)
             yield None
             continue
         ok = valid_header_positions(raw, n, st.end - p - OVERHEAD if st.eof else None)

@@ -37,9 +37,13 @@ from tfrview.core.tfrecord.framing import (
 
 COMPRESSIONS = ("none", "gzip", "zlib")
 _INPUT_BLOCK = 256 * 1024
+_MIN_FEED = 64  # smallest piece of input handed to zlib at once (a file of one GZIP member per byte)
+_TINY_FEED = 4096  # members fed in pieces up to this size go through _Inflater._tiny_members
 _OUTPUT_BLOCK = 1024 * 1024
 _DETECT_BYTES = 64 * 1024  # raw bytes read to decide the compression
 _MIN_READ = 16 * 1024  # smallest read of a plain file's window (a header hop over a big record)
+_ZERO_STRIDE = 8 << 20  # bytes of a run of zeros read and compared at once (Stream.zeros_until)
+_ZERO_BYTES = bytes(_ZERO_STRIDE)
 
 
 # --- reading a file without mapping it --------------------------------------------------------------
@@ -208,6 +212,12 @@ class Stream:
         """How many bytes of the underlying file have been consumed (for progress)."""
         raise NotImplementedError
 
+    def zeros_until(self, pos: int) -> int:
+        """A position at or after `pos` before which every byte is zero, as far as the stream can
+        tell cheaply (a resynchronising scan jumps there: a run of zeros holds no record header).
+        `pos` itself when it cannot tell without the scan's own reading."""
+        return pos
+
 
 class _WindowStream(Stream):
     """A plain file read in windows with pread: bounded memory whatever the file's size, and a big
@@ -241,14 +251,53 @@ class _WindowStream(Stream):
     def bytes_in(self) -> int:
         return self.end
 
+    def zeros_until(self, pos: int) -> int:
+        """Past a run of zeros in big strides: the holes of a sparse file are found by SEEK_DATA
+        without reading them (a 100 GB sparse file of zeros in no time), zero bytes on disk are
+        read _ZERO_STRIDE at a time and compared whole (memcmp), not framed block by block."""
+        size = self._size
+        data = self._data
+        buf = None
+        while pos < size:
+            if isinstance(data, FileBytes):
+                try:
+                    nxt = os.lseek(data.fd, pos, os.SEEK_DATA)  # (pread never uses the file offset)
+                except OSError as exc:
+                    if exc.errno == errno.ENXIO:
+                        return size  # no data after pos: a hole up to the end
+                    nxt = pos  # no SEEK_DATA here (EINVAL): read the zeros
+                if nxt > pos:
+                    pos = min(nxt, size)
+                    continue
+                k = min(_ZERO_STRIDE, size - pos)
+                if buf is None:
+                    buf = bytearray(_ZERO_STRIDE)
+                view = memoryview(buf)[:k]
+                data.readinto(pos, view)
+                chunk = buf if k == _ZERO_STRIDE else bytes(view)
+                view.release()
+            else:
+                k = min(_ZERO_STRIDE, size - pos)
+                chunk = data[pos : pos + k]
+            if chunk != (_ZERO_BYTES if k == _ZERO_STRIDE else bytes(k)):
+                return pos + k - len(bytes(chunk).lstrip(b"\0"))
+            pos += k
+        return size
+
 
 # --- inflating ------------------------------------------------------------------------------------
 
 
 class _Inflater:
-    """zlib inflate over a byte buffer, following concatenated GZIP members."""
+    """zlib inflate over a byte buffer, following concatenated GZIP members.
 
-    def __init__(self, data, wbits: int, in_pos: int = 0, d=None) -> None:
+    Input is read in blocks of _INPUT_BLOCK and handed to zlib in pieces of `feed` bytes, a size
+    that follows the members: a file of tiny members (one per byte, as some writers flush) is fed
+    a few dozen bytes at a time, since every member's end makes zlib copy the rest of its piece
+    (fed 256 KB at a time, a 21-byte member cost a 256 KB read and copy: 241 s for a 5 MB file);
+    a big member doubles it back. One `read` goes on across members until it has its output."""
+
+    def __init__(self, data, wbits: int, in_pos: int = 0, d=None, feed: int = _INPUT_BLOCK) -> None:
         self.data = data
         self.wbits = wbits
         self.in_pos = in_pos  # next input byte not yet handed to zlib
@@ -258,32 +307,74 @@ class _Inflater:
         self.error_lost = True  # whether anything readable may lie beyond the error
         self.error_in_pos = 0
         self.soft_errors: list[str] = []  # damage read past (a GZIP member's trailer), not yet reported
+        self.feed = feed  # bytes handed to zlib at once
+        self.member_start = in_pos  # where the current member's input began (it sizes `feed`)
+        self._block = b""  # input read ahead, from file position _block_pos
+        self._block_pos = 0
 
     def clone(self) -> _Inflater:
-        return _Inflater(self.data, self.wbits, self.resume_pos(), self.d.copy())
+        """An independent inflater at the same point. The copied decompressor keeps its unconsumed
+        tail (input handed to zlib but not inflated yet, when a call hit its output cap), so the
+        clone goes on reading input at `in_pos`, after that tail: resuming at `resume_pos()` would
+        feed the tail's bytes twice and inflate garbage (every ratio over ~4:1 leaves a tail).
+        The input read ahead is not kept (a checkpoint holds no block)."""
+        c = _Inflater(self.data, self.wbits, self.in_pos, self.d.copy(), self.feed)
+        c.member_start = self.member_start
+        return c
 
     def resume_pos(self) -> int:
+        """The file position of the first input byte not inflated yet (progress, error offsets)."""
         return self.in_pos - len(self.d.unconsumed_tail)
+
+    def _input(self, pos: int, n: int) -> bytes:
+        """Input bytes [pos, pos+n), from the block read ahead (one pread per _INPUT_BLOCK, not per
+        member)."""
+        b0 = self._block_pos
+        if not (b0 <= pos and min(pos + n, len(self.data)) <= b0 + len(self._block)):
+            self._block = self.data[pos : pos + max(n, _INPUT_BLOCK)]
+            self._block_pos = b0 = pos
+        return self._block[pos - b0 : pos - b0 + n]
 
     def read(self, max_out: int) -> bytes:
         """Up to max_out more bytes of output; b'' once the stream ended (cleanly or not)."""
-        while not self.finished:
+        parts: list[bytes] = []
+        got = 0
+        start = self.in_pos
+        # across members until max_out, or (with some output) _INPUT_BLOCK of input: the caller
+        # then has its turn (progress, a checkpoint) on a stream of tiny members too
+        while not self.finished and got < max_out and not (got and self.in_pos - start >= _INPUT_BLOCK):
             tail = self.d.unconsumed_tail
+            fresh = not tail and self.in_pos == self.member_start  # nothing of this member fed yet
+            if fresh and self.wbits == 31 and self.feed <= _TINY_FEED:
+                at = self.in_pos
+                for out in self._tiny_members(max_out - got, (start if got else at) + _INPUT_BLOCK):
+                    parts.append(out)
+                    got += len(out)
+                if self.in_pos > at:
+                    continue  # (else the member at in_pos is no plain tiny one: read it below)
             if tail:
                 chunk = tail
             else:
-                chunk = self.data[self.in_pos : self.in_pos + _INPUT_BLOCK]
+                chunk = self._input(self.in_pos, self.feed)
                 self.in_pos += len(chunk)
-            saved = self.d.copy()
+            saved = None if fresh else self.d.copy()  # (a fresh member's state is a new decompressor)
             try:
-                out = self.d.decompress(chunk, max_out)
+                out = self.d.decompress(chunk, max_out - got)
             except zlib.error as exc:
-                return self._salvage(saved, chunk, max_out, exc)
+                saved = saved if saved is not None else zlib.decompressobj(self.wbits)
+                parts.append(self._salvage(saved, chunk, max_out - got, exc))
+                break
+            if out:
+                parts.append(out)
+                got += len(out)
             if self.d.eof:
                 rest = self.d.unused_data
                 self.in_pos -= len(rest)
-                if self.wbits == 31 and self.data[self.in_pos : self.in_pos + 2] == b"\x1f\x8b":
+                self.feed = min(_INPUT_BLOCK, max(_MIN_FEED, 2 * (self.in_pos - self.member_start)))
+                magic = rest[:2] if len(rest) >= 2 else self._input(self.in_pos, 2)
+                if self.wbits == 31 and magic == b"\x1f\x8b":
                     self.d = zlib.decompressobj(self.wbits)  # next GZIP member
+                    self.member_start = self.in_pos
                 elif self.in_pos < len(self.data):
                     extra = len(self.data) - self.in_pos
                     self._fail(f"{extra} bytes of garbage after the end of the compressed stream", lost=False)
@@ -291,9 +382,46 @@ class _Inflater:
                     self.finished = True
             elif not chunk and not out:
                 self._fail("compressed stream ends early (the file was cut short)")
+            elif not tail and len(chunk) == self.feed < _INPUT_BLOCK:
+                self.feed *= 2  # a member longer than its predecessor: bigger pieces again
+        return b"".join(parts)
+
+    def _tiny_members(self, room: int, stop_in: int) -> list[bytes]:
+        """Whole GZIP members that each fit in a piece of `feed` bytes and are followed by another
+        member, inflated in a tight loop (a file of one member per byte: half the time of the
+        general loop). Stops before any member that is not so (longer, damaged, the last one, or
+        over `room` bytes of output), which the general loop then reads from its start."""
+        outs: list[bytes] = []
+        got = 0
+        pos = self.in_pos
+        feed = self.feed
+        size = len(self.data)
+        new = zlib.decompressobj
+        while got < room and pos < stop_in:
+            b0 = self._block_pos
+            if not (b0 <= pos and min(pos + feed, size) <= b0 + len(self._block)):
+                self._input(pos, feed)  # read the next block
+                b0 = self._block_pos
+            chunk = self._block[pos - b0 : pos - b0 + feed]
+            d = new(31)
+            try:
+                out = d.decompress(chunk, room - got)
+            except zlib.error:
+                break
+            rest = d.unused_data
+            if not d.eof or rest[:2] != b"\x1f\x8b":
+                break
+            used = len(chunk) - len(rest)
+            pos += used
+            feed = max(_MIN_FEED, 2 * used)
             if out:
-                return out
-        return b""
+                outs.append(out)
+                got += len(out)
+        if pos > self.in_pos:
+            self.in_pos = self.member_start = pos
+            self.feed = min(feed, _INPUT_BLOCK)
+            self.d = new(31)
+        return outs
 
     def _salvage(self, d, chunk: bytes, max_out: int, exc: zlib.error) -> bytes:
         """zlib drops a call's output when it raises: replay the chunk in small pieces, and the piece
@@ -335,7 +463,7 @@ class _Inflater:
             if self.wbits == 31 and self.data[nxt : nxt + 2] == b"\x1f\x8b":
                 self.soft_errors.append(note)  # the member's data is all out: go on with the next one
                 self.d = zlib.decompressobj(self.wbits)
-                self.in_pos = nxt
+                self.in_pos = self.member_start = nxt
                 return b"".join(parts)
             self.d = d
             self._fail(note, lost=nxt < len(self.data))
@@ -364,16 +492,19 @@ class _CheckpointList:
         self.spacing = spacing
         self.limit = limit
         self.positions: list[int] = []
+        self.last_in = 0  # the input position of the last checkpoint
         self.items: list[_Checkpoint] = []
         self.lock = threading.Lock()
 
     def maybe_add(self, out_pos: int, inflater: _Inflater) -> None:
+        """A checkpoint every `spacing` bytes of output, or of input: a stream of tiny GZIP
+        members costs its time by the input (a member per byte: 21 bytes of input per byte out)."""
         last = self.positions[-1] if self.positions else 0
-        if self.positions and out_pos - last < self.spacing:
-            return
-        if out_pos == 0 and self.positions:
+        if self.positions and (out_pos <= last or (out_pos - last < self.spacing and
+                                                   inflater.in_pos - self.last_in < self.spacing)):  # fmt: skip
             return
         with self.lock:
+            self.last_in = inflater.in_pos
             self.positions.append(out_pos)
             self.items.append(_Checkpoint(out_pos, inflater.clone()))
             if len(self.items) > self.limit:
@@ -458,6 +589,9 @@ class Source:
     path: Path
     compression: str
     file_size: int
+    # output bytes between inflate checkpoints at first (doubled as they thin); tests set less, to
+    # put many checkpoints in a small stream
+    checkpoint_spacing: int = 4 << 20
 
     def __init__(self, path: Path, data, file_size: int, compression: str, identity=None) -> None:
         self.path = path
@@ -466,7 +600,7 @@ class Source:
         self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
         self._data = data  # FileBytes over the held descriptor, or bytes for an in-memory source
         self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
-        self._ckpts = _CheckpointList()
+        self._ckpts = _CheckpointList(self.checkpoint_spacing)
         self._read_lock = threading.Lock()
         self._cache_pos = 0
         self._cache = b""
@@ -478,7 +612,7 @@ class Source:
         self._check_open()
         if self.compression == "none":
             return _WindowStream(self._data, self.file_size)
-        self._ckpts = _CheckpointList()
+        self._ckpts = _CheckpointList(self.checkpoint_spacing)
         return _InflatingStream(self._data, self._wbits, self._ckpts)
 
     def read(self, offset: int, n: int) -> bytes:
