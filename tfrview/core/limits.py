@@ -189,3 +189,8 @@ PROOF_DETECT_SECONDS = 5.0
 # 1 GiB, minutes of `verify`. The record that crosses it is searched whole (so at most 4 + 16 MB);
 # past it, the next damaged record's cause says the limit. `tfrview repair` searches every record.
 CAUSE_SEARCH_BYTES = 4 << 20
+
+# A filter on the QA findings (`problem`) typed while the analysis runs (gui/controllers/filter.py)
+# runs again as findings arrive, at most once every this many seconds, and once more when the pass
+# ends; until then its count says "QA still running".
+FILTER_RERUN_SECONDS = 2.0
