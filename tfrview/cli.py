@@ -109,7 +109,7 @@ def cmd_verify(args) -> int:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`."""
     from tfrview.core.analysis import merge, plan
-    from tfrview.core.records.labelmap import label_map_fits
+    from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
@@ -127,9 +127,10 @@ def cmd_verify(args) -> int:
     tasks = plan(paths, args.checks, lm_json, read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results)
-    if lm_path is not None and not args.label_map and not label_map_fits(analysis.class_ids, label_map):
+    misfit = label_map_misfit(analysis.class_ids, label_map) if lm_path is not None and not args.label_map else None
+    if misfit is not None:  # its findings go too: no check names classes with a map not used
         if not args.json and not args.quiet:
-            print(f"not using {one_line(str(lm_path))} found beside the data: it does not name this data's class ids",
+            print(f"not using {one_line(str(lm_path))} found beside the data: {misfit} (--label-map uses it anyway)",
                   file=sys.stderr)  # fmt: skip
         lm_path = None
         analysis = _without_label_map(analysis)
@@ -221,7 +222,7 @@ def _label_map_for_checks(args, paths):
     return (label_map, lm_path) if label_map else (None, None)
 
 
-_LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case")
+_LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case", "mask_class_not_in_map")
 
 
 def _without_label_map(analysis):

@@ -242,3 +242,9 @@ class Driver:
     def shown_record(self, timeout: int = 10000) -> int | None:
         """The record the feature tree and image panel show (None: the pane is empty)."""
         return None if self.window.image_panel.current is None else self.window.image_panel.current.number
+
+    @property
+    def problems_notice(self) -> str:
+        """The dataset-level note above the Problems panel's table ('' when none is shown)."""
+        label = self.window.problems_panel.notice
+        return label.text() if label.isVisibleTo(self.window.problems_panel) else ""

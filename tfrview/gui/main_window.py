@@ -612,6 +612,9 @@ class MainWindow(QMainWindow):
         self.gallery_model.clear()
         if note:
             self.statusBar().showMessage(note, 8000)
+        self.problems_panel.show_notice(self.session.label_map_note)  # where a person looks, to stay
+        if note:
+            self._show_problems_once()
         self._update_status()
         if self._selected is not None:
             self._request(self._selected)
