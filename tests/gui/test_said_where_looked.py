@@ -13,7 +13,8 @@ def test_a_label_map_not_used_is_said_in_the_problems_panel(qtbot, open_window, 
     w = open_window([path])
     d = Driver(qtbot, w)
     qtbot.waitUntil(lambda: d.problems_notice != "", timeout=20000)
-    assert "Not using labels.pbtxt found beside the data: it names 1 of the 4 class ids" in d.problems_notice
+    assert "Not using labels.pbtxt found beside the data" in d.problems_notice
+    assert "it names 1 of the 4 class ids the data holds" in d.problems_notice
     assert "(not 5, 6, 7)" in d.problems_notice and "Load Label Map" in d.problems_notice
     assert w.problems_dock.isVisible()
     d.wait_analysed()

@@ -96,8 +96,8 @@ class DatasetSession(QObject):
         name = self.label_map_path.name if self.label_map_path else "the label map"
         self.label_map = None
         self.label_map_path = None
-        self.label_map_note = (f"Not using {name} found beside the data: {misfit} in the records sampled. "
-                               "File › Load Label Map… uses it anyway.")  # fmt: skip
+        self.label_map_note = (f"Not using {name} found beside the data (judged on a sample of its records): "
+                               f"{misfit}. File › Load Label Map… uses it anyway.")  # fmt: skip
         log.info("%s", self.label_map_note)
         self.label_map_changed.emit(self.label_map_note)
 
