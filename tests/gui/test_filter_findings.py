@@ -65,6 +65,10 @@ def test_a_plot_selection_says_itself_in_the_filter_box_and_esc_clears_it(qtbot,
     assert d.filter_text == "plot selection: 5 records (image 8 × 8)"
     d.press_escape()  # focus elsewhere, nothing running: Esc clears the filter
     assert w.model.filter_rows is None and d.filter_text == ""
+    w.filtering.run_job(spec, what="image 8 × 8")
+    d.wait_filter()
+    w.filter_edit.clear()  # the box's ✕ clears a plot selection as any filter
+    assert w.model.filter_rows is None and d.shown_records() == [0, 1, 2, 3, 4]
     # a filter that leaves the shown record out shows its first match; one with none empties the pane
     assert d.filter("label <= 1") == [0, 1]
     qtbot.waitUntil(lambda: d.shown_record() == 0, timeout=10000)

@@ -238,8 +238,10 @@ class FilterController(QObject):
         n, total = self.model.match_count, self.model.total()
         words = {Phase.RUNNING: f"filtering {100 * state.done // max(state.total, 1)}%",
                  Phase.FAILED: f"filter failed: {state.error}", Phase.STOPPED: "stopped"}.get(state.phase, self.note)  # fmt: skip
-        if self.provisional:
-            words = (words + ", " if words else "") + "QA still running: problems found later will count"
+        if self.provisional:  # short: the box beside it keeps its room
+            words = (words + ", " if words else "") + "QA still running"
+            self.status.setToolTip("The QA checks are still finding problems: the filter runs again as they "
+                                   "arrive and when the checks end, so this count may change.")  # fmt: skip
         self.status.setText(f"{n:,} of {total:,} records match" + (f" · {words}" if words else ""))
         if self.selection is not None and state.phase is Phase.DONE:
             self.expr = f"plot selection: {n:,} record{'s' if n != 1 else ''} ({self.selection['what']})"
