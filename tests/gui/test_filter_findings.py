@@ -77,3 +77,12 @@ def test_a_plot_selection_says_itself_in_the_filter_box_and_esc_clears_it(qtbot,
     d.press_escape(in_filter_box=True)
     assert w.model.filter_rows is None and d.filter_text == ""
     qtbot.waitUntil(lambda: d.shown_record() == 0, timeout=10000)
+
+
+def test_the_shown_record_stays_selected_when_the_filter_keeps_it(qtbot, open_window, tmp_path):
+    w = open_window([_records(tmp_path, [10, 20, 30, 40, 50])])
+    d = Driver(qtbot, w)
+    w.select_record(3)
+    qtbot.waitUntil(lambda: d.shown_record() == 3, timeout=10000)
+    assert d.filter("label >= 2") == [2, 3, 4]
+    assert d.shown_record() == 3 and w.model.record_number(w.table.currentIndex().row()) == 3

@@ -683,6 +683,9 @@ class MainWindow(QMainWindow):
         m = self.model
         emptied, self._pane_emptied = getattr(self, "_pane_emptied", False), False
         if self._selected is not None and m.row_of(self._selected) is not None:
+            cur = self.table.currentIndex()
+            if not cur.isValid() or m.record_number(cur.row()) != self._selected:
+                self.select_record(self._selected)  # the new matches' rows: its row highlighted again
             if emptied:  # a filter before this one matched nothing and emptied the pane
                 self._request(self._selected)
             return
