@@ -181,3 +181,19 @@ def test_any_all_over_many_records_as_arrays():
     assert vmatch(t, parse('problem != "duplicate_image"'), probs)[0].tolist() == [2, 3]
     assert vmatch(t, parse('any(problem != "duplicate_image")'), probs)[0].tolist() == [1]
     assert vmatch(t, parse('all(problem == "duplicate_image")'), probs)[0].tolist() == [0, 2, 3]
+
+
+def test_any_all_between_a_list_and_a_number_of_each_record():
+    """The array path (a list against record, size or len() of the same record) agrees with the
+    record-at-a-time one, literal or term on either side."""
+    assert match("any(label == record)", label=[7, 4], number=4)
+    assert not match("all(label == record)", label=[7, 4], number=4)
+    assert match("all(label < record)", label=[1, 2], number=4)
+    assert match("all(record > label)", label=[1, 2], number=4)
+    assert match("all(record > label)", label=[1, 5], number=4)  # over the left side: 4 > some label
+    assert not match("all(label < record)", label=[1, 5], number=4)  # the list on the left: every label
+    assert match("any(label != record)", label=[4, 5], number=4)
+    assert not match("any(label != record)", label=[4, 4], number=4)
+    assert match("all(label <= len(label))", label=[1, 2])
+    assert match("all(label == record)", number=4)  # no label: all() holds
+    assert not match("any(label contains record)", label=[4.0], number=4)  # contains: 4.0 is not 4

@@ -16,8 +16,9 @@ or inside len(); elsewhere it is text. A feature with several values matches whe
 On a list (a feature with several values, or `problem`): `==`, `<`, `contains`... hold when some value
 does, and `!=` holds when no value equals (`problem != "x"`: no problem is x). To say otherwise,
 quantify a comparison: `any(problem != "x")` (some problem is not x), `all(label == 3)` (every
-value is 3; true for a record with no value, as Python's all()). `any(...)` / `all(...)` are words
-only before "(", so a feature named any or all still works.
+value is 3; true for a record with no value, as Python's all()), over the values on the left of
+the comparison (on its right when the left is a literal). `any(...)` / `all(...)` are words only
+before "(", so a feature named any or all still works.
 """
 
 from __future__ import annotations

@@ -179,22 +179,38 @@ class Matcher:
         c, op = node.cmp, node.cmp.op
         over_left = quantified_side(c)
         term, other = (c.left, c.right) if over_left else (c.right, c.left)
+        flipped = op if over_left else {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
         if isinstance(other, Lit) and not isinstance(term, Lit) and (over_left or op != "contains"):
             vals = self.values(term)
-            flipped = op if over_left else {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
             hit = _against("==" if op == "!=" else flipped, vals, other.value)
-            n_vals = len(vals.values)
-            hit = np.zeros(n_vals, dtype=bool) if hit is None else np.asarray(hit, dtype=bool)
-            if op == "!=":
-                hit = ~hit
-            if node.kind == "any":
-                m = np.zeros(self.n, dtype=bool)
-                m[vals.rows_of(hit)] = True
-            else:  # every value holds: no value fails (a record with none holds)
-                m = np.ones(self.n, dtype=bool)
-                m[vals.rows_of(~hit)] = False
-            return m
-        return self._quant_rows(node, over_left)
+            hit = np.zeros(len(vals.values), dtype=bool) if hit is None else np.asarray(hit, dtype=bool)
+        else:
+            vals, hit = self._against_row(term, other, "==" if op == "!=" else flipped)
+            if hit is None:
+                return self._quant_rows(node, over_left)
+        if op == "!=":
+            hit = ~hit
+        if node.kind == "any":
+            m = np.zeros(self.n, dtype=bool)
+            m[vals.rows_of(hit)] = True
+        else:  # every value holds: no value fails (a record with none holds)
+            m = np.ones(self.n, dtype=bool)
+            m[vals.rows_of(~hit)] = False
+        return m
+
+    def _against_row(self, term, other, op: str) -> tuple[_Vals, np.ndarray | None]:
+        """Each number of `term` against its record's one number of `other` (record, size, len(),
+        a numeric feature every record holds once), as arrays; None when the terms are otherwise."""
+        a = self.values(term)
+        if isinstance(other, Lit) or a.type != "num" or op == "contains":  # contains: 3 is not 3.0
+            return a, None
+        b = self.values(other)
+        if b.type != "num" or b.offsets is not None or len(b.rows) != self.n or (b.rows != np.arange(self.n)).any():
+            return a, None
+        theirs = np.asarray(b.values)[a.all_rows()]
+        fn = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+              ">=": np.greater_equal}[op]  # fmt: skip
+        return a, fn(np.asarray(a.values), theirs)
 
     def _quant_rows(self, node: Quant, over_left: bool) -> np.ndarray:
         """any()/all() between two terms of records (or a literal that contains): record by record."""
