@@ -110,7 +110,7 @@ def cmd_verify(args) -> int:
     size or time. Results are stored for the window and `info`. The files may hold several
     datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
     from tfrview.core.analysis import merge
-    from tfrview.core.records.labelmap import label_map_fits
+    from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.index import CRC_CUT
@@ -129,10 +129,11 @@ def cmd_verify(args) -> int:
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results, groups)
-    fits = [lm_path is not None and (bool(args.label_map) or label_map_fits(analysis.class_ids_of(g.files), lm))
-            for g, (lm, lm_path) in zip(groups, maps, strict=True)]  # fmt: skip
+    misfits = [None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
+               for g, (lm, lm_path) in zip(groups, maps, strict=True)]  # fmt: skip
+    fits = [lm_path is not None and m is None for (_, lm_path), m in zip(maps, misfits, strict=True)]
     used = {str(lm_path) for (_, lm_path), fit in zip(maps, fits, strict=True) if fit}
-    for g, (_, lm_path), fit in zip(groups, maps, fits, strict=True):
+    for g, (_, lm_path), fit, misfit in zip(groups, maps, fits, misfits, strict=True):
         if lm_path is None:
             continue
         named = f" for {one_line(g.name)}" if len(groups) > 1 else ""
@@ -140,8 +141,8 @@ def cmd_verify(args) -> int:
             _without_label_map(analysis, g.files)
         say = not args.json and not args.quiet
         if say and not fit and str(lm_path) not in used:  # a map another dataset beside it uses is no news
-            print(f"not using {one_line(str(lm_path))} found beside the data{named}: it does not name "
-                  "this data's class ids", file=sys.stderr)  # fmt: skip
+            print(f"not using {one_line(str(lm_path))} found beside the data{named}: {misfit} "
+                  "(--label-map uses it anyway)", file=sys.stderr)  # fmt: skip
         elif say and fit:
             print(f"label map{named}: {one_line(str(lm_path))}", file=sys.stderr)
     of = group_of(groups, len(paths))
@@ -303,7 +304,7 @@ def _label_map_for_checks(args, paths):
     return (label_map, lm_path) if label_map else (None, None)
 
 
-_LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case")
+_LABEL_MAP_KINDS = ("label_not_in_map", "label_text_mismatch", "label_text_case", "mask_class_not_in_map")
 
 
 def _without_label_map(analysis, files) -> None:

@@ -118,3 +118,82 @@ def test_keys_resolve_against_the_dataset():
     assert resolve_keys(parse("rare == 1"), known, complete=False).left == Key("rare")  # maybe unsampled
     with pytest.raises(FilterError, match="no record has"):
         resolve_keys(parse("rare == 1"), known, complete=True)
+
+
+def test_any_and_all_over_lists():
+    """`problem != "x"` says no problem is x; any()/all() say some / every value, on both engines."""
+    dup = ["duplicate_image", "bad_box"]
+    assert not match('problem != "duplicate_image"', problems=dup)  # no problem is x: false
+    assert match('any(problem != "duplicate_image")', problems=dup)  # bad_box is not x
+    assert not match('any(problem != "duplicate_image")', problems=["duplicate_image"])
+    assert not match('any(problem != "duplicate_image")')  # no problem at all: none differs
+    assert match('all(problem == "duplicate_image")', problems=["duplicate_image"])
+    assert not match('all(problem == "duplicate_image")', problems=dup)
+    assert match('all(problem == "duplicate_image")')  # all() of nothing holds
+    assert match('any(problem == "bad_box")', problems=dup)
+    assert match("any('bad_box' == problem)", problems=dup)  # the literal on either side
+    assert match("all(label > 2)", label=[3, 5])
+    assert not match("all(label > 2)", label=[3, 1])
+    assert match("any(label > 2)", label=[3, 1])
+    assert match("all(2 < label)", label=[3, 5])
+    assert not match("all(2 < label)", label=[3, 2])
+    assert match('all(name contains "a")', name=[b"cat", b"Bat"])
+    assert not match('all(name contains "a")', name=[b"cat", b"dog"])
+    assert match('all(label == "3")') and not match('all(label == "3")', label=[3])  # types never mix
+    assert match("not all(label == 1) and any(label == 1)", label=[1, 2])
+    assert match("any(label == record)", label=[7, 4], number=4)  # two terms of the record
+    assert not match("all(label == record)", label=[7, 4], number=4)
+
+
+def test_any_all_parse_and_stay_usable_as_keys():
+    from tfrview.core.analysis.filterexpr import Quant
+
+    assert parse('any(problem != "x")') == Quant("any", parse('problem != "x"'))
+    assert parse("all == 3") == Cmp("==", Key("all"), Lit(3))  # a feature named all
+    assert match("any == 3", any=[3])
+    with pytest.raises(FilterError, match="takes a comparison"):
+        parse("any(label)")
+    with pytest.raises(FilterError, match="missing \\)"):
+        parse("all(label == 3")
+
+
+def test_any_all_over_many_records_as_arrays():
+    """all()/any() per record when the fact table holds several (list offsets, problem rows)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tfrview.core.analysis.facts import FactsBuilder
+    from tfrview.core.analysis.vfilter import match as vmatch
+    from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.index import VERIFIED
+
+    labels = [[3, 5], [3, 1], [], [9]]
+    b = FactsBuilder()
+    datas = [make_example(label=v) if v else make_example(dummy=[0]) for v in labels]
+    for i, d in enumerate(datas):
+        b.add(i, decode(d), None, i)
+    n = len(datas)
+    t = b.table("f.tfrecord", np.arange(n), np.array([len(d) for d in datas]), np.full(n, VERIFIED, np.uint8))
+    t = t.add_column(0, "n", pa.array(np.arange(n), pa.int64()))
+    probs = {"duplicate_image": np.array([0, 1]), "bad_box": np.array([1])}
+    assert vmatch(t, parse("all(label > 2)"), probs)[0].tolist() == [0, 2, 3]
+    assert vmatch(t, parse("any(label < 2)"), probs)[0].tolist() == [1]
+    assert vmatch(t, parse('problem != "duplicate_image"'), probs)[0].tolist() == [2, 3]
+    assert vmatch(t, parse('any(problem != "duplicate_image")'), probs)[0].tolist() == [1]
+    assert vmatch(t, parse('all(problem == "duplicate_image")'), probs)[0].tolist() == [0, 2, 3]
+
+
+def test_any_all_between_a_list_and_a_number_of_each_record():
+    """The array path (a list against record, size or len() of the same record) agrees with the
+    record-at-a-time one, literal or term on either side."""
+    assert match("any(label == record)", label=[7, 4], number=4)
+    assert not match("all(label == record)", label=[7, 4], number=4)
+    assert match("all(label < record)", label=[1, 2], number=4)
+    assert match("all(record > label)", label=[1, 2], number=4)
+    assert match("all(record > label)", label=[1, 5], number=4)  # over the left side: 4 > some label
+    assert not match("all(label < record)", label=[1, 5], number=4)  # the list on the left: every label
+    assert match("any(label != record)", label=[4, 5], number=4)
+    assert not match("any(label != record)", label=[4, 4], number=4)
+    assert match("all(label <= len(label))", label=[1, 2])
+    assert match("all(label == record)", number=4)  # no label: all() holds
+    assert not match("any(label contains record)", label=[4.0], number=4)  # contains: 4.0 is not 4

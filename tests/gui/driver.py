@@ -214,3 +214,37 @@ class Driver:
                              timeout=timeout)  # fmt: skip
         top = w.tree.topLevelItem(0)
         return top.text(3) if top is not None and top.text(0) == "⚠" else ""
+
+    # the filter as the person reads it, and the analysis run again --------------------------------
+
+    def restart_analysis(self) -> None:
+        """Run the QA pass again (as a new label map does): its findings are void until it ends."""
+        self._session.start_analysis()
+
+    @property
+    def filter_text(self) -> str:
+        """What the filter box says filters the table (an expression, or a plot selection's words)."""
+        return self.window.filter_edit.text()
+
+    @property
+    def filter_words(self) -> str:
+        """The line beside the filter box: 'N of M records match · …'."""
+        return self.window.filter_status.text()
+
+    def press_escape(self, in_filter_box: bool = False) -> None:
+        """Esc, with the focus in the filter box or elsewhere in the window."""
+        if in_filter_box:
+            self.window.filter_edit.setFocus()
+        else:
+            self.window.table.setFocus()
+        self.window.actions_by_name["cancel"].trigger()
+
+    def shown_record(self, timeout: int = 10000) -> int | None:
+        """The record the feature tree and image panel show (None: the pane is empty)."""
+        return None if self.window.image_panel.current is None else self.window.image_panel.current.number
+
+    @property
+    def problems_notice(self) -> str:
+        """The dataset-level note above the Problems panel's table ('' when none is shown)."""
+        label = self.window.problems_panel.notice
+        return label.text() if label.isVisibleTo(self.window.problems_panel) else ""

@@ -79,7 +79,8 @@ def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window
     panel.area_clicked.emit("box centres (heat map)", lo, hi)
     d.wait_filter()
     qtbot.waitUntil(lambda: d.shown_records() == want, timeout=20000)
-    assert 0 in want and w.filter_edit.text() == "" and "clicked on the plot" in w.filter_status.text()
+    assert 0 in want and d.filter_text.startswith(f"plot selection: {len(want):,} record")
+    assert "(a box centred in x " in d.filter_text  # the box says what filters the table (issue 18)
     # class balance: a bar is the filter on the class text
     panel.keys.setCurrentText("class balance")
     qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "class balance", timeout=20000)

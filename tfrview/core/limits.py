@@ -193,3 +193,8 @@ CAUSE_SEARCH_BYTES = 4 << 20
 # TF-Ranking's ExampleListWithContext (records/payload.py): the examples of one list decoded (each an
 # Example, with the Example limits); past this, the list's further examples are counted, not decoded.
 MAX_LIST_EXAMPLES = 10_000
+
+# A filter on the QA findings (`problem`) typed while the analysis runs (gui/controllers/filter.py)
+# runs again as findings arrive, at most once every this many seconds, and once more when the pass
+# ends; until then its count says "QA still running".
+FILTER_RERUN_SECONDS = 2.0

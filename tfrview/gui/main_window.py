@@ -40,7 +40,7 @@ from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
-from tfrview.gui.job_state import JobState
+from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels
@@ -425,9 +425,14 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_escape(self) -> None:
         """Esc stops what the focused part of the window started: in the filter box, the filter
-        (never the scan of the dataset); elsewhere, the scan and the checks."""
+        (never the scan of the dataset), or clears it once it has ended; elsewhere, the scan and the
+        checks, or the filter when they are not running."""
         if self.filter_edit.hasFocus():
-            self.filtering.stop()
+            self.filtering.escape()  # a running filter stops; a finished one is cleared
+            return
+        s = self.session
+        if not (s.index_running or s.checks.running) and self.filtering.filtered:
+            self.filtering.escape()  # nothing to stop: Esc clears the filter (a plot click's too)
             return
         self.cancel_indexing()
 
@@ -607,6 +612,9 @@ class MainWindow(QMainWindow):
         self.gallery_model.clear()
         if note:
             self.statusBar().showMessage(note, 8000)
+        self.problems_panel.show_notice(self.session.label_map_note)  # where a person looks, to stay
+        if note:
+            self._show_problems_once()
         self._update_status()
         if self._selected is not None:
             self._request(self._selected)
@@ -659,10 +667,35 @@ class MainWindow(QMainWindow):
         """The filter was cleared: the selected record again, among every record."""
         if self._selected is not None:
             self.select_record(self._selected)
+            if getattr(self, "_pane_emptied", False):
+                self._pane_emptied = False
+                self._request(self._selected)
 
     @Slot(object)
-    def _on_filter_state(self, _state: JobState) -> None:
+    def _on_filter_state(self, state: JobState) -> None:
         self._update_status()
+        if state.phase is Phase.DONE and self.filtering.filtered:
+            self._follow_filter()
+
+    def _follow_filter(self) -> None:
+        """The record shown is one the filter keeps, as a file browser's selection is: the first
+        match when the filter leaves the shown record out; none, an empty pane that says so."""
+        m = self.model
+        emptied, self._pane_emptied = getattr(self, "_pane_emptied", False), False
+        if self._selected is not None and m.row_of(self._selected) is not None:
+            cur = self.table.currentIndex()
+            if not cur.isValid() or m.record_number(cur.row()) != self._selected:
+                self.select_record(self._selected)  # the new matches' rows: its row highlighted again
+            if emptied:  # a filter before this one matched nothing and emptied the pane
+                self._request(self._selected)
+            return
+        if m.match_count:
+            self.select_record(m.record_number(0))
+        else:
+            self.image_panel.show_message("No record matches the filter (Esc clears it)")
+            self.tree.show_payload(None)
+            self._tree_for = None
+            self._pane_emptied = True
 
     @Slot(int)
     def _on_shard_shown(self, first: int) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from tfrview.core.records.labelmap import find_label_map, label_map_fits, load_label_map
+from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.report import SampleFacts
@@ -47,6 +47,7 @@ class DatasetSession(QObject):
         self.label_map_path: Path | None = None
         self.label_map_auto = False  # found beside the data (dropped if it does not fit it)
         self.label_map_files: list[int] | None = None  # the files a map found beside the data is for (None: all)
+        self.label_map_note = ""  # why a label map found beside the data is not used ("" if none was dropped)
         self.index_progress: IndexProgress | None = None
         self.sample: SampleFacts | None = None
         self.checks = JobState()
@@ -95,20 +96,25 @@ class DatasetSession(QObject):
         self.label_map_path = path
         self.label_map_auto = False
         self.label_map_files = None  # the person's: for every file
+        self.label_map_note = ""
         self.label_map_changed.emit("")
         if self.checks.phase is not Phase.IDLE:
             self.start_analysis()
 
     def _drop_unfitting_label_map(self, ids: frozenset[int]) -> None:
-        if not self.label_map or not self.label_map_auto or label_map_fits(set(ids), self.label_map):
+        if not self.label_map or not self.label_map_auto:
+            return
+        misfit = label_map_misfit(set(ids), self.label_map)
+        if misfit is None:
             return
         name = self.label_map_path.name if self.label_map_path else "the label map"
         self.label_map = None
         self.label_map_path = None
         self.label_map_files = None
-        self.label_map_changed.emit(
-            f"Not using {name} found beside the data: it does not name this data's class ids"
-        )
+        self.label_map_note = (f"Not using {name} found beside the data (judged on a sample of its records): "
+                               f"{misfit}. File › Load Label Map… uses it anyway.")  # fmt: skip
+        log.info("%s", self.label_map_note)
+        self.label_map_changed.emit(self.label_map_note)
 
     # the scan ------------------------------------------------------------------------------------------
 

@@ -12,6 +12,13 @@ Grammar: `or` of `and` of `not` of comparisons; a comparison is `term [op term]`
 (letters, digits and _ / . -), len(key), (expr), and the record's own facts: problem, kind, record,
 size, file. A double-quoted string names a feature when it stands on the left of a comparison, alone,
 or inside len(); elsewhere it is text. A feature with several values matches when any value does.
+
+On a list (a feature with several values, or `problem`): `==`, `<`, `contains`... hold when some value
+does, and `!=` holds when no value equals (`problem != "x"`: no problem is x). To say otherwise,
+quantify a comparison: `any(problem != "x")` (some problem is not x), `all(label == 3)` (every
+value is 3; true for a record with no value, as Python's all()), over the values on the left of
+the comparison (on its right when the left is a literal). `any(...)` / `all(...)` are words only
+before "(", so a feature named any or all still works.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
 FACTS = {"problem", "kind", "record", "size", "file"}
+QUANTIFIERS = ("any", "all")  # words only before "(": any(problem != "x")
 OPS = ("==", "!=", "<=", ">=", "<", ">")
 
 
@@ -119,6 +127,14 @@ class Cmp:
     op: str
     left: object
     right: object
+
+
+@dataclass(frozen=True, slots=True)
+class Quant:
+    """any(cmp) / all(cmp): the comparison over each value of its list side, one at a time."""
+
+    kind: str  # any, all
+    cmp: Cmp
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +242,16 @@ class _Parser:
             if w in ("true", "false"):
                 self.take()
                 return Lit(w == "true")
+            if w in QUANTIFIERS and self.toks[self.i + 1].kind == "lp":
+                self.take()
+                self.take()
+                inner = self.parse_cmp()
+                if not isinstance(inner, Cmp):
+                    raise FilterError(f'{w}( ) takes a comparison, e.g. {w}(problem == "x")', t.pos)
+                if self.tok.kind != "rp":
+                    raise FilterError(f"missing ) after {w}(", self.tok.pos)
+                self.take()
+                return Quant(w, inner)
             if w in FACTS:
                 self.take()
                 return Fact(w)
@@ -275,6 +301,8 @@ def resolve_keys(node, known: set[str], complete: bool = False):
             return replace(n, key=name_of(n.key, n.pos, False))
         if isinstance(n, Cmp):
             return Cmp(n.op, walk(n.left), walk(n.right, right=True))
+        if isinstance(n, Quant):
+            return Quant(n.kind, walk(n.cmp))
         if isinstance(n, Not):
             return Not(walk(n.inner))
         if isinstance(n, And | Or):
@@ -282,6 +310,22 @@ def resolve_keys(node, known: set[str], complete: bool = False):
         return n
 
     return walk(node)
+
+
+def facts_used(node) -> set[str]:
+    """The record facts (problem, kind, ...) a filter asks about: a filter on `problem` depends on
+    the QA findings, so the window runs it again as they arrive."""
+    if isinstance(node, Fact):
+        return {node.name}
+    if isinstance(node, Cmp):
+        return facts_used(node.left) | facts_used(node.right)
+    if isinstance(node, Quant):
+        return facts_used(node.cmp)
+    if isinstance(node, Not):
+        return facts_used(node.inner)
+    if isinstance(node, And | Or):
+        return set().union(*(facts_used(x) for x in node.items))
+    return set()
 
 
 # --- evaluation ---------------------------------------------------------------------------------------
@@ -395,6 +439,10 @@ def compile_filter(node) -> Callable[[RecordFacts], bool]:
     if isinstance(node, Not):
         inner = compile_filter(node.inner)
         return lambda r: not inner(r)
+    if isinstance(node, Quant):
+        left, right, op = _compile_vals(node.cmp.left), _compile_vals(node.cmp.right), node.cmp.op
+        kind, over_left = node.kind, quantified_side(node.cmp)
+        return lambda r: quantified(kind, op, left(r), right(r), over_left)
     if isinstance(node, Cmp):
         left, right, op = _compile_vals(node.left), _compile_vals(node.right), node.op
         if op == "!=":
@@ -405,6 +453,28 @@ def compile_filter(node) -> Callable[[RecordFacts], bool]:
         return lambda r: value
     vals = _compile_vals(node)
     return lambda r: bool(vals(r))
+
+
+def quantified_side(cmp: Cmp) -> bool:
+    """True when any()/all() range over the left side's values: the side that is not a literal
+    (`any("x" == problem)` ranges over the problems)."""
+    return not (isinstance(cmp.left, Lit) and not isinstance(cmp.right, Lit))
+
+
+def quantified(kind: str, op: str, left: list, right: list, over_left: bool = True) -> bool:
+    """any/all of one side's values, each compared with the other side's as a plain comparison
+    does (`!=`: equals none of them). all() of no value is true, any() of none false."""
+
+    def holds(a, b_vals) -> bool:
+        if op == "!=":
+            return not any(_cmp1("==", a, b) for b in b_vals)
+        return any(_cmp1(op, a, b) for b in b_vals)
+
+    if over_left:
+        each = (holds(a, right) for a in left)
+    else:
+        each = (any(holds(a, [b]) for a in left) if op != "!=" else holds(b, left) for b in right)
+    return any(each) if kind == "any" else all(each)
 
 
 def _compile_vals(node) -> Callable[[RecordFacts], list]:

@@ -3,7 +3,8 @@
 Same meaning as `filterexpr.compile_filter` over one record at a time (its tests hold for both): a
 feature with several values matches when any value does; `!=` means no value equals; values of
 different types never match (3 is not "3"); `contains` on text ignores case; a feature alone means
-the record has it. The facts hold each list's first limits.FACT_VALUES values and text up to
+the record has it; `any(cmp)` / `all(cmp)` hold when some / every value of the list side does
+(all() of no value is true). The facts hold each list's first limits.FACT_VALUES values and text up to
 limits.FACT_BYTES bytes: `Matcher.blind` names the keys where that may hide a match.
 """
 
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
-from tfrview.core.analysis.filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or
+from tfrview.core.analysis.filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or, Quant, quantified_side
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Matcher:
             if node.op == "!=":
                 return ~self._compare("==", node.left, node.right)
             return self._compare(node.op, node.left, node.right)
+        if isinstance(node, Quant):
+            return self._quant(node)
         if isinstance(node, Lit):
             return np.full(self.n, bool(node.value))
         v = self.values(node)
@@ -170,6 +173,59 @@ class Matcher:
                 m[a.rows_of(hit)] = True
             return m
         return self._pairs(op, a, self.values(right))
+
+    def _quant(self, node: Quant) -> np.ndarray:
+        """any()/all() of a comparison: per value of the list side, then per record."""
+        c, op = node.cmp, node.cmp.op
+        over_left = quantified_side(c)
+        term, other = (c.left, c.right) if over_left else (c.right, c.left)
+        flipped = op if over_left else {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+        if isinstance(other, Lit) and not isinstance(term, Lit) and (over_left or op != "contains"):
+            vals = self.values(term)
+            hit = _against("==" if op == "!=" else flipped, vals, other.value)
+            hit = np.zeros(len(vals.values), dtype=bool) if hit is None else np.asarray(hit, dtype=bool)
+        else:
+            vals, hit = self._against_row(term, other, "==" if op == "!=" else flipped)
+            if hit is None:
+                return self._quant_rows(node, over_left)
+        if op == "!=":
+            hit = ~hit
+        if node.kind == "any":
+            m = np.zeros(self.n, dtype=bool)
+            m[vals.rows_of(hit)] = True
+        else:  # every value holds: no value fails (a record with none holds)
+            m = np.ones(self.n, dtype=bool)
+            m[vals.rows_of(~hit)] = False
+        return m
+
+    def _against_row(self, term, other, op: str) -> tuple[_Vals, np.ndarray | None]:
+        """Each number of `term` against its record's one number of `other` (record, size, len(),
+        a numeric feature every record holds once), as arrays; None when the terms are otherwise."""
+        a = self.values(term)
+        if isinstance(other, Lit) or a.type != "num" or op == "contains":  # contains: 3 is not 3.0
+            return a, None
+        b = self.values(other)
+        if b.type != "num" or b.offsets is not None or len(b.rows) != self.n or (b.rows != np.arange(self.n)).any():
+            return a, None
+        theirs = np.asarray(b.values)[a.all_rows()]
+        fn = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+              ">=": np.greater_equal}[op]  # fmt: skip
+        return a, fn(np.asarray(a.values), theirs)
+
+    def _quant_rows(self, node: Quant, over_left: bool) -> np.ndarray:
+        """any()/all() between two terms of records (or a literal that contains): record by record."""
+        from tfrview.core.analysis.filterexpr import quantified
+
+        def by_row(t) -> dict[int, list]:
+            v = _lit_vals(t.value, self.n) if isinstance(t, Lit) else self.values(t)
+            out: dict[int, list] = {}
+            for r, x in zip(v.all_rows().tolist(), _py(v), strict=True):
+                out.setdefault(r, []).append(x)
+            return out
+
+        left, right = by_row(node.cmp.left), by_row(node.cmp.right)
+        return np.fromiter((quantified(node.kind, node.cmp.op, left.get(r, []), right.get(r, []), over_left)
+                            for r in range(self.n)), dtype=bool, count=self.n)  # fmt: skip
 
     def _pairs(self, op: str, a: _Vals, b: _Vals) -> np.ndarray:
         """Two terms of records: every value of one against every value of the other, per record."""

@@ -181,6 +181,17 @@ def label_map_fits_payloads(payloads, label_map: dict[int, str]) -> bool:
 
 def label_map_fits(ids: set[int], label_map: dict[int, str]) -> bool:
     """Does a label map found beside the data belong to it? Most of the ids the data uses must be in it."""
+    return label_map_misfit(ids, label_map) is None
+
+
+def label_map_misfit(ids: set[int], label_map: dict[int, str]) -> str | None:
+    """Why a label map found beside the data is not used (None: it fits), in words the CLI and the
+    window both say: the class ids the data holds (box classes, record labels) and how many it names."""
     if not ids:
-        return False  # the data has no class ids: the map has nothing to name
-    return len(ids & set(label_map)) >= 0.5 * len(ids)
+        return "the data holds no class ids (box classes or record labels) for it to name"
+    named = ids & set(label_map)
+    if len(named) >= 0.5 * len(ids):
+        return None
+    unnamed = sorted(ids - named)
+    shown = ", ".join(str(i) for i in unnamed[:5]) + (", …" if len(unnamed) > 5 else "")
+    return f"it names {len(named):,} of the {len(ids):,} class ids the data holds (not {shown})"

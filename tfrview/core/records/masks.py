@@ -64,6 +64,35 @@ def mask_overlay(features: dict[str, Feature], width: int, height: int,
     return None
 
 
+def mask_size_notes(features: dict[str, Feature], width: int, height: int) -> list[str]:
+    """Why a mask the record holds is not drawn over its width x height image: its size differs
+    (read from the mask's header, not decoded). The QA checks flag it as mask_size_mismatch; the
+    image panel says it beside the image, where the missing overlay is noticed."""
+    from tfrview.core.records.images import open_image
+
+    def size_of(b: bytes) -> tuple[int, int] | None:
+        try:
+            with open_image(b) as im:
+                return im.size
+        except Exception:  # not an image, or over the limits: the QA checks say so
+            return None
+
+    out = []
+    for key in mask_keys(features):
+        got = size_of(features[key].values[0])
+        if got is not None and got != (width, height):
+            out.append(f"mask {got[0]}×{got[1]} differs from the image {width}×{height}: not drawn ({key})")
+    inst = features.get("image/object/mask")
+    if inst is not None and inst.type == BYTES_LIST:
+        sizes = [size_of(b) for b in inst.values[:255]]
+        off = [(i, s) for i, s in enumerate(sizes) if s is not None and s != (width, height)]
+        if off:
+            i, got = off[0]
+            more = f" and {len(off) - 1:,} more" if len(off) > 1 else ""
+            out.append(f"instance mask {i}{more}: {got[0]}×{got[1]} differs from the image {width}×{height}: not drawn")
+    return out
+
+
 def _instance_masks(inst: Feature, width: int, height: int):
     """The OD API's instance masks: a PNG per object, or dense floats (objects x height x width,
     as its NUMERICAL_MASKS format writes them); at most 255."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
+from tfrview.core.limits import FILTER_RERUN_SECONDS
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
@@ -34,8 +35,19 @@ class FilterController(QObject):
         self.state = JobState()
         self.note = ""  # said after the count, e.g. while a shard's records are still being framed
         self.job: JobWorker | None = None
+        self.expr = ""  # the expression the table's matches answer ("" for none, or a plot selection)
+        self.on_findings = False  # it asks for `problem`: the QA findings, which the analysis brings
+        self.selection: dict | None = None  # a plot selection no expression says: its spec and words
+        self._rerun = QTimer(self)  # findings arrived: the filter on them runs again, debounced
+        self._rerun.setSingleShot(True)
+        self._rerun.setInterval(int(FILTER_RERUN_SECONDS * 1000))
+        self._rerun.timeout.connect(self._run_again)
+        self._checks_running = session.checks.running
         edit.returnPressed.connect(self.apply)
         edit.textChanged.connect(self._on_text)
+        edit.textEdited.connect(self._on_edited)
+        session.checks_changed.connect(self._on_checks)
+        session.problem_found.connect(self._on_finding)
 
     # what the person does -----------------------------------------------------------------------------
 
@@ -48,12 +60,19 @@ class FilterController(QObject):
         if not text:
             self.clear()
             return
+        if self.selection is not None and text == self.expr:
+            sel = self.selection
+            self.run_job(sel["spec"], note=sel["note"], what=sel["what"])
+            return  # Enter on a plot selection's words: that selection again
         known, complete = self.known_keys()
         try:
-            resolve_keys(parse(text), known, complete)
+            node = resolve_keys(parse(text), known, complete)
         except FilterError as exc:
             self._show_error(exc)
             return
+        from tfrview.core.analysis.filterexpr import facts_used
+
+        self.on_findings = "problem" in facts_used(node)
         self._show_error(None)
         problems: dict[str, list[str]] = {}
         for r in self.problems.rows:
@@ -70,14 +89,16 @@ class FilterController(QObject):
         self.edit.blockSignals(False)
         self.apply()
 
-    def run_job(self, spec: dict, text: str = "", note: str = "") -> None:
+    def run_job(self, spec: dict, text: str = "", note: str = "", what: str = "") -> None:
         """A job whose matches the table shows: a filter, or the records behind a click on a plot
-        (no expression says those: the box is emptied, and `note` says what they are)."""
+        (`what` says them: no expression can, so the box says "plot selection: N records (what)"
+        and Esc or the box's clear button clears it as any filter; `note` is said after the count)."""
         self._stop_job()
-        if self.edit.text() != text:
-            self.edit.blockSignals(True)
-            self.edit.setText(text)
-            self.edit.blockSignals(False)
+        self._rerun.stop()
+        self.selection = {"spec": spec, "note": note, "what": what} if what else None
+        self.on_findings = self.on_findings and bool(text) and not what
+        self.expr = text or (f"plot selection: {what}" if what else "")
+        self._set_box(self.expr)
         self.model.set_filter()
         self.problems.set_matches(self.model.filter_rows[:0])
         self.note = note
@@ -87,9 +108,9 @@ class FilterController(QObject):
     def show_records(self, text: str, numbers: np.ndarray, note: str = "") -> None:
         """A filter whose matches are known already (a shard's records): shown at once, no job."""
         self._stop_job()
-        self.edit.blockSignals(True)
-        self.edit.setText(text)
-        self.edit.blockSignals(False)
+        self._rerun.stop()
+        self.selection, self.on_findings, self.expr = None, False, text
+        self._set_box(text)
         self._show_error(None)
         self.model.set_filter()
         self.model.add_matches(numbers)
@@ -98,14 +119,33 @@ class FilterController(QObject):
         self._set_state(JobState(Phase.DONE))
 
     def stop(self) -> None:
-        """Esc in the filter box: the filter stops (never the scan of the dataset)."""
+        """The filter stops (never the scan of the dataset), its matches so far still shown."""
+        self._rerun.stop()
         if self.job is not None:
             self._stop_job()
             self._set_state(replace(self.state, phase=Phase.STOPPED))
 
+    def escape(self) -> bool:
+        """Esc: a running filter stops; a finished one is cleared, box and table (a plot selection
+        too). False when there was nothing to stop or clear."""
+        if self.job is not None and self.state.running:
+            self.stop()
+            return True
+        if self.model.filter_rows is not None or self.edit.text():
+            self._set_box("")
+            self.clear()
+            return True
+        return False
+
+    @property
+    def filtered(self) -> bool:
+        return self.model.filter_rows is not None
+
     @Slot()
     def clear(self) -> None:
         self._stop_job()
+        self._rerun.stop()
+        self.selection, self.on_findings, self.expr = None, False, ""
         if self.model.filter_rows is not None:
             self.model.clear_filter()
         self.problems.set_matches(None)
@@ -156,6 +196,35 @@ class FilterController(QObject):
         if worker is self.job:
             self._set_state(self.state.finished())
 
+    # a filter on the QA findings, typed before they have all arrived ------------------------------------
+
+    @property
+    def provisional(self) -> bool:
+        """The matches answer findings still arriving: the count may change."""
+        return self.on_findings and self.session.checks.running
+
+    @Slot(int, object)
+    def _on_finding(self, _file_no: int, _problem) -> None:
+        if self.on_findings and not self._rerun.isActive():
+            self._rerun.start()
+
+    @Slot(object)
+    def _on_checks(self, state: JobState) -> None:
+        was, self._checks_running = self._checks_running, state.running
+        if not self.on_findings:
+            return
+        if state.running:
+            if not was:
+                self._set_state(self.state)  # says "QA still running"
+        elif was:
+            self._rerun.stop()
+            self._run_again()  # the pass ended: the answer on every finding
+
+    def _run_again(self) -> None:
+        """The same filter over the findings known now (not if the person has edited the box)."""
+        if self.on_findings and self.expr and self.edit.text().strip() == self.expr:
+            self.apply()
+
     def _stop_job(self) -> None:
         if self.job is not None:
             self.job.cancel()
@@ -169,8 +238,24 @@ class FilterController(QObject):
         n, total = self.model.match_count, self.model.total()
         words = {Phase.RUNNING: f"filtering {100 * state.done // max(state.total, 1)}%",
                  Phase.FAILED: f"filter failed: {state.error}", Phase.STOPPED: "stopped"}.get(state.phase, self.note)  # fmt: skip
+        if self.provisional:  # short: the box beside it keeps its room
+            words = (words + ", " if words else "") + "QA still running"
+            self.status.setToolTip("The QA checks are still finding problems: the filter runs again as they "
+                                   "arrive and when the checks end, so this count may change.")  # fmt: skip
         self.status.setText(f"{n:,} of {total:,} records match" + (f" · {words}" if words else ""))
+        if self.selection is not None and state.phase is Phase.DONE:
+            self.expr = f"plot selection: {n:,} record{'s' if n != 1 else ''} ({self.selection['what']})"
+            self._set_box(self.expr)
         self.state_changed.emit(state)
+
+    def _set_box(self, text: str) -> None:
+        """The box says what filters the table, without that being taken as the person's typing."""
+        if self.edit.text() != text:
+            self.edit.blockSignals(True)
+            self.edit.setText(text)
+            self.edit.blockSignals(False)
+        self.edit.setToolTip("the records a click on a plot selected: no filter expression says them; "
+                             "Esc or ✕ clears" if self.selection is not None else "")  # fmt: skip
 
     def _show_error(self, error) -> None:
         self.edit.setProperty("error", bool(error))
@@ -182,6 +267,11 @@ class FilterController(QObject):
             self.edit.setCursorPosition(error.position)
         else:
             self.status.setText("")
+
+    @Slot(str)
+    def _on_edited(self, _text: str) -> None:
+        """The person edits the box: what it said of a plot selection is theirs to rewrite now."""
+        self.selection = None
 
     @Slot(str)
     def _on_text(self, text: str) -> None:

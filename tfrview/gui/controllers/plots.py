@@ -204,7 +204,7 @@ class PlotController(QObject):
         if self.filtering is None:
             return
         if key in PLOTS:  # a box measure: no feature of its own to filter on, a job finds the records
-            self._select(key, [lo], [hi], closed, f"records with a {key} in [{lo:.4g}, {hi:.4g}{']' if closed else ')'}")
+            self._select(key, [lo], [hi], closed, f"{key} in [{lo:.4g}, {hi:.4g}{']' if closed else ')'}")
             return
         k = json.dumps(key)
         self.filtering.run_text(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}")
@@ -212,15 +212,15 @@ class PlotController(QObject):
     @Slot(str, list, list)
     def _on_area(self, key: str, lo: list, hi: list) -> None:
         if key == IMAGE_SIZES:
-            what = f"records whose image is {lo[0]:.0f} × {lo[1]:.0f}"
+            what = f"image {lo[0]:.0f} × {lo[1]:.0f}"
         else:
-            what = f"records with a box centred in x {lo[0]:.3g}–{hi[0]:.3g}, y {lo[1]:.3g}–{hi[1]:.3g}"
+            what = f"a box centred in x {lo[0]:.3g}–{hi[0]:.3g}, y {lo[1]:.3g}–{hi[1]:.3g}"
         self._select(key, lo, hi, False, what)
 
     def _select(self, key: str, lo: list, hi: list, closed: bool, what: str) -> None:
         if self.filtering is not None:
             spec = {**self.session.job_spec("select"), "plot": key, "lo": lo, "hi": hi, "closed": closed}
-            self.filtering.run_job(spec, note=f"{what} (clicked on the plot)")
+            self.filtering.run_job(spec, what=what)
 
     @Slot()
     def save_png(self) -> None:

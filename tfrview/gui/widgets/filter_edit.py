@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QCompleter, QLineEdit
 from tfrview.core.analysis.filterexpr import FACTS
 
 _WORD_BEFORE_CURSOR = re.compile(r'"?([A-Za-z_][\w/.\-]*)$')
-_LANGUAGE = ("and", "or", "not", "contains", "len(")
+_LANGUAGE = ("and", "or", "not", "contains", "len(", "any(", "all(")
 
 
 class FilterEdit(QLineEdit):

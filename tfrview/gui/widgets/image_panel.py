@@ -135,6 +135,7 @@ class ImagePanel(QWidget):
                 f"<span style='color:{palette_hex(str(c))}'>■</span> {html.escape(str(v.mask.names.get(c, c)))} "
                 f"({100 * n / total:.0f}%)"
                 for c, n in v.mask.classes[:12]))  # fmt: skip
+        facts += [f"<span style='color:#b00020'>⚠ {html.escape(n)}</span>" for n in v.mask_notes]
         if damaged:
             facts.insert(0, f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
                             "the image may be corrupt</span>")  # fmt: skip

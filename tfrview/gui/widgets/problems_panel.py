@@ -159,6 +159,12 @@ class ProblemsPanel(QWidget):
         bar.addWidget(self.shown_label)
         self._bar = bar
         lay.addLayout(bar)
+        self.notice = QLabel("", self)  # what the window decided for the whole dataset (a label map not used)
+        self.notice.setWordWrap(True)
+        self.notice.setContentsMargins(6, 2, 6, 2)
+        self.notice.setStyleSheet("QLabel { background: #fff4e5; color: #5c3200; }")
+        self.notice.setVisible(False)
+        lay.addWidget(self.notice)
         self.causes = QLabel("", self)  # why whole files broke, above their problems
         self.causes.setWordWrap(True)
         self.causes.setTextFormat(Qt.TextFormat.RichText)
@@ -170,6 +176,12 @@ class ProblemsPanel(QWidget):
         lay.addWidget(self.tree, 1)
         model.arranged.connect(self._update_bar)
         self._update_bar()
+
+    def show_notice(self, text: str) -> None:
+        """A dataset-level note above the problems ("" hides it): said where problems are looked for,
+        not only in the status bar, which forgets it in seconds."""
+        self.notice.setText(f"⚠ {text}" if text else "")
+        self.notice.setVisible(bool(text))
 
     def show_file_causes(self, causes: dict[int, str]) -> None:
         """`causes`: file name -> why it broke; shown above the problems (at most 5 files)."""

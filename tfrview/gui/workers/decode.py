@@ -50,6 +50,7 @@ class RecordView:
     named_type: str = ""  # that message's full name
     mask: object = None  # records.masks.MaskOverlay for the decoded image, if the record has one
     frames: tuple = ()  # a SequenceExample's filmstrip: (image index, small pixels, Overlay at that size)
+    mask_notes: tuple[str, ...] = ()  # masks the record holds that are not drawn, and why (another size)
 
 
 THUMB = 48
@@ -137,7 +138,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
+    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         from tfrview.core.records.frames import frame_features
@@ -153,12 +154,13 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         else:
             names = {c: req.label_map[c] for c, _ in mask.classes if req.label_map and c in req.label_map}
         mask = replace(mask, names=names)
+    mask_notes = () if shown_is_mask else tuple(mask_size_notes(feats, img.width, img.height))
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
     if ov.limit is not None:  # boxes past MAX_BOXES_DRAWN: a limit row in the tree, as a list cut is
         p = replace(p, limits=(*p.limits, f"boxes: {ov.limit}"))
     return RecordView(req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit),
-                      mask=mask, frames=strip)  # fmt: skip
+                      mask=mask, frames=strip, mask_notes=mask_notes)  # fmt: skip
 
 
 def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
