@@ -333,6 +333,7 @@ def _info_of(r, args) -> tuple[dict, list]:
             k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
             for k, s in sorted(cs.lists.items())
         },
+        "other_keys": cs.other_keys,  # features of keys past limits.TRACKED_KEYS: counted, not listed
     }
     if r.from_cache:
         info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
@@ -391,6 +392,11 @@ def _print_info(info: dict, r, framing: list) -> None:
         print("  feature lists")
         for k, s in info["feature_lists"].items():
             print(f"    {one_line(k)}  {'/'.join(s['types'])}")
+    if info["other_keys"]:
+        from tfrview.core.limits import TRACKED_KEYS
+
+        print(f"  other keys    {info['other_keys']:,} features of keys past the first {TRACKED_KEYS:,} "
+              "(limits.TRACKED_KEYS): counted, not listed")  # fmt: skip
 
 
 # --- dump ---------------------------------------------------------------------------------------------

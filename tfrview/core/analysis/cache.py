@@ -34,7 +34,7 @@ from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 6  # bump when what is stored changes: old entries are then simply not found
+FORMAT = 7  # bump when what is stored changes: old entries are then simply not found
 
 
 def analysis_dir() -> Path:
@@ -146,8 +146,9 @@ def _write(d: Path, r: ShardResult) -> None:
         meta["schema"] = _schema_json(deep.schema)
         s = deep.summary
         meta["summary"] = {"records": s.records, "kinds": dict(s.kinds), "box_classes": dict(s.box_classes),
-                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys)}  # fmt: skip
-        meta["signatures"] = [[k, [list(kt) for kt in keys]] for k, keys in deep.signatures]
+                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys),
+                           "other_keys": s.other_keys}  # fmt: skip
+        meta["signatures"] = [[k, [list(kt) for kt in keys], partial] for k, keys, partial in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
         meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
         ik = deep.image_keys
@@ -178,13 +179,14 @@ def _load_deep(d: Path, meta: dict, arrays) -> DeepResult:
     s.box_classes = Counter(m["box_classes"])
     s.record_labels = Counter(m["record_labels"])
     s.class_keys = dict(m.get("class_keys", {}))
+    s.other_keys = m.get("other_keys", 0)
     _read_stats(pq.read_table(d / "stats.parquet"), s)
     images = pq.read_table(d / "images.parquet").to_pydict()
     return DeepResult(
         schema=_schema_from(meta["schema"]),
         summary=s,
         _facts=functools.partial(pq.read_table, d / "facts.parquet"),
-        signatures=[(k, tuple((a, b) for a, b in keys)) for k, keys in meta["signatures"]],
+        signatures=[(k, tuple((a, b) for a, b in keys), partial) for k, keys, partial in meta["signatures"]],
         signature_of=arrays["signature_of"],
         digests=list(zip(images["record"], images["key"], images["hash"], strict=True)),
         class_zero=[(n, k) for n, k in meta["class_zero"]],
@@ -207,14 +209,15 @@ def _problem(d: dict) -> Problem:
 
 def _schema_json(schema) -> dict:
     return {"records": schema.records, "kinds": dict(schema.kinds), "presence": dict(schema.presence),
-            "types": {k: dict(c) for k, c in schema.types.items()}, "od": schema.od}  # fmt: skip
+            "types": {k: dict(c) for k, c in schema.types.items()}, "od": schema.od, "other": schema.other,
+            "first_other": schema.first_other}  # fmt: skip
 
 
 def _schema_from(d: dict):
     from tfrview.core.analysis.checks import Schema
 
     return Schema(d["records"], Counter(d["kinds"]), Counter(d["presence"]),
-                  {k: Counter(c) for k, c in d["types"].items()}, d["od"])  # fmt: skip
+                  {k: Counter(c) for k, c in d["types"].items()}, d["od"], d["other"], d["first_other"])  # fmt: skip
 
 
 _STAT_FIELDS = ("present", "per_record_min", "per_record_max", "num_min", "num_max", "num_sum", "num_count", "nan")
