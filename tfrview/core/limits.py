@@ -39,7 +39,8 @@ MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
 # --- the analysis pass: fact tables and the cache --------------------------------------------------
 # The fact table holds what the filter and exports need of each record, not the record: lists are
 # kept up to FACT_VALUES values (their length is always kept), bytes values up to FACT_BYTES bytes
-# (longer ones, images above all, are null there), and at most FACT_KEYS feature keys per file.
+# (longer ones, images above all, are null there), and at most FACT_KEYS feature keys per file and
+# per dataset (the first, in file order: the Parquet export's feature columns).
 # What a filter cannot see for these reasons is said when it matters (see analysis.vfilter).
 FACT_VALUES = 256
 FACT_BYTES = 256
