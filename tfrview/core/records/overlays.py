@@ -93,7 +93,9 @@ def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
 
 def _detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     layout = tuple((k, f.type) for k, f in features.items())
-    roles = _roles(layout)
+    # Remembered only for layouts of a usual size: 1,024 remembered layouts of 10,000 keys each
+    # would hold 10 M tuples (185 MB for 100 records of 10,000 distinct keys).
+    roles = _roles(layout) if len(layout) <= _ROLES_CACHED_KEYS else _roles.__wrapped__(layout)
     if roles is None:
         return None
     kind, keys, prefix, text, ids = roles
@@ -110,6 +112,9 @@ def _detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     vals = np.asarray(f.values, dtype=np.float64)
     conv = "tfds_yxyx" if np.nanmax(np.abs(vals)) <= 1.0001 else "coco_xywh"
     return BoxSpec(conv, keys, text, ids)
+
+
+_ROLES_CACHED_KEYS = 256
 
 
 @lru_cache(maxsize=1024)
