@@ -123,7 +123,7 @@ def _roles(layout: tuple[tuple[str, str], ...]):
     types = dict(layout)
     by_prefix: dict[str, dict[str, str]] = {}
     for k, t in layout:
-        if t == BYTES_LIST:
+        if t == BYTES_LIST or not k.endswith(_CORNERS):  # one call rules out most keys
             continue
         for c in _CORNERS:
             for sep in ("/", "_", "."):
