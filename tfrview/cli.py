@@ -503,6 +503,7 @@ def _summary_json(cs) -> dict:
             k: {"types": sorted(TYPE_SHORT[t] for t in s.types), "present": s.present}
             for k, s in sorted(cs.lists.items())
         },
+        "other_keys": cs.other_keys,  # features of keys past limits.TRACKED_KEYS: counted, not listed
     }
 
 
@@ -568,6 +569,11 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         print("  feature lists")
         for k, s in info["feature_lists"].items():
             print(f"    {one_line(k)}  {'/'.join(s['types'])}")
+    if info["other_keys"]:
+        from tfrview.core.limits import TRACKED_KEYS
+
+        print(f"  other keys    {info['other_keys']:,} features of keys past the first {TRACKED_KEYS:,} "
+              "(limits.TRACKED_KEYS): counted, not listed")  # fmt: skip
 
 
 # --- dump ---------------------------------------------------------------------------------------------

@@ -39,7 +39,8 @@ MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
 # --- the analysis pass: fact tables and the cache --------------------------------------------------
 # The fact table holds what the filter and exports need of each record, not the record: lists are
 # kept up to FACT_VALUES values (their length is always kept), bytes values up to FACT_BYTES bytes
-# (longer ones, images above all, are null there), and at most FACT_KEYS feature keys per file.
+# (longer ones, images above all, are null there), and at most FACT_KEYS feature keys per file and
+# per dataset (the first, in file order: the Parquet export's feature columns).
 # What a filter cannot see for these reasons is said when it matters (see analysis.vfilter).
 FACT_VALUES = 256
 FACT_BYTES = 256
@@ -198,3 +199,11 @@ MAX_LIST_EXAMPLES = 10_000
 # runs again as findings arrive, at most once every this many seconds, and once more when the pass
 # ends; until then its count says "QA still running".
 FILTER_RERUN_SECONDS = 2.0
+
+# Distinct feature keys the analysis pass tracks (analysis/checks.Schema, analysis/datasummary):
+# schema counts, statistics and each record's schema signature hold at most this many keys, a file
+# and a dataset (the first seen, in file order); occurrences of further keys are counted as "other
+# keys" and said once (a `limit_exceeded` finding, a line in `info`). 100 Examples of 10,000
+# distinct keys each once cost 2.5 GB and 44 s; the fact table has its own FACT_KEYS (a file and,
+# since, a dataset: the Parquet export's feature columns).
+TRACKED_KEYS = 4096

@@ -44,7 +44,8 @@ from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
 FORMAT = 9  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
-# store; 8: cut records are rows; 9: findings carry their feature and the data they quote)
+# store; 8: cut records are rows; 9: findings carry their feature and the data they quote; 10: at most
+# limits.TRACKED_KEYS keys, and a record's signature says when it held others)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint
@@ -200,9 +201,10 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         meta["schema"] = _schema_json(deep.schema)
         s = deep.summary
         meta["summary"] = {"records": s.records, "kinds": dict(s.kinds), "box_classes": dict(s.box_classes),
-                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys)}  # fmt: skip
+                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys),
+                           "other_keys": s.other_keys}  # fmt: skip
         meta["stats"] = _stats_json(s)
-        meta["signatures"] = [[k, [list(kt) for kt in keys]] for k, keys in deep.signatures]
+        meta["signatures"] = [[k, [list(kt) for kt in keys], partial] for k, keys, partial in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
         meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
         ik = deep.image_keys
@@ -298,6 +300,7 @@ def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepRes
     s.box_classes = Counter(m["box_classes"])
     s.record_labels = Counter(m["record_labels"])
     s.class_keys = dict(m.get("class_keys", {}))
+    s.other_keys = m.get("other_keys", 0)
     _read_stats(meta["stats"], s)
     keys, hashes = meta["digest_keys"], arrays["digest_hash"].tobytes()
     if len(hashes) != 16 * len(arrays["digest_record"]):
@@ -309,7 +312,7 @@ def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepRes
         schema=_schema_from(meta["schema"]),
         summary=s,
         _facts=facts,
-        signatures=[(k, tuple((a, b) for a, b in keys)) for k, keys in meta["signatures"]],
+        signatures=[(k, tuple((a, b) for a, b in keys), partial) for k, keys, partial in meta["signatures"]],
         signature_of=arrays["signature_of"],
         digests=digests,
         class_zero=[(n, k) for n, k in meta["class_zero"]],
@@ -330,14 +333,15 @@ def _image_keys_from(d: dict | None):
 
 def _schema_json(schema) -> dict:
     return {"records": schema.records, "kinds": dict(schema.kinds), "presence": dict(schema.presence),
-            "types": {k: dict(c) for k, c in schema.types.items()}, "od": schema.od}  # fmt: skip
+            "types": {k: dict(c) for k, c in schema.types.items()}, "od": schema.od, "other": schema.other,
+            "first_other": schema.first_other}  # fmt: skip
 
 
 def _schema_from(d: dict):
     from tfrview.core.analysis.checks import Schema
 
     return Schema(d["records"], Counter(d["kinds"]), Counter(d["presence"]),
-                  {k: Counter(c) for k, c in d["types"].items()}, d["od"])  # fmt: skip
+                  {k: Counter(c) for k, c in d["types"].items()}, d["od"], d["other"], d["first_other"])  # fmt: skip
 
 
 _STAT_FIELDS = (

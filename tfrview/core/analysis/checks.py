@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED
+from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
 from tfrview.core.records.overlays import BoxSpec, detect_spec
 from tfrview.core.records.payload import (
@@ -283,6 +283,8 @@ class ImageKeys:
                 slots = {k for k, _ in image_slots(features)}  # checked record by record already
             if key in slots:
                 continue
+            if key not in self.seen and len(self.seen) >= TRACKED_KEYS:
+                continue  # a key past the limit (said by the schema's other keys)
             b = f.values[0]
             self.seen[key] += 1
             if sniff_image_format(b) is not None:
@@ -293,6 +295,11 @@ class ImageKeys:
                 odd.append((n, *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
 
     def merge(self, o: ImageKeys) -> None:
+        if len(self.seen) + len(o.seen) > TRACKED_KEYS:  # keys past the limit are not followed
+            keep = [k for k in o.seen if k in self.seen]
+            keep += [k for k in o.seen if k not in self.seen][: max(0, TRACKED_KEYS - len(self.seen))]
+            o = ImageKeys(Counter({k: o.images[k] for k in keep if k in o.images}), Counter({k: o.seen[k] for k in keep}),
+                          {k: o.odd[k] for k in keep if k in o.odd})  # fmt: skip
         self.images.update(o.images)
         self.seen.update(o.seen)
         for k, v in o.odd.items():
@@ -502,13 +509,19 @@ def check_values(features: dict[str, Feature]) -> list[Finding]:
 
 @dataclass
 class Schema:
-    """What most records look like: payload kind, and each feature's presence and type."""
+    """What most records look like: payload kind, and each feature's presence and type.
+
+    At most limits.TRACKED_KEYS distinct keys are tracked (the first seen, in record and file
+    order); a non-empty feature of any further key is counted in `other`, so a dataset of a million
+    distinct keys costs a few MB here, not gigabytes, and `other_keys_finding` says so once."""
 
     records: int = 0
     kinds: Counter = field(default_factory=Counter)
     presence: Counter = field(default_factory=Counter)
     types: dict[str, Counter] = field(default_factory=dict)
     od: int = 0  # records with Object Detection API box keys
+    other: int = 0  # features of keys past TRACKED_KEYS (a key counted once a record)
+    first_other: int = -1  # the first record (of this file) holding such a key, -1 if none
 
     def add(self, p: Payload) -> None:
         if p.full_size is not None:
@@ -518,10 +531,13 @@ class Schema:
         for k, f in p.features.items():
             if not len(f.values):
                 continue  # an empty list of any type is a missing value (TFX writes them so)
-            self.presence[k] += 1
             c = self.types.get(k)
             if c is None:  # not setdefault: it would build a Counter for every feature of every record
+                if len(self.types) >= TRACKED_KEYS:
+                    self.other += 1
+                    continue
                 c = self.types[k] = Counter()
+            self.presence[k] += 1
             c[f.type] += 1
         spec = detect_spec(p.features) if p.features else None
         if spec is not None and spec.convention == "od_normalized":
@@ -531,10 +547,19 @@ class Schema:
         """Add another file's schema counts (schemas of shards merge in any order)."""
         self.records += other.records
         self.kinds.update(other.kinds)
-        self.presence.update(other.presence)
+        self.other += other.other
         for k, c in other.types.items():
-            self.types.setdefault(k, Counter()).update(c)
+            mine = self.types.get(k)
+            if mine is None:
+                if len(self.types) >= TRACKED_KEYS:  # the first keys of the first files are kept
+                    self.other += other.presence[k]
+                    continue
+                mine = self.types[k] = Counter()
+            mine.update(c)
+            self.presence[k] += other.presence[k]
         self.od += other.od
+        if other.first_other >= 0 and (self.first_other < 0 or other.first_other < self.first_other):
+            self.first_other = other.first_other  # the parts of one file: record numbers of the file
         for cache in ("_main_kind", "_expected", "_main_types"):
             self.__dict__.pop(cache, None)
 
@@ -603,23 +628,51 @@ def _no_objects(key: str, features: dict[str, Feature]) -> bool:
     return prefix is not None and not any(k.startswith(prefix) and len(f.values) for k, f in features.items())
 
 
-Signature = tuple[str, tuple[tuple[str, str], ...]]  # kind, (key, type) of each non-empty feature
+Signature = tuple[str, tuple[tuple[str, str], ...], bool]  # kind, (key, type) of each non-empty
+# tracked feature, and whether the record holds features of keys past the tracked ones
 
 _STAND_IN = {BYTES_LIST: [b""], FLOAT_LIST: np.zeros(1, np.float32), INT64_LIST: np.zeros(1, np.int64)}
 
 
-def signature(p: Payload) -> Signature | None:
+def signature(p: Payload, tracked: Container[str] | None = None) -> Signature | None:
     """All the schema checks look at in a record (None: too large to judge). Most records of a
-    dataset share one, so the checks run once per signature, not once per record."""
+    dataset share one, so the checks run once per signature, not once per record. Only `tracked`
+    keys (the schema's: limits.TRACKED_KEYS at most) enter it, so it stays bounded too."""
     if p.full_size is not None:
         return None
-    return p.kind, tuple(sorted((k, f.type) for k, f in p.features.items() if len(f.values)))
+    keys = [(k, f.type) for k, f in p.features.items() if len(f.values)]
+    if tracked is None:
+        return p.kind, tuple(sorted(keys)), False
+    mine = [kt for kt in keys if kt[0] in tracked]
+    return p.kind, tuple(sorted(mine)), len(mine) < len(keys)
 
 
-def check_signature(sig: Signature, schema: Schema) -> list[Finding]:
-    """`check_against_schema` for every record with this signature."""
-    kind, keys = sig
-    return check_against_schema(Payload(kind, features={k: Feature(t, _STAND_IN[t]) for k, t in keys}), schema)
+def check_signature(sig: Signature, schema: Schema, maybe: Iterable[str] = ()) -> list[Finding]:
+    """`check_against_schema` for every record with this signature. `maybe`: keys such a record
+    may hold among its untracked ones (it is not said to miss them)."""
+    kind, keys = sig[0], sig[1]
+    features = {k: Feature(t, _STAND_IN[t]) for k, t in keys}
+    for k in maybe:
+        t = schema.main_type(k)
+        if k not in features and t is not None:
+            features[k] = Feature(t, _STAND_IN[t])
+    return check_against_schema(Payload(kind, features=features), schema)
+
+
+def other_keys_finding(schema: Schema, fact_keys: int) -> Finding | None:
+    """Said once for a dataset of more distinct keys than the pass tracks (None if it has not)."""
+    from tfrview.core.limits import FACT_KEYS
+
+    if schema.other:
+        return Finding(ProblemKind.LIMIT_EXCEEDED,
+                       f"more than {TRACKED_KEYS:,} distinct feature keys (limits.TRACKED_KEYS): the schema checks "
+                       f"and statistics track the first {TRACKED_KEYS:,} and the fact table the first {FACT_KEYS:,} "
+                       f"(limits.FACT_KEYS); {schema.other:,} features of further keys are counted as other keys")  # fmt: skip
+    if fact_keys > FACT_KEYS:
+        return Finding(ProblemKind.LIMIT_EXCEEDED,
+                       f"{fact_keys:,} distinct feature keys: the fact table (filter, plots, Parquet export) keeps "
+                       f"the first {FACT_KEYS:,} (limits.FACT_KEYS); the others are counted as other keys")  # fmt: skip
+    return None
 
 
 def image_digests(features: dict[str, Feature]) -> list[tuple[str, bytes]]:

@@ -2,7 +2,8 @@
 
 Per feature key: types seen, presence, values per record (min/max), numeric min/max/mean and NaN
 count, and the most frequent values (short text and integers). Classes: the boxes' class names, else
-the record-level label.
+the record-level label. At most limits.TRACKED_KEYS keys (and as many feature lists) are followed,
+the first seen; features of further keys are counted in `other_keys`, never given statistics.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.limits import MAX_BOXES_DRAWN
+from tfrview.core.limits import MAX_BOXES_DRAWN, TRACKED_KEYS
 from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
 
@@ -132,6 +133,7 @@ class DatasetSummary:
     box_classes: Counter = field(default_factory=Counter)
     record_labels: Counter = field(default_factory=Counter)
     class_keys: dict = field(default_factory=dict)  # box class name -> the key its boxes are coloured by (their id)
+    other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
 
     def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
         self.records += 1
@@ -142,10 +144,19 @@ class DatasetSummary:
         for k, f in p.features.items():
             st = keys.get(k)
             if st is None:  # not setdefault: it would build a KeyStats for every feature of every record
+                if len(keys) >= TRACKED_KEYS:
+                    self.other_keys += 1
+                    continue
                 st = keys[k] = KeyStats()
             st.add(f.type, f.values)
         for k, fl in p.feature_lists.items():
-            self.lists.setdefault(k, KeyStats()).count(fl[0].type if fl else BYTES_LIST, len(fl))
+            st = self.lists.get(k)
+            if st is None:
+                if len(self.lists) >= TRACKED_KEYS:
+                    self.other_keys += 1
+                    continue
+                st = self.lists[k] = KeyStats()
+            st.count(fl[0].type if fl else BYTES_LIST, len(fl))
         spec = detect_spec(p.features)
         if spec is not None and (spec.class_text or spec.class_id):
             # counted by array operations: a record of a million boxes builds an object a class, not a box
@@ -173,8 +184,12 @@ class DatasetSummary:
     def merge(self, o: DatasetSummary) -> None:
         self.records += o.records
         self.kinds.update(o.kinds)
+        self.other_keys += o.other_keys
         for mine, theirs in ((self.keys, o.keys), (self.lists, o.lists)):
             for k, st in theirs.items():
+                if k not in mine and len(mine) >= TRACKED_KEYS:  # the first keys of the first files are kept
+                    self.other_keys += st.present
+                    continue
                 mine.setdefault(k, KeyStats()).merge(st)  # never shares (and later changes) another's
         self.box_classes.update(o.box_classes)
         self.record_labels.update(o.record_labels)
@@ -194,6 +209,7 @@ class DatasetSummary:
             "records": self.records,
             "kinds": dict(self.kinds),
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
+            "other_keys": self.other_keys,
             "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()],
                         "colour_keys": dict(self.class_keys) if self.box_classes else {}},
         }

@@ -4,29 +4,63 @@ need of it, as Arrow columns (written to Parquet, so DuckDB, polars and pandas r
 Columns: `file`, `record` (number within the file), `offset`, `size`, `crc` (ok / bad / unchecked),
 `kind` (example, sequence_example, protobuf, bytes; null for damaged records), `image_width`,
 `image_height`, `boxes`, then one column per feature key: a plain column when every record holding
-the key holds one value, else a list column with a `<key>#len` column of list lengths. Values are
-kept within limits.FACT_VALUES / FACT_BYTES / FACT_KEYS; what is left out is null, never guessed.
+the key holds one value, else a list column with a `<column>#len` column of list lengths. Values are
+kept within limits.FACT_VALUES / FACT_BYTES / FACT_KEYS (a file and a dataset); what is left out is
+null, never guessed.
+
+A feature's column is named by its key (`column_of`), except a key that is a fact column's name
+(or `n`, `problems`, `image`, which merge and the Parquet export add), starts with `feature:`, or
+holds a `#`: its column is `feature:` and the key with each `#` doubled (`a#len` -> `feature:a##len`).
+So a derived `#len` column, which ends in an odd run of `#` before `len`, never shares a name with a
+feature's column, whatever the keys; `key_of` reads a column's key back.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
+log = logging.getLogger(__name__)
+
 META = ("file", "record", "offset", "size", "crc", "kind", "image_width", "image_height", "boxes")
+RESERVED = frozenset((*META, "n", "problems", "image"))  # columns of facts, merge and the Parquet export
 LEN_SUFFIX = "#len"
+PREFIX = "feature:"
 KEY_META = b"tfrview.keys"  # schema metadata: column name -> feature key, where they differ
 
 
 def column_of(key: str) -> str:
-    """The column that holds a feature key (a key named like a fact column is prefixed)."""
-    return f"feature:{key}" if key in META or key.startswith("feature:") else key
+    """The column that holds a feature key (see the module's docstring for the escape)."""
+    if key in RESERVED or key.startswith(PREFIX) or "#" in key:
+        return PREFIX + key.replace("#", "##")
+    return key
+
+
+def len_column_of(key: str) -> str:
+    """The column of a list key's lengths (before limits.FACT_VALUES kept its first values)."""
+    return column_of(key) + LEN_SUFFIX
+
+
+def key_of(column: str) -> tuple[str, bool] | None:
+    """The feature key a column holds and whether it is that key's `#len` column (None: a fact)."""
+    if column in RESERVED:
+        return None
+    derived = False
+    if column.endswith(LEN_SUFFIX):
+        head = column[: -len(LEN_SUFFIX)]
+        if (len(head) - len(head.rstrip("#"))) % 2 == 0:  # an escaped key's own '#' come in pairs
+            column, derived = head, True
+    if column.startswith(PREFIX):
+        return column[len(PREFIX) :].replace("##", "#"), derived
+    return column, derived
 
 
 def crc_words(status: np.ndarray) -> pa.Array:
@@ -40,7 +74,7 @@ class _KeyValues:
     rows: list[int] = field(default_factory=list)
     counts: list[int] = field(default_factory=list)
     values: list = field(default_factory=list)  # one piece per row: numpy array, or list of bytes
-    mixed: bool = False  # some records hold it as another type (those rows keep only their count)
+    types: list[str] | None = None  # each row's type, once some record holds the key as another type
 
 
 class FactsBuilder:
@@ -67,14 +101,13 @@ class FactsBuilder:
                     self.dropped_keys += 1
                     continue
                 acc = self._keys[key] = _KeyValues(f.type)
+            if acc.types is None and f.type != acc.type:
+                acc.types = [acc.type] * len(acc.rows)
+            if acc.types is not None:
+                acc.types.append(f.type)
             acc.rows.append(row)
             acc.counts.append(f.count)
-            if f.type != acc.type:
-                acc.mixed = True
-                acc.values.append(None)
-            else:
-                acc.values.append(f.values[:FACT_VALUES])
-
+            acc.values.append(f.values[:FACT_VALUES])
     def table(self, file_name: str, offsets: np.ndarray, lengths: np.ndarray, status: np.ndarray) -> pa.Table:
         n = len(offsets)
         cols: dict[str, pa.Array] = {
@@ -109,13 +142,12 @@ def _key_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:
     rows = np.asarray(acc.rows, dtype=np.int64)
     counts = np.asarray(acc.counts, dtype=np.int64)
     pieces = acc.values
-    scalar = bool(len(counts)) and bool((counts == 1).all()) and not acc.mixed
-    values = _flat(acc.type, [p for p in pieces if p is not None])
-    if scalar:
+    values = _flat(acc.type, pieces) if acc.types is None else _mixed(acc.types, pieces)
+    if len(counts) and (counts == 1).all():
         idx = np.full(n, -1, dtype=np.int64)
         idx[rows] = np.arange(len(rows))
         return {col: values.take(pa.array(idx, mask=idx < 0))}
-    kept = np.array([0 if p is None else len(p) for p in pieces], dtype=np.int64)
+    kept = np.array([len(p) for p in pieces], dtype=np.int64)
     lengths = np.zeros(n, dtype=np.int64)
     lengths[rows] = kept
     present = np.zeros(n, dtype=bool)
@@ -140,11 +172,86 @@ def _flat(type_: str, pieces: list) -> pa.Array:
     return pa.array(np.concatenate([np.asarray(p, dtype=dtype) for p in pieces]))
 
 
+def _mixed(types: list[str], pieces: list) -> pa.Array:
+    """The values of a key some records hold as another type, in row order, in one type (`unify`)."""
+    kinds = sorted(set(types))
+    of = np.array([kinds.index(t) for t in types])
+    lens = np.array([len(p) for p in pieces], dtype=np.int64)
+    arrays = unify([_flat(t, [p for p, k in zip(pieces, of, strict=True) if k == i]) for i, t in enumerate(kinds)])
+    # rows grouped by type, then put back in row order
+    order = np.argsort(of, kind="stable")
+    starts = np.empty(len(pieces), dtype=np.int64)
+    starts[order] = np.concatenate([[0], np.cumsum(lens[order])[:-1]])
+    idx = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(int(lens.sum()))
+    return pa.concat_arrays(arrays).take(pa.array(idx, pa.int64()))
+
+
+_EXACT = 1 << 53  # integers a double holds exactly (Arrow's safe cast refuses larger ones)
+
+
+def unified_type(types: list[pa.DataType], arrays: list[pa.Array]) -> pa.DataType:
+    """The one type values of a feature held in several types are kept in, losing nothing:
+
+    - integers and floats: float64 when every integer is within +-2**53 (a double holds it
+      exactly); else int64 when every float is a whole number int64 holds; else text;
+    - text or bytes beside numbers: text (numbers as their shortest exact decimal), or binary
+      when some bytes are not UTF-8; text beside bytes: binary.
+
+    The values (`arrays`) decide the numeric case."""
+    kinds = [t for t in types if not pa.types.is_null(t)]
+    if not kinds:
+        return types[0]
+    if len({str(t) for t in kinds}) == 1:
+        return kinds[0]
+    if any(pa.types.is_binary(t) for t in kinds):
+        return pa.binary()
+    if any(pa.types.is_string(t) for t in kinds):
+        return pa.string()
+    ints = [a for a in arrays if pa.types.is_integer(a.type)]
+    floats = [a for a in arrays if pa.types.is_floating(a.type)]
+    if all(_fits_double(a) for a in ints):
+        return pa.float64()
+    if all(_whole(a) for a in floats):
+        return pa.int64()
+    log.info("integers past 2**53 beside fractions: the feature's values are kept as text")
+    return pa.string()
+
+
+def _fits_double(a: pa.Array) -> bool:
+    if len(a) == a.null_count:
+        return True
+    m = pc.min_max(a)
+    return m["min"].as_py() >= -_EXACT and m["max"].as_py() <= _EXACT
+
+
+def _whole(a: pa.Array) -> bool:
+    v = a.drop_null().to_numpy(zero_copy_only=False).astype(np.float64)
+    return bool(np.all(np.isfinite(v) & (v == np.floor(v)) & (np.abs(v) < 2.0**63)))
+
+
+def unify(arrays: list[pa.Array]) -> list[pa.Array]:
+    """Value arrays of one feature in several types, each in `unified_type`'s one type."""
+    want = unified_type([a.type for a in arrays], arrays)
+    return [_as(a, want) for a in arrays]
+
+
+def _as(a: pa.Array, want: pa.DataType) -> pa.Array:
+    """An array in the type `unified_type` chose for it (a safe cast: it was chosen to fit)."""
+    if a.type == want:
+        return a
+    if pa.types.is_binary(want) and not (pa.types.is_string(a.type) or pa.types.is_binary(a.type)):
+        a = a.cast(pa.string())  # numbers as their decimal text: Arrow casts no number to bytes
+    return a.cast(want)
+
+
 def concat(tables: list[pa.Table]) -> pa.Table:
     """Files' fact tables as one: a key held as one value in one file and as lists in another
-    becomes a list column everywhere; int and float become float; text and bytes become bytes."""
+    becomes a list column everywhere; values of several types become one (`unified_type`: exact,
+    never a failed cast). The first limits.FACT_KEYS feature keys (in file order) keep their
+    columns; further keys' are left out (said once: checks.other_keys_finding)."""
     if len(tables) == 1:
         return tables[0]
+    tables = _bounded(tables)
     kinds: dict[str, list[pa.DataType]] = {}
     for t in tables:
         for f in t.schema:
@@ -152,7 +259,7 @@ def concat(tables: list[pa.Table]) -> pa.Table:
     target: dict[str, pa.DataType] = {}
     for name, types in kinds.items():
         if len({str(t) for t in types}) > 1:
-            target[name] = _common(types)
+            target[name] = _common(name, types, tables)
     if not target:
         return _in_order(pa.concat_tables(tables, promote_options="permissive"))
     fixed = []
@@ -161,15 +268,42 @@ def concat(tables: list[pa.Table]) -> pa.Table:
             if name not in t.column_names or t.schema.field(name).type == want:
                 continue
             col = t.column(name).combine_chunks()
+            value = want.value_type if pa.types.is_list(want) else want
+            if pa.types.is_list(col.type):
+                col = pa.ListArray.from_arrays(col.offsets, _values_as(col.values, value), mask=col.is_null())
+            else:
+                col = _values_as(col, value)
             if pa.types.is_list(want) and not pa.types.is_list(col.type):
                 valid = col.is_valid().to_numpy(zero_copy_only=False)
                 offsets = np.concatenate([[0], np.cumsum(valid)]).astype(np.int32)
                 col = pa.ListArray.from_arrays(pa.array(offsets), col.drop_null(), mask=pa.array(~valid))
-                if name + LEN_SUFFIX not in t.column_names:
-                    t = t.append_column(name + LEN_SUFFIX, pa.array(valid.astype(np.int64), mask=~valid))
-            t = t.set_column(t.column_names.index(name), name, col.cast(want))
+                lens = name + LEN_SUFFIX
+                if lens not in t.column_names:
+                    t = t.append_column(lens, pa.array(valid.astype(np.int64), mask=~valid))
+            t = t.set_column(t.column_names.index(name), name, col)
         fixed.append(t)
     return _in_order(pa.concat_tables(fixed, promote_options="permissive"))
+
+
+def _values_as(a: pa.Array, want: pa.DataType) -> pa.Array:
+    return a.cast(want) if pa.types.is_null(a.type) or pa.types.is_dictionary(want) else _as(a, want)
+
+
+def _bounded(tables: list[pa.Table]) -> list[pa.Table]:
+    """The tables without the columns of feature keys past the first FACT_KEYS (in file order)."""
+    kept: set[str] = set()
+    out = []
+    for t in tables:
+        names = []
+        for c in t.column_names:
+            k = key_of(c)
+            if k is not None and k[0] not in kept:
+                if len(kept) >= FACT_KEYS:
+                    continue
+                kept.add(k[0])
+            names.append(c)
+        out.append(t if len(names) == len(t.column_names) else t.select(names))
+    return out
 
 
 def _in_order(t: pa.Table) -> pa.Table:
@@ -180,17 +314,16 @@ def _in_order(t: pa.Table) -> pa.Table:
     return t.select(first + rest)
 
 
-def _common(types: list[pa.DataType]) -> pa.DataType:
+def _common(name: str, types: list[pa.DataType], tables: list[pa.Table]) -> pa.DataType:
     listy = any(pa.types.is_list(t) for t in types)
     values = [t.value_type if pa.types.is_list(t) else t for t in types]
     if len({str(v) for v in values}) == 1 or any(pa.types.is_dictionary(v) for v in values):
         value = values[0]
-    elif any(pa.types.is_binary(v) for v in values):
-        value = pa.binary()
-    elif any(pa.types.is_string(v) for v in values) and all(pa.types.is_string(v) or pa.types.is_null(v) for v in values):
-        value = pa.string()
-    elif any(pa.types.is_floating(v) for v in values) or len({str(v) for v in values}) > 1:
-        value = pa.float64()
     else:
-        value = values[0]
+        arrays = []
+        for t in tables:
+            if name in t.column_names:
+                col = t.column(name).combine_chunks()
+                arrays.append(col.values if pa.types.is_list(col.type) else col)
+        value = unified_type(values, arrays)
     return pa.list_(value) if listy else value

@@ -21,6 +21,7 @@ from tfrview.core.analysis.checks import (
     duplicate_finding,
     image_key_findings,
     label_zero_finding,
+    other_keys_finding,
 )
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
@@ -102,7 +103,29 @@ def merge(results: list[ShardResult], groups: list[DatasetGroup] | None = None) 
     names = [s.path for s in shards]
     for fi, p in _duplicates(shards, names):
         out.dataset_problems.setdefault(fi, []).append(p)
+    _say_other_keys(out)
     return out
+
+
+def _say_other_keys(out: DatasetAnalysis) -> None:
+    """Keys past limits.TRACKED_KEYS (or FACT_KEYS), said once: at the first record that holds
+    one, found by the file's schema or by its signatures (a file's key the dataset did not keep)."""
+    finding = other_keys_finding(out.schema, len(out.schema.types))
+    if finding is None:
+        return
+    for fi, s in enumerate(out.shards):
+        if s.deep is None:
+            continue
+        first = [s.deep.schema.first_other] if s.deep.schema.first_other >= 0 else []
+        for i, sig in enumerate(s.deep.signatures):
+            if sig[2] or any(k not in out.schema.types for k, _ in sig[1]):
+                hits = np.flatnonzero(s.deep.signature_of == i)
+                first += [int(hits[0])] if len(hits) else []
+        if first or out.schema.other == 0:  # the fact table's limit alone: the dataset's first record
+            n = min(first) if first else int(next(iter(np.flatnonzero(s.deep.signature_of >= 0)), 0))
+            if n < len(s.offsets):
+                out.dataset_problems.setdefault(fi, []).append(_at(s, n, finding))
+                return
 
 
 def join_parts(results: list[ShardResult]) -> list[ShardResult]:
@@ -168,8 +191,9 @@ def _at(s: ShardResult, n: int, finding) -> Problem:
 def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:
     """The schema checks, once per distinct signature, then for each record that has it."""
     out: list[Problem] = []
+    untracked = [k for k in schema.expected_keys() if k not in s.deep.schema.types]  # maybe among its other keys
     for i, sig in enumerate(s.deep.signatures):
-        findings = check_signature(sig, schema)
+        findings = check_signature(sig, schema, untracked if sig[2] else ())
         if not findings:
             continue
         for n in np.flatnonzero(s.deep.signature_of == i):

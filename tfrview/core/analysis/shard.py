@@ -206,12 +206,15 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
         n = int(n)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
+        other = schema.other
         schema.add(p)
+        if schema.other > other and schema.first_other < 0:
+            schema.first_other = n  # where the notice of keys past limits.TRACKED_KEYS is said
         summary.add(p, label_map)
         findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False)
         for f in findings:
             problems.append(f.at(offs[n], lens[n], n))
-        sig = signature(p)
+        sig = signature(p, schema.types)
         if sig is not None:
             sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
         if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate

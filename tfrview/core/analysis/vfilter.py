@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
+from tfrview.core.analysis.facts import column_of, len_column_of
 from tfrview.core.analysis.filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or, Quant, quantified_side
 
 
@@ -135,7 +135,7 @@ class Matcher:
                 return _typed(rows, pc.list_flatten(col), key, self.blind)
             offsets = offsets - offsets[0]
             flat = col.values.slice(int(col.offsets[0].as_py()), int(offsets[-1]))
-            lens = self._column(key + LEN_SUFFIX)
+            lens = self._raw(len_column_of(key))
             if lens is not None and pc.any(pc.greater(lens.fill_null(0), pa.array(np.diff(offsets)))).as_py():
                 self.blind.add(key)
             return _typed(None, flat, key, self.blind, offsets)
@@ -148,7 +148,7 @@ class Matcher:
         if col is None:
             return _Vals(rows, np.zeros(self.n), "num")
         if pa.types.is_list(col.type):
-            lens = self._column(key + LEN_SUFFIX)
+            lens = self._raw(len_column_of(key))
             counts = (lens if lens is not None else pc.list_value_length(col)).fill_null(0)
             return _Vals(rows, counts.to_numpy(), "num")
         return _Vals(rows, col.is_valid().to_numpy(zero_copy_only=False).astype(np.int64), "num")

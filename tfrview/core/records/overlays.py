@@ -102,7 +102,9 @@ def detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
 
 def _detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     layout = tuple((k, f.type) for k, f in features.items())
-    roles = _roles(layout)
+    # Remembered only for layouts of a usual size: 1,024 remembered layouts of 10,000 keys each
+    # would hold 10 M tuples (185 MB for 100 records of 10,000 distinct keys).
+    roles = _roles(layout) if len(layout) <= _ROLES_CACHED_KEYS else _roles.__wrapped__(layout)
     if roles is None:
         return None
     kind, keys, prefix, text, ids = roles
@@ -121,13 +123,16 @@ def _detect_spec(features: dict[str, Feature]) -> BoxSpec | None:
     return BoxSpec(conv, keys, text, ids)
 
 
+_ROLES_CACHED_KEYS = 256
+
+
 @lru_cache(maxsize=1024)
 def _roles(layout: tuple[tuple[str, str], ...]):
     """("corners" | "list", box keys, prefix, class text key, class id key) for a feature layout."""
     types = dict(layout)
     by_prefix: dict[str, dict[str, str]] = {}
     for k, t in layout:
-        if t == BYTES_LIST:
+        if t == BYTES_LIST or not k.endswith(_CORNERS):  # one call rules out most keys
             continue
         for c in _CORNERS:
             for sep in ("/", "_", "."):

