@@ -16,6 +16,15 @@ RACCOON = DATA / "raccoon_test-first12.record"  # first 12 of the 40 raccoon Exa
 PENGUIN = DATA / "penguin_train-00000-of-00001.gz"
 RACCOON_RECORDS = 12
 # Optional extra real files beside the repository; tests that use them skip when it is absent.
+# An expression a child process evaluates for its own peak RSS in kB: VmHWM of its own memory map.
+# Not ru_maxrss: Linux carries that across exec from the forking parent, so a test process grown to
+# 500 MB by the suite before it showed in every child it started (a child measured at 222 MB alone
+# read 580 MB late in `make test`).
+PEAK_RSS_KB = (
+    "(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) "
+    "if __import__('os').path.exists('/proc/self/status') "
+    "else __import__('resource').getrusage(__import__('resource').RUSAGE_SELF).ru_maxrss)"
+)
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 

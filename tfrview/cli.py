@@ -61,15 +61,22 @@ class Progress:
         sys.stderr.write(f"\r{phase}: {human_bytes(done)} of {human_bytes(total)} {pct}\033[K")
         sys.stderr.flush()
         self._shown = True
+        Progress.shown = self
 
     def clear(self) -> None:
         if self._shown:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
             self._shown = False
+        if Progress.shown is self:
+            Progress.shown = None
+
+    shown: Progress | None = None  # the display still on the terminal's last line, if any
 
 
 def fail(msg: str) -> int:
+    if Progress.shown is not None:  # an error (Ctrl-C included) may come mid-display: its own line
+        Progress.shown.clear()
     print(f"tfrview: {one_line(msg)}", file=sys.stderr)
     return 2
 

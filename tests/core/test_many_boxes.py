@@ -70,11 +70,12 @@ def test_checks_and_summaries_count_every_box_without_an_object_a_box():
     assert found["box_inverted"].startswith("1 box(es) with xmin > xmax or ymin > ymax, e.g. box 7:")
     assert found["box_zero_area"] == "1 box(es) of zero area, e.g. box 9"
     assert found["box_out_of_bounds"].startswith("1 box(es) outside [0, 1], e.g. box 11:")
-    labels = {f.kind: f.message for f in check_labels(feats, spec, LabelMap({1: "cat", 2: "dog"}), True)}
-    assert labels == {"label_text_case": "class text 'Dog ' for id 2, which the label map names 'dog' "
-                                         "(only case or spacing differ)"}  # fmt: skip
-    labels = {f.kind: f.message for f in check_labels(feats, spec, LabelMap({1: "cat"}), True)}
-    assert labels["label_not_in_map"] == "image/object/class/label ids not in the label map: [2]"
+    labels = {f.kind: (f.message, f.detail) for f in check_labels(feats, spec, LabelMap({1: "cat", 2: "dog"}), True)}
+    assert labels == {"label_text_case": (  # the message groups; the detail quotes the data (issue 18.5)
+        "image/object/class/text differs from the label map's name (only case or spacing differ)",
+        "class text 'Dog ' for id 2, which the label map names 'dog'")}  # fmt: skip
+    labels = {f.kind: (f.message, f.detail) for f in check_labels(feats, spec, LabelMap({1: "cat"}), True)}
+    assert labels["label_not_in_map"] == ("image/object/class/label ids not in the label map", "[2]")
     assert sorted(class_ids(feats)) == [1, 2]
     p = Payload("example", feats)
     assert "1000000 boxes  ·  cat×500000, dog×499999, Dog " in summarize_payload(p)
