@@ -189,3 +189,13 @@ PROOF_DETECT_SECONDS = 5.0
 # 1 GiB, minutes of `verify`. The record that crosses it is searched whole (so at most 4 + 16 MB);
 # past it, the next damaged record's cause says the limit. `tfrview repair` searches every record.
 CAUSE_SEARCH_BYTES = 4 << 20
+
+# The analysis pass's tasks (core/analysis/pool.batches): small files go to a worker together, up to
+# this many bytes or files a task (each file's result is still its own, stored and reported per
+# file), so 2,048 shards of 100 KB cost a few dozen tasks, not 2,048 (~20 ms each of start, pickling
+# and a transaction). A task is smaller when the dataset is small, so every core gets several.
+TASK_BYTES = 64 << 20
+TASK_FILES = 512
+# The deep pass (every record decoded) holds a task's decoded facts until it ends: its tasks take
+# fewer bytes (16 MB of 116-byte Examples is ~140,000 records, a few seconds on one core).
+TASK_DEEP_BYTES = 16 << 20

@@ -135,6 +135,26 @@ def analyze_shard(task: ShardTask) -> ShardResult:
     return result
 
 
+def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
+    """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
+    written once for all of them, and a pool pickles one call and one answer, not one a file."""
+    from tfrview.core.analysis.cache import load_many, store_many
+
+    tasks = list(tasks)
+    hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
+    found = iter(hits)
+    out, fresh = [], []
+    for t in tasks:
+        hit = next(found) if t.read_cache else None
+        r = hit if hit is not None else _analyze(t)
+        if hit is None and t.write_cache and r.error is None:
+            fresh.append((t, r))
+        out.append(r)
+    if fresh:
+        store_many(fresh)
+    return out
+
+
 def _analyze(task: ShardTask) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
     from tfrview.core.tfrecord.source import open_source
