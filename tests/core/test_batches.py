@@ -129,3 +129,17 @@ def test_the_pool_reports_grouped_files_per_file(shards):
     for a, b in zip(pooled.shards, alone.shards, strict=True):
         same(a, b)
     assert pooled.summary.to_json() == alone.summary.to_json()
+
+
+def test_a_file_written_while_it_was_read_is_not_stored(shards):
+    import time
+
+    from tfrview.core.analysis.cache import is_stored, store_many
+
+    tasks = plan(shards, False)
+    got = analyze_batch([replace(t, write_cache=False) for t in tasks])
+    time.sleep(0.02)  # past the clock's tick
+    with open(shards[3], "ab") as f:  # another writer appends a record meanwhile
+        f.write(framed([example(99)])[0])
+    store_many(list(zip(tasks, got, strict=True)))
+    assert [is_stored(t) for t in tasks] == [True, True, True, False, True]
