@@ -143,3 +143,26 @@ def test_a_file_written_while_it_was_read_is_not_stored(shards):
         f.write(framed([example(99)])[0])
     store_many(list(zip(tasks, got, strict=True)))
     assert [is_stored(t) for t in tasks] == [True, True, True, False, True]
+
+
+def test_short_and_long_lists_decode_alike():
+    """Lists of up to 64 values are read one by one (fast for a protobuf container), longer ones
+    at once: the same values and types either way."""
+    from tfrview.core.records.payload import FLOAT_LIST, INT64_LIST, decode
+    from tfrview.core.records.proto import example_pb2
+
+    ex = example_pb2.Example()
+    for n in (1, 64, 65, 300):
+        ex.features.feature[f"f{n}"].float_list.value.extend([i / 4 - 3 for i in range(n)])
+        ex.features.feature[f"i{n}"].int64_list.value.extend([(i - 5) * 2**40 for i in range(n)])
+    feats = decode(ex.SerializeToString()).features
+    for n in (1, 64, 65, 300):
+        f, i = feats[f"f{n}"], feats[f"i{n}"]
+        assert (f.type, f.values.dtype, i.type, i.values.dtype) == (
+            FLOAT_LIST,
+            np.float32,
+            INT64_LIST,
+            np.int64,
+        )
+        assert f.values.tolist() == [i / 4 - 3 for i in range(n)]
+        assert i.values.tolist() == [(k - 5) * 2**40 for k in range(n)]
