@@ -166,3 +166,14 @@ def test_short_and_long_lists_decode_alike():
         )
         assert f.values.tolist() == [i / 4 - 3 for i in range(n)]
         assert i.values.tolist() == [(k - 5) * 2**40 for k in range(n)]
+
+
+def test_one_worker_says_each_file_and_stops_between_files(shards):
+    from tfrview.core.analysis.cache import is_stored
+
+    tasks = plan(shards, True)
+    got = []
+    for r in run_tasks(tasks, jobs=1, cancelled=lambda: len(got) >= 2):
+        got.append(r)
+    assert [r.file_no for r in got] == [0, 1]  # a group of five, stopped after its second file
+    assert [is_stored(t) for t in tasks] == [True, True, False, False, False]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch, analyze_shard
 from tfrview.core.childproc import worker_start
 
 
@@ -130,17 +130,23 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
     jobs = jobs or default_jobs()
     groups = batches(left, jobs)
     jobs = min(jobs, len(groups))
-    if jobs <= 1:
+    if jobs <= 1:  # here, a file at a time (each said, and a chance to stop), stored a group at a time
+        from tfrview.core.analysis.cache import store_many
+
+        later = store_later if store_later is not None else []
         for g in groups:
+            for t in g:
+                if cancelled():
+                    break
+                r = analyze_shard(replace(t, write_cache=False))
+                if r.error is None and t.write_cache:
+                    later.append((t, r))
+                yield r
+            if store_later is None:
+                store_many(later)
+                later.clear()
             if cancelled():
                 return
-            if store_later is None:
-                yield from analyze_batch(g)
-                continue
-            for t, r in zip(g, analyze_batch([replace(t, write_cache=False) for t in g]), strict=True):
-                if r.error is None and t.write_cache:
-                    store_later.append((t, r))
-                yield r
         return
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start,
                                initargs=(os.getpid(),))  # fmt: skip
