@@ -177,3 +177,30 @@ def test_one_worker_says_each_file_and_stops_between_files(shards):
         got.append(r)
     assert [r.file_no for r in got] == [0, 1]  # a group of five, stopped after its second file
     assert [is_stored(t) for t in tasks] == [True, True, False, False, False]
+
+
+def test_a_file_of_many_tiny_records_is_decoded_in_parts_that_join_to_the_whole(tmp_path, monkeypatch):
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.analysis.shard import estimated_records
+
+    data, offs = framed([example(i) for i in range(300)])
+    data = bytearray(data)
+    data[offs[150] + 14] ^= 0x01  # one damaged record, in the second part
+    path = tmp_path / "tiny.tfrecord"
+    path.write_bytes(bytes(data))
+    assert estimated_records(str(path), len(data)) == 300
+    whole = analyze_shard(ShardTask(str(path), 0, True, read_cache=False, write_cache=False))
+    monkeypatch.setattr(limits, "PART_RECORDS", 100)
+    tasks = plan([str(path)], True, read_cache=False, write_cache=False)
+    assert [(t.part, t.parts) for t in tasks] == [(0, 3), (1, 3), (2, 3)]
+    parts = [analyze_shard(t) for t in reversed(tasks)]
+    assert sorted((r.lo, r.hi) for r in parts) == [(0, 100), (100, 200), (200, 300)]
+    joined = join_parts(parts)[0]
+    same(joined, whole)
+    assert joined.records == 299 and joined.deep.facts.num_rows == 300
+    gz = tmp_path / "tiny.tfrecord.gz"
+    import gzip
+
+    gz.write_bytes(gzip.compress(bytes(data)))
+    assert estimated_records(str(gz), gz.stat().st_size) == 0  # compressed: one part, as before
+    assert len(plan([str(gz)], True)) == 1
