@@ -204,3 +204,11 @@ def test_a_file_of_many_tiny_records_is_decoded_in_parts_that_join_to_the_whole(
     gz.write_bytes(gzip.compress(bytes(data)))
     assert estimated_records(str(gz), gz.stat().st_size) == 0  # compressed: one part, as before
     assert len(plan([str(gz)], True)) == 1
+
+
+def test_a_file_of_about_part_records_stays_one_part(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "PART_RECORDS", 100)
+    for n, parts in ((100, 1), (120, 1), (149, 1), (151, 2)):
+        path = tmp_path / f"n{n}.tfrecord"
+        path.write_bytes(framed([example(i) for i in range(n)])[0])
+        assert len(plan([str(path)], True)) == parts, n

@@ -199,8 +199,8 @@ TASK_FILES = 512
 # The deep pass (every record decoded) holds a task's decoded facts until it ends: its tasks take
 # fewer bytes (16 MB of 116-byte Examples is ~140,000 records, a few seconds on one core).
 TASK_DEEP_BYTES = 16 << 20
-# A file's deep pass runs in parts of about 64 MB (analysis/shard.PART_BYTES), and of at most this
-# many records (estimated from the records of its first MB): a worker's decoded records take ~1 KB
-# each until its part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held
-# 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
+# A file's deep pass runs in parts of about 64 MB (analysis/shard.PART_BYTES) and of about this
+# many records (estimated from the records of its first MB and rounded: a 250,000-record shard is
+# one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
+# part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000

@@ -270,7 +270,7 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
         if deep and not is_url(path):  # a remote file is read once: each part would fetch it whole
             try:
                 size = os.stat(path).st_size
-                by_records = -(-estimated_records(path, size) // limits.PART_RECORDS)
+                by_records = round(estimated_records(path, size) / limits.PART_RECORDS)  # about: an estimate
                 parts = max(1, min(MAX_PARTS, max(size // PART_BYTES, by_records)))
             except OSError:
                 parts = 1
