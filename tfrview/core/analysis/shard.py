@@ -285,8 +285,8 @@ def estimated_records(path: str, size: int) -> int:
     """About how many records a plain file holds, from the lengths in the headers of its first MB
     (0 when they say nothing: a compressed file, garbage first). An estimate for planning, never a
     count: framing later finds the records whatever it said."""
-    if size <= 0:
-        return 0
+    if size < 16 * limits.PART_RECORDS:  # a record takes 16 bytes at least: too few to matter, unread
+        return size // 16
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         head = os.pread(fd, _SAMPLE, 0)
