@@ -207,3 +207,18 @@ FILTER_RERUN_SECONDS = 2.0
 # distinct keys each once cost 2.5 GB and 44 s; the fact table has its own FACT_KEYS (a file and,
 # since, a dataset: the Parquet export's feature columns).
 TRACKED_KEYS = 4096
+
+# The analysis pass's tasks (core/analysis/pool.batches): small files go to a worker together, up to
+# this many bytes or files a task (each file's result is still its own, stored and reported per
+# file), so 2,048 shards of 100 KB cost a few dozen tasks, not 2,048 (~20 ms each of start, pickling
+# and a transaction). A task is smaller when the dataset is small, so every core gets several.
+TASK_BYTES = 64 << 20
+TASK_FILES = 512
+# The deep pass (every record decoded) holds a task's decoded facts until it ends: its tasks take
+# fewer bytes (16 MB of 116-byte Examples is ~140,000 records, a few seconds on one core).
+TASK_DEEP_BYTES = 16 << 20
+# A file's deep pass runs in parts of about 64 MB (analysis/shard.PART_BYTES) and of about this
+# many records (estimated from the records of its first MB and rounded: a 250,000-record shard is
+# one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
+# part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
+PART_RECORDS = 250_000

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch
 from tfrview.core.tfrecord.framing import TfrviewError
 
 LOCAL = "local"  # `--dask local`: a LocalCluster on this machine, one single-threaded worker a core
@@ -39,13 +39,17 @@ def _client(address: str):
 def run_tasks_on_cluster(tasks: Iterable[ShardTask], address: str,
                          cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order tasks finish, as `pool.run_tasks` gives them: stored results of
-    unchanged files here, the rest on the cluster's workers."""
-    from tfrview.core.analysis.cache import store
-    from tfrview.core.analysis.pool import stored
+    unchanged files here, the rest on the cluster's workers, small files grouped as the pool groups
+    them (`pool.batches`, for the cluster's threads)."""
+    from tfrview.core.analysis.cache import store_many
+    from tfrview.core.analysis.pool import batches, stored_many
 
+    tasks = list(tasks)
     left = []
+    asked = [t for t in tasks if t.read_cache]
+    found = iter(stored_many(asked) if asked else [])
     for t in tasks:
-        hit = stored(t) if t.read_cache else None
+        hit = next(found) if t.read_cache else None
         if hit is None:
             left.append(t)
         else:
@@ -56,18 +60,19 @@ def run_tasks_on_cluster(tasks: Iterable[ShardTask], address: str,
     try:
         from distributed import as_completed
 
-        remote = [replace(t, read_cache=False, write_cache=False) for t in left]
-        futures = client.map(analyze_shard, remote, pure=False, retries=RETRIES)
-        task_of = {f.key: t for f, t in zip(futures, left, strict=True)}
+        threads = sum(client.nthreads().values()) or 1
+        groups = batches(left, threads)
+        remote = [[replace(t, read_cache=False, write_cache=False) for t in g] for g in groups]
+        futures = client.map(analyze_batch, remote, pure=False, retries=RETRIES)
+        group_of = {f.key: g for f, g in zip(futures, groups, strict=True)}
         for fut in as_completed(futures):
             if cancelled():
                 client.cancel(futures)
                 return
-            r = fut.result()
-            t = task_of[fut.key]
-            if t.write_cache and r.error is None:
-                store(t, r)
-            yield r
+            results = fut.result()
+            store_many([(t, r) for t, r in zip(group_of[fut.key], results, strict=True)
+                        if t.write_cache and r.error is None])  # fmt: skip
+            yield from results
     finally:
         client.close()
         if cluster is not None:

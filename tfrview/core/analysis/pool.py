@@ -1,6 +1,8 @@
 """Running the pass over many files on every core: a pool of worker processes (spawn, never fork:
 a forked child of a process with threads, Qt or fsspec may hang), each at a lower CPU priority,
-one task per file, results handed back as each file finishes.
+small files grouped into one task (`batches`: up to limits.TASK_BYTES or TASK_FILES a task, each
+file's result still its own), a big file's deep pass in parts, results handed back as each task
+finishes.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import replace
 from multiprocessing import get_context
 
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard
+from tfrview.core import limits
+from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch, analyze_shard
 from tfrview.core.childproc import worker_start
 
 
@@ -47,43 +50,112 @@ def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult 
     return join_parts(parts)[0]
 
 
+def stored_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
+    """`stored` of many tasks, asking the store once for all (and once more for the looks that a
+    stored deep pass may answer)."""
+    from tfrview.core.analysis.cache import load_many
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.analysis.shard import plan
+
+    hits = load_many(tasks)
+    looks = [
+        i for i, (t, h) in enumerate(zip(tasks, hits, strict=True)) if h is None and not t.deep and not t.part
+    ]
+    if looks:
+        deep = [[replace(d, file_no=tasks[i].file_no) for d in plan([tasks[i].path], True, tasks[i].label_map)]
+                for i in looks]  # fmt: skip
+        found = iter(load_many([d for ds in deep for d in ds]))
+        for i, ds in zip(looks, deep, strict=True):
+            parts = [next(found) for _ in ds]
+            if parts and all(p is not None and p.deep is not None for p in parts):
+                hits[i] = join_parts(parts)[0]
+    return hits
+
+
+def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
+    """The tasks grouped for workers: consecutive small local files together, up to
+    limits.TASK_BYTES (deep: TASK_DEEP_BYTES) or TASK_FILES a group, and smaller when the whole
+    dataset is small, so each of `jobs` workers (more than one) gets about four groups. A part of a big file, a
+    remote file (its size unknown before it is fetched) and a file of the group's size go alone.
+    Grouping changes nothing of a file's result or where it is stored."""
+    from tfrview.core.tfrecord.remote import is_url
+
+    sizes: list[int | None] = []
+    for t in tasks:
+        try:
+            sizes.append(None if is_url(t.path) else os.stat(t.path).st_size)
+        except OSError:
+            sizes.append(None)  # the worker says why, in the file's own result
+    total = sum(s for s in sizes if s)
+    cap = limits.TASK_DEEP_BYTES if any(t.deep for t in tasks) else limits.TASK_BYTES
+    budget = max(1, min(cap, total // (4 * jobs))) if jobs > 1 else cap  # one worker: nothing to balance
+    out: list[list[ShardTask]] = []
+    group: list[ShardTask] = []
+    held = 0
+    for t, size in zip(tasks, sizes, strict=True):
+        if t.parts > 1 or size is None or size >= budget:
+            out.append([t])
+            continue
+        if group and (held + size > budget or len(group) >= limits.TASK_FILES):
+            out.append(group)
+            group, held = [], 0
+        group.append(t)
+        held += size
+    if group:
+        out.append(group)
+    return out
+
+
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
               store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
-    """Results in the order files finish. Stored results of unchanged files are taken here (no
-    worker started for them); `jobs` 1 (or one file left) runs here, in this process, and then
-    with `store_later` its (task, result) pairs are put there for the caller to store once it has
-    said the results (storing a 1,000-record file's result takes a few ms; thousands add up);
-    `progress` then hears how far each file's framing and CRC pass is (analyze_shard)."""
+    """Results in the order tasks finish. Stored results of unchanged files are taken here (no
+    worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
+    left) runs here, in this process, and then with `store_later` its (task, result) pairs are put
+    there for the caller to store once it has said the results (storing a 1,000-record file's
+    result takes a few ms; thousands add up); `progress` then hears how far each file's framing and
+    CRC pass is (analyze_shard)."""
+    tasks = list(tasks)
     left = []
-    for t in tasks:
-        hit = stored(t) if t.read_cache else None
-        if hit is None:
-            left.append(replace(t, read_cache=False))  # looked at just now: the worker only reads the file
-        else:
-            yield hit
+    for at in range(0, len(tasks), 256):
+        some = tasks[at : at + 256]
+        asked = [t for t in some if t.read_cache]
+        found = iter(stored_many(asked) if asked else [])
+        for t in some:
+            hit = next(found) if t.read_cache else None
+            if hit is None:
+                left.append(replace(t, read_cache=False))  # looked at just now: the worker only reads the file
+            else:
+                yield hit
         if cancelled():
             return
-    tasks = left
-    jobs = min(jobs or default_jobs(), len(tasks))
-    if jobs <= 1:
-        for t in tasks:
+    jobs = jobs or default_jobs()
+    groups = batches(left, jobs)
+    jobs = min(jobs, len(groups))
+    if jobs <= 1:  # here, a file at a time (each said, and a chance to stop), stored a group at a time
+        from tfrview.core.analysis.cache import store_many
+
+        later = store_later if store_later is not None else []
+        for g in groups:
+            for t in g:
+                if cancelled():
+                    break
+                r = analyze_shard(replace(t, write_cache=False), progress)
+                if r.error is None and t.write_cache:
+                    later.append((t, r))
+                yield r
+            if store_later is None:
+                store_many(later)
+                later.clear()
             if cancelled():
                 return
-            if store_later is None or not t.write_cache:
-                yield analyze_shard(t, progress)
-                continue
-            r = analyze_shard(replace(t, write_cache=False), progress)
-            if r.error is None:
-                store_later.append((t, r))
-            yield r
         return
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start,
                                initargs=(os.getpid(),))  # fmt: skip
     try:
         pending: set[Future] = set()
-        queue = iter(tasks)
-        for t in queue:  # a bounded queue: cancelling never waits for thousands of queued files
-            pending.add(pool.submit(analyze_shard, t))
+        queue = iter(groups)
+        for g in queue:  # a bounded queue: cancelling never waits for thousands of queued files
+            pending.add(pool.submit(analyze_batch, g))
             if len(pending) >= 2 * jobs:
                 break
         while pending:
@@ -91,10 +163,10 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
             if cancelled():
                 return
             for f in done:
-                yield f.result()
+                yield from f.result()
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending.add(pool.submit(analyze_shard, nxt))
+                    pending.add(pool.submit(analyze_batch, nxt))
     finally:
         _stop(pool)
 

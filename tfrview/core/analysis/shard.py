@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfrview.core import limits
 from tfrview.core.tfrecord.framing import Problem, TfrviewError
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
@@ -137,6 +138,26 @@ def analyze_shard(task: ShardTask, progress=None) -> ShardResult:
     return result
 
 
+def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
+    """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
+    written once for all of them, and a pool pickles one call and one answer, not one a file."""
+    from tfrview.core.analysis.cache import load_many, store_many
+
+    tasks = list(tasks)
+    hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
+    found = iter(hits)
+    out, fresh = [], []
+    for t in tasks:
+        hit = next(found) if t.read_cache else None
+        r = hit if hit is not None else _analyze(t)
+        if hit is None and t.write_cache and r.error is None:
+            fresh.append((t, r))
+        out.append(r)
+    if fresh:
+        store_many(fresh)
+    return out
+
+
 def _analyze(task: ShardTask, progress=None) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
     from tfrview.core.tfrecord.source import open_source
@@ -243,8 +264,8 @@ MAX_PARTS = 16
 
 def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
     """Tasks for files in the dataset's order: one per file, and for the deep pass over a big file
-    one per PART_BYTES of it (at most MAX_PARTS), so one 2,000,000-record file keeps every core
-    busy. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
+    one per PART_BYTES of it or per limits.PART_RECORDS records (estimated; at most MAX_PARTS), so
+    one 2,000,000-record file keeps every core busy and a worker's memory stays bounded. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
     the number of workers."""
     from tfrview.core.tfrecord.remote import is_url
 
@@ -253,11 +274,40 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
         parts = 1
         if deep and not is_url(path):  # a remote file is read once: each part would fetch it whole
             try:
-                parts = max(1, min(MAX_PARTS, os.stat(path).st_size // PART_BYTES))
+                size = os.stat(path).st_size
+                by_records = round(estimated_records(path, size) / limits.PART_RECORDS)  # about: an estimate
+                parts = max(1, min(MAX_PARTS, max(size // PART_BYTES, by_records)))
             except OSError:
                 parts = 1
         tasks += [ShardTask(str(path), i, deep, label_map, part=k, parts=parts, **kw) for k in range(parts)]
     return tasks
+
+
+_SAMPLE = 1 << 20
+
+
+def estimated_records(path: str, size: int) -> int:
+    """About how many records a plain file holds, from the lengths in the headers of its first MB
+    (0 when they say nothing: a compressed file, garbage first). An estimate for planning, never a
+    count: framing later finds the records whatever it said."""
+    if size < 16 * limits.PART_RECORDS:  # a record takes 16 bytes at least: too few to matter, unread
+        return size // 16
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        head = os.pread(fd, _SAMPLE, 0)
+    finally:
+        os.close(fd)
+    from tfrview.core.tfrecord.framing import HEADER, length_crc
+
+    if len(head) < 12 or length_crc(HEADER.unpack_from(head)[0]) != HEADER.unpack_from(head)[1]:
+        return 0  # no record header first: compressed, or not a TFRecord (framed alone, as before)
+    at = n = 0
+    while at + 12 <= len(head):
+        at += 16 + int.from_bytes(head[at : at + 8], "little")
+        n += 1
+    if at > len(head) and n <= 1:
+        return 0  # one record (or a length that is no length) past the sample: nothing to go by
+    return int(size * n / max(at, 1))
 
 
 def intact_numbers_of(r: ShardResult) -> np.ndarray:

@@ -102,10 +102,9 @@ def job_analyze(spec: dict) -> None:
     _emit({"summary": summary, "partial": False, "cached": cached, "files": len(results),
            "analysed_at": min(read) if read else None})  # fmt: skip
     if later:
-        from tfrview.core.analysis.cache import store
+        from tfrview.core.analysis.cache import store_many
 
-        for t, r in later:
-            store(t, r)
+        store_many(later)  # one transaction
 
 
 QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis

@@ -300,6 +300,9 @@ def cut_note(what: str, unit: str, n: int | None, limit: int) -> str:
     return f"{what}: {many}; the first {limit:,} are decoded"
 
 
+_FEW = 64  # values of a list read one by one (fromiter); longer lists np.array reads faster
+
+
 def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feature:
     notes = notes if notes is not None else []
     which = f.WhichOneof("kind")
@@ -313,8 +316,8 @@ def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feat
         n = len(vals)
         k = _cut(n, MAX_LIST_VALUES, key, notes)
         dtype = np.float32 if which == FLOAT_LIST else np.int64
-        if n <= 16:  # numpy reads a short repeated field 3x faster from a list (~15 us a field, ~4.5 from a list)
-            vals = list(vals)
+        if n <= _FEW:  # np.array walks a protobuf container slowly: 7 us for 10 values, fromiter 1.6 us
+            return Feature(which, np.fromiter(vals, dtype, n), None)
         return Feature(which, np.array(vals[:k] if k < n else vals, dtype=dtype), n if k < n else None)
     return Feature(BYTES_LIST, [])  # a Feature with no list set: TensorFlow treats it as empty
 
