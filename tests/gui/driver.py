@@ -214,3 +214,22 @@ class Driver:
                              timeout=timeout)  # fmt: skip
         top = w.tree.topLevelItem(0)
         return top.text(3) if top is not None and top.text(0) == "⚠" else ""
+
+    # issue 18: what the person sees of the window's panels, table and status ----------------------------
+
+    def view_menu(self, text: str) -> None:
+        """Click the View menu's entry named `text` (e.g. 'Plot'), as the person does."""
+        menu = next(a.menu() for a in self.window.menuBar().actions() if a.text().replace("&", "") == "View")
+        act = next(a for a in menu.actions() if a.text().replace("&", "").split(" ")[0] == text)
+        act.trigger()
+        self.qtbot.waitUntil(lambda: True, timeout=100)
+
+    def panel_in_front(self, title: str) -> bool:
+        """Whether the dock titled `title` (its title's first word) is shown and not hidden behind a tab."""
+        from PySide6.QtWidgets import QApplication, QDockWidget
+
+        QApplication.processEvents()
+        for d in self.window.findChildren(QDockWidget):
+            if d.windowTitle().split(" ")[0] == title:
+                return d.isVisible() and not d.visibleRegion().isEmpty()
+        raise LookupError(title)

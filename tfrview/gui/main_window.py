@@ -369,10 +369,11 @@ class MainWindow(QMainWindow):
         for name in ("fit", "actual", "boxes", "labels", "box_keys"):
             v.addAction(a[name])
         v.addSeparator()
-        v.addAction(self.problems_dock.toggleViewAction())
-        v.addAction(self.summary_dock.toggleViewAction())
-        v.addAction(self.plot_dock.toggleViewAction())
-        v.addAction(self.shards_dock.toggleViewAction())
+        for dock in (self.problems_dock, self.summary_dock, self.plot_dock, self.shards_dock):
+            toggle = dock.toggleViewAction()
+            # a panel asked for comes to the front of the tabs it shares, not shown behind another
+            toggle.triggered.connect(lambda on, d=dock: self._raise_dock(d) if on else None)
+            v.addAction(toggle)
         v.addAction(a["summary"])
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
@@ -736,6 +737,14 @@ class MainWindow(QMainWindow):
                                     analysis_jobs(), 1, 512)  # fmt: skip
         if ok:
             QSettings().setValue("analysis/jobs", n)
+
+    def _raise_dock(self, dock: QDockWidget) -> None:
+        """A dock the person turned on: shown in front, with the focus in it."""
+        dock.show()
+        dock.raise_()
+        w = dock.widget()
+        if w is not None:
+            w.setFocus()
 
     @Slot()
     def show_summary(self) -> None:

@@ -1,0 +1,39 @@
+"""Issue 18, item 8: what a hands-on trial found wrong or hidden in the window (the points that
+are not about the filter)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.gui.driver import Driver
+
+
+def test_view_plot_comes_to_the_front_of_the_tabs_it_shares(qtbot, open_window, damaged_file):
+    w = open_window([damaged_file])
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.panel_in_front("Problems"), timeout=5000)  # the damage shows them
+    d.view_menu("Plot")
+    assert d.panel_in_front("Plot") and not d.panel_in_front("Problems")
+    d.view_menu("Problems")  # turned off: the Plot stays
+    assert d.panel_in_front("Plot")
+
+
+def test_plot_axes_show_values_as_they_are(qtbot):
+    from tfrview.gui.widgets.plot_panel import PlotPanel
+
+    panel = PlotPanel()
+    qtbot.addWidget(panel)
+    panel.resize(800, 400)
+    panel.show()
+    y = 0.7770 + np.arange(4) * 0.0001  # an accuracy; pyqtgraph's own axis said "(x0.001)" 777.0–777.3
+    panel.show_series({"x": [0, 1, 2, 3], "y": list(y), "records": [0, 1, 2, 3], "x_name": "step",
+                       "key": "accuracy", "stride": 1, "points": 4})  # fmt: skip
+    left = panel.plot.getPlotItem().getAxis("left")
+    panel.plot.getPlotItem().vb.autoRange()
+    qtbot.wait(50)  # the axis takes the view's range
+    assert left.autoSIPrefixScale == 1.0
+    assert left.labelString() == left.labelString().replace("x0.001", "") and "accuracy" in left.labelString()
+    ticks = [t for _, ts in left.tickValues(0.7769, 0.7774, 400) for t in ts]
+    assert ticks and all(0.7769 <= t <= 0.7774 for t in ticks)
+    shown = left.tickStrings(ticks, left.autoSIPrefixScale, 0.0001)
+    assert all(t.startswith("0.77") for t in shown), shown  # the values' own units
