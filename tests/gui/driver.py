@@ -233,3 +233,27 @@ class Driver:
             if d.windowTitle().split(" ")[0] == title:
                 return d.isVisible() and not d.visibleRegion().isEmpty()
         raise LookupError(title)
+
+    def gallery_wheel(self, notches: int) -> int:
+        """Turn the mouse wheel over the gallery by `notches` (down is positive); the pixels it
+        scrolled."""
+        from PySide6.QtCore import QPoint, QPointF, Qt
+        from PySide6.QtGui import QWheelEvent
+        from PySide6.QtWidgets import QApplication
+
+        g = self.window.gallery
+        bar = g.verticalScrollBar()
+        before = bar.value()
+        centre = QPointF(g.viewport().width() / 2, g.viewport().height() / 2)
+        ev = QWheelEvent(centre, g.viewport().mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120 * notches),
+                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                         False)  # fmt: skip
+        QApplication.sendEvent(g.viewport(), ev)
+        return bar.value() - before
+
+    def gallery_row_height(self) -> int:
+        """The height of one row of thumbnails (cell and spacing), in pixels."""
+        return self.window.gallery.gridSize().height()
+
+    def gallery_rows_visible(self) -> float:
+        return self.window.gallery.viewport().height() / self.gallery_row_height()

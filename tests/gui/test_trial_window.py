@@ -37,3 +37,20 @@ def test_plot_axes_show_values_as_they_are(qtbot):
     assert ticks and all(0.7769 <= t <= 0.7774 for t in ticks)
     shown = left.tickStrings(ticks, left.autoSIPrefixScale, 0.0001)
     assert all(t.startswith("0.77") for t in shown), shown  # the values' own units
+
+
+def test_one_wheel_notch_scrolls_the_gallery_one_row(qtbot, open_window, tmp_path):
+    from tfrview.core.output.writer import write_records
+
+    path = tmp_path / "many.tfrecord"
+    write_records(path, (b"r%05d" % i for i in range(3000)))
+    w = open_window([path])
+    w.tabs.setCurrentWidget(w.gallery)
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(
+        lambda: w.gallery.verticalScrollBar().maximum() > 10 * d.gallery_row_height(), timeout=10000
+    )
+    moved = d.gallery_wheel(1)
+    assert moved == d.gallery_row_height() and moved < w.gallery.viewport().height()
+    assert d.gallery_wheel(-1) == -moved  # and back
+    assert d.gallery_wheel(3) == 3 * moved

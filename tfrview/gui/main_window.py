@@ -51,7 +51,7 @@ from tfrview.gui.widgets.filter_edit import FilterEdit
 from tfrview.gui.widgets.gallery_delegate import GalleryDelegate
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.problems_panel import ProblemsPanel
-from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
+from tfrview.gui.widgets.record_table_view import GalleryView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker, RecordView
 from tfrview.gui.workers.index import IndexProgress, ScanPhase
@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
         self.thumbs = ThumbnailPool(self.ds, threads=2, size=THUMB, cell=(THUMB, THUMB_H), parent=self)
         self.gallery_model = GalleryModel(self.model, self.thumbs, self)
         self.thumbs.result.connect(self.gallery_model.on_thumbnail)
-        self.gallery = QuietListView(self)
+        self.gallery = GalleryView(self)
         self.gallery.setViewMode(QListView.ViewMode.IconMode)
         self.gallery.setModel(self.gallery_model)
         self.gallery.setUniformItemSizes(True)
