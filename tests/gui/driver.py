@@ -257,3 +257,15 @@ class Driver:
 
     def gallery_rows_visible(self) -> float:
         return self.window.gallery.viewport().height() / self.gallery_row_height()
+
+    def column_cut(self, name: str) -> list[str]:
+        """The texts of the table's column `name` (over its rows) wider than the column: what the
+        person sees elided."""
+        from tfrview.gui.models.record_table import number_text  # noqa: F401  (the column's format)
+
+        t, m = self.window.table, self.window.model
+        col = m.columns.index(name)
+        room = t.horizontalHeader().sectionSize(col) - 12  # the cell's margins
+        fm = t.fontMetrics()
+        texts = (m.data(m.index(r, col)) for r in range(m.rowCount()))
+        return [s for s in texts if fm.horizontalAdvance(s) > room]

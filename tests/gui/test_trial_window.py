@@ -54,3 +54,14 @@ def test_one_wheel_notch_scrolls_the_gallery_one_row(qtbot, open_window, tmp_pat
     assert moved == d.gallery_row_height() and moved < w.gallery.viewport().height()
     assert d.gallery_wheel(-1) == -moved  # and back
     assert d.gallery_wheel(3) == 3 * moved
+
+
+def test_number_columns_fit_their_largest_value(qtbot, open_window, tmp_path):
+    from tfrview.core.output.writer import write_records
+
+    path = tmp_path / "big.tfrecord"
+    write_records(path, [b"x" * 12_000_000] * 2 + [b"y"] * 30)  # offsets and sizes in the 24 millions
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    assert w.model.widest_numbers() == {"#": 31, "offset": 24_000_032 + 17 * 29, "size": 12_000_000}
+    assert d.column_cut("offset") == [] and d.column_cut("size") == [] and d.column_cut("#") == []

@@ -43,7 +43,7 @@ from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.job_state import JobState
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
-from tfrview.gui.models.record_table import RecordTableModel, file_labels
+from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.widgets.feature_tree import FeatureTree
@@ -446,7 +446,7 @@ class MainWindow(QMainWindow):
     def _grow_rows(self) -> None:
         before = self.model.rowCount()
         self.model.refresh()
-        self._fit_number_column()
+        self._fit_number_columns()
         if before == 0 and self.model.rowCount() and self._selected is None:
             # after the first rows have painted: decoding record 0's image would compete with that paint
             QTimer.singleShot(100, self._select_first)
@@ -719,13 +719,21 @@ class MainWindow(QMainWindow):
                 return str(f.path.parent.resolve())
         return last_dir()
 
-    def _fit_number_column(self) -> None:
-        """The # column as wide as the largest record number, so 1,999,999 never shows as '1999…'."""
-        digits = len(f"{max(self.model.total() - 1, 0):,}")
-        if digits != getattr(self, "_number_digits", 0):
-            self._number_digits = digits
-            width = self.table.fontMetrics().horizontalAdvance("0" * digits + ",,") + 16
-            self.table.horizontalHeader().resizeSection(self.model.columns.index("#"), max(56, width))
+    def _fit_number_columns(self) -> None:
+        """The #, offset and size columns as wide as their largest value, so 1,999,999 never shows
+        as '1999…' nor an offset past 1 GB as '1,234,5…' (the maxima come from the index arrays)."""
+        hh = self.table.horizontalHeader()
+        fm = self.table.fontMetrics()
+        widths = getattr(self, "_number_widths", {})
+        self._number_widths = widths
+        for name, value in self.model.widest_numbers().items():
+            if name not in self.model.columns:
+                continue
+            width = fm.horizontalAdvance(number_text(value)) + 20  # the cell's margins
+            if width > widths.get(name, 0):
+                widths[name] = width
+                i = self.model.columns.index(name)
+                hh.resizeSection(i, max(hh.sectionSize(i), width))
 
     @Slot()
     def choose_jobs(self) -> None:

@@ -38,6 +38,11 @@ STATUS_TEXT = {
 }
 
 
+def number_text(value: int) -> str:
+    """How the #, offset and size columns write a number: with thousands separators."""
+    return f"{value:,}"
+
+
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
     import re
@@ -99,6 +104,29 @@ class RecordTableModel(ColumnsModel):
             self.beginInsertRows(QModelIndex(), self._rows, want - 1)
             self._rows = want
             self.endInsertRows()
+
+    def widest_numbers(self) -> dict[str, int]:
+        """The largest value each number column shows ('#', 'offset', 'size'), from the index arrays
+        (offsets grow within a file: its last; sizes: a running maximum over the rows added since
+        the last call), so the window sizes those columns without walking the model."""
+        seen = getattr(self, "_size_max_seen", None)
+        if seen is None or len(seen) != len(self.ds.files):
+            seen = self._size_max_seen = [(0, 0)] * len(self.ds.files)
+        offset = size = 0
+        for i, f in enumerate(self.ds.files):
+            idx = f.index
+            n = idx.count if idx is not None else 0
+            if not n:
+                continue
+            offset = max(offset, int(idx.offsets[n - 1]))
+            done, top = seen[i]
+            if n < done:  # framed again: from the start
+                done, top = 0, 0
+            if n > done:
+                top = max(top, int(np.max(idx.lengths[done:n])))
+                seen[i] = (n, top)
+            size = max(size, top)
+        return {"#": max(self.total() - 1, 0), "offset": offset, "size": size}
 
     def status_changed(self, force: bool = False) -> None:
         """Verify results arrived: repaint the status column, at most twice a second (each repaint
@@ -351,9 +379,9 @@ class RecordTableModel(ColumnsModel):
         fi, k = self.locate(n)
         f = self.ds.files[fi]
         if col == "offset":
-            return f"{int(f.index.offsets[k]):,}"
+            return number_text(int(f.index.offsets[k]))
         if col == "size":
-            return f"{int(f.index.lengths[k]):,}"
+            return number_text(int(f.index.lengths[k]))
         if col == "status":
             return STATUS_TEXT[self.status_of(n)]
         if col == "file":
