@@ -269,3 +269,54 @@ class Driver:
         fm = t.fontMetrics()
         texts = (m.data(m.index(r, col)) for r in range(m.rowCount()))
         return [s for s in texts if fm.horizontalAdvance(s) > room]
+
+    def folder_offered(self, action: str, choose: str | None = None, timeout: int = 5000) -> str:
+        """Trigger the window's action `action` (e.g. 'salvage'), accept any question before its file
+        dialog as offered, and give the folder the file dialog opens in; the dialog is cancelled, or
+        `choose` (a path) is chosen in it."""
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMessageBox
+
+        seen: list[str] = []
+
+        def answer() -> None:
+            top = QApplication.activeModalWidget()
+            if isinstance(top, QFileDialog):
+                seen.append(top.directory().absolutePath())
+                if choose is None:
+                    top.reject()
+                else:
+                    top.selectFile(choose)
+                    top.accept()
+                return
+            if time.monotonic() > end:
+                return
+            if isinstance(top, QMessageBox):
+                top.button(QMessageBox.StandardButton.No).click() if top.button(
+                    QMessageBox.StandardButton.No) else top.accept()  # fmt: skip
+            elif isinstance(top, QDialog):
+                top.accept()
+            QTimer.singleShot(20, answer)
+
+        end = time.monotonic() + timeout / 1000
+        QTimer.singleShot(20, answer)
+        self.window.actions_by_name[action].trigger()
+        self.qtbot.waitUntil(lambda: bool(seen), timeout=timeout)
+        return seen[0]
+
+    def close_message(self, timeout: int = 20000) -> str:
+        """Wait for the window's next message box (a job's report), close it, and give its text."""
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        box: list[QMessageBox] = []
+
+        def shown() -> bool:
+            top = QApplication.activeModalWidget()
+            if isinstance(top, QMessageBox):
+                box.append(top)
+            return bool(box)
+
+        self.qtbot.waitUntil(shown, timeout=timeout)
+        text = box[0].text()
+        box[0].done(0)
+        return text

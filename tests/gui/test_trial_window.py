@@ -3,6 +3,8 @@ are not about the filter)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tests.gui.driver import Driver
@@ -65,3 +67,24 @@ def test_number_columns_fit_their_largest_value(qtbot, open_window, tmp_path):
     d = Driver(qtbot, w)
     assert w.model.widest_numbers() == {"#": 31, "offset": 24_000_032 + 17 * 29, "size": 12_000_000}
     assert d.column_cut("offset") == [] and d.column_cut("size") == [] and d.column_cut("#") == []
+
+
+def test_dialogs_for_writing_open_where_the_person_last_wrote_never_beside_the_data(
+    qtbot, open_window, damaged_file, tmp_path
+):
+    from PySide6.QtCore import QSettings
+
+    QSettings().remove("last_write_dir")
+    w = open_window([damaged_file])
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.index_phase == "done", timeout=20000)
+    data = str(damaged_file.parent)
+    first = d.folder_offered("salvage")
+    assert first != data and first in (str(Path.home()), str(Path.home() / "Documents"))
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    assert d.folder_offered("salvage", choose=str(out / "intact.tfrecord")) == first
+    assert "intact.tfrecord" in d.close_message() and (out / "intact.tfrecord").stat().st_size > 0
+    assert d.folder_offered("repair") == str(out)  # where the person last wrote
+    w.table.selectRow(0)
+    assert d.folder_offered("export_jsonl") == str(out)

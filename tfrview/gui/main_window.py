@@ -713,7 +713,8 @@ class MainWindow(QMainWindow):
                 self.select_record(n)
 
     def data_dir(self) -> str:
-        """The folder of the data: where file dialogs about this dataset open (label maps, exports)."""
+        """The folder of the data: where dialogs that read about this dataset open (label maps,
+        schemas); dialogs for writing open in `settings.write_dir()`, never here unasked."""
         for f in self.ds.files:
             if f.source is not None and isinstance(f.path, Path):  # a URL's folder is not one to save in
                 return str(f.path.parent.resolve())
