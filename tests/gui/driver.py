@@ -320,3 +320,24 @@ class Driver:
         text = box[0].text()
         box[0].done(0)
         return text
+
+    def show_record(self, n: int, timeout: int = 10000) -> None:
+        """Select record n and wait until the image panel shows it."""
+        w = self.window
+        w.select_record(n)
+        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
+                             timeout=timeout)  # fmt: skip
+
+    def tree_share(self) -> float:
+        """The share of the record view's height the feature tree has (the image panel the rest)."""
+        sizes = self.window.right_splitter.sizes()
+        return sizes[1] / max(sum(sizes), 1)
+
+    def summary_text(self, n: int, timeout: int = 10000) -> str:
+        """The summary column of record n's row, once the summary worker has written it."""
+        m = self.window.model
+        c = m.columns.index("summary")
+        r = m.row_of(n)
+        m.data(m.index(r, c))
+        self.qtbot.waitUntil(lambda: m.data(m.index(r, c)) != "…", timeout=timeout)
+        return m.data(m.index(r, c))

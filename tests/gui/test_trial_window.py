@@ -88,3 +88,31 @@ def test_dialogs_for_writing_open_where_the_person_last_wrote_never_beside_the_d
     assert d.folder_offered("repair") == str(out)  # where the person last wrote
     w.table.selectRow(0)
     assert d.folder_offered("export_jsonl") == str(out)
+
+
+def _png(w: int = 64, h: int = 48) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (w, h), (200, 40, 40)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_a_record_without_image_gives_its_room_to_the_features(qtbot, open_window, tmp_path):
+    from tests.core.test_payload import make_example
+    from tfrview.core.output.writer import write_records
+
+    path = tmp_path / "tabular.tfrecord"
+    rows = [make_example(label=[8], age=[39], income=[52000.5], city=[b"Lyon"]) for _ in range(3)]
+    write_records(path, [*rows, make_example(**{"image/encoded": [_png()], "label": [1]})])
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    before = d.tree_share()
+    d.show_record(1)
+    assert d.tree_share() > 0.8 > before
+    assert w.image_panel.is_folded and "No image" in w.image_panel.facts.text()
+    assert d.summary_text(1) == "label: 8  ·  age=39, city='Lyon', income=52000.5"
+    d.show_record(3)  # an image again: the split as it was
+    assert not w.image_panel.is_folded and abs(d.tree_share() - before) < 0.02

@@ -234,6 +234,9 @@ class MainWindow(QMainWindow):
         right.addWidget(self.image_panel)
         right.addWidget(self.tree)
         right.setSizes([420, 300])
+        self.right_splitter = right
+        self._image_sizes: list[int] | None = None  # the split before a record without image folded it
+        self.image_panel.imageless.connect(self._on_imageless)
         left = QWidget(self)
         left_lay = QVBoxLayout(left)
         left_lay.setContentsMargins(0, 0, 0, 0)
@@ -795,6 +798,19 @@ class MainWindow(QMainWindow):
             if spec is not None:  # the person chose box keys for this layout before: redo with them
                 self._specs[view.number] = spec
                 self._request(view.number)
+
+    @Slot(bool)
+    def _on_imageless(self, imageless: bool) -> None:
+        """A record without an image (tabular data): the feature tree takes the image's room; the
+        split comes back with the next image."""
+        sp = self.right_splitter
+        if imageless:
+            self._image_sizes = sp.sizes()
+            top = self.image_panel.minimumSizeHint().height()
+            sp.setSizes([top, max(sum(self._image_sizes) - top, 1)])
+        elif self._image_sizes is not None:
+            sp.setSizes(self._image_sizes)
+            self._image_sizes = None
 
     @Slot(int)
     def _on_image_chosen(self, i: int) -> None:
