@@ -341,3 +341,13 @@ class Driver:
         m.data(m.index(r, c))
         self.qtbot.waitUntil(lambda: m.data(m.index(r, c)) != "…", timeout=timeout)
         return m.data(m.index(r, c))
+
+    def status_line(self) -> tuple[str, str, str]:
+        """The status bar's line as painted (cut to fit), whole, and its tooltip."""
+        lab = self.window.status_label
+        return lab.shown_text(), lab.text(), lab.toolTip()
+
+    def status_bar_overflows(self) -> bool:
+        """Whether the status bar asks for more width than the window has."""
+        sb = self.window.statusBar()
+        return sb.minimumSizeHint().width() > self.window.width()

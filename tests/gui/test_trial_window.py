@@ -116,3 +116,20 @@ def test_a_record_without_image_gives_its_room_to_the_features(qtbot, open_windo
     assert d.summary_text(1) == "label: 8  ·  age=39, city='Lyon', income=52000.5"
     d.show_record(3)  # an image again: the split as it was
     assert not w.image_panel.is_folded and abs(d.tree_share() - before) < 0.02
+
+
+def test_the_status_bar_fits_the_window_and_its_tooltip_says_it_all(qtbot, open_window, tmp_path):
+    from tfrview.demo import build_demo
+
+    w = open_window(build_demo(tmp_path / "demo"), demo=True)
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    w.resize(1280, 800)
+    assert not d.status_bar_overflows()
+    narrow = max(w.minimumSizeHint().width(), 700)  # narrower than the line: cut in the middle,
+    w.resize(narrow, 800)  # said whole in the tooltip
+    qtbot.waitUntil(lambda: w.width() <= narrow, timeout=5000)
+    shown, whole, tip = d.status_line()
+    assert not d.status_bar_overflows()
+    assert "…" in shown and shown != whole and shown.startswith(whole[:8]) and shown.endswith(whole[-5:])
+    assert whole in tip and "QA checks done" in whole and "39 records in 2 files" in whole

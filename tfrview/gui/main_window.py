@@ -5,7 +5,6 @@ the core."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
@@ -34,7 +33,6 @@ from tfrview import __version__
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.report import SampleFacts
-from tfrview.core.units import human_bytes
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -46,6 +44,8 @@ from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
+from tfrview.gui.status_line import StatusFacts, problems_text, status_text
+from tfrview.gui.widgets.elided_label import ElidedLabel
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.filter_edit import FilterEdit
 from tfrview.gui.widgets.gallery_delegate import GalleryDelegate
@@ -311,7 +311,7 @@ class MainWindow(QMainWindow):
         self.plot_dock.hide()
 
         sb = self.statusBar()
-        self.status_label = QLabel("opening…", self)
+        self.status_label = ElidedLabel("opening…", self)  # never wider than the window leaves it
         self.problems_label = QLabel("", self)
         self.problems_label.setTextFormat(Qt.TextFormat.RichText)
         self.progress = QProgressBar(self)
@@ -521,10 +521,7 @@ class MainWindow(QMainWindow):
         if not n:
             self.problems_label.setText("")
             return
-        top = " · ".join(f"{k} {v}" for k, v in counts.most_common(3))
-        more = " · …" if len(counts) > 3 else ""
-        self.problems_label.setText(f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
-                                    f"{': ' + top + more if top else ''}")  # fmt: skip
+        self.problems_label.setText(problems_text(counts))
         lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
         self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
         shown = self.problems.shown
@@ -617,44 +614,26 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _update_status(self, *_args) -> None:
-        n = self.model.total()
-        comp = {f.compression for f in self.ds.files if f.source is not None}
-        size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
-        parts = [f"{n:,} records", human_bytes(size)]
-        parts.append("/".join(sorted(comp)).upper() + " compressed" if comp - {"none"} else "uncompressed")
-        if self._payload_kinds:
-            parts.append(self._payload_kinds)
-        if len(self.ds.files) > 1:
-            parts.append(f"{len(self.ds.files)} files")
-        if self.ds.missing:
-            parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
         s = self.session
         p = s.index_progress
-        if p is not None and p.note:
-            parts.append(f"⚠ {p.note}" + ("; Esc stops it" if p.phase is ScanPhase.INDEX else ""))
-        if p is not None and p.phase in (ScanPhase.INDEX, ScanPhase.VERIFY):
-            parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
-        elif p is not None and p.phase is ScanPhase.DONE:
-            opened = sum(1 for f in self.ds.files if f.source is not None)
-            if s.stored_files and s.stored_files == opened and s.stored_at:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.stored_at))
-                parts.append(f"all CRCs checked {when} (unchanged since)")
-            else:
-                parts.append("all CRCs checked")
-        elif p is not None and p.phase is ScanPhase.CANCELLED:
-            parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
-        checks = s.checks.text("QA checks")
-        if checks:
-            parts.append(checks + (f" ({s.analysis_note})" if s.analysis_note else ""))
-        if s.label_map_path:
-            parts.append(f"labels: {s.label_map_path.name}")
+        opened = [f for f in self.ds.files if f.source is not None]
         m = self.model
+        page = None
         if m.filter_rows is None and m.total() > m.row_cap:
-            last = min(m.page_start + m.row_cap, m.total()) - 1
-            parts.append(f"showing records {m.page_start:,}–{last:,} (Ctrl+G goes to any record)")
-        self.status_label.setText("  ·  ".join(parts))
+            page = (m.page_start, min(m.page_start + m.row_cap, m.total()) - 1)
+        stored = p is not None and s.stored_files and s.stored_files == len(opened) and s.stored_at
+        facts = StatusFacts(
+            records=m.total(), size_bytes=sum(f.source.file_size for f in opened),
+            compressions=frozenset(f.compression for f in opened), payload_kinds=self._payload_kinds,
+            files=len(self.ds.files), missing=len(self.ds.missing), phase=None if p is None else str(p.phase),
+            note="" if p is None else p.note, done_bytes=0 if p is None else p.done_bytes,
+            total_bytes=0 if p is None else p.total_bytes, checked_at=s.stored_at if stored else None,
+            checks=s.checks.text("QA checks"), analysis_note=s.analysis_note,
+            labels=s.label_map_path.name if s.label_map_path else "", page=page,
+        )  # fmt: skip
+        self.status_label.setText(status_text(facts))
         if self.ds.missing:
-            self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+            self.status_label.set_extra_tip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
 
     # the filter and the shards -------------------------------------------------------------------------------
 
