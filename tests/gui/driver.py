@@ -351,3 +351,19 @@ class Driver:
         """Whether the status bar asks for more width than the window has."""
         sb = self.window.statusBar()
         return sb.minimumSizeHint().width() > self.window.width()
+
+    def labels_on_hover(self, x: float, y: float) -> list[str]:
+        """Rest the mouse on the image at pixel (x, y) of the image: the labels its tooltip says
+        (those of the boxes there whose label had no free slot)."""
+        from PySide6.QtWidgets import QApplication
+
+        v = self.window.image_panel.view
+        v.repaint()  # the labels are placed as they are painted
+        QApplication.processEvents()
+        return v.labels_at(v.context().to_widget(x, y))
+
+    def labels_left_out(self) -> int:
+        """How many box labels the image view left out (no free slot) at its last paint."""
+        v = self.window.image_panel.view
+        v.repaint()
+        return len(v.unlabelled)

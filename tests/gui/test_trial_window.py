@@ -133,3 +133,28 @@ def test_the_status_bar_fits_the_window_and_its_tooltip_says_it_all(qtbot, open_
     assert not d.status_bar_overflows()
     assert "…" in shown and shown != whole and shown.startswith(whole[:8]) and shown.endswith(whole[-5:])
     assert whole in tip and "QA checks done" in whole and "39 records in 2 files" in whole
+
+
+def test_crowded_box_labels_never_overlap_and_a_hidden_one_shows_on_hover(qtbot, open_window, tmp_path):
+    from tests.core.test_payload import make_example
+    from tfrview.core.output.writer import write_records
+
+    # six boxes on one another (a crowd annotated twice): six labels would be drawn over each other
+    names = [b"cat", b"dog", b"bird", b"cow", b"eel", b"ant"]
+    bb = {
+        "image/object/bbox/xmin": [0.10] * 6 + [0.70],
+        "image/object/bbox/ymin": [0.30] * 6 + [0.70],
+        "image/object/bbox/xmax": [0.50] * 6 + [0.90],
+        "image/object/bbox/ymax": [0.70] * 6 + [0.90],
+        "image/object/class/text": [*names, b"fish"],
+    }
+    path = tmp_path / "crowd.tfrecord"
+    write_records(path, [make_example(**{"image/encoded": [_png(400, 300)], **bb})])
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    d.show_record(0)
+    w.image_panel.view.fit()
+    # above, inside the top edge, below the bottom edge, inside above it: four slots, two left out
+    assert d.labels_left_out() == 2
+    assert d.labels_on_hover(0.3 * 400, 0.5 * 300) == ["eel", "ant"]  # said on hover in their box
+    assert d.labels_on_hover(0.8 * 400, 0.8 * 300) == []  # fish's label is drawn
