@@ -367,3 +367,17 @@ class Driver:
         v = self.window.image_panel.view
         v.repaint()
         return len(v.unlabelled)
+
+    def sort_by(self, column: str, descending: bool = False) -> None:
+        """Click the record table's header `column` (once, or twice for descending)."""
+        from PySide6.QtCore import Qt
+
+        hh = self.window.table.horizontalHeader()
+        section = self.window.model.columns.index(column)
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        hh.setSortIndicator(section, order)  # what a click on the header does
+
+    def sorted_column(self) -> str:
+        """The column the header's sort indicator shows."""
+        hh = self.window.table.horizontalHeader()
+        return self.window.model.columns[hh.sortIndicatorSection()]

@@ -158,3 +158,45 @@ def test_crowded_box_labels_never_overlap_and_a_hidden_one_shows_on_hover(qtbot,
     assert d.labels_left_out() == 2
     assert d.labels_on_hover(0.3 * 400, 0.5 * 300) == ["eel", "ant"]  # said on hover in their box
     assert d.labels_on_hover(0.8 * 400, 0.8 * 300) == []  # fish's label is drawn
+
+
+def test_the_record_table_sorts_by_its_columns_and_keeps_the_selection(qtbot, open_window, tmp_path):
+    from tfrview.core.output.writer import write_records
+
+    sizes = [5, 300, 40, 40, 7, 1000, 2, 40]
+    path = tmp_path / "sizes.tfrecord"
+    write_records(path, [bytes([65 + i]) * n for i, n in enumerate(sizes)])
+    raw = bytearray(path.read_bytes())
+    raw[16 + 5 + 16 + 300 + 12 + 3] ^= 1  # a flipped bit in record 2's data: a bad data CRC
+    path.write_bytes(bytes(raw))
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    qtbot.waitUntil(lambda: d.index_phase == "done", timeout=20000)
+    d.show_record(3)
+    d.sort_by("size")
+    assert d.shown_records() == [6, 0, 4, 2, 3, 7, 1, 5]  # ties (40) in record order
+    assert w.model.row_of(3) == w.table.currentIndex().row() == 4  # the selection follows its record
+    d.sort_by("size", descending=True)
+    assert d.shown_records() == [5, 1, 2, 3, 7, 4, 0, 6]
+    d.sort_by("status", descending=True)
+    assert d.shown_records()[0] == 2 and d.table_records()[0][2] == "bad_data_crc"
+    d.sort_by("summary")  # read lazily: refused, said, and the order stays
+    assert d.shown_records()[0] == 2 and d.sorted_column() == "status"
+    assert "cannot be sorted" in w.statusBar().currentMessage()
+    d.sort_by("#")
+    assert d.shown_records() == list(range(8))
+
+
+def test_the_gallery_follows_the_tables_sort(qtbot, open_window, tmp_path, qtmodeltester):
+    from tfrview.core.output.writer import write_records
+
+    path = tmp_path / "sizes.tfrecord"
+    write_records(path, [b"x" * n for n in (30, 10, 20)])
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    d.show_record(0)
+    d.sort_by("size")
+    g = w.gallery_model
+    assert [g.record_number(r) for r in range(g.rowCount())] == [1, 2, 0]
+    assert w.gallery.currentIndex().row() == 2  # record 0, where it is now
+    qtmodeltester.check(w.model, force_py=True)

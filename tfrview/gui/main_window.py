@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from tfrview import __version__
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
+from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
@@ -226,6 +227,12 @@ class MainWindow(QMainWindow):
             if name in widths:
                 hh.resizeSection(i, widths[name])
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        # sortable by the columns the index knows (array operations: models.record_table.sort)
+        hh.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSortingEnabled(True)
+        self._sorted_by = (0, Qt.SortOrder.AscendingOrder)
+        hh.sortIndicatorChanged.connect(self._on_sort_indicator)
+        self.model.sort_refused.connect(self._on_sort_refused)
 
         self.image_panel = ImagePanel(self.actions_by_name, self)
         self.image_panel.image_chosen.connect(self._on_image_chosen)
@@ -566,6 +573,7 @@ class MainWindow(QMainWindow):
         if stopped:
             self.progress.setFormat("stopped at %p%")
         self._update_status()
+        self.model.resort()  # the rows framed and verified since the sort, in their places
         if self._selected is not None:
             self._request(self._selected)
 
@@ -644,8 +652,29 @@ class MainWindow(QMainWindow):
             self.select_record(self._selected)
 
     @Slot(object)
-    def _on_filter_state(self, _state: JobState) -> None:
+    def _on_filter_state(self, state: JobState) -> None:
+        if not state.running:
+            self.model.resort()  # the matches came in record order: sorted as the table is
         self._update_status()
+
+    @Slot(int, Qt.SortOrder)
+    def _on_sort_indicator(self, section: int, order: Qt.SortOrder) -> None:
+        if 0 <= section < len(self.model.columns) and self.model.columns[section] in SORTABLE:
+            self._sorted_by = (section, order)  # (a lazy column's click was refused: not the order)
+        cur = self.table.currentIndex()
+        if cur.isValid():
+            self.table.scrollTo(cur, QAbstractItemView.ScrollHint.PositionAtCenter)
+            self._sync_gallery(cur.row())
+
+    @Slot(str)
+    def _on_sort_refused(self, why: str) -> None:
+        """A lazily read column was clicked: the indicator back where the rows' order is, and why."""
+        hh = self.table.horizontalHeader()
+        hh.blockSignals(True)
+        hh.setSortIndicator(*self._sorted_by)
+        hh.blockSignals(False)
+        hh.viewport().update()
+        self.statusBar().showMessage(why, 5000)
 
     @Slot(int)
     def _on_shard_shown(self, first: int) -> None:
