@@ -305,21 +305,25 @@ class Driver:
         return seen[0]
 
     def close_message(self, timeout: int = 20000) -> str:
-        """Wait for the window's next message box (a job's report), close it, and give its text."""
+        """Wait for the window's next message box (a job's report), close it, and give its text.
+        A timer closes it: the box runs its own event loop, where a wait's checks never run."""
+        from PySide6.QtCore import QTimer
         from PySide6.QtWidgets import QApplication, QMessageBox
 
-        box: list[QMessageBox] = []
+        texts: list[str] = []
+        end = time.monotonic() + timeout / 1000
 
-        def shown() -> bool:
+        def close() -> None:
             top = QApplication.activeModalWidget()
             if isinstance(top, QMessageBox):
-                box.append(top)
-            return bool(box)
+                texts.append(top.text())
+                top.done(0)
+            elif time.monotonic() < end:
+                QTimer.singleShot(20, close)
 
-        self.qtbot.waitUntil(shown, timeout=timeout)
-        text = box[0].text()
-        box[0].done(0)
-        return text
+        QTimer.singleShot(20, close)
+        self.qtbot.waitUntil(lambda: bool(texts), timeout=timeout)
+        return texts[0]
 
     def show_record(self, n: int, timeout: int = 10000) -> None:
         """Select record n and wait until the image panel shows it."""
