@@ -248,3 +248,174 @@ class Driver:
         """The dataset-level note above the Problems panel's table ('' when none is shown)."""
         label = self.window.problems_panel.notice
         return label.text() if label.isVisibleTo(self.window.problems_panel) else ""
+
+    # issue 18: what the person sees of the window's panels, table and status ----------------------------
+
+    def view_menu(self, text: str) -> None:
+        """Click the View menu's entry named `text` (e.g. 'Plot'), as the person does."""
+        menu = next(a.menu() for a in self.window.menuBar().actions() if a.text().replace("&", "") == "View")
+        act = next(a for a in menu.actions() if a.text().replace("&", "").split(" ")[0] == text)
+        act.trigger()
+        self.qtbot.waitUntil(lambda: True, timeout=100)
+
+    def panel_in_front(self, title: str) -> bool:
+        """Whether the dock titled `title` (its title's first word) is shown and not hidden behind a tab."""
+        from PySide6.QtWidgets import QApplication, QDockWidget
+
+        QApplication.processEvents()
+        for d in self.window.findChildren(QDockWidget):
+            if d.windowTitle().split(" ")[0] == title:
+                return d.isVisible() and not d.visibleRegion().isEmpty()
+        raise LookupError(title)
+
+    def gallery_wheel(self, notches: int) -> int:
+        """Turn the mouse wheel over the gallery by `notches` (down is positive); the pixels it
+        scrolled."""
+        from PySide6.QtCore import QPoint, QPointF, Qt
+        from PySide6.QtGui import QWheelEvent
+        from PySide6.QtWidgets import QApplication
+
+        g = self.window.gallery
+        bar = g.verticalScrollBar()
+        before = bar.value()
+        centre = QPointF(g.viewport().width() / 2, g.viewport().height() / 2)
+        ev = QWheelEvent(centre, g.viewport().mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120 * notches),
+                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                         False)  # fmt: skip
+        QApplication.sendEvent(g.viewport(), ev)
+        return bar.value() - before
+
+    def gallery_row_height(self) -> int:
+        """The height of one row of thumbnails (cell and spacing), in pixels."""
+        return self.window.gallery.gridSize().height()
+
+    def gallery_rows_visible(self) -> float:
+        return self.window.gallery.viewport().height() / self.gallery_row_height()
+
+    def column_cut(self, name: str) -> list[str]:
+        """The texts of the table's column `name` (over its rows) wider than the column: what the
+        person sees elided."""
+        from tfrview.gui.models.record_table import number_text  # noqa: F401  (the column's format)
+
+        t, m = self.window.table, self.window.model
+        col = m.columns.index(name)
+        room = t.horizontalHeader().sectionSize(col) - 12  # the cell's margins
+        fm = t.fontMetrics()
+        texts = (m.data(m.index(r, col)) for r in range(m.rowCount()))
+        return [s for s in texts if fm.horizontalAdvance(s) > room]
+
+    def folder_offered(self, action: str, choose: str | None = None, timeout: int = 5000) -> str:
+        """Trigger the window's action `action` (e.g. 'salvage'), accept any question before its file
+        dialog as offered, and give the folder the file dialog opens in; the dialog is cancelled, or
+        `choose` (a path) is chosen in it."""
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMessageBox
+
+        seen: list[str] = []
+
+        def answer() -> None:
+            top = QApplication.activeModalWidget()
+            if isinstance(top, QFileDialog):
+                seen.append(top.directory().absolutePath())
+                if choose is None:
+                    top.reject()
+                else:
+                    top.selectFile(choose)
+                    top.accept()
+                return
+            if time.monotonic() > end:
+                return
+            if isinstance(top, QMessageBox):
+                top.button(QMessageBox.StandardButton.No).click() if top.button(
+                    QMessageBox.StandardButton.No) else top.accept()  # fmt: skip
+            elif isinstance(top, QDialog):
+                top.accept()
+            QTimer.singleShot(20, answer)
+
+        end = time.monotonic() + timeout / 1000
+        QTimer.singleShot(20, answer)
+        self.window.actions_by_name[action].trigger()
+        self.qtbot.waitUntil(lambda: bool(seen), timeout=timeout)
+        return seen[0]
+
+    def close_message(self, timeout: int = 20000) -> str:
+        """Wait for the window's next message box (a job's report), close it, and give its text.
+        A timer closes it: the box runs its own event loop, where a wait's checks never run."""
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        texts: list[str] = []
+        end = time.monotonic() + timeout / 1000
+
+        def close() -> None:
+            top = QApplication.activeModalWidget()
+            if isinstance(top, QMessageBox):
+                texts.append(top.text())
+                top.done(0)
+            elif time.monotonic() < end:
+                QTimer.singleShot(20, close)
+
+        QTimer.singleShot(20, close)
+        self.qtbot.waitUntil(lambda: bool(texts), timeout=timeout)
+        return texts[0]
+
+    def show_record(self, n: int, timeout: int = 10000) -> None:
+        """Select record n and wait until the image panel shows it."""
+        w = self.window
+        w.select_record(n)
+        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
+                             timeout=timeout)  # fmt: skip
+
+    def tree_share(self) -> float:
+        """The share of the record view's height the feature tree has (the image panel the rest)."""
+        sizes = self.window.right_splitter.sizes()
+        return sizes[1] / max(sum(sizes), 1)
+
+    def summary_text(self, n: int, timeout: int = 10000) -> str:
+        """The summary column of record n's row, once the summary worker has written it."""
+        m = self.window.model
+        c = m.columns.index("summary")
+        r = m.row_of(n)
+        m.data(m.index(r, c))
+        self.qtbot.waitUntil(lambda: m.data(m.index(r, c)) != "…", timeout=timeout)
+        return m.data(m.index(r, c))
+
+    def status_line(self) -> tuple[str, str, str]:
+        """The status bar's line as painted (cut to fit), whole, and its tooltip."""
+        lab = self.window.status_label
+        return lab.shown_text(), lab.text(), lab.toolTip()
+
+    def status_bar_overflows(self) -> bool:
+        """Whether the status bar asks for more width than the window has."""
+        sb = self.window.statusBar()
+        return sb.minimumSizeHint().width() > self.window.width()
+
+    def labels_on_hover(self, x: float, y: float) -> list[str]:
+        """Rest the mouse on the image at pixel (x, y) of the image: the labels its tooltip says
+        (those of the boxes there whose label had no free slot)."""
+        from PySide6.QtWidgets import QApplication
+
+        v = self.window.image_panel.view
+        v.repaint()  # the labels are placed as they are painted
+        QApplication.processEvents()
+        return v.labels_at(v.context().to_widget(x, y))
+
+    def labels_left_out(self) -> int:
+        """How many box labels the image view left out (no free slot) at its last paint."""
+        v = self.window.image_panel.view
+        v.repaint()
+        return len(v.unlabelled)
+
+    def sort_by(self, column: str, descending: bool = False) -> None:
+        """Click the record table's header `column` (once, or twice for descending)."""
+        from PySide6.QtCore import Qt
+
+        hh = self.window.table.horizontalHeader()
+        section = self.window.model.columns.index(column)
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        hh.setSortIndicator(section, order)  # what a click on the header does
+
+    def sorted_column(self) -> str:
+        """The column the header's sort indicator shows."""
+        hh = self.window.table.horizontalHeader()
+        return self.window.model.columns[hh.sortIndicatorSection()]

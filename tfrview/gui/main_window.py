@@ -5,7 +5,6 @@ the core."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
@@ -33,8 +32,8 @@ from PySide6.QtWidgets import (
 from tfrview import __version__
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
+from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
-from tfrview.core.units import human_bytes
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -43,15 +42,17 @@ from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
-from tfrview.gui.models.record_table import RecordTableModel, file_labels
+from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
+from tfrview.gui.status_line import StatusFacts, problems_text, status_text
+from tfrview.gui.widgets.elided_label import ElidedLabel
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.filter_edit import FilterEdit
 from tfrview.gui.widgets.gallery_delegate import GalleryDelegate
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.problems_panel import ProblemsPanel
-from tfrview.gui.widgets.record_table_view import QuietListView, RecordTableView
+from tfrview.gui.widgets.record_table_view import GalleryView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker, RecordView
 from tfrview.gui.workers.index import IndexProgress, ScanPhase
@@ -226,6 +227,12 @@ class MainWindow(QMainWindow):
             if name in widths:
                 hh.resizeSection(i, widths[name])
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        # sortable by the columns the index knows (array operations: models.record_table.sort)
+        hh.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSortingEnabled(True)
+        self._sorted_by = (0, Qt.SortOrder.AscendingOrder)
+        hh.sortIndicatorChanged.connect(self._on_sort_indicator)
+        self.model.sort_refused.connect(self._on_sort_refused)
 
         self.image_panel = ImagePanel(self.actions_by_name, self)
         self.image_panel.image_chosen.connect(self._on_image_chosen)
@@ -234,6 +241,9 @@ class MainWindow(QMainWindow):
         right.addWidget(self.image_panel)
         right.addWidget(self.tree)
         right.setSizes([420, 300])
+        self.right_splitter = right
+        self._image_sizes: list[int] | None = None  # the split before a record without image folded it
+        self.image_panel.imageless.connect(self._on_imageless)
         left = QWidget(self)
         left_lay = QVBoxLayout(left)
         left_lay.setContentsMargins(0, 0, 0, 0)
@@ -242,7 +252,7 @@ class MainWindow(QMainWindow):
         self.thumbs = ThumbnailPool(self.ds, threads=2, size=THUMB, cell=(THUMB, THUMB_H), parent=self)
         self.gallery_model = GalleryModel(self.model, self.thumbs, self)
         self.thumbs.result.connect(self.gallery_model.on_thumbnail)
-        self.gallery = QuietListView(self)
+        self.gallery = GalleryView(self)
         self.gallery.setViewMode(QListView.ViewMode.IconMode)
         self.gallery.setModel(self.gallery_model)
         self.gallery.setUniformItemSizes(True)
@@ -308,7 +318,7 @@ class MainWindow(QMainWindow):
         self.plot_dock.hide()
 
         sb = self.statusBar()
-        self.status_label = QLabel("opening…", self)
+        self.status_label = ElidedLabel("opening…", self)  # never wider than the window leaves it
         self.problems_label = QLabel("", self)
         self.problems_label.setTextFormat(Qt.TextFormat.RichText)
         self.progress = QProgressBar(self)
@@ -369,10 +379,11 @@ class MainWindow(QMainWindow):
         for name in ("fit", "actual", "boxes", "labels", "box_keys"):
             v.addAction(a[name])
         v.addSeparator()
-        v.addAction(self.problems_dock.toggleViewAction())
-        v.addAction(self.summary_dock.toggleViewAction())
-        v.addAction(self.plot_dock.toggleViewAction())
-        v.addAction(self.shards_dock.toggleViewAction())
+        for dock in (self.problems_dock, self.summary_dock, self.plot_dock, self.shards_dock):
+            toggle = dock.toggleViewAction()
+            # a panel asked for comes to the front of the tabs it shares, not shown behind another
+            toggle.triggered.connect(lambda on, d=dock: self._raise_dock(d) if on else None)
+            v.addAction(toggle)
         v.addAction(a["summary"])
         g = self.menuBar().addMenu("&Go")
         g.addAction(a["goto"])
@@ -450,7 +461,7 @@ class MainWindow(QMainWindow):
     def _grow_rows(self) -> None:
         before = self.model.rowCount()
         self.model.refresh()
-        self._fit_number_column()
+        self._fit_number_columns()
         if before == 0 and self.model.rowCount() and self._selected is None:
             # after the first rows have painted: decoding record 0's image would compete with that paint
             QTimer.singleShot(100, self._select_first)
@@ -522,10 +533,7 @@ class MainWindow(QMainWindow):
         if not n:
             self.problems_label.setText("")
             return
-        top = " · ".join(f"{k} {v}" for k, v in counts.most_common(3))
-        more = " · …" if len(counts) > 3 else ""
-        self.problems_label.setText(f"<span style='color:#b00020'>⚠ {n} problem{'s' if n != 1 else ''}</span>"
-                                    f"{': ' + top + more if top else ''}")  # fmt: skip
+        self.problems_label.setText(problems_text(counts))
         lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
         self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
         shown = self.problems.shown
@@ -570,6 +578,7 @@ class MainWindow(QMainWindow):
         if stopped:
             self.progress.setFormat("stopped at %p%")
         self._update_status()
+        self.model.resort()  # the rows framed and verified since the sort, in their places
         if self._selected is not None:
             self._request(self._selected)
 
@@ -621,44 +630,26 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _update_status(self, *_args) -> None:
-        n = self.model.total()
-        comp = {f.compression for f in self.ds.files if f.source is not None}
-        size = sum(f.source.file_size for f in self.ds.files if f.source is not None)
-        parts = [f"{n:,} records", human_bytes(size)]
-        parts.append("/".join(sorted(comp)).upper() + " compressed" if comp - {"none"} else "uncompressed")
-        if self._payload_kinds:
-            parts.append(self._payload_kinds)
-        if len(self.ds.files) > 1:
-            parts.append(f"{len(self.ds.files)} files")
-        if self.ds.missing:
-            parts.append(f"⚠ {len(self.ds.missing)} shard{'s' if len(self.ds.missing) != 1 else ''} missing")
         s = self.session
         p = s.index_progress
-        if p is not None and p.note:
-            parts.append(f"⚠ {p.note}" + ("; Esc stops it" if p.phase is ScanPhase.INDEX else ""))
-        if p is not None and p.phase in (ScanPhase.INDEX, ScanPhase.VERIFY):
-            parts.append(f"{p.phase}ing {human_bytes(p.done_bytes)} of {human_bytes(p.total_bytes)}")
-        elif p is not None and p.phase is ScanPhase.DONE:
-            opened = sum(1 for f in self.ds.files if f.source is not None)
-            if s.stored_files and s.stored_files == opened and s.stored_at:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.stored_at))
-                parts.append(f"all CRCs checked {when} (unchanged since)")
-            else:
-                parts.append("all CRCs checked")
-        elif p is not None and p.phase is ScanPhase.CANCELLED:
-            parts.append("⚠ stopped: the dataset is only partly read (Resume goes on)")
-        checks = s.checks.text("QA checks")
-        if checks:
-            parts.append(checks + (f" ({s.analysis_note})" if s.analysis_note else ""))
-        if s.label_map_path:
-            parts.append(f"labels: {s.label_map_path.name}")
+        opened = [f for f in self.ds.files if f.source is not None]
         m = self.model
+        page = None
         if m.filter_rows is None and m.total() > m.row_cap:
-            last = min(m.page_start + m.row_cap, m.total()) - 1
-            parts.append(f"showing records {m.page_start:,}–{last:,} (Ctrl+G goes to any record)")
-        self.status_label.setText("  ·  ".join(parts))
+            page = (m.page_start, min(m.page_start + m.row_cap, m.total()) - 1)
+        stored = p is not None and s.stored_files and s.stored_files == len(opened) and s.stored_at
+        facts = StatusFacts(
+            records=m.total(), size_bytes=sum(f.source.file_size for f in opened),
+            compressions=frozenset(f.compression for f in opened), payload_kinds=self._payload_kinds,
+            files=len(self.ds.files), missing=len(self.ds.missing), phase=None if p is None else str(p.phase),
+            note="" if p is None else p.note, done_bytes=0 if p is None else p.done_bytes,
+            total_bytes=0 if p is None else p.total_bytes, checked_at=s.stored_at if stored else None,
+            checks=s.checks.text("QA checks"), analysis_note=s.analysis_note,
+            labels=s.label_map_path.name if s.label_map_path else "", page=page,
+        )  # fmt: skip
+        self.status_label.setText(status_text(facts))
         if self.ds.missing:
-            self.status_label.setToolTip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+            self.status_label.set_extra_tip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
 
     # the filter and the shards -------------------------------------------------------------------------------
 
@@ -673,6 +664,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_filter_state(self, state: JobState) -> None:
+        if not state.running:
+            self.model.resort()  # the matches came in record order: sorted as the table is
         self._update_status()
         if state.phase is Phase.DONE and self.filtering.filtered:
             self._follow_filter()
@@ -696,6 +689,25 @@ class MainWindow(QMainWindow):
             self.tree.show_payload(None)
             self._tree_for = None
             self._pane_emptied = True
+
+    @Slot(int, Qt.SortOrder)
+    def _on_sort_indicator(self, section: int, order: Qt.SortOrder) -> None:
+        if 0 <= section < len(self.model.columns) and self.model.columns[section] in SORTABLE:
+            self._sorted_by = (section, order)  # (a lazy column's click was refused: not the order)
+        cur = self.table.currentIndex()
+        if cur.isValid():
+            self.table.scrollTo(cur, QAbstractItemView.ScrollHint.PositionAtCenter)
+            self._sync_gallery(cur.row())
+
+    @Slot(str)
+    def _on_sort_refused(self, why: str) -> None:
+        """A lazily read column was clicked: the indicator back where the rows' order is, and why."""
+        hh = self.table.horizontalHeader()
+        hh.blockSignals(True)
+        hh.setSortIndicator(*self._sorted_by)
+        hh.blockSignals(False)
+        hh.viewport().update()
+        self.statusBar().showMessage(why, 5000)
 
     @Slot(int)
     def _on_shard_shown(self, first: int) -> None:
@@ -745,19 +757,28 @@ class MainWindow(QMainWindow):
                 self.select_record(n)
 
     def data_dir(self) -> str:
-        """The folder of the data: where file dialogs about this dataset open (label maps, exports)."""
+        """The folder of the data: where dialogs that read about this dataset open (label maps,
+        schemas); dialogs for writing open in `settings.write_dir()`, never here unasked."""
         for f in self.ds.files:
             if f.source is not None and isinstance(f.path, Path):  # a URL's folder is not one to save in
                 return str(f.path.parent.resolve())
         return last_dir()
 
-    def _fit_number_column(self) -> None:
-        """The # column as wide as the largest record number, so 1,999,999 never shows as '1999…'."""
-        digits = len(f"{max(self.model.total() - 1, 0):,}")
-        if digits != getattr(self, "_number_digits", 0):
-            self._number_digits = digits
-            width = self.table.fontMetrics().horizontalAdvance("0" * digits + ",,") + 16
-            self.table.horizontalHeader().resizeSection(self.model.columns.index("#"), max(56, width))
+    def _fit_number_columns(self) -> None:
+        """The #, offset and size columns as wide as their largest value, so 1,999,999 never shows
+        as '1999…' nor an offset past 1 GB as '1,234,5…' (the maxima come from the index arrays)."""
+        hh = self.table.horizontalHeader()
+        fm = self.table.fontMetrics()
+        widths = getattr(self, "_number_widths", {})
+        self._number_widths = widths
+        for name, value in self.model.widest_numbers().items():
+            if name not in self.model.columns:
+                continue
+            width = fm.horizontalAdvance(number_text(value)) + 20  # the cell's margins
+            if width > widths.get(name, 0):
+                widths[name] = width
+                i = self.model.columns.index(name)
+                hh.resizeSection(i, max(hh.sectionSize(i), width))
 
     @Slot()
     def choose_jobs(self) -> None:
@@ -769,6 +790,14 @@ class MainWindow(QMainWindow):
                                     analysis_jobs(), 1, 512)  # fmt: skip
         if ok:
             QSettings().setValue("analysis/jobs", n)
+
+    def _raise_dock(self, dock: QDockWidget) -> None:
+        """A dock the person turned on: shown in front, with the focus in it."""
+        dock.show()
+        dock.raise_()
+        w = dock.widget()
+        if w is not None:
+            w.setFocus()
 
     @Slot()
     def show_summary(self) -> None:
@@ -810,6 +839,19 @@ class MainWindow(QMainWindow):
             if spec is not None:  # the person chose box keys for this layout before: redo with them
                 self._specs[view.number] = spec
                 self._request(view.number)
+
+    @Slot(bool)
+    def _on_imageless(self, imageless: bool) -> None:
+        """A record without an image (tabular data): the feature tree takes the image's room; the
+        split comes back with the next image."""
+        sp = self.right_splitter
+        if imageless:
+            self._image_sizes = sp.sizes()
+            top = self.image_panel.minimumSizeHint().height()
+            sp.setSizes([top, max(sum(self._image_sizes) - top, 1)])
+        elif self._image_sizes is not None:
+            sp.setSizes(self._image_sizes)
+            self._image_sizes = None
 
     @Slot(int)
     def _on_image_chosen(self, i: int) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
-from tfrview.core.records.drawing import palette_hex
+from tfrview.core.records.drawing import palette_hex, place_labels
 from tfrview.core.records.overlays import Box, Overlay
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
@@ -144,9 +144,12 @@ def render_keypoints(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -
         p.drawEllipse(at, 3.5, 3.5)
 
 
-def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
-    if overlay is None or not ctx.show_boxes or not ctx.show_labels:
-        return
+def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> np.ndarray:
+    """The labels of the first MAX_BOX_LABELS_DRAWN boxes, none over another (`place_labels`):
+    above a box, else inside its top edge, else at its bottom; a label with no free slot is left
+    out. Returns the indices of the boxes whose label was left out (the view says them on hover)."""
+    if overlay is None or not ctx.show_boxes or not ctx.show_labels or not overlay.boxes:
+        return np.empty(0, dtype=np.int64)
     font = QFont(p.font())
     font.setPointSizeF(9)
     font.setBold(True)
@@ -155,19 +158,24 @@ def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> N
     th = fm.height() + 2
     baseline = 1 + fm.ascent()  # text drawn at a point, not laid out in a rectangle: 2,000 labels in half the time
     looks: dict[tuple[str, str], tuple[float, QColor, QColor]] = {}  # a few classes, measured once each
-    for box in overlay.boxes[:MAX_BOX_LABELS_DRAWN]:  # the image panel says when others go unlabelled
-        text = box.label
-        look = looks.get((text, box.color_key))
-        if look is None:
+    boxes = overlay.boxes[:MAX_BOX_LABELS_DRAWN]  # the image panel says when others go unlabelled
+    for box in boxes:
+        if (box.label, box.color_key) not in looks:
             c = class_color(box.color_key)
             ink = QColor("black") if c.lightnessF() > 0.55 else QColor("white")
-            look = looks[(text, box.color_key)] = (fm.horizontalAdvance(text) + 8, c, ink)
-        tw, c, ink = look
-        r = box_rect(box, ctx)
-        y = r.top() - th if r.top() - th >= 0 else r.top()
-        p.fillRect(QRectF(r.left(), y, tw, th), c)
+            looks[(box.label, box.color_key)] = (fm.horizontalAdvance(box.label) + 8, c, ink)
+    corners = np.array([(b.x0, b.y0, b.x1, b.y1) for b in boxes], dtype=np.float64)
+    corners = corners * ctx.scale + np.array([ctx.offset_x, ctx.offset_y] * 2)
+    widths = np.array([looks[(b.label, b.color_key)][0] for b in boxes], dtype=np.float64)
+    places = place_labels(corners, widths, th)
+    for box, (x, y) in zip(boxes, places, strict=True):
+        if x != x:  # NaN: no free slot
+            continue
+        tw, c, ink = looks[(box.label, box.color_key)]
+        p.fillRect(QRectF(x, y, tw, th), c)
         p.setPen(ink)
-        p.drawText(QPointF(r.left() + 4, y + baseline), text)
+        p.drawText(QPointF(x + 4, y + baseline), box.label)
+    return np.flatnonzero(np.isnan(places[:, 0]))
 
 
 def render_caption(p: QPainter, caption: str | None, width: float) -> None:

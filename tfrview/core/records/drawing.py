@@ -17,6 +17,37 @@ PALETTE = (
 )  # fmt: skip
 
 
+def place_labels(boxes: np.ndarray, widths: np.ndarray, height: float, top: float = 0.0) -> np.ndarray:
+    """Where each box's label goes so that no two labels overlap: (n, 2) top-left corners, NaN for
+    a label with no free slot (the window says it on hover). `boxes` are (n, 4) x0, y0, x1, y1 in
+    the drawing's coordinates, `widths` the labels' widths, `height` theirs; a label lies above
+    its box's top edge, else inside it under that edge when the slot above is taken or off the
+    image (above `top`), else below the bottom edge, else inside above it. Earlier boxes choose
+    first. Each slot is checked against the labels placed so far by array operations."""
+    n = len(boxes)
+    out = np.full((n, 2), np.nan)
+    if not n:
+        return out
+    b = np.asarray(boxes, dtype=np.float64)
+    x0 = np.minimum(b[:, 0], b[:, 2])
+    y0, y1 = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+    w = np.asarray(widths, dtype=np.float64)
+    px0, py0, px1, py1 = (np.empty(n) for _ in range(4))  # the labels placed so far
+    k = 0
+    for i in range(n):
+        for cy in (y0[i] - height, y0[i], y1[i], y1[i] - height):
+            if cy < top:
+                continue
+            cx = x0[i]
+            if k and np.any((cx < px1[:k]) & (cx + w[i] > px0[:k]) & (cy < py1[:k]) & (cy + height > py0[:k])):
+                continue
+            out[i] = cx, cy
+            px0[k], py0[k], px1[k], py1[k] = cx, cy, cx + w[i], cy + height
+            k += 1
+            break
+    return out
+
+
 def _font(size: int):
     from PIL import ImageFont
 
@@ -56,23 +87,26 @@ def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = Tru
     d = ImageDraw.Draw(im)
     width = max(2, round(max(im.size) / 400))
     font = _font(max(11, round(max(im.size) / 60)))
-    for k, b in enumerate(overlay.boxes):
+    for b in overlay.boxes:
         c = palette_rgb(b.color_key)
         x0, x1 = sorted((b.x0, b.x1))
         y0, y1 = sorted((b.y0, b.y1))
         d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
         d.rectangle([x0, y0, x1, y1], outline=c, width=width)
-        if labels and k < MAX_BOX_LABELS_DRAWN:  # as the window labels them
-            left, t, r, btm = d.textbbox((0, 0), b.label, font=font)
-            ty = y0 - (btm - t) - 4 if y0 - (btm - t) - 4 >= 0 else y0
-            d.rectangle([x0, ty, x0 + (r - left) + 6, ty + (btm - t) + 4], fill=c)
+    if labels:  # as the window labels them: the first MAX_BOX_LABELS_DRAWN, none over another
+        labelled = overlay.boxes[:MAX_BOX_LABELS_DRAWN]
+        extents = [d.textbbox((0, 0), b.label, font=font) for b in labelled]
+        th = max((btm - t for _, t, _, btm in extents), default=0) + 4
+        corners = [(b.x0, b.y0, b.x1, b.y1) for b in labelled]
+        widths = np.array([r - left + 6 for left, _, r, _ in extents], dtype=np.float64)
+        places = place_labels(np.array(corners, dtype=np.float64).reshape(-1, 4), widths, th)
+        for b, (left, t, _, _), w, (lx, ly) in zip(labelled, extents, widths, places, strict=True):
+            if np.isnan(lx):
+                continue
+            c = palette_rgb(b.color_key)
+            d.rectangle([lx, ly, lx + w, ly + th], fill=c)
             lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-            d.text(
-                (x0 + 3 - left, ty + 2 - t),
-                b.label,
-                fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
-                font=font,
-            )
+            d.text((lx + 3 - left, ly + 2 - t), b.label, fill=(0, 0, 0) if lum > 140 else (255, 255, 255), font=font)
     r = max(3, round(max(im.size) / 200))
     for x, y, b in overlay.keypoints:
         c = palette_rgb(overlay.boxes[b].color_key) if 0 <= b < len(overlay.boxes) else (255, 255, 255)

@@ -286,6 +286,15 @@ def box_class_counts(features: dict[str, Feature], spec: BoxSpec | None,
     return out
 
 
+def caption_key(features: dict[str, Feature]) -> str | None:
+    """The key `record_caption` names the record's label by, or None."""
+    for k in _LABEL_KEYS:
+        f = features.get(k)
+        if f is not None and 0 < len(f.values) <= 8 and f.type in (BYTES_LIST, INT64_LIST):
+            return k
+    return None
+
+
 def record_caption(features: dict[str, Feature], label_map: dict[int, str] | None = None) -> str | None:
     """The record-level label, e.g. 'label: 3 (cat)'."""
     for k in _LABEL_KEYS:

@@ -4,7 +4,7 @@ box count; else the first few features. Cheap: no image is decoded."""
 from __future__ import annotations
 
 from tfrview.core.records.images import find_images, sniff_image_format
-from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
+from tfrview.core.records.overlays import box_class_counts, caption_key, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
 from tfrview.core.tfrecord.framing import one_line
@@ -64,6 +64,9 @@ def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
             parts.append(f"{len(p.feature_lists)} feature lists, {steps} steps")
         if not parts or (len(parts) == 1 and p.kind == "sequence_example"):
             parts.append(_first_features(p))
+        elif cap and not imgs and spec is None and p.kind == "example":
+            # tabular data: the label alone told records apart by nothing else (issue 18)
+            parts.append(_first_features(p, skip=caption_key(p.features), scalars_first=True))
         if p.limits:
             parts.append("partly decoded (limit)")
         return "  ·  ".join(x for x in parts if x)
@@ -77,9 +80,14 @@ def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
     return format_bytes(p.raw, 60)
 
 
-def _first_features(p: Payload, n: int = 4) -> str:
+def _first_features(p: Payload, n: int = 4, skip: str | None = None, scalars_first: bool = False) -> str:
+    """The first n features as key=value (`skip` left out; single values first when asked: the
+    columns of tabular data)."""
+    feats = [(k, f) for k, f in p.features.items() if k != skip]
+    if scalars_first:
+        feats.sort(key=lambda kf: len(kf[1].values) != 1)  # stable: the record's order otherwise
     out = []
-    for k, f in list(p.features.items())[:n]:
+    for k, f in feats[:n]:
         if not len(f.values):
             out.append(f"{k}=[]")
             continue
@@ -91,8 +99,8 @@ def _first_features(p: Payload, n: int = 4) -> str:
             s = format_number(v0, f.type == FLOAT_LIST)
         more = f"…+{len(f.values) - 1}" if len(f.values) > 1 else ""
         out.append(f"{k}={s}{more}")
-    if len(p.features) > n:
-        out.append(f"+{len(p.features) - n} more")
+    if len(feats) > n:
+        out.append(f"+{len(feats) - n} more")
     return ", ".join(out)
 
 

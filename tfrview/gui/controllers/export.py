@@ -20,6 +20,7 @@ from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.session import DatasetSession
+from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import ScanPhase
@@ -40,7 +41,7 @@ class ExportController(QObject):
         self.problems = problems
         self.image_panel = image_panel
         self.labels_shown = labels_shown  # () -> bool: whether labels are drawn with the boxes
-        self.data_dir = data_dir  # () -> str: where dialogs about this dataset open
+        self.data_dir = data_dir  # () -> str: the data's folder (dialogs for writing open in write_dir())
         self.tasks: set[Worker] = set()
 
     def shutdown(self) -> None:
@@ -129,14 +130,18 @@ class ExportController(QObject):
             self.write_intact(*chosen)
 
     def _ask_new_file(self, title: str, suffix: str) -> tuple[Path, str] | None:
-        """The compression, then where: a new file beside the data, named after the dataset."""
+        """The compression, then where: a new file named after the dataset, in the folder last
+        written to (never beside the data unasked)."""
         comp = self._ask_compression(self._source_compression())
         if comp is None:
             return None
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(self.data_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == 'gzip' else ''}"
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested))
-        return (Path(path), comp) if path else None
+        if not path:
+            return None
+        remember_write(path)
+        return Path(path), comp
 
     @Slot()
     def save_repaired(self) -> None:
@@ -213,15 +218,16 @@ class ExportController(QObject):
             if comp is None:
                 return
             path, _ = QFileDialog.getSaveFileName(
-                self.window, "Export records", str(Path(self.data_dir()) / "selection.tfrecord")
+                self.window, "Export records", str(Path(write_dir()) / "selection.tfrecord")
             )
         elif what == "jsonl":
             path, _ = QFileDialog.getSaveFileName(
-                self.window, "Export features", str(Path(self.data_dir()) / "selection.jsonl")
+                self.window, "Export features", str(Path(write_dir()) / "selection.jsonl")
             )
         else:
-            path = QFileDialog.getExistingDirectory(self.window, "Export images to a folder", self.data_dir())
+            path = QFileDialog.getExistingDirectory(self.window, "Export images to a folder", write_dir())
         if path:
+            remember_write(path, folder=what not in ("records", "jsonl"))
             self.write_export(what, numbers, Path(path), comp or "none", keep_damaged=keep_damaged)
 
     def damaged_among(self, numbers: list[int]) -> list[int]:
@@ -323,10 +329,11 @@ class ExportController(QObject):
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
         name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save image", str(Path(self.data_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
+            self.window, "Save image", str(Path(write_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
         )
         if not path:
             return
+        remember_write(path)
         self.write_image(Path(path), with_boxes)
 
     def write_image(self, path: Path, with_boxes: bool) -> bool:

@@ -229,8 +229,11 @@ class PlotController(QObject):
 
         if self.panel.plot is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save plot", str(Path(self.data_dir()) / "plot.png"), "PNG (*.png)")
+        from tfrview.gui.settings import remember_write, write_dir
+
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save plot", str(Path(write_dir()) / "plot.png"), "PNG (*.png)")
         if path:
+            remember_write(path)
             self.write_png(Path(path))
 
     def write_png(self, path) -> None:

@@ -33,6 +33,9 @@ class GalleryModel(QAbstractListModel):
         table.rowsInserted.connect(lambda *_: self.endInsertRows())
         table.modelAboutToBeReset.connect(self.beginResetModel)
         table.modelReset.connect(self.endResetModel)
+        # the table sorted: its rows in a new order (the window puts the current item back)
+        table.layoutAboutToBeChanged.connect(lambda *_: self.beginResetModel())
+        table.layoutChanged.connect(lambda *_: self.endResetModel())
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.table.rowCount()

@@ -11,13 +11,14 @@ import time
 from collections import OrderedDict
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, SEVERITIES, SourceError
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
+from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
 from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")
@@ -38,6 +39,11 @@ STATUS_TEXT = {
 }
 
 
+def number_text(value: int) -> str:
+    """How the #, offset and size columns write a number: with thousands separators."""
+    return f"{value:,}"
+
+
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
     import re
@@ -49,6 +55,8 @@ def file_labels(paths) -> list[str]:
 
 
 class RecordTableModel(ColumnsModel):
+    sort_refused = Signal(str)  # a column that cannot be sorted was clicked: why
+
     def __init__(self, dataset: Dataset, parent=None) -> None:
         super().__init__(parent)
         self.ds = dataset
@@ -78,6 +86,10 @@ class RecordTableModel(ColumnsModel):
         ]
         self._file_labels = file_labels([f.path for f in dataset.files])
         self.summaries = None  # a SummaryWorker, set by the window
+        # sorting: rows -> positions among the unsorted rows (a permutation), and back; None: unsorted
+        self.sort_key: tuple[str, bool] | None = None  # (column, descending)
+        self._perm: np.ndarray | None = None
+        self._inv: np.ndarray | None = None
 
     # growth -----------------------------------------------------------------------------------------
 
@@ -97,8 +109,35 @@ class RecordTableModel(ColumnsModel):
             want = max(0, min(self.total() - self.page_start, self.row_cap))
         if want > self._rows:
             self.beginInsertRows(QModelIndex(), self._rows, want - 1)
+            if self._perm is not None:  # rows framed after the sort come after the sorted ones
+                more = np.arange(self._rows, want, dtype=np.int64)
+                self._perm = np.concatenate([self._perm, more])
+                self._inv = np.concatenate([self._inv, more])
             self._rows = want
             self.endInsertRows()
+
+    def widest_numbers(self) -> dict[str, int]:
+        """The largest value each number column shows ('#', 'offset', 'size'), from the index arrays
+        (offsets grow within a file: its last; sizes: a running maximum over the rows added since
+        the last call), so the window sizes those columns without walking the model."""
+        seen = getattr(self, "_size_max_seen", None)
+        if seen is None or len(seen) != len(self.ds.files):
+            seen = self._size_max_seen = [(0, 0)] * len(self.ds.files)
+        offset = size = 0
+        for i, f in enumerate(self.ds.files):
+            idx = f.index
+            n = idx.count if idx is not None else 0
+            if not n:
+                continue
+            offset = max(offset, int(idx.offsets[n - 1]))
+            done, top = seen[i]
+            if n < done:  # framed again: from the start
+                done, top = 0, 0
+            if n > done:
+                top = max(top, int(np.max(idx.lengths[done:n])))
+                seen[i] = (n, top)
+            size = max(size, top)
+        return {"#": max(self.total() - 1, 0), "offset": offset, "size": size}
 
     def status_changed(self, force: bool = False) -> None:
         """Verify results arrived: repaint the status column, at most twice a second (each repaint
@@ -115,8 +154,10 @@ class RecordTableModel(ColumnsModel):
         self.beginResetModel()
         self.page_start = max(0, start)
         self._rows = 0
+        self._perm = self._inv = None
         self.endResetModel()
         self.refresh()
+        self.resort()
 
     def note_problem(self, file_no: int, problem) -> tuple[int | None, int | None, bool]:
         """Record problems go on their row; damaged regions on the row after them (or the last row).
@@ -205,6 +246,8 @@ class RecordTableModel(ColumnsModel):
     # mapping ---------------------------------------------------------------------------------------
 
     def record_number(self, row: int) -> int:
+        if self._perm is not None:
+            row = int(self._perm[row])
         if self.filter_rows is not None:
             return int(self.filter_rows[row])
         return self.page_start + row
@@ -212,9 +255,63 @@ class RecordTableModel(ColumnsModel):
     def row_of(self, number: int) -> int | None:
         if self.filter_rows is not None:
             r = int(np.searchsorted(self.filter_rows[: self._rows], number))
-            return r if r < self._rows and self.filter_rows[r] == number else None
-        r = number - self.page_start
-        return r if 0 <= r < self._rows else None
+            r = r if r < self._rows and self.filter_rows[r] == number else None
+        else:
+            r = number - self.page_start
+            r = r if 0 <= r < self._rows else None
+        return r if r is None or self._inv is None else int(self._inv[r])
+
+    # sorting: a permutation of the rows, from array operations over the index (never cell by cell) ----
+
+    def _unsorted_numbers(self) -> np.ndarray:
+        if self.filter_rows is not None:
+            return self.filter_rows[: self._rows]
+        return np.arange(self.page_start, self.page_start + self._rows, dtype=np.int64)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Qt's sort: the rows ordered by a column known for every record (#, file, offset, size,
+        status); kind and summary are read lazily as rows show, so they are never sorted."""
+        if not 0 <= column < len(self.columns):
+            return
+        name = self.columns[column]
+        if name in LAZY:
+            self.sort_refused.emit(f"{name} is read from each record as its row shows: it cannot be sorted")
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        self._sort(None if (name == "#" and not descending) else (name, descending))
+
+    def resort(self) -> None:
+        """The sort again, over the rows there are now (the scan ended, a filter changed the rows)."""
+        if self.sort_key is not None and self._rows:
+            self._sort(self.sort_key)
+
+    def _sort(self, key: tuple[str, bool] | None) -> None:
+        self.layoutAboutToBeChanged.emit()
+        old = self.persistentIndexList()
+        numbers = [self.record_number(i.row()) if i.isValid() else None for i in old]
+        self.sort_key = key
+        if key is None or not self._rows:
+            self._perm = self._inv = None
+        else:
+            keys = column_key([f.index for f in self.ds.files], self._unsorted_numbers(), key[0])
+            self._perm = sort_order(keys, key[1]).astype(np.int64)
+            self._inv = np.empty_like(self._perm)
+            self._inv[self._perm] = np.arange(len(self._perm), dtype=np.int64)
+        new = []
+        for i, n in zip(old, numbers, strict=True):
+            r = None if n is None else self.row_of(n)
+            new.append(QModelIndex() if r is None else self.index(r, i.column()))
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            name = self.columns[section] if 0 <= section < len(self.columns) else ""
+            if name in SORTABLE:
+                return f"Click to sort by {name}"
+            if name in LAZY:
+                return f"{name}: read from each record as its row shows, so not sortable"
+        return super().headerData(section, orientation, role)
 
     # filtering: rows become the matching record numbers, in order -------------------------------------
 
@@ -224,6 +321,7 @@ class RecordTableModel(ColumnsModel):
         self.filter_rows = np.empty(1024, dtype=np.int64)
         self._filter_n = 0
         self._rows = 0
+        self._perm = self._inv = None if self.sort_key is None else np.empty(0, dtype=np.int64)
         self.endResetModel()
 
     def add_matches(self, numbers) -> None:
@@ -244,8 +342,10 @@ class RecordTableModel(ColumnsModel):
         self.filter_rows = None
         self._filter_n = 0
         self._rows = 0
+        self._perm = self._inv = None
         self.endResetModel()
         self.refresh()
+        self.resort()
 
     @property
     def match_count(self) -> int:
@@ -351,9 +451,9 @@ class RecordTableModel(ColumnsModel):
         fi, k = self.locate(n)
         f = self.ds.files[fi]
         if col == "offset":
-            return f"{int(f.index.offsets[k]):,}"
+            return number_text(int(f.index.offsets[k]))
         if col == "size":
-            return f"{int(f.index.lengths[k]):,}"
+            return number_text(int(f.index.lengths[k]))
         if col == "status":
             return STATUS_TEXT[self.status_of(n)]
         if col == "file":

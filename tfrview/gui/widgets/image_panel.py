@@ -19,6 +19,7 @@ from tfrview.gui.workers.decode import RecordView
 class ImagePanel(QWidget):
     image_chosen = Signal(int)  # which of the record's images to show
     pick_boxes = Signal()  # the person wants to choose the box keys
+    imageless = Signal(bool)  # whether the record shown has no image (its view is folded away)
 
     def __init__(self, actions: dict[str, QAction], parent=None) -> None:
         super().__init__(parent)
@@ -63,9 +64,22 @@ class ImagePanel(QWidget):
         self.filmstrip.setVisible(False)
         lay.addWidget(self.filmstrip)
         lay.addWidget(self.facts)
+        self._imageless = False
         self.show_message("Select a record to see its image")
 
+    def _fold(self, imageless: bool) -> None:
+        """A record without an image gives the view's room to its features (tabular data)."""
+        self.view.setVisible(not imageless)
+        if imageless != self._imageless:
+            self._imageless = imageless
+            self.imageless.emit(imageless)
+
+    @property
+    def is_folded(self) -> bool:
+        return self._imageless
+
     def show_message(self, text: str) -> None:
+        self._fold(False)
         self.current = None
         self.qimage = None
         self.selector.clear()
@@ -97,8 +111,10 @@ class ImagePanel(QWidget):
             self.qimage = None
             kind = v.payload.kind.replace("_", " ")
             self.view.set_content(None, None, f"No image in this record ({kind})")
-            self.facts.setText("")
+            self.facts.setText(f"No image in this record ({kind}): its features are below.")
+            self._fold(True)
             return
+        self._fold(False)
         ref = v.images[v.image_index]
         if v.decoded is None:
             self.qimage = None

@@ -3,13 +3,15 @@ fit or 1:1. Painting is delegated to the pure functions in gui.painting, back to
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from tfrview.core.records.overlays import Overlay
 from tfrview.gui.painting import (
     RenderContext,
+    box_rect,
     fit_scale,
     render_boxes,
     render_caption,
@@ -42,6 +44,7 @@ class ImageView(QWidget):
         self._preview: tuple | None = None
         self.mask = None  # QImage of the coloured mask (records.masks), drawn over the image
         self.mask_opacity = 0.5
+        self.unlabelled = np.empty(0, dtype=np.int64)  # boxes whose label found no free slot, last paint
         self.layers = (self._paint_image, self._paint_mask, self._paint_boxes, self._paint_keypoints, self._paint_labels,
                        self._paint_caption)  # fmt: skip
 
@@ -64,6 +67,7 @@ class ImageView(QWidget):
         self._preview = preview
         self._keep = keep
         self.overlay = overlay
+        self.unlabelled = np.empty(0, dtype=np.int64)  # of the last overlay: said again at the next paint
         self.message = message
         if self._fit or image is None:
             self._fit = True
@@ -135,6 +139,12 @@ class ImageView(QWidget):
             self.setCursor(Qt.CursorShape.ClosedHandCursor)
 
     def mouseMoveEvent(self, event) -> None:
+        if self._drag is None and len(self.unlabelled):
+            names = self.labels_at(event.position())
+            if names:
+                QToolTip.showText(event.globalPosition().toPoint(), "\n".join(names[:20]), self)
+            else:
+                QToolTip.hideText()
         if self._drag is not None:
             self._offset += event.position() - self._drag
             self._drag = event.position()
@@ -200,7 +210,16 @@ class ImageView(QWidget):
         render_keypoints(p, self.overlay, ctx)
 
     def _paint_labels(self, p: QPainter, ctx: RenderContext) -> None:
-        render_labels(p, self.overlay, ctx)
+        self.unlabelled = render_labels(p, self.overlay, ctx)
+
+    def labels_at(self, at: QPointF) -> list[str]:
+        """The labels of the boxes under a point whose label had no free slot (left out so that
+        labels never overlap): the tooltip says them."""
+        if self.overlay is None or not len(self.unlabelled) or not (self.show_boxes and self.show_labels):
+            return []
+        ctx = self.context()
+        boxes = self.overlay.boxes
+        return [boxes[i].label for i in self.unlabelled if box_rect(boxes[i], ctx).contains(at)]
 
     def _paint_caption(self, p: QPainter, ctx: RenderContext) -> None:
         render_caption(p, self.overlay.caption if self.overlay else None, self.width())

@@ -79,6 +79,8 @@ class PlotPanel(QWidget):
             pg.setConfigOptions(antialias=True, background="w", foreground="k")
             self.plot = pg.PlotWidget(self)
             self.plot.showGrid(x=True, y=True, alpha=0.3)
+            for side in ("left", "bottom"):  # values as they are: no "accuracy (x0.001)" 777.0–777.3
+                self.plot.getAxis(side).enableAutoSIPrefix(False)
             self.plot.scene().sigMouseClicked.connect(self._on_click)
             self._lay.addWidget(self.plot, 1)
         return pg

@@ -86,3 +86,32 @@ def plain_rows(view: QTableView) -> None:
 
 class QuietListView(NoTypeAhead, QListView):
     """A list view without type-ahead (the gallery has a row per record)."""
+
+
+class GalleryView(QuietListView):
+    """The gallery: one wheel notch scrolls one row of thumbnails (Qt's default scrolled three
+    items' worth of its own steps, more than a screen of rows in icon mode)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self._wheel_rest = 0  # eighths of a degree not yet scrolled (fine-grained wheels send less)
+
+    def row_height(self) -> int:
+        grid = self.gridSize()
+        return grid.height() if grid.isValid() and grid.height() > 0 else self.sizeHintForRow(0) + self.spacing()
+
+    def wheelEvent(self, event) -> None:
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier or event.angleDelta().y() == 0:
+            super().wheelEvent(event)
+            return
+        bar = self.verticalScrollBar()
+        pixels = event.pixelDelta().y()
+        if pixels:  # a touchpad says how far it moved
+            bar.setValue(bar.value() - pixels)
+        else:
+            self._wheel_rest += event.angleDelta().y()
+            notches = int(self._wheel_rest / 120)
+            self._wheel_rest -= notches * 120
+            bar.setValue(bar.value() - notches * self.row_height())
+        event.accept()

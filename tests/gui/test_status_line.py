@@ -1,0 +1,52 @@
+"""The status bar's line as a pure function (issue 18, 8.6): what it says, from plain facts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tfrview.gui.status_line import StatusFacts, problems_text, status_text
+
+
+def test_the_status_line_says_each_fact_once_in_its_order():
+    f = StatusFacts(records=2_000_000, size_bytes=3_000_000_000, compressions=frozenset({"gzip"}),
+                    payload_kinds="Example payloads (+2 other kinds)", files=128, missing=2, phase="verify",
+                    done_bytes=1_000_000_000, total_bytes=3_000_000_000, checks="QA checks 40%", labels="map.pbtxt",
+                    page=(0, 49_999_999))  # fmt: skip
+    text = status_text(f)
+    assert text.startswith(
+        "2,000,000 records in 128 files  ·  3.0 GB  ·  GZIP compressed  ·  Example payloads"
+    )
+    assert "⚠ 2 shards missing" in text and "verifying 1.0 GB of 3.0 GB" in text
+    assert text.endswith(
+        "QA checks 40%  ·  labels: map.pbtxt  ·  showing records 0–49,999,999 (Ctrl+G for others)"
+    )
+    assert "all CRCs checked" not in text
+
+
+def test_the_status_line_of_a_checked_and_a_stopped_dataset():
+    done = status_text(StatusFacts(39, 270_300, frozenset({"none"}), phase="done", checked_at=1.7e9))
+    assert done.startswith("39 records  ·  ") and "uncompressed" in done
+    assert "all CRCs checked 20" in done and done.endswith("(unchanged since)")
+    stopped = status_text(StatusFacts(8000, 1, frozenset({"none"}), phase="cancelled", note="cut short"))
+    assert "⚠ cut short" in stopped and "only partly read (Resume goes on)" in stopped
+    assert "Esc stops it" not in stopped and "all CRCs checked" not in stopped
+
+
+def test_the_problems_count_names_its_two_commonest_kinds():
+    assert problems_text(Counter()) == ""
+    text = problems_text(Counter({"unexpected_payload": 4, "truncated": 1, "unreadable_bytes": 2, "a<b": 1}))
+    assert "⚠ 8 problems</span>: unexpected_payload 4 · unreadable_bytes 2 · …" in text
+
+
+def test_a_stored_analysis_of_the_same_date_is_said_once():
+    import time
+
+    at = 1.7e9
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    f = StatusFacts(39, 1, frozenset({"none"}), phase="done", checked_at=at, checks="QA checks done",
+                    analysis_note=f"checked {when}")  # fmt: skip
+    assert status_text(f).count(when) == 1 and "QA checks done" in status_text(f)
+    other = StatusFacts(
+        39, 1, frozenset({"none"}), phase="done", checks="QA checks done", analysis_note="partial"
+    )
+    assert status_text(other).endswith("QA checks done (partial)")

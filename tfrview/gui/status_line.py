@@ -1,0 +1,77 @@
+"""What the status bar says, as pure functions of plain facts (no Qt): tested on their own, and the
+window only gathers the facts. The label that shows the line elides it in the middle to fit the
+window and keeps the whole line in its tooltip (`widgets.elided_label`)."""
+
+from __future__ import annotations
+
+import html
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from tfrview.core.units import human_bytes
+
+SEP = "  ·  "
+
+
+@dataclass(frozen=True, slots=True)
+class StatusFacts:
+    records: int
+    size_bytes: int
+    compressions: frozenset[str]  # of the files opened ('none', 'gzip', 'zlib')
+    payload_kinds: str = ""  # 'Example payloads (+2 other kinds)'
+    files: int = 1
+    missing: int = 0  # shards a -of-N set lacks
+    phase: str | None = None  # the scan's: index, verify, done, cancelled, error
+    note: str = ""  # the scan's warning (a likely decompression bomb, ...)
+    done_bytes: int = 0
+    total_bytes: int = 0
+    checked_at: float | None = None  # every file's CRCs came from a stored check made then
+    checks: str = ""  # the analysis' own words ('QA checks done')
+    analysis_note: str = ""
+    labels: str = ""  # the label map's file name
+    page: tuple[int, int] | None = None  # the first and last record shown, when the rows page
+
+
+def status_text(f: StatusFacts) -> str:
+    """The status bar's line, its parts in order of what a person looks for first."""
+    files = f" in {f.files:,} files" if f.files > 1 else ""
+    parts = [f"{f.records:,} records{files}", human_bytes(f.size_bytes)]
+    comp = f.compressions - {"none"}
+    parts.append("/".join(sorted(f.compressions)).upper() + " compressed" if comp else "uncompressed")
+    if f.payload_kinds:
+        parts.append(f.payload_kinds)
+    if f.missing:
+        parts.append(f"⚠ {f.missing} shard{'s' if f.missing != 1 else ''} missing")
+    if f.note:
+        parts.append(f"⚠ {f.note}" + ("; Esc stops it" if f.phase == "index" else ""))
+    when = ""
+    if f.phase in ("index", "verify"):
+        parts.append(f"{f.phase}ing {human_bytes(f.done_bytes)} of {human_bytes(f.total_bytes)}")
+    elif f.phase == "done":
+        if f.checked_at:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.checked_at))
+            parts.append(f"all CRCs checked {when} (unchanged since)")
+        else:
+            parts.append("all CRCs checked")
+    elif f.phase == "cancelled":
+        parts.append("⚠ stopped: only partly read (Resume goes on)")
+    if f.checks:
+        said = f.analysis_note and f.analysis_note != f"checked {when}"  # not the CRCs' date again
+        parts.append(f.checks + (f" ({f.analysis_note})" if said else ""))
+    if f.labels:
+        parts.append(f"labels: {f.labels}")
+    if f.page is not None:
+        parts.append(f"showing records {f.page[0]:,}–{f.page[1]:,} (Ctrl+G for others)")
+    return SEP.join(parts)
+
+
+def problems_text(counts: Counter, top: int = 2) -> str:
+    """The problems' count and their commonest kinds, as rich text ('' when there is none); the
+    label's tooltip lists every kind."""
+    n = sum(counts.values())
+    if not n:
+        return ""
+    kinds = " · ".join(f"{html.escape(str(k))} {v:,}" for k, v in counts.most_common(top))
+    more = " · …" if len(counts) > top else ""
+    return f"<span style='color:#b00020'>⚠ {n:,} problem{'s' if n != 1 else ''}</span>: {kinds}{more}"
