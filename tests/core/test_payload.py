@@ -79,3 +79,18 @@ def test_corpus_examples():
     assert p.kind == "example"
     assert p.features["image/object/class/text"].values == [b"raccoon"]
     assert p.features["image/encoded"].values[0][:3] == b"\xff\xd8\xff"
+
+
+def test_bytes_that_are_not_text_go_to_json_as_base64():
+    """A NUL or many control characters make bytes no text, though they decode as UTF-8: JSON would
+    write each as six characters (a 22 MB record of zeros became 135 MB of `dump --json`)."""
+    import base64
+
+    from tfrview.core.records.payload import json_bytes
+
+    zeros = b"\x00" * 1000
+    assert json_bytes(zeros) == {"base64": base64.b64encode(zeros).decode("ascii")}
+    controls = b"\x01\x02ab" * 10  # half control characters
+    assert json_bytes(controls) == {"base64": base64.b64encode(controls).decode("ascii")}
+    assert json_bytes(b"a\tb\nc\r\n caf\xc3\xa9") == "a\tb\nc\r\n café"  # text stays text
+    assert json_bytes(b"\x1b[1mbold\x1b[0m said once in a line of text") == "\x1b[1mbold\x1b[0m said once in a line of text"

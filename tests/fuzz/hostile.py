@@ -183,18 +183,29 @@ def fifo(path: Path) -> Path:
 
 def run_cli(args: list[str], timeout: float = 120, env: dict | None = None):
     """Run `tfrview ARGS` in a child process: (exit code or None if killed at the timeout, stdout,
-    stderr, the child's own peak RSS in MB, seconds). posix_spawn (vfork-like) keeps the parent's
-    memory out of the child's peak, so a test can bound what one command costs."""
+    stderr, the child's own peak RSS in MB, seconds). The peak is the child's VmHWM, written as it
+    exits: its ru_maxrss would carry this process's own peak across exec (a test process holding a
+    300 MB input showed in a 124 MB command's figure); a child killed at the timeout gives its
+    ru_maxrss."""
     import sys
     import tempfile
     import time
 
+    from tests.helpers import PEAK_RSS_KB
+
     env = dict(os.environ if env is None else env)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    runner = (
+        "import atexit, runpy, sys\n"
+        "peak = sys.argv.pop(1)\n"
+        f"atexit.register(lambda: open(peak, 'w').write(str({PEAK_RSS_KB})))\n"
+        "runpy.run_module('tfrview.cli', run_name='__main__', alter_sys=True)\n"
+    )
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as d:
+        peak = os.path.join(d, "peak")
         t0 = time.monotonic()
         pid = os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "tfrview.cli", *args],
+            [sys.executable, "-c", runner, peak, *args],
             env,
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -216,4 +227,9 @@ def run_cli(args: list[str], timeout: float = 120, env: dict | None = None):
         seconds = time.monotonic() - t0
         out.seek(0)
         err.seek(0)
-        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), usage.ru_maxrss / 1024, seconds
+        try:
+            with open(peak) as fh:
+                rss_kb = int(fh.read())
+        except (OSError, ValueError):  # killed, or gone before its exit handlers ran
+            rss_kb = usage.ru_maxrss
+        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), rss_kb / 1024, seconds
