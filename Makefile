@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run test lint protos bench clean
+.PHONY: run test test-slow lint protos bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,11 @@ test: $(STAMP_TEST)
 	bash tests/setup_system.sh
 	$(BIN)/ruff check tfrview tests bench
 	$(BIN)/lint-imports
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto
+
+# The tests marked slow (kept out of make test's five minutes).
+test-slow: $(STAMP_TEST)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto -m slow
 
 # Regenerates the committed *_pb2.py modules from our .proto files.
 protos: | $(BIN)/python

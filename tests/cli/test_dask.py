@@ -83,6 +83,7 @@ def test_verify_and_info_on_a_dask_cluster_equal_the_local_pool(shards, cluster,
     assert sum(f["damaged_records"] for f in a["files"]) == 2
 
 
+@pytest.mark.slow  # make test-slow; kept out of make test's five minutes
 def test_a_worker_lost_mid_run_changes_nothing(cluster, tmp_path):
     address, workers = cluster
     slow = tmp_path / "slow"  # shards that take a while each (every image decoded), so a worker is lost mid-task

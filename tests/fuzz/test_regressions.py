@@ -96,6 +96,7 @@ def test_payloads_that_cost_more_decoded_than_they_weigh(tmp_path, baseline_mb, 
         assert time.monotonic() - t0 < 30, f"{name}: {command}"
 
 
+@pytest.mark.slow  # make test-slow; kept out of make test's five minutes
 def test_a_record_of_3_gib_in_a_sparse_file(tmp_path, baseline_mb):
     path = H.big_sparse_record(tmp_path / "sparse.tfrecord", 3 * H.GiB)
     code, out, err = check_run(["verify", "--json", str(path)], baseline_mb, timeout=120)

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from tests.fuzz import hostile as H
@@ -81,6 +82,7 @@ def test_keys_with_escape_sequences_are_shown_escaped(qtbot, open_window, tmp_pa
     assert "\x1b" not in summary and "\n" not in summary and "\\x1b" in summary
 
 
+@pytest.mark.slow  # make test-slow; kept out of make test's five minutes
 def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
     """In its own process, as a person runs it: peak RSS well below what these inputs cost before
     (1.7-3.3 GB; 6 GB for a 3 GB record)."""
