@@ -168,10 +168,7 @@ def cmd_verify(args) -> int:
             entries[at] = rep.to_json()
         entries[at]["dataset"] = groups[of[fi]].name
     totals = _totals([e for e in entries if e is not None])
-    gaps = _missing_entries(paths)
-    entries += gaps
-    if gaps:
-        totals["missing_shards"] = len(gaps)
+    gaps = _add_missing(paths, entries, totals)
     if args.json:
         doc = {"files": entries, "datasets": [g.to_json([str(p) for p in paths]) for g in groups], "totals": totals}
         print(json.dumps(doc))
@@ -251,13 +248,18 @@ def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
     return "total: " + " · ".join(parts) + hidden
 
 
-def _missing_entries(paths) -> list[dict]:
-    """A `verify`/`info` entry for each shard a `-of-N` set names that is not there: a problem of
-    kind missing_shard, named by the file expected (an incomplete upload is never 'clean')."""
+def _add_missing(paths, entries: list, totals: dict) -> list[dict]:
+    """A `verify`/`info` entry for each shard a `-of-N` set names that is not there (a problem of
+    kind missing_shard, named by the file expected: an incomplete upload is never 'clean'), added
+    after the files' entries and counted in the totals; the entries, for the text output."""
     from tfrview.core.tfrecord.dataset import missing_shard_paths, missing_shard_problem
 
-    return [{"path": str(p), "ok": False, "missing": True, "records": 0, "damaged_records": 0,
+    gaps = [{"path": str(p), "ok": False, "missing": True, "records": 0, "damaged_records": 0,
              "problems": [missing_shard_problem(p).to_json()]} for p in missing_shard_paths(paths)]  # fmt: skip
+    entries += gaps
+    if gaps:
+        totals["missing_shards"] = len(gaps)
+    return gaps
 
 
 def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None = None) -> list:
@@ -417,10 +419,7 @@ def cmd_info(args) -> int:
             printed.add(r.file_no)
     datasets = [_dataset_info(g, summaries) for g in groups]
     totals = _totals(out)
-    gaps = _missing_entries(paths)
-    out += gaps
-    if gaps:
-        totals["missing_shards"] = len(gaps)
+    gaps = _add_missing(paths, out, totals)
     if args.json:
         print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
     else:
