@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.errors import Cancelled, TfrviewError, one_line
+from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes
 
 from . import __version__
@@ -77,13 +78,13 @@ class Progress:
 def fail(msg: str) -> int:
     if Progress.shown is not None:  # an error (Ctrl-C included) may come mid-display: its own line
         Progress.shown.clear()
-    print(f"tfrview: {one_line(msg)}", file=sys.stderr)
+    print(f"tfrview: {printable(msg)}", file=sys.stderr)
     return 2
 
 
 def notice(msg: str) -> None:
     """A one-line note on stderr (whatever the output format): a likely decompression bomb."""
-    print(f"tfrview: {one_line(msg)}; Ctrl-C stops", file=sys.stderr)
+    print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr)
 
 
 def _int_at_least(low: int):
@@ -129,7 +130,7 @@ def cmd_verify(args) -> int:
     for i, (path, err) in enumerate(failed):
         errors += 1
         if not args.json:
-            print(f"tfrview: {one_line(err)}", file=sys.stderr)
+            print(f"tfrview: {printable(err)}", file=sys.stderr)
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
     groups = group_files(paths, args.one_dataset)
     maps = [_label_map_for_checks(args, [paths[i] for i in g.files]) if args.checks else (None, None) for g in groups]
@@ -143,15 +144,15 @@ def cmd_verify(args) -> int:
     for g, (_, lm_path), fit, misfit in zip(groups, maps, fits, misfits, strict=True):
         if lm_path is None:
             continue
-        named = f" for {one_line(g.name)}" if len(groups) > 1 else ""
+        named = f" for {printable(g.name)}" if len(groups) > 1 else ""
         if not fit:
             _without_label_map(analysis, g.files)
         say = not args.json and not args.quiet
         if say and not fit and str(lm_path) not in used:  # a map another dataset beside it uses is no news
-            print(f"not using {one_line(str(lm_path))} found beside the data{named}: {misfit} "
+            print(f"not using {printable(str(lm_path))} found beside the data{named}: {misfit} "
                   "(--label-map uses it anyway)", file=sys.stderr)  # fmt: skip
         elif say and fit:
-            print(f"label map{named}: {one_line(str(lm_path))}", file=sys.stderr)
+            print(f"label map{named}: {printable(str(lm_path))}", file=sys.stderr)
     of = group_of(groups, len(paths))
     reports: dict[int, FileReport] = {}
     for fi, r in enumerate(analysis.shards):
@@ -159,7 +160,7 @@ def cmd_verify(args) -> int:
         if r.error is not None:
             errors += 1
             if not args.json:
-                print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
+                print(f"tfrview: {printable(r.error)}", file=sys.stderr)
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
         else:
             rep = reports[fi] = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
@@ -178,12 +179,12 @@ def cmd_verify(args) -> int:
             t = _totals([entries[len(failed) + fi] for fi in g.files])
             clean = not t.get("files_with_problems") and not t["unreadable_files"]
             if len(groups) > 1 and not args.quiet and (every or not clean):  # 1,024 clean datasets: the total says
-                print(f"dataset {one_line(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
+                print(f"dataset {printable(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
             for fi in g.files:
                 if fi in reports and (every or not reports[fi].ok):
                     _print_verify(reports[fi], args.quiet)
         for entry in gaps:
-            print(f"{one_line(entry['path'])}: MISSING  1 problem")
+            print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
         if len(failed) + len(paths) > 1 and not args.quiet:
             print(_totals_line(totals, every, len(groups)))
@@ -308,7 +309,7 @@ def _label_map_for_checks(args, paths):
     lm_path = Path(args.label_map) if args.label_map else find_label_map(paths, notes)
     quiet = getattr(args, "json", False) or getattr(args, "quiet", False)  # export has neither flag
     for note in notes if not quiet else ():
-        print(f"tfrview: {one_line(note)}", file=sys.stderr)
+        print(f"tfrview: {printable(note)}", file=sys.stderr)
     label_map = load_label_map(lm_path) if lm_path else None
     return (label_map, lm_path) if label_map else (None, None)
 
@@ -328,13 +329,13 @@ def _print_verify(rep, quiet: bool) -> None:
         if not quiet:
             extra = "" if rep.records else "  (empty: TensorFlow reads this as zero records)"
             print(
-                f"{one_line(rep.path)}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
+                f"{printable(rep.path)}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
                 f"compression {rep.compression}{extra}"
             )
         return
     n = len(rep.problems)
     print(
-        f"{one_line(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
+        f"{printable(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
         f"{rep.damaged_records:,} damaged, "
         + (f"{rep.unverified_records:,} unverified, " if rep.unverified_records else "")
         + f"compression {rep.compression}"
@@ -394,7 +395,7 @@ def cmd_info(args) -> int:
         if args.json:
             out.append({"path": str(path), "error": err})
         else:
-            print(f"tfrview: {one_line(err)}", file=sys.stderr)
+            print(f"tfrview: {printable(err)}", file=sys.stderr)
     groups = group_files(paths, args.one_dataset)
     of = group_of(groups, len(paths))
     every = args.verbose or len(paths) <= FILES_LISTED
@@ -408,7 +409,7 @@ def cmd_info(args) -> int:
             if args.json:
                 out.append({"path": r.path, "error": r.error, "dataset": groups[of[r.file_no]].name})
             else:
-                print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
+                print(f"tfrview: {printable(r.error)}", file=sys.stderr)
             continue
         info, framing, cs = _info_of(r, args)
         info["dataset"] = groups[of[r.file_no]].name
@@ -431,7 +432,7 @@ def cmd_info(args) -> int:
             for d in shown:
                 _print_info(d, None, [])
         for entry in gaps:
-            print(one_line(entry["path"]))
+            print(printable(entry["path"]))
             print(f"  problem       {entry['problems'][0]['message']}")
         if len(paths) > 1 or gaps:
             print(_totals_line(totals, every, len(groups)))
@@ -470,7 +471,7 @@ def _dataset_info(g, summaries: dict) -> dict:
 
 
 def _info_of(r, args) -> tuple[dict, list, object]:
-    from tfrview.core.tfrecord.framing import FRAMING_KINDS, ProblemKind
+    from tfrview.core.problems import FRAMING_KINDS, ProblemKind
 
     cs = r.deep.summary if r.deep is not None else _sampled_summary(r, args.sample)
     framing = [p for p in r.problems if p.kind in FRAMING_KINDS and p.kind != ProblemKind.BAD_DATA_CRC]
@@ -528,11 +529,11 @@ def _sampled_summary(r, sample: int):
 
 def _print_info(info: dict, lengths, framing: list) -> None:
     """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
-    print(one_line(info["path"]))
+    print(printable(info["path"]))
     if "files" in info:
         print(f"  files         {info['files']:,}")
     elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
-        print(f"  dataset       {one_line(info['dataset'])}")
+        print(f"  dataset       {printable(info['dataset'])}")
     size = human_bytes(info["bytes"])
     if info["compression"] != "none":
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
@@ -541,7 +542,7 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     print(f"  records       {info['records']:,}" + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else ""))
     for p in framing[:1]:
         if p.kind == "not_tfrecord":
-            print(f"  problem       {one_line(p.message)}")
+            print(f"  problem       {printable(p.message)}")
         else:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
     if "analysed_at" in info:
@@ -561,9 +562,9 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         print(f"  payloads      {kinds}{of}")
     if info["features"]:
         print("  features")
-        width = min(max(len(one_line(k)) for k in info["features"]), 60)
+        width = min(max(len(printable(k)) for k in info["features"]), 60)
         for key, s in info["features"].items():
-            k = one_line(key)
+            k = printable(key)
             pres = f"{100 * s['present'] / sampled:.0f}%" if sampled else "-"
             vals = (
                 f"{s['values_min']}"
@@ -574,7 +575,7 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     if info["feature_lists"]:
         print("  feature lists")
         for k, s in info["feature_lists"].items():
-            print(f"    {one_line(k)}  {'/'.join(s['types'])}")
+            print(f"    {printable(k)}  {'/'.join(s['types'])}")
     if info["other_keys"]:
         from tfrview.core.limits import TRACKED_KEYS
 
@@ -625,7 +626,7 @@ def cmd_dump(args) -> int:
         errs = [f.error for f in ds.files if f.error and not f.missing]
         for f in ds.files:
             if f.error:  # a missing shard is a problem (exit 1), a file that cannot be read an error (2)
-                print(f"tfrview: {one_line(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
+                print(f"tfrview: {printable(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
         ds.frame_and_verify()  # verify's framing and numbering: every record it frames is dumped
         rng = parse_range(args.records, ds.count)
         out = sys.stdout
@@ -647,7 +648,7 @@ def cmd_dump(args) -> int:
                         out.write(json.dumps(d) + "\n")
                     else:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-                        limits = "".join(f"  limit: {one_line(note)}\n" for note in cut)
+                        limits = "".join(f"  limit: {printable(note)}\n" for note in cut)
                         out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
                                   f"{'  ' + status.upper() if status != 'ok' else ''}\n{limits}  {body}\n")  # fmt: skip
                     continue
@@ -681,16 +682,16 @@ def _say_framing(ds) -> None:
         if not ps:
             continue
         if len(ps) == 1 or ps[0].kind == "not_tfrecord":
-            print(f"tfrview: {one_line(str(f.path))}: {ps[0].kind}: {one_line(ps[0].message)}", file=sys.stderr)
+            print(f"tfrview: {printable(str(f.path))}: {ps[0].kind}: {printable(ps[0].message)}", file=sys.stderr)
         else:
-            print(f"tfrview: {one_line(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
+            print(f"tfrview: {printable(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
                   file=sys.stderr)  # fmt: skip
 
 
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
     from tfrview.core.records.textfmt import format_payload
 
-    where = f"  file {one_line(str(path))}" if path else ""
+    where = f"  file {printable(str(path))}" if path else ""
     from tfrview.core.tfrecord.report import DECODED_AS_IS
 
     head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
@@ -717,14 +718,14 @@ def cmd_index(args) -> int:
     code = 0
     if idx.problems:
         for p in idx.problems:
-            print(f"tfrview: {one_line(args.path)}: {p.kind}: {p.message}", file=sys.stderr)
+            print(f"tfrview: {printable(args.path)}: {p.kind}: {p.message}", file=sys.stderr)
         code = 1
     if args.check:
         res = check_index(args.check, idx)
         if res.ok:
-            print(f"{one_line(args.check)}: matches {one_line(args.path)} ({idx.count:,} records)")
+            print(f"{printable(args.check)}: matches {printable(args.path)} ({idx.count:,} records)")
         else:
-            print(f"{one_line(args.check)}: does not match {one_line(args.path)}")
+            print(f"{printable(args.check)}: does not match {printable(args.path)}")
             for m in res.messages:
                 print(f"  {m}")
             code = 1
@@ -733,7 +734,7 @@ def cmd_index(args) -> int:
         from tfrview.core.output.atomic import atomic_write_text
 
         atomic_write_text(out, format_index(idx))
-        print(f"{one_line(str(out))}: {idx.count:,} records indexed")
+        print(f"{printable(str(out))}: {idx.count:,} records indexed")
     return code
 
 
@@ -771,7 +772,7 @@ def cmd_salvage(args) -> int:
     with _verified_input(args) as (src, idx, rep):
         res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified)
     print(
-        f"{one_line(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
+        f"{printable(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
         + (_kept_unverified(res.unverified) if res.unverified else "")
@@ -800,7 +801,7 @@ def cmd_repair(args) -> int:
                                        for r in res.repaired],
                           "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
         return 0
-    print(f"{one_line(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
+    print(f"{printable(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
           f"{len(res.dropped):,} left out, {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
           + (f"; {res.reheadered} kept with a rebuilt header" if res.reheadered else ""))  # fmt: skip
     if res.file_fix:
@@ -835,9 +836,9 @@ def cmd_export(args) -> int:
     results = _run_pass(tasks, args.jobs, Progress(True), "reading", args.dask)
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
-        print(f"tfrview: {one_line(r.error)}", file=sys.stderr)
+        print(f"tfrview: {printable(r.error)}", file=sys.stderr)
     res = write_parquet(merge(results, groups), out, images=args.images)
-    print(f"{one_line(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
+    print(f"{printable(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
           + (f", {res.images:,} images" if args.images else "")
           + (f"; {res.file_problems:,} problems of no record as rows with a null record" if res.file_problems else ""))  # fmt: skip
     return 2 if unreadable else 0
@@ -887,7 +888,7 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors in one line, like every other error."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {printable(message)} (see {self.prog} --help)\n")
 
 
 def _add_jobs(p) -> None:
@@ -1073,28 +1074,24 @@ def main(argv: list[str] | None = None) -> int:
         """The one-line error; with --json, also as the object --json always prints."""
         if getattr(args, "json", False):
             with contextlib.suppress(OSError):
-                print(json.dumps({"error": one_line(msg)}), flush=True)
+                print(json.dumps({"error": printable(msg)}), flush=True)
         return fail(msg)
 
     try:
         return args.func(args)
-    except TfrviewError as exc:
-        return failed(str(exc))
-    except KeyboardInterrupt:
-        failed("interrupted")
+    except (KeyboardInterrupt, Cancelled) as exc:
+        failed(one_line(exc))
         return 130
     except BrokenPipeError:  # the reader of our output went away (| head): not an error
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except OSError as exc:
-        return failed(f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}".lstrip(": "))
-    except (MemoryError, RecursionError) as exc:
-        return failed(f"out of {'memory' if isinstance(exc, MemoryError) else 'stack'} ({type(exc).__name__}); please report the input")
+    except (TfrviewError, OSError, MemoryError, RecursionError) as exc:
+        return failed(one_line(exc))
     except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
         if os.environ.get("TFRVIEW_DEBUG"):
             raise
-        return failed(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+        return failed(one_line(exc))
 
 
 def open_window(paths: list[str]) -> int:

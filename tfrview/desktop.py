@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_write_bytes, atomic_write_text
-from tfrview.core.tfrecord.framing import TfrviewError
 
 MIME_TYPE = "application/x-tfrecord"
 DESKTOP_ID = "tfrview.desktop"

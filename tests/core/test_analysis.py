@@ -10,7 +10,7 @@ import pytest
 from tests.helpers import framed, payloads
 from tfrview.core.analysis import analyze, merge
 from tfrview.core.analysis.shard import ShardTask, analyze_shard
-from tfrview.core.tfrecord.framing import QA_KINDS
+from tfrview.core.problems import QA_KINDS
 
 
 @pytest.fixture(autouse=True)

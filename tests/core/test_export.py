@@ -5,9 +5,9 @@ import pytest
 from PIL import Image
 
 from tests.helpers import RACCOON, payloads, read_all
+from tfrview.core.errors import TfrviewError
 from tfrview.core.output.export import draw_overlay, export_images, export_jsonl, export_records
 from tfrview.core.records.overlays import Box, Overlay
-from tfrview.core.tfrecord.framing import TfrviewError
 from tfrview.core.tfrecord.report import index_source, verify_source
 from tfrview.core.tfrecord.source import open_source
 

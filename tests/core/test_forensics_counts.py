@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import random
 
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.tfrecord.forensics import name_causes
-from tfrview.core.tfrecord.framing import Problem, ProblemKind, encode_header, encode_record
+from tfrview.core.tfrecord.framing import encode_header, encode_record
 from tfrview.core.tfrecord.source import Source, source_from_bytes
 
 ZEROS = "the rest of the file is zeros"

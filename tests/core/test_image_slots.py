@@ -9,8 +9,8 @@ import numpy as np
 from PIL import Image
 
 from tfrview.core.analysis.checks import check_record
+from tfrview.core.problems import ProblemKind
 from tfrview.core.records.payload import decode
-from tfrview.core.tfrecord.framing import ProblemKind
 from tfrview.demo import _example
 
 

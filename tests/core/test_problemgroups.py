@@ -1,7 +1,7 @@
 """Which problems repeat each other: the one rule the Problems panel (and reports) group by."""
 
 from tfrview.core.analysis.problemgroups import Repeats
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.core.problems import Problem, ProblemKind
 
 
 def _p(kind, msg):

@@ -14,7 +14,7 @@ def test_file_truncated_while_open_gives_an_error_not_sigbus(tmp_path):
     code = textwrap.dedent(
         """
         import os, sys
-        from tfrview.core.tfrecord.framing import SourceError
+        from tfrview.core.errors import SourceError
         from tfrview.core.tfrecord.index import verify
         from tfrview.core.tfrecord.report import index_source
         from tfrview.core.tfrecord.source import open_source
@@ -45,7 +45,7 @@ def test_a_file_replaced_while_open_is_refused_not_misread(tmp_path):
 
     import pytest
 
-    from tfrview.core.tfrecord.framing import SourceError
+    from tfrview.core.errors import SourceError
     from tfrview.core.tfrecord.report import index_source
     from tfrview.core.tfrecord.source import open_source
 

@@ -12,11 +12,11 @@ from hypothesis import given
 from tests.fuzz.strategies import FUZZ, hostile_payloads
 from tfrview.core.analysis.checks import check_record
 from tfrview.core.limits import MAX_FEATURES, MAX_LIST_VALUES, MAX_STEPS
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.images import ImageError, decode_image, find_images
 from tfrview.core.records.payload import decode, payload_json
 from tfrview.core.records.summary import summarize
 from tfrview.core.records.textfmt import format_payload
-from tfrview.core.tfrecord.framing import Problem, ProblemKind
 
 
 @FUZZ

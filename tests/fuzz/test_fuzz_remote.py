@@ -51,8 +51,8 @@ def _summary(idx, probs) -> tuple:
 
 def _read(url: str) -> tuple[str, object]:
     """("error", its one line) or ("report", the summary) for one URL, as `verify` reads it."""
+    from tfrview.core.errors import TfrviewError
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.framing import TfrviewError
     from tfrview.core.tfrecord.report import index_and_verify
 
     try:

@@ -17,7 +17,7 @@ from tests.fuzz import hostile as H
 from tests.fuzz.strategies import frame, header, stripped_record
 from tests.fuzz.test_fuzz_cli import RSS_BUDGET_MB, check_run
 from tests.helpers import RACCOON, payloads_of
-from tfrview.core.tfrecord.framing import SourceError
+from tfrview.core.errors import SourceError
 from tfrview.core.tfrecord.report import index_and_verify, make_report
 from tfrview.core.tfrecord.source import open_source, source_from_bytes
 
@@ -212,7 +212,7 @@ def test_a_gzip_file_truncated_while_open_is_an_error_not_sigbus(tmp_path):
     path.write_bytes(gzip.compress(b"".join(frame(p) for p in records(20000)), 1))
     code = (
         "import os, sys\n"
-        "from tfrview.core.tfrecord.framing import SourceError\n"
+        "from tfrview.core.errors import SourceError\n"
         "from tfrview.core.tfrecord.report import index_source, verify_index\n"
         "from tfrview.core.tfrecord.source import open_source\n"
         "src = open_source(sys.argv[1])\n"

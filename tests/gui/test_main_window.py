@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 
 from tests.gui.driver import Driver
 from tests.helpers import RACCOON
-from tfrview.core.tfrecord.framing import FRAMING_KINDS
+from tfrview.core.problems import FRAMING_KINDS
 from tfrview.gui.models.record_table import RecordTableModel
 
 

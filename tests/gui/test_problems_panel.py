@@ -1,7 +1,7 @@
 from PySide6.QtCore import Qt
 
 from tests.gui.driver import Driver
-from tfrview.core.tfrecord.framing import QA_KINDS
+from tfrview.core.problems import QA_KINDS
 
 
 def wait_checks(qtbot, w):
@@ -32,7 +32,7 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
     m = w.model
     assert m.data(m.index(qa.target, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert str(qa.problem.kind) in m.data(m.index(qa.target, 0), Qt.ItemDataRole.ToolTipRole)
-    from tfrview.core.tfrecord.framing import Problem, ProblemKind
+    from tfrview.core.problems import Problem, ProblemKind
 
     clean = 0
     assert m.status_of(clean) == "ok" and m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is None
@@ -104,8 +104,8 @@ def test_framing_problems_are_numbered_with_the_counts_of_now(tmp_path):
     """A problem of file 2 that arrives before the rows timer has seen file 1 complete is still
     numbered after file 1's records ("after 158", not "after 78")."""
     from tests.helpers import framed, payloads
+    from tfrview.core.problems import Problem, ProblemKind
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.framing import Problem, ProblemKind
     from tfrview.gui.models.record_table import RecordTableModel
 
     data, _ = framed(payloads(5))

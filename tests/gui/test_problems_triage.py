@@ -171,7 +171,7 @@ def test_causes_named_by_the_analysis_reach_the_panel(qtbot, open_window, tmp_pa
 def test_findings_quoting_data_bytes_are_one_group_and_each_shows_its_detail(qtbot):
     """Issue 18.5: findings group by kind and feature, never by message text; the varying bytes
     are each finding's detail, shown on its own row and in its tooltip."""
-    from tfrview.core.tfrecord.framing import Problem, ProblemKind
+    from tfrview.core.problems import Problem, ProblemKind
     from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 
     m = ProblemsModel(["L.tfrecord"])

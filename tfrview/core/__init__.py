@@ -20,10 +20,13 @@ from __future__ import annotations
 import importlib
 
 _HOMES = {
-    "TfrviewError": "tfrview.core.tfrecord.framing",
-    "SourceError": "tfrview.core.tfrecord.framing",
-    "Problem": "tfrview.core.tfrecord.framing",
-    "ProblemKind": "tfrview.core.tfrecord.framing",
+    "TfrviewError": "tfrview.core.errors",
+    "SourceError": "tfrview.core.errors",
+    "Cancelled": "tfrview.core.errors",
+    "one_line": "tfrview.core.errors",
+    "Severity": "tfrview.core.problems",
+    "Problem": "tfrview.core.problems",
+    "ProblemKind": "tfrview.core.problems",
     "encode_record": "tfrview.core.tfrecord.framing",
     "open_source": "tfrview.core.tfrecord.source",
     "Source": "tfrview.core.tfrecord.source",

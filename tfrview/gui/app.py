@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import TfrviewError
 
 APP_ID = "tfrview"
 
@@ -149,9 +149,9 @@ def run(paths: list[str]) -> int:
     try:
         windows.open_args(paths)
     except TfrviewError as exc:
-        from tfrview.core.tfrecord.framing import one_line
+        from tfrview.core.termtext import printable
 
-        print(f"tfrview: {one_line(str(exc))}", file=sys.stderr)
+        print(f"tfrview: {printable(str(exc))}", file=sys.stderr)
         return 2
     if single:
         server = InstanceServer(windows.open_args)

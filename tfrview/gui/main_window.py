@@ -30,8 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
+from tfrview.core.errors import TfrviewError
+from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.controllers.export import ExportController
@@ -495,7 +496,7 @@ class MainWindow(QMainWindow):
         """A file framed again as `index_and_verify` frames it (records a header swallowed, records a
         line-ending conversion cut short): its index swapped in here, on the UI thread; the rows and
         the framing problems of it and the files after it (their numbers moved) are made again."""
-        from tfrview.core.tfrecord.framing import FRAMING_KINDS
+        from tfrview.core.problems import FRAMING_KINDS
 
         self.ds.files[fi].index = index
         file_level = {ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
+from tfrview.core.problems import Problem
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import Problem
 from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker

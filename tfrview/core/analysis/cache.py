@@ -39,7 +39,9 @@ import numpy as np
 
 from tfrview.core import limits
 from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
-from tfrview.core.tfrecord.framing import Problem, TfrviewError, one_line
+from tfrview.core.errors import TfrviewError
+from tfrview.core.problems import Problem
+from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
@@ -343,13 +345,13 @@ def _read_facts(key: str, path: str):
 
     row = _run(lambda c: c.execute("SELECT facts FROM entries WHERE key = ?", (key,)).fetchone(), None)
     if row is None or row[0] is None:
-        raise StoreError(f"{one_line(path)}: its stored fact table left the result store after its summary was "
+        raise StoreError(f"{printable(path)}: its stored fact table left the result store after its summary was "
                          "read (the store was trimmed or cleared): read the file again")  # fmt: skip
     try:
         return pa.ipc.open_stream(row[0], options=pa.ipc.IpcReadOptions(use_threads=False)).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         _run(lambda c: _delete(c, key), None)
-        raise StoreError(f"{one_line(path)}: its stored fact table is unreadable ({one_line(str(exc))}): "
+        raise StoreError(f"{printable(path)}: its stored fact table is unreadable ({printable(str(exc))}): "
                          "read the file again") from None  # fmt: skip
 
 
@@ -466,12 +468,12 @@ def _run(what: Callable[[sqlite3.Connection], T], default: T) -> T:
                 _rebuild(path, exc)
                 continue
             _turn_off(
-                path, f"the result store {path} cannot be used ({one_line(str(exc))}): going on without it"
+                path, f"the result store {path} cannot be used ({printable(str(exc))}): going on without it"
             )
             return default
         except OSError as exc:
             _turn_off(
-                path, f"the result store {path} cannot be used ({one_line(str(exc))}): going on without it"
+                path, f"the result store {path} cannot be used ({printable(str(exc))}): going on without it"
             )
             return default
     return default
@@ -492,7 +494,7 @@ def _is_damaged(exc: sqlite3.DatabaseError) -> bool:
 def _notice(msg: str) -> None:
     """One line on stderr for the person (a store that stopped working changes how fast tfrview is)."""
     log.info(msg)
-    print(f"tfrview: {one_line(msg)}", file=sys.stderr, flush=True)
+    print(f"tfrview: {printable(msg)}", file=sys.stderr, flush=True)
 
 
 def _turn_off(path: Path, why: str) -> None:
@@ -557,7 +559,7 @@ def _open(path: Path) -> sqlite3.Connection:
                 c.close()
             if not _is_damaged(exc):
                 raise
-            _notice(f"the result store {path} is damaged ({one_line(str(exc))}): rebuilt empty")
+            _notice(f"the result store {path} is damaged ({printable(str(exc))}): rebuilt empty")
             _unlink_store(path)
             c = _connect(path)
             _setup(c)
@@ -650,7 +652,7 @@ def _rebuild(path: Path, exc: Exception) -> None:
                 return
         except FileNotFoundError:
             return  # removed by another process: made anew on next use
-        _notice(f"the result store {path} is damaged ({one_line(str(exc))}): rebuilt empty")
+        _notice(f"the result store {path} is damaged ({printable(str(exc))}): rebuilt empty")
         _unlink_store(path)
 
 

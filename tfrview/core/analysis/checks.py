@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
 from tfrview.core.records.overlays import BoxSpec, detect_spec
 from tfrview.core.records.payload import (
@@ -27,7 +28,7 @@ from tfrview.core.records.payload import (
     Payload,
     decode,
 )
-from tfrview.core.tfrecord.framing import OVERHEAD, Problem, ProblemKind
+from tfrview.core.tfrecord.framing import OVERHEAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,9 +332,9 @@ def _what_it_holds(b: bytes) -> tuple[str, str]:
     except UnicodeDecodeError:
         text = ""
     if text and text.isprintable():
-        from tfrview.core.tfrecord.framing import one_line
+        from tfrview.core.termtext import printable
 
-        shown = one_line(text if len(text) <= 60 else text[:57] + "…")
+        shown = printable(text if len(text) <= 60 else text[:57] + "…")
         looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
         return f"holds a text{looks}", f"the text {shown!r}"
     return "holds bytes that no image format starts with", f"{len(b):,} bytes, starting {head[:8].hex(' ')}"

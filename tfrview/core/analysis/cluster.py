@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch
-from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.core.errors import TfrviewError
 
 LOCAL = "local"  # `--dask local`: a LocalCluster on this machine, one single-threaded worker a core
 RETRIES = 2  # a task that raised (not a lost worker: Dask reschedules those itself) runs again

@@ -27,13 +27,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from tfrview.core.errors import TfrviewError
+
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
 FACTS = {"problem", "kind", "record", "size", "file"}
 QUANTIFIERS = ("any", "all")  # words only before "(": any(problem != "x")
 OPS = ("==", "!=", "<=", ">=", "<", ">")
 
 
-class FilterError(ValueError):
+class FilterError(TfrviewError, ValueError):
     """A parse error, with the character position where it was found."""
 
     def __init__(self, message: str, position: int) -> None:

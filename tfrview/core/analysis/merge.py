@@ -26,7 +26,8 @@ from tfrview.core.analysis.checks import (
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
-from tfrview.core.tfrecord.framing import FileChangedError, Problem
+from tfrview.core.errors import FileChangedError
+from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files
 
 DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)

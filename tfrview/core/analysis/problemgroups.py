@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.problems import Problem
 
 _PLACE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:[.,]\d+)*")
 _MARK = "…"

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core import limits
-from tfrview.core.tfrecord.framing import Problem, TfrviewError
+from tfrview.core.errors import TfrviewError
+from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
@@ -200,9 +201,9 @@ def _analyze(task: ShardTask, progress=None) -> ShardResult:
 def _say(msg: str) -> None:
     import sys
 
-    from tfrview.core.tfrecord.framing import one_line
+    from tfrview.core.termtext import printable
 
-    print(f"tfrview: {one_line(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
+    print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfrview.core.problems import SEVERITIES
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import SEVERITIES
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
 
@@ -34,8 +34,9 @@ class ShardHealth:
     def column(self, name: str) -> np.ndarray:
         """A numeric column by its name: size, records, intact, damaged, unchecked, errors,
         warnings or notes."""
-        if name in ("errors", "warnings", "notes"):
-            return self.problems[:, ("errors", "warnings", "notes").index(name)]
+        plurals = [s.plural for s in SEVERITIES]
+        if name in plurals:
+            return self.problems[:, plurals.index(name)]
         return {"size": self.size, "records": self.records, "intact": self.intact, "damaged": self.damaged,
                 "unchecked": self.unchecked}[name]  # fmt: skip
 

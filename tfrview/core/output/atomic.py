@@ -7,7 +7,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.errors import TfrviewError
+from tfrview.core.termtext import printable
 
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
@@ -20,7 +21,7 @@ def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
             continue
         try:
             if os.path.realpath(p) == target or (os.path.lexists(out) and os.path.samefile(p, out)):
-                raise TfrviewError(f"{one_line(str(out))}: refusing to write over an input file")
+                raise TfrviewError(f"{printable(str(out))}: refusing to write over an input file")
         except OSError:
             continue
 
@@ -28,7 +29,7 @@ def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
 def output_error(path: Path, exc: OSError) -> TfrviewError:
     """The one-line error for an output that cannot be written, naming the file the person asked
     for, never our temporary file."""
-    return TfrviewError(f"{one_line(str(path))}: cannot write ({exc.strerror or exc})")
+    return TfrviewError(f"{printable(str(path))}: cannot write ({exc.strerror or exc})")
 
 
 def new_temp_file(path: Path) -> tuple[int, Path]:

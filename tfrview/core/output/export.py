@@ -10,13 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.drawing import draw_overlay, palette_rgb  # noqa: F401 (exports draw with the window's colours)
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import decode, payload_json
-from tfrview.core.tfrecord.framing import HEADER_SIZE, TfrviewError
+from tfrview.core.tfrecord.framing import HEADER_SIZE
 
 Progress = Callable[[int], bool]  # called with records done; returning False cancels
 

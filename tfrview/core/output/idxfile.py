@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
-from tfrview.core.tfrecord.framing import OVERHEAD, TfrviewError
+from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import RecordIndex
 
 

@@ -12,12 +12,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
+from tfrview.core.problems import FRAMING_KINDS
 from tfrview.core.records.payload import bounded_payload
+from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
-from tfrview.core.tfrecord.framing import FRAMING_KINDS, U32, TfrviewError, masked_crc, one_line
+from tfrview.core.tfrecord.framing import U32, masked_crc
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, CRC_CUT, VERIFIED, RecordIndex
 from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, undone, walk
 from tfrview.core.tfrecord.source import Source
@@ -141,7 +144,7 @@ def _conversion(source: Source, res: RepairResult) -> Conversion | None:
     if ev is None:
         return None
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
-        res.file_fix = (f"{one_line(str(source.path))}: a line-ending conversion not undone: "
+        res.file_fix = (f"{printable(str(source.path))}: a line-ending conversion not undone: "
                         + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES))  # fmt: skip
         return None
     return ev.conversion

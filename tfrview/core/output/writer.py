@@ -11,8 +11,9 @@ import os
 import zlib
 from pathlib import Path
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import new_temp_file, output_error
-from tfrview.core.tfrecord.framing import U32, TfrviewError, encode_header, mask, masked_crc
+from tfrview.core.tfrecord.framing import U32, encode_header, mask, masked_crc
 
 
 class RecordWriter:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
+from tfrview.core.errors import TfrviewError
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import TfrviewError
 
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
@@ -62,7 +62,7 @@ def job_analyze(spec: dict) -> None:
     dataset shows, and the summary (partial ones as files finish)."""
     from tfrview.core.analysis import merge, plan, run_tasks
     from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.tfrecord.framing import QA_KINDS
+    from tfrview.core.problems import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)

@@ -22,7 +22,8 @@ import numpy as np
 
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
-from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.errors import ChildError
+from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
 from tfrview.core.tfrecord.source import open_source
 
@@ -87,7 +88,7 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
 
 
 def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
-    """Parse the child's frames. Raises RuntimeError for an `E` frame, EOFError if it died."""
+    """Parse the child's frames. Raises ChildError (a RuntimeError) for an `E` frame, EOFError if it died."""
     while True:
         head = stream.read(_LEN.size)
         if not head:
@@ -108,9 +109,9 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
             yield VerifyChunk(meta["start"], meta["stop"], bad, tuple(_problem(p) for p in meta["problems"]),
                               meta["bytes"])  # fmt: skip
         elif kind == b"E":
-            raise RuntimeError(meta["message"])
+            raise ChildError(meta["message"])
         else:
-            raise RuntimeError(f"unknown frame {kind!r} from the indexer process")
+            raise ChildError(f"unknown frame {kind!r} from the indexer process")
 
 
 def spawn(path: str, mode: str) -> subprocess.Popen:

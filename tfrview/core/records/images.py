@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.tfrecord.sniff import sniff_image_format
@@ -61,7 +62,7 @@ class DecodedImage:
         return int(self.pixels.shape[0])
 
 
-class ImageError(ValueError):
+class ImageError(TfrviewError, ValueError):
     """Bytes that look like an image but do not decode (or are refused, like decompression bombs)."""
 
 

@@ -8,6 +8,7 @@ import re
 import stat
 from pathlib import Path
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import (
     LABEL_MAP_CANDIDATE_BYTES,
     LABEL_MAP_CANDIDATES,
@@ -15,7 +16,7 @@ from tfrview.core.limits import (
     MAX_LABEL_MAP_NESTING,
     too_large,
 )
-from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes
 
 log = logging.getLogger(__name__)
@@ -72,9 +73,9 @@ def parse_label_map(text: str) -> dict[int, str]:
     try:
         text_format.Parse(text, msg, allow_unknown_field=True)
     except text_format.ParseError as exc:
-        raise TfrviewError(f"not a label map ({one_line(str(exc))})") from None
+        raise TfrviewError(f"not a label map ({printable(str(exc))})") from None
     except (RecursionError, ValueError, TypeError, UnicodeError) as exc:
-        raise TfrviewError(f"not a label map ({type(exc).__name__}: {one_line(str(exc))[:200]})") from None
+        raise TfrviewError(f"not a label map ({type(exc).__name__}: {printable(str(exc))[:200]})") from None
     out = LabelMap()
     for item in msg.item:
         if item.HasField("id"):
@@ -91,7 +92,7 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
     over MAX_LABEL_MAP_BYTES."""
     from tfrview.core.tfrecord.source import open_regular
 
-    name = one_line(os.fspath(path))
+    name = printable(os.fspath(path))
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_LABEL_MAP_BYTES:
@@ -99,7 +100,7 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
         try:
             text = fh.read(MAX_LABEL_MAP_BYTES + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise TfrviewError(f"{name}: cannot read ({one_line(str(exc))})") from None
+            raise TfrviewError(f"{name}: cannot read ({printable(str(exc))})") from None
     try:
         return parse_label_map(text)
     except TfrviewError as exc:

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_LIST_VALUES, MAX_NESTING, MAX_SCHEMA_BYTES, too_large
 from tfrview.core.records.payload import cut_note, iter_fields
-from tfrview.core.tfrecord.framing import TfrviewError, one_line
+from tfrview.core.termtext import printable
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,12 @@ def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageS
         for f in fds.file:
             pool.Add(f)
     except Exception as exc:  # protobuf raises TypeError/KeyError for an inconsistent set
-        raise TfrviewError(f"{one_line(str(p))}: the schema does not load ({one_line(str(exc))[:200]})") from None
+        raise TfrviewError(f"{printable(str(p))}: the schema does not load ({printable(str(exc))[:200]})") from None
     names = message_names(p)
     if message is None:
         tops = [f"{f.package}.{m.name}" if f.package else m.name for f in fds.file for m in f.message_type]
         if len(tops) != 1:
-            raise TfrviewError(f"{one_line(str(p))}: defines {len(tops)} messages; name one with --message "
+            raise TfrviewError(f"{printable(str(p))}: defines {len(tops)} messages; name one with --message "
                                f"(e.g. {', '.join(tops[:3])})")  # fmt: skip
         message = tops[0]
     try:
@@ -72,7 +73,7 @@ def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageS
         if len(near) == 1:
             desc = pool.FindMessageTypeByName(near[0])
         else:
-            raise TfrviewError(f"{one_line(str(p))}: no message {one_line(message)!r} "
+            raise TfrviewError(f"{printable(str(p))}: no message {printable(message)!r} "
                                f"(it has {', '.join(names[:5])}{', …' if len(names) > 5 else ''})") from None  # fmt: skip
     return MessageSchema(desc.full_name, message_factory.GetMessageClass(desc))
 
@@ -240,22 +241,22 @@ def _descriptor_set(p: Path):
     fd, st = open_regular(p)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_SCHEMA_BYTES:
-            raise TfrviewError(f"{one_line(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES)
+            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES)
                                + " (limits.MAX_SCHEMA_BYTES)")  # fmt: skip
         if p.suffix == ".proto":
             return _compile(p)
         try:
             data = fh.read(MAX_SCHEMA_BYTES + 1)
         except OSError as exc:
-            raise TfrviewError(f"{one_line(str(p))}: cannot read ({exc.strerror or exc})") from None
+            raise TfrviewError(f"{printable(str(p))}: cannot read ({exc.strerror or exc})") from None
     if len(data) > MAX_SCHEMA_BYTES:  # it grew since its size was read
-        raise TfrviewError(f"{one_line(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES))
+        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES))
     try:
         fds = descriptor_pb2.FileDescriptorSet.FromString(data)
     except Exception:
         fds = None
     if fds is None or not fds.file:
-        raise TfrviewError(f"{one_line(str(p))}: not a descriptor set (make one with protoc --include_imports "
+        raise TfrviewError(f"{printable(str(p))}: not a descriptor set (make one with protoc --include_imports "
                            "--descriptor_set_out=schema.desc your.proto)")  # fmt: skip
     return fds
 
@@ -266,12 +267,12 @@ def _compile(p: Path):
     try:
         from grpc_tools import protoc
     except ImportError:
-        raise TfrviewError(f"{one_line(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
+        raise TfrviewError(f"{printable(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
                            "descriptor set: protoc --include_imports --descriptor_set_out=schema.desc "
                            f"{p.name}") from None  # fmt: skip
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "schema.desc"
         code = protoc.main(["protoc", f"-I{p.parent}", "--include_imports", f"--descriptor_set_out={out}", str(p)])
         if code != 0 or not out.exists():
-            raise TfrviewError(f"{one_line(str(p))}: protoc could not compile it (see its message above)")
+            raise TfrviewError(f"{printable(str(p))}: protoc could not compile it (see its message above)")
         return descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())

@@ -7,7 +7,7 @@ from tfrview.core.records.images import find_images, sniff_image_format
 from tfrview.core.records.overlays import box_class_counts, caption_key, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
-from tfrview.core.tfrecord.framing import one_line
+from tfrview.core.termtext import printable
 
 
 def _image_size(p: Payload) -> str | None:
@@ -35,7 +35,7 @@ def _image_size(p: Payload) -> str | None:
 
 def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> str:
     """One line (keys and class text from the data are escaped: they may hold anything)."""
-    return one_line(_summary(p, label_map))
+    return printable(_summary(p, label_map))
 
 
 def _summary(p: Payload, label_map: dict[int, str] | None) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tfrview.core.records.images import sniff_image_format
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, fixed_as_float
-from tfrview.core.tfrecord.framing import one_line
+from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
 
 TEXT_LIMIT = 80
@@ -96,6 +96,6 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
         lines.append(f"{indent}}}")
     else:
         lines.append(f"{indent}{format_bytes(p.raw)}")
-    lines += [f"{indent}limit: {one_line(note)}" for note in p.limits]
+    lines += [f"{indent}limit: {printable(note)}" for note in p.limits]
     return "\n".join(lines)
 

@@ -16,8 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
+from tfrview.core.problems import Problem
 from tfrview.core.records.payload import bounded_payload
-from tfrview.core.tfrecord.framing import OVERHEAD, Problem, SourceError, TfrviewError, one_line
+from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.remote import RemotePath, is_url, open_remote_many
 from tfrview.core.tfrecord.source import Source, open_source
@@ -51,7 +54,7 @@ def expand_arg(a: str) -> list[Path]:
         if glob.has_magic(a) or a.endswith("/") or len(found) > 1:  # a listing: side files are not records
             found = [p for p in found if not p.name.startswith(".") and p.suffix.lower() not in _SIDE_FILES]
         if not found:
-            raise TfrviewError(f"{one_line(a)}: no record files there")
+            raise TfrviewError(f"{printable(a)}: no record files there")
         return found
     p = Path(a)
     if _is_dir(p):
@@ -59,15 +62,15 @@ def expand_arg(a: str) -> list[Path]:
             found = [c for c in p.iterdir() if not c.name.startswith(".") and c.suffix.lower() not in _SIDE_FILES]
             found = [c for c in found if c.is_file()]
         except OSError as exc:
-            raise TfrviewError(f"{one_line(a)}: cannot list the directory ({exc.strerror or exc})") from None
+            raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
         if not found:
-            raise TfrviewError(f"{one_line(a)}: directory has no record files")
+            raise TfrviewError(f"{printable(a)}: directory has no record files")
         return sorted(found, key=_natural_key)
     if os.path.lexists(a) or not glob.has_magic(a):
         return [p]  # opening it says what is wrong with it, if anything
     found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
     if not found:
-        raise TfrviewError(f"{one_line(a)}: no files match")
+        raise TfrviewError(f"{printable(a)}: no files match")
     return sorted(found, key=_natural_key)
 
 
@@ -142,11 +145,11 @@ def missing_shards(paths: list[Path]) -> list[str]:
 
 def missing_shard_problem(path: Path) -> Problem:
     """The problem a missing shard is: file-level (no offset, no record), named by the file expected."""
-    from tfrview.core.tfrecord.framing import ProblemKind
+    from tfrview.core.problems import ProblemKind
 
     m = _SHARD.match(path.name)
     total = int(m["total"]) if m else 0
-    msg = f"{one_line(path.name)} is not there: the set's names say it has {total:,} shards"
+    msg = f"{printable(path.name)} is not there: the set's names say it has {total:,} shards"
     return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)
 
 
@@ -231,7 +234,7 @@ class Dataset:
         """(file number, local record number) of global record n."""
         starts = self.starts()
         if not 0 <= n < starts[-1]:
-            raise IndexError(f"record {n} out of range (0..{int(starts[-1]) - 1})")
+            raise RecordRangeError(f"record {n} out of range (0..{int(starts[-1]) - 1})")
         fi = int(np.searchsorted(starts, n, side="right")) - 1
         return fi, n - int(starts[fi])
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Problem, ProblemKind, masked_crc
+from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, masked_crc
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
 
@@ -96,9 +97,9 @@ def _looks(b: bytes) -> str:
     """What prepended or appended bytes look like: text (an HTTP header, an error page), or binary."""
     text = b[:200].decode("utf-8", "replace")
     if _is_text(b):
-        from tfrview.core.tfrecord.framing import one_line
+        from tfrview.core.termtext import printable
 
-        first = one_line(text.strip().splitlines()[0] if text.strip() else text)[:60]
+        first = printable(text.strip().splitlines()[0] if text.strip() else text)[:60]
         return f"text starting {first!r}: an HTTP header or an error page saved with the data?"
     return f"binary, starting {b[:8].hex(' ')}"
 

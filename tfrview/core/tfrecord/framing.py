@@ -1,14 +1,11 @@
 """TFRecord framing: `u64 length | u32 masked_crc(length) | data | u32 masked_crc(data)`, all little-endian.
 
-Also the vocabulary every other module reports damage in: `ProblemKind`, `Problem` and the one
-exception hierarchy rooted at `TfrviewError`.
+The problem vocabulary is `tfrview.core.problems`; the errors are `tfrview.core.errors`.
 """
 
 from __future__ import annotations
 
-import enum
 import struct
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -21,161 +18,6 @@ MASK_DELTA = 0xA282EAD8
 HEADER = struct.Struct("<QI")
 U32 = struct.Struct("<I")
 U64 = struct.Struct("<Q")
-
-
-class TfrviewError(Exception):
-    """Base of every error tfrview raises on purpose; its message is one line meant for a person."""
-
-
-class NotTFRecordError(TfrviewError):
-    """The input holds no TFRecord data at all."""
-
-
-class SourceError(TfrviewError):
-    """A file could not be opened, mapped or read (missing, permission, a directory, shrank...)."""
-
-
-class FileChangedError(SourceError):
-    """A file changed (grew, was rewritten) while it was read: what was read of it at different
-    moments does not fit together, so no answer about it can be given."""
-
-    def __init__(self, path: str, detail: str = "") -> None:
-        super().__init__(f"{one_line(str(path))}: the file changed while it was read{detail}; read it again")
-
-
-class ProblemKind(enum.StrEnum):
-    BAD_LENGTH_CRC = "bad_length_crc"
-    BAD_DATA_CRC = "bad_data_crc"
-    TRUNCATED = "truncated"
-    UNREADABLE_BYTES = "unreadable_bytes"
-    TRAILING_BYTES = "trailing_bytes"
-    NOT_TFRECORD = "not_tfrecord"
-    DECOMPRESSION_ERROR = "decompression_error"
-    UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
-    MISSING_SHARD = "missing_shard"  # a shard a `-NNNNN-of-MMMMM` set names that is not there
-    # QA checks of record contents (tfrview.core.analysis.checks)
-    UNEXPECTED_PAYLOAD = "unexpected_payload"
-    IMAGE_UNDECODABLE = "image_undecodable"
-    IMAGE_NOT_IMAGE = "image_not_an_image"  # an image key (by convention) holding empty bytes, text or noise
-    IMAGE_FORMAT_MISMATCH = "image_format_mismatch"  # the bytes are one format, */format names another
-    IMAGE_SIZE_MISMATCH = "image_size_mismatch"
-    IMAGE_EXIF_ROTATION = "image_exif_rotation"
-    DUPLICATE_IMAGE = "duplicate_image"
-    MASK_SIZE_MISMATCH = "mask_size_mismatch"  # a segmentation or instance mask of another size than the image
-    MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
-    MASK_COUNT_MISMATCH = "mask_count_mismatch"  # instance masks and boxes differ in number
-    MASK_EMPTY = "mask_empty"  # an instance mask with no pixel set
-    BOX_OUT_OF_BOUNDS = "box_out_of_bounds"
-    BOX_INVERTED = "box_inverted"
-    BOX_ZERO_AREA = "box_zero_area"
-    BOX_LIST_LENGTHS = "box_list_lengths"
-    CLASS_LIST_LENGTH = "class_list_length"
-    LABEL_NOT_IN_MAP = "label_not_in_map"
-    LABEL_ZERO = "label_zero"
-    LABEL_TEXT_MISMATCH = "label_text_mismatch"
-    LABEL_TEXT_CASE = "label_text_case"  # class text and label map differ only in case or spacing
-    IMAGE_SIZE_TYPE = "image_size_type"  # image/height or image/width stored as floats
-    NAN_OR_INF = "nan_or_inf"
-    MISSING_FEATURE = "missing_feature"
-    FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
-    LIMIT_EXCEEDED = "limit_exceeded"  # a resource limit (tfrview.core.limits) kept part of a record unchecked
-
-    @property
-    def severity(self) -> str:
-        """error: data is lost or unreadable; warning: training would see wrong data; info: worth a look."""
-        return _SEVERITY.get(self, "warning")
-
-    @property
-    def severity_rank(self) -> int:
-        """0 for errors, 1 for warnings, 2 for notes: the order every panel and report lists them in."""
-        return SEVERITIES.index(self.severity)
-
-
-SEVERITIES = ("error", "warning", "info")  # worst first
-
-
-FRAMING_KINDS = frozenset({
-    ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
-    ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
-    ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD,
-})  # fmt: skip
-QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
-
-_SEVERITY = {
-    ProblemKind.BAD_LENGTH_CRC: "error", ProblemKind.BAD_DATA_CRC: "error", ProblemKind.TRUNCATED: "error",
-    ProblemKind.UNREADABLE_BYTES: "error", ProblemKind.TRAILING_BYTES: "error", ProblemKind.NOT_TFRECORD: "error",
-    ProblemKind.DECOMPRESSION_ERROR: "error", ProblemKind.UNREADABLE_FILE: "error", ProblemKind.MISSING_SHARD: "error",
-    ProblemKind.UNEXPECTED_PAYLOAD: "error",
-    ProblemKind.IMAGE_UNDECODABLE: "error", ProblemKind.IMAGE_NOT_IMAGE: "error", ProblemKind.DUPLICATE_IMAGE: "info", ProblemKind.MISSING_FEATURE: "info",
-    ProblemKind.IMAGE_EXIF_ROTATION: "info", ProblemKind.LABEL_TEXT_CASE: "info", ProblemKind.IMAGE_SIZE_TYPE: "error",
-}  # fmt: skip
-
-
-_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord("\\"): "\\\\"}
-
-
-def one_line(text: str) -> str:
-    """Text from the data made safe for a terminal and one line long: control characters (escape
-    sequences, CR, LF), other unprintable characters and backslashes are shown as escapes."""
-    if text.isprintable() and "\\" not in text:
-        return text
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code in _ESCAPES:
-            out.append(_ESCAPES[code])
-        elif ch.isprintable():
-            out.append(ch)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    return "".join(out)
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One damaged region. `offset` is in the (decompressed) record stream; `record` is the local
-    record number the damage belongs to, or None when no record could be framed there."""
-
-    kind: ProblemKind
-    offset: int
-    length: int | None
-    record: int | None
-    message: str
-    cause: str = ""  # why, where the bytes show it (tfrecord.forensics); "" when they do not
-    feature: str = ""  # the feature key a finding is about: repeats group by kind and feature
-    detail: str = ""  # what varies from record to record (quoted data bytes, a class text), apart from the message
-
-    def __post_init__(self) -> None:
-        for name in ("message", "feature", "detail"):  # they quote the data (keys, class text): one line, always
-            text = getattr(self, name)
-            if not text.isprintable():
-                object.__setattr__(self, name, one_line(text))
-
-    @property
-    def text(self) -> str:
-        """The message with its detail, for a person reading one problem."""
-        return f"{self.message}: {self.detail}" if self.detail else self.message
-
-    def to_json(self) -> dict:
-        return {
-            "kind": str(self.kind),
-            "offset": self.offset,
-            "length": self.length,
-            "record": self.record,
-            "message": self.message,
-            **({"cause": self.cause} if self.cause else {}),
-            **({"feature": self.feature} if self.feature else {}),
-            **({"detail": self.detail} if self.detail else {}),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> Problem:
-        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""),
-                   d.get("feature", ""), d.get("detail", ""))  # fmt: skip
 
 
 def _crc32c():

@@ -16,15 +16,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tfrview.core.errors import SourceError
 from tfrview.core.limits import STREAM_PIECE
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.tfrecord.framing import (
     HEADER,
     HEADER_SIZE,
     OVERHEAD,
     U32,
-    Problem,
-    ProblemKind,
-    SourceError,
     crc32c_function,
     length_crc,
     mask,

@@ -21,8 +21,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tfrview.core.errors import SourceError
 from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
-from tfrview.core.tfrecord.framing import SourceError, one_line
+from tfrview.core.termtext import printable
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
 # The extra that brings each scheme's back-end (pyproject's optional dependencies).
@@ -114,13 +115,13 @@ def filesystem(url: str):
     try:
         import fsspec.core
     except ImportError:
-        raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
+        raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     try:
         fs, path = fsspec.core.url_to_fs(url, **_timeouts_for(scheme))
     except (ImportError, ValueError) as exc:
         if isinstance(exc, ValueError) and "Protocol not known" not in str(exc):
-            raise NetworkError(f"{one_line(url)}: {one_line(str(exc))}") from None
-        raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
+            raise NetworkError(f"{printable(url)}: {printable(str(exc))}") from None
+        raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
         fs.retries = 1  # s3fs tries a timed-out request 5 times over; with_retries decides here
     return fs, path
@@ -218,7 +219,7 @@ def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkErro
     chain = _chain(exc)
     name = type(exc).__name__
     status = _status(exc)
-    text = one_line(str(exc))[:200]
+    text = printable(str(exc))[:200]
     timeout = _timeout_hit(chain, budget or _request_budget())
     cut = next((e for e in chain if type(e).__name__ in _CUT), None)
     ignored = next((e for e in chain if isinstance(e, RangeIgnored)), None)
@@ -229,7 +230,7 @@ def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkErro
     elif timeout is not None:
         why = timeout
     elif cut is not None:
-        why = f"the connection was cut before the answer was whole ({type(cut).__name__}: {one_line(str(cut))[:160]})"
+        why = f"the connection was cut before the answer was whole ({type(cut).__name__}: {printable(str(cut))[:160]})"
     elif status in (401, 403) or isinstance(exc, PermissionError):
         why = "access denied (403): check the credentials this back-end reads (environment, config files)"
     elif status == 404 or (isinstance(exc, FileNotFoundError) and (status is not None or len(chain) == 1)):
@@ -240,9 +241,9 @@ def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkErro
         why = f"HTTP {status}" + (f": {text}" if text else "")
     else:
         inner = chain[1] if isinstance(exc, FileNotFoundError) and len(chain) > 1 else exc
-        inner_text = one_line(str(inner))[:200]
+        inner_text = printable(str(inner))[:200]
         why = f"network error: {type(inner).__name__}" + (f": {inner_text}" if inner_text else "")
-    return NetworkError(f"{one_line(url)}: {why}")
+    return NetworkError(f"{printable(url)}: {why}")
 
 
 def _request_budget() -> str:
@@ -316,7 +317,7 @@ def _version(info: dict) -> str:
 def _info(url: str, fs, path: str, info: dict) -> RemoteInfo:
     size = info.get("size")
     if size is None:
-        raise NetworkError(f"{one_line(url)}: the server does not say the file's size")
+        raise NetworkError(f"{printable(url)}: the server does not say the file's size")
     return RemoteInfo(url, int(size), _version(info))
 
 
@@ -375,7 +376,7 @@ def expand(url: str) -> list[RemoteInfo]:
         found = with_retries(url, lambda: fs.glob(path, detail=True))
         items = [(p, i) for p, i in found.items() if i.get("type", "file") != "directory"]
         if not items:
-            raise NetworkError(f"{one_line(url)}: no objects match")
+            raise NetworkError(f"{printable(url)}: no objects match")
     else:
         info = {"type": "directory"} if url.endswith("/") else ask_info(url, fs, path)
         if info.get("type") == "directory":
@@ -383,7 +384,7 @@ def expand(url: str) -> list[RemoteInfo]:
             items = [(i["name"], i) for i in listed if i.get("type", "file") != "directory" and not i["name"].endswith("/")]
             items = [(p, i) for p, i in items if not p.rstrip("/").rsplit("/", 1)[-1].startswith(".")]
             if not items:
-                raise NetworkError(f"{one_line(url)}: no objects under it")
+                raise NetworkError(f"{printable(url)}: no objects under it")
         else:
             items = [(path, info)]
     items = _complete(url, fs, items)
@@ -598,7 +599,7 @@ class RemoteBytes:
         if len(data) < end - start:
             raise short_answer(self.url, self.fs, self.path, self.size, start + len(data), end - start, len(data))
         if len(data) != end - start:
-            raise NetworkError(f"{one_line(self.url)}: the server sent {len(data):,} bytes for a range of "
+            raise NetworkError(f"{printable(self.url)}: the server sent {len(data):,} bytes for a range of "
                                f"{end - start:,}; the object may have changed since it was opened")  # fmt: skip
         return data
 
@@ -609,7 +610,7 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
     none does not hold what it claimed, which is neither damage nor a file cut short that tfrview could
     vouch for (which of its two answers is wrong is not ours to guess). A server that has it sent a
     short answer: the object changed, or the connection was cut."""
-    name = one_line(url)
+    name = printable(url)
     try:
         last = fs.cat_file(path, start=size - 1, end=size, **_budget(fs, net_timeouts()[2]))
     except Exception as exc:  # what a back-end raises varies: classified, never passed raw
@@ -631,7 +632,7 @@ TRIM_EVERY = 256
 def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
     data = os.pread(fd, n, offset)
     if len(data) != n:  # the kept file was cut (a full disk, a cleared cache): never a short read
-        raise NetworkError(f"{one_line(url)}: the local copy of fetched bytes is damaged; reopen it")
+        raise NetworkError(f"{printable(url)}: the local copy of fetched bytes is damaged; reopen it")
     return data
 
 

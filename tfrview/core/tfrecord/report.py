@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfrview.core.tfrecord.framing import Problem
+from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, CRC_CUT, DAMAGED, VERIFIED, RecordIndex, scan, verify
 from tfrview.core.tfrecord.source import Source
 
@@ -116,7 +116,7 @@ def reframing_needed(source: Source, idx: RecordIndex) -> bool:
     them) otherwise? When a header swallowed whole records, an 8-byte record passed by coincidence,
     or a line-ending conversion cut records short. Then the window takes `index_and_verify`'s
     framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
-    from tfrview.core.tfrecord.framing import ProblemKind
+    from tfrview.core.problems import ProblemKind
     from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, coincidence_splits
 
     problems = list(idx.problems)
@@ -229,9 +229,9 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[i
     import time
     from collections import Counter
 
+    from tfrview.core.errors import TfrviewError
     from tfrview.core.records.labelmap import class_ids_of_payloads
     from tfrview.core.records.payload import sniff_kind
-    from tfrview.core.tfrecord.framing import TfrviewError
 
     def payloads(k: int, files: list[int] | None = None):
         numbers = sample_numbers(dataset.count, k) if k else ()

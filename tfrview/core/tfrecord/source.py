@@ -22,18 +22,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfrview.core.errors import SourceError
 from tfrview.core.limits import STREAM_PIECE
-from tfrview.core.tfrecord.framing import (
-    HEADER,
-    HEADER_SIZE,
-    OVERHEAD,
-    Problem,
-    ProblemKind,
-    SourceError,
-    length_crc,
-    one_line,
-    valid_header_positions,
-)
+from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc, valid_header_positions
 
 COMPRESSIONS = ("none", "gzip", "zlib")
 _INPUT_BLOCK = 256 * 1024
@@ -790,7 +783,7 @@ def open_error(p: Path | str, exc: OSError) -> SourceError:
         errno.ENFILE: "too many files open at once for this system; raise the limit (ulimit -n)",
     }
     why = reasons.get(exc.errno) or f"cannot open ({exc.strerror or exc})"
-    return SourceError(f"{one_line(os.fspath(p))}: {why}")
+    return SourceError(f"{printable(os.fspath(p))}: {why}")
 
 
 def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
@@ -806,7 +799,7 @@ def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
         st = os.fstat(fd)
         what = not_regular(st.st_mode)
         if what is not None:
-            name = one_line(p)
+            name = printable(p)
             raise SourceError(f"{name}: is a directory" if what == "a directory" else f"{name}: not a regular file ({what})")
         os.set_blocking(fd, True)
     except BaseException:

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QTableView,
 )
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_write_bytes
-from tfrview.core.tfrecord.framing import TfrviewError
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image

@@ -19,7 +19,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QFont
 
 from tfrview.core.analysis.problemgroups import Repeats
-from tfrview.core.tfrecord.framing import SEVERITIES, Problem
+from tfrview.core.problems import SEVERITIES, Problem
 from tfrview.gui.painting import SEVERITY_COLOURS
 
 _SEVERITY_FG = {s: QBrush(c) for s, c in SEVERITY_COLOURS.items()}

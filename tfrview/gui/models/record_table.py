@@ -14,9 +14,10 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
+from tfrview.core.errors import SourceError
+from tfrview.core.problems import QA_KINDS, SEVERITIES
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.framing import QA_KINDS, SEVERITIES, SourceError
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
 from tfrview.gui.models.base import ColumnsModel

@@ -22,7 +22,7 @@ from tfrview.core.records.payload import (
     wire_json,
 )
 from tfrview.core.records.textfmt import count_text, format_bytes, format_number, format_values
-from tfrview.core.tfrecord.framing import one_line
+from tfrview.core.termtext import printable
 from tfrview.gui.painting import to_qimage
 
 PAGE = 200  # list values shown at first, and added per "more" click
@@ -106,12 +106,12 @@ class FeatureTree(QTreeWidget):
             if i >= PAGE * 5:
                 QTreeWidgetItem(parent, [f"… {len(value) - i} more", "", "", ""])
                 break
-            label = one_line(str(k)) if isinstance(value, dict) else f"[{k}]"
+            label = printable(str(k)) if isinstance(value, dict) else f"[{k}]"
             if isinstance(v, dict | list):
                 item = QTreeWidgetItem(parent, [label, "message" if isinstance(v, dict) else "list", str(len(v)), ""])
                 self._named(item, v)
             else:
-                QTreeWidgetItem(parent, [label, type(v).__name__, "", one_line(str(v))[:500]])
+                QTreeWidgetItem(parent, [label, type(v).__name__, "", printable(str(v))[:500]])
 
     def show_payload(self, p: Payload | None, note: str = "") -> None:
         self.clear()
@@ -133,7 +133,7 @@ class FeatureTree(QTreeWidget):
             lists = QTreeWidgetItem(self, ["feature lists", "", str(len(p.feature_lists)), ""])
             for k, fl in p.feature_lists.items():
                 t = TYPE_SHORT.get(fl[0].type, "") if fl else ""
-                item = QTreeWidgetItem(lists, [one_line(k), t, f"{len(fl)} steps", ""])
+                item = QTreeWidgetItem(lists, [printable(k), t, f"{len(fl)} steps", ""])
                 item.setData(0, _JSON, ("steps", fl))
                 for i, f in enumerate(fl[:PAGE]):
                     self._feature_item(item, f"step {i}", f)
@@ -167,7 +167,7 @@ class FeatureTree(QTreeWidget):
 
     def _feature_item(self, parent, key: str, f: Feature) -> QTreeWidgetItem:
         n = len(f.values)
-        shown = one_line(key)  # keys come from the data: one line, control characters escaped
+        shown = printable(key)  # keys come from the data: one line, control characters escaped
         item = QTreeWidgetItem(
             parent, [shown, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)]
         )

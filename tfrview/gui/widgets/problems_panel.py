@@ -21,11 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfrview.core.tfrecord.framing import SEVERITIES
+from tfrview.core.problems import SEVERITIES
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.widgets.record_table_view import NoTypeAhead, plain_rows
 
-_SEVERITY_LABEL = {"error": "Errors", "warning": "Warnings", "info": "Notes"}
 _WIDTHS = {"record": 110, "file": 90, "kind": 160, "severity": 70, "count": 60}
 
 
@@ -132,7 +131,7 @@ class ProblemsPanel(QWidget):
             b.setCheckable(True)
             b.setChecked(True)
             b.setAutoRaise(True)
-            b.setToolTip(f"Show {_SEVERITY_LABEL[s].lower()}")
+            b.setToolTip(f"Show {s.plural}")
             b.toggled.connect(self._on_severities)
             self.severity_buttons[s] = b
             bar.addWidget(b)
@@ -225,7 +224,7 @@ class ProblemsPanel(QWidget):
     def _update_bar(self) -> None:
         by_severity = self.model.severity_counts()
         for s, b in self.severity_buttons.items():
-            b.setText(f"{_SEVERITY_LABEL[s]} {by_severity.get(s, 0):,}")
+            b.setText(f"{s.label} {by_severity.get(s, 0):,}")
         hidden = self.model.query.hidden_kinds
         self.kinds_button.setText(f"Kinds ({len(hidden)} hidden)" if hidden else "Kinds")
         total = len(self.model.rows)

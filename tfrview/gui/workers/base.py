@@ -13,7 +13,7 @@ import threading
 
 from PySide6.QtCore import QThread, Signal
 
-from tfrview.core.tfrecord.framing import TfrviewError
+from tfrview.core.errors import TfrviewError
 
 
 def error_line(exc: BaseException) -> str:

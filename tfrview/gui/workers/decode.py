@@ -120,7 +120,7 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
 def _build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
-        from tfrview.core.tfrecord.framing import TfrviewError
+        from tfrview.core.errors import TfrviewError
 
         try:
             data = read(req.number)

@@ -133,8 +133,8 @@ class IndexWorker(Worker):
         return ThreadPoolExecutor(READ_AHEAD_FILES, thread_name_prefix="tfrview-read-ahead")
 
     def _read_ahead(self, pool, fi: int) -> None:
+        from tfrview.core.errors import SourceError
         from tfrview.core.limits import READ_AHEAD_BYTES, READ_AHEAD_FILES
-        from tfrview.core.tfrecord.framing import SourceError
 
         def fetch(src) -> None:
             with contextlib.suppress(SourceError, OSError):  # said when the scan reads it
@@ -194,7 +194,7 @@ class IndexWorker(Worker):
         once, as stored (compressed files are scanned: random reads need the scan's checkpoints)."""
         from tfrview.core.analysis.cache import load
         from tfrview.core.analysis.shard import ShardTask, plan
-        from tfrview.core.tfrecord.framing import QA_KINDS
+        from tfrview.core.problems import QA_KINDS
         from tfrview.core.tfrecord.index import IndexChunk
 
         if f.source.compression != "none":

@@ -55,8 +55,8 @@ class SummaryWorker(Worker):
         self._queue.stop()
 
     def work(self) -> None:
+        from tfrview.core.errors import TfrviewError
         from tfrview.core.records.summary import summarize
-        from tfrview.core.tfrecord.framing import TfrviewError
 
         while self._queue.wait():
             # Let the repaint that asked finish asking before competing with it for the GIL; its

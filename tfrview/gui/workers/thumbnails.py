@@ -46,8 +46,8 @@ class ThumbnailPool(Worker):
         self._queue.stop()
 
     def _take_all(self) -> None:
+        from tfrview.core.errors import TfrviewError
         from tfrview.core.records.thumbs import Thumbnail, make_thumbnail
-        from tfrview.core.tfrecord.framing import TfrviewError
 
         while (n := self._queue.take()) is not None:
             try:

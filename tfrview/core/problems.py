@@ -1,0 +1,159 @@
+"""The problem vocabulary: what kinds of damage and findings there are (`ProblemKind`), how bad each
+is (`Severity`, with the words a person reads) and one `Problem` as every report carries it.
+
+Framing, the QA checks, the analysis and the window all speak it; it imports nothing of tfrview's
+but the terminal-text helper, so any module may use it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from tfrview.core.termtext import printable
+
+
+class Severity(enum.StrEnum):
+    """How bad a problem is; the value is the wire word (JSON, the store), worst first."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """0 for errors, 1 for warnings, 2 for notes: the order every panel and report lists them in."""
+        return _RANKS[self]
+
+    @property
+    def plural(self) -> str:
+        """The word a count of them takes: errors, warnings, notes (`info` problems are notes)."""
+        return _PLURALS[self]
+
+    @property
+    def label(self) -> str:
+        """The heading a person reads: Errors, Warnings, Notes."""
+        return _PLURALS[self].capitalize()
+
+
+_RANKS = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_PLURALS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "notes"}
+SEVERITIES = tuple(Severity)  # worst first
+
+
+class ProblemKind(enum.StrEnum):
+    BAD_LENGTH_CRC = "bad_length_crc"
+    BAD_DATA_CRC = "bad_data_crc"
+    TRUNCATED = "truncated"
+    UNREADABLE_BYTES = "unreadable_bytes"
+    TRAILING_BYTES = "trailing_bytes"
+    NOT_TFRECORD = "not_tfrecord"
+    DECOMPRESSION_ERROR = "decompression_error"
+    UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
+    MISSING_SHARD = "missing_shard"  # a shard a `-NNNNN-of-MMMMM` set names that is not there
+    # QA checks of record contents (tfrview.core.analysis.checks)
+    UNEXPECTED_PAYLOAD = "unexpected_payload"
+    IMAGE_UNDECODABLE = "image_undecodable"
+    IMAGE_NOT_IMAGE = "image_not_an_image"  # an image key (by convention) holding empty bytes, text or noise
+    IMAGE_FORMAT_MISMATCH = "image_format_mismatch"  # the bytes are one format, */format names another
+    IMAGE_SIZE_MISMATCH = "image_size_mismatch"
+    IMAGE_EXIF_ROTATION = "image_exif_rotation"
+    DUPLICATE_IMAGE = "duplicate_image"
+    MASK_SIZE_MISMATCH = (
+        "mask_size_mismatch"  # a segmentation or instance mask of another size than the image
+    )
+    MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
+    MASK_COUNT_MISMATCH = "mask_count_mismatch"  # instance masks and boxes differ in number
+    MASK_EMPTY = "mask_empty"  # an instance mask with no pixel set
+    BOX_OUT_OF_BOUNDS = "box_out_of_bounds"
+    BOX_INVERTED = "box_inverted"
+    BOX_ZERO_AREA = "box_zero_area"
+    BOX_LIST_LENGTHS = "box_list_lengths"
+    CLASS_LIST_LENGTH = "class_list_length"
+    LABEL_NOT_IN_MAP = "label_not_in_map"
+    LABEL_ZERO = "label_zero"
+    LABEL_TEXT_MISMATCH = "label_text_mismatch"
+    LABEL_TEXT_CASE = "label_text_case"  # class text and label map differ only in case or spacing
+    IMAGE_SIZE_TYPE = "image_size_type"  # image/height or image/width stored as floats
+    NAN_OR_INF = "nan_or_inf"
+    MISSING_FEATURE = "missing_feature"
+    FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
+    LIMIT_EXCEEDED = (
+        "limit_exceeded"  # a resource limit (tfrview.core.limits) kept part of a record unchecked
+    )
+
+    @property
+    def severity(self) -> Severity:
+        """error: data is lost or unreadable; warning: training would see wrong data; info: worth a look."""
+        return _SEVERITY.get(self, Severity.WARNING)
+
+    @property
+    def severity_rank(self) -> int:
+        """0 for errors, 1 for warnings, 2 for notes: the order every panel and report lists them in."""
+        return self.severity.rank
+
+
+FRAMING_KINDS = frozenset({
+    ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
+    ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
+    ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD,
+})  # fmt: skip
+QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
+
+_SEVERITY = {
+    ProblemKind.BAD_LENGTH_CRC: Severity.ERROR, ProblemKind.BAD_DATA_CRC: Severity.ERROR, ProblemKind.TRUNCATED: Severity.ERROR,
+    ProblemKind.UNREADABLE_BYTES: Severity.ERROR, ProblemKind.TRAILING_BYTES: Severity.ERROR, ProblemKind.NOT_TFRECORD: Severity.ERROR,
+    ProblemKind.DECOMPRESSION_ERROR: Severity.ERROR, ProblemKind.UNREADABLE_FILE: Severity.ERROR, ProblemKind.MISSING_SHARD: Severity.ERROR,
+    ProblemKind.UNEXPECTED_PAYLOAD: Severity.ERROR,
+    ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR, ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR, ProblemKind.DUPLICATE_IMAGE: Severity.INFO, ProblemKind.MISSING_FEATURE: Severity.INFO,
+    ProblemKind.IMAGE_EXIF_ROTATION: Severity.INFO, ProblemKind.LABEL_TEXT_CASE: Severity.INFO, ProblemKind.IMAGE_SIZE_TYPE: Severity.ERROR,
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One damaged region. `offset` is in the (decompressed) record stream; `record` is the local
+    record number the damage belongs to, or None when no record could be framed there."""
+
+    kind: ProblemKind
+    offset: int
+    length: int | None
+    record: int | None
+    message: str
+    cause: str = ""  # why, where the bytes show it (tfrecord.forensics); "" when they do not
+    feature: str = ""  # the feature key a finding is about: repeats group by kind and feature
+    detail: str = (
+        ""  # what varies from record to record (quoted data bytes, a class text), apart from the message
+    )
+
+    def __post_init__(self) -> None:
+        for name in (
+            "message",
+            "feature",
+            "detail",
+        ):  # they quote the data (keys, class text): one line, always
+            text = getattr(self, name)
+            if not text.isprintable():
+                object.__setattr__(self, name, printable(text))
+
+    @property
+    def text(self) -> str:
+        """The message with its detail, for a person reading one problem."""
+        return f"{self.message}: {self.detail}" if self.detail else self.message
+
+    def to_json(self) -> dict:
+        return {
+            "kind": str(self.kind),
+            "offset": self.offset,
+            "length": self.length,
+            "record": self.record,
+            "message": self.message,
+            **({"cause": self.cause} if self.cause else {}),
+            **({"feature": self.feature} if self.feature else {}),
+            **({"detail": self.detail} if self.detail else {}),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Problem:
+        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""),
+                   d.get("feature", ""), d.get("detail", ""))  # fmt: skip
