@@ -166,3 +166,31 @@ def test_the_quick_scalar_table_equals_the_analysis_plot(tmp_path):
     assert quick_key == key == "accuracy"
     assert plot(table, key) == plot(a.facts(), key)
     assert event_scalars([str(path)], [120]) is None  # framed otherwise than the window's: not used
+
+
+def test_event_records_give_their_features_in_dump_json_and_the_json_lines_export(tmp_path):
+    """Issue 20: both JSON outputs gave an event as {"kind": "event"} alone."""
+    from tfrview.core.output.export import export_jsonl
+
+    path = tmp_path / "events.out.tfevents.1763900000.host"
+    recs = _events(3)
+    write_records(path, recs)
+    r = subprocess.run([sys.executable, "-m", "tfrview", "dump", "--json", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dumped = [json.loads(line) for line in r.stdout.splitlines()]
+    out = tmp_path / "events.jsonl"
+    export_jsonl([(n, 0, data) for n, data in enumerate(recs)], out)
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    for rows in (dumped, exported):
+        assert [d["kind"] for d in rows] == ["event"] * 4
+        assert rows[0]["features"]["file_version"]["values"] == ["brain.Event:2"]
+        f = rows[2]["features"]  # step 1
+        assert f["wall_time"] == {"type": "bytes_list", "values": ["2025-11-23 12:13:21.250000 UTC"]}
+        assert f["step"] == {"type": "int64_list", "values": [1]}
+        assert f["loss"] == {"type": "float_list", "values": [0.5]}  # a scalar: its value
+        assert f["accuracy"]["values"] == [np.float32(1 / 3).item()]  # a TF2 scalar tensor: its value
+        img = rows[1]["features"]  # step 0 also logs an image, a histogram and a text
+        assert img["samples/width"]["values"] == [12] and img["samples/height"]["values"] == [8]
+        assert img["weights"]["values"] == ["histogram of 100 values in [-1, 1], mean 0.05"]
+        assert img["weights/buckets"]["values"] == [40.0, 60.0]
+        assert img["notes"]["values"] == ["learning rate halved"]

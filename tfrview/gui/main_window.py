@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from tfrview import __version__
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
@@ -605,12 +606,9 @@ class MainWindow(QMainWindow):
         """A sample of records, read by the indexer: what they hold (for the status bar and the
         filter box's completions)."""
         self.filtering.offer_keys()
-        names = {"example": "Example", "sequence_example": "SequenceExample", "event": "TensorBoard event",
-                 "example_list_with_context": "ExampleListWithContext", "protobuf": "other protobuf",
-                 "bytes": "opaque bytes"}  # fmt: skip
         kinds = sorted(facts.kinds, key=lambda k: -facts.kinds[k])
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
-        self._payload_kinds = f"{names.get(kinds[0], kinds[0])} payloads{others}" if kinds else ""
+        self._payload_kinds = f"{_kind_title(kinds[0])} payloads{others}" if kinds else ""
         self._update_status()
 
     @Slot(str)
@@ -1055,6 +1053,11 @@ class MainWindow(QMainWindow):
         s.setValue("window/splitter", self.splitter.saveState())
         self.shutdown()
         super().closeEvent(event)
+
+
+def _kind_title(kind: str) -> str:
+    """A payload kind's name for a person; a word tfrview does not know is shown as it is."""
+    return PayloadKind(kind).title if kind in PayloadKind._value2member_map_ else kind
 
 
 def add_recent(entries: list[str], ds: Dataset) -> None:

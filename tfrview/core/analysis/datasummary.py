@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.limits import MAX_BOXES_DRAWN, TRACKED_KEYS
+from tfrview.core.records.kinds import FEATURE_KINDS
 from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
 
@@ -140,7 +141,7 @@ class DatasetSummary:
     def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
         self.records += 1
         self.kinds[p.kind] += 1
-        if p.kind not in ("example", "sequence_example", "event"):  # an event's tags: statistics over steps
+        if p.kind not in FEATURE_KINDS:  # an event's tags: statistics over steps
             return
         keys = self.keys
         for k, f in p.features.items():

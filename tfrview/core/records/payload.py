@@ -32,16 +32,18 @@ from tfrview.core.limits import (
     UPB_MAX_BYTES,
     too_large,
 )
+from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
 
-EXAMPLE = "example"
-SEQUENCE_EXAMPLE = "sequence_example"
-PROTOBUF = "protobuf"
-BYTES = "bytes"
-EVENT = "event"  # a TensorBoard Event (records.events): shown as features, as an Example's
+# The kinds are `kinds.PayloadKind` (its one home); these names are its members, for the decoders.
+EXAMPLE = PayloadKind.EXAMPLE
+SEQUENCE_EXAMPLE = PayloadKind.SEQUENCE_EXAMPLE
+PROTOBUF = PayloadKind.PROTOBUF
+BYTES = PayloadKind.BYTES
+EVENT = PayloadKind.EVENT
 # TF-Ranking's ExampleListWithContext: `examples` (field 1, repeated Example), `context` (field 2,
 # an Example): the context as features, each example's features in `examples`
-EXAMPLE_LIST = "example_list_with_context"
-KINDS = (EXAMPLE, SEQUENCE_EXAMPLE, EXAMPLE_LIST, EVENT, PROTOBUF, BYTES)
+EXAMPLE_LIST = PayloadKind.EXAMPLE_LIST
+KINDS = tuple(PayloadKind)
 
 BYTES_LIST = "bytes_list"
 FLOAT_LIST = "float_list"
@@ -782,8 +784,8 @@ def payload_json(p: Payload) -> dict:
         d["truncated"] = True  # only the head was read: see "limits"
     if p.limits:
         d["limits"] = list(p.limits)
-    if p.kind in (EXAMPLE, SEQUENCE_EXAMPLE, EXAMPLE_LIST):
-        d["features"] = {k: feature_json(f) for k, f in p.features.items()}  # an example list's context
+    if p.kind in FEATURE_KINDS:  # an example list's context; an event's wall time, step and tags
+        d["features"] = {k: feature_json(f) for k, f in p.features.items()}
     if p.kind == EXAMPLE_LIST:
         d["examples"] = [{k: feature_json(f) for k, f in ex.items()} for ex in p.examples]
     if p.kind == SEQUENCE_EXAMPLE:

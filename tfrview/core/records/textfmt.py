@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tfrview.core.records.images import sniff_image_format
+from tfrview.core.records.kinds import FEATURE_KINDS
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, fixed_as_float
 from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
@@ -69,7 +70,7 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
 
 def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
     lines: list[str] = []
-    if p.kind in ("example", "sequence_example", "event", "example_list_with_context"):
+    if p.kind in FEATURE_KINDS:
         label = "context" if p.kind in ("sequence_example", "example_list_with_context") else "features"
         lines.append(f"{indent}{label} {{")
         for k, f in p.features.items():

@@ -247,6 +247,7 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[i
                 continue
             time.sleep(0)  # decoding holds the GIL: let a UI thread in between records
 
+    from tfrview.core.records.kinds import FEATURE_KINDS
     from tfrview.core.records.payload import decode
 
     kinds: Counter = Counter()
@@ -254,6 +255,6 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[i
     for d in payloads(kinds_of):
         kind = sniff_kind(d)
         kinds[kind] += 1
-        if kind in ("example", "sequence_example", "event"):
+        if kind in FEATURE_KINDS:
             keys.update(decode(d).features)
     return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of, ids_files))), frozenset(keys))
