@@ -123,6 +123,7 @@ def cmd_verify(args) -> int:
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
+    from tfrview.core.tfrecord.status import status_counts
 
     failed, paths = name_files(args.paths)
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
@@ -166,7 +167,7 @@ def cmd_verify(args) -> int:
             rep = reports[fi] = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
                                            sort_problems(analysis.problems(fi)), r.cause,
                                            int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
-            entries[at] = rep.to_json()
+            entries[at] = {**rep.to_json(), "record_status": status_counts(r.status)}
         entries[at]["dataset"] = groups[of[fi]].name
     totals = _totals([e for e in entries if e is not None])
     gaps = _add_missing(paths, entries, totals)
@@ -219,6 +220,8 @@ def _totals(entries: list[dict]) -> dict:
         "damaged_records": sum(e.get("damaged_records", 0) for e in read),
         "bytes": sum(e.get("bytes", 0) for e in read),
     }
+    if any("record_status" in e for e in read):  # verify: the record status words, summed
+        t["record_status"] = {w: sum(e.get("record_status", {}).get(w, 0) for e in read) for w in next(e["record_status"] for e in read if "record_status" in e)}
     if any("problems" in e for e in read):  # verify
         t["files_with_problems"] = sum(1 for e in read if e["problems"])
         t["problems"] = sum(len(e["problems"]) for e in read)
@@ -613,7 +616,8 @@ def parse_range(text: str | None, count: int) -> range:
 def cmd_dump(args) -> int:
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.report import DECODED_AS_IS, record_status
+    from tfrview.core.tfrecord.report import DECODED_AS_IS
+    from tfrview.core.tfrecord.status import record_status
 
     schema = None
     if args.proto:

@@ -189,8 +189,8 @@ class Driver:
         return [{c: s.data(s.index(r, i)) for i, c in enumerate(s.columns)} for r in range(s.rowCount())]
 
     def table_records(self) -> list[tuple[int, int, str]]:
-        """(record number, offset, status word) of every row the record table shows; status words:
-        ok, unverified, bad_data_crc, bad_header, bad_both."""
+        """(record number, offset, status word) of every row the record table shows; the record
+        status words of every output (tfrecord.status): ok, damaged, header_damaged, unverified."""
         m = self.window.model
         out = []
         for r in range(m.rowCount()):

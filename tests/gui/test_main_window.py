@@ -61,7 +61,7 @@ def test_damaged_rows_are_coloured_with_the_problem_in_the_tooltip(qtbot, open_w
     m = w.model
     assert m.total() == 30
     status_col = m.columns.index("status")
-    assert m.data(m.index(4, status_col)) == "bad CRC"
+    assert m.data(m.index(4, status_col)) == "damaged"  # the record status word every output uses
     assert m.data(m.index(4, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert m.data(m.index(3, 0), Qt.ItemDataRole.BackgroundRole) is None
     assert "data CRC mismatch" in m.data(m.index(4, 0), Qt.ItemDataRole.ToolTipRole)

@@ -33,7 +33,7 @@ def test_the_window_opens_a_split_over_http_and_reopens_it_without_fetching_reco
             d = Driver(qtbot, w)
             d.wait_indexed()
             assert d.wait_checks().phase.value == "done"
-            assert w.model.total() == 12 and w.model.status_of(9) == "bad_data_crc"
+            assert w.model.total() == 12 and w.model.status_of(9) == "damaged"
             assert w.ds.name == "val-?????-of-00003.tfrecord"
             assert sorted(r.record for r in w.problems.rows if r.problem.kind == "bad_data_crc") == [9]
             fetched = http_requests(base)["ranges"] - before["ranges"]

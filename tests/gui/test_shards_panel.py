@@ -30,7 +30,7 @@ def test_shards_panel_sorts_and_opens_a_shard(qtbot, open_window, tmp_path, qtmo
     col = {c: i for i, c in enumerate(s.columns)}
     w.shards_view.sortByColumn(col["damaged"], Qt.SortOrder.DescendingOrder)
     assert s.data(s.index(0, col["file"])) == "s-00002-of-00004.tfrecord"
-    assert [s.data(s.index(0, col[c])) for c in ("records", "intact", "damaged", "errors")] == [
+    assert [s.data(s.index(0, col[c])) for c in ("records", "ok", "damaged", "errors")] == [
         "5",
         "3",
         "2",

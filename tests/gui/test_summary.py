@@ -78,7 +78,7 @@ def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_wind
     assert Driver(qtbot, again).analysis_note.startswith("checked ") and "checked" in again.status_label.text()
     # the index and CRC status came from the stored analysis too, and the status bar says when
     assert Driver(qtbot, again).stored_files == len(paths)
-    assert again.model.total() == w.model.total() and again.model.status_of(26) == w.model.status_of(26) == "bad_data_crc"
+    assert again.model.total() == w.model.total() and again.model.status_of(26) == w.model.status_of(26) == "damaged"
     assert "unchanged since" in again.status_label.text()
 
 

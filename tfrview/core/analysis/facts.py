@@ -1,7 +1,7 @@
 """The fact table: one row per record of a file, with what the filter, the summary and exports
 need of it, as Arrow columns (written to Parquet, so DuckDB, polars and pandas read it too).
 
-Columns: `file`, `record` (number within the file), `offset`, `size`, `crc` (ok / bad / unchecked),
+Columns: `file`, `record` (number within the file), `offset`, `size`, `crc` (a `tfrecord.status` word),
 `kind` (example, sequence_example, protobuf, bytes; null for damaged records), `image_width`,
 `image_height`, `boxes`, then one column per feature key: a plain column when every record holding
 the key holds one value, else a list column with a `<column>#len` column of list lengths. Values are
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
-from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.status import WORDS, status_codes
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ def key_of(column: str) -> tuple[str, bool] | None:
 
 
 def crc_words(status: np.ndarray) -> pa.Array:
-    words = np.where(status & DAMAGED, 1, np.where(status & VERIFIED, 0, 2)).astype(np.int8)
-    return pa.DictionaryArray.from_arrays(pa.array(words), pa.array(["ok", "bad", "unchecked"]))
+    """The `crc` column: each record's status word (`tfrecord.status`, as every output says it)."""
+    return pa.DictionaryArray.from_arrays(pa.array(status_codes(status)), pa.array([str(w) for w in WORDS]))
 
 
 @dataclass

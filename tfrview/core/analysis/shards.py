@@ -32,13 +32,13 @@ class ShardHealth:
         return len(self.names)
 
     def column(self, name: str) -> np.ndarray:
-        """A numeric column by its name: size, records, intact, damaged, unchecked, errors,
-        warnings or notes."""
+        """A numeric column by its name: size, records, ok, damaged, unverified (record status
+        words: damaged counts header_damaged too), errors, warnings or notes."""
         plurals = [s.plural for s in SEVERITIES]
         if name in plurals:
             return self.problems[:, plurals.index(name)]
-        return {"size": self.size, "records": self.records, "intact": self.intact, "damaged": self.damaged,
-                "unchecked": self.unchecked}[name]  # fmt: skip
+        return {"size": self.size, "records": self.records, "ok": self.intact, "damaged": self.damaged,
+                "unverified": self.unchecked}[name]  # fmt: skip
 
     def order(self, column: str, descending: bool = False) -> np.ndarray:
         """Row order sorting by a column (stable; ties keep the files' own order)."""

@@ -87,10 +87,10 @@ def save_spans(path, dataset, numbers) -> None:
 
 
 def crc_word(status: int) -> str:
-    """A record's CRC status in the one word exports use."""
-    from tfrview.core.tfrecord.report import record_status
+    """A record's CRC status in the one word every output uses (`tfrecord.status`)."""
+    from tfrview.core.tfrecord.status import record_status
 
-    return record_status(status)
+    return str(record_status(status))
 
 
 def export_records(items: Iterable, out: Path, compression: str = "none", inputs: list[Path] = (),

@@ -182,17 +182,6 @@ def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) 
     )
 
 
-def record_status(status: int) -> str:
-    """A record's state in the words the commands and exports use: ok, damaged (its data CRC
-    fails), header_damaged (its data passed; its header did not) or unverified (not checked yet, or
-    no CRC is there to check: CRC_CUT)."""
-    if status & BAD_DATA_CRC:
-        return "damaged"
-    if status & DAMAGED:
-        return "header_damaged"
-    return "ok" if status & VERIFIED else "unverified"
-
-
 DECODED_AS_IS = {
     "damaged": "decoded as its bytes stand: its data CRC fails, so some may be wrong",
     "header_damaged": "its data passed its CRC; its header was damaged",

@@ -18,8 +18,8 @@ from tfrview.core.errors import SourceError
 from tfrview.core.problems import QA_KINDS, SEVERITIES
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
+from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")
@@ -31,13 +31,6 @@ _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or tr
 _QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, image, labels, values)
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
 
-STATUS_TEXT = {
-    "ok": "ok",
-    "unverified": "…",
-    "bad_data_crc": "bad CRC",
-    "bad_header": "bad header",
-    "bad_both": "bad hdr+CRC",
-}
 
 
 def number_text(value: int) -> str:
@@ -358,16 +351,10 @@ class RecordTableModel(ColumnsModel):
         fi = int(np.searchsorted(self._starts, n, side="right")) - 1
         return fi, n - int(self._starts[fi])
 
-    def status_of(self, n: int) -> str:
+    def status_of(self, n: int) -> RecordStatus:
+        """The record's status word, as every output says it (`tfrecord.status`)."""
         fi, k = self.locate(n)
-        st = int(self.ds.files[fi].index.status[k])
-        if st & BAD_LENGTH_CRC and st & BAD_DATA_CRC:
-            return "bad_both"
-        if st & BAD_LENGTH_CRC:
-            return "bad_header"
-        if st & BAD_DATA_CRC:
-            return "bad_data_crc"
-        return "ok" if st & VERIFIED else "unverified"
+        return record_status(int(self.ds.files[fi].index.status[k]))
 
     def _parsed(self, n: int) -> tuple[str, str]:
         """Kind and summary from the cache; a miss asks the summary worker and shows a placeholder
@@ -456,7 +443,7 @@ class RecordTableModel(ColumnsModel):
         if col == "size":
             return number_text(int(f.index.lengths[k]))
         if col == "status":
-            return STATUS_TEXT[self.status_of(n)]
+            return str(self.status_of(n))
         if col == "file":
             return self._file_labels[fi]
         kind, summary = self._parsed(n)

@@ -1,0 +1,53 @@
+"""A record's CRC status as one word, the same in every output: `verify --json`, `dump --json`,
+the JSON-lines export, the Parquet export's `crc` column and the window's record table (the README's
+table of record status words is the one description of them)."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, DAMAGED, VERIFIED
+
+
+class RecordStatus(enum.StrEnum):
+    """What the CRCs say of one framed record; the value is the wire word."""
+
+    OK = "ok"  # both CRCs checked and good
+    DAMAGED = "damaged"  # its data CRC fails (its header may be damaged too, or it was cut short)
+    HEADER_DAMAGED = "header_damaged"  # its data passed its CRC; its header's length CRC did not
+    UNVERIFIED = "unverified"  # no data CRC checked it: not yet, or the file ends inside that CRC
+
+
+WORDS = tuple(RecordStatus)  # the order of `codes`, and of the Parquet column's dictionary
+
+
+def record_status(status: int) -> RecordStatus:
+    """The word for one record's index status bits (`tfrecord.index`)."""
+    if status & BAD_DATA_CRC:
+        return RecordStatus.DAMAGED
+    if status & DAMAGED:
+        return RecordStatus.HEADER_DAMAGED
+    return RecordStatus.OK if status & VERIFIED else RecordStatus.UNVERIFIED
+
+
+def status_codes(status: np.ndarray) -> np.ndarray:
+    """`record_status` of every record at once, as indexes into WORDS (int8): array operations,
+    for the fact table's millions of rows."""
+    status = np.asarray(status)
+    return np.select(
+        [(status & BAD_DATA_CRC) != 0, (status & DAMAGED) != 0, (status & VERIFIED) != 0],
+        [
+            WORDS.index(RecordStatus.DAMAGED),
+            WORDS.index(RecordStatus.HEADER_DAMAGED),
+            WORDS.index(RecordStatus.OK),
+        ],
+        WORDS.index(RecordStatus.UNVERIFIED),
+    ).astype(np.int8)
+
+
+def status_counts(status: np.ndarray) -> dict[str, int]:
+    """How many records have each word (every word, zeros included: one shape for readers)."""
+    counts = np.bincount(status_codes(status), minlength=len(WORDS))
+    return {str(w): int(counts[i]) for i, w in enumerate(WORDS)}
