@@ -914,9 +914,11 @@ def _add_grouping(p) -> None:
 
 def _add_new_file_args(p) -> None:
     """PATH, -o OUT, --compression and --force: a command that writes one new file from one input."""
+    from tfrview.core.tfrecord.framing import Compression
+
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="OUT", required=True)
-    p.add_argument("--compression", choices=("none", "gzip", "zlib"), help="default: same as the input")
+    p.add_argument("--compression", choices=[str(c) for c in Compression], help="default: same as the input")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import new_temp_file, output_error
-from tfrview.core.tfrecord.framing import U32, encode_header, mask, masked_crc
+from tfrview.core.tfrecord.framing import U32, Compression, encode_header, mask, masked_crc
 
 
 class RecordWriter:
     """`with RecordWriter(path, "gzip") as w: w.write(payload)`."""
 
     def __init__(self, path: str | os.PathLike, compression: str = "none", *, level: int = 6) -> None:
-        if compression not in ("none", "gzip", "zlib"):
+        if Compression.of(compression) is None:
             raise TfrviewError(f"unknown compression {compression!r} (none, gzip or zlib)")
         self.path = Path(path)
         self.compression = compression

@@ -5,6 +5,7 @@ The problem vocabulary is `tfrview.core.problems`; the errors are `tfrview.core.
 
 from __future__ import annotations
 
+import enum
 import struct
 from functools import lru_cache
 
@@ -18,6 +19,26 @@ MASK_DELTA = 0xA282EAD8
 HEADER = struct.Struct("<QI")
 U32 = struct.Struct("<I")
 U64 = struct.Struct("<Q")
+
+
+class Compression(enum.StrEnum):
+    """How a TFRecord file's bytes are stored (TensorFlow's compression_type); the value is the wire
+    word of `info --json`, `--compression` and the store."""
+
+    NONE = "none"
+    GZIP = "gzip"
+    ZLIB = "zlib"
+
+    @property
+    def wbits(self) -> int:
+        """zlib's wbits for reading this container (0: plain bytes, nothing to inflate)."""
+        return {Compression.GZIP: 31, Compression.ZLIB: 15}.get(self, 0)
+
+    @classmethod
+    def of(cls, word: str) -> Compression | None:
+        """The compression a word names, None for a word that names none (3.11's `in` on an enum
+        class raises for a plain string)."""
+        return cls._value2member_map_.get(word)  # type: ignore[return-value]
 
 
 def _crc32c():

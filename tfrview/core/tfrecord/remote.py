@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import Compression
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
 # The extra that brings each scheme's back-end (pyproject's optional dependencies).
@@ -729,7 +730,7 @@ def known_compression(info: RemoteInfo) -> str | None:
         text = where.read_text().strip() if where is not None else ""
     except OSError:
         return None
-    return text if text in ("none", "gzip", "zlib") else None
+    return Compression.of(text)
 
 
 def remember_compression(info: RemoteInfo, compression: str) -> None:

@@ -26,9 +26,15 @@ from tfrview.core.errors import SourceError
 from tfrview.core.limits import STREAM_PIECE
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
-from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc, valid_header_positions
+from tfrview.core.tfrecord.framing import (
+    HEADER,
+    HEADER_SIZE,
+    OVERHEAD,
+    Compression,
+    length_crc,
+    valid_header_positions,
+)
 
-COMPRESSIONS = ("none", "gzip", "zlib")
 _INPUT_BLOCK = 256 * 1024
 _MIN_FEED = 64  # smallest piece of input handed to zlib at once (a file of one GZIP member per byte)
 _TINY_FEED = 4096  # members fed in pieces up to this size go through _Inflater._tiny_members
@@ -151,28 +157,28 @@ def _inflated_head(head: bytes, wbits: int, limit: int = 256 * 1024) -> bytes | 
     return bytes(out)
 
 
-def detect_compression(head: bytes) -> str:
+def detect_compression(head: bytes) -> Compression:
     """none, gzip or zlib: the reading of `head` (the file's first bytes) under which chains of valid
     record headers explain the most bytes. A plain file with a damaged first header, or one whose
     first bytes happen to be a GZIP member (a payload that is itself a gzip blob), stays plain when
     its raw bytes frame better than its inflated ones."""
-    candidates: list[tuple[str, int]] = []
+    candidates: list[Compression] = []
     if head[:3] == b"\x1f\x8b\x08":
-        candidates.append(("gzip", 31))
+        candidates.append(Compression.GZIP)
     if len(head) >= 2:
         cmf, flg = head[0], head[1]
         if cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0:
-            candidates.append(("zlib", 15))
+            candidates.append(Compression.ZLIB)
     if not candidates or (_valid_header(head) and _framed_bytes(head) >= len(head)):
-        return "none"
-    best, best_score = "none", _best_plain_chain(head)
-    for name, wbits in candidates:
-        out = _inflated_head(head, wbits)
+        return Compression.NONE
+    best, best_score = Compression.NONE, _best_plain_chain(head)
+    for name in candidates:
+        out = _inflated_head(head, name.wbits)
         if out is None:
             continue
         framed = _best_plain_chain(out) if out else 0
         score = -(-framed * len(head) // len(out)) if out else 0  # in compressed bytes, rounded up
-        if score > best_score or (best == "none" and best_score == 0):
+        if score > best_score or (best == Compression.NONE and best_score == 0):
             # where neither reading frames anything yet, the stream that inflates is read inflated:
             # records may start further in, and a decompression bomb is then said to be one
             best, best_score = name, score
@@ -580,7 +586,7 @@ class Source:
     """One file's record stream. Thread-safe `read`; `close()` only after every reader is done."""
 
     path: Path
-    compression: str
+    compression: Compression
     file_size: int
     # output bytes between inflate checkpoints at first (doubled as they thin); tests set less, to
     # put many checkpoints in a small stream
@@ -588,11 +594,11 @@ class Source:
 
     def __init__(self, path: Path, data, file_size: int, compression: str, identity=None) -> None:
         self.path = path
-        self.compression = compression
+        self.compression = Compression(compression)
         self.file_size = file_size
         self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
         self._data = data  # FileBytes over the held descriptor, or bytes for an in-memory source
-        self._wbits = {"gzip": 31, "zlib": 15}.get(compression, 0)
+        self._wbits = self.compression.wbits
         self._ckpts = _CheckpointList(self.checkpoint_spacing)
         self._read_lock = threading.Lock()
         self._cache_pos = 0
