@@ -47,11 +47,13 @@ def test_verify_problems_exit_1_and_json_schema(capsys, good, bad):
     assert f0 == {
         "path": str(good), "compression": "none", "records": 12, "damaged_records": 0,
         "bytes": good.stat().st_size, "ok": True, "problems": [], "dataset": "good.tfrecord",
+        "record_status": {"ok": 12, "damaged": 0, "header_damaged": 0, "unverified": 0},
     }  # fmt: skip
     assert doc["datasets"] == [{"name": "good.tfrecord", "files": [str(good)]}, {"name": "bad.tfrecord", "files": [str(bad)]}]
     assert doc["totals"] == {"files": 2, "unreadable_files": 0, "records": 23, "damaged_records": 1,
                              "bytes": good.stat().st_size + bad.stat().st_size, "files_with_problems": 1,
-                             "problems": 2}  # fmt: skip
+                             "problems": 2,
+                             "record_status": {"ok": 23, "damaged": 1, "header_damaged": 0, "unverified": 0}}  # fmt: skip
     assert f1["ok"] is False and f1["records"] == 11 and f1["damaged_records"] == 1
     kinds = [(p["kind"], p["record"]) for p in f1["problems"]]
     assert kinds == [("bad_data_crc", 2), ("trailing_bytes", None)]

@@ -53,7 +53,8 @@ def test_verify_of_many_shards_lists_the_damaged_one_and_the_totals(capsys, tmp_
     assert out.endswith("\n")
     doc = json.loads(out)
     assert doc["totals"] == {"files": 12, "unreadable_files": 0, "records": 599, "damaged_records": 1, "bytes": size,
-                             "files_with_problems": 1, "problems": 1}  # fmt: skip
+                             "files_with_problems": 1, "problems": 1,
+                             "record_status": {"ok": 599, "damaged": 1, "header_damaged": 0, "unverified": 0}}  # fmt: skip
     assert len(doc["files"]) == 12 and {f["dataset"] for f in doc["files"]} == {"train-?????-of-00012"}
 
 

@@ -13,15 +13,7 @@ import threading
 
 from PySide6.QtCore import QThread, Signal
 
-from tfrview.core.errors import TfrviewError
-
-
-def error_line(exc: BaseException) -> str:
-    """What went wrong, in one line: our own errors and OS errors as they say it, anything else
-    as an internal error with its type (a bug must be reported, never kill the window)."""
-    if isinstance(exc, (TfrviewError, OSError)):
-        return str(exc)
-    return f"internal error: {type(exc).__name__}: {exc}"
+from tfrview.core.errors import Cancelled, one_line
 
 
 class Worker(QThread):
@@ -52,8 +44,10 @@ class Worker(QThread):
     def run(self) -> None:
         try:
             self.work()
-        except Exception as exc:  # reported, never a silent death of the thread
-            self.error.emit(error_line(exc))
+        except Cancelled:  # a stop on request is no error: `done` alone says it ended
+            pass
+        except Exception as exc:  # reported in the core's one line, never a silent death of the thread
+            self.error.emit(one_line(exc))
         finally:
             self.done.emit(self)
 

@@ -1,0 +1,51 @@
+"""Issue 20: each vocabulary is one type with one home, and its words are the wire words."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from tfrview.core.problems import SEVERITIES, ProblemKind, Severity
+from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
+from tfrview.core.tfrecord.framing import Compression
+from tfrview.core.tfrecord.status import WORDS, RecordStatus, record_status, status_codes, status_counts
+
+
+def test_severity_words_ranks_and_what_a_person_reads():
+    assert [str(s) for s in SEVERITIES] == ["error", "warning", "info"]  # worst first, as stored
+    assert [(s.rank, s.plural, s.label) for s in Severity] == [
+        (0, "errors", "Errors"),
+        (1, "warnings", "Warnings"),
+        (2, "notes", "Notes"),
+    ]
+    assert (
+        ProblemKind.BAD_DATA_CRC.severity is Severity.ERROR and ProblemKind.MISSING_FEATURE.severity == "info"
+    )
+    assert ProblemKind.BOX_INVERTED.severity_rank == 1
+
+
+def test_which_payload_kinds_carry_features_is_said_once():
+    assert {k for k in PayloadKind if k.has_features} == FEATURE_KINDS
+    assert "event" in FEATURE_KINDS and "protobuf" not in FEATURE_KINDS  # a plain word is found too
+    assert not PayloadKind.PROTOBUF.has_features and not PayloadKind.BYTES.has_features
+    assert json.dumps({"kind": PayloadKind.EVENT}) == '{"kind": "event"}'
+    assert PayloadKind.EXAMPLE_LIST.title == "ExampleListWithContext"
+
+
+def test_compression_words_and_wbits():
+    assert [(str(c), c.wbits) for c in Compression] == [("none", 0), ("gzip", 31), ("zlib", 15)]
+    assert Compression.of("gzip") is Compression.GZIP and Compression.of("bz2") is None
+
+
+def test_a_record_status_is_one_word_alone_and_in_arrays():
+    bits = np.arange(32, dtype=np.uint8)  # every combination of the index's status bits
+    one = [str(record_status(int(b))) for b in bits]
+    assert [str(WORDS[c]) for c in status_codes(bits)] == one
+    assert set(one) == {"ok", "damaged", "header_damaged", "unverified"} == {str(w) for w in RecordStatus}
+    assert status_counts(np.array([1, 3, 5, 0], dtype=np.uint8)) == {
+        "ok": 1,
+        "damaged": 1,
+        "header_damaged": 1,
+        "unverified": 1,
+    }
