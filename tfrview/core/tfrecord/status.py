@@ -33,21 +33,18 @@ def record_status(status: int) -> RecordStatus:
 
 
 def status_codes(status: np.ndarray) -> np.ndarray:
-    """`record_status` of every record at once, as indexes into WORDS (int8): array operations,
-    for the fact table's millions of rows."""
+    """`record_status` of every record at once, as indexes into WORDS (int8): one table lookup per
+    record (the status bits fit a byte), for the fact table's millions of rows."""
     status = np.asarray(status)
-    return np.select(
-        [(status & BAD_DATA_CRC) != 0, (status & DAMAGED) != 0, (status & VERIFIED) != 0],
-        [
-            WORDS.index(RecordStatus.DAMAGED),
-            WORDS.index(RecordStatus.HEADER_DAMAGED),
-            WORDS.index(RecordStatus.OK),
-        ],
-        WORDS.index(RecordStatus.UNVERIFIED),
-    ).astype(np.int8)
+    if status.dtype != np.uint8:  # the index keeps uint8; anything wider is masked to its bits
+        status = (status & 0xFF).astype(np.uint8)
+    return _CODES[status]
 
 
 def status_counts(status: np.ndarray) -> dict[str, int]:
     """How many records have each word (every word, zeros included: one shape for readers)."""
     counts = np.bincount(status_codes(status), minlength=len(WORDS))
     return {str(w): int(counts[i]) for i, w in enumerate(WORDS)}
+
+
+_CODES = np.array([WORDS.index(record_status(b)) for b in range(256)], dtype=np.int8)
