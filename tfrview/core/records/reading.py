@@ -432,7 +432,7 @@ def _roles(layout: tuple[tuple[str, str], ...]):
     for k, t in sorted(layout):
         last = k.rsplit("/", 1)[-1]
         if t != BYTES_LIST and last in ("bbox", "bboxes", "boxes"):
-            text, ids = _class_keys(types, k[: len(k) - len(last)])
+            text, ids = _class_keys(types, k[: len(k) - len(last)], siblings=True)
             return "list", (k,), k[: len(k) - len(last)], text, ids
     return None
 
@@ -451,10 +451,12 @@ _TEXT_KEYS = (
 _ID_KEYS = ("class/label", "label", "labels", "category_id", "class_id", "class/id", "label/index")
 
 
-def _class_keys(types: dict[str, str], prefix: str) -> tuple[str | None, str | None]:
-    """Per-box class text and id keys near the box keys (e.g. image/object/class/{text,label})."""
+def _class_keys(types: dict[str, str], prefix: str, siblings: bool = False) -> tuple[str | None, str | None]:
+    """Per-box class text and id keys near the box keys: beside the corners' folder (e.g.
+    image/object/class/{text,label} for image/object/bbox/xmin), or beside a flat box list
+    (`siblings`: objects/label for TFDS's objects/bbox)."""
     root = prefix.rstrip("/_.")
-    parent = root.rsplit("/", 1)[0] + "/" if "/" in root else ""
+    parent = prefix if siblings else (root.rsplit("/", 1)[0] + "/" if "/" in root else "")
     text = ids = None
     for k, t in types.items():
         if not (k.startswith(parent) or not parent):
