@@ -136,6 +136,8 @@ class DatasetSummary:
     record_labels: Counter = field(default_factory=Counter)
     class_keys: dict = field(default_factory=dict)  # box class name -> the key its boxes are coloured by (their id)
     other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
+    class_text_key: str | None = None  # the key the boxes' class names come from (the first file's, first record's)
+    class_id_key: str | None = None  # the key of the boxes' class ids: a bar of the classes chart filters by it
 
     def add(self, p: Payload, label_map: dict[int, str] | None = None, reading: RecordReading | None = None) -> None:
         """Count one record (`reading`: its reading, when the caller has it; else read here)."""
@@ -163,6 +165,10 @@ class DatasetSummary:
         r = reading if reading is not None else read_record(p, ReadingContext(label_map))
         spec = r.spec
         if spec is not None and (spec.class_text or spec.class_id):
+            if self.class_text_key is None and spec.class_text in p.features:
+                self.class_text_key = spec.class_text
+            if self.class_id_key is None and spec.class_id in p.features:
+                self.class_id_key = spec.class_id
             # counted by array operations: a record of a million boxes builds an object a class, not a box
             ids = r.class_ids if spec.class_id in p.features else None
             texts = r.class_texts
@@ -197,6 +203,8 @@ class DatasetSummary:
         self.record_labels.update(o.record_labels)
         for name, key in o.class_keys.items():
             self.class_keys.setdefault(name, key)
+        self.class_text_key = self.class_text_key or o.class_text_key
+        self.class_id_key = self.class_id_key or o.class_id_key
 
     @property
     def classes(self) -> tuple[str, Counter]:
@@ -213,5 +221,9 @@ class DatasetSummary:
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
             "other_keys": self.other_keys,
             "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()],
-                        "colour_keys": dict(self.class_keys) if self.box_classes else {}},
+                        "colour_keys": dict(self.class_keys) if self.box_classes else {},
+                        # what a bar filters by, carried with it (never read back from its name)
+                        "text_key": self.class_text_key if self.box_classes else None,
+                        "id_key": self.class_id_key if self.box_classes else None,
+                        "ids": {k: int(v) for k, v in self.class_keys.items()} if self.box_classes else {}},
         }
