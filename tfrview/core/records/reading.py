@@ -129,8 +129,12 @@ class ReadingContext:
         got = self._roles.get(layout, _UNKNOWN)
         if got is _UNKNOWN:
             got = _roles(layout)
-            if len(self._roles) >= READING_LAYOUTS:
-                self._roles.clear()  # a dataset of ever new layouts: start again rather than grow
+            if len(self._roles) >= READING_LAYOUTS:  # a dataset of ever new layouts: start again, never grow
+                log.info(
+                    "limits.READING_LAYOUTS: %d feature layouts met; their box roles are found again",
+                    READING_LAYOUTS,
+                )
+                self._roles.clear()
             self._roles[layout] = got
         return got
 
