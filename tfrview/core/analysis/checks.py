@@ -74,7 +74,7 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
     elif len(lens) == 1 and lens[0] % 4:
         out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {lens[0]} values, not a multiple of 4"))
     n = r.box_count
-    x0, y0, x1, y1 = r.boxes.T
+    x0, y0, x1, y1 = r.corner_arrays
     normalized = spec.convention.normalized
     if normalized:
         limit_w = limit_h = 1.0

@@ -180,9 +180,24 @@ class RecordReading:
     features: Mapping[str, Feature] = field(repr=False)
     spec: BoxSpec | None
     label_map: Mapping[int, str] | None = field(default=None, repr=False)
-    stated_size: tuple[int, int] | None = None  # (width, height) the record states
-    label_key: str | None = None  # the key of the record-level label
-    keypoint_keys: tuple[str, ...] = ()
+
+    @cached_property
+    def stated_size(self) -> tuple[int, int] | None:
+        """(width, height) the record states (`stated_size`: the one rule)."""
+        return stated_size(self.features)
+
+    @cached_property
+    def label_key(self) -> str | None:
+        """The key of the record-level label: the first of LABEL_KEYS holding 1 to 8 ints or texts."""
+        for k in LABEL_KEYS:
+            f = self.features.get(k)
+            if f is not None and 0 < len(f.values) <= 8 and f.type in (BYTES_LIST, INT64_LIST):
+                return k
+        return None
+
+    @property
+    def keypoint_keys(self) -> tuple[str, ...]:
+        return tuple(k for k in _KEYPOINT_KEYS if k in self.features)
 
     @property
     def convention(self) -> BoxConvention | None:
@@ -204,12 +219,16 @@ class RecordReading:
         return min(lens) if len(lens) == 4 else lens[0] // 4
 
     @cached_property
+    def corner_arrays(self) -> tuple[np.ndarray, ...]:
+        """x0, y0, x1, y1 of every box: four arrays in the convention's own units (pixels or [0, 1])."""
+        if self.spec is None:
+            return (_EMPTY_F,) * 4
+        return corners(self.spec.convention, [_floats(self.features, k) for k in self.spec.keys])
+
+    @cached_property
     def boxes(self) -> np.ndarray:
         """(n, 4) x0, y0, x1, y1 of every box in the convention's own units (pixels or [0, 1])."""
-        if self.spec is None:
-            return np.empty((0, 4))
-        cols = [_floats(self.features, k) for k in self.spec.keys]
-        return np.stack(corners(self.spec.convention, cols), axis=1).reshape(-1, 4)
+        return np.stack(self.corner_arrays, axis=1).reshape(-1, 4)
 
     def boxes_in(self, width: float | None, height: float | None) -> np.ndarray:
         """(n, 4) boxes in pixels of a width x height image (normalised ones scaled; pixel ones as
@@ -341,8 +360,10 @@ class RecordReading:
     @property
     def dataset_class_ids(self) -> list[int]:
         """The class ids the record holds: its boxes' (each once) and its integer record label."""
-        ids = np.unique(self.class_ids).tolist() if len(self.class_ids) else []
-        return ids + self.label_ids
+        ids = self.class_ids
+        if len(ids) <= 64:  # most records: a set of a few ints costs less than numpy's unique
+            return sorted(set(ids.tolist())) + self.label_ids
+        return np.unique(ids).tolist() + self.label_ids
 
 
 def _floats(features: Mapping[str, Feature], key: str) -> np.ndarray:
@@ -362,18 +383,7 @@ def read_features(
     """The reading of a record's (or a frame's) features."""
     ctx = context if context is not None else ReadingContext()
     spec = ctx.spec or (_detect_spec(features, ctx) if features else None)
-    label_key = next(
-        (
-            k
-            for k in LABEL_KEYS
-            if (f := features.get(k)) is not None
-            and 0 < len(f.values) <= 8
-            and f.type in (BYTES_LIST, INT64_LIST)
-        ),
-        None,
-    )
-    kps = tuple(k for k in _KEYPOINT_KEYS if k in features)
-    return RecordReading(kind, features, spec, ctx.label_map, stated_size(features), label_key, kps)
+    return RecordReading(kind, features, spec, ctx.label_map)
 
 
 def stated_size(features: Mapping[str, Feature]) -> tuple[int, int] | None:
