@@ -18,8 +18,8 @@ from tfrview.core.analysis.checks import (
     check_values,
     run_checks,
 )
-from tfrview.core.records.overlays import detect_spec
 from tfrview.core.records.payload import decode
+from tfrview.core.records.reading import read_features
 
 
 def feats(**kw):
@@ -49,7 +49,7 @@ def od(xmin, ymin, xmax, ymax, **extra):
 
 
 def boxes(f, size=None):
-    return kinds(check_boxes(f, detect_spec(f), size))
+    return kinds(check_boxes(read_features(f), size))
 
 
 def test_good_boxes_have_no_findings():
@@ -119,14 +119,14 @@ def test_labels_against_label_map():
     lm = {1: "cat", 2: "dog"}
     f = od([0.1, 0.1], [0.1, 0.1], [0.2, 0.2], [0.2, 0.2],
            **{"image/object/class/label": [2, 5], "image/object/class/text": [b"cat", b"x"]})  # fmt: skip
-    got = kinds(check_labels(f, detect_spec(f), lm, od_dataset=True))
+    got = kinds(check_labels(read_features(f), lm, od_dataset=True))
     assert got == ["label_not_in_map", "label_text_mismatch"]
     f0 = od([0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [0]})
-    assert kinds(check_labels(f0, detect_spec(f0), None, od_dataset=True)) == ["label_zero"]
+    assert kinds(check_labels(read_features(f0), None, od_dataset=True)) == ["label_zero"]
     ok = od(
         [0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [1], "image/object/class/text": [b"cat"]}
     )
-    assert check_labels(ok, detect_spec(ok), lm, od_dataset=True) == []
+    assert check_labels(read_features(ok), lm, od_dataset=True) == []
 
 
 def test_nan_and_inf_values():
@@ -164,7 +164,7 @@ def test_class_text_equal_to_name_or_display_name_is_no_mismatch():
 
     def labels(text: bytes, i: int = 1):
         f = od([0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [i], "image/object/class/text": [text]})
-        return check_labels(f, detect_spec(f), lm, od_dataset=True)
+        return check_labels(read_features(f), lm, od_dataset=True)
 
     assert labels(b"person") == [] and labels(b"Person") == []
     assert kinds(labels(b"PERSON ")) == ["label_text_case"] and labels(b"PERSON ")[0].kind.severity == "info"

@@ -7,9 +7,10 @@ from PIL import Image
 from tests.core.test_payload import make_example
 from tfrview.core.records.images import ImageError, decode_image, find_images, sniff_image_format
 from tfrview.core.records.labelmap import parse_label_map
-from tfrview.core.records.overlays import BoxSpec, compute_overlay, detect_spec
+from tfrview.core.records.overlays import BoxSpec, compute_overlay
 from tfrview.core.records.payload import decode
 from tfrview.core.records.proto import tensor_pb2
+from tfrview.core.records.reading import read_features
 
 
 def feats(**kw):
@@ -160,7 +161,7 @@ def test_mismatched_lists_are_noted_not_fatal():
 
 def test_explicit_spec_overrides_detection():
     f = feats(a=[1.0], b=[2.0], c=[5.0], d=[6.0])
-    assert detect_spec(f) is None
+    assert read_features(f).spec is None
     ov = compute_overlay(f, 10, 10, spec=BoxSpec("pixel_corners", ("a", "b", "c", "d")))
     assert (ov.boxes[0].x0, ov.boxes[0].y1) == (1, 6)
 

@@ -11,8 +11,9 @@ from tfrview.core.analysis.checks import check_boxes, check_labels
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.limits import MAX_BOXES_DRAWN
 from tfrview.core.records.labelmap import LabelMap, class_ids
-from tfrview.core.records.overlays import compute_overlay, detect_spec
+from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature, Payload
+from tfrview.core.records.reading import read_features
 from tfrview.core.records.summary import summarize_payload
 from tfrview.core.records.thumbs import scale_overlay
 
@@ -45,7 +46,6 @@ def _features(n: int = N) -> dict[str, Feature]:
 
 def test_the_overlay_builds_the_first_boxes_and_says_the_rest():
     feats = _features()
-    detect_spec(feats)  # the layout's roles and convention, outside what is measured
     tracemalloc.start()
     ov = compute_overlay(feats, 640, 480, {1: "cat", 2: "dog"})
     _, peak = tracemalloc.get_traced_memory()
@@ -65,16 +65,16 @@ def test_the_overlay_builds_the_first_boxes_and_says_the_rest():
 
 def test_checks_and_summaries_count_every_box_without_an_object_a_box():
     feats = _features()
-    spec = detect_spec(feats)
-    found = {f.kind: f.message for f in check_boxes(feats, spec, (640, 480))}
+    r = read_features(feats)
+    found = {f.kind: f.message for f in check_boxes(r, (640, 480))}
     assert found["box_inverted"].startswith("1 box(es) with xmin > xmax or ymin > ymax, e.g. box 7:")
     assert found["box_zero_area"] == "1 box(es) of zero area, e.g. box 9"
     assert found["box_out_of_bounds"].startswith("1 box(es) outside [0, 1], e.g. box 11:")
-    labels = {f.kind: (f.message, f.detail) for f in check_labels(feats, spec, LabelMap({1: "cat", 2: "dog"}), True)}
+    labels = {f.kind: (f.message, f.detail) for f in check_labels(r, LabelMap({1: "cat", 2: "dog"}), True)}
     assert labels == {"label_text_case": (  # the message groups; the detail quotes the data (issue 18.5)
         "image/object/class/text differs from the label map's name (only case or spacing differ)",
         "class text 'Dog ' for id 2, which the label map names 'dog'")}  # fmt: skip
-    labels = {f.kind: (f.message, f.detail) for f in check_labels(feats, spec, LabelMap({1: "cat"}), True)}
+    labels = {f.kind: (f.message, f.detail) for f in check_labels(r, LabelMap({1: "cat"}), True)}
     assert labels["label_not_in_map"] == ("image/object/class/label ids not in the label map", "[2]")
     assert sorted(class_ids(feats)) == [1, 2]
     p = Payload("example", feats)

@@ -97,3 +97,28 @@ def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window
     panel.category_clicked.emit("records per shard", 1)
     qtbot.waitUntil(lambda: d.shown_records() == list(range(starts[1], starts[2])), timeout=20000)
     assert w.filter_edit.text() == 'file == "demo-00001-of-00002.tfrecord"'
+
+
+def test_a_class_bar_filters_by_the_id_carried_with_it(qtbot, open_window, tmp_path):
+    """COCO boxes with class ids and no names: the bars are "id N" and a click filters by the id
+    and key that came with the chart's data (the reading's), not by parsing the bar's title."""
+    from tests.core.test_payload import make_example
+
+    path = tmp_path / "coco.tfrecord"
+    recs = [make_example(bbox=[1.0, 2.0, 30.0, 40.0] * (1 + n % 2), category_id=[7] + [9] * (n % 2), width=[64],
+                         height=[48]) for n in range(6)]  # fmt: skip
+    write_records(path, recs)
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    w.plot_dock.show()
+    w.plot_dock.raise_()
+    panel = w.plots.panel
+    qtbot.waitUntil(lambda: panel.keys.count() > 0, timeout=20000)
+    panel.keys.setCurrentText("class balance")
+    qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "class balance", timeout=20000)
+    assert sorted(panel._cats["names"]) == ["id 7", "id 9"]
+    panel.category_clicked.emit("class balance", panel._cats["names"].index("id 9"))
+    d.wait_filter()
+    assert w.filter_edit.text() == '"category_id" == 9'
+    qtbot.waitUntil(lambda: d.shown_records() == [1, 3, 5], timeout=20000)

@@ -222,3 +222,8 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# --- one reading of a record (records/reading.py) ---
+# Feature layouts (keys and types) whose box roles a ReadingContext remembers; a dataset of ever
+# new layouts starts again past this many (a layout of over 256 keys is never remembered).
+READING_LAYOUTS = 1024

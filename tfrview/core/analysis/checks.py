@@ -18,7 +18,6 @@ import numpy as np
 from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
-from tfrview.core.records.overlays import BoxSpec, detect_spec
 from tfrview.core.records.payload import (
     BYTES_LIST,
     FLOAT_LIST,
@@ -28,6 +27,7 @@ from tfrview.core.records.payload import (
     Payload,
     decode,
 )
+from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
 from tfrview.core.tfrecord.framing import OVERHEAD
 
 
@@ -56,48 +56,27 @@ def _vals(features: dict[str, Feature], key: str | None) -> np.ndarray:
 
 
 def image_size_from_features(features: dict[str, Feature]) -> tuple[int, int] | None:
-    """(width, height) as the record states them, e.g. image/width and image/height."""
-    w = h = None
-    for k, f in features.items():
-        if f.type == INT64_LIST and len(f.values) == 1:
-            last = k.rsplit("/", 1)[-1]
-            if last == "width":
-                w = int(f.values[0])
-            elif last == "height":
-                h = int(f.values[0])
-    return (w, h) if w and h else None
+    """(width, height) as the record states them (`reading.stated_size`: the one rule)."""
+    return stated_size(features)
 
 
-def check_boxes(
-    features: dict[str, Feature], spec: BoxSpec | None, size: tuple[int, int] | None
-) -> list[Finding]:
-    """Coordinates out of range, inverted or zero-area boxes, box and class lists of unequal lengths."""
+def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]:
+    """Coordinates out of range, inverted or zero-area boxes, box and class lists of unequal lengths
+    (of the boxes the reading found, in their own units)."""
+    spec = r.spec
     if spec is None:
         return []
+    features = r.features
     out: list[Finding] = []
-    if len(spec.keys) == 4:
-        cols = [_vals(features, k) for k in spec.keys]
-        lens = [len(c) for c in cols]
-        if len(set(lens)) > 1:
-            names = ", ".join(f"{k.rsplit('/', 1)[-1]} {n}" for k, n in zip(spec.keys, lens, strict=True))
-            out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"box lists differ in length ({names})"))
-        n = min(lens)
-        x0, y0, x1, y1 = (c[:n] for c in cols)
-    else:
-        v = _vals(features, spec.keys[0])
-        if len(v) % 4:
-            out.append(
-                Finding(
-                    ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {len(v)} values, not a multiple of 4"
-                )
-            )
-        n = len(v) // 4
-        q = v[: 4 * n].reshape(n, 4)
-        if spec.convention == "coco_xywh":
-            x0, y0, x1, y1 = q[:, 0], q[:, 1], q[:, 0] + q[:, 2], q[:, 1] + q[:, 3]
-        else:
-            y0, x0, y1, x1 = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    normalized = spec.convention in ("od_normalized", "tfds_yxyx")
+    lens = r.list_lengths
+    if len(lens) == 4 and len(set(lens)) > 1:
+        names = ", ".join(f"{k.rsplit('/', 1)[-1]} {n}" for k, n in zip(spec.keys, lens, strict=True))
+        out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"box lists differ in length ({names})"))
+    elif len(lens) == 1 and lens[0] % 4:
+        out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {lens[0]} values, not a multiple of 4"))
+    n = r.box_count
+    x0, y0, x1, y1 = r.corner_arrays
+    normalized = spec.convention.normalized
     if normalized:
         limit_w = limit_h = 1.0
     elif size is not None:
@@ -399,14 +378,14 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
 # --- labels -------------------------------------------------------------------------------------------
 
 
-def check_labels(features: dict[str, Feature], spec: BoxSpec | None, label_map: dict[int, str] | None,
-                 od_dataset: bool) -> list[Finding]:  # fmt: skip
+def check_labels(r: RecordReading, label_map: dict[int, str] | None, od_dataset: bool) -> list[Finding]:
     """Class ids missing from the label map, id 0 in an Object Detection API dataset, class names that
-    disagree with the label map."""
+    disagree with the label map (the boxes' class ids and texts the reading found)."""
     out: list[Finding] = []
+    spec = r.spec
     id_key = spec.class_id if spec else None
-    ids = np.asarray(features[id_key].values, dtype=np.int64) if id_key and id_key in features else np.empty(0, np.int64)
-    texts = features[spec.class_text].values if spec and spec.class_text and spec.class_text in features else []
+    ids = r.class_ids
+    texts = r.class_texts
     if od_dataset and (ids == 0).any():
         out.append(label_zero_finding(id_key))
     if label_map:
@@ -459,13 +438,10 @@ def label_zero_finding(id_key: str | None) -> Finding:
                    id_key or "")  # fmt: skip
 
 
-def class_zero_key(features: dict[str, Feature], spec: BoxSpec | None) -> str | None:
+def class_zero_key(r: RecordReading) -> str | None:
     """The class-id key of a record whose class ids include 0 (else None): an error only in an Object
     Detection API dataset, which is known once every file is read."""
-    key = spec.class_id if spec else None
-    if key and key in features and features[key].type == INT64_LIST and (np.asarray(features[key].values) == 0).any():
-        return key
-    return None
+    return r.class_zero_key
 
 
 def _same_words(text: str, label_map, i: int) -> bool:
@@ -524,7 +500,8 @@ class Schema:
     other: int = 0  # features of keys past TRACKED_KEYS (a key counted once a record)
     first_other: int = -1  # the first record (of this file) holding such a key, -1 if none
 
-    def add(self, p: Payload) -> None:
+    def add(self, p: Payload, reading: RecordReading | None = None) -> None:
+        """Count one record (`reading`: its reading, when the caller has it)."""
         if p.full_size is not None:
             return  # too large to decode: only its head is known, which says nothing of the schema
         self.records += 1
@@ -540,7 +517,7 @@ class Schema:
                 c = self.types[k] = Counter()
             self.presence[k] += 1
             c[f.type] += 1
-        spec = detect_spec(p.features) if p.features else None
+        spec = (reading or read_record(p)).spec if p.features else None
         if spec is not None and spec.convention == "od_normalized":
             self.od += 1
 
@@ -736,8 +713,10 @@ def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, lab
 
 def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
                    duplicates: DuplicateImages | None, names: list[str] | None = None,
-                   od_dataset: bool | None = None) -> tuple[list[Finding], RecordLook]:  # fmt: skip
-    """`check_record`, and what it learnt of the record (image size, box count, class id 0)."""
+                   od_dataset: bool | None = None,
+                   reading: RecordReading | None = None) -> tuple[list[Finding], RecordLook]:  # fmt: skip
+    """`check_record`, and what it learnt of the record (image size, box count, class id 0).
+    `reading`: the record's reading when the caller has it (else read here, with the label map)."""
     out: list[Finding] = [
         Finding(ProblemKind.LIMIT_EXCEEDED, f"not every value was checked: {note}") for note in p.limits
     ]
@@ -748,22 +727,23 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
     if p.kind not in ("example", "sequence_example"):
         return out, RecordLook()
     feats = p.features
-    spec = detect_spec(feats)
+    r = reading if reading is not None else read_record(p, ReadingContext(label_map))
+    spec = r.spec
     img_findings, size = check_images(feats)
     out += check_image_slots(feats)
     out += img_findings
-    out += check_boxes(feats, spec, size)
+    out += check_boxes(r, size)
     n_boxes = None
-    if spec is not None and spec.keys and spec.keys[0] in feats:
+    if spec is not None and spec.keys[0] in feats:  # the first box list's own count (as the masks count)
         n_boxes = feats[spec.keys[0]].count // (4 if len(spec.keys) == 1 else 1)
     out += check_masks(feats, size, n_boxes, label_map)
     od = od_dataset if od_dataset is not None else (schema.od_dataset if schema else bool(spec))
-    out += check_labels(feats, spec, label_map, od)
+    out += check_labels(r, label_map, od)
     out += check_values(feats)
     out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
-    return out, RecordLook(size, n_boxes or 0, class_zero_key(feats, spec))
+    return out, RecordLook(size, n_boxes or 0, r.class_zero_key)
 
 
 @dataclass(frozen=True)
@@ -802,10 +782,12 @@ def run_checks(
     """Two passes over every target: the dataset's schema, then every check. Yields (target, problem)."""
     total = sum(len(t.numbers) for t in targets)
     schema = Schema()
+    ctx = ReadingContext(label_map)  # the dataset's: feature layouts read once, not once a record
     done = 0
     for t in targets:
         for n in t.numbers:
-            schema.add(decode(t.read(int(n))))
+            p = decode(t.read(int(n)))
+            schema.add(p, read_record(p, ctx))
             done += 1
             if progress and done % 256 == 0:
                 progress("schema", done, total)
@@ -818,7 +800,8 @@ def run_checks(
         for n in t.numbers:
             n = int(n)
             p = decode(t.read(n))
-            for f in check_record(p, (ti, n), schema, label_map, dups, names):
+            found, _ = look_and_check(p, (ti, n), schema, label_map, dups, names, reading=read_record(p, ctx))
+            for f in found:
                 yield ti, f.at(t.offsets[n], t.lengths[n], n)
             done += 1
             if progress and done % 64 == 0:

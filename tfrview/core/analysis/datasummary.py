@@ -16,8 +16,8 @@ import numpy as np
 
 from tfrview.core.limits import MAX_BOXES_DRAWN, TRACKED_KEYS
 from tfrview.core.records.kinds import FEATURE_KINDS
-from tfrview.core.records.overlays import box_class_counts, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
+from tfrview.core.records.reading import ReadingContext, RecordReading, class_name, read_record
 
 TOP_TRACK = 5000  # distinct values tracked per key before new ones are no longer counted
 
@@ -137,8 +137,11 @@ class DatasetSummary:
     record_labels: Counter = field(default_factory=Counter)
     class_keys: dict = field(default_factory=dict)  # box class name -> the key its boxes are coloured by (their id)
     other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
+    class_text_key: str | None = None  # the key the boxes' class names come from (the first file's, first record's)
+    class_id_key: str | None = None  # the key of the boxes' class ids: a bar of the classes chart filters by it
 
-    def add(self, p: Payload, label_map: dict[int, str] | None = None) -> None:
+    def add(self, p: Payload, label_map: dict[int, str] | None = None, reading: RecordReading | None = None) -> None:
+        """Count one record (`reading`: its reading, when the caller has it; else read here)."""
         self.records += 1
         self.kinds[p.kind] += 1
         if p.kind not in FEATURE_KINDS:  # an event's tags: statistics over steps
@@ -160,16 +163,19 @@ class DatasetSummary:
                     continue
                 st = self.lists[k] = KeyStats()
             st.count(fl[0].type if fl else BYTES_LIST, len(fl))
-        spec = detect_spec(p.features)
+        r = reading if reading is not None else read_record(p, ReadingContext(label_map))
+        spec = r.spec
         if spec is not None and (spec.class_text or spec.class_id):
+            if self.class_text_key is None and spec.class_text in p.features:
+                self.class_text_key = spec.class_text
+            if self.class_id_key is None and spec.class_id in p.features:
+                self.class_id_key = spec.class_id
             # counted by array operations: a record of a million boxes builds an object a class, not a box
-            has_text = bool(spec.class_text and spec.class_text in p.features)
-            ids = np.asarray(p.features[spec.class_id].values, dtype=np.int64) if spec.class_id in p.features else None
-            if has_text:
-                counts = box_class_counts(p.features, spec, label_map)
-                self.box_classes.update(counts)
-                if ids is not None and len(ids) == len(p.features[spec.class_text].values):  # as Box.color_key
-                    texts = p.features[spec.class_text].values
+            ids = r.class_ids if spec.class_id in p.features else None
+            texts = r.class_texts
+            if spec.class_text and spec.class_text in p.features:
+                self.box_classes.update(r.class_counts)
+                if ids is not None and len(ids) == len(texts):  # as Box.color_key
                     for k in range(min(len(ids), MAX_BOXES_DRAWN)):  # the first boxes name the classes' keys
                         if len(self.class_keys) >= len(self.box_classes):
                             break
@@ -177,10 +183,10 @@ class DatasetSummary:
             elif ids is not None and len(ids):
                 uniq, counts = np.unique(ids, return_counts=True)
                 for i, n in zip(uniq.tolist(), counts.tolist(), strict=True):
-                    name = (label_map or {}).get(i, f"id {i}")
+                    name = class_name(i, r.label_map)  # the reading's one fallback: label map, else "id N"
                     self.box_classes[name] += n
                     self.class_keys.setdefault(name, str(i))
-        cap = record_caption(p.features, label_map)
+        cap = r.caption
         if cap:
             self.record_labels[cap.split(": ", 1)[1]] += 1
 
@@ -198,6 +204,8 @@ class DatasetSummary:
         self.record_labels.update(o.record_labels)
         for name, key in o.class_keys.items():
             self.class_keys.setdefault(name, key)
+        self.class_text_key = self.class_text_key or o.class_text_key
+        self.class_id_key = self.class_id_key or o.class_id_key
 
     @property
     def classes(self) -> tuple[str, Counter]:
@@ -214,5 +222,9 @@ class DatasetSummary:
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
             "other_keys": self.other_keys,
             "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()],
-                        "colour_keys": dict(self.class_keys) if self.box_classes else {}},
+                        "colour_keys": dict(self.class_keys) if self.box_classes else {},
+                        # what a bar filters by, carried with it (never read back from its name)
+                        "text_key": self.class_text_key if self.box_classes else None,
+                        "id_key": self.class_id_key if self.box_classes else None,
+                        "ids": {k: int(v) for k, v in self.class_keys.items()} if self.box_classes else {}},
         }

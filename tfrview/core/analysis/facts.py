@@ -18,6 +18,7 @@ feature's column, whatever the keys; `key_of` reads a column's key back.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,7 @@ RESERVED = frozenset((*META, "n", "problems", "image"))  # columns of facts, mer
 LEN_SUFFIX = "#len"
 PREFIX = "feature:"
 KEY_META = b"tfrview.keys"  # schema metadata: column name -> feature key, where they differ
+BOX_META = b"tfrview.boxes"  # schema metadata: the box spec most records were read with (JSON)
 
 
 def column_of(key: str) -> str:
@@ -87,9 +89,13 @@ class FactsBuilder:
         self._image: list[tuple[int, int, int, int]] = []  # (row, width, height, boxes)
         self._keys: dict[str, _KeyValues] = {}
         self.dropped_keys = 0
+        self._specs: Counter = Counter()  # box spec (records/reading.BoxSpec) -> records read with it
 
-    def add(self, record: int, p: Payload, image_size: tuple[int, int] | None, boxes: int) -> None:
+    def add(self, record: int, p: Payload, image_size: tuple[int, int] | None, boxes: int, spec=None) -> None:
+        """One record's facts; `spec`: the box spec its reading found (the plots read boxes by it)."""
         row = record - self.first
+        if spec is not None:
+            self._specs[spec] += 1
         self._kind_rows.append(row)
         self._kinds.append(p.kind)
         w, h = image_size or (-1, -1)
@@ -134,8 +140,10 @@ class FactsBuilder:
             if col != key:
                 renamed[col] = key
             cols.update(_key_columns(col, acc, n))
-        meta = {KEY_META: repr(renamed).encode()} if renamed else None
-        return pa.table(cols, metadata=meta)
+        meta = {KEY_META: repr(renamed).encode()} if renamed else {}
+        if self._specs:
+            meta[BOX_META] = self._specs.most_common(1)[0][0].to_json().encode()
+        return pa.table(cols, metadata=meta or None)
 
 
 def _key_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:

@@ -7,11 +7,16 @@ the records as the window does, and returns numpy arrays or plain dicts that a j
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import column_of
+from tfrview.core.analysis.facts import BOX_META, column_of
+from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
+
+log = logging.getLogger(__name__)
 
 BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # histograms of the boxes
 BOX_CENTRES = "box centres (heat map)"
@@ -24,21 +29,58 @@ def is_list(t) -> bool:
     return pa.types.is_list(t) or pa.types.is_large_list(t)
 
 
-def boxes(table: pa.Table) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """The OD API's boxes, flattened: [xmin, xmax, ymin, ymax] and each box's record number;
-    records whose four lists differ in length are left out (a check reports them). None: no boxes."""
-    cols = [column_of(f"image/object/bbox/{c}") for c in ("xmin", "xmax", "ymin", "ymax")]
-    if any(c not in table.column_names or not is_list(table[c].type) for c in cols):
+def box_spec(table: pa.Table) -> BoxSpec:
+    """The box spec the records' readings found (`facts.BOX_META`); a table stored without one is
+    read by the Object Detection API's keys, as before that was stored."""
+    raw = (table.schema.metadata or {}).get(BOX_META)
+    if raw:
+        try:
+            return BoxSpec.from_json(raw)
+        except (ValueError, KeyError, TypeError):
+            log.warning("fact table box spec unreadable: %r", raw[:200])
+    return BoxSpec(BoxConvention.OD_NORMALIZED, tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax")))
+
+
+def _values(col) -> tuple[np.ndarray, np.ndarray] | None:
+    """A fact column's values flattened and each row's count of them (a plain column: 1, or 0 when null)."""
+    if is_list(col.type):
+        lengths = np.asarray(pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False))
+        flat = pc.list_flatten(col).to_numpy(zero_copy_only=False)
+    elif pa.types.is_floating(col.type) or pa.types.is_integer(col.type):
+        lengths = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=np.int64)
+        flat = col.drop_null().to_numpy(zero_copy_only=False)
+    else:
         return None
-    lists = [table[c] for c in cols]
-    lengths = [np.asarray(pc.list_value_length(v).fill_null(0).to_numpy(zero_copy_only=False)) for v in lists]
-    same = np.all([ln == lengths[0] for ln in lengths], axis=0)
-    flat = [np.asarray(pc.list_flatten(pc.filter(v, same)).to_numpy(zero_copy_only=False), dtype=np.float64)
-            for v in lists]  # fmt: skip
+    return np.asarray(flat, dtype=np.float64), lengths
+
+
+def boxes(table: pa.Table) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Every box, flattened: [xmin, xmax, ymin, ymax] in the boxes' own units (the coordinate rule
+    of `reading.corners`, by the spec the readings found) and each box's record number; records
+    whose corner lists differ in length, or whose flat list is no whole number of boxes, are left
+    out (a check reports them). None: no boxes."""
+    spec = box_spec(table)
+    cols = [column_of(k) for k in spec.keys]
+    if any(c not in table.column_names for c in cols):
+        return None
+    got = [_values(table[c].combine_chunks()) for c in cols]
+    if any(g is None for g in got):
+        return None
+    n = np.asarray(table["n"].to_numpy(zero_copy_only=False))
+    lengths = [g[1] for g in got]
+    if spec.convention.corners:
+        same = np.all([ln == lengths[0] for ln in lengths], axis=0)
+        flat = [g[0][np.repeat(same, ln)] for g, ln in zip(got, lengths, strict=True)]
+        per = np.where(same, lengths[0], 0)
+    else:
+        whole = lengths[0] % 4 == 0
+        keep = np.repeat(whole, lengths[0])
+        flat = [got[0][0][keep]]
+        per = np.where(whole, lengths[0] // 4, 0)
     if not len(flat[0]):
         return None
-    n = np.asarray(table["n"].to_numpy(zero_copy_only=False))[same]
-    return flat, np.repeat(n, lengths[0][same])
+    x0, y0, x1, y1 = corners(spec.convention, flat)
+    return [x0, x1, y0, y1], np.repeat(n, per)
 
 
 def box_measure(table: pa.Table, measure: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -168,7 +210,7 @@ def _plot_of_facts(table: pa.Table, key: str) -> dict:
     if key == IMAGE_SIZES:
         sizes = image_sizes(table)
         return {"scatter": {"key": key, **sizes}} if sizes else {"error": "no decoded image sizes in the analysis"}
-    no_boxes = {"error": "no boxes in the OD API's image/object/bbox/{xmin,xmax,ymin,ymax} lists"}
+    no_boxes = {"error": f"no boxes in {', '.join(box_spec(table).keys)}"}
     if key == BOX_CENTRES:
         got = box_centres(table)
         return {"heatmap": {"key": key, **heatmap(got[0], got[1])}} if got else no_boxes

@@ -211,10 +211,12 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
-    from tfrview.core.records.labelmap import LabelMap, class_ids
+    from tfrview.core.records.labelmap import LabelMap
     from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.records.reading import ReadingContext, read_record
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
+    ctx = ReadingContext(label_map)  # the file's: each feature layout's box roles found once
     read = src.bulk_reader()
     offs, lens = out.offsets, out.lengths
     schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()
@@ -228,12 +230,13 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
         n = int(n)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
+        r = read_record(p, ctx)  # what the record means, decided once for every consumer below
         other = schema.other
-        schema.add(p)
+        schema.add(p, r)
         if schema.other > other and schema.first_other < 0:
             schema.first_other = n  # where the notice of keys past limits.TRACKED_KEYS is said
-        summary.add(p, label_map)
-        findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False)
+        summary.add(p, label_map, r)
+        findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False, reading=r)
         for f in findings:
             problems.append(f.at(offs[n], lens[n], n))
         sig = signature(p, schema.types)
@@ -245,8 +248,8 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if look.class_zero_key:
             zero.append((n, look.class_zero_key))
         if len(ids) < CLASS_IDS_TRACKED and p.features:
-            ids.update(class_ids(p.features))
-        facts.add(n, p, look.image_size, look.boxes)
+            ids.update(r.dataset_class_ids)
+        facts.add(n, p, look.image_size, look.boxes, r.spec)
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)

@@ -149,21 +149,9 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
 
 def class_ids(features) -> list[int]:
     """The class ids a record holds: its boxes' class ids and its record-level integer label."""
-    from tfrview.core.records.overlays import _LABEL_KEYS, detect_spec
-    from tfrview.core.records.payload import INT64_LIST
+    from tfrview.core.records.reading import read_features
 
-    ids: list[int] = []
-    spec = detect_spec(features)
-    if spec is not None and spec.class_id and spec.class_id in features:  # each distinct id once, not a box each
-        import numpy as np
-
-        ids += np.unique(np.asarray(features[spec.class_id].values, dtype=np.int64)).tolist()
-    for k in _LABEL_KEYS:
-        f = features.get(k)
-        if f is not None and f.type == INT64_LIST and 0 < len(f.values) <= 8:
-            ids += [int(v) for v in f.values]
-            break
-    return ids
+    return read_features(features).dataset_class_ids
 
 
 def class_ids_of_payloads(payloads) -> set[int]:

@@ -4,60 +4,45 @@ box count; else the first few features. Cheap: no image is decoded."""
 from __future__ import annotations
 
 from tfrview.core.records.images import find_images, sniff_image_format
-from tfrview.core.records.overlays import box_class_counts, caption_key, detect_spec, record_caption
 from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
+from tfrview.core.records.reading import ReadingContext, RecordReading, read_record
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
 from tfrview.core.termtext import printable
 
 
-def _image_size(p: Payload) -> str | None:
-    f = p.features
-    h = next(
-        (
-            int(v.values[0])
-            for k, v in f.items()
-            if k.endswith("height") and v.type == "int64_list" and len(v.values) == 1
-        ),
-        None,
-    )
-    w = next(
-        (
-            int(v.values[0])
-            for k, v in f.items()
-            if k.endswith("width") and v.type == "int64_list" and len(v.values) == 1
-        ),
-        None,
-    )
-    if h and w:
-        return f"{w}×{h}"
-    return None
+def _image_size(r: RecordReading) -> str | None:
+    size = r.stated_size
+    return f"{size[0]}×{size[1]}" if size else None
 
 
-def summarize_payload(p: Payload, label_map: dict[int, str] | None = None) -> str:
-    """One line (keys and class text from the data are escaped: they may hold anything)."""
-    return printable(_summary(p, label_map))
+def summarize_payload(p: Payload, label_map: dict[int, str] | None = None,
+                      context: ReadingContext | None = None) -> str:  # fmt: skip
+    """One line (keys and class text from the data are escaped: they may hold anything).
+    `context`: the dataset's reading context (else one with `label_map`)."""
+    return printable(_summary(p, context if context is not None else ReadingContext(label_map)))
 
 
-def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
+def _summary(p: Payload, ctx: ReadingContext) -> str:
     if p.full_size is not None:
         return f"too large to decode ({human_bytes(p.full_size)}): " + format_bytes(p.raw[:64], 40)
     if p.kind == "event":
         return _event_summary(p)
     if p.kind == "example" or p.kind == "sequence_example":
         parts: list[str] = []
-        cap = record_caption(p.features, label_map)
+        r = read_record(p, ctx)
+        cap = r.caption
         if cap:
             parts.append(cap)
-        spec = detect_spec(p.features)
+        spec = r.spec
         if spec is not None:
-            names = box_class_counts(p.features, spec, label_map)
+            names = r.class_counts
             n = len(p.features[spec.keys[0]].values) // (4 if len(spec.keys) == 1 else 1)
             parts.append(f"{n} box{'es' if n != 1 else ''}")
             if names:
                 parts.append(", ".join(f"{k}×{v}" if v > 1 else k for k, v in names.most_common(4)))
         imgs = find_images(p.features)
         if imgs:
-            size = _image_size(p)
+            size = _image_size(r)
             parts.insert(0, f"{imgs[0].detail}{' ' + size if size and imgs[0].storage == 'encoded' else ''}")
         if p.kind == "sequence_example":
             steps = max((len(v) for v in p.feature_lists.values()), default=0)
@@ -66,7 +51,7 @@ def _summary(p: Payload, label_map: dict[int, str] | None) -> str:
             parts.append(_first_features(p))
         elif cap and not imgs and spec is None and p.kind == "example":
             # tabular data: the label alone told records apart by nothing else (issue 18)
-            parts.append(_first_features(p, skip=caption_key(p.features), scalars_first=True))
+            parts.append(_first_features(p, skip=r.label_key, scalars_first=True))
         if p.limits:
             parts.append("partly decoded (limit)")
         return "  ·  ".join(x for x in parts if x)

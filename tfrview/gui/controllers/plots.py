@@ -157,18 +157,18 @@ class PlotController(QObject):
                                     "filterable": filterable})  # fmt: skip
 
     def _class_filter(self, name: str) -> str | None:
-        """The filter that shows a class's records: by its text, or by its id through the label map."""
+        """The filter that shows a class's records: by its text, or by its id; the keys and ids
+        come with the classes chart's data (`DatasetSummary.to_json`), never from a bar's title."""
         import json
 
-        feats = self._summary.get("keys", {})
-        if "image/object/class/text" in feats and self._summary["classes"]["title"].startswith("objects"):
-            return f"{json.dumps('image/object/class/text')} == {json.dumps(name)}"
-        ids = {v: k for k, v in (self.session.label_map or {}).items()}
-        for key in ("image/object/class/label", "image/class/label", "label"):
-            if key in feats:
-                i = ids.get(name) if not name.startswith("id ") else int(name[3:])
-                return f"{json.dumps(key)} == {i}" if i is not None else None
-        return None
+        c = self._summary.get("classes", {})
+        if not c.get("title", "").startswith("objects"):
+            return None  # record labels: no key carried to filter by
+        if c.get("text_key"):
+            return f"{json.dumps(c['text_key'])} == {json.dumps(name)}"
+        i = (c.get("ids") or {}).get(name)
+        key = c.get("id_key")
+        return f"{json.dumps(key)} == {int(i)}" if key and i is not None else None
 
     def _show_shards(self, key: str) -> None:
         from tfrview.gui.models.record_table import file_labels

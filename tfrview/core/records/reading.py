@@ -1,0 +1,483 @@
+"""One reading of a record: what its features mean, decided once, in one place.
+
+`read_record(payload, context)` finds the box keys and their convention, the boxes in their own
+units and normalised, the image size the record states, the class ids and names (one fallback:
+the record's class text, then the label map, then "id N"), the record-level label, the masks and
+keypoints present, and the notes and limits hit. Every consumer (the deep pass, the checks, the
+statistics, the fact table, row text, drawing, thumbnails, plots) reads that, so a record means
+the same everywhere. `ReadingContext` holds what is decided for a whole dataset: the label map,
+a box spec the person chose, and the roles of the feature layouts seen so far (no process-wide
+memo: each pass, window or export owns its context).
+
+Conventions (detected from keys and value ranges, always reported):
+- `od_normalized`: Object Detection API `.../bbox/{xmin,ymin,xmax,ymax}` in [0, 1];
+- `pixel_corners`: the same four keys in pixels;
+- `coco_xywh`: a `bbox` list of [x, y, width, height] in pixels (COCO);
+- `tfds_yxyx`: a `bbox` list of normalized [ymin, xmin, ymax, xmax] (TensorFlow Datasets).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+import numpy as np
+
+from tfrview.core.limits import MAX_BOXES_DRAWN, READING_LAYOUTS
+from tfrview.core.records.payload import BYTES_LIST, INT64_LIST, Feature, Payload
+
+log = logging.getLogger(__name__)
+
+
+class BoxConvention(StrEnum):
+    """How a record's numbers describe its boxes (equal to its word: `"coco_xywh" == COCO_XYWH`)."""
+
+    OD_NORMALIZED = "od_normalized"
+    PIXEL_CORNERS = "pixel_corners"
+    COCO_XYWH = "coco_xywh"
+    TFDS_YXYX = "tfds_yxyx"
+
+    @property
+    def normalized(self) -> bool:
+        """Coordinates in [0, 1] of the image (else pixels)."""
+        return self in (BoxConvention.OD_NORMALIZED, BoxConvention.TFDS_YXYX)
+
+    @property
+    def corners(self) -> bool:
+        """Four lists, one a corner coordinate (else one flat list of four values a box)."""
+        return self in (BoxConvention.OD_NORMALIZED, BoxConvention.PIXEL_CORNERS)
+
+    @property
+    def words(self) -> str:
+        return _WORDS[self]
+
+
+_WORDS = {
+    BoxConvention.OD_NORMALIZED: "normalized xmin/ymin/xmax/ymax (Object Detection API)",
+    BoxConvention.PIXEL_CORNERS: "pixel xmin/ymin/xmax/ymax",
+    BoxConvention.COCO_XYWH: "pixel [x, y, width, height] (COCO)",
+    BoxConvention.TFDS_YXYX: "normalized [ymin, xmin, ymax, xmax] (TFDS)",
+}
+CONVENTIONS = {c.value: c.words for c in BoxConvention}
+
+
+@dataclass(frozen=True, slots=True)
+class BoxSpec:
+    """Which keys hold boxes and how to read them (detected, or chosen by the person)."""
+
+    convention: BoxConvention
+    keys: tuple[str, ...]  # 4 corner keys (xmin, ymin, xmax, ymax) or 1 list key
+    class_text: str | None = None
+    class_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.convention, BoxConvention):  # a word from a person or a stored spec
+            object.__setattr__(self, "convention", BoxConvention(self.convention))
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "convention": self.convention.value,
+                "keys": list(self.keys),
+                "class_text": self.class_text,
+                "class_id": self.class_id,
+            }
+        )
+
+    @staticmethod
+    def from_json(text: str | bytes) -> BoxSpec:
+        d = json.loads(text)
+        return BoxSpec(
+            BoxConvention(d["convention"]), tuple(d["keys"]), d.get("class_text"), d.get("class_id")
+        )
+
+
+def corners(convention: BoxConvention, cols: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """The one coordinate rule: x0, y0, x1, y1 in the convention's own units (pixels or [0, 1])
+    from the four corner lists (xmin, ymin, xmax, ymax: cut to the shortest) or from the one flat
+    list (its whole quadruples). The reading of a record and the plots of the fact table use it."""
+    if convention.corners:
+        n = min(len(c) for c in cols)
+        return tuple(c[:n] for c in cols)
+    v = cols[0]
+    n = len(v) // 4
+    q = v[: n * 4].reshape(n, 4)
+    if convention == BoxConvention.COCO_XYWH:
+        return q[:, 0], q[:, 1], q[:, 0] + q[:, 2], q[:, 1] + q[:, 3]
+    return q[:, 1], q[:, 0], q[:, 3], q[:, 2]  # TFDS: ymin, xmin, ymax, xmax
+
+
+@dataclass
+class ReadingContext:
+    """What a dataset decides once for all its records: the label map, a box spec the person
+    chose (None: each record's keys and values tell), and the roles of the feature layouts met so
+    far (at most limits.READING_LAYOUTS of them; a layout of many keys is not remembered)."""
+
+    label_map: Mapping[int, str] | None = None
+    spec: BoxSpec | None = None
+    _roles: dict = field(default_factory=dict, repr=False)
+
+    def roles(self, features: Mapping[str, Feature]):
+        layout = tuple((k, f.type) for k, f in features.items())
+        if len(layout) > _ROLES_CACHED_KEYS:  # 1,024 layouts of 10,000 keys would hold 10 M tuples
+            return _roles(layout)
+        got = self._roles.get(layout, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = _roles(layout)
+            if len(self._roles) >= READING_LAYOUTS:  # a dataset of ever new layouts: start again, never grow
+                log.info(
+                    "limits.READING_LAYOUTS: %d feature layouts met; their box roles are found again",
+                    READING_LAYOUTS,
+                )
+                self._roles.clear()
+            self._roles[layout] = got
+        return got
+
+
+_UNKNOWN = object()
+_ROLES_CACHED_KEYS = 256
+_CORNERS = ("xmin", "ymin", "xmax", "ymax")
+LABEL_KEYS = (
+    "label",
+    "labels",
+    "image/class/label",
+    "image/label",
+    "class",
+    "category_id",
+    "class_id",
+    "label/id",
+    "image/class/text",
+    "label/text",
+    "class_name",
+    "category",
+    "digit",
+    "species",
+    "target",
+)  # the record-level label: the first found wins
+_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+_EMPTY_F = np.empty(0, dtype=np.float64)
+_EMPTY_I = np.empty(0, dtype=np.int64)
+
+
+def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str:
+    """A class id's name when the record gives no text: the label map's, else "id N" (the one
+    place this fallback is built)."""
+    name = label_map.get(class_id) if label_map else None
+    return name if name else f"id {class_id}"
+
+
+@dataclass(frozen=True)
+class RecordReading:
+    """What one record means (see the module's docstring). Arrays are computed on first use,
+    once: a record of a million boxes costs arrays, never an object a box."""
+
+    kind: str
+    features: Mapping[str, Feature] = field(repr=False)
+    spec: BoxSpec | None
+    label_map: Mapping[int, str] | None = field(default=None, repr=False)
+
+    @cached_property
+    def stated_size(self) -> tuple[int, int] | None:
+        """(width, height) the record states (`stated_size`: the one rule)."""
+        return stated_size(self.features)
+
+    @cached_property
+    def label_key(self) -> str | None:
+        """The key of the record-level label: the first of LABEL_KEYS holding 1 to 8 ints or texts."""
+        for k in LABEL_KEYS:
+            f = self.features.get(k)
+            if f is not None and 0 < len(f.values) <= 8 and f.type in (BYTES_LIST, INT64_LIST):
+                return k
+        return None
+
+    @property
+    def keypoint_keys(self) -> tuple[str, ...]:
+        return tuple(k for k in _KEYPOINT_KEYS if k in self.features)
+
+    @property
+    def convention(self) -> BoxConvention | None:
+        return self.spec.convention if self.spec else None
+
+    @cached_property
+    def list_lengths(self) -> tuple[int, ...]:
+        """Values in each box key (four corner lists, or the one flat list)."""
+        if self.spec is None:
+            return ()
+        return tuple(len(self.features[k].values) if k in self.features else 0 for k in self.spec.keys)
+
+    @property
+    def box_count(self) -> int:
+        """Every box of the record (whole quadruples, or the shortest corner list)."""
+        lens = self.list_lengths
+        if not lens:
+            return 0
+        return min(lens) if len(lens) == 4 else lens[0] // 4
+
+    @cached_property
+    def corner_arrays(self) -> tuple[np.ndarray, ...]:
+        """x0, y0, x1, y1 of every box: four arrays in the convention's own units (pixels or [0, 1])."""
+        if self.spec is None:
+            return (_EMPTY_F,) * 4
+        return corners(self.spec.convention, [_floats(self.features, k) for k in self.spec.keys])
+
+    @cached_property
+    def boxes(self) -> np.ndarray:
+        """(n, 4) x0, y0, x1, y1 of every box in the convention's own units (pixels or [0, 1])."""
+        return np.stack(self.corner_arrays, axis=1).reshape(-1, 4)
+
+    def boxes_in(self, width: float | None, height: float | None) -> np.ndarray:
+        """(n, 4) boxes in pixels of a width x height image (normalised ones scaled; pixel ones as
+        they are); None for a size: normalised units (pixel boxes divided by the stated size, NaN
+        without one)."""
+        b = self.boxes
+        if self.spec is None or not len(b):
+            return b
+        if width is not None and height is not None:
+            return b * np.array([width, height, width, height]) if self.spec.convention.normalized else b
+        return self.normalized
+
+    @cached_property
+    def normalized(self) -> np.ndarray:
+        """(n, 4) boxes in [0, 1] units of the image (NaN: pixel boxes of a record stating no size)."""
+        b = self.boxes
+        if self.spec is None or self.spec.convention.normalized or not len(b):
+            return b
+        if self.stated_size is None:
+            return np.full(b.shape, np.nan)
+        w, h = self.stated_size
+        return b / np.array([w, h, w, h], dtype=np.float64)
+
+    @cached_property
+    def class_ids(self) -> np.ndarray:
+        """Each box's class id, as the record holds them (may be more or fewer than the boxes)."""
+        k = self.spec.class_id if self.spec else None
+        f = self.features.get(k) if k else None
+        return np.asarray(f.values, dtype=np.int64) if f is not None and len(f.values) else _EMPTY_I
+
+    @property
+    def class_texts(self) -> list:
+        """Each box's class text (bytes, as the record holds them)."""
+        k = self.spec.class_text if self.spec else None
+        f = self.features.get(k) if k else None
+        return f.values if f is not None else []
+
+    def box_name(self, i: int) -> str:
+        """Box i's class name: its text, else its id through the label map, else "id N" ("box i" without either)."""
+        texts = self.class_texts
+        if i < len(texts) and texts[i]:
+            return texts[i].decode("utf-8", "replace")
+        ids = self.class_ids
+        return class_name(int(ids[i]), self.label_map) if i < len(ids) else f"box {i}"
+
+    @cached_property
+    def class_counts(self) -> Counter:
+        """name -> boxes of each class (the class texts; else the ids, named as `class_name`), counted
+        by C's Counter and numpy's unique: a million boxes build an object a class, not a box."""
+        out: Counter = Counter()
+        texts = self.class_texts
+        if len(texts):
+            for b, k in Counter(texts).items():
+                out[b.decode("utf-8", "replace")] += k
+        elif len(self.class_ids):
+            ids, counts = np.unique(self.class_ids, return_counts=True)
+            for i, k in zip(ids.tolist(), counts.tolist(), strict=True):
+                out[class_name(i, self.label_map)] += k
+        return out
+
+    @cached_property
+    def notes(self) -> tuple[str, ...]:
+        """What does not add up in the boxes, and the limit on those drawn (`limit`)."""
+        out = []
+        lens, n = self.list_lengths, self.box_count
+        if len(lens) == 4 and len(set(lens)) > 1:
+            out.append(f"box lists have different lengths {list(lens)}; drawing {n}")
+        n_texts, n_ids = len(self.class_texts), len(self.class_ids)
+        if n_texts and n_texts != n:
+            out.append(f"{n_texts} class names for {n} boxes")
+        if n_ids and n_ids != n:
+            out.append(f"{n_ids} class ids for {n} boxes")
+        if self.limit:
+            out.append(self.limit)
+        return tuple(out)
+
+    @property
+    def limit(self) -> str | None:
+        """limits.MAX_BOXES_DRAWN, in words, when the record has more boxes (None: all are drawn)."""
+        n = self.box_count
+        if n <= MAX_BOXES_DRAWN:
+            return None
+        return (
+            f"{n:,} boxes, over the limit of {MAX_BOXES_DRAWN:,}; the first {MAX_BOXES_DRAWN:,} are drawn "
+            "(limits.MAX_BOXES_DRAWN)"
+        )
+
+    @property
+    def label(self) -> Feature | None:
+        return self.features[self.label_key] if self.label_key else None
+
+    @property
+    def label_ids(self) -> list[int]:
+        f = self.label
+        return [int(v) for v in f.values] if f is not None and f.type == INT64_LIST else []
+
+    @property
+    def caption(self) -> str | None:
+        """The record-level label, e.g. 'label: 3 (cat)'."""
+        f = self.label
+        if f is None:
+            return None
+        if f.type == BYTES_LIST:
+            return f"{self.label_key}: " + ", ".join(v.decode("utf-8", "replace") for v in f.values)
+        parts = []
+        for v in f.values:
+            name = self.label_map.get(int(v)) if self.label_map else None
+            parts.append(f"{int(v)} ({name})" if name else str(int(v)))
+        return f"{self.label_key}: " + ", ".join(parts)
+
+    @property
+    def class_zero_key(self) -> str | None:
+        """The class-id key when the boxes' ids include 0 (reserved for background by the OD API)."""
+        k = self.spec.class_id if self.spec else None
+        if k and k in self.features and self.features[k].type == INT64_LIST and (self.class_ids == 0).any():
+            return k
+        return None
+
+    @cached_property
+    def mask_keys(self) -> tuple[str, ...]:
+        from tfrview.core.records.masks import mask_keys
+
+        keys = mask_keys(self.features)
+        inst = self.features.get("image/object/mask")
+        if inst is not None and len(inst.values):
+            keys.append("image/object/mask")
+        return tuple(keys)
+
+    @property
+    def dataset_class_ids(self) -> list[int]:
+        """The class ids the record holds: its boxes' (each once) and its integer record label."""
+        ids = self.class_ids
+        if len(ids) <= 64:  # most records: a set of a few ints costs less than numpy's unique
+            return sorted(set(ids.tolist())) + self.label_ids
+        return np.unique(ids).tolist() + self.label_ids
+
+
+def _floats(features: Mapping[str, Feature], key: str) -> np.ndarray:
+    f = features.get(key)
+    return np.asarray(f.values, dtype=np.float64) if f is not None and f.type != BYTES_LIST else _EMPTY_F
+
+
+def read_record(payload: Payload, context: ReadingContext | None = None) -> RecordReading:
+    """The reading of a decoded record (its context features for a SequenceExample: read a frame
+    with `read_features(frames.frame_features(p, t), ...)`)."""
+    return read_features(payload.features, context, payload.kind)
+
+
+def read_features(
+    features: Mapping[str, Feature], context: ReadingContext | None = None, kind: str = "example"
+) -> RecordReading:
+    """The reading of a record's (or a frame's) features."""
+    ctx = context if context is not None else ReadingContext()
+    spec = ctx.spec or (_detect_spec(features, ctx) if features else None)
+    return RecordReading(kind, features, spec, ctx.label_map)
+
+
+def stated_size(features: Mapping[str, Feature]) -> tuple[int, int] | None:
+    """(width, height) as the record states them (the one rule: single int64 values of keys named
+    `width` and `height`, e.g. image/width), or None."""
+    w = h = None
+    for k, f in features.items():
+        if f.type == INT64_LIST and len(f.values) == 1:
+            last = k.rsplit("/", 1)[-1]
+            if last == "width":
+                w = int(f.values[0])
+            elif last == "height":
+                h = int(f.values[0])
+    return (w, h) if w and h else None
+
+
+def _detect_spec(features: Mapping[str, Feature], ctx: ReadingContext) -> BoxSpec | None:
+    """Find the box keys in a record; None if it has no boxes. Which keys play which role depends
+    only on the feature layout (keys and types: remembered by the context); the convention is
+    then read from the values."""
+    roles = ctx.roles(features)
+    if roles is None:
+        return None
+    kind, keys, prefix, text, ids = roles
+    if kind == "corners":
+        if prefix.endswith("image/object/bbox/"):
+            # normalized by the OD API's definition, even when a value is out of range
+            conv = BoxConvention.OD_NORMALIZED
+        else:
+            vals = np.concatenate([np.asarray(features[k].values, dtype=np.float64) for k in keys])
+            conv = (
+                BoxConvention.OD_NORMALIZED
+                if vals.size == 0 or np.nanmax(np.abs(vals)) <= 1.0001
+                else BoxConvention.PIXEL_CORNERS
+            )
+        return BoxSpec(conv, keys, text, ids)
+    f = features[keys[0]]
+    if len(f.values) % 4 or not len(f.values):
+        return None
+    vals = np.asarray(f.values, dtype=np.float64)
+    conv = BoxConvention.TFDS_YXYX if np.nanmax(np.abs(vals)) <= 1.0001 else BoxConvention.COCO_XYWH
+    return BoxSpec(conv, keys, text, ids)
+
+
+def _roles(layout: tuple[tuple[str, str], ...]):
+    """("corners" | "list", box keys, prefix, class text key, class id key) for a feature layout."""
+    types = dict(layout)
+    by_prefix: dict[str, dict[str, str]] = {}
+    for k, t in layout:
+        if t == BYTES_LIST or not k.endswith(_CORNERS):  # one call rules out most keys
+            continue
+        for c in _CORNERS:
+            for sep in ("/", "_", "."):
+                if k.endswith(sep + c) or k == c:
+                    by_prefix.setdefault(k[: len(k) - len(c)], {})[c] = k
+    for prefix, cs in sorted(by_prefix.items(), key=lambda kv: ("bbox" not in kv[0], kv[0])):
+        if len(cs) == 4:
+            text, ids = _class_keys(types, prefix)
+            return "corners", tuple(cs[c] for c in _CORNERS), prefix, text, ids
+    for k, t in sorted(layout):
+        last = k.rsplit("/", 1)[-1]
+        if t != BYTES_LIST and last in ("bbox", "bboxes", "boxes"):
+            text, ids = _class_keys(types, k[: len(k) - len(last)], siblings=True)
+            return "list", (k,), k[: len(k) - len(last)], text, ids
+    return None
+
+
+# MediaSequence's region/label/string and region/label/index among them
+_TEXT_KEYS = (
+    "class/text",
+    "class_text",
+    "label/text",
+    "text",
+    "category",
+    "name",
+    "class/name",
+    "label/string",
+)
+_ID_KEYS = ("class/label", "label", "labels", "category_id", "class_id", "class/id", "label/index")
+
+
+def _class_keys(types: dict[str, str], prefix: str, siblings: bool = False) -> tuple[str | None, str | None]:
+    """Per-box class text and id keys near the box keys: beside the corners' folder (e.g.
+    image/object/class/{text,label} for image/object/bbox/xmin), or beside a flat box list
+    (`siblings`: objects/label for TFDS's objects/bbox)."""
+    root = prefix.rstrip("/_.")
+    parent = prefix if siblings else (root.rsplit("/", 1)[0] + "/" if "/" in root else "")
+    text = ids = None
+    for k, t in types.items():
+        if not (k.startswith(parent) or not parent):
+            continue
+        last = k[len(parent) :]
+        if t == BYTES_LIST and last in _TEXT_KEYS:
+            text = text or k
+        elif t == INT64_LIST and last in _ID_KEYS:
+            ids = ids or k
+    return text, ids
