@@ -222,3 +222,9 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# The window's log file (core/logs.configure_file, in userdirs.state_dir()): it is rotated at this
+# size and this many older files are kept, so a window left open for weeks holds at most ~3 MB of
+# log; each fresh file starts with a line naming LOG_FILE_BYTES.
+LOG_FILE_BYTES = 1 << 20
+LOG_FILES_KEPT = 2

@@ -9,11 +9,14 @@ touch a widget, a model or a pixmap: they hand plain data back.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from PySide6.QtCore import QThread, Signal
 
 from tfrview.core.tfrecord.framing import TfrviewError
+
+log = logging.getLogger(__name__)
 
 
 def error_line(exc: BaseException) -> str:
@@ -53,6 +56,10 @@ class Worker(QThread):
         try:
             self.work()
         except Exception as exc:  # reported, never a silent death of the thread
+            if isinstance(exc, (TfrviewError, OSError)):
+                log.warning("%s: %s", type(self).__name__, exc)
+            else:  # a bug: its traceback goes to the log, one line to the window
+                log.exception("%s failed", type(self).__name__)
             self.error.emit(error_line(exc))
         finally:
             self.done.emit(self)
