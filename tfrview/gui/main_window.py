@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         s.cause_found.connect(self.problems.set_cause)
         s.file_cause_found.connect(self._on_file_cause)
         s.file_failed.connect(self._on_file_error)
+        s.child_failed.connect(self._on_child_failed)
         s.sample_ready.connect(self._on_sample)
         s.scan_ended.connect(self._on_index_finished)
         s.analysis_started.connect(self._on_analysis_started)
@@ -611,6 +612,12 @@ class MainWindow(QMainWindow):
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
         self._payload_kinds = f"{names.get(kinds[0], kinds[0])} payloads{others}" if kinds else ""
         self._update_status()
+
+    @Slot(int, object)
+    def _on_child_failed(self, fi: int, failed) -> None:
+        """A scan process failed and the file was framed here instead: said, not hidden (and logged)."""
+        name = self.ds.files[fi].path.name
+        self.statusBar().showMessage(f"{name}: the scan process failed ({failed.message}); framed here instead", 10000)
 
     @Slot(str)
     def _on_label_map_changed(self, note: str) -> None:

@@ -40,6 +40,7 @@ class DatasetSession(QObject):
     cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
     file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
+    child_failed = Signal(int, object)  # file number, messages.Failed: a scan process failed (framed here instead)
     sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
     scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
     analysis_started = Signal()  # QA findings of an earlier run are void
@@ -163,6 +164,7 @@ class DatasetSession(QObject):
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
         w.reframed.connect(self.file_reframed)
+        w.child_failed.connect(self.child_failed)
         w.result.connect(self._on_sample)
         w.error.connect(self._on_index_error)
         w.done.connect(self._on_index_done)

@@ -1,0 +1,151 @@
+"""DatasetSession and the controllers on their own, without a MainWindow: a real dataset, real
+workers and job processes, and typed job messages fed in; assertions on their state and signals."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import framed, payloads
+from tfrview.core.procs import messages as m
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import Problem, ProblemKind
+from tfrview.gui.job_state import Phase
+from tfrview.gui.workers.index import ScanPhase
+from tfrview.gui.workers.jobs import JobWorker
+
+
+@pytest.fixture
+def session_of(qapp):
+    """A DatasetSession over paths (no window); shut down at the end of the test."""
+    from tfrview.gui.session import DatasetSession
+
+    made = []
+
+    def _make(paths, run_checks: bool = False) -> DatasetSession:
+        s = DatasetSession(Dataset.open([str(p) for p in paths]), run_checks=run_checks)
+        made.append(s)
+        return s
+
+    yield _make
+    for s in made:
+        s.shutdown()
+        s.ds.close()
+
+
+def _damaged(tmp_path, n: int = 40):
+    data, offs = framed(payloads(n))
+    b = bytearray(data)
+    b[offs[5] + 14] ^= 0x10  # a bit of record 5's data: its data CRC fails
+    path = tmp_path / "d.tfrecord"
+    path.write_bytes(bytes(b))
+    return path
+
+
+def test_the_session_scans_and_analyses_without_a_window(qtbot, session_of, tmp_path):
+    s = session_of([_damaged(tmp_path)], run_checks=True)
+    found, ended, summaries = [], [], []
+    s.problem_found.connect(lambda fi, p: found.append((fi, p.kind, p.record)))
+    s.scan_ended.connect(ended.append)
+    s.summary_ready.connect(lambda summary, partial: summaries.append((summary["records"], partial)))
+    s.start()
+    qtbot.waitUntil(lambda: bool(ended), timeout=20000)
+    assert ended[0].phase is ScanPhase.DONE and ended[0].records == 40 and s.scan_over
+    assert (0, ProblemKind.BAD_DATA_CRC, 5) in found
+    assert s.sample is not None and s.sample.kinds  # a sample of records, once framed
+    qtbot.waitUntil(lambda: s.checks.phase is Phase.DONE, timeout=30000)  # the analysis job followed
+    # the summary counts the 39 records it could decode (record 5 fails its CRC)
+    assert s.summary["records"] == 39 and not s.summary_partial and summaries[-1] == (39, False)
+
+
+def _fed(s, *msgs) -> None:
+    """Messages delivered as the session's analysis job would deliver them."""
+    s._on_analysis_items(s.analyzer, list(msgs))
+
+
+def test_the_session_takes_each_kind_of_analysis_message(qtbot, session_of, tmp_path):
+    s = session_of([_damaged(tmp_path)])
+    s.analyzer = JobWorker({"job": "analyze"}, s)  # never started: the messages are fed here
+    problems, causes, plots, states = [], [], [], []
+    s.problem_found.connect(lambda fi, p: problems.append((fi, p)))
+    s.cause_found.connect(lambda *a: causes.append(a))
+    s.file_cause_found.connect(lambda *a: causes.append(a))
+    s.plot_ready.connect(plots.append)
+    s.checks_changed.connect(states.append)
+    finding = Problem(ProblemKind.NAN_OR_INF, 0, 40, 3, "NaN in loss", feature="loss")
+    _fed(s, m.Progress("analysis", 1, 2), m.ProblemFound(0, finding), m.CauseFound(0, "bad_data_crc", 99, "one bit"),
+         m.FileCause(0, "a copy cut short"), m.Plot({"series": {"key": "loss"}}))  # fmt: skip
+    assert problems == [(0, finding)] and causes == [
+        (0, "bad_data_crc", 99, "one bit"),
+        (0, "a copy cut short"),
+    ]
+    assert plots[0].series_key == "loss"
+    assert states[-1].phase is Phase.RUNNING and (states[-1].done, states[-1].total) == (1, 2)
+    _fed(s, m.Summary({"records": 40}, True))
+    assert s.summary_partial and s.analysis_note == ""
+    _fed(s, m.Summary({"records": 40}, False, cached=1, files=1, analysed_at=1700000000.0), m.Done())
+    assert not s.summary_partial and s.analysis_note.startswith("checked 2023-11-1")
+    assert s.checks.phase is Phase.DONE
+
+
+def test_a_failed_analysis_is_said_and_a_replaced_one_is_not_heard(qtbot, session_of, tmp_path):
+    s = session_of([_damaged(tmp_path)])
+    old = JobWorker({"job": "analyze"}, s)
+    s.analyzer = JobWorker({"job": "analyze"}, s)
+    s._on_analysis_items(old, [m.Failed("late words of a replaced run", "internal")])
+    assert s.checks.phase is Phase.IDLE  # not this run's
+    _fed(s, m.Progress("analysis", 0, 1), m.Failed("cannot read the store: disk I/O error", "StoreError"))
+    assert s.checks.phase is Phase.FAILED and s.checks.error == "cannot read the store: disk I/O error"
+    assert s.checks.text("QA checks") == "QA checks failed: cannot read the store: disk I/O error"
+
+
+def test_a_failing_scan_process_is_said_never_swallowed(qtbot, session_of, tmp_path, monkeypatch, caplog):
+    """The scan process cannot open a file deleted after the window opened it (the window holds its
+    descriptor): the file is framed and verified in the window's process, and the failure reaches
+    the session's `child_failed` and the log (it was swallowed by `except: pass`)."""
+    import tfrview.gui.workers.index as index_mod
+
+    monkeypatch.setattr(index_mod, "CHILD_MIN_BYTES", 0)  # a small file goes to the scan process too
+    path = tmp_path / "gone.tfrecord"
+    path.write_bytes(framed(payloads(3000))[0])  # more than the first chunk framed before the child starts
+    s = session_of([path])
+    path.unlink()
+    failures, ended = [], []
+    s.child_failed.connect(lambda fi, failed: failures.append((fi, failed)))
+    s.scan_ended.connect(ended.append)
+    with caplog.at_level("WARNING", logger="tfrview.gui.workers.index"):
+        s.start()
+        qtbot.waitUntil(lambda: bool(ended), timeout=30000)
+    assert ended[0].phase is ScanPhase.DONE and ended[0].records == 3000 and ended[0].problems == 0
+    assert [fi for fi, _ in failures] == [0, 0]  # the index pass and the verify pass each said it
+    assert all(f.kind == "SourceError" and "gone.tfrecord" in f.message for _, f in failures)
+    assert caplog.text.count("the scan process for") == 2 and "SourceError" in caplog.text
+
+
+def test_the_filter_controller_without_a_window(qtbot, session_of, tmp_path):
+    """A real filter job fills the table model's matches; fed messages move its state, and a
+    Failed says why."""
+    from PySide6.QtWidgets import QLabel
+
+    from tfrview.gui.controllers.filter import FilterController
+    from tfrview.gui.models.problems import ProblemsModel
+    from tfrview.gui.models.record_table import RecordTableModel
+    from tfrview.gui.widgets.filter_edit import FilterEdit
+
+    s = session_of([_damaged(tmp_path)])
+    ended = []
+    s.scan_ended.connect(ended.append)
+    s.start()
+    qtbot.waitUntil(lambda: bool(ended), timeout=20000)
+    model = RecordTableModel(s.ds)
+    model.refresh()
+    edit, status = FilterEdit(), QLabel()
+    c = FilterController(s, model, ProblemsModel([str(tmp_path / "d.tfrecord")]), edit, status)
+    states = []
+    c.state_changed.connect(states.append)
+    c.run_text("record >= 37")
+    qtbot.waitUntil(lambda: c.state.phase is Phase.DONE and not c.job.isRunning(), timeout=20000)
+    assert model.filter_rows[: model.match_count].tolist() == [37, 38, 39]
+    c.job.wait()
+    c._on_items(c.job, [m.Note("the stored facts keep k only in part"), m.Failed("no facts", "NotStored")])
+    assert status.toolTip() == "the stored facts keep k only in part"
+    assert c.state.phase is Phase.FAILED and c.state.error == "no facts" and states[-1] == c.state
