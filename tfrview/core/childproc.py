@@ -76,6 +76,6 @@ def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = F
         try:
             proc.stdin.write(stdin_text if text else stdin_text.encode())
             proc.stdin.close()
-        except BrokenPipeError:
+        except BrokenPipeError:  # it died at once: its exit code and stderr say why, to whoever waits on it
             pass
     return proc

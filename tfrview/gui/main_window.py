@@ -5,6 +5,7 @@ the core."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
+from tfrview.core.logs import window_log_path
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.order import SORTABLE
@@ -1018,6 +1020,7 @@ class MainWindow(QMainWindow):
             f"<h3>tfrview {__version__}</h3><p>An inspector for TensorFlow TFRecord files: records, features, "
             "images with boxes and labels, and every damaged byte.</p>"
             "<p>Reads plain, GZIP and ZLIB files without TensorFlow.</p>"
+            f"<p>What goes wrong is logged to {html.escape(str(window_log_path()))}</p>"
         )
         return box
 

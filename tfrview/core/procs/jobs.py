@@ -435,9 +435,9 @@ def drop_spare() -> None:
     with _spare_lock:
         spare, _spare = _spare, None
     if spare is not None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # already gone: nothing to end
             spare[0].stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        with contextlib.suppress(subprocess.TimeoutExpired):  # at exit: the OS reaps it, never wait longer
             spare[0].wait(timeout=5)
 
 
@@ -456,7 +456,7 @@ def spawn(spec: dict) -> subprocess.Popen:
                 return proc
             except (BrokenPipeError, OSError) as exc:  # a spare that died meanwhile: a new process instead
                 log.debug("the spare job process could not take a spec: %s", exc)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # a dead spare's pipe: it is killed and reaped below
             proc.stdin.close()
         proc.kill()
         proc.wait()

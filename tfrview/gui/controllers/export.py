@@ -302,7 +302,7 @@ class ExportController(QObject):
             import contextlib
             import os
 
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
             status, obj = result
             value = ex.ExportResult(**{**obj.wrote, "notes": tuple(obj.wrote["notes"])}) if status == "ok" else obj
