@@ -9,7 +9,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -36,6 +36,7 @@ from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import QA_KINDS, Problem, ProblemKind, TfrviewError
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
+from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -124,80 +125,13 @@ class MainWindow(QMainWindow):
 
     # construction -------------------------------------------------------------------------------------
 
-    def _act(
-        self, name: str, text: str, slot, shortcut=None, checkable=False, checked=False, tip=""
-    ) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        a.setCheckable(checkable)
-        if checkable:
-            a.setChecked(checked)
-            a.toggled.connect(slot)
-        else:
-            a.triggered.connect(slot)
-        if tip:
-            a.setToolTip(tip)
-        self.actions_by_name[name] = a
-        return a
-
     def _build_actions(self) -> None:
-        self.actions_by_name: dict[str, QAction] = {}
-        K = QKeySequence.StandardKey
-        self._act("open", "&Open…", self.open_files, K.Open)
-        self._act("open_dir", "Open &Folder…", self.open_folder, "Ctrl+Shift+O")
-        self._act("reload", "&Reload", self.reload, "F5")
-        self._act("label_map", "Load &Label Map…", self.choose_label_map)
-        self._act("schema", "Load &Schema…", self.choose_schema,
-                  tip="A descriptor set or .proto file: custom protobuf records shown with field names")  # fmt: skip
-        self._act(
-            "save_image",
-            "Save Image…",
-            lambda: self.exporting.save_image(),
-            "Ctrl+S",
-            tip="Save the image, with or without boxes",
-        )
-        self._act("salvage", "Save &Intact Records As…", lambda: self.exporting.save_intact(), "Ctrl+Shift+S",
-                  tip="Every intact record, in order, into a new file")  # fmt: skip
-        self._act("repair", "&Repair Into a New File…", lambda: self.exporting.save_repaired(),
-                  tip="Every intact record, and every damaged record that can be proven whole again (one flipped bit)")  # fmt: skip
-        self._act("export_records", "Records as TFRecord…", lambda: self.exporting.export("records"))
-        self._act("export_images", "Images…", lambda: self.exporting.export("images"))
-        self._act("export_images_boxes", "Images with Boxes and Labels…", lambda: self.exporting.export("images_boxes"))
-        self._act("export_jsonl", "Features as JSON Lines…", lambda: self.exporting.export("jsonl"))
-        self._act("close", "&Close Window", self.close, K.Close)
-        self._act("quit", "&Quit", self._quit, K.Quit)
-        self._act("fit", "Fit", self._fit, "Ctrl+0", tip="Fit the image to the panel")
-        self._act("actual", "1:1", self._actual, "Ctrl+1", tip="Show the image at its actual size")
-        self._act(
-            "boxes", "Boxes", self._toggle_boxes, "B", checkable=True, checked=True, tip="Show boxes (B)"
-        )
-        self._act(
-            "labels",
-            "Labels",
-            self._toggle_labels,
-            "L",
-            checkable=True,
-            checked=True,
-            tip="Show box labels (L)",
-        )
-        self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
-        self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
-        self._act("summary", "Show Dataset &Summary", self.show_summary, "Ctrl+I")
-        self._act(
-            "filter",
-            "&Filter…",
-            lambda: (self.filter_edit.setFocus(), self.filter_edit.selectAll()),
-            "Ctrl+F",
-        )
-        self._act("cancel", "Stop", self._on_escape, "Esc", tip="Esc stops what the focused part started")
-        self._act("stop_scan", "Stop", self.cancel_indexing, tip="Stop indexing, verifying and checking")
-        self._act("resume", "Resume", self.resume_indexing, tip="Go on reading the dataset where it stopped")
-        self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
-        self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
-        self._act("rerun_checks", "Run QA Checks Again", lambda: self.session.start_analysis())
-        self._act("worker_processes", "Worker Processes…", self.choose_jobs)
-        self._act("about", "&About tfrview", self.about)
+        self.action_groups: WindowActions = build_actions(self)
+
+    @property
+    def actions_by_name(self) -> dict[str, QAction]:
+        """Every action by name, for the tests' page object (the window uses `action_groups`)."""
+        return self.action_groups.by_name()
 
     def _build_ui(self) -> None:
         self.model = RecordTableModel(self.ds, self)
@@ -237,7 +171,7 @@ class MainWindow(QMainWindow):
         hh.sortIndicatorChanged.connect(self._on_sort_indicator)
         self.model.sort_refused.connect(self._on_sort_refused)
 
-        self.image_panel = ImagePanel(self.actions_by_name, self)
+        self.image_panel = ImagePanel((*self.action_groups.view.image_tools, self.action_groups.export.save_image), self)
         self.image_panel.image_chosen.connect(self._on_image_chosen)
         self.tree = FeatureTree(self)
         right = QSplitter(Qt.Orientation.Vertical, self)
@@ -283,7 +217,7 @@ class MainWindow(QMainWindow):
 
         self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
         self.problems_panel = ProblemsPanel(self.problems, self)
-        self.problems_panel.add_action(self.actions_by_name["repair"], "Repair…")
+        self.problems_panel.add_action(self.action_groups.export.repair, "Repair…")
         self.problems_view = self.problems_panel.tree
         # one click, an arrow key or Enter on a problem shows its record, focus staying in the panel
         self.problems_view.problem_chosen.connect(self._on_problem_chosen)
@@ -329,13 +263,13 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.cancel_button = QToolButton(self)
-        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.stop_scan)
         sb.addWidget(self.status_label, 1)
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self.exporting = ExportController(self, self.session, self.table, self.model, self.problems,
-                                          self.image_panel, self.actions_by_name["labels"].isChecked,
+                                          self.image_panel, self.action_groups.view.labels.isChecked,
                                           self.data_dir)  # fmt: skip
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
@@ -359,46 +293,46 @@ class MainWindow(QMainWindow):
         return bar
 
     def _build_menus(self) -> None:
-        a = self.actions_by_name
+        a = self.action_groups
         m = self.menuBar().addMenu("&File")
-        m.addAction(a["open"])
-        m.addAction(a["open_dir"])
+        m.addAction(a.file.open)
+        m.addAction(a.file.open_dir)
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
-        m.addAction(a["reload"])
+        m.addAction(a.file.reload)
         m.addSeparator()
-        m.addAction(a["label_map"])
-        m.addAction(a["schema"])
-        m.addAction(a["save_image"])
-        m.addAction(a["salvage"])
-        m.addAction(a["repair"])
+        m.addAction(a.file.label_map)
+        m.addAction(a.file.schema)
+        m.addAction(a.export.save_image)
+        m.addAction(a.export.salvage)
+        m.addAction(a.export.repair)
         ex = m.addMenu("&Export Selection")
-        for name in ("export_records", "export_images", "export_images_boxes", "export_jsonl"):
-            ex.addAction(a[name])
+        for action in a.export.selection:
+            ex.addAction(action)
         m.addSeparator()
-        m.addAction(a["close"])
-        m.addAction(a["quit"])
+        m.addAction(a.file.close)
+        m.addAction(a.file.quit)
         v = self.menuBar().addMenu("&View")
-        for name in ("fit", "actual", "boxes", "labels", "box_keys"):
-            v.addAction(a[name])
+        for action in a.view.image_tools:
+            v.addAction(action)
         v.addSeparator()
         for dock in (self.problems_dock, self.summary_dock, self.plot_dock, self.shards_dock):
             toggle = dock.toggleViewAction()
             # a panel asked for comes to the front of the tabs it shares, not shown behind another
             toggle.triggered.connect(lambda on, d=dock: self._raise_dock(d) if on else None)
             v.addAction(toggle)
-        v.addAction(a["summary"])
+        v.addAction(a.view.summary)
         g = self.menuBar().addMenu("&Go")
-        g.addAction(a["goto"])
-        g.addAction(a["filter"])
-        g.addAction(a["next_problem"])
-        g.addAction(a["prev_problem"])
+        g.addAction(a.navigate.goto)
+        g.addAction(a.navigate.filter)
+        g.addAction(a.navigate.next_problem)
+        g.addAction(a.navigate.prev_problem)
         g.addSeparator()
-        g.addAction(a["rerun_checks"])
-        g.addAction(a["worker_processes"])
-        g.addAction(a["cancel"])
+        g.addAction(a.analysis.rerun_checks)
+        g.addAction(a.analysis.worker_processes)
+        g.addAction(a.analysis.cancel)
         h = self.menuBar().addMenu("&Help")
-        h.addAction(a["about"])
+        h.addAction(a.about)
 
     # settings -------------------------------------------------------------------------------------------
 
@@ -455,7 +389,7 @@ class MainWindow(QMainWindow):
         """Go on where a stopped scan stopped: the records already framed and verified are kept."""
         if self.session.index_running:
             return
-        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.stop_scan)
         self.cancel_button.setVisible(True)
         self.progress.setVisible(True)
         self.start_indexing()
@@ -575,7 +509,7 @@ class MainWindow(QMainWindow):
         self.model.refresh()
         self.model.status_changed(force=True)
         stopped = p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR)
-        self.cancel_button.setDefaultAction(self.actions_by_name["resume"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.resume)
         self.cancel_button.setVisible(stopped)  # a stopped scan can always be resumed, visibly
         self.progress.setVisible(stopped)
         if stopped:
