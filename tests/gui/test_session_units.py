@@ -149,3 +149,33 @@ def test_the_filter_controller_without_a_window(qtbot, session_of, tmp_path):
     c._on_items(c.job, [m.Note("the stored facts keep k only in part"), m.Failed("no facts", "NotStored")])
     assert status.toolTip() == "the stored facts keep k only in part"
     assert c.state.phase is Phase.FAILED and c.state.error == "no facts" and states[-1] == c.state
+
+
+def test_the_record_table_keeps_each_records_problems_as_lines(qapp, tmp_path):
+    """A record's problems are kept a line each (never one text split back): its own, the damage
+    beside it and QA findings, in that order; the tooltip joins them only to show them."""
+    from tfrview.gui.models.record_table import RecordTableModel
+
+    data, offs = framed(payloads(10))
+    path = tmp_path / "p.tfrecord"
+    path.write_bytes(data)
+    ds = Dataset.open([str(path)])
+    for _ in ds.scan():
+        pass
+    model = RecordTableModel(ds)
+    model.refresh()
+    crc = Problem(ProblemKind.BAD_DATA_CRC, offs[3], offs[4] - offs[3], 3, "data CRC mismatch\nsecond line")
+    gap = Problem(ProblemKind.UNREADABLE_BYTES, offs[3], 9, None, "9 unreadable bytes")
+    nan = Problem(ProblemKind.NAN_OR_INF, offs[3], 0, 3, "NaN in loss")
+    for p in (crc, nan, gap):
+        model.note_problem(0, p)
+    own, beside, qa = (
+        f"bad_data_crc: {crc.text}",
+        f"before this record: unreadable_bytes: {gap.text}",
+        f"nan_or_inf: {nan.text}",
+    )
+    assert "\n" not in own  # a problem's message is one line, whatever the data says
+    assert model.problem_lines(3) == [own, beside, qa]
+    assert model.problems_at(0, 3) == [own] and model.problems_at(0, 4) == []
+    assert model.problems_text(3) == "\n".join([own, beside, qa]) and model.problems_text(2) == ""
+    ds.close()

@@ -768,7 +768,8 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        note = self.model.problem_at(fi, k) if status != "ok" else ""  # an unverified record cut in its CRC says so
+        lines = self.model.problems_at(fi, k) if status != "ok" else []  # an unverified record cut in its CRC says so
+        note = "\n".join(lines)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
@@ -776,7 +777,7 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=note.split("\n")[0] if note and status != "unverified" else "")
+        self.image_panel.show_view(view, damaged=lines[0] if lines and status != "unverified" else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them
