@@ -48,7 +48,7 @@ from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
-from tfrview.gui.status_line import StatusFacts, problems_text, status_text
+from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
 from tfrview.gui.widgets.elided_label import ElidedLabel
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.filter_edit import FilterEdit
@@ -471,8 +471,7 @@ class MainWindow(QMainWindow):
             self.problems_label.setText("")
             return
         self.problems_label.setText(problems_text(counts))
-        lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
-        self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
+        self.problems_label.setToolTip(problems_tip(counts, self._file_errors))
         shown = self.problems.shown
         self.problems_dock.setWindowTitle(f"Problems ({n})" if shown == n else f"Problems ({shown} of {n})")
 
@@ -592,7 +591,7 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
-            self.status_label.set_extra_tip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+            self.status_label.set_extra_tip(missing_tip(self.ds.missing))
 
     # the filter and the shards -------------------------------------------------------------------------------
 
