@@ -116,3 +116,15 @@ def test_a_child_logs_at_its_parents_level(capfd):
     assert "DEBUG tfrview.x: child debug" in err and "INFO tfrview.x: child info" in err
     env[logs.LEVEL_ENV] = "WARNING"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stderr == ""
+
+
+def test_a_pool_worker_logs_at_its_parents_level():
+    """`childproc.worker_start`, the pool's initializer, configures a worker's logging too."""
+    logs.configure_cli(verbose=False)
+    code = "import logging; from tfrview.core.childproc import worker_start; worker_start(); "
+    code += "logging.getLogger('tfrview.core.analysis.x').info('not at warning level'); "
+    code += "logging.getLogger('tfrview.core.analysis.x').warning('the store is busy\\nsecond line')"
+    env = {**logs.os.environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parents[2])}
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stderr
+    assert err.endswith("WARNING tfrview.core.analysis.x: the store is busy second line\n")
+    assert "not at warning level" not in err and err.count("\n") == 1
