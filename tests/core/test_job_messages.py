@@ -117,3 +117,32 @@ def test_a_line_that_is_no_message_is_logged_and_passed_over(caplog):
     proc.wait()
     assert out == [m.Done()]
     assert "warning from some library" in caplog.text
+
+
+def _examples(tmp_path, n: int = 20):
+    from tfrview.core.records.proto import example_pb2
+
+    out = []
+    for i in range(n):
+        ex = example_pb2.Example()
+        ex.features.feature["loss"].float_list.value.append(1.0 / (i + 1))
+        out.append(ex.SerializeToString())
+    path = tmp_path / "e.tfrecord"
+    path.write_bytes(framed(out)[0])
+    return path
+
+
+def test_a_plot_job_sends_its_plot_or_fails_saying_why(tmp_path, monkeypatch):
+    """Over a stored analysis: a key it holds is one Plot then Done; a key it does not is one
+    Failed (NoPlot) with the facts' words (a {"error"} plot dict went unseen by the typed window)."""
+    from tfrview.core.analysis import analyze
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the job process inherits it
+    path = _examples(tmp_path)
+    analyze([str(path)], deep=True, jobs=1)
+    spec = {"job": "series", "paths": [str(path)], "counts": [20]}
+    out = _run_child({**spec, "key": "loss", "mode": "over"})
+    assert [type(x) for x in out] == [m.Plot, m.Done] and out[0].series_key == "loss"
+    assert out[0].data["series"]["y"][:2] == [1.0, 0.5]
+    out = _run_child({**spec, "key": "nothing_here", "mode": "over"})
+    assert out == [m.Failed("no feature 'nothing_here' in the stored facts", "NoPlot")]

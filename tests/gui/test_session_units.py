@@ -179,3 +179,28 @@ def test_the_record_table_keeps_each_records_problems_as_lines(qapp, tmp_path):
     assert model.problems_at(0, 3) == [own] and model.problems_at(0, 4) == []
     assert model.problems_text(3) == "\n".join([own, beside, qa]) and model.problems_text(2) == ""
     ds.close()
+
+
+def test_the_plot_controller_without_the_main_window(qtbot, session_of, tmp_path):
+    """Fed typed messages, the Plot panel draws what each plot is and says a job's failure; an event
+    file's first plot, sent with the analysis, is kept for its key (no job for it later)."""
+    from PySide6.QtWidgets import QMainWindow
+
+    from tfrview.gui.controllers.plots import PlotController
+
+    s = session_of([_damaged(tmp_path)])
+    host = QMainWindow()  # a dock's host: not the tfrview window
+    qtbot.addWidget(host)
+    c = PlotController(s, host, lambda: str(tmp_path))
+    series = {"key": "loss", "x_name": "step", "x": [0, 1, 2], "y": [1.0, 0.5, 0.25], "records": [0, 1, 2],
+              "points": 3, "stride": 1}  # fmt: skip
+    s.plot_ready.emit(m.Plot({"series": series}))
+    assert c._ready["loss"] == m.Plot({"series": series}) and "3 values" in c.panel.status.text()
+    c.job = JobWorker({"job": "series"}, c)  # never started: its messages are fed here
+    histogram = {"key": "size", "edges": [0, 1, 2], "counts": [4, 6], "values": 10}
+    c._on_items(c.job, [m.Plot({"histogram": histogram})])
+    assert c.panel.status.text().startswith("10 values in 2 bars")
+    c._on_items(c.job, [m.Failed("no feature 'size' in the stored facts", "NoPlot")])
+    assert c.panel.status.text() == "⚠ no feature 'size' in the stored facts"
+    c._on_items(JobWorker({"job": "series"}, c), [m.Failed("a replaced job's words", "internal")])
+    assert "replaced" not in c.panel.status.text()

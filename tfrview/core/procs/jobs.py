@@ -241,8 +241,10 @@ def job_series(spec: dict) -> None:
     from tfrview.core.analysis.plots import plot
 
     table = _facts_or_say(spec)
-    if table is not None:
-        _emit(Plot(plot(table, spec["key"], spec.get("mode") == "histogram")))
+    data = plot(table, spec["key"], spec.get("mode") == "histogram")
+    if "error" in data:  # no such key, no finite number: the job's Failed, not a plot
+        raise NoPlot(data["error"])
+    _emit(Plot(data))
 
 
 def job_select(spec: dict) -> None:
@@ -250,13 +252,16 @@ def job_select(spec: dict) -> None:
     from tfrview.core.analysis.plots import select
 
     table = _facts_or_say(spec)
-    if table is not None:
-        hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
-        _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
+    hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
+    _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
 
 
 class NotStored(TfrviewError):
     """A plot job asked for facts the store does not hold (yet)."""
+
+
+class NoPlot(TfrviewError):
+    """The stored facts have nothing to plot for the key asked (none such, no finite number)."""
 
 
 def _facts_or_say(spec: dict):
