@@ -204,3 +204,33 @@ def test_the_plot_controller_without_the_main_window(qtbot, session_of, tmp_path
     assert c.panel.status.text() == "⚠ no feature 'size' in the stored facts"
     c._on_items(JobWorker({"job": "series"}, c), [m.Failed("a replaced job's words", "internal")])
     assert "replaced" not in c.panel.status.text()
+
+
+def test_a_bug_in_a_thumbnail_is_said_and_logged_with_its_traceback(qtbot, tmp_path, monkeypatch, caplog):
+    """A failure that is no data error (a bug) shows as the thumbnail's error and lands in the log
+    with its traceback, not only in the cell."""
+    import tfrview.core.records.thumbs as thumbs
+    from tfrview.gui.workers.thumbnails import ThumbnailPool
+
+    def broken(*_a, **_k):
+        raise ZeroDivisionError("a bug in thumbnails")
+
+    monkeypatch.setattr(thumbs, "make_thumbnail", broken)  # the one way to make a bug happen on purpose
+    path = tmp_path / "t.tfrecord"
+    path.write_bytes(framed(payloads(3))[0])
+    ds = Dataset.open([str(path)])
+    for _ in ds.scan():
+        pass
+    pool = ThumbnailPool(ds, threads=1)
+    got = []
+    pool.result.connect(got.append)
+    with caplog.at_level("ERROR", logger="tfrview.gui.workers.thumbnails"):
+        pool.start()
+        pool.request(1)
+        qtbot.waitUntil(lambda: bool(got), timeout=10000)
+        pool.cancel()
+        pool.wait()
+    n, thumb = got[0]
+    assert n == 1 and thumb.error and thumb.caption == "internal error: a bug in thumbnails"
+    assert "the thumbnail of record 1 failed" in caplog.text and "ZeroDivisionError" in caplog.text
+    ds.close()

@@ -82,7 +82,8 @@ class DatasetSession(QObject):
             return
         try:
             self.label_map = load_label_map(found)
-        except Exception:  # a file beside the data that is not a label map: not ours to report
+        except Exception as exc:  # a file beside the data that is not a label map: not ours to report
+            log.debug("%s beside the data is no label map: %s", found, exc)
             return
         self.label_map_path = found
         self.label_map_auto = True
