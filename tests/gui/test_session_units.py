@@ -234,3 +234,42 @@ def test_a_bug_in_a_thumbnail_is_said_and_logged_with_its_traceback(qtbot, tmp_p
     assert n == 1 and thumb.error and thumb.caption == "internal error: a bug in thumbnails"
     assert "the thumbnail of record 1 failed" in caplog.text and "ZeroDivisionError" in caplog.text
     ds.close()
+
+
+def test_the_shards_controller_without_the_main_window(qtbot, session_of, tmp_path):
+    """Per-file health from a real scan and the session's problems; showing a shard filters the
+    table model to its records at once (no job) and says which record to select."""
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    from tfrview.gui.controllers.filter import FilterController
+    from tfrview.gui.controllers.shards import ShardsController
+    from tfrview.gui.models.problems import ProblemRow, ProblemsModel
+    from tfrview.gui.models.record_table import RecordTableModel
+    from tfrview.gui.widgets.filter_edit import FilterEdit
+
+    clean = tmp_path / "c.tfrecord"
+    clean.write_bytes(framed(payloads(25))[0])
+    s = session_of([clean, _damaged(tmp_path)])
+    problems = ProblemsModel([clean.name, "d.tfrecord"])
+    s.problem_found.connect(lambda fi, p: problems.add(ProblemRow(fi, None, None, p)))
+    ended = []
+    s.scan_ended.connect(ended.append)
+    s.start()
+    qtbot.waitUntil(lambda: bool(ended), timeout=20000)
+    host = QWidget()
+    qtbot.addWidget(host)
+    model = RecordTableModel(s.ds)
+    model.refresh()
+    filtering = FilterController(s, model, problems, FilterEdit(), QLabel())
+    c = ShardsController(s, problems, filtering, host)
+    h = c.health()
+    assert h.records.tolist() == [25, 40] and h.problems.sum(axis=1).tolist() == [0, 1]
+    shown = []
+    c.shard_shown.connect(shown.append)
+    c.show_shard(1)
+    assert shown == [25] and model.filter_rows[: model.match_count].tolist() == list(range(25, 65))
+    assert (
+        filtering.state.phase is Phase.DONE
+        and filtering.expr == 'file == "d.tfrecord"'
+        and filtering.job is None
+    )
