@@ -143,7 +143,8 @@ def test_the_filter_controller_without_a_window(qtbot, session_of, tmp_path):
     states = []
     c.state_changed.connect(states.append)
     c.run_text("record >= 37")
-    qtbot.waitUntil(lambda: c.state.phase is Phase.DONE and not c.job.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: c.state.phase is not Phase.RUNNING and not c.job.isRunning(), timeout=120000)
+    assert c.state.phase is Phase.DONE, c.state
     assert model.filter_rows[: model.match_count].tolist() == [37, 38, 39]
     c.job.wait()
     c._on_items(c.job, [m.Note("the stored facts keep k only in part"), m.Failed("no facts", "NotStored")])
