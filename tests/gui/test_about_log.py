@@ -28,7 +28,7 @@ def test_about_names_the_log_file_and_a_failed_job_is_logged(qtbot, open_window,
         got = []
         job.result.connect(got.extend)
         job.start()
-        qtbot.waitUntil(lambda: job.isFinished() and bool(got), timeout=20000)
+        qtbot.waitUntil(lambda: job.isFinished() and bool(got), timeout=120000)
         assert got == [Failed("the analysis is not stored yet: plots come from it", "NotStored")]
         text = log_path.read_text()
         assert (

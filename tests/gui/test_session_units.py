@@ -52,7 +52,8 @@ def test_the_session_scans_and_analyses_without_a_window(qtbot, session_of, tmp_
     assert ended[0].phase is ScanPhase.DONE and ended[0].records == 40 and s.scan_over
     assert (0, ProblemKind.BAD_DATA_CRC, 5) in found
     assert s.sample is not None and s.sample.kinds  # a sample of records, once framed
-    qtbot.waitUntil(lambda: s.checks.phase is Phase.DONE, timeout=30000)  # the analysis job followed
+    qtbot.waitUntil(lambda: not s.checks.running and s.checks.phase is not Phase.IDLE, timeout=120000)
+    assert s.checks.phase is Phase.DONE, s.checks  # the analysis job followed
     # the summary counts the 39 records it could decode (record 5 fails its CRC)
     assert s.summary["records"] == 39 and not s.summary_partial and summaries[-1] == (39, False)
 
