@@ -15,7 +15,8 @@ from tfrview.core import logs
 @pytest.fixture(autouse=True)
 def restored(monkeypatch):
     """Each test's configuration is undone: tfrview's logger, its level and the children's level."""
-    monkeypatch.delenv(logs.LEVEL_ENV, raising=False)
+    monkeypatch.setenv(logs.LEVEL_ENV, "WARNING")  # recorded, so the value the test sets is undone
+    monkeypatch.delenv(logs.LEVEL_ENV)
     root = logging.getLogger("tfrview")
     level, handlers = root.level, list(root.handlers)
     yield

@@ -13,7 +13,8 @@ def test_about_names_the_log_file_and_a_failed_job_is_logged(qtbot, open_window,
     from tfrview.gui.workers.jobs import JobWorker
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv(logs.LEVEL_ENV, raising=False)
+    monkeypatch.setenv(logs.LEVEL_ENV, "WARNING")  # recorded, so the value the test sets is undone
+    monkeypatch.delenv(logs.LEVEL_ENV)
     path = tmp_path / "a.tfrecord"
     path.write_bytes(framed(payloads(5))[0])
     w = open_window([path])
