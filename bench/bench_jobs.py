@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tfrview.core.procs.jobs import read_lines, spawn  # noqa: E402
+from tfrview.core.procs.messages import Failed, Matches, ProblemFound, Summary  # noqa: E402
 
 
 def run(spec: dict) -> tuple[float, float | None, int]:
@@ -23,10 +24,10 @@ def run(spec: dict) -> tuple[float, float | None, int]:
     t0 = time.perf_counter()
     first = None
     count = 0
-    for obj in read_lines(spawn(spec)):
-        if "error" in obj:
-            raise SystemExit(f"job failed: {obj['error']}")
-        got = len(obj.get("matches", ())) + (1 if "problem" in obj else 0) + (1 if "summary" in obj else 0)
+    for msg in read_lines(spawn(spec)):
+        if isinstance(msg, Failed):
+            raise SystemExit(f"job failed: {msg.message}")
+        got = len(msg.matches) if isinstance(msg, Matches) else int(isinstance(msg, (ProblemFound, Summary)))
         if got and first is None:
             first = time.perf_counter() - t0
         count += got

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -930,6 +931,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"tfrview {__version__}")
+    from tfrview.core.logs import window_log_path
+
+    ap.add_argument("-v", "--verbose", dest="log_debug", action="store_true",
+                    help="before the command: debug messages on stderr too (default: warnings, one line "
+                         f"each); the window logs to {window_log_path()}")  # fmt: skip
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name, help_, examples):
@@ -1065,12 +1071,20 @@ def unknown_command(word: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tfrview.core.logs import configure_cli
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = bool(argv) and argv[0] in ("-v", "--verbose")  # before the command (after it, -v is the command's)
+    if verbose:
+        argv = argv[1:]
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         wrong = unknown_command(argv[0]) if argv else None
         if wrong is not None:
             return fail(wrong)
-        return open_window(argv)
+        if argv or not verbose:
+            return open_window(argv, verbose)
+    configure_cli(verbose)
+    logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))  # (as -m, __name__ is __main__)
     args = build_parser().parse_args(argv)
     if not args.command:
         build_parser().print_help()
@@ -1100,7 +1114,7 @@ def main(argv: list[str] | None = None) -> int:
         return failed(one_line(exc))
 
 
-def open_window(paths: list[str]) -> int:
+def open_window(paths: list[str], verbose: bool = False) -> int:
     """The GUI, imported only here so headless commands never load Qt."""
     try:
         import importlib
@@ -1108,7 +1122,7 @@ def open_window(paths: list[str]) -> int:
         app = importlib.import_module("tfrview.gui.app")
     except ImportError as exc:
         return fail(f"the window needs PySide6 ({exc}); the CLI works without it: tfrview --help")
-    return app.run(paths)
+    return app.run(paths, verbose)
 
 
 if __name__ == "__main__":

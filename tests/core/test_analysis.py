@@ -174,8 +174,10 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     mark = uuid.uuid4().hex
     monkeypatch.setenv("TFRVIEW_TEST_MARK", mark)
     proc = spawn({"job": "analyze", "paths": paths, "jobs": 2})
-    for obj in read_lines(proc):
-        if "progress" in obj:
+    from tfrview.core.procs.messages import Progress
+
+    for msg in read_lines(proc):
+        if isinstance(msg, Progress):
             break  # a file is done; the workers are busy with the next ones
     assert len(_marked_processes(mark)) >= 2  # the job and its workers
     proc.kill()
@@ -202,7 +204,7 @@ def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
 
     def run_job() -> list[int]:
         got = []
-        monkeypatch.setattr(jobs, "_emit", lambda obj: got.extend(obj.get("matches", ())))
+        monkeypatch.setattr(jobs, "_emit", lambda msg: got.extend(getattr(msg, "matches", ())))
         jobs.job_filter(spec)
         return got
 

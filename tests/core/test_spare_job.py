@@ -3,12 +3,11 @@ one would get; one of another environment is never used; an unused one ends when
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.helpers import framed, payloads
 from tfrview.core.procs import jobs
+from tfrview.core.procs.messages import Done, Summary, encode
 
 
 @pytest.fixture
@@ -25,7 +24,7 @@ def _spec(tmp_path) -> dict:
     return {"job": "analyze", "paths": [str(path)], "files": [0], "counts": [50], "label_map": None, "jobs": 1}
 
 
-def _run(proc) -> list[dict]:
+def _run(proc) -> list:
     return list(jobs.read_lines(proc))
 
 
@@ -35,7 +34,7 @@ def test_the_next_job_runs_in_the_spare(spare_allowed, tmp_path):
     proc = jobs.spawn(_spec(tmp_path))
     assert proc is spare and jobs._spare is None
     out = _run(proc)
-    assert out[-1] == {"done": True} and any("summary" in o for o in out)
+    assert out[-1] == Done() and any(isinstance(o, Summary) and not o.partial for o in out)
 
 
 def test_a_spare_of_another_environment_is_not_used(spare_allowed, tmp_path, monkeypatch):
@@ -44,7 +43,7 @@ def test_a_spare_of_another_environment_is_not_used(spare_allowed, tmp_path, mon
     monkeypatch.setenv("TFRVIEW_SOMETHING_CHANGED", "1")
     proc = jobs.spawn(_spec(tmp_path))
     assert proc is not spare and spare.wait(timeout=10) is not None  # killed, never fed
-    assert json.dumps(_run(proc)[-1]) == '{"done": true}'
+    assert encode(_run(proc)[-1]) == '{"type": "done"}\n'
 
 
 def test_an_unused_spare_ends_when_dropped(spare_allowed):

@@ -263,6 +263,10 @@ def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, 
     f = w.ds.files[0]
     assert f.index.count == 30 and int((f.index.status & 1).sum()) == 30  # all framed and verified
     assert sorted(str(p.kind) for p in f.index.problems) == ["bad_data_crc", "unreadable_bytes"]
+    # said, not swallowed: the status bar names the failure (the log has it too)
+    assert w.statusBar().currentMessage() == (
+        "damaged.tfrecord: the scan process failed (no child process here); framed here instead"
+    )
 
 
 def test_a_file_replaced_while_open_is_said_in_the_panel(qtbot, open_window, tmp_path):

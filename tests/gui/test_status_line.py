@@ -50,3 +50,14 @@ def test_a_stored_analysis_of_the_same_date_is_said_once():
         39, 1, frozenset({"none"}), phase="done", checks="QA checks done", analysis_note="partial"
     )
     assert status_text(other).endswith("QA checks done (partial)")
+
+
+def test_the_tooltips_list_every_kind_the_unreadable_files_and_the_missing_shards():
+    from tfrview.gui.status_line import missing_tip, problems_tip
+
+    tip = problems_tip(Counter({"truncated": 1, "bad_data_crc": 3}), [f"f{i}: gone" for i in range(25)])
+    lines = tip.split("\n\n")[0].splitlines()
+    assert lines[:2] == ["bad_data_crc: 3", "truncated: 1"] and lines[2:] == [f"f{i}: gone" for i in range(20)]
+    assert tip.endswith("\n\nF8 / Shift+F8 step through them")
+    shards = [f"train-{i:05d}-of-00100" for i in range(60)]
+    assert missing_tip(shards).splitlines() == ["Missing shards:", *shards[:50]]

@@ -45,10 +45,13 @@ def die_with_parent() -> None:
 def worker_start(parent: int | None = None) -> None:
     """First thing in a pool worker: lower priority, die with the parent (`parent`: its pid; a
     parent that died while this worker was starting is caught here, after the death signal is
-    armed), leave Ctrl-C to it."""
+    armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
     import signal
 
+    from tfrview.core.logs import configure_child
+
     lower_priority()
+    configure_child()
     die_with_parent()
     if parent is not None and os.getppid() != parent:
         os._exit(0)
@@ -76,6 +79,6 @@ def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = F
         try:
             proc.stdin.write(stdin_text if text else stdin_text.encode())
             proc.stdin.close()
-        except BrokenPipeError:
+        except BrokenPipeError:  # it died at once: its exit code and stderr say why, to whoever waits on it
             pass
     return proc

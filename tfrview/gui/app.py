@@ -3,6 +3,7 @@ given, and a clear one-line answer where there is no display."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -111,8 +112,8 @@ def _set_icon(app) -> None:
                 icon.addFile(str(p))
         if not icon.isNull():
             app.setWindowIcon(icon)
-    except (ModuleNotFoundError, OSError):
-        pass
+    except (ModuleNotFoundError, OSError) as exc:  # the window works without its icon
+        logging.getLogger(__name__).debug("no window icon: %s", exc)
 
 
 def _uses_x11() -> bool:
@@ -120,7 +121,7 @@ def _uses_x11() -> bool:
     return platform == "xcb" and sys.platform.startswith("linux") and bool(os.environ.get("DISPLAY"))
 
 
-def run(paths: list[str]) -> int:
+def run(paths: list[str], verbose: bool = False) -> int:
     if not has_display():
         print(
             "tfrview: no display to open a window on (no DISPLAY or WAYLAND_DISPLAY); "
@@ -135,6 +136,9 @@ def run(paths: list[str]) -> int:
     if msg:
         print(msg, file=sys.stderr)
         return 2
+    from tfrview.core.logs import configure_file
+
+    configure_file(verbose=verbose)  # before the spare job process starts: it logs at the same level
     try:
         app = make_app([sys.argv[0]])
     except Exception as exc:  # a Qt that cannot start says why in one line

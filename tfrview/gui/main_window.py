@@ -5,10 +5,11 @@ the core."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -31,11 +32,13 @@ from PySide6.QtWidgets import (
 
 from tfrview import __version__
 from tfrview.core.errors import TfrviewError
+from tfrview.core.logs import window_log_path
 from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.report import SampleFacts
+from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -47,7 +50,7 @@ from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
-from tfrview.gui.status_line import StatusFacts, problems_text, status_text
+from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
 from tfrview.gui.widgets.elided_label import ElidedLabel
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.filter_edit import FilterEdit
@@ -86,6 +89,7 @@ class MainWindow(QMainWindow):
         s.cause_found.connect(self.problems.set_cause)
         s.file_cause_found.connect(self._on_file_cause)
         s.file_failed.connect(self._on_file_error)
+        s.child_failed.connect(self._on_child_failed)
         s.sample_ready.connect(self._on_sample)
         s.scan_ended.connect(self._on_index_finished)
         s.analysis_started.connect(self._on_analysis_started)
@@ -123,80 +127,13 @@ class MainWindow(QMainWindow):
 
     # construction -------------------------------------------------------------------------------------
 
-    def _act(
-        self, name: str, text: str, slot, shortcut=None, checkable=False, checked=False, tip=""
-    ) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        a.setCheckable(checkable)
-        if checkable:
-            a.setChecked(checked)
-            a.toggled.connect(slot)
-        else:
-            a.triggered.connect(slot)
-        if tip:
-            a.setToolTip(tip)
-        self.actions_by_name[name] = a
-        return a
-
     def _build_actions(self) -> None:
-        self.actions_by_name: dict[str, QAction] = {}
-        K = QKeySequence.StandardKey
-        self._act("open", "&Open…", self.open_files, K.Open)
-        self._act("open_dir", "Open &Folder…", self.open_folder, "Ctrl+Shift+O")
-        self._act("reload", "&Reload", self.reload, "F5")
-        self._act("label_map", "Load &Label Map…", self.choose_label_map)
-        self._act("schema", "Load &Schema…", self.choose_schema,
-                  tip="A descriptor set or .proto file: custom protobuf records shown with field names")  # fmt: skip
-        self._act(
-            "save_image",
-            "Save Image…",
-            lambda: self.exporting.save_image(),
-            "Ctrl+S",
-            tip="Save the image, with or without boxes",
-        )
-        self._act("salvage", "Save &Intact Records As…", lambda: self.exporting.save_intact(), "Ctrl+Shift+S",
-                  tip="Every intact record, in order, into a new file")  # fmt: skip
-        self._act("repair", "&Repair Into a New File…", lambda: self.exporting.save_repaired(),
-                  tip="Every intact record, and every damaged record that can be proven whole again (one flipped bit)")  # fmt: skip
-        self._act("export_records", "Records as TFRecord…", lambda: self.exporting.export("records"))
-        self._act("export_images", "Images…", lambda: self.exporting.export("images"))
-        self._act("export_images_boxes", "Images with Boxes and Labels…", lambda: self.exporting.export("images_boxes"))
-        self._act("export_jsonl", "Features as JSON Lines…", lambda: self.exporting.export("jsonl"))
-        self._act("close", "&Close Window", self.close, K.Close)
-        self._act("quit", "&Quit", self._quit, K.Quit)
-        self._act("fit", "Fit", self._fit, "Ctrl+0", tip="Fit the image to the panel")
-        self._act("actual", "1:1", self._actual, "Ctrl+1", tip="Show the image at its actual size")
-        self._act(
-            "boxes", "Boxes", self._toggle_boxes, "B", checkable=True, checked=True, tip="Show boxes (B)"
-        )
-        self._act(
-            "labels",
-            "Labels",
-            self._toggle_labels,
-            "L",
-            checkable=True,
-            checked=True,
-            tip="Show box labels (L)",
-        )
-        self._act("box_keys", "Box keys…", self.choose_box_keys, tip="Choose which features hold the boxes")
-        self._act("goto", "&Go to Record…", self.go_to_record, "Ctrl+G")
-        self._act("summary", "Show Dataset &Summary", self.show_summary, "Ctrl+I")
-        self._act(
-            "filter",
-            "&Filter…",
-            lambda: (self.filter_edit.setFocus(), self.filter_edit.selectAll()),
-            "Ctrl+F",
-        )
-        self._act("cancel", "Stop", self._on_escape, "Esc", tip="Esc stops what the focused part started")
-        self._act("stop_scan", "Stop", self.cancel_indexing, tip="Stop indexing, verifying and checking")
-        self._act("resume", "Resume", self.resume_indexing, tip="Go on reading the dataset where it stopped")
-        self._act("next_problem", "Next Problem", lambda: self.step_problem(False), "F8")
-        self._act("prev_problem", "Previous Problem", lambda: self.step_problem(True), "Shift+F8")
-        self._act("rerun_checks", "Run QA Checks Again", lambda: self.session.start_analysis())
-        self._act("worker_processes", "Worker Processes…", self.choose_jobs)
-        self._act("about", "&About tfrview", self.about)
+        self.action_groups: WindowActions = build_actions(self)
+
+    @property
+    def actions_by_name(self) -> dict[str, QAction]:
+        """Every action by name, for the tests' page object (the window uses `action_groups`)."""
+        return self.action_groups.by_name()
 
     def _build_ui(self) -> None:
         self.model = RecordTableModel(self.ds, self)
@@ -236,7 +173,7 @@ class MainWindow(QMainWindow):
         hh.sortIndicatorChanged.connect(self._on_sort_indicator)
         self.model.sort_refused.connect(self._on_sort_refused)
 
-        self.image_panel = ImagePanel(self.actions_by_name, self)
+        self.image_panel = ImagePanel((*self.action_groups.view.image_tools, self.action_groups.export.save_image), self)
         self.image_panel.image_chosen.connect(self._on_image_chosen)
         self.tree = FeatureTree(self)
         right = QSplitter(Qt.Orientation.Vertical, self)
@@ -282,7 +219,7 @@ class MainWindow(QMainWindow):
 
         self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
         self.problems_panel = ProblemsPanel(self.problems, self)
-        self.problems_panel.add_action(self.actions_by_name["repair"], "Repair…")
+        self.problems_panel.add_action(self.action_groups.export.repair, "Repair…")
         self.problems_view = self.problems_panel.tree
         # one click, an arrow key or Enter on a problem shows its record, focus staying in the panel
         self.problems_view.problem_chosen.connect(self._on_problem_chosen)
@@ -328,13 +265,13 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.cancel_button = QToolButton(self)
-        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.stop_scan)
         sb.addWidget(self.status_label, 1)
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self.exporting = ExportController(self, self.session, self.table, self.model, self.problems,
-                                          self.image_panel, self.actions_by_name["labels"].isChecked,
+                                          self.image_panel, self.action_groups.view.labels.isChecked,
                                           self.data_dir)  # fmt: skip
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
@@ -358,46 +295,46 @@ class MainWindow(QMainWindow):
         return bar
 
     def _build_menus(self) -> None:
-        a = self.actions_by_name
+        a = self.action_groups
         m = self.menuBar().addMenu("&File")
-        m.addAction(a["open"])
-        m.addAction(a["open_dir"])
+        m.addAction(a.file.open)
+        m.addAction(a.file.open_dir)
         self.recent_menu = m.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
-        m.addAction(a["reload"])
+        m.addAction(a.file.reload)
         m.addSeparator()
-        m.addAction(a["label_map"])
-        m.addAction(a["schema"])
-        m.addAction(a["save_image"])
-        m.addAction(a["salvage"])
-        m.addAction(a["repair"])
+        m.addAction(a.file.label_map)
+        m.addAction(a.file.schema)
+        m.addAction(a.export.save_image)
+        m.addAction(a.export.salvage)
+        m.addAction(a.export.repair)
         ex = m.addMenu("&Export Selection")
-        for name in ("export_records", "export_images", "export_images_boxes", "export_jsonl"):
-            ex.addAction(a[name])
+        for action in a.export.selection:
+            ex.addAction(action)
         m.addSeparator()
-        m.addAction(a["close"])
-        m.addAction(a["quit"])
+        m.addAction(a.file.close)
+        m.addAction(a.file.quit)
         v = self.menuBar().addMenu("&View")
-        for name in ("fit", "actual", "boxes", "labels", "box_keys"):
-            v.addAction(a[name])
+        for action in a.view.image_tools:
+            v.addAction(action)
         v.addSeparator()
         for dock in (self.problems_dock, self.summary_dock, self.plot_dock, self.shards_dock):
             toggle = dock.toggleViewAction()
             # a panel asked for comes to the front of the tabs it shares, not shown behind another
             toggle.triggered.connect(lambda on, d=dock: self._raise_dock(d) if on else None)
             v.addAction(toggle)
-        v.addAction(a["summary"])
+        v.addAction(a.view.summary)
         g = self.menuBar().addMenu("&Go")
-        g.addAction(a["goto"])
-        g.addAction(a["filter"])
-        g.addAction(a["next_problem"])
-        g.addAction(a["prev_problem"])
+        g.addAction(a.navigate.goto)
+        g.addAction(a.navigate.filter)
+        g.addAction(a.navigate.next_problem)
+        g.addAction(a.navigate.prev_problem)
         g.addSeparator()
-        g.addAction(a["rerun_checks"])
-        g.addAction(a["worker_processes"])
-        g.addAction(a["cancel"])
+        g.addAction(a.analysis.rerun_checks)
+        g.addAction(a.analysis.worker_processes)
+        g.addAction(a.analysis.cancel)
         h = self.menuBar().addMenu("&Help")
-        h.addAction(a["about"])
+        h.addAction(a.about)
 
     # settings -------------------------------------------------------------------------------------------
 
@@ -454,7 +391,7 @@ class MainWindow(QMainWindow):
         """Go on where a stopped scan stopped: the records already framed and verified are kept."""
         if self.session.index_running:
             return
-        self.cancel_button.setDefaultAction(self.actions_by_name["stop_scan"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.stop_scan)
         self.cancel_button.setVisible(True)
         self.progress.setVisible(True)
         self.start_indexing()
@@ -536,8 +473,7 @@ class MainWindow(QMainWindow):
             self.problems_label.setText("")
             return
         self.problems_label.setText(problems_text(counts))
-        lines = [f"{k}: {v}" for k, v in counts.most_common()] + self._file_errors[:20]
-        self.problems_label.setToolTip("\n".join(lines) + "\n\nF8 / Shift+F8 step through them")
+        self.problems_label.setToolTip(problems_tip(counts, self._file_errors))
         shown = self.problems.shown
         self.problems_dock.setWindowTitle(f"Problems ({n})" if shown == n else f"Problems ({shown} of {n})")
 
@@ -574,7 +510,7 @@ class MainWindow(QMainWindow):
         self.model.refresh()
         self.model.status_changed(force=True)
         stopped = p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR)
-        self.cancel_button.setDefaultAction(self.actions_by_name["resume"])
+        self.cancel_button.setDefaultAction(self.action_groups.analysis.resume)
         self.cancel_button.setVisible(stopped)  # a stopped scan can always be resumed, visibly
         self.progress.setVisible(stopped)
         if stopped:
@@ -610,6 +546,12 @@ class MainWindow(QMainWindow):
         others = f" (+{len(kinds) - 1} other kind{'s' if len(kinds) > 2 else ''})" if len(kinds) > 1 else ""
         self._payload_kinds = f"{_kind_title(kinds[0])} payloads{others}" if kinds else ""
         self._update_status()
+
+    @Slot(int, object)
+    def _on_child_failed(self, fi: int, failed) -> None:
+        """A scan process failed and the file was framed here instead: said, not hidden (and logged)."""
+        name = self.ds.files[fi].path.name
+        self.statusBar().showMessage(f"{name}: the scan process failed ({failed.message}); framed here instead", 10000)
 
     @Slot(str)
     def _on_label_map_changed(self, note: str) -> None:
@@ -648,7 +590,7 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
-            self.status_label.set_extra_tip("Missing shards:\n" + "\n".join(self.ds.missing[:50]))
+            self.status_label.set_extra_tip(missing_tip(self.ds.missing))
 
     # the filter and the shards -------------------------------------------------------------------------------
 
@@ -824,7 +766,8 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        note = self.model.problem_at(fi, k) if status != "ok" else ""  # an unverified record cut in its CRC says so
+        lines = self.model.problems_at(fi, k) if status != "ok" else []  # an unverified record cut in its CRC says so
+        note = "\n".join(lines)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
@@ -832,7 +775,7 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=note.split("\n")[0] if note and status != "unverified" else "")
+        self.image_panel.show_view(view, damaged=lines[0] if lines and status != "unverified" else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them
@@ -1010,6 +953,7 @@ class MainWindow(QMainWindow):
             f"<h3>tfrview {__version__}</h3><p>An inspector for TensorFlow TFRecord files: records, features, "
             "images with boxes and labels, and every damaged byte.</p>"
             "<p>Reads plain, GZIP and ZLIB files without TensorFlow.</p>"
+            f"<p>What goes wrong is logged to {html.escape(str(window_log_path()))}</p>"
         )
         return box
 

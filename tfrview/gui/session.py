@@ -12,7 +12,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from tfrview.core.problems import Problem
+from tfrview.core.procs.messages import (
+    CauseFound,
+    Done,
+    Failed,
+    FileCause,
+    Plot,
+    ProblemFound,
+    Progress,
+    Summary,
+)
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.report import SampleFacts
@@ -31,12 +40,13 @@ class DatasetSession(QObject):
     cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
     file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
+    child_failed = Signal(int, object)  # file number, messages.Failed: a scan process failed (framed here instead)
     sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
     scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
     analysis_started = Signal()  # QA findings of an earlier run are void
     checks_changed = Signal(object)  # JobState of the analysis pass
     summary_ready = Signal(object, bool)  # the summary dict, and whether it is partial
-    plot_ready = Signal(object)  # the plot an event file opens on, sent with the analysis (a plot job's dict)
+    plot_ready = Signal(object)  # messages.Plot: the plot an event file opens on, sent with the analysis
     label_map_changed = Signal(str)  # a note for the person ("" when they chose it)
 
     def __init__(self, dataset: Dataset, run_checks: bool = True, parent=None) -> None:
@@ -72,7 +82,8 @@ class DatasetSession(QObject):
             return
         try:
             self.label_map = load_label_map(found)
-        except Exception:  # a file beside the data that is not a label map: not ours to report
+        except Exception as exc:  # a file beside the data that is not a label map: not ours to report
+            log.debug("%s beside the data is no label map: %s", found, exc)
             return
         self.label_map_path = found
         self.label_map_auto = True
@@ -154,6 +165,7 @@ class DatasetSession(QObject):
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
         w.reframed.connect(self.file_reframed)
+        w.child_failed.connect(self.child_failed)
         w.result.connect(self._on_sample)
         w.error.connect(self._on_index_error)
         w.done.connect(self._on_index_done)
@@ -226,32 +238,34 @@ class DatasetSession(QObject):
         self.checks = state
         self.checks_changed.emit(state)
 
-    def _on_analysis_items(self, worker: Worker, items: list[dict]) -> None:
+    def _on_analysis_items(self, worker: Worker, items: list) -> None:
         if worker is not self.analyzer:
             return  # the last words of a run that was replaced (e.g. by a new label map)
         state = self.checks
-        for obj in items:
-            if "problem" in obj:
-                self.problem_found.emit(obj["file"], Problem.from_json(obj["problem"]))
-            elif "progress" in obj:
-                state = state.progressed(*obj["progress"])
-            elif "cause" in obj:
-                c = obj["cause"]
-                self.cause_found.emit(obj["file"], c["kind"], c["offset"], c["text"])
-            elif "file_cause" in obj:
-                self.file_cause_found.emit(obj["file"], obj["file_cause"])
-            elif "plot" in obj:
-                self.plot_ready.emit(obj["plot"])
-            elif "summary" in obj:
-                self.summary = obj["summary"]
-                self.summary_partial = obj.get("partial", False)
-                if not self.summary_partial:
-                    self.analysis_note = _analysis_note(obj)
-                self.summary_ready.emit(self.summary, self.summary_partial)
-            elif "error" in obj:
-                state = state.failed(obj["error"])
-            elif obj.get("done"):
-                state = replace(state, phase=Phase.DONE)
+        for msg in items:
+            match msg:
+                case ProblemFound(file=fi, problem=p):
+                    self.problem_found.emit(fi, p)
+                case Progress(phase=phase, done=done, total=total):
+                    state = state.progressed(phase, done, total)
+                case CauseFound(file=fi, kind=kind, offset=offset, text=text):
+                    self.cause_found.emit(fi, kind, offset, text)
+                case FileCause(file=fi, text=text):
+                    self.file_cause_found.emit(fi, text)
+                case Plot():
+                    self.plot_ready.emit(msg)
+                case Summary():
+                    self.summary = msg.summary
+                    self.summary_partial = msg.partial
+                    if not msg.partial:
+                        self.analysis_note = _analysis_note(msg)
+                    self.summary_ready.emit(self.summary, self.summary_partial)
+                case Failed(message=message):
+                    state = state.failed(message)
+                case Done():
+                    state = replace(state, phase=Phase.DONE)
+                case _:
+                    log.debug("the analysis sent %s: not for the session", type(msg).__name__)
         self._set_checks(state)
 
     def _on_analysis_error(self, worker: Worker, message: str) -> None:
@@ -285,11 +299,11 @@ def analysis_jobs() -> int:
         return default_jobs()
 
 
-def _analysis_note(obj: dict) -> str:
+def _analysis_note(msg: Summary) -> str:
     """'checked 2026-11-23 14:02' when every file's analysis was stored and still holds, else ''."""
-    if not obj.get("files") or obj.get("cached") != obj.get("files") or not obj.get("analysed_at"):
+    if not msg.files or msg.cached != msg.files or not msg.analysed_at:
         return ""
-    return "checked " + time.strftime("%Y-%m-%d %H:%M", time.localtime(obj["analysed_at"]))
+    return "checked " + time.strftime("%Y-%m-%d %H:%M", time.localtime(msg.analysed_at))
 
 
 def label_map_json(label_map) -> dict:

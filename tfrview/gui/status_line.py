@@ -75,3 +75,15 @@ def problems_text(counts: Counter, top: int = 2) -> str:
     kinds = " · ".join(f"{html.escape(str(k))} {v:,}" for k, v in counts.most_common(top))
     more = " · …" if len(counts) > top else ""
     return f"<span style='color:#b00020'>⚠ {n:,} problem{'s' if n != 1 else ''}</span>: {kinds}{more}"
+
+
+def problems_tip(counts: Counter, file_errors: list[str], files_listed: int = 20) -> str:
+    """The problem count's tooltip: every kind with its count, then the files that would not open
+    or read (the first `files_listed`)."""
+    lines = [f"{k}: {v}" for k, v in counts.most_common()] + file_errors[:files_listed]
+    return "\n".join(lines) + "\n\nF8 / Shift+F8 step through them"
+
+
+def missing_tip(missing: list[str], listed: int = 50) -> str:
+    """The status line's tooltip addition when a -of-N set lacks shards: the first `listed` of them."""
+    return "Missing shards:\n" + "\n".join(missing[:listed])

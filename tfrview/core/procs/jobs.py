@@ -2,8 +2,8 @@
 
     echo '{"job": "analyze", "paths": [...], "label_map": {...}}' | python -m tfrview.core.procs.jobs
 
-Each output line is one JSON object: {"progress": [phase, done, total]}, a job's results, or
-{"error": message}. The child opens the same files in the same order as the window, so its record
+Each output line is one typed message (`procs.messages`, one JSON object a line): progress, a
+job's results, and last `Done` or `Failed` (its one line and kind; the error is logged here too). The child opens the same files in the same order as the window, so its record
 numbers (local per file) are the window's.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -23,14 +24,33 @@ from pathlib import Path
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
+from tfrview.core.procs.messages import (
+    ENDS,
+    CauseFound,
+    Done,
+    Failed,
+    FileCause,
+    Matches,
+    Message,
+    Note,
+    Plot,
+    ProblemFound,
+    Progress,
+    Summary,
+    Wrote,
+    decode,
+    encode,
+)
 from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
+
+log = logging.getLogger(__name__)
 
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
 
-def _emit(obj: dict) -> None:
-    _OUT.write(json.dumps(obj) + "\n")
+def _emit(msg: Message) -> None:
+    _OUT.write(encode(msg))
     _OUT.flush()
 
 
@@ -51,7 +71,7 @@ def _ticker(every: float = 0.1):
         now = time.monotonic()
         if now - last[0] >= every:
             last[0] = now
-            _emit({"progress": [phase, done, total]})
+            _emit(Progress(phase, done, total))
 
     return tick
 
@@ -80,27 +100,26 @@ def job_analyze(spec: dict) -> None:
         cached += r.from_cache
         for p in r.problems:
             if p.kind in QA_KINDS:
-                _emit({"file": files[r.file_no], "problem": p.to_json()})
+                _emit(ProblemFound(files[r.file_no], p))
             elif p.cause:  # the window framed this one itself: only why it happened is news
-                _emit({"file": files[r.file_no], "cause": {"kind": str(p.kind), "offset": p.offset, "text": p.cause}})
+                _emit(CauseFound(files[r.file_no], str(p.kind), p.offset, p.cause))
         if r.cause:
-            _emit({"file": files[r.file_no], "file_cause": r.cause})
-        _emit({"progress": ["analysis", len(results), len(tasks)]})
+            _emit(FileCause(files[r.file_no], r.cause))
+        _emit(Progress("analysis", len(results), len(tasks)))
         if r.deep is not None:
             running.merge(r.deep.summary)
             if time.monotonic() - last > 1.0 and len(results) < len(tasks):
-                _emit({"summary": running.to_json(), "partial": True})
+                _emit(Summary(running.to_json(), True))
                 last = time.monotonic()
     a = merge(results)
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
-            _emit({"file": files[fi], "problem": p.to_json()})
+            _emit(ProblemFound(files[fi], p))
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(spec, a, summary)
     read = [r.analysed_at for r in results if r.error is None]
-    _emit({"summary": summary, "partial": False, "cached": cached, "files": len(results),
-           "analysed_at": min(read) if read else None})  # fmt: skip
+    _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
         from tfrview.core.analysis.cache import store_many
 
@@ -133,7 +152,7 @@ def _quick_event_plot(spec: dict) -> bool:
         return False  # the analysis says what is wrong
     if got is None:
         return False
-    _emit({"plot": plot(got[1], got[0])})
+    _emit(Plot(plot(got[1], got[0])))
     return True
 
 
@@ -146,7 +165,7 @@ def _emit_first_plot(spec: dict, a, summary: dict) -> None:
     counts = spec.get("counts")
     if key is None or (counts is not None and [len(r.offsets) for r in a.shards] != list(counts)):
         return  # not events, or framed otherwise than the window's records are numbered
-    _emit({"plot": plot(a.facts(), key)})
+    _emit(Plot(plot(a.facts(), key)))
 
 
 def job_filter(spec: dict) -> None:
@@ -182,11 +201,11 @@ def job_filter(spec: dict) -> None:
             if k % 4096 == 0:
                 now = time.monotonic()
                 if now - last > 0.1:
-                    _emit({"matches": matches, "upto": n + 1, "total": total})
+                    _emit(Matches(matches, n + 1, total))
                     matches, last = [], now
                 tick("filter", n, total)
         base += f.index.count
-    _emit({"matches": matches, "upto": total, "total": total})
+    _emit(Matches(matches, total, total))
     ds.close()
 
 
@@ -207,12 +226,12 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     hits, blind = match(table, node, {k: np.array(sorted(v), dtype=np.int64) for k, v in by_kind.items()})
     total = table.num_rows
     if blind:
-        _emit({"note": f"the stored facts keep {', '.join(sorted(blind)[:3])} only in part: a record could match "
-                       "beyond what they hold"})  # fmt: skip
+        _emit(Note(f"the stored facts keep {', '.join(sorted(blind)[:3])} only in part: a record could match "
+                   "beyond what they hold"))  # fmt: skip
     step = 1 << 16
     for i in range(0, len(hits), step):
-        _emit({"matches": hits[i : i + step].tolist(), "upto": int(hits[min(i + step, len(hits)) - 1]) + 1, "total": total})
-    _emit({"matches": [], "upto": total, "total": total})
+        _emit(Matches(hits[i : i + step].tolist(), int(hits[min(i + step, len(hits)) - 1]) + 1, total))
+    _emit(Matches([], total, total))
     return True
 
 
@@ -222,8 +241,10 @@ def job_series(spec: dict) -> None:
     from tfrview.core.analysis.plots import plot
 
     table = _facts_or_say(spec)
-    if table is not None:
-        _emit(plot(table, spec["key"], spec.get("mode") == "histogram"))
+    data = plot(table, spec["key"], spec.get("mode") == "histogram")
+    if "error" in data:  # no such key, no finite number: the job's Failed, not a plot
+        raise NoPlot(data["error"])
+    _emit(Plot(data))
 
 
 def job_select(spec: dict) -> None:
@@ -231,16 +252,23 @@ def job_select(spec: dict) -> None:
     from tfrview.core.analysis.plots import select
 
     table = _facts_or_say(spec)
-    if table is not None:
-        hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
-        _emit({"matches": hits.tolist(), "upto": table.num_rows, "total": table.num_rows})
+    hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
+    _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
+
+
+class NotStored(TfrviewError):
+    """A plot job asked for facts the store does not hold (yet)."""
+
+
+class NoPlot(TfrviewError):
+    """The stored facts have nothing to plot for the key asked (none such, no finite number)."""
 
 
 def _facts_or_say(spec: dict):
-    """The stored fact table for a plot job, or None after saying it is not stored yet."""
+    """The stored fact table for a plot job; NotStored (the job's `Failed`) when it is not stored."""
     table = _stored_facts(spec)
     if table is None:
-        _emit({"error": "the analysis is not stored yet: plots come from it"})
+        raise NotStored("the analysis is not stored yet: plots come from it")
     return table
 
 
@@ -283,12 +311,12 @@ def job_write(spec: dict) -> None:
         total = sum(idx.count for _, idx in parts)
 
         def progress(k: int) -> bool:
-            _emit({"progress": ["writing", k, total]})
+            _emit(Progress("writing", k, total))
             return True
 
         write = repair_many if spec["what"] == "repair" else salvage_many
         res = write(parts, spec["out"], spec["compression"], progress)
-        _emit({"wrote": asdict(res), "renumbered": counts is not None and [i.count for _, i in parts] != list(counts)})
+        _emit(Wrote(asdict(res), counts is not None and [i.count for _, i in parts] != list(counts)))
 
 
 def job_export(spec: dict) -> None:
@@ -314,7 +342,7 @@ def job_export(spec: dict) -> None:
 
         def progress(k: int) -> bool:
             if k % 256 == 0 or k == total:
-                _emit({"progress": ["exporting", k, total]})
+                _emit(Progress("exporting", k, total))
             return True
 
         inputs = [Path(p) for p in paths]
@@ -335,7 +363,7 @@ def job_export(spec: dict) -> None:
 
             label_map = LabelMap.from_json(spec.get("label_map"))
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
-        _emit({"wrote": asdict(res)})
+        _emit(Wrote(asdict(res)))
 
 
 JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write,
@@ -357,7 +385,10 @@ def _import_ahead() -> None:
 
 
 def child_main() -> int:
+    from tfrview.core.logs import configure_child
+
     lower_priority()
+    configure_child()
     _keep_pipe_to_ourselves()
     try:
         _import_ahead()  # a spare process does this while it waits; a job started for a spec needs them anyway
@@ -366,14 +397,16 @@ def child_main() -> int:
             return 0  # a spare never used: the window closed its stdin
         spec = json.loads(text)
         JOBS[spec["job"]](spec)
-        _emit({"done": True})
+        _emit(Done())
     except BrokenPipeError:
         return 0
     except TfrviewError as exc:  # a one-line message for the person (a file that cannot be written, …)
-        _emit({"error": str(exc)})
+        log.warning("job failed: %s", exc)
+        _emit(Failed.of(exc))
         return 1
-    except Exception as exc:  # reported to the window, which says so
-        _emit({"error": f"{type(exc).__name__}: {exc}"})
+    except Exception as exc:  # a bug: its traceback to our stderr (the window keeps its tail), one line to the window
+        log.exception("job failed")
+        _emit(Failed.of(exc))
         return 1
     return 0
 
@@ -407,9 +440,9 @@ def drop_spare() -> None:
     with _spare_lock:
         spare, _spare = _spare, None
     if spare is not None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # already gone: nothing to end
             spare[0].stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        with contextlib.suppress(subprocess.TimeoutExpired):  # at exit: the OS reaps it, never wait longer
             spare[0].wait(timeout=5)
 
 
@@ -426,25 +459,27 @@ def spawn(spec: dict) -> subprocess.Popen:
                 proc.stdin.write(json.dumps(spec))
                 proc.stdin.close()
                 return proc
-            except (BrokenPipeError, OSError):
-                pass
-        with contextlib.suppress(OSError):
+            except (BrokenPipeError, OSError) as exc:  # a spare that died meanwhile: a new process instead
+                log.debug("the spare job process could not take a spec: %s", exc)
+        with contextlib.suppress(OSError):  # a dead spare's pipe: it is killed and reaped below
             proc.stdin.close()
         proc.kill()
         proc.wait()
     return childproc.spawn("tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True)
 
 
-def read_lines(proc: subprocess.Popen) -> Iterator[dict]:
-    """The job's JSON lines; if it dies without saying why, an {"error"} with its last stderr lines."""
+def read_lines(proc: subprocess.Popen) -> Iterator[Message]:
+    """The job's messages; if it dies without saying why, a `Failed` with its last stderr lines.
+    A line that is no message (a library printing on the pipe) is logged and passed over."""
     ended = False
     for line in proc.stdout:
         try:
-            obj = json.loads(line)
-        except ValueError:
+            msg = decode(line)
+        except ValueError as exc:
+            log.warning("a job process sent a line that is no message (%s): %.200s", exc, line.rstrip())
             continue
-        ended = ended or "done" in obj or "error" in obj
-        yield obj
+        ended = ended or isinstance(msg, ENDS)
+        yield msg
     if not ended:
         code = proc.wait()
         if code not in (0, -9):  # -9: killed on purpose (cancelled)
@@ -453,7 +488,9 @@ def read_lines(proc: subprocess.Popen) -> Iterator[dict]:
             if err is not None:
                 err.seek(0)
                 tail = " ".join(err.read().strip().splitlines()[-3:])
-            yield {"error": f"job exited with code {code}: {tail or 'no message'}"}
+            failed = Failed(f"job exited with code {code}: {tail or 'no message'}", "exited")
+            log.warning("%s", failed.message)
+            yield failed
 
 
 if __name__ == "__main__":

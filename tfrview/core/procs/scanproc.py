@@ -6,12 +6,13 @@ the parent only blocks on a pipe and applies each chunk with a few numpy operati
 
 Frames on stdout: one type byte, a u32 JSON length, the JSON, then the arrays the JSON describes.
 `I` index chunk (offsets u64, lengths u64, status u8), `V` verify chunk (bad record numbers i64),
-`E` error. Run as `python -m tfrview.core.procs.scanproc PATH index|verify`.
+`E` error (a `messages.Failed`, raised in the parent as `ChildFailed`). Run as `python -m tfrview.core.procs.scanproc PATH index|verify`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import struct
 import subprocess
 import sys
@@ -24,10 +25,20 @@ from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import ChildError
 from tfrview.core.problems import Problem
+from tfrview.core.procs.messages import Failed, from_json, to_json
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
 from tfrview.core.tfrecord.source import open_source
 
 _LEN = struct.Struct("<cI")
+log = logging.getLogger(__name__)
+
+
+class ChildFailed(ChildError):
+    """The scan process said it failed (`failed`), or stopped without a word (kind "exited")."""
+
+    def __init__(self, failed: Failed) -> None:
+        super().__init__(failed.message)
+        self.failed = failed
 
 
 def _problem_json(p: Problem) -> dict:
@@ -49,8 +60,11 @@ def _write(out: BinaryIO, kind: bytes, meta: dict, *arrays: np.ndarray) -> None:
 
 def child_main(path: str, mode: str) -> int:
     """mode 'index': stream index chunks. mode 'verify': index quietly, then stream verify chunks."""
+    from tfrview.core.logs import configure_child
+
     out = sys.stdout.buffer
     lower_priority()
+    configure_child()
     try:
         src = open_source(path)
         idx = RecordIndex()
@@ -71,8 +85,9 @@ def child_main(path: str, mode: str) -> int:
         src.close()
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # reported to the parent, which falls back or says so
-        _write(out, b"E", {"message": f"{type(exc).__name__}: {exc}"})
+    except Exception as exc:  # reported to the parent, which falls back and says so
+        log.warning("scanning %s failed: %s", path, exc)
+        _write(out, b"E", to_json(Failed.of(exc)))
         return 1
     return 0
 
@@ -82,13 +97,13 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
     while len(buf) < n:
         part = stream.read(n - len(buf))
         if not part:
-            raise EOFError("the indexer process stopped early")
+            raise ChildFailed(Failed("the indexer process stopped early", "exited"))
         buf += part
     return bytes(buf)
 
 
 def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
-    """Parse the child's frames. Raises ChildError (a RuntimeError) for an `E` frame, EOFError if it died."""
+    """Parse the child's frames. Raises ChildFailed for an `E` frame or when it died."""
     while True:
         head = stream.read(_LEN.size)
         if not head:
@@ -109,9 +124,9 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
             yield VerifyChunk(meta["start"], meta["stop"], bad, tuple(_problem(p) for p in meta["problems"]),
                               meta["bytes"])  # fmt: skip
         elif kind == b"E":
-            raise ChildError(meta["message"])
+            raise ChildFailed(from_json(meta))
         else:
-            raise ChildError(f"unknown frame {kind!r} from the indexer process")
+            raise ChildFailed(Failed(f"unknown frame {kind!r} from the indexer process", "internal"))
 
 
 def spawn(path: str, mode: str) -> subprocess.Popen:

@@ -122,7 +122,7 @@ def _tensor(b: bytes):
 
     try:
         t = tensor_pb2.TensorProto.FromString(b)
-    except Exception:
+    except Exception:  # not a TensorProto (protobuf raises several types): no tensor image, said by the caller
         return None
     dt = {
         tensor_pb2.DT_UINT8: np.uint8, tensor_pb2.DT_UINT16: np.uint16, tensor_pb2.DT_FLOAT: np.float32,

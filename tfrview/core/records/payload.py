@@ -279,7 +279,7 @@ def parse_clean_example(data: bytes):
         _unknown_fields = UnknownFieldSet
     try:
         ex = _pb().Example.FromString(data)
-    except Exception:
+    except Exception:  # upb refuses it (any error type): not an Example, the caller reads it otherwise
         return None
     if ex.HasField("features") and not len(_unknown_fields(ex)) and not len(_unknown_fields(ex.features)):
         if any(k[:1] == "\n" for k in ex.features.feature):  # an Example read as Features: not an Example
@@ -359,12 +359,12 @@ def sniff_kind(data: bytes) -> str:
         try:
             _pb().SequenceExample.FromString(data)
             return SEQUENCE_EXAMPLE
-        except Exception:
+        except Exception:  # upb refuses it: some other protobuf, which is the answer
             return PROTOBUF
     if _only(fields, {1}):
         try:
             _pb().Example.FromString(data)
-        except Exception:
+        except Exception:  # upb refuses it: some other protobuf, which is the answer
             return PROTOBUF
         if len(fields) == 1 and _features_look_real(data[fields[0][2] : fields[0][3]]):
             return EXAMPLE
@@ -666,7 +666,7 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
     if kind == PROTOBUF:
         try:
             return Payload(PROTOBUF, fields=parse_wire(data, notes=notes), raw=data)
-        except WireError:
+        except WireError:  # not a protobuf after all: shown as bytes, which is the answer
             pass
     return Payload(BYTES, raw=data)
 
@@ -745,7 +745,7 @@ def json_bytes(b: bytes) -> str | dict:
     if b"\x00" not in b and len(b.translate(None, _CONTROL)) * 8 >= len(b) * 7:
         try:
             return b.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError:  # not text: base64 below
             pass
     return {"base64": base64.b64encode(b).decode("ascii")}
 

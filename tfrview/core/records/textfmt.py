@@ -19,7 +19,7 @@ def format_bytes(b: bytes, limit: int = TEXT_LIMIT) -> str:
         s = b.decode("utf-8")
         if all(c.isprintable() or c in "\n\t" for c in s):
             return repr(s[:limit]) + (f"…(+{len(s) - limit} chars)" if len(s) > limit else "")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # not text: shown as hex below
         pass
     head = b[:16].hex(" ")
     return f"<{len(b):,} bytes: {head}{' …' if len(b) > 16 else ''}>"

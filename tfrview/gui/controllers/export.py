@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_write_bytes
+from tfrview.core.procs.messages import Failed, Progress, Wrote
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
@@ -58,21 +59,22 @@ class ExportController(QObject):
 
     def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
         """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
-        gets ("ok", {"wrote": ..., "renumbered": ...}) or ("error", message)."""
+        gets ("ok", messages.Wrote) or ("error", message)."""
         dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
         dlg.setWindowModality(Qt.WindowModality.WindowModal)
         dlg.setMinimumDuration(300)
         worker = JobWorker(spec, self)
         outcome: list[tuple] = []
 
-        def items(batch: list[dict]) -> None:
-            for obj in batch:
-                if "progress" in obj:
-                    dlg.setValue(min(obj["progress"][1], dlg.maximum()))
-                elif "wrote" in obj:
-                    outcome.append(("ok", obj))
-                elif "error" in obj:
-                    outcome.append(("error", obj["error"]))
+        def items(batch: list) -> None:
+            for msg in batch:
+                match msg:
+                    case Progress(done=done):
+                        dlg.setValue(min(done, dlg.maximum()))
+                    case Wrote():
+                        outcome.append(("ok", msg))
+                    case Failed(message=message):
+                        outcome.append(("error", message))
 
         worker.result.connect(items)
         worker.error.connect(lambda message: outcome.append(("error", message)))
@@ -162,7 +164,7 @@ class ExportController(QObject):
             status, obj = result
             value = obj
             if status == "ok":
-                w = obj["wrote"]
+                w = obj.wrote
                 value = RepairResult(**{**w, "repaired": [Repair(**r) for r in w["repaired"]],
                                         "dropped": [tuple(d) for d in w["dropped"]]})  # fmt: skip
             if on_done is not None:
@@ -175,7 +177,7 @@ class ExportController(QObject):
                      f"{len(value.dropped):,} left out."]  # fmt: skip
             lines += [f"The file: {value.file_fix}."] if value.file_fix else []
             lines += ["(The files changed since they were shown: the records are numbered as repair framed them.)"
-                      ] if obj.get("renumbered") else []  # fmt: skip
+                      ] if status == "ok" and obj.renumbered else []  # fmt: skip
             lines += [f"{r.where}: {r.how}" for r in value.repaired[:20]]
             lines += [f"left out {f'record {k}' if k is not None else 'a record'}: {why}" for k, why in value.dropped[:10]]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
@@ -187,7 +189,7 @@ class ExportController(QObject):
 
         def done(result) -> None:
             status, obj = result
-            value = SalvageResult(**obj["wrote"]) if status == "ok" else obj
+            value = SalvageResult(**obj.wrote) if status == "ok" else obj
             if on_done is not None:
                 on_done((status, value))
                 return
@@ -300,10 +302,10 @@ class ExportController(QObject):
             import contextlib
             import os
 
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
             status, obj = result
-            value = ex.ExportResult(**{**obj["wrote"], "notes": tuple(obj["wrote"]["notes"])}) if status == "ok" else obj
+            value = ex.ExportResult(**{**obj.wrote, "notes": tuple(obj.wrote["notes"])}) if status == "ok" else obj
             if on_done is not None:
                 on_done((status, value))
                 return

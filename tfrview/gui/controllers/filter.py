@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
 from tfrview.core.limits import FILTER_RERUN_SECONDS
+from tfrview.core.procs.messages import Failed, Matches, Note
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
@@ -169,22 +170,23 @@ class FilterController(QObject):
 
     # the job -------------------------------------------------------------------------------------------
 
-    def _on_items(self, worker: Worker, items: list[dict]) -> None:
+    def _on_items(self, worker: Worker, items: list) -> None:
         if worker is not self.job:
             return  # a replaced filter's last words, still queued
         state = self.state
-        for obj in items:
-            if "matches" in obj:
-                self.model.add_matches(obj["matches"])
-                self.problems.set_matches(self.model.filter_rows[: self.model.match_count])
-                if obj["upto"] >= obj["total"]:
-                    state = replace(state, phase=Phase.DONE, done=obj["total"], total=obj["total"])
-                else:
-                    state = state.progressed("filtering", obj["upto"], obj["total"])
-            elif "note" in obj:  # the stored facts hold some key only in part
-                self.status.setToolTip(obj["note"])
-            elif "error" in obj:
-                state = state.failed(obj["error"])
+        for msg in items:
+            match msg:
+                case Matches(matches=matches, upto=upto, total=total):
+                    self.model.add_matches(matches)
+                    self.problems.set_matches(self.model.filter_rows[: self.model.match_count])
+                    if upto >= total:
+                        state = replace(state, phase=Phase.DONE, done=total, total=total)
+                    else:
+                        state = state.progressed("filtering", upto, total)
+                case Note(text=text):  # the stored facts hold some key only in part
+                    self.status.setToolTip(text)
+                case Failed(message=message):
+                    state = state.failed(message)
         self._set_state(state)
 
     def _on_error(self, worker: Worker, message: str) -> None:

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
+from tfrview.core.procs.messages import Failed, Plot
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.plot_panel import PlotPanel
 from tfrview.gui.workers.base import Worker
@@ -38,7 +39,7 @@ class PlotController(QObject):
         self.job: JobWorker | None = None
         self._keys: list[str] = []
         self._summary: dict = {}
-        self._ready: dict[str, dict] = {}  # a plot sent with the analysis, by key: no job for it
+        self._ready: dict[str, Plot] = {}  # a plot sent with the analysis, by key: no job for it
         self._prefer: str | None = None
         self._filled = False
         self.dock.visibilityChanged.connect(self._on_visible)
@@ -49,15 +50,15 @@ class PlotController(QObject):
         session.analysis_started.connect(self._ready.clear)
 
     @Slot(object)
-    def _on_plot_ready(self, obj: dict) -> None:
-        key = obj.get("series", {}).get("key")
+    def _on_plot_ready(self, msg: Plot) -> None:
+        key = msg.series_key
         if key:  # an event file's scalar: drawn at once, before the summary fills the panel's keys
-            self._ready[key] = obj
+            self._ready[key] = msg
             if not self.dock.isVisible():  # shown now; its keys are filled when the summary comes
                 self._filled = True  # (so showing it does not fill it with nothing)
                 self._reveal()
                 self._filled = False
-            self.panel.show_series(obj["series"])
+            self.panel.show_series(msg.data["series"])
 
     @Slot(object, bool)
     def _on_summary(self, summary: dict, partial: bool) -> None:
@@ -124,20 +125,21 @@ class PlotController(QObject):
         spec = {**self.session.job_spec("series"), "key": key, "mode": "histogram" if histogram else "over"}
         self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
 
-    def _on_items(self, worker: Worker, items: list[dict]) -> None:
+    def _on_items(self, worker: Worker | None, items: list) -> None:
         if worker is not self.job:
             return
-        for obj in items:
-            if "series" in obj:
-                self.panel.show_series(obj["series"])
-            elif "histogram" in obj:
-                self.panel.show_histogram(obj["histogram"])
-            elif "heatmap" in obj:
-                self.panel.show_heatmap(obj["heatmap"])
-            elif "scatter" in obj:
-                self.panel.show_scatter(obj["scatter"])
-            elif "error" in obj:
-                self.panel.show_error(obj["error"])
+        for msg in items:
+            match msg:
+                case Plot(data={"series": series}):
+                    self.panel.show_series(series)
+                case Plot(data={"histogram": histogram}):
+                    self.panel.show_histogram(histogram)
+                case Plot(data={"heatmap": heatmap}):
+                    self.panel.show_heatmap(heatmap)
+                case Plot(data={"scatter": scatter}):
+                    self.panel.show_scatter(scatter)
+                case Failed(message=message):
+                    self.panel.show_error(message)
 
     def _on_error(self, worker: Worker, message: str) -> None:
         if worker is self.job:

@@ -62,9 +62,10 @@ class RecordTableModel(ColumnsModel):
         self._rows = 0
         self._starts = np.zeros(1, dtype=np.int64)
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
-        self._problem_at: dict[tuple[int, int], str] = {}
-        self._gap_at: dict[tuple[int, int], str] = {}  # damaged regions next to a record
-        self._qa_at: dict[tuple[int, int], str] = {}  # findings of the QA checks
+        # each record's problems as data, one line each ("kind: text"), joined only to be shown
+        self._problem_at: dict[tuple[int, int], list[str]] = {}
+        self._gap_at: dict[tuple[int, int], list[str]] = {}  # damaged regions next to a record
+        self._qa_at: dict[tuple[int, int], list[str]] = {}  # findings of the QA checks
         self._qa_severity: dict[tuple[int, int], str] = {}  # the worst of them, per record
         self.multi_file = len(dataset.files) > 1
         self._single = not self.multi_file
@@ -165,7 +166,7 @@ class RecordTableModel(ColumnsModel):
         if problem.record is not None:
             key = (file_no, problem.record)
             table = self._qa_at if problem.kind in QA_KINDS else self._problem_at
-            table[key] = (table[key] + "\n" + text) if key in table else text
+            table.setdefault(key, []).append(text)
             if problem.kind in QA_KINDS:
                 worst = self._qa_severity.get(key)
                 if worst is None or problem.kind.severity_rank < SEVERITIES.index(worst):
@@ -182,7 +183,7 @@ class RecordTableModel(ColumnsModel):
         else:
             key, where = (file_no, idx.count - 1), "after this record"
         line = f"{where}: {text}"
-        self._gap_at[key] = (self._gap_at[key] + "\n" + line) if key in self._gap_at else line
+        self._gap_at.setdefault(key, []).append(line)
         n = self.global_number(file_no, key[1])
         self._repaint_record(n)
         return None, n, k >= idx.count
@@ -219,14 +220,18 @@ class RecordTableModel(ColumnsModel):
         key = self.locate(n)
         return "error" if key in self._gap_at else self._qa_severity.get(key)
 
-    def problems_text(self, n: int) -> str:
-        """Every problem of record n, one per line ('' if none)."""
+    def problem_lines(self, n: int) -> list[str]:
+        """Every problem of record n, a line each: its own, the damage beside it, QA findings."""
         key = self.locate(n)
-        parts = (self._problem_at.get(key), self._gap_at.get(key), self._qa_at.get(key))
-        return "\n".join(t for t in parts if t)
+        return [*self._problem_at.get(key, ()), *self._gap_at.get(key, ()), *self._qa_at.get(key, ())]
 
-    def problem_at(self, file_no: int, record: int) -> str:
-        return self._problem_at.get((file_no, record), "")
+    def problems_text(self, n: int) -> str:
+        """Every problem of record n, one per line ('' if none): for a tooltip, never read back."""
+        return "\n".join(self.problem_lines(n))
+
+    def problems_at(self, file_no: int, record: int) -> list[str]:
+        """The record's own framing and CRC problems, a line each (a copy)."""
+        return list(self._problem_at.get((file_no, record), ()))
 
     def set_label_map(self, label_map: dict[int, str] | None, schema=None) -> None:
         """The label map (and the person's schema) that summaries are written with: every row anew."""

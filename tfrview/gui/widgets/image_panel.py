@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
@@ -21,7 +22,7 @@ class ImagePanel(QWidget):
     pick_boxes = Signal()  # the person wants to choose the box keys
     imageless = Signal(bool)  # whether the record shown has no image (its view is folded away)
 
-    def __init__(self, actions: dict[str, QAction], parent=None) -> None:
+    def __init__(self, tools: Sequence[QAction], parent=None) -> None:
         super().__init__(parent)
         self.view = ImageView(self)
         self.current: RecordView | None = None
@@ -45,9 +46,9 @@ class ImagePanel(QWidget):
         self.opacity.setVisible(False)
         self.opacity_label.setVisible(False)
         bar.addStretch(1)
-        for name in ("fit", "actual", "boxes", "labels", "box_keys", "save_image"):
+        for action in tools:  # the window's (fit, 1:1, boxes, labels, box keys, save image)
             b = QToolButton(self)
-            b.setDefaultAction(actions[name])
+            b.setDefaultAction(action)
             b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             bar.addWidget(b)
         self.facts = QLabel(self)

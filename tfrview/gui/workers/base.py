@@ -9,11 +9,14 @@ touch a widget, a model or a pixmap: they hand plain data back.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from PySide6.QtCore import QThread, Signal
 
-from tfrview.core.errors import Cancelled, one_line
+from tfrview.core.errors import Cancelled, TfrviewError, one_line
+
+log = logging.getLogger(__name__)
 
 
 class Worker(QThread):
@@ -47,6 +50,10 @@ class Worker(QThread):
         except Cancelled:  # a stop on request is no error: `done` alone says it ended
             pass
         except Exception as exc:  # reported in the core's one line, never a silent death of the thread
+            if isinstance(exc, (TfrviewError, OSError)):
+                log.warning("%s: %s", type(self).__name__, exc)
+            else:  # a bug: its traceback goes to the log, one line to the window
+                log.exception("%s failed", type(self).__name__)
             self.error.emit(one_line(exc))
         finally:
             self.done.emit(self)

@@ -3,6 +3,7 @@ off the UI thread for the tree and the image panel."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field, replace
 
@@ -19,6 +20,8 @@ from tfrview.core.records.images import (
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
 from tfrview.gui.workers.base import Worker
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ class DecodeWorker(Worker):
                 req, self._pending = self._pending, None
             try:
                 view = build_view(req, self._read)
-            except Exception as exc:  # a bug must not kill the panel
+            except Exception as exc:  # a bug must not kill the panel: said, and logged
+                log.exception("decoding record %s failed", req.number)
                 view = RecordView(req.number, decode(b""), (), 0, None, f"internal error: {exc}", None)
             self.result.emit(view)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import time
 from dataclasses import dataclass
 from enum import StrEnum
@@ -13,10 +14,13 @@ import numpy as np
 from PySide6.QtCore import Signal
 
 from tfrview.core.limits import inflation_note
+from tfrview.core.procs.messages import Failed
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.index import verify
 from tfrview.core.tfrecord.report import sample_facts
 from tfrview.gui.workers.base import Worker, stop_child
+
+log = logging.getLogger(__name__)
 
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
 
@@ -27,6 +31,13 @@ def _first_unverified(index) -> int:
 
     unchecked = np.flatnonzero((index.status & VERIFIED) == 0)
     return int(unchecked[0]) if len(unchecked) else index.count
+
+
+def _failed(exc: Exception) -> Failed:
+    """What a scan process's failure says: its own `Failed`, or the error reading its frames."""
+    from tfrview.core.procs.scanproc import ChildFailed
+
+    return exc.failed if isinstance(exc, ChildFailed) else Failed.of(exc)
 
 
 class ScanPhase(StrEnum):
@@ -57,6 +68,7 @@ class IndexWorker(Worker):
 
     problem_found = Signal(int, object)  # file number, Problem
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
+    child_failed = Signal(int, object)  # file number, messages.Failed: its scan process failed (done here instead)
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -243,15 +255,19 @@ class IndexWorker(Worker):
         known = first.scanned
         try:
             proc = spawn(str(f.path), "index")
-        except OSError:
+        except OSError as exc:
+            self._child_failed(fi, Failed.of(exc))
             return self._index_rest_here(fi, f, base, total)
         try:
             for chunk in read_frames(proc.stdout):
                 if self.cancelled:
                     return False
                 self._apply_tail(fi, f, chunk, known, base, total)
-        except (RuntimeError, EOFError, ValueError):
-            pass
+        except (RuntimeError, ValueError) as exc:  # ChildFailed, or frames that make no sense
+            self._child_failed(fi, _failed(exc))
+        else:
+            if not f.index.done:  # it ended without a word before the file's end
+                self._child_failed(fi, Failed("the scan process ended before the end of the file", "exited"))
         finally:
             stop_child(proc)
         return True if f.index.done else self._index_rest_here(fi, f, base, total)
@@ -292,7 +308,8 @@ class IndexWorker(Worker):
 
         try:
             proc = spawn(str(f.path), "verify")
-        except OSError:
+        except OSError as exc:
+            self._child_failed(fi, Failed.of(exc))
             return self._verify_here(fi, f, vbase, vtotal)
         stop = 0
         try:
@@ -306,13 +323,22 @@ class IndexWorker(Worker):
                 stop = vc.stop
                 done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
                 self._tick("verify", vbase + done, vtotal)
-        except (RuntimeError, EOFError, ValueError):
-            pass
+        except (RuntimeError, ValueError) as exc:  # ChildFailed, or frames that make no sense
+            self._child_failed(fi, _failed(exc))
         finally:
             stop_child(proc)
         if stop < f.index.count:  # finish here whatever the child did not
             return self._verify_here(fi, f, vbase, vtotal, start=stop)
         return True
+
+    def _child_failed(self, fi: int, failed: Failed) -> None:
+        """A scan process failed: the file is framed here instead, and the window and the log say so
+        (never silence: a failing child is a bug or a broken install worth knowing of)."""
+        if self.cancelled:
+            return  # we killed it
+        log.warning("the scan process for %s failed (%s: %s); framed in the window's process instead",
+                    self.dataset.files[fi].path, failed.kind, failed.message)  # fmt: skip
+        self.child_failed.emit(fi, failed)
 
     def _emit(self, phase: str, done: int, total: int) -> None:
         self.progress.emit(

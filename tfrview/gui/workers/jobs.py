@@ -4,17 +4,21 @@ analysis pass, the filter, plots, salvage, repair and exports), under the one wo
 from __future__ import annotations
 
 import functools
+import logging
 import time
 
+from tfrview.core.procs.messages import Failed, Message, Plot, Summary
 from tfrview.gui.workers.base import Worker, stop_child
 
-BATCH_SECONDS = 0.05  # a job's lines go to the window at most this often
-AT_ONCE = ("plot", "summary")  # lines that go at once: what the person waits to see
+log = logging.getLogger(__name__)
+
+BATCH_SECONDS = 0.05  # a job's messages go to the window at most this often
+AT_ONCE = (Plot, Summary, Failed)  # messages that go at once: what the person waits to see
 
 
 class JobWorker(Worker):
     """Runs a whole-dataset job (tfrview.core.procs.jobs) in a child process and hands back its
-    JSON lines in batches, as `result` (a list of dicts). Cancelling kills the child: it only
+    typed messages (`core.procs.messages`) in batches, as `result` (a list of messages). Cancelling kills the child: it only
     reads the data and writes to its pipe."""
 
     def __init__(self, spec: dict, parent=None) -> None:
@@ -35,14 +39,16 @@ class JobWorker(Worker):
             prewarm()  # the next job (a filter, a plot) starts as fast
         except OSError as exc:
             raise OSError(f"could not start the job: {exc}") from exc
-        batch: list[dict] = []
+        batch: list[Message] = []
         last = time.monotonic()
         try:
-            for obj in read_lines(self.proc):
+            for msg in read_lines(self.proc):
                 if self.cancelled:
                     break
-                batch.append(obj)
-                if time.monotonic() - last > BATCH_SECONDS or any(k in obj for k in AT_ONCE):
+                if isinstance(msg, Failed):
+                    log.warning("%s job failed (%s): %s", self.spec.get("job"), msg.kind, msg.message)
+                batch.append(msg)
+                if time.monotonic() - last > BATCH_SECONDS or isinstance(msg, AT_ONCE):
                     self.result.emit(batch)
                     batch, last = [], time.monotonic()
         finally:

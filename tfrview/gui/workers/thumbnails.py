@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
+
+log = logging.getLogger(__name__)
 
 
 class ThumbnailPool(Worker):
@@ -54,7 +57,8 @@ class ThumbnailPool(Worker):
                 thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell)
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
-            except Exception as exc:  # a bug must not kill the pool
+            except Exception as exc:  # a bug must not kill the pool: said, and logged
+                log.exception("the thumbnail of record %s failed", n)
                 thumb = Thumbnail(None, f"internal error: {exc}", error=True)
             finally:
                 self._queue.done(n)

@@ -1,0 +1,212 @@
+"""The messages a job process sends the window, as frozen dataclasses with one JSON framing.
+
+Why: the window used to dispatch plain dicts by which key they held, in four places, each with
+its own idea of what a job may say. A message is now a type; the window `match`es on it, and a
+job that ends says so with one shape: `Done` when it succeeded, `Failed` (one line and the kind of
+error) when it did not. On the wire each message is one JSON object on one line, with its `type`:
+
+    {"type": "progress", "phase": "analysis", "done": 3, "total": 10}
+
+Never pickle (a child's bytes are never code to the window) and never text parsed back: `decode`
+takes exactly what `encode` wrote, and anything else is a `ValueError`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+from tfrview.core.errors import TfrviewError
+from tfrview.core.problems import Problem
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a job is: `done` of `total` in a phase ("analysis", "filter", "writing", …)."""
+
+    TYPE: ClassVar[str] = "progress"
+    phase: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemFound:
+    """A problem the analysis found in file number `file` (the window's numbering)."""
+
+    TYPE: ClassVar[str] = "problem"
+    file: int
+    problem: Problem
+
+    def to_json(self) -> dict:
+        return {"type": self.TYPE, "file": self.file, "problem": self.problem.to_json()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> ProblemFound:
+        return cls(int(d["file"]), Problem.from_json(d["problem"]))
+
+
+@dataclass(frozen=True, slots=True)
+class CauseFound:
+    """Why a problem the window framed itself happened (its kind and offset name it)."""
+
+    TYPE: ClassVar[str] = "cause"
+    file: int
+    kind: str
+    offset: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileCause:
+    """Why a whole file broke (a line-ending conversion, a copy cut short, …)."""
+
+    TYPE: ClassVar[str] = "file_cause"
+    file: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """A plot's data as `analysis.plots.plot` makes it (one of series, histogram, heatmap or
+    scatter): a plot job's answer, or an event file's first scalar sent with the analysis."""
+
+    TYPE: ClassVar[str] = "plot"
+    data: dict
+
+    @property
+    def series_key(self) -> str | None:
+        """The key a series plots (None for any other plot)."""
+        return (self.data.get("series") or {}).get("key")
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The dataset summary (partial ones as files finish); the last one says how many files were
+    analysed, how many of them came from the store, and when the oldest of those was read."""
+
+    TYPE: ClassVar[str] = "summary"
+    summary: dict
+    partial: bool
+    cached: int = 0
+    files: int = 0
+    analysed_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """Record numbers (global) a filter or a plot selection matched, among the first `upto`."""
+
+    TYPE: ClassVar[str] = "matches"
+    matches: list[int] = field(default_factory=list)
+    upto: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the person should know of the answer (e.g. facts the store keeps only in part)."""
+
+    TYPE: ClassVar[str] = "note"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Wrote:
+    """What a salvage, repair or export wrote (the result dataclass as a dict); `renumbered` when
+    the job framed the files otherwise than the window numbered them."""
+
+    TYPE: ClassVar[str] = "wrote"
+    wrote: dict
+    renumbered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The job succeeded: its last message."""
+
+    TYPE: ClassVar[str] = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The job could not go on: what went wrong in one line, and the kind of error (the exception's
+    class name, "internal" for a bug, "exited" for a process that died without a word)."""
+
+    TYPE: ClassVar[str] = "failed"
+    message: str
+    kind: str = "error"
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failed:
+        """Our own errors and OS errors as they say it; anything else named as the bug it is."""
+        if isinstance(exc, (TfrviewError, OSError)):
+            return cls(_one_line(str(exc)), type(exc).__name__)
+        return cls(_one_line(f"{type(exc).__name__}: {exc}"), "internal")
+
+
+Message = (
+    Progress | ProblemFound | CauseFound | FileCause | Plot | Summary | Matches | Note | Wrote | Done | Failed
+)
+ENDS = (Done, Failed)  # a job's last message is one of these
+
+_TYPES: dict[str, type] = {
+    t.TYPE: t
+    for t in (
+        Progress,
+        ProblemFound,
+        CauseFound,
+        FileCause,
+        Plot,
+        Summary,
+        Matches,
+        Note,
+        Wrote,
+        Done,
+        Failed,
+    )
+}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "no message"
+
+
+def to_json(msg: Message) -> dict[str, Any]:
+    """The message as a JSON-able dict with its `type`."""
+    own = getattr(msg, "to_json", None)
+    if own is not None:
+        return own()
+    return {"type": msg.TYPE, **asdict(msg)}
+
+
+def from_json(d: Any) -> Message:
+    """The message a `to_json` dict describes; ValueError for anything else (an unknown type, a
+    missing or unexpected field)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"a job message is a JSON object, not {type(d).__name__}")
+    cls = _TYPES.get(d.get("type"))
+    if cls is None:
+        raise ValueError(f"unknown job message type {d.get('type')!r}")
+    own = getattr(cls, "from_json", None)
+    try:
+        if own is not None:
+            return own(d)
+        names = {f.name for f in fields(cls)}
+        extra = set(d) - names - {"type"}
+        if extra:
+            raise ValueError(f"unexpected fields {sorted(extra)} in a {cls.TYPE} message")
+        return cls(**{k: v for k, v in d.items() if k != "type"})
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a malformed {cls.TYPE} message: {exc}") from exc
+
+
+def encode(msg: Message) -> str:
+    """One line of JSON, ending in a newline."""
+    return json.dumps(to_json(msg)) + "\n"
+
+
+def decode(line: str | bytes) -> Message:
+    """The message `encode` wrote on this line; ValueError for anything else."""
+    return from_json(json.loads(line))

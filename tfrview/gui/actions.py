@@ -1,0 +1,184 @@
+"""The window's actions, in typed groups (as labelme keeps its actions): one frozen dataclass of
+QActions per menu's concern, built by one function, so a misspelt action is an AttributeError at
+start-up, not a KeyError on the day someone opens that menu."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+
+if TYPE_CHECKING:
+    from tfrview.gui.main_window import MainWindow
+
+
+@dataclass(frozen=True, slots=True)
+class FileActions:
+    open: QAction
+    open_dir: QAction
+    reload: QAction
+    label_map: QAction
+    schema: QAction
+    close: QAction
+    quit: QAction
+
+
+@dataclass(frozen=True, slots=True)
+class ExportActions:
+    """What writes a new file: the image, the intact or repaired records, a selection."""
+
+    save_image: QAction
+    salvage: QAction
+    repair: QAction
+    export_records: QAction
+    export_images: QAction
+    export_images_boxes: QAction
+    export_jsonl: QAction
+
+    @property
+    def selection(self) -> tuple[QAction, ...]:
+        """The File › Export Selection submenu."""
+        return (self.export_records, self.export_images, self.export_images_boxes, self.export_jsonl)
+
+
+@dataclass(frozen=True, slots=True)
+class ViewActions:
+    fit: QAction
+    actual: QAction
+    boxes: QAction  # checkable
+    labels: QAction  # checkable
+    box_keys: QAction
+    summary: QAction
+
+    @property
+    def image_tools(self) -> tuple[QAction, ...]:
+        """The image panel's tool buttons (with Save Image from the export group)."""
+        return (self.fit, self.actual, self.boxes, self.labels, self.box_keys)
+
+
+@dataclass(frozen=True, slots=True)
+class NavigateActions:
+    goto: QAction
+    filter: QAction
+    next_problem: QAction
+    prev_problem: QAction
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisActions:
+    """The scan and the analysis pass: stop (Esc: what the focused part started; the status bar's
+    button: the scan), resume, run the checks again, and how many worker processes."""
+
+    cancel: QAction
+    stop_scan: QAction
+    resume: QAction
+    rerun_checks: QAction
+    worker_processes: QAction
+
+
+@dataclass(frozen=True, slots=True)
+class WindowActions:
+    file: FileActions
+    export: ExportActions
+    view: ViewActions
+    navigate: NavigateActions
+    analysis: AnalysisActions
+    about: QAction
+
+    def by_name(self) -> dict[str, QAction]:
+        """Every action by its field name (for the tests' page object, which triggers by name)."""
+        out: dict[str, QAction] = {"about": self.about}
+        for f in fields(self):
+            group = getattr(self, f.name)
+            if not isinstance(group, QAction):
+                out.update({g.name: getattr(group, g.name) for g in fields(group)})
+        return out
+
+
+def _action(
+    w: MainWindow, text: str, slot: Callable, shortcut=None, checkable: bool = False, tip: str = ""
+) -> QAction:
+    """A QAction of the window; a checkable one starts checked and calls `slot` on toggles."""
+    a = QAction(text, w)
+    if shortcut is not None:
+        a.setShortcut(QKeySequence(shortcut))
+    a.setCheckable(checkable)
+    if checkable:
+        a.setChecked(True)
+        a.toggled.connect(slot)
+    else:
+        a.triggered.connect(slot)
+    if tip:
+        a.setToolTip(tip)
+    return a
+
+
+def build_actions(w: MainWindow) -> WindowActions:
+    """Every action of the window, wired to its slots (the export ones reach `w.exporting`, made
+    later, when they are triggered)."""
+    K = QKeySequence.StandardKey
+    act = lambda *args, **kw: _action(w, *args, **kw)  # noqa: E731
+    return WindowActions(
+        file=FileActions(
+            open=act("&Open…", w.open_files, K.Open),
+            open_dir=act("Open &Folder…", w.open_folder, "Ctrl+Shift+O"),
+            reload=act("&Reload", w.reload, "F5"),
+            label_map=act("Load &Label Map…", w.choose_label_map),
+            schema=act(
+                "Load &Schema…",
+                w.choose_schema,
+                tip="A descriptor set or .proto file: custom protobuf records shown with field names",
+            ),
+            close=act("&Close Window", w.close, K.Close),
+            quit=act("&Quit", w._quit, K.Quit),
+        ),
+        export=ExportActions(
+            save_image=act(
+                "Save Image…",
+                lambda: w.exporting.save_image(),
+                "Ctrl+S",
+                tip="Save the image, with or without boxes",
+            ),
+            salvage=act(
+                "Save &Intact Records As…",
+                lambda: w.exporting.save_intact(),
+                "Ctrl+Shift+S",
+                tip="Every intact record, in order, into a new file",
+            ),
+            repair=act(
+                "&Repair Into a New File…",
+                lambda: w.exporting.save_repaired(),
+                tip="Every intact record, and every damaged record that can be proven whole again (one flipped bit)",
+            ),
+            export_records=act("Records as TFRecord…", lambda: w.exporting.export("records")),
+            export_images=act("Images…", lambda: w.exporting.export("images")),
+            export_images_boxes=act(
+                "Images with Boxes and Labels…", lambda: w.exporting.export("images_boxes")
+            ),
+            export_jsonl=act("Features as JSON Lines…", lambda: w.exporting.export("jsonl")),
+        ),
+        view=ViewActions(
+            fit=act("Fit", w._fit, "Ctrl+0", tip="Fit the image to the panel"),
+            actual=act("1:1", w._actual, "Ctrl+1", tip="Show the image at its actual size"),
+            boxes=act("Boxes", w._toggle_boxes, "B", checkable=True, tip="Show boxes (B)"),
+            labels=act("Labels", w._toggle_labels, "L", checkable=True, tip="Show box labels (L)"),
+            box_keys=act("Box keys…", w.choose_box_keys, tip="Choose which features hold the boxes"),
+            summary=act("Show Dataset &Summary", w.show_summary, "Ctrl+I"),
+        ),
+        navigate=NavigateActions(
+            goto=act("&Go to Record…", w.go_to_record, "Ctrl+G"),
+            filter=act("&Filter…", lambda: (w.filter_edit.setFocus(), w.filter_edit.selectAll()), "Ctrl+F"),
+            next_problem=act("Next Problem", lambda: w.step_problem(False), "F8"),
+            prev_problem=act("Previous Problem", lambda: w.step_problem(True), "Shift+F8"),
+        ),
+        analysis=AnalysisActions(
+            cancel=act("Stop", w._on_escape, "Esc", tip="Esc stops what the focused part started"),
+            stop_scan=act("Stop", w.cancel_indexing, tip="Stop indexing, verifying and checking"),
+            resume=act("Resume", w.resume_indexing, tip="Go on reading the dataset where it stopped"),
+            rerun_checks=act("Run QA Checks Again", lambda: w.session.start_analysis()),
+            worker_processes=act("Worker Processes…", w.choose_jobs),
+        ),
+        about=act("&About tfrview", w.about),
+    )
