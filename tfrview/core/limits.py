@@ -222,3 +222,8 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# The deep pass's column path for plain Examples (analysis/plain.py): records of one batch are
+# counted together by array operations; a batch holds their protobuf lists (of ~100-byte records:
+# ~2 MB) until it is counted.
+PLAIN_BATCH_RECORDS = 4096

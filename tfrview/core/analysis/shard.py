@@ -210,6 +210,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
+    from tfrview.core.analysis.plain import PlainExamples
     from tfrview.core.records.labelmap import LabelMap, class_ids
     from tfrview.core.records.payload import bounded_payload, decode
 
@@ -224,9 +225,14 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     problems: list[Problem] = []
     ids: set[int] = set()
     numbers = intact_numbers_of(out)
-    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
-        n = int(n)
-        p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
+    plain = PlainExamples(schema, summary, facts, image_keys, sig_of, problems, ids, CLASS_IDS_TRACKED, label_map,
+                          offs, lens)  # fmt: skip
+    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)].tolist():
+        data = bounded_payload(read, int(offs[n]), int(lens[n]))
+        if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
+            continue
+        plain.flush()  # the batch before this record: everything is counted in record order
+        p = decode(data)
         other = schema.other
         schema.add(p)
         if schema.other > other and schema.first_other < 0:
@@ -246,6 +252,8 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(class_ids(p.features))
         facts.add(n, p, look.image_size, look.boxes)
+        plain.learnt(n, int(sig_of[n]))
+    plain.flush()
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
