@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from tfrview.core.analysis import plain
@@ -186,3 +187,32 @@ def test_a_file_of_one_layout_takes_the_column_path_after_its_first_record(tmp_p
     assert r.deep.facts.column("label").to_pylist() == [i % 3 for i in range(100)]
     assert r.deep.facts.column("id").to_pylist()[:2] == ["r0", "r1"]
     assert r.deep.signature_of.tolist() == [0] * 100
+
+
+@pytest.mark.parametrize("span", [1 << 20, 300, 1])
+def test_payloads_read_a_span_at_a_time_are_each_records_own(tmp_path, monkeypatch, span):
+    from tfrview.core import limits
+    from tfrview.core.analysis.shard import _payloads
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.report import index_and_verify
+    from tfrview.core.tfrecord.source import open_source
+
+    records = [bytes([i]) * (i * 37 % 500) for i in range(60)]
+    path = tmp_path / "spans.tfrecord"
+    write_records(path, records)
+    raw = bytearray(path.read_bytes())
+    raw[300] ^= 0xFF  # a damaged record in the middle: not among the numbers read
+    path.write_bytes(bytes(raw))
+    monkeypatch.setattr(limits, "DEEP_READ_BYTES", span)
+    src = open_source(str(path))
+    try:
+        idx, _ = index_and_verify(src)
+        offs, lens = np.asarray(idx.offsets, np.uint64), np.asarray(idx.lengths, np.uint64)
+        numbers = np.array([n for n in range(len(offs)) if n % 3 and n != 4], dtype=np.int64)
+        read = src.bulk_reader()
+        got = list(_payloads(read, offs, lens, numbers))
+        assert [n for n, _ in got] == numbers.tolist()
+        assert all(d == bounded_payload(read, int(offs[n]), int(lens[n])) for n, d in got)
+        assert got[0][1] == records[1] and len(got) == len(numbers)
+    finally:
+        src.close()

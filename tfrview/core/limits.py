@@ -227,3 +227,6 @@ PART_RECORDS = 250_000
 # counted together by array operations; a batch holds their protobuf lists (of ~100-byte records:
 # ~2 MB) until it is counted.
 PLAIN_BATCH_RECORDS = 4096
+# The deep pass reads a part's records this many bytes of the file at a time (one read a record
+# cost more than decoding a tiny one); a larger record is read alone.
+DEEP_READ_BYTES = 4 << 20

@@ -38,7 +38,7 @@ _FEW = 16  # KeyStats.add sums up to this many values a record in Python, longer
 class _Plan:
     """What one layout (sorted keys, list types) needs: decided once, used for every record."""
 
-    __slots__ = ("floats", "keys", "labels", "types")
+    __slots__ = ("bytes", "keys", "labels", "types")
 
     def __init__(self, keys: tuple[str, ...], types: tuple[str, ...]) -> None:
         from tfrview.core.records.overlays import _LABEL_KEYS
@@ -46,7 +46,7 @@ class _Plan:
         self.keys, self.types = keys, types
         at = {k: i for i, k in enumerate(keys)}
         self.labels = [(at[k], types[at[k]]) for k in _LABEL_KEYS if k in at]  # record_caption's order
-        self.floats = [i for i, t in enumerate(types) if t == FLOAT_LIST]
+        self.bytes = [i for i, t in enumerate(types) if t == BYTES_LIST]
 
 
 def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
@@ -56,6 +56,8 @@ def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
     from tfrview.core.records.overlays import _roles
 
     if None in types:  # a Feature with no list set: left to the general path
+        return False
+    if any(k[:1] == "\n" for k in keys):  # an Example read as Features (payload.parse_clean_example)
         return False
     for k in keys:
         last = k.rsplit("/", 1)[-1]
@@ -115,27 +117,27 @@ class PlainExamples:
         caller flushes the batch before it counts the record)."""
         if type(data) is not bytes or not data or data[0] != 0x0A or len(data) > UPB_MAX_BYTES:
             return False
-        ex = parse_clean_example(data)
+        ex = parse_clean_example(data, check_keys=False)  # the keys are checked once a layout
         if ex is None:
             return False
-        items = sorted(ex.features.feature.items())
-        keys = tuple(k for k, _ in items)
-        types = tuple(f.WhichOneof("kind") for _, f in items)
+        fmap = ex.features.feature
+        keys = tuple(sorted(fmap))  # not .items(): a Python generator over the map
+        feats = [fmap[k] for k in keys]
+        types = tuple([f.WhichOneof("kind") for f in feats])
         layout = (keys, types)
         plan = self._plans.get(layout, False)
         if plan is False:
             plan = self._plans[layout] = _Plan(keys, types) if plain_layout(keys, types) else None
         if plan is None:
             return False
-        lists = [getattr(f, t).value for (_, f), t in zip(items, types, strict=True)]
+        lists = [getattr(f, t).value for f, t in zip(feats, types)]  # noqa: B905 (equal lengths)
         lens = [len(v) for v in lists]
         if len(data) > MAX_LIST_VALUES and max(lens, default=0) > MAX_LIST_VALUES:
             return False  # a list cut by the decode limit: said by the general path
-        for v, t in zip(lists, types, strict=True):
-            if t == BYTES_LIST:
-                for b in v[:64]:
-                    if len(b) >= 8 and b[0] in _IMAGE_FIRST and _is_image(b):
-                        return False  # an image: checked, hashed and counted by the general path
+        for i in plan.bytes:
+            for b in lists[i][:64]:
+                if len(b) >= 8 and b[0] in _IMAGE_FIRST and _is_image(b):
+                    return False  # an image: checked, hashed and counted by the general path
         variant = (layout, None if all(lens) else tuple(x == 0 for x in lens))
         known = self._variants.get(variant, False)
         if known is False:

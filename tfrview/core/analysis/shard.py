@@ -212,7 +212,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     from tfrview.core.analysis.facts import FactsBuilder
     from tfrview.core.analysis.plain import PlainExamples
     from tfrview.core.records.labelmap import LabelMap, class_ids
-    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.records.payload import decode
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     read = src.bulk_reader()
@@ -227,8 +227,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     numbers = intact_numbers_of(out)
     plain = PlainExamples(schema, summary, facts, image_keys, sig_of, problems, ids, CLASS_IDS_TRACKED, label_map,
                           offs, lens)  # fmt: skip
-    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)].tolist():
-        data = bounded_payload(read, int(offs[n]), int(lens[n]))
+    for n, data in _payloads(read, offs, lens, numbers[(numbers >= out.lo) & (numbers < out.hi)]):
         if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
             continue
         plain.flush()  # the batch before this record: everything is counted in record order
@@ -257,6 +256,31 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
+
+
+def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray):
+    """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
+    a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
+    bounded (`payload.bounded_payload`)."""
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
+
+    starts = offsets[numbers].astype(np.int64)
+    ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD
+    i, total = 0, len(numbers)
+    while i < total:
+        j = int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right"))
+        if j <= i:  # one record past the span: alone, its head only when it is past the decode limit
+            n = int(numbers[i])
+            yield n, bounded_payload(read, int(offsets[n]), int(lengths[n]))
+            i += 1
+            continue
+        base = int(starts[i])
+        buf = read(base, int(ends[j - 1]) - base)
+        for n, a, z in zip(numbers[i:j].tolist(), (starts[i:j] - base + HEADER_SIZE).tolist(),
+                           (ends[i:j] - base - OVERHEAD + HEADER_SIZE).tolist(), strict=True):  # fmt: skip
+            yield n, buf[a:z]
+        i = j
 
 
 def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
