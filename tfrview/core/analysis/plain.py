@@ -16,7 +16,6 @@ A batch is counted before any record of the general path, so everything happens 
 
 from __future__ import annotations
 
-from collections import Counter
 from itertools import chain
 
 import numpy as np
@@ -71,16 +70,24 @@ def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
     return _roles(tuple(zip(keys, types, strict=True))) is None
 
 
-class _Column:
-    """One key's values in a batch: the record numbers, counts and protobuf lists."""
+class _Group:
+    """The records of one variant (a layout, and which of its lists are empty) in a batch."""
 
-    __slots__ = ("lens", "lists", "rows", "type")
+    __slots__ = ("lists", "plan", "present", "rows", "sig")
 
-    def __init__(self, type_: str) -> None:
-        self.type = type_
+    def __init__(self, plan: _Plan, sig: int, present: tuple[tuple[str, str], ...]) -> None:
+        self.plan, self.sig, self.present = plan, sig, present  # signature id, the non-empty keys
         self.rows: list[int] = []
-        self.lens: list[int] = []
-        self.lists: list = []
+        self.lists: list[list] = []  # each record's protobuf lists, in the layout's key order
+
+
+class _Column:
+    """One key's values in a batch: the record numbers and protobuf lists, in record order."""
+
+    __slots__ = ("lists", "rows", "type")
+
+    def __init__(self, type_: str, rows: np.ndarray, lists: list) -> None:
+        self.type, self.rows, self.lists = type_, rows, lists
 
 
 class PlainExamples:
@@ -90,25 +97,17 @@ class PlainExamples:
     def __init__(self, schema, summary, facts, image_keys, sig_of: np.ndarray, problems: list, class_ids: set,
                  class_ids_tracked: int, label_map, offsets: np.ndarray, lengths: np.ndarray) -> None:  # fmt: skip
         self.schema, self.summary, self.facts, self.image_keys = schema, summary, facts, image_keys
-        self.sig_of, self.problems, self.ids, self.ids_tracked = (
-            sig_of,
-            problems,
-            class_ids,
-            class_ids_tracked,
-        )
+        self.sig_of, self.problems = sig_of, problems
+        self.ids, self.ids_tracked = class_ids, class_ids_tracked
         self.label_map = label_map
         self.offsets, self.lengths = offsets, lengths
         self._plans: dict[tuple, _Plan | None] = {}
-        self._variants: dict[
-            tuple, tuple[int, tuple[tuple[str, str], ...]]
-        ] = {}  # -> signature id, non-empty keys
+        self._groups: dict[tuple, _Group | None] = {}  # (layout, empty lists or None) -> its group
         self._learning: tuple | None = None  # the variant whose first record the general path reads now
-        self._cols: dict[str, _Column] = {}
-        self._rows: list[int] = []
-        self._sigs: list[int] = []  # each record's signature id (its variant's)
-        self._counts: Counter = Counter()  # variant -> records in the batch
+        self._active: list[_Group] = []  # the groups of this batch, as they came
+        self._types: dict[str, str] = {}  # each key's list type in this batch
+        self._size = 0
         self._captions: list[str] = []
-        self.taken = 0  # records counted here (for tests and the profile)
 
     # --- per record -----------------------------------------------------------------------------
 
@@ -131,57 +130,46 @@ class PlainExamples:
         if plan is None:
             return False
         lists = [getattr(f, t).value for f, t in zip(feats, types)]  # noqa: B905 (equal lengths)
-        lens = [len(v) for v in lists]
-        if len(data) > MAX_LIST_VALUES and max(lens, default=0) > MAX_LIST_VALUES:
+        if len(data) > MAX_LIST_VALUES and max(map(len, lists), default=0) > MAX_LIST_VALUES:
             return False  # a list cut by the decode limit: said by the general path
         for i in plan.bytes:
             for b in lists[i][:64]:
                 if len(b) >= 8 and b[0] in _IMAGE_FIRST and _is_image(b):
                     return False  # an image: checked, hashed and counted by the general path
-        variant = (layout, None if all(lens) else tuple(x == 0 for x in lens))
-        known = self._variants.get(variant, False)
-        if known is False:
+        variant = (layout, None) if all(lists) else (layout, tuple([not v for v in lists]))
+        group = self._groups.get(variant, False)
+        if group is False:
             self._learning = variant
             return False
-        if known is None:
+        if group is None:
             return False
-        cols = self._cols
-        for k, t in zip(keys, types, strict=True):
-            c = cols.get(k)
-            if c is not None and c.type != t:  # a key of another type in this batch: counted apart
-                self.flush()
-                cols = self._cols
-                break
-        for k, t, v, m in zip(keys, types, lists, lens, strict=True):
-            c = cols.get(k)
-            if c is None:
-                c = cols[k] = _Column(t)
-            c.rows.append(n)
-            c.lens.append(m)
-            c.lists.append(v)
-        self._rows.append(n)
-        self._sigs.append(known[0])
-        self._counts[variant] += 1
+        if not group.rows:  # the group's first record in this batch
+            bt = self._types
+            if any(bt.get(k, t) != t for k, t in zip(keys, types)):  # noqa: B905
+                self.flush()  # a key of another type than in this batch: counted apart
+                bt = self._types
+            bt.update(zip(keys, types))  # noqa: B905
+            self._active.append(group)
+        group.rows.append(n)
+        group.lists.append(lists)
+        cap = False
         for i, t in plan.labels:  # record_caption and labelmap.class_ids, for this layout's label keys
             v = lists[i]
             if not 0 < len(v) <= 8:
                 continue
-            if t == BYTES_LIST:
-                self._captions.append(", ".join(b.decode("utf-8", "replace") for b in v))
-                break
             if t == INT64_LIST:
-                lm = self.label_map
-                self._captions.append(", ".join(f"{int(x)} ({lm[int(x)]})" if lm and lm.get(int(x)) else str(int(x))
-                                                for x in v))  # fmt: skip
-                break
-        for i, t in plan.labels:
-            v = lists[i]
-            if t == INT64_LIST and 0 < len(v) <= 8:
+                if not cap:
+                    lm = self.label_map
+                    self._captions.append(", ".join([f"{x} ({lm[x]})" if lm.get(x) else str(x) for x in v])
+                                          if lm else ", ".join(map(str, v)))  # fmt: skip
                 if len(self.ids) < self.ids_tracked:
-                    self.ids.update(int(x) for x in v)
+                    self.ids.update(v)
                 break
-        self.taken += 1
-        if len(self._rows) >= PLAIN_BATCH_RECORDS:
+            if t == BYTES_LIST and not cap:
+                self._captions.append(", ".join([b.decode("utf-8", "replace") for b in v]))
+                cap = True
+        self._size += 1
+        if self._size >= PLAIN_BATCH_RECORDS:
             self.flush()
         return True
 
@@ -196,49 +184,61 @@ class PlainExamples:
         tracked = (all(k in self.schema.types for k, _ in present) and all(k in self.summary.keys for k in keys)
                    and all(k in self.facts._keys for k in keys))  # fmt: skip
         # a key past a limit (TRACKED_KEYS, FACT_KEYS) is counted as other keys: the general path's
-        self._variants[v] = (signature_id, present) if tracked else None
+        self._groups[v] = _Group(self._plans[v[0]], signature_id, present) if tracked else None
 
     # --- a batch ----------------------------------------------------------------------------------
 
     def flush(self) -> None:
         """Count the batch into the schema, summary, checks, signatures, image keys and facts."""
-        if not self._rows:
+        if not self._size:
             return
-        rows = np.asarray(self._rows, dtype=np.int64)
         schema, summary = self.schema, self.summary
-        m = len(rows)
+        m = self._size
         schema.records += m
         schema.kinds[EXAMPLE] += m
         summary.records += m
         summary.kinds[EXAMPLE] += m
-        for v, count in self._counts.items():
-            _, present = self._variants[v]
-            for k, t in present:
+        parts: dict[str, list] = {}  # key -> (rows, lists) of each group holding it
+        all_rows = []
+        for g in self._active:
+            rows = np.asarray(g.rows, dtype=np.int64)
+            all_rows.append(rows)
+            count = len(rows)
+            for k, t in g.present:
                 schema.presence[k] += count
                 schema.types[k][t] += count
-        self.sig_of[rows] = np.asarray(self._sigs, dtype=np.int32)
+            self.sig_of[rows] = g.sig
+            for k, lists in zip(g.plan.keys, zip(*g.lists)):  # noqa: B905 (one list a key)
+                parts.setdefault(k, []).append((rows, lists))
+            g.rows, g.lists = [], []
         if self._captions:
             summary.record_labels.update(self._captions)
         findings: list[tuple[int, str, Problem]] = []
         firsts = []
-        for k, c in self._cols.items():
-            c_rows = np.asarray(c.rows, dtype=np.int64)
-            lens = np.asarray(c.lens, dtype=np.int64)
+        for k, got in parts.items():
+            if len(got) == 1:
+                c = _Column(self._types[k], got[0][0], list(got[0][1]))
+            else:  # several groups hold the key: their records in record order
+                rows = np.concatenate([r for r, _ in got])
+                lists = [x for _, ls in got for x in ls]
+                order = np.argsort(rows, kind="stable")
+                c = _Column(self._types[k], rows[order], [lists[i] for i in order.tolist()])
+            lens = np.fromiter(map(len, c.lists), np.int64, len(c.lists))
             flat = self._flat(c, int(lens.sum()))
             self._stats(k, c, lens, flat)
             if c.type == FLOAT_LIST:
-                findings += self._nan_findings(k, c_rows, lens, flat)
+                findings += self._nan_findings(k, c.rows, lens, flat)
             if c.type == BYTES_LIST:
                 single = np.flatnonzero(lens == 1)
                 if len(single):
-                    firsts.append((int(c_rows[single[0]]), k, c, single))
-            self.facts.add_block(k, c.type, c_rows, lens, flat)
+                    firsts.append((int(c.rows[single[0]]), k, c, single))
+            self.facts.add_block(k, c.type, c.rows, lens, flat)
         for _, k, c, single in sorted(firsts, key=lambda x: (x[0], x[1])):  # as each key first came
             self._image_keys(k, c, single)
         findings.sort(key=lambda x: (x[0], x[1]))
         self.problems.extend(p for _, _, p in findings)
-        self.facts.add_plain_rows(rows)
-        self._cols, self._rows, self._sigs, self._counts, self._captions = {}, [], [], Counter(), []
+        self.facts.add_plain_rows(np.sort(np.concatenate(all_rows)))
+        self._active, self._types, self._size, self._captions = [], {}, 0, []
 
     @staticmethod
     def _flat(c: _Column, total: int):
@@ -327,7 +327,7 @@ class PlainExamples:
         odd = ik.odd.setdefault(k, [])
         for i in single[: max(0, IMAGE_KEY_ODD_TRACKED - len(odd))].tolist():
             b = c.lists[i][0]
-            odd.append((c.rows[i], *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
+            odd.append((int(c.rows[i]), *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
 
 
 def _is_image(b: bytes) -> bool:
