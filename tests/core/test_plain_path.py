@@ -216,3 +216,15 @@ def test_payloads_read_a_span_at_a_time_are_each_records_own(tmp_path, monkeypat
         assert got[0][1] == records[1] and len(got) == len(numbers)
     finally:
         src.close()
+
+
+def test_fact_texts_are_text_only_when_every_value_is_utf8():
+    from tfrview.core.analysis.facts import _flat
+    from tfrview.core.limits import FACT_BYTES
+
+    assert _flat("bytes_list", [[b"caf\xc3\xa9", b""], [b"x"]]).to_pylist() == ["café", "", "x"]
+    for bad in (b"\xed\xa0\x80", b"\xc0\xaf", b"\xff", b"\xf4\x90\x80\x80"):  # surrogate, overlong, past U+10FFFF
+        got = _flat("bytes_list", [[b"ok", bad]])
+        assert str(got.type) == "binary" and got.to_pylist() == [b"ok", bad]
+    long = b"\xff" * (FACT_BYTES + 1)  # left out (null): its bytes do not make the column binary
+    assert _flat("bytes_list", [[b"ok", long]]).to_pylist() == ["ok", None]

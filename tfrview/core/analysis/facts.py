@@ -244,7 +244,14 @@ def _columns(col: str, rows: np.ndarray, counts: np.ndarray, kept: np.ndarray, v
 
 def _flat(type_: str, pieces: list) -> pa.Array:
     if type_ == BYTES_LIST:
-        flat = [b if len(b) <= FACT_BYTES else None for piece in pieces for b in piece]
+        whole = [b for piece in pieces for b in piece]
+        if max(map(len, whole), default=0) <= FACT_BYTES:  # none left out: Arrow checks the UTF-8
+            binary = pa.array(whole, pa.binary())
+            try:
+                return binary.cast(pa.string())
+            except pa.ArrowInvalid:
+                return binary
+        flat = [b if len(b) <= FACT_BYTES else None for b in whole]
         try:
             return pa.array([None if b is None else b.decode("utf-8") for b in flat], pa.string())
         except UnicodeDecodeError:
