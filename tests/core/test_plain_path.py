@@ -223,7 +223,8 @@ def test_fact_texts_are_text_only_when_every_value_is_utf8():
     from tfrview.core.limits import FACT_BYTES
 
     assert _flat("bytes_list", [[b"caf\xc3\xa9", b""], [b"x"]]).to_pylist() == ["café", "", "x"]
-    for bad in (b"\xed\xa0\x80", b"\xc0\xaf", b"\xff", b"\xf4\x90\x80\x80"):  # surrogate, overlong, past U+10FFFF
+    # a surrogate, an overlong form, a byte no UTF-8 holds, past U+10FFFF
+    for bad in (b"\xed\xa0\x80", b"\xc0\xaf", b"\xff", b"\xf4\x90\x80\x80"):
         got = _flat("bytes_list", [[b"ok", bad]])
         assert str(got.type) == "binary" and got.to_pylist() == [b"ok", bad]
     long = b"\xff" * (FACT_BYTES + 1)  # left out (null): its bytes do not make the column binary
