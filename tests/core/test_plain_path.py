@@ -229,3 +229,30 @@ def test_fact_texts_are_text_only_when_every_value_is_utf8():
         assert str(got.type) == "binary" and got.to_pylist() == [b"ok", bad]
     long = b"\xff" * (FACT_BYTES + 1)  # left out (null): its bytes do not make the column binary
     assert _flat("bytes_list", [[b"ok", long]]).to_pylist() == ["ok", None]
+
+
+def test_the_parts_of_a_file_hold_its_index_once_and_merge_as_before(tmp_path):
+    from tfrview.core.analysis.merge import merge
+    from tfrview.core.analysis.pool import run_tasks
+    from tfrview.core.analysis.shard import share_framing
+
+    path = tmp_path / "parts.tfrecord"
+    write_records(path, [example({"v": [i], "t": [b"r%d" % i]}) for i in range(300)])
+    tasks = [
+        ShardTask(str(path), 0, True, read_cache=False, write_cache=False, part=k, parts=3) for k in range(3)
+    ]
+    parts = list(run_tasks(tasks, jobs=1))
+    assert len(parts) == 3 and all(
+        p.offsets is parts[0].offsets and p.status is parts[0].status for p in parts
+    )
+    joined = merge(parts)
+    facts = joined.shards[0].deep.facts
+    assert joined.shards[0].records == 300 and facts.column("v").to_pylist() == list(range(300))
+    alone = merge(
+        list(run_tasks([ShardTask(str(path), 0, True, read_cache=False, write_cache=False)], jobs=1))
+    )
+    assert alone.shards[0].deep.facts.column("t").to_pylist() == facts.column("t").to_pylist()
+    assert alone.summary.to_json() == joined.summary.to_json()
+    other = analyze_shard(ShardTask(str(path), 0, True, read_cache=False, write_cache=False, part=1, parts=3))
+    other.offsets = other.offsets + 1  # a part that framed the file otherwise keeps its own arrays
+    assert share_framing(other, {0: parts[0]}).offsets is not parts[0].offsets
