@@ -237,7 +237,9 @@ def test_the_parts_of_a_file_hold_its_index_once_and_merge_as_before(tmp_path):
     from tfrview.core.analysis.shard import share_framing
 
     path = tmp_path / "parts.tfrecord"
-    write_records(path, [example({"v": [i], "t": [b"r%d" % i]}) for i in range(300)])
+    write_records(
+        path, [example({"v": [i], "t": [b"r%d" % i]} if i != 250 else {"v": [i]}) for i in range(300)]
+    )
     tasks = [
         ShardTask(str(path), 0, True, read_cache=False, write_cache=False, part=k, parts=3) for k in range(3)
     ]
@@ -253,6 +255,9 @@ def test_the_parts_of_a_file_hold_its_index_once_and_merge_as_before(tmp_path):
     )
     assert alone.shards[0].deep.facts.column("t").to_pylist() == facts.column("t").to_pylist()
     assert alone.summary.to_json() == joined.summary.to_json()
+    missing = [(p.record, p.message) for p in joined.problems(0) if p.kind.value == "missing_feature"]
+    assert missing == [(250, "missing t (present in ≥90% of records)")]  # a part's signatures, at its records
+    assert [(p.record, p.message) for p in alone.problems(0) if p.kind.value == "missing_feature"] == missing
     other = analyze_shard(ShardTask(str(path), 0, True, read_cache=False, write_cache=False, part=1, parts=3))
     other.offsets = other.offsets + 1  # a part that framed the file otherwise keeps its own arrays
     assert share_framing(other, {0: parts[0]}).offsets is not parts[0].offsets

@@ -163,7 +163,8 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
             if p.deep.image_keys is not None:
                 image_keys.merge(p.deep.image_keys)
             remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
-            mine = p.deep.signature_of[p.lo : p.hi]
+            mine = p.deep.signature_of  # the part's records (a result stored before: the file's)
+            mine = mine if len(mine) == p.hi - p.lo else mine[p.lo : p.hi]
             sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
         deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), list(ids), sig_of,
                           [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],

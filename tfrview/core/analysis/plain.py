@@ -94,10 +94,10 @@ class PlainExamples:
     """Takes plain Examples off the general path of one part's deep pass and counts them into the
     same schema, summary, checks, signatures, image keys and facts (see the module's docstring)."""
 
-    def __init__(self, schema, summary, facts, image_keys, sig_of: np.ndarray, problems: list, class_ids: set,
+    def __init__(self, schema, summary, facts, image_keys, sig_of: np.ndarray, first: int, problems: list, class_ids: set,
                  class_ids_tracked: int, label_map, offsets: np.ndarray, lengths: np.ndarray) -> None:  # fmt: skip
         self.schema, self.summary, self.facts, self.image_keys = schema, summary, facts, image_keys
-        self.sig_of, self.problems = sig_of, problems
+        self.sig_of, self.first, self.problems = sig_of, first, problems  # sig_of[0] is record `first`
         self.ids, self.ids_tracked = class_ids, class_ids_tracked
         self.label_map = label_map
         self.offsets, self.lengths = offsets, lengths
@@ -207,7 +207,7 @@ class PlainExamples:
             for k, t in g.present:
                 schema.presence[k] += count
                 schema.types[k][t] += count
-            self.sig_of[rows] = g.sig
+            self.sig_of[rows - self.first] = g.sig
             for k, lists in zip(g.plan.keys, zip(*g.lists)):  # noqa: B905 (one list a key)
                 parts.setdefault(k, []).append((rows, lists))
             g.rows, g.lists = [], []

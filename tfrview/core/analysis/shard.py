@@ -40,7 +40,7 @@ class DeepResult:
     summary: object  # datasummary.DatasetSummary
     _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
     signatures: list  # distinct checks.Signature of this file
-    signature_of: np.ndarray  # int32 per record: index into `signatures`, -1 when not judged
+    signature_of: np.ndarray  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
     class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
@@ -220,14 +220,15 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     offs, lens = out.offsets, out.lengths
     schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()
     sig_ids: dict = {}
-    sig_of = np.full(len(offs), -1, dtype=np.int32)
+    # this part's records only (record n at n - lo): 8 parts of a 2 M-record file held 8 x 8 MB
+    sig_of = np.full(out.hi - out.lo, -1, dtype=np.int32)
     digests: list[tuple[int, str, bytes]] = []
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
     ids: set[int] = set()
     intact = (out.status[out.lo : out.hi] & (VERIFIED | DAMAGED)) == VERIFIED  # this part's, as intact_numbers_of
     numbers = np.flatnonzero(intact) + out.lo
-    plain = PlainExamples(schema, summary, facts, image_keys, sig_of, problems, ids, CLASS_IDS_TRACKED, label_map,
+    plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
                           offs, lens)  # fmt: skip
     for n, data in _payloads(read, offs, lens, numbers):
         if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
@@ -244,7 +245,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             problems.append(f.at(offs[n], lens[n], n))
         sig = signature(p, schema.types)
         if sig is not None:
-            sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
+            sig_of[n - out.lo] = sig_ids.setdefault(sig, len(sig_ids))
         if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
@@ -253,7 +254,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(class_ids(p.features))
         facts.add(n, p, look.image_size, look.boxes)
-        plain.learnt(n, int(sig_of[n]))
+        plain.learnt(n, int(sig_of[n - out.lo]))
     plain.flush()
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
