@@ -261,3 +261,27 @@ def test_the_parts_of_a_file_hold_its_index_once_and_merge_as_before(tmp_path):
     other = analyze_shard(ShardTask(str(path), 0, True, read_cache=False, write_cache=False, part=1, parts=3))
     other.offsets = other.offsets + 1  # a part that framed the file otherwise keeps its own arrays
     assert share_framing(other, {0: parts[0]}).offsets is not parts[0].offsets
+
+
+def test_a_workers_stored_fact_table_is_read_when_asked_and_made_again_when_gone(tmp_path):
+    from tfrview.core.analysis.cache import clear
+    from tfrview.core.analysis.shard import StoredFacts, analyze_batch
+
+    paths = []
+    for f in range(2):
+        paths.append(tmp_path / f"s{f}.tfrecord")
+        write_records(
+            paths[-1], [example({"v": [f * 10 + i], "t": [b"x\xff" if i == 2 else b"y"]}) for i in range(5)]
+        )
+    tasks = [ShardTask(str(p), i, True, read_cache=False) for i, p in enumerate(paths)]
+    direct = [
+        analyze_shard(ShardTask(str(p), i, True, read_cache=False, write_cache=False))
+        for i, p in enumerate(paths)
+    ]
+    got = analyze_batch(tasks)
+    assert all(isinstance(r.deep._facts, StoredFacts) for r in got)  # sent without its table
+    for r, d in zip(got, direct, strict=True):
+        assert r.deep.facts.equals(d.deep.facts) and r.deep.facts.column("v").to_pylist()[0] == d.file_no * 10
+    again = analyze_batch(tasks)
+    clear()  # gone from the store: read from the file again
+    assert again[1].deep.facts.equals(direct[1].deep.facts)

@@ -154,8 +154,40 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
             fresh.append((t, r))
         out.append(r)
     if fresh:
-        store_many(fresh)
+        from tfrview.core.analysis.cache import _key
+
+        stored = store_many(fresh)
+        for t, r in fresh:  # the caller reads a stored fact table only if it wants it (verify does not)
+            key = _key(t, r.identity) if r.deep is not None and r.identity is not None else None
+            if key in stored:
+                r.deep._facts = StoredFacts(key, t)
     return out
+
+
+class StoredFacts:
+    """A fact table a worker stored, read from the store when asked: a worker's results reach the
+    caller without it (a 2 M-record file's is 240 MB, held until the end by a `verify` that never
+    reads it). Stored results are loaded the same way (cache.load); one evicted meanwhile (a store
+    fuller than limits.CACHE_MAX_BYTES) is computed again from the file."""
+
+    def __init__(self, key: str, task: ShardTask) -> None:
+        self.key, self.task = key, task
+
+    def __call__(self):
+        import logging
+
+        from tfrview.core.analysis.cache import StoreError, _read_facts
+
+        try:
+            return _read_facts(self.key, self.task.path)
+        except StoreError as exc:
+            logging.getLogger(__name__).info("%s: reading the file again", exc)
+            from dataclasses import replace
+
+            r = _analyze(replace(self.task, read_cache=False, write_cache=False))
+            if r.error is not None or r.deep is None:
+                raise TfrviewError(r.error or f"{self.task.path}: no fact table") from None
+            return r.deep.facts
 
 
 def _analyze(task: ShardTask, progress=None) -> ShardResult:
