@@ -233,3 +233,11 @@ READING_LAYOUTS = 1024
 # log; each fresh file starts with a line naming LOG_FILE_BYTES.
 LOG_FILE_BYTES = 1 << 20
 LOG_FILES_KEPT = 2
+
+# The deep pass's column path for plain Examples (analysis/plain.py): records of one batch are
+# counted together by array operations; a batch holds their protobuf lists (of ~100-byte records:
+# ~2 MB) until it is counted.
+PLAIN_BATCH_RECORDS = 4096
+# The deep pass reads a part's records this many bytes of the file at a time (one read a record
+# cost more than decoding a tiny one); a larger record is read alone.
+DEEP_READ_BYTES = 4 << 20

@@ -167,9 +167,9 @@ def store(task: ShardTask, r: ShardResult, max_bytes: int | None = None) -> None
     store_many([(task, r)], max_bytes)
 
 
-def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None = None) -> None:
+def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None = None) -> set[str]:
     """Remember the results of many files in one transaction (a task of many small files: one
-    commit, not one a file)."""
+    commit, not one a file). The keys written (none when the store could not be)."""
     limit = limits.CACHE_MAX_BYTES if max_bytes is None else max_bytes
     rows = []
     for task, r in pairs:
@@ -183,7 +183,7 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
             continue
         rows.append((key, FORMAT, size, time.time(), meta, arrays, facts))
     if not rows:
-        return
+        return set()
 
     def put(c: sqlite3.Connection) -> None:
         with _write(c):
@@ -192,8 +192,9 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
                           " used = excluded.used, meta = excluded.meta, arrays = excluded.arrays, facts = excluded.facts",
                           rows)  # fmt: skip
             _evict(c, limit, keep=rows[-1][0])
+        return True
 
-    _run(put, None)
+    return {row[0] for row in rows} if _run(put, False) else set()
 
 
 def _unchanged(path: str, identity) -> bool:

@@ -77,6 +77,33 @@ class _KeyValues:
     counts: list[int] = field(default_factory=list)
     values: list = field(default_factory=list)  # one piece per row: numpy array, or list of bytes
     types: list[str] | None = None  # each row's type, once some record holds the key as another type
+    # rows added a batch at a time (analysis.plain), in row order with the rows above: each a type,
+    # rows, counts, kept values a row and the kept values flat (numpy, or a list of bytes)
+    blocks: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, object]] = field(default_factory=list)
+
+    def seal(self) -> None:
+        """The rows added one by one so far as blocks (a block a run of one type), so a batch's block
+        follows them in row order."""
+        if not self.rows:
+            return
+        types = self.types if self.types is not None else [self.type] * len(self.rows)
+        at = 0
+        while at < len(types):
+            t, end = types[at], at + 1
+            while end < len(types) and types[end] == t:
+                end += 1
+            pieces = self.values[at:end]
+            kept = np.array([len(p) for p in pieces], dtype=np.int64)
+            if t == BYTES_LIST:
+                flat: object = [b for p in pieces for b in p]
+            else:
+                dtype = np.float32 if t == FLOAT_LIST else np.int64
+                flat = np.concatenate([np.asarray(p, dtype=dtype) for p in pieces]) if pieces else np.empty(0, dtype)
+            self.blocks.append((t, np.asarray(self.rows[at:end], dtype=np.int64),
+                                np.asarray(self.counts[at:end], dtype=np.int64), kept, flat))  # fmt: skip
+            at = end
+        self.type = types[-1]
+        self.rows, self.counts, self.values, self.types = [], [], [], None
 
 
 class FactsBuilder:
@@ -90,6 +117,7 @@ class FactsBuilder:
         self._keys: dict[str, _KeyValues] = {}
         self.dropped_keys = 0
         self._specs: Counter = Counter()  # box spec (records/reading.BoxSpec) -> records read with it
+        self._plain: list[np.ndarray] = []  # rows of plain Examples added a batch at a time
 
     def add(self, record: int, p: Payload, image_size: tuple[int, int] | None, boxes: int, spec=None) -> None:
         """One record's facts; `spec`: the box spec its reading found (the plots read boxes by it)."""
@@ -114,6 +142,29 @@ class FactsBuilder:
             acc.rows.append(row)
             acc.counts.append(f.count)
             acc.values.append(f.values[:FACT_VALUES])
+
+    def add_block(self, key: str, type_: str, records: np.ndarray, counts: np.ndarray, flat) -> None:
+        """A key's values of many records at once (`records` ascending, after every record added so
+        far): `counts` values each, all of them in `flat` (numpy, or a list of bytes)."""
+        acc = self._keys.get(key)
+        if acc is None:
+            if len(self._keys) >= FACT_KEYS:
+                self.dropped_keys += len(records)
+                return
+            acc = self._keys[key] = _KeyValues(type_)
+        acc.seal()
+        counts = np.asarray(counts, dtype=np.int64)
+        kept = np.minimum(counts, FACT_VALUES)
+        if len(counts) and int(counts.max()) > FACT_VALUES:  # each record's first FACT_VALUES values
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            within = np.arange(int(counts.sum())) - np.repeat(starts, counts)
+            keep = np.flatnonzero(within < FACT_VALUES)
+            flat = [flat[i] for i in keep.tolist()] if type_ == BYTES_LIST else flat[keep]
+        acc.blocks.append((type_, np.asarray(records, dtype=np.int64) - self.first, counts, kept, flat))
+
+    def add_plain_rows(self, records: np.ndarray) -> None:
+        """Records of kind example with no image size and no boxes (analysis.plain), many at once."""
+        self._plain.append(np.asarray(records, dtype=np.int64) - self.first)
     def table(self, file_name: str, offsets: np.ndarray, lengths: np.ndarray, status: np.ndarray) -> pa.Table:
         n = len(offsets)
         cols: dict[str, pa.Array] = {
@@ -124,15 +175,20 @@ class FactsBuilder:
             "crc": crc_words(np.asarray(status)),
         }
         kinds = np.full(n, -1, dtype=np.int8)
-        names = sorted(set(self._kinds))
+        plain = np.concatenate(self._plain) if self._plain else np.empty(0, np.int64)
+        names = sorted(set(self._kinds) | ({"example"} if len(plain) else set()))
         code = {k: i for i, k in enumerate(names)}
         if self._kind_rows:
             kinds[np.array(self._kind_rows)] = [code[k] for k in self._kinds]
+        if len(plain):
+            kinds[plain] = code["example"]
         cols["kind"] = pa.DictionaryArray.from_arrays(pa.array(kinds, mask=kinds < 0), pa.array(names, pa.string()))
         img = np.array(self._image, dtype=np.int64).reshape(-1, 4)
         for j, name in enumerate(("image_width", "image_height", "boxes"), start=1):
             full = np.full(n, -1, dtype=np.int64)
             full[img[:, 0]] = img[:, j]
+            if len(plain):
+                full[plain] = 0 if name == "boxes" else -1
             cols[name] = pa.array(full, mask=full < 0)
         renamed = {}
         for key, acc in sorted(self._keys.items()):
@@ -147,15 +203,42 @@ class FactsBuilder:
 
 
 def _key_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:
+    if acc.blocks:
+        return _block_columns(col, acc, n)
     rows = np.asarray(acc.rows, dtype=np.int64)
     counts = np.asarray(acc.counts, dtype=np.int64)
     pieces = acc.values
     values = _flat(acc.type, pieces) if acc.types is None else _mixed(acc.types, pieces)
+    return _columns(col, rows, counts, np.array([len(p) for p in pieces], dtype=np.int64), values, n)
+
+
+def _block_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:
+    """`_key_columns` of a key whose rows came (partly) in blocks: the same columns."""
+    acc.seal()
+    blocks = acc.blocks
+    rows = np.concatenate([b[1] for b in blocks])
+    counts = np.concatenate([b[2] for b in blocks])
+    kept = np.concatenate([b[3] for b in blocks])
+    kinds = sorted({b[0] for b in blocks})
+    if len(kinds) == 1:
+        values = _flat(kinds[0], [b[4] for b in blocks])
+    else:  # as _mixed: each type's values in one array, unified, then put back in row order
+        arrays = unify([_flat(t, [b[4] for b in blocks if b[0] == t]) for t in kinds])
+        of = np.concatenate([np.full(len(b[1]), kinds.index(b[0])) for b in blocks])
+        order = np.argsort(of, kind="stable")
+        starts = np.empty(len(of), dtype=np.int64)
+        starts[order] = np.concatenate([[0], np.cumsum(kept[order])[:-1]])
+        idx = np.repeat(starts - np.concatenate([[0], np.cumsum(kept)[:-1]]), kept) + np.arange(int(kept.sum()))
+        values = pa.concat_arrays(arrays).take(pa.array(idx, pa.int64()))
+    return _columns(col, rows, counts, kept, values, n)
+
+
+def _columns(col: str, rows: np.ndarray, counts: np.ndarray, kept: np.ndarray, values: pa.Array,
+             n: int) -> dict[str, pa.Array]:  # fmt: skip
     if len(counts) and (counts == 1).all():
         idx = np.full(n, -1, dtype=np.int64)
         idx[rows] = np.arange(len(rows))
         return {col: values.take(pa.array(idx, mask=idx < 0))}
-    kept = np.array([len(p) for p in pieces], dtype=np.int64)
     lengths = np.zeros(n, dtype=np.int64)
     lengths[rows] = kept
     present = np.zeros(n, dtype=bool)
@@ -169,7 +252,14 @@ def _key_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:
 
 def _flat(type_: str, pieces: list) -> pa.Array:
     if type_ == BYTES_LIST:
-        flat = [b if len(b) <= FACT_BYTES else None for piece in pieces for b in piece]
+        whole = [b for piece in pieces for b in piece]
+        if max(map(len, whole), default=0) <= FACT_BYTES:  # none left out: Arrow checks the UTF-8
+            binary = pa.array(whole, pa.binary())
+            try:
+                return binary.cast(pa.string())
+            except pa.ArrowInvalid:
+                return binary
+        flat = [b if len(b) <= FACT_BYTES else None for b in whole]
         try:
             return pa.array([None if b is None else b.decode("utf-8") for b in flat], pa.string())
         except UnicodeDecodeError:

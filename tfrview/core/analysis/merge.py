@@ -164,9 +164,11 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
             if p.deep.image_keys is not None:
                 image_keys.merge(p.deep.image_keys)
             remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
-            mine = p.deep.signature_of[p.lo : p.hi]
+            mine = p.deep.signature_of  # the part's records (a result stored before: the file's)
+            mine = mine if len(mine) == p.hi - p.lo else mine[p.lo : p.hi]
             sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
-        deep = DeepResult(schema, summary, concat([p.deep.facts for p in parts]), list(ids), sig_of,
+        facts = [p.deep for p in parts]  # joined when asked: stored parts are read only then
+        deep = DeepResult(schema, summary, lambda: concat([d.facts for d in facts]), list(ids), sig_of,
                           [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],
                           set().union(*(p.deep.class_ids for p in parts)), image_keys)  # fmt: skip
     return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),

@@ -108,6 +108,19 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
               store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
+    """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
+    from contextlib import closing
+
+    from tfrview.core.analysis.shard import share_framing
+
+    seen: dict = {}
+    with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress)) as results:
+        for r in results:
+            yield share_framing(r, seen)
+
+
+def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
+               store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
     left) runs here, in this process, and then with `store_later` its (task, result) pairs are put

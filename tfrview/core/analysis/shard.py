@@ -41,7 +41,7 @@ class DeepResult:
     summary: object  # datasummary.DatasetSummary
     _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
     signatures: list  # distinct checks.Signature of this file
-    signature_of: np.ndarray  # int32 per record: index into `signatures`, -1 when not judged
+    signature_of: np.ndarray  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
     class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
@@ -155,8 +155,40 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
             fresh.append((t, r))
         out.append(r)
     if fresh:
-        store_many(fresh)
+        from tfrview.core.analysis.cache import _key
+
+        stored = store_many(fresh)
+        for t, r in fresh:  # the caller reads a stored fact table only if it wants it (verify does not)
+            key = _key(t, r.identity) if r.deep is not None and r.identity is not None else None
+            if key in stored:
+                r.deep._facts = StoredFacts(key, t)
     return out
+
+
+class StoredFacts:
+    """A fact table a worker stored, read from the store when asked: a worker's results reach the
+    caller without it (a 2 M-record file's is 240 MB, held until the end by a `verify` that never
+    reads it). Stored results are loaded the same way (cache.load); one evicted meanwhile (a store
+    fuller than limits.CACHE_MAX_BYTES) is computed again from the file."""
+
+    def __init__(self, key: str, task: ShardTask) -> None:
+        self.key, self.task = key, task
+
+    def __call__(self):
+        import logging
+
+        from tfrview.core.analysis.cache import StoreError, _read_facts
+
+        try:
+            return _read_facts(self.key, self.task.path)
+        except StoreError as exc:
+            logging.getLogger(__name__).info("%s: reading the file again", exc)
+            from dataclasses import replace
+
+            r = _analyze(replace(self.task, read_cache=False, write_cache=False))
+            if r.error is not None or r.deep is None:
+                raise TfrviewError(r.error or f"{self.task.path}: no fact table") from None
+            return r.deep.facts
 
 
 def _analyze(task: ShardTask, progress=None) -> ShardResult:
@@ -185,6 +217,7 @@ def _analyze(task: ShardTask, progress=None) -> ShardResult:
             out.cause = file_cause(src, problems)
             if not out.cause:  # else every problem follows from the file's cause
                 problems = name_causes(src, problems, idx.offsets, idx.lengths)
+        del idx  # copied above: not held twice through the deep pass (a 2 M-record file's is 34 MB)
         out.lo, out.hi = part_range(len(out.offsets), task.part, task.parts)
         if task.deep:
             found, out.deep = _deep(task, src, out)
@@ -211,8 +244,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
+    from tfrview.core.analysis.plain import PlainExamples
     from tfrview.core.records.labelmap import LabelMap
-    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.records.payload import decode
     from tfrview.core.records.reading import ReadingContext, read_record
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
@@ -221,15 +255,21 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     offs, lens = out.offsets, out.lengths
     schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()
     sig_ids: dict = {}
-    sig_of = np.full(len(offs), -1, dtype=np.int32)
+    # this part's records only (record n at n - lo): 8 parts of a 2 M-record file held 8 x 8 MB
+    sig_of = np.full(out.hi - out.lo, -1, dtype=np.int32)
     digests: list[tuple[int, str, bytes]] = []
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
     ids: set[int] = set()
-    numbers = intact_numbers_of(out)
-    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
-        n = int(n)
-        p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
+    intact = (out.status[out.lo : out.hi] & (VERIFIED | DAMAGED)) == VERIFIED  # this part's, as intact_numbers_of
+    numbers = np.flatnonzero(intact) + out.lo
+    plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
+                          offs, lens)  # fmt: skip
+    for n, data in _payloads(read, offs, lens, numbers):
+        if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
+            continue
+        plain.flush()  # the batch before this record: everything is counted in record order
+        p = decode(data)
         r = read_record(p, ctx)  # what the record means, decided once for every consumer below
         other = schema.other
         schema.add(p, r)
@@ -241,7 +281,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             problems.append(f.at(offs[n], lens[n], n))
         sig = signature(p, schema.types)
         if sig is not None:
-            sig_of[n] = sig_ids.setdefault(sig, len(sig_ids))
+            sig_of[n - out.lo] = sig_ids.setdefault(sig, len(sig_ids))
         if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
@@ -250,9 +290,50 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(r.dataset_class_ids)
         facts.add(n, p, look.image_size, look.boxes, r.spec)
+        plain.learnt(n, int(sig_of[n - out.lo]))
+    plain.flush()
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
+
+
+def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray):
+    """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
+    a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
+    bounded (`payload.bounded_payload`)."""
+    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
+
+    starts = offsets[numbers].astype(np.int64)
+    ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD
+    i, total = 0, len(numbers)
+    while i < total:
+        j = int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right"))
+        if j <= i:  # one record past the span: alone, its head only when it is past the decode limit
+            n = int(numbers[i])
+            yield n, bounded_payload(read, int(offsets[n]), int(lengths[n]))
+            i += 1
+            continue
+        base = int(starts[i])
+        buf = read(base, int(ends[j - 1]) - base)
+        for n, a, z in zip(numbers[i:j].tolist(), (starts[i:j] - base + HEADER_SIZE).tolist(),
+                           (ends[i:j] - base - OVERHEAD + HEADER_SIZE).tolist(), strict=True):  # fmt: skip
+            yield n, buf[a:z]
+        i = j
+
+
+def share_framing(r: ShardResult, seen: dict[int, ShardResult]) -> ShardResult:
+    """Each part of a big file's deep pass frames the whole file and returns its index: of a
+    2 M-record file in 8 parts, 8 copies of 34 MB reach the caller, held until the merge. A later
+    part's arrays equal to the first part's (the same file, unchanged) are replaced by the first
+    part's, so the caller holds the index once; `seen` maps file numbers to the first parts."""
+    if r.parts <= 1 or r.error is not None:
+        return r
+    first = seen.setdefault(r.file_no, r)
+    if first is not r and first.identity == r.identity and np.array_equal(first.offsets, r.offsets) \
+            and np.array_equal(first.lengths, r.lengths) and np.array_equal(first.status, r.status):  # fmt: skip
+        r.offsets, r.lengths, r.status = first.offsets, first.lengths, first.status
+    return r
 
 
 def part_range(n: int, part: int, parts: int) -> tuple[int, int]:

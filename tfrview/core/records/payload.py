@@ -270,8 +270,10 @@ def _pb():
     return _example_pb2
 
 
-def parse_clean_example(data: bytes):
-    """The parsed Example when upb parses it with no unknown fields in it or its Features, else None."""
+def parse_clean_example(data: bytes, check_keys: bool = True):
+    """The parsed Example when upb parses it with no unknown fields in it or its Features, else None.
+    `check_keys=False`: the caller looks for a key that betrays an Example read as Features itself
+    (once a layout of keys, not once a record)."""
     global _unknown_fields
     if _unknown_fields is None:
         from google.protobuf.unknown_fields import UnknownFieldSet
@@ -282,7 +284,7 @@ def parse_clean_example(data: bytes):
     except Exception:  # upb refuses it (any error type): not an Example, the caller reads it otherwise
         return None
     if ex.HasField("features") and not len(_unknown_fields(ex)) and not len(_unknown_fields(ex.features)):
-        if any(k[:1] == "\n" for k in ex.features.feature):  # an Example read as Features: not an Example
+        if check_keys and any(k[:1] == "\n" for k in ex.features.feature):  # an Example read as Features
             return None
         return ex
     return None

@@ -1,0 +1,360 @@
+"""The deep pass's column path for plain Examples: records whose feature layout (keys and list
+types) holds nothing the record checks look inside (no boxes, image keys, masks or image sizes).
+
+Most datasets of tiny records are such Examples, one layout for millions of them. Decoding each
+into a dict of `Feature` objects and walking it in six places (schema, statistics, checks,
+signature, image keys, facts) cost ~200 us a record; here a layout is judged once, and each record
+only hands its protobuf lists to per-key columns, which are counted and checked by array operations
+a batch at a time (limits.PLAIN_BATCH_RECORDS). Every result is the one the record-by-record path
+gives (`shard._deep` runs that path for every other record, and for the first record of each
+layout and set of empty keys, which puts each key in its place in every dict first).
+
+A record leaves the column path (and takes the general one) before anything is counted from it:
+a layout that is not plain, a bytes value that looks like an image, a list past the decode limits.
+A batch is counted before any record of the general path, so everything happens in record order.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from tfrview.core.limits import (
+    IMAGE_KEY_ODD_TRACKED,
+    MAX_LIST_VALUES,
+    PLAIN_BATCH_RECORDS,
+    UPB_MAX_BYTES,
+)
+from tfrview.core.records.payload import BYTES_LIST, EXAMPLE, FLOAT_LIST, INT64_LIST, parse_clean_example
+from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import OVERHEAD
+
+_IMAGE_FIRST = frozenset(b"\xff\x89GBIMR")  # the first byte of every format sniff_image_format knows
+_SIZE_WORDS = frozenset(("width", "height", "channels", "depth"))
+_FEW = 16  # KeyStats.add sums up to this many values a record in Python, longer lists with numpy
+
+
+class _Plan:
+    """What one layout (sorted keys, list types) needs: decided once, used for every record."""
+
+    __slots__ = ("bytes", "keys", "labels", "types")
+
+    def __init__(self, keys: tuple[str, ...], types: tuple[str, ...]) -> None:
+        from tfrview.core.records.overlays import _LABEL_KEYS
+
+        self.keys, self.types = keys, types
+        at = {k: i for i, k in enumerate(keys)}
+        self.labels = [(at[k], types[at[k]]) for k in _LABEL_KEYS if k in at]  # record_caption's order
+        self.bytes = [i for i, t in enumerate(types) if t == BYTES_LIST]
+
+
+def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
+    """Does a record of this layout hold nothing the record checks read beyond its values' counts?
+    (No boxes, no key that names an image, a mask or an image's size: `checks.look_and_check` then
+    finds only NaN and infinities, and `RecordLook` is empty.)"""
+    from tfrview.core.records.overlays import _roles
+
+    if None in types:  # a Feature with no list set: left to the general path
+        return False
+    if any(k[:1] == "\n" for k in keys):  # an Example read as Features (payload.parse_clean_example)
+        return False
+    for k in keys:
+        last = k.rsplit("/", 1)[-1]
+        if (
+            last in _SIZE_WORDS
+            or last == "encoded"
+            or k in ("image", "image/object/mask")
+            or "segmentation" in k
+        ):
+            return False
+    return _roles(tuple(zip(keys, types, strict=True))) is None
+
+
+class _Group:
+    """The records of one variant (a layout, and which of its lists are empty) in a batch."""
+
+    __slots__ = ("lists", "plan", "present", "rows", "sig")
+
+    def __init__(self, plan: _Plan, sig: int, present: tuple[tuple[str, str], ...]) -> None:
+        self.plan, self.sig, self.present = plan, sig, present  # signature id, the non-empty keys
+        self.rows: list[int] = []
+        self.lists: list[list] = []  # each record's protobuf lists, in the layout's key order
+
+
+class _Column:
+    """One key's values in a batch: the record numbers and protobuf lists, in record order."""
+
+    __slots__ = ("lists", "rows", "type")
+
+    def __init__(self, type_: str, rows: np.ndarray, lists: list) -> None:
+        self.type, self.rows, self.lists = type_, rows, lists
+
+
+class PlainExamples:
+    """Takes plain Examples off the general path of one part's deep pass and counts them into the
+    same schema, summary, checks, signatures, image keys and facts (see the module's docstring)."""
+
+    def __init__(self, schema, summary, facts, image_keys, sig_of: np.ndarray, first: int, problems: list, class_ids: set,
+                 class_ids_tracked: int, label_map, offsets: np.ndarray, lengths: np.ndarray) -> None:  # fmt: skip
+        self.schema, self.summary, self.facts, self.image_keys = schema, summary, facts, image_keys
+        self.sig_of, self.first, self.problems = sig_of, first, problems  # sig_of[0] is record `first`
+        self.ids, self.ids_tracked = class_ids, class_ids_tracked
+        self.label_map = label_map
+        self.offsets, self.lengths = offsets, lengths
+        self._plans: dict[tuple, _Plan | None] = {}
+        self._groups: dict[tuple, _Group | None] = {}  # (layout, empty lists or None) -> its group
+        self._learning: tuple | None = None  # the variant whose first record the general path reads now
+        self._active: list[_Group] = []  # the groups of this batch, as they came
+        self._types: dict[str, str] = {}  # each key's list type in this batch
+        self._size = 0
+        self._captions: list[str] = []
+
+    # --- per record -----------------------------------------------------------------------------
+
+    def take(self, n: int, data: bytes) -> bool:
+        """Count record n here (True), or leave it to the general path (False: nothing counted; the
+        caller flushes the batch before it counts the record)."""
+        if type(data) is not bytes or not data or data[0] != 0x0A or len(data) > UPB_MAX_BYTES:
+            return False
+        ex = parse_clean_example(data, check_keys=False)  # the keys are checked once a layout
+        if ex is None:
+            return False
+        fmap = ex.features.feature
+        keys = tuple(sorted(fmap))  # not .items(): a Python generator over the map
+        feats = [fmap[k] for k in keys]
+        types = tuple([f.WhichOneof("kind") for f in feats])
+        layout = (keys, types)
+        plan = self._plans.get(layout, False)
+        if plan is False:
+            plan = self._plans[layout] = _Plan(keys, types) if plain_layout(keys, types) else None
+        if plan is None:
+            return False
+        lists = [getattr(f, t).value for f, t in zip(feats, types)]  # noqa: B905 (equal lengths)
+        if len(data) > MAX_LIST_VALUES and max(map(len, lists), default=0) > MAX_LIST_VALUES:
+            return False  # a list cut by the decode limit: said by the general path
+        for i in plan.bytes:
+            for b in lists[i][:64]:
+                if len(b) >= 8 and b[0] in _IMAGE_FIRST and _is_image(b):
+                    return False  # an image: checked, hashed and counted by the general path
+        variant = (layout, None) if all(lists) else (layout, tuple([not v for v in lists]))
+        group = self._groups.get(variant, False)
+        if group is False:
+            self._learning = variant
+            return False
+        if group is None:
+            return False
+        if not group.rows:  # the group's first record in this batch
+            bt = self._types
+            if any(bt.get(k, t) != t for k, t in zip(keys, types)):  # noqa: B905
+                self.flush()  # a key of another type than in this batch: counted apart
+                bt = self._types
+            bt.update(zip(keys, types))  # noqa: B905
+            self._active.append(group)
+        group.rows.append(n)
+        group.lists.append(lists)
+        cap = False
+        for i, t in plan.labels:  # record_caption and labelmap.class_ids, for this layout's label keys
+            v = lists[i]
+            if not 0 < len(v) <= 8:
+                continue
+            if t == INT64_LIST:
+                if not cap:
+                    lm = self.label_map
+                    self._captions.append(", ".join([f"{x} ({lm[x]})" if lm.get(x) else str(x) for x in v])
+                                          if lm else ", ".join(map(str, v)))  # fmt: skip
+                if len(self.ids) < self.ids_tracked:
+                    self.ids.update(v)
+                break
+            if t == BYTES_LIST and not cap:
+                self._captions.append(", ".join([b.decode("utf-8", "replace") for b in v]))
+                cap = True
+        self._size += 1
+        if self._size >= PLAIN_BATCH_RECORDS:
+            self.flush()
+        return True
+
+    def learnt(self, n: int, signature_id: int) -> None:
+        """The general path has read record n, the first of its variant: later ones come here."""
+        v = self._learning
+        self._learning = None
+        if v is None or signature_id < 0:
+            return
+        (keys, types), empty = v[0], v[1] or (False,) * len(v[0][0])
+        present = tuple((k, t) for k, t, e in zip(keys, types, empty, strict=True) if not e)
+        tracked = (all(k in self.schema.types for k, _ in present) and all(k in self.summary.keys for k in keys)
+                   and all(k in self.facts._keys for k in keys))  # fmt: skip
+        # a key past a limit (TRACKED_KEYS, FACT_KEYS) is counted as other keys: the general path's
+        self._groups[v] = _Group(self._plans[v[0]], signature_id, present) if tracked else None
+
+    # --- a batch ----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Count the batch into the schema, summary, checks, signatures, image keys and facts."""
+        if not self._size:
+            return
+        schema, summary = self.schema, self.summary
+        m = self._size
+        schema.records += m
+        schema.kinds[EXAMPLE] += m
+        summary.records += m
+        summary.kinds[EXAMPLE] += m
+        parts: dict[str, list] = {}  # key -> (rows, lists) of each group holding it
+        all_rows = []
+        for g in self._active:
+            rows = np.asarray(g.rows, dtype=np.int64)
+            all_rows.append(rows)
+            count = len(rows)
+            for k, t in g.present:
+                schema.presence[k] += count
+                schema.types[k][t] += count
+            self.sig_of[rows - self.first] = g.sig
+            for k, lists in zip(g.plan.keys, zip(*g.lists)):  # noqa: B905 (one list a key)
+                parts.setdefault(k, []).append((rows, lists))
+            g.rows, g.lists = [], []
+        if self._captions:
+            summary.record_labels.update(self._captions)
+        findings: list[tuple[int, str, Problem]] = []
+        firsts = []
+        for k, got in parts.items():
+            if len(got) == 1:
+                c = _Column(self._types[k], got[0][0], list(got[0][1]))
+            else:  # several groups hold the key: their records in record order
+                rows = np.concatenate([r for r, _ in got])
+                lists = [x for _, ls in got for x in ls]
+                order = np.argsort(rows, kind="stable")
+                c = _Column(self._types[k], rows[order], [lists[i] for i in order.tolist()])
+            lens = np.fromiter(map(len, c.lists), np.int64, len(c.lists))
+            flat = self._flat(c, int(lens.sum()))
+            self._stats(k, c, lens, flat)
+            if c.type == FLOAT_LIST:
+                findings += self._nan_findings(k, c.rows, lens, flat)
+            if c.type == BYTES_LIST:
+                single = np.flatnonzero(lens == 1)
+                if len(single):
+                    firsts.append((int(c.rows[single[0]]), k, c, single))
+            self.facts.add_block(k, c.type, c.rows, lens, flat)
+        for _, k, c, single in sorted(firsts, key=lambda x: (x[0], x[1])):  # as each key first came
+            self._image_keys(k, c, single)
+        findings.sort(key=lambda x: (x[0], x[1]))
+        self.problems.extend(p for _, _, p in findings)
+        self.facts.add_plain_rows(np.sort(np.concatenate(all_rows)))
+        self._active, self._types, self._size, self._captions = [], {}, 0, []
+
+    @staticmethod
+    def _flat(c: _Column, total: int):
+        if c.type == BYTES_LIST:
+            return list(chain.from_iterable(c.lists))
+        return np.fromiter(
+            chain.from_iterable(c.lists), np.float32 if c.type == FLOAT_LIST else np.int64, total
+        )
+
+    def _stats(self, k: str, c: _Column, lens: np.ndarray, flat) -> None:
+        """datasummary.KeyStats.add of every record of the batch, in record order."""
+        st = self.summary.keys[k]
+        m = len(lens)
+        hi = int(lens.max())
+        if (
+            c.type != BYTES_LIST and hi > _FEW
+        ):  # KeyStats sums such lists with numpy: record by record, as it does
+            for v in c.lists:
+                st.add(c.type, np.fromiter(v, np.float32 if c.type == FLOAT_LIST else np.int64, len(v)))
+            return
+        st.types[c.type] += m
+        st.present += m
+        lo = int(lens.min())
+        st.per_record_min = lo if st.per_record_min is None else min(st.per_record_min, lo)
+        st.per_record_max = max(st.per_record_max, hi)
+        if c.type == BYTES_LIST:
+            texts = []
+            for v in c.lists:
+                for b in v[:16]:
+                    if len(b) <= 64:
+                        try:  # noqa: SIM105 (not contextlib.suppress: an object a value, as in KeyStats.add)
+                            texts.append(b.decode("utf-8"))
+                        except UnicodeDecodeError:
+                            pass
+            _count_all(st, texts)
+            return
+        vals = flat.astype(np.float64)
+        finite = np.isfinite(vals)
+        st.nan += int(len(vals) - np.count_nonzero(finite))
+        if finite.any():
+            starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+            col = np.arange(len(vals)) - np.repeat(starts, lens)
+            grid = np.zeros((m, hi + 1))
+            grid[np.repeat(np.arange(m), lens), col + 1] = np.where(finite, vals, 0.0)
+            sums = np.add.accumulate(grid, axis=1)[:, -1]  # each record's sum(finite), left to right
+            st.num_sum = float(np.add.accumulate(np.concatenate([[st.num_sum], sums]))[-1])
+            st.num_count += int(np.count_nonzero(finite))
+            good = vals[finite]
+            st.num_min = _first_extreme(st.num_min, good, np.min)
+            st.num_max = _first_extreme(st.num_max, good, np.max)
+        if c.type != FLOAT_LIST:
+            _count_all(st, flat.tolist())  # every list holds at most _FEW (16) values: all of them
+
+    def _nan_findings(self, k: str, rows: np.ndarray, lens: np.ndarray, flat: np.ndarray) -> list:
+        bad_at = np.flatnonzero(~np.isfinite(flat))
+        if not len(bad_at):
+            return []
+        owner = np.repeat(np.arange(len(rows)), lens)[bad_at]
+        which, bad = np.unique(owner, return_counts=True)
+        out = []
+        for i, b in zip(which.tolist(), bad.tolist(), strict=True):
+            n = int(rows[i])
+            msg = f"{k} has {b} NaN or infinite value(s) of {int(lens[i])}"
+            p = Problem(
+                ProblemKind.NAN_OR_INF,
+                int(self.offsets[n]),
+                int(self.lengths[n]) + OVERHEAD,
+                n,
+                msg,
+                "",
+                k,
+                "",
+            )
+            out.append((n, k, p))
+        return out
+
+    def _image_keys(self, k: str, c: _Column, single: np.ndarray) -> None:
+        """checks.ImageKeys.add for a key's single bytes values (none of them an image)."""
+        from tfrview.core.analysis import checks
+        from tfrview.core.analysis.checks import _what_it_holds
+
+        ik = self.image_keys
+        if k not in ik.seen and len(ik.seen) >= checks.TRACKED_KEYS:
+            return
+        ik.seen[k] += len(single)
+        odd = ik.odd.setdefault(k, [])
+        for i in single[: max(0, IMAGE_KEY_ODD_TRACKED - len(odd))].tolist():
+            b = c.lists[i][0]
+            odd.append((int(c.rows[i]), *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
+
+
+def _is_image(b: bytes) -> bool:
+    from tfrview.core.tfrecord.sniff import sniff_image_format
+
+    return sniff_image_format(b) is not None
+
+
+def _first_extreme(old: float, vals: np.ndarray, pick) -> float:
+    """min() or max() of old and vals as Python's builtin gives it: the first of equal extremes
+    (so the sign of a zero is the one met first)."""
+    both = np.concatenate([[old], vals])
+    at = np.flatnonzero(both == pick(both))
+    return float(both[int(at[0])]) if len(at) else old
+
+
+def _count_all(st, values: list) -> None:
+    """KeyStats._count of each value in order: Counter.update when the distinct values stay under
+    TOP_TRACK (it keeps the same first-seen order), else one by one."""
+    from tfrview.core.analysis.datasummary import TOP_TRACK
+
+    if not values:
+        return
+    top = st.top
+    if not st.top_full and len(top) + len(set(values).difference(top)) < TOP_TRACK:
+        top.update(values)
+        return
+    for v in values:
+        st._count(v)
