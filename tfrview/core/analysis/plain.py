@@ -41,11 +41,11 @@ class _Plan:
     __slots__ = ("bytes", "keys", "labels", "types")
 
     def __init__(self, keys: tuple[str, ...], types: tuple[str, ...]) -> None:
-        from tfrview.core.records.overlays import _LABEL_KEYS
+        from tfrview.core.records.reading import LABEL_KEYS
 
         self.keys, self.types = keys, types
         at = {k: i for i, k in enumerate(keys)}
-        self.labels = [(at[k], types[at[k]]) for k in _LABEL_KEYS if k in at]  # record_caption's order
+        self.labels = [(at[k], types[at[k]]) for k in LABEL_KEYS if k in at]  # record_caption's order
         self.bytes = [i for i, t in enumerate(types) if t == BYTES_LIST]
 
 
@@ -53,7 +53,7 @@ def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
     """Does a record of this layout hold nothing the record checks read beyond its values' counts?
     (No boxes, no key that names an image, a mask or an image's size: `checks.look_and_check` then
     finds only NaN and infinities, and `RecordLook` is empty.)"""
-    from tfrview.core.records.overlays import _roles
+    from tfrview.core.records.reading import box_roles
 
     if None in types:  # a Feature with no list set: left to the general path
         return False
@@ -68,7 +68,7 @@ def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
             or "segmentation" in k
         ):
             return False
-    return _roles(tuple(zip(keys, types, strict=True))) is None
+    return box_roles(tuple(zip(keys, types, strict=True))) is None
 
 
 class _Group:

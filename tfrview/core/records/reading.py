@@ -428,6 +428,12 @@ def _detect_spec(features: Mapping[str, Feature], ctx: ReadingContext) -> BoxSpe
     return BoxSpec(conv, keys, text, ids)
 
 
+def box_roles(layout: tuple[tuple[str, str], ...]):
+    """The box roles of a feature layout ((key, list type) pairs), None when it holds no boxes: the
+    one rule, which the deep pass's column path (`analysis.plain`) asks of a layout once."""
+    return _roles(layout)
+
+
 def _roles(layout: tuple[tuple[str, str], ...]):
     """("corners" | "list", box keys, prefix, class text key, class id key) for a feature layout."""
     types = dict(layout)
