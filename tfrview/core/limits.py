@@ -222,3 +222,12 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# Remote splits of many small objects (core/tfrecord/remote.fetch_ahead): the objects of one task
+# of the analysis pass up to NET_SMALL_OBJECT_BYTES are each fetched whole in one request (no size
+# request when the listing said it), NET_IN_FLIGHT requests at a time, while the task's files are
+# framed and checked in order: 2,048 shards of 100 KB behind 50 ms a request are ~64 rounds of
+# 50 ms, not 6,000 requests one after another. Fetched bytes in memory stay under NET_IN_FLIGHT x
+# NET_SMALL_OBJECT_BYTES (128 MB); a larger object is fetched as it is scanned, as before.
+NET_IN_FLIGHT = 32
+NET_SMALL_OBJECT_BYTES = 4 << 20

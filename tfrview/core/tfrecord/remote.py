@@ -3,7 +3,8 @@
 Object storage answers in 50–250 ms a request, so nothing here asks per record: a scan reads
 a shard front to back in blocks that double while it reads on (1 MB up to 32 MB), the rows on
 screen are read together with one batched, concurrent `cat_ranges`, and a dataset of many
-shards is listed once and opened with one batched request for every shard's first bytes.
+shards is listed once and opened with one batched request for every shard's first bytes, and the
+analysis pass fetches a task's small objects whole, many requests in flight (`fetch_ahead`).
 
 fsspec and its back-ends are optional extras; a URL whose back-end is missing names the extra.
 A network or permission failure is a `NetworkError` that says what failed, never damage; reads
@@ -21,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tfrview.core import limits
 from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
 from tfrview.core.tfrecord.framing import SourceError, one_line
 
@@ -137,7 +139,9 @@ def _timeouts_for(scheme: str) -> dict:
         return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
     if scheme in ("s3", "s3a"):
         return {"config_kwargs": {"connect_timeout": connect, "read_timeout": read,
-                                  "retries": {"total_max_attempts": 1}}}  # fmt: skip
+                                  "retries": {"total_max_attempts": 1},
+                                  # botocore's pool holds 10 connections: NET_IN_FLIGHT requests need as many
+                                  "max_pool_connections": max(10, limits.NET_IN_FLIGHT)}}  # fmt: skip
     return {}
 
 
@@ -340,12 +344,31 @@ _listed: dict[str, RemoteInfo] = {}  # what listings said, so opening a listed o
 
 
 def info_of(url: str) -> RemoteInfo:
-    """Size and version of one object: from the listing that named it, else one request."""
+    """Size and version of one object: from the listing that named it, else one request (or the
+    answer of the one `fetch_ahead` is making for it: waited for, never asked twice)."""
     hit = _listed.get(url)
     if hit is not None:
         return hit
+    _after_ahead(url)
+    hit = _listed.get(url)
+    return hit if hit is not None else _info_now(url)
+
+
+def _info_now(url: str) -> RemoteInfo:
     fs, path = filesystem(url)
     return _info(url, fs, path, ask_info(url, fs, path))
+
+
+def listed_claim(url: str) -> tuple[int, str] | None:
+    """(size, version) of an object as a listing in this process said them, or None: what a task
+    carries to a worker process, so the worker asks no size (`note_listed` there)."""
+    hit = _listed.get(str(url))
+    return (hit.size, hit.version) if hit is not None else None
+
+
+def note_listed(url: str, size: int, version: str) -> None:
+    """What a listing (made in another process) said of an object: opening it asks nothing again."""
+    _listed[url] = RemoteInfo(url, int(size), version)
 
 
 LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
@@ -474,6 +497,8 @@ class RemoteBytes:
         n = max(0, min(n, self.size - offset))
         if n <= 0:
             return b""
+        if _ahead:
+            _after_ahead(self.url)  # being fetched whole: wait for it (raises what it failed with)
         first, last = offset // PAGE, (offset + n - 1) // PAGE
         with self._lock:
             held = self._held(first, last)
@@ -574,6 +599,24 @@ class RemoteBytes:
                 self._pages.mark(a, z)
                 if self._pages_fd is not None:
                     os.pwrite(self._pages_fd, b"\x01" * (z - a), a)
+
+    def fetch_whole(self) -> bool:
+        """Fetch the whole object in one request into its kept pages (nothing asked if they are
+        all kept already). False when nothing can be kept (no cache directory: read as usual)."""
+        with self._lock:
+            if self._fd is None and not self._open_spill():
+                return False
+            if not len(self._pages) or self._held(0, len(self._pages) - 1):
+                return True
+        data = self._fetch(0, self.size)
+        with self._lock:
+            if self._fd is None:
+                return False
+            os.pwrite(self._fd, data, 0)
+            self._pages.mark(0, len(self._pages))
+            if self._pages_fd is not None:  # after the data: a page marked kept is whole
+                os.pwrite(self._pages_fd, b"\x01" * len(self._pages), 0)
+        return True
 
     def refetch(self, offset: int, n: int) -> bytes:
         """The bytes again, from the server, past what is kept: a CRC mismatch is read twice before
@@ -781,3 +824,92 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
             except SourceError as exc:
                 out[p] = exc
     return out
+
+
+# --- many small objects in flight ---------------------------------------------------------------------
+# A task of the analysis pass reads its files one after another; their objects are fetched ahead,
+# limits.NET_IN_FLIGHT at a time, each whole in one request into the kept pages (which the file's
+# own reads then find). `_ahead` holds, while a `fetch_ahead` runs, each object's future: a read or
+# a size request of that object waits for it, and fails with what it failed with (asked once).
+
+log = logging.getLogger(__name__)
+_ahead: dict[str, object] = {}  # URL -> Future of its fetch ahead: None, or the NetworkError it met
+_ahead_lock = threading.Lock()
+
+
+def _after_ahead(url: str) -> None:
+    """Wait for the fetch ahead of this object, if one is under way; raise what it failed with."""
+    with _ahead_lock:
+        fut = _ahead.get(url)
+    if fut is None or threading.current_thread().name.startswith(_AHEAD_THREADS):
+        return
+    from concurrent.futures import CancelledError
+
+    try:
+        failed = fut.result()
+    except CancelledError:  # the block that started it ended: read as usual
+        return
+    if failed is not None:
+        raise failed
+
+
+_AHEAD_THREADS = "tfrview-fetch-ahead"
+
+
+def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
+    """One object of a fetch ahead: its size (unless claimed), then its bytes whole when small
+    and versioned (kept by URL and version, where the file's own reads find them)."""
+    try:
+        info = _listed.get(url) or _info_now(url)
+        _listed[url] = info
+        if info.size > limits.NET_SMALL_OBJECT_BYTES or not info.version or not info.size:
+            if info.size > limits.NET_SMALL_OBJECT_BYTES:
+                log.debug("%s: %d bytes, over limits.NET_SMALL_OBJECT_BYTES: read as scanned", url, info.size)
+            return None
+        rb = RemoteBytes(info)
+        try:
+            rb.fetch_whole()
+        finally:
+            rb.close()
+    except NetworkError as exc:
+        return exc
+    except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
+        log.info("%s: fetch ahead failed (%s): read as usual", url, one_line(str(exc))[:200])
+    return None
+
+
+@contextlib.contextmanager
+def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
+    """While the block runs, the remote objects among `objects` ((path, (size, version) or None))
+    are fetched, in this order, limits.NET_IN_FLIGHT requests at a time: the sizes not claimed by a
+    listing, then each small object whole. The block reads them one by one as usual; a read of one
+    not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
+    started; a request under way ends within its own timeout, unwaited."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = [(str(u), c) for u, c in objects if is_url(str(u))]
+    todo = [(u, c) for u, c in todo if u not in _ahead]
+    for url, claim in todo:
+        if claim is not None and url not in _listed:
+            note_listed(url, *claim)
+    if len(todo) < 2:  # one object: its own read is as quick
+        yield
+        return
+    pool = ThreadPoolExecutor(min(limits.NET_IN_FLIGHT, len(todo)), thread_name_prefix=_AHEAD_THREADS)
+    mine: list[str] = []
+    try:
+        first = todo[0][0]
+        with _ahead_lock:  # the first alone: it makes the back-end's client, which others then share
+            _ahead[first] = pool.submit(_fetch_one, *todo[0])
+            mine.append(first)
+        _ahead[first].result()
+        with _ahead_lock:
+            for url, claim in todo[1:]:
+                _ahead[url] = pool.submit(_fetch_one, url, claim)
+                mine.append(url)
+        yield
+    finally:
+        with _ahead_lock:
+            for url in mine:
+                _ahead.pop(url, None)
+        pool.shutdown(wait=False, cancel_futures=True)
