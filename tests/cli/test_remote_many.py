@@ -169,3 +169,28 @@ def test_memory_in_flight_is_bounded_by_requests_times_object_size(tmp_path, mon
     assert stats["in_flight_max"] <= 4
     assert stats["ranges"] == 24  # each small object once, whole; the big one not fetched ahead
     assert peak < 10 << 20, f"{peak / 2**20:.1f} MB held at once"
+
+
+def test_a_remembered_filesystem_gives_the_paths_fsspec_gives(monkeypatch):
+    """`remote.filesystem` remembers a back-end by scheme and host (fsspec's lookup costs ~0.7 ms,
+    twice an object): the paths are fsspec's own, and a URL that carries options is fsspec's alone."""
+    import fsspec.core
+
+    from tfrview.core.tfrecord import remote
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    urls = ["s3://bucket/a/x-00000-of-00002.tfrecord", "s3://bucket/a/x-00001-of-00002.tfrecord",
+            "s3://other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    got = [remote.filesystem(u) for u in urls]
+    assert [p for _, p in got] == ["bucket/a/x-00000-of-00002.tfrecord", "bucket/a/x-00001-of-00002.tfrecord",
+                                   "other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    assert got[0][0] is got[1][0]
+    for u, (fs, path) in zip(urls, got, strict=True):
+        assert remote.filesystem(u) == (fs, path)
+        assert path == fsspec.core.url_to_fs(u)[1]
+    versioned = "s3://bucket/a/x.tfrecord?versionId=3"
+    remembered = dict(remote._fs_memo)
+    assert (
+        remote.filesystem(versioned)[1] == fsspec.core.url_to_fs(versioned, **remote._timeouts_for("s3"))[1]
+    )
+    assert remote._fs_memo == remembered  # asked of fsspec, not remembered

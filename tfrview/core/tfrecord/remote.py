@@ -106,11 +106,21 @@ class RemotePath:
         return False
 
 
+_fs_memo: dict[tuple, object] = {}  # (scheme://host, timeouts) -> its filesystem
+
+
 def filesystem(url: str):
     """The fsspec filesystem for a URL and the path within it. A missing back-end is a one-line
-    error naming the extra to install."""
+    error naming the extra to install. Remembered by scheme and host (fsspec's own lookup costs
+    ~0.7 ms a call, twice an object: seconds for a split of thousands)."""
     m = _URL.match(url)
     scheme = m["scheme"].lower() if m else ""
+    key = None
+    if m and "::" not in url and "?" not in url and "#" not in url:  # options in a URL: fsspec's way
+        key = (url[: url.find("/", m.end()) % (len(url) + 1)].lower(), net_timeouts())
+        fs = _fs_memo.get(key)
+        if fs is not None:
+            return fs, fs._strip_protocol(url)
     extra = EXTRAS.get(scheme)
     hint = f"pip install 'tfrview[{extra}]'" if extra else "its fsspec back-end"
     try:
@@ -125,6 +135,8 @@ def filesystem(url: str):
         raise NetworkError(f"{one_line(url)}: reading {scheme}:// needs {hint}") from None
     if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
         fs.retries = 1  # s3fs tries a timed-out request 5 times over; with_retries decides here
+    if key is not None and path == fs._strip_protocol(url):
+        _fs_memo[key] = fs
     return fs, path
 
 
@@ -471,6 +483,22 @@ class RemoteBytes:
         self._next = -1  # where the last fetch ended
         self._run = 1  # pages in the next sequential fetch
         self.requests = 0  # for benchmarks and tests: how many requests this file cost
+        if _ahead:
+            self._adopt()
+
+    def _adopt(self) -> None:
+        """Take over the kept file a fetch ahead of this object filled and held open (waiting for
+        it, and raising what it failed with): the object is then read without opening it again."""
+        _after_ahead(self.url)
+        with _ahead_lock:
+            done = _handed.pop(self.url, None)
+        if done is None or done.info != self.info:
+            if done is not None:
+                done.close()
+            return
+        with done._lock:
+            self._fd, self._pages_fd, self._pages = done._fd, done._pages_fd, done._pages
+            done._fd = done._pages_fd = None
 
     def __len__(self) -> int:
         return self.size
@@ -533,7 +561,9 @@ class RemoteBytes:
 
         where = cache_dir() / "remote" / "data"
         try:
-            where.mkdir(parents=True, exist_ok=True)
+            if where not in _made:  # once a process (a split opens thousands of objects)
+                where.mkdir(parents=True, exist_ok=True)
+                _made.add(where)
             if self.info.version:
                 import hashlib
 
@@ -550,8 +580,11 @@ class RemoteBytes:
                 self._fd = os.dup((tmp := tempfile.TemporaryFile(dir=where)).fileno())  # noqa: SIM115
                 tmp.close()
         except OSError:
-            self._spill_failed = True  # no room or no cache directory: fetch as read, keep nothing
             self.close()
+            if where in _made:  # the folder went away since (a cleared cache): made again, once
+                _made.discard(where)
+                return self._open_spill()
+            self._spill_failed = True  # no room or no cache directory: fetch as read, keep nothing
             return False
         return True
 
@@ -668,6 +701,7 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
 
 
 _opened = 0  # objects whose kept bytes this process opened
+_made: set = set()  # folders of kept bytes made by this process
 TRIM_EVERY = 256
 
 
@@ -854,6 +888,8 @@ def _after_ahead(url: str) -> None:
 
 
 _AHEAD_THREADS = "tfrview-fetch-ahead"
+_handed: dict[str, RemoteBytes] = {}  # fetched ahead, kept file open, for the reader to take over
+_HANDED_MAX = 64  # objects held open so (two descriptors each); past it they are closed, reopened
 
 
 def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
@@ -868,9 +904,14 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
             return None
         rb = RemoteBytes(info)
         try:
-            rb.fetch_whole()
+            kept = rb.fetch_whole()
         finally:
-            rb.close()
+            with _ahead_lock:
+                if url in _ahead and len(_handed) < _HANDED_MAX and kept:  # held open for its reader
+                    _handed[url] = rb
+                    rb = None
+            if rb is not None:
+                rb.close()
     except NetworkError as exc:
         return exc
     except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
@@ -912,4 +953,7 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
         with _ahead_lock:
             for url in mine:
                 _ahead.pop(url, None)
+                left = _handed.pop(url, None)
+                if left is not None:
+                    left.close()
         pool.shutdown(wait=False, cancel_futures=True)
