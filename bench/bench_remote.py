@@ -197,9 +197,15 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
         fs.put([str(p) for p in files], [f"many/split/{p.name}" for p in files])  # concurrent: ~1 s
         before = s3_requests(env)
         cache = tempfile.mkdtemp(prefix="tfrview-bench-c5-")
+        import resource
+
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t, r = run("verify", "--json", "s3://many/split/", env={"XDG_CACHE_HOME": cache})
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         after = s3_requests(env)
-    asked = {k: n - before.get(k, 0) for k, n in after.items() if k != "in_flight_max"}
+    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+    served = after["cpu_seconds"] - before["cpu_seconds"]
+    asked = {k: n - before.get(k, 0) for k, n in after.items() if k not in ("in_flight_max", "cpu_seconds")}
     asked = {k: n for k, n in asked.items() if n}
     doc = json.loads(r.stdout) if r.stdout.strip() else {}
     ok = r.returncode == 0 and doc.get("totals", {}).get("files") == shards
@@ -211,6 +217,8 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
         print(r.stderr[-2000:])
     line("  requests by method", " ".join(f"{k}:{v}" for k, v in sorted(asked.items())), "", None)
     line("  most requests answered at once", str(after["in_flight_max"]), "", None)
+    line("  CPU: verify and its workers / moto's server", f"{cpu:.1f} s / {served:.1f} s", "", None)
+    print(f"  (load average {os.getloadavg()[0]:.1f} on {cores} cores: the CPU times say the floor on a quiet machine)")
 
 
 if __name__ == "__main__":

@@ -210,7 +210,7 @@ def _serve_s3(port: int, latency: float) -> None:
 
     def app(environ, start_response):
         if environ.get("PATH_INFO") == "/_stats":
-            body = json.dumps(counts).encode()
+            body = json.dumps({**counts, "cpu_seconds": time.process_time()}).encode()
             head = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
             start_response("200 OK", head)
             return [body]
@@ -232,8 +232,8 @@ def _serve_s3(port: int, latency: float) -> None:
 
 
 def s3_requests(env: dict) -> dict:
-    """{method: requests} the latency-adding S3 server answered so far ("GET range" apart), and
-    "in_flight_max": the most it answered at once."""
+    """{method: requests} the latency-adding S3 server answered so far ("GET range" apart),
+    "in_flight_max": the most it answered at once, and "cpu_seconds": the server's CPU time."""
     with urllib.request.urlopen(env["AWS_ENDPOINT_URL"] + "/_stats", timeout=5) as r:
         return json.load(r)
 
