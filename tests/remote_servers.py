@@ -390,6 +390,8 @@ class HostileHTTPServer(_Threaded):
                 server._get(self, server.gets)
 
         class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
+
             def handle_error(self, request, client_address) -> None:
                 pass  # a client that hangs up mid-body (as tfrview does on purpose) is no news
 

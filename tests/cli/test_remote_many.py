@@ -59,11 +59,16 @@ def _without_paths(out: str) -> dict:
     return d
 
 
-def _upload(env: dict, root: Path, prefix: str) -> None:
+def _s3(env: dict):
+    """An s3fs client of the server `env` points at (this process's environment left alone)."""
     import fsspec
 
-    os.environ.update(env)
-    fs = fsspec.filesystem("s3", skip_instance_cache=True)
+    return fsspec.filesystem("s3", skip_instance_cache=True, endpoint_url=env["AWS_ENDPOINT_URL"],
+                             key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+
+
+def _upload(env: dict, root: Path, prefix: str) -> None:
+    fs = _s3(env)
     fs.mkdir(prefix.split("/")[0])
     files = sorted(root.iterdir())
     fs.put([str(p) for p in files], [f"{prefix}/{p.name}" for p in files])
@@ -90,8 +95,6 @@ def test_many_small_objects_on_s3_answer_as_the_local_files_with_one_request_eac
 def test_a_failure_among_many_is_said_for_that_object_alone(many, monkeypatch, tmp_path):
     """An object listed, then gone before it is read: its own 404, in the words of the sequential
     path; every other object of the task read whole."""
-    import fsspec
-
     from tfrview.core.analysis.pool import run_tasks
     from tfrview.core.analysis.shard import _analyze, plan
     from tfrview.core.tfrecord.dataset import expand_paths
@@ -103,10 +106,15 @@ def test_a_failure_among_many_is_said_for_that_object_alone(many, monkeypatch, t
             monkeypatch.setenv(k, v)
         paths = [str(p) for p in expand_paths(["s3://gone/split/"])]
         victim = paths[7]
-        fsspec.filesystem("s3", skip_instance_cache=True).rm(victim[len("s3://") :])
+        _s3(env).rm(victim[len("s3://") :])
         tasks = plan(paths, False, read_cache=False, write_cache=False)
+        before = s3_requests(env)
         results = {r.path: r for r in run_tasks(tasks, jobs=1)}
+        after = s3_requests(env)
         alone = _analyze(tasks[7])  # the sequential path: no fetch ahead for one file
+    # each once, the one gone too, and shard 5's bad record once more (fetched again before it is damage)
+    assert after["GET range"] - before.get("GET range", 0) == SHARDS + 1
+    assert after.get("HEAD", 0) == before.get("HEAD", 0)
     assert results[victim].error == alone.error
     assert results[victim].error.startswith(victim) and "not found (404)" in results[victim].error
     others = [r for p, r in results.items() if p != victim]
@@ -133,8 +141,11 @@ def test_a_stalling_server_times_out_with_many_in_flight(server, monkeypatch, tm
         worker.start()
         worker.join(60)
         assert not worker.is_alive(), "the task hung on a stalling server"
+        asked = srv.gets if server == "stall_body" else srv.accepted
     results = done[0]
     assert len(results) == 40
+    # each object asked once (a silent server: one size request, HEAD then GET), never again by its reader
+    assert asked <= (40 if server == "stall_body" else 80)
     for t, r in zip(tasks, results, strict=True):
         assert r.error is not None and r.error.startswith(t.path), r.error
         assert ": timed out: " in r.error and "(limits.NET_" in r.error  # its limit named

@@ -903,6 +903,7 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
                 log.debug("%s: %d bytes, over limits.NET_SMALL_OBJECT_BYTES: read as scanned", url, info.size)
             return None
         rb = RemoteBytes(info)
+        kept = False
         try:
             kept = rb.fetch_whole()
         finally:
