@@ -63,17 +63,24 @@ def http_server(root: Path, latency: float = 0.0):
 
 
 def http_requests(base: str) -> dict:
-    """{"requests": every request answered so far (its /_stats excluded), "ranges": range reads}."""
+    """{"requests": every request answered so far (its /_stats excluded), "ranges": range reads,
+    "in_flight_max": the most requests answered at once}."""
     with urllib.request.urlopen(base + "/_stats", timeout=5) as r:
         return json.load(r)
 
 
 @contextlib.contextmanager
-def s3_server():
-    """moto's S3 server in a child process; yields the environment that points clients at it."""
+def s3_server(latency: float | None = None):
+    """moto's S3 server in a child process; yields the environment that points clients at it.
+    With `latency` (0 too), every request waits that long in the server before moto answers it (a
+    WSGI wrapper around moto's application, `_serve_s3`): object storage's round trip, on each
+    request, concurrent requests each waiting their own; `/_stats` (not S3) then counts the
+    requests by method, and the most answered at once (`in_flight_max`)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    cmd = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    if latency is not None:
+        cmd = [sys.executable, __file__, "s3", "-", str(port), str(latency)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
     try:
         _wait_for(endpoint + "/moto-api/", proc)
@@ -92,13 +99,17 @@ class _Handler(SimpleHTTPRequestHandler):
     requests = 0
     ranges = 0  # range reads: record data, not listings or sizes
     flipped: ClassVar[set] = set()
+    in_flight = 0
+    in_flight_max = 0  # the most requests answered at once
+    lock = threading.Lock()
 
     def log_message(self, *args) -> None:
         pass
 
     def _count(self) -> bool:
         if self.path == "/_stats":
-            body = json.dumps({"requests": _Handler.requests, "ranges": _Handler.ranges}).encode()
+            body = json.dumps({"requests": _Handler.requests, "ranges": _Handler.ranges,
+                               "in_flight_max": _Handler.in_flight_max}).encode()  # fmt: skip
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -109,6 +120,16 @@ class _Handler(SimpleHTTPRequestHandler):
         if self.latency:
             time.sleep(self.latency)
         return True
+
+    def handle_one_request(self) -> None:
+        with _Handler.lock:
+            _Handler.in_flight += 1
+            _Handler.in_flight_max = max(_Handler.in_flight_max, _Handler.in_flight)
+        try:
+            super().handle_one_request()
+        finally:
+            with _Handler.lock:
+                _Handler.in_flight -= 1
 
     def _forbidden(self) -> bool:
         if self.path.startswith("/forbidden/"):
@@ -171,9 +192,57 @@ def _serve(root: str, port: int, latency: float) -> None:
     ThreadingHTTPServer(("127.0.0.1", port), _Handler).serve_forever()
 
 
+def _serve_s3(port: int, latency: float) -> None:
+    """moto's S3 server (as `python -m moto.server` runs it) with `latency` seconds slept in each
+    request's thread before moto sees it, and the requests counted by method at `/_stats`."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import run_simple
+
+    os.environ.setdefault("MOTO_PORT", str(port))
+    moto_app = DomainDispatcherApplication(create_backend_app)
+    counts: dict[str, int] = {"in_flight_max": 0}
+    now = [0]
+    lock = threading.Lock()
+
+    def app(environ, start_response):
+        if environ.get("PATH_INFO") == "/_stats":
+            body = json.dumps({**counts, "cpu_seconds": time.process_time()}).encode()
+            head = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+            start_response("200 OK", head)
+            return [body]
+        if environ.get("PATH_INFO", "").startswith("/moto-api"):
+            return moto_app(environ, start_response)
+        with lock:
+            method = environ["REQUEST_METHOD"] + (" range" if environ.get("HTTP_RANGE") else "")
+            counts[method] = counts.get(method, 0) + 1
+            now[0] += 1
+            counts["in_flight_max"] = max(counts["in_flight_max"], now[0])
+        try:
+            time.sleep(latency)
+            return moto_app(environ, start_response)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    run_simple("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+
+
+def s3_requests(env: dict) -> dict:
+    """{method: requests} the latency-adding S3 server answered so far ("GET range" apart),
+    "in_flight_max": the most it answered at once, and "cpu_seconds": the server's CPU time."""
+    with urllib.request.urlopen(env["AWS_ENDPOINT_URL"] + "/_stats", timeout=5) as r:
+        return json.load(r)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         _serve(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "s3":
+        _serve_s3(int(sys.argv[3]), float(sys.argv[4]))
 
 
 # --- hostile servers ----------------------------------------------------------------------------------
@@ -321,6 +390,8 @@ class HostileHTTPServer(_Threaded):
                 server._get(self, server.gets)
 
         class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
+
             def handle_error(self, request, client_address) -> None:
                 pass  # a client that hangs up mid-body (as tfrview does on purpose) is no news
 

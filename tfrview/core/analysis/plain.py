@@ -26,8 +26,8 @@ from tfrview.core.limits import (
     PLAIN_BATCH_RECORDS,
     UPB_MAX_BYTES,
 )
-from tfrview.core.records.payload import BYTES_LIST, EXAMPLE, FLOAT_LIST, INT64_LIST, parse_clean_example
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.records.payload import BYTES_LIST, EXAMPLE, FLOAT_LIST, INT64_LIST, parse_clean_example
 from tfrview.core.tfrecord.framing import OVERHEAD
 
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMR")  # the first byte of every format sniff_image_format knows

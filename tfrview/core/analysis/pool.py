@@ -76,14 +76,22 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
     """The tasks grouped for workers: consecutive small local files together, up to
     limits.TASK_BYTES (deep: TASK_DEEP_BYTES) or TASK_FILES a group, and smaller when the whole
     dataset is small, so each of `jobs` workers (more than one) gets about four groups. A part of a big file, a
-    remote file (its size unknown before it is fetched) and a file of the group's size go alone.
-    Grouping changes nothing of a file's result or where it is stored."""
-    from tfrview.core.tfrecord.remote import is_url
+    remote file its listing did not size and a file of the group's size go alone; a listed remote
+    file carries its listing's size and version (its worker asks neither, and fetches the group's
+    small objects many at a time: remote.fetch_ahead). Grouping changes nothing of a file's result
+    or where it is stored."""
+    from tfrview.core.tfrecord.remote import is_url, listed_claim
 
+    tasks = list(tasks)
     sizes: list[int | None] = []
-    for t in tasks:
+    for i, t in enumerate(tasks):
         try:
-            sizes.append(None if is_url(t.path) else os.stat(t.path).st_size)
+            if is_url(t.path):
+                claim = t.listed or listed_claim(t.path)
+                tasks[i] = replace(t, listed=claim)
+                sizes.append(claim[0] if claim else None)
+            else:
+                sizes.append(os.stat(t.path).st_size)
         except OSError:
             sizes.append(None)  # the worker says why, in the file's own result
     total = sum(s for s in sizes if s)
@@ -146,16 +154,18 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
     jobs = min(jobs, len(groups))
     if jobs <= 1:  # here, a file at a time (each said, and a chance to stop), stored a group at a time
         from tfrview.core.analysis.cache import store_many
+        from tfrview.core.tfrecord.remote import fetch_ahead
 
         later = store_later if store_later is not None else []
         for g in groups:
-            for t in g:
-                if cancelled():
-                    break
-                r = analyze_shard(replace(t, write_cache=False), progress)
-                if r.error is None and t.write_cache:
-                    later.append((t, r))
-                yield r
+            with fetch_ahead([(t.path, t.listed) for t in g]):  # remote objects: many requests in flight
+                for t in g:
+                    if cancelled():
+                        break
+                    r = analyze_shard(replace(t, write_cache=False), progress)
+                    if r.error is None and t.write_cache:
+                        later.append((t, r))
+                    yield r
             if store_later is None:
                 store_many(later)
                 later.clear()

@@ -31,6 +31,7 @@ class ShardTask:
     notices: bool = False  # say on stderr when a compressed stream inflates like a bomb
     part: int = 0  # a big file's deep pass is split by record ranges: this task does part `part`
     parts: int = 1  # of `parts` (each frames and verifies the whole file; part 0 reports that)
+    listed: tuple[int, str] | None = None  # a remote object's (size, version) as listed (remote.note_listed)
 
 
 @dataclass
@@ -143,17 +144,20 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
     """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
     written once for all of them, and a pool pickles one call and one answer, not one a file."""
     from tfrview.core.analysis.cache import load_many, store_many
+    from tfrview.core.tfrecord.remote import fetch_ahead
 
     tasks = list(tasks)
     hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
     found = iter(hits)
+    got = [next(found) if t.read_cache else None for t in tasks]
     out, fresh = [], []
-    for t in tasks:
-        hit = next(found) if t.read_cache else None
-        r = hit if hit is not None else _analyze(t)
-        if hit is None and t.write_cache and r.error is None:
-            fresh.append((t, r))
-        out.append(r)
+    ahead = [(t.path, t.listed) for t, h in zip(tasks, got, strict=True) if h is None]
+    with fetch_ahead(ahead):  # remote objects: many requests in flight
+        for t, hit in zip(tasks, got, strict=True):
+            r = hit if hit is not None else _analyze(t)
+            if hit is None and t.write_cache and r.error is None:
+                fresh.append((t, r))
+            out.append(r)
     if fresh:
         from tfrview.core.analysis.cache import _key
 

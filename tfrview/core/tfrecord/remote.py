@@ -3,7 +3,8 @@
 Object storage answers in 50–250 ms a request, so nothing here asks per record: a scan reads
 a shard front to back in blocks that double while it reads on (1 MB up to 32 MB), the rows on
 screen are read together with one batched, concurrent `cat_ranges`, and a dataset of many
-shards is listed once and opened with one batched request for every shard's first bytes.
+shards is listed once and opened with one batched request for every shard's first bytes, and the
+analysis pass fetches a task's small objects whole, many requests in flight (`fetch_ahead`).
 
 fsspec and its back-ends are optional extras; a URL whose back-end is missing names the extra.
 A network or permission failure is a `NetworkError` that says what failed, never damage; reads
@@ -21,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tfrview.core import limits
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
 from tfrview.core.termtext import printable
@@ -106,11 +108,21 @@ class RemotePath:
         return False
 
 
+_fs_memo: dict[tuple, object] = {}  # (scheme://host, timeouts) -> its filesystem
+
+
 def filesystem(url: str):
     """The fsspec filesystem for a URL and the path within it. A missing back-end is a one-line
-    error naming the extra to install."""
+    error naming the extra to install. Remembered by scheme and host (fsspec's own lookup costs
+    ~0.7 ms a call, twice an object: seconds for a split of thousands)."""
     m = _URL.match(url)
     scheme = m["scheme"].lower() if m else ""
+    key = None
+    if m and "::" not in url and "?" not in url and "#" not in url:  # options in a URL: fsspec's way
+        key = (url[: url.find("/", m.end()) % (len(url) + 1)].lower(), net_timeouts())
+        fs = _fs_memo.get(key)
+        if fs is not None:
+            return fs, fs._strip_protocol(url)
     extra = EXTRAS.get(scheme)
     hint = f"pip install 'tfrview[{extra}]'" if extra else "its fsspec back-end"
     try:
@@ -125,6 +137,8 @@ def filesystem(url: str):
         raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     if scheme in ("s3", "s3a") and hasattr(fs, "retries"):
         fs.retries = 1  # s3fs tries a timed-out request 5 times over; with_retries decides here
+    if key is not None and path == fs._strip_protocol(url):
+        _fs_memo[key] = fs
     return fs, path
 
 
@@ -139,7 +153,9 @@ def _timeouts_for(scheme: str) -> dict:
         return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
     if scheme in ("s3", "s3a"):
         return {"config_kwargs": {"connect_timeout": connect, "read_timeout": read,
-                                  "retries": {"total_max_attempts": 1}}}  # fmt: skip
+                                  "retries": {"total_max_attempts": 1},
+                                  # botocore's pool holds 10 connections: NET_IN_FLIGHT requests need as many
+                                  "max_pool_connections": max(10, limits.NET_IN_FLIGHT)}}  # fmt: skip
     return {}
 
 
@@ -342,12 +358,31 @@ _listed: dict[str, RemoteInfo] = {}  # what listings said, so opening a listed o
 
 
 def info_of(url: str) -> RemoteInfo:
-    """Size and version of one object: from the listing that named it, else one request."""
+    """Size and version of one object: from the listing that named it, else one request (or the
+    answer of the one `fetch_ahead` is making for it: waited for, never asked twice)."""
     hit = _listed.get(url)
     if hit is not None:
         return hit
+    _after_ahead(url)
+    hit = _listed.get(url)
+    return hit if hit is not None else _info_now(url)
+
+
+def _info_now(url: str) -> RemoteInfo:
     fs, path = filesystem(url)
     return _info(url, fs, path, ask_info(url, fs, path))
+
+
+def listed_claim(url: str) -> tuple[int, str] | None:
+    """(size, version) of an object as a listing in this process said them, or None: what a task
+    carries to a worker process, so the worker asks no size (`note_listed` there)."""
+    hit = _listed.get(str(url))
+    return (hit.size, hit.version) if hit is not None else None
+
+
+def note_listed(url: str, size: int, version: str) -> None:
+    """What a listing (made in another process) said of an object: opening it asks nothing again."""
+    _listed[url] = RemoteInfo(url, int(size), version)
 
 
 LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
@@ -450,6 +485,22 @@ class RemoteBytes:
         self._next = -1  # where the last fetch ended
         self._run = 1  # pages in the next sequential fetch
         self.requests = 0  # for benchmarks and tests: how many requests this file cost
+        if _ahead:
+            self._adopt()
+
+    def _adopt(self) -> None:
+        """Take over the kept file a fetch ahead of this object filled and held open (waiting for
+        it, and raising what it failed with): the object is then read without opening it again."""
+        _after_ahead(self.url)
+        with _ahead_lock:
+            done = _handed.pop(self.url, None)
+        if done is None or done.info != self.info:
+            if done is not None:
+                done.close()
+            return
+        with done._lock:
+            self._fd, self._pages_fd, self._pages = done._fd, done._pages_fd, done._pages
+            done._fd = done._pages_fd = None
 
     def __len__(self) -> int:
         return self.size
@@ -476,6 +527,8 @@ class RemoteBytes:
         n = max(0, min(n, self.size - offset))
         if n <= 0:
             return b""
+        if _ahead:
+            _after_ahead(self.url)  # being fetched whole: wait for it (raises what it failed with)
         first, last = offset // PAGE, (offset + n - 1) // PAGE
         with self._lock:
             held = self._held(first, last)
@@ -510,7 +563,9 @@ class RemoteBytes:
 
         where = cache_dir() / "remote" / "data"
         try:
-            where.mkdir(parents=True, exist_ok=True)
+            if where not in _made:  # once a process (a split opens thousands of objects)
+                where.mkdir(parents=True, exist_ok=True)
+                _made.add(where)
             if self.info.version:
                 import hashlib
 
@@ -527,8 +582,11 @@ class RemoteBytes:
                 self._fd = os.dup((tmp := tempfile.TemporaryFile(dir=where)).fileno())  # noqa: SIM115
                 tmp.close()
         except OSError:
-            self._spill_failed = True  # no room or no cache directory: fetch as read, keep nothing
             self.close()
+            if where in _made:  # the folder went away since (a cleared cache): made again, once
+                _made.discard(where)
+                return self._open_spill()
+            self._spill_failed = True  # no room or no cache directory: fetch as read, keep nothing
             return False
         return True
 
@@ -576,6 +634,24 @@ class RemoteBytes:
                 self._pages.mark(a, z)
                 if self._pages_fd is not None:
                     os.pwrite(self._pages_fd, b"\x01" * (z - a), a)
+
+    def fetch_whole(self) -> bool:
+        """Fetch the whole object in one request into its kept pages (nothing asked if they are
+        all kept already). False when nothing can be kept (no cache directory: read as usual)."""
+        with self._lock:
+            if self._fd is None and not self._open_spill():
+                return False
+            if not len(self._pages) or self._held(0, len(self._pages) - 1):
+                return True
+        data = self._fetch(0, self.size)
+        with self._lock:
+            if self._fd is None:
+                return False
+            os.pwrite(self._fd, data, 0)
+            self._pages.mark(0, len(self._pages))
+            if self._pages_fd is not None:  # after the data: a page marked kept is whole
+                os.pwrite(self._pages_fd, b"\x01" * len(self._pages), 0)
+        return True
 
     def refetch(self, offset: int, n: int) -> bytes:
         """The bytes again, from the server, past what is kept: a CRC mismatch is read twice before
@@ -627,6 +703,7 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
 
 
 _opened = 0  # objects whose kept bytes this process opened
+_made: set = set()  # folders of kept bytes made by this process
 TRIM_EVERY = 256
 
 
@@ -783,3 +860,103 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
             except SourceError as exc:
                 out[p] = exc
     return out
+
+
+# --- many small objects in flight ---------------------------------------------------------------------
+# A task of the analysis pass reads its files one after another; their objects are fetched ahead,
+# limits.NET_IN_FLIGHT at a time, each whole in one request into the kept pages (which the file's
+# own reads then find). `_ahead` holds, while a `fetch_ahead` runs, each object's future: a read or
+# a size request of that object waits for it, and fails with what it failed with (asked once).
+
+log = logging.getLogger(__name__)
+_ahead: dict[str, object] = {}  # URL -> Future of its fetch ahead: None, or the NetworkError it met
+_ahead_lock = threading.Lock()
+
+
+def _after_ahead(url: str) -> None:
+    """Wait for the fetch ahead of this object, if one is under way; raise what it failed with."""
+    with _ahead_lock:
+        fut = _ahead.get(url)
+    if fut is None or threading.current_thread().name.startswith(_AHEAD_THREADS):
+        return
+    from concurrent.futures import CancelledError
+
+    try:
+        failed = fut.result()
+    except CancelledError:  # the block that started it ended: read as usual
+        return
+    if failed is not None:
+        raise failed
+
+
+_AHEAD_THREADS = "tfrview-fetch-ahead"
+_handed: dict[str, RemoteBytes] = {}  # fetched ahead, kept file open, for the reader to take over
+_HANDED_MAX = 64  # objects held open so (two descriptors each); past it they are closed, reopened
+
+
+def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
+    """One object of a fetch ahead: its size (unless claimed), then its bytes whole when small
+    and versioned (kept by URL and version, where the file's own reads find them)."""
+    try:
+        info = _listed.get(url) or _info_now(url)
+        _listed[url] = info
+        if info.size > limits.NET_SMALL_OBJECT_BYTES or not info.version or not info.size:
+            if info.size > limits.NET_SMALL_OBJECT_BYTES:
+                log.debug("%s: %d bytes, over limits.NET_SMALL_OBJECT_BYTES: read as scanned", url, info.size)
+            return None
+        rb = RemoteBytes(info)
+        kept = False
+        try:
+            kept = rb.fetch_whole()
+        finally:
+            with _ahead_lock:
+                if url in _ahead and len(_handed) < _HANDED_MAX and kept:  # held open for its reader
+                    _handed[url] = rb
+                    rb = None
+            if rb is not None:
+                rb.close()
+    except NetworkError as exc:
+        return exc
+    except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
+        log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
+    return None
+
+
+@contextlib.contextmanager
+def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
+    """While the block runs, the remote objects among `objects` ((path, (size, version) or None))
+    are fetched, in this order, limits.NET_IN_FLIGHT requests at a time: the sizes not claimed by a
+    listing, then each small object whole. The block reads them one by one as usual; a read of one
+    not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
+    started; a request under way ends within its own timeout, unwaited."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = [(str(u), c) for u, c in objects if is_url(str(u))]
+    todo = [(u, c) for u, c in todo if u not in _ahead]
+    for url, claim in todo:
+        if claim is not None and url not in _listed:
+            note_listed(url, *claim)
+    if len(todo) < 2:  # one object: its own read is as quick
+        yield
+        return
+    pool = ThreadPoolExecutor(min(limits.NET_IN_FLIGHT, len(todo)), thread_name_prefix=_AHEAD_THREADS)
+    mine: list[str] = []
+    try:
+        first = todo[0][0]
+        with _ahead_lock:  # the first alone: it makes the back-end's client, which others then share
+            _ahead[first] = pool.submit(_fetch_one, *todo[0])
+            mine.append(first)
+        _ahead[first].result()
+        with _ahead_lock:
+            for url, claim in todo[1:]:
+                _ahead[url] = pool.submit(_fetch_one, url, claim)
+                mine.append(url)
+        yield
+    finally:
+        with _ahead_lock:
+            for url in mine:
+                _ahead.pop(url, None)
+                left = _handed.pop(url, None)
+                if left is not None:
+                    left.close()
+        pool.shutdown(wait=False, cancel_futures=True)

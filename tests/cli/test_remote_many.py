@@ -1,0 +1,207 @@
+"""Remote splits of many small objects (issue 19.5): a task's objects are fetched many at a time
+(`remote.fetch_ahead`), against real servers started here (moto's S3 behind a latency, the Range
+HTTP server, hostile servers). The answers are those of the sequential path; a failure is its own
+object's; a stalling server still times out; memory stays within in flight x object size."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import RACCOON, framed, payloads_of
+from tests.remote_servers import (
+    HostileHTTPServer,
+    SilentServer,
+    http_requests,
+    http_server,
+    s3_requests,
+    s3_server,
+)
+
+pytest.importorskip("fsspec", reason="the remote extras are not installed (pip install -e '.[test]')")
+
+TFRVIEW = [sys.executable, "-m", "tfrview"]
+SHARDS = 24
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> Path:
+    """24 small shards of raccoon Examples (each shard its own records); shard 5 has a bad data CRC."""
+    root = tmp_path_factory.mktemp("many")
+    payloads = payloads_of(RACCOON)
+    for k in range(SHARDS):
+        data, offs = framed([payloads[(k + j) % len(payloads)] for j in range(2 + k % 3)])
+        b = bytearray(data)
+        if k == 5:
+            b[offs[1] + 40] ^= 0x01
+        (root / f"train-{k:05d}-of-{SHARDS:05d}.tfrecord").write_bytes(bytes(b))
+    return root
+
+
+def _run(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*TFRVIEW, *args], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+
+
+def _without_paths(out: str) -> dict:
+    d = json.loads(out)
+    for f in d["files"]:
+        f["path"] = f["path"].rsplit("/", 1)[-1]
+    for g in d["datasets"]:
+        g["files"] = [p.rsplit("/", 1)[-1] for p in g["files"]]
+    return d
+
+
+def _s3(env: dict):
+    """An s3fs client of the server `env` points at (this process's environment left alone)."""
+    import fsspec
+
+    return fsspec.filesystem("s3", skip_instance_cache=True, endpoint_url=env["AWS_ENDPOINT_URL"],
+                             key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+
+
+def _upload(env: dict, root: Path, prefix: str) -> None:
+    fs = _s3(env)
+    fs.mkdir(prefix.split("/")[0])
+    files = sorted(root.iterdir())
+    fs.put([str(p) for p in files], [f"{prefix}/{p.name}" for p in files])
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_many_small_objects_on_s3_answer_as_the_local_files_with_one_request_each(many, tmp_path, jobs):
+    local = _run("verify", "--json", str(many))
+    assert local.returncode == 1 and local.stdout
+    with s3_server(latency=0.05) as env:
+        _upload(env, many, "bucket/split")
+        before = s3_requests(env)
+        remote = _run("verify", "--json", "s3://bucket/split/", "--jobs", jobs,
+                      env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")})  # fmt: skip
+        after = s3_requests(env)
+    assert remote.returncode == 1, remote.stderr
+    assert _without_paths(remote.stdout) == _without_paths(local.stdout)
+    # no size asked (the listing said it), each object read whole once, and the bad record once more
+    assert after.get("HEAD", 0) == before.get("HEAD", 0)
+    assert after["GET range"] - before.get("GET range", 0) == SHARDS + 1
+    assert after["in_flight_max"] > 1  # many in flight, not one round trip after another
+
+
+def test_a_failure_among_many_is_said_for_that_object_alone(many, monkeypatch, tmp_path):
+    """An object listed, then gone before it is read: its own 404, in the words of the sequential
+    path; every other object of the task read whole."""
+    from tfrview.core.analysis.pool import run_tasks
+    from tfrview.core.analysis.shard import _analyze, plan
+    from tfrview.core.tfrecord.dataset import expand_paths
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with s3_server(latency=0.0) as env:
+        _upload(env, many, "gone/split")
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        paths = [str(p) for p in expand_paths(["s3://gone/split/"])]
+        victim = paths[7]
+        _s3(env).rm(victim[len("s3://") :])
+        tasks = plan(paths, False, read_cache=False, write_cache=False)
+        before = s3_requests(env)
+        results = {r.path: r for r in run_tasks(tasks, jobs=1)}
+        after = s3_requests(env)
+        alone = _analyze(tasks[7])  # the sequential path: no fetch ahead for one file
+    # each once, the one gone too, and shard 5's bad record once more (fetched again before it is damage)
+    assert after["GET range"] - before.get("GET range", 0) == SHARDS + 1
+    assert after.get("HEAD", 0) == before.get("HEAD", 0)
+    assert results[victim].error == alone.error
+    assert results[victim].error.startswith(victim) and "not found (404)" in results[victim].error
+    others = [r for p, r in results.items() if p != victim]
+    assert len(others) == SHARDS - 1 and all(r.error is None and r.records >= 1 for r in others)
+
+
+@pytest.mark.parametrize("server", ["stall_body", "silent"])
+def test_a_stalling_server_times_out_with_many_in_flight(server, monkeypatch, tmp_path):
+    """40 objects of a server that stalls: each fails with the timeout that names its limit, and
+    the task ends (each request within its own timeout, many at once), never hangs."""
+    from tfrview.core.analysis.shard import ShardTask, analyze_batch
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("TFRVIEW_NET_TIMEOUT", "1")
+    data, _ = framed(payloads_of(RACCOON)[:3])
+    srv = HostileHTTPServer(data, "stall_body") if server == "stall_body" else SilentServer()
+    with srv:
+        tasks = [
+            ShardTask(srv.url(f"s{k:03d}.tfrecord"), k, read_cache=False, write_cache=False)
+            for k in range(40)
+        ]
+        done: list = []
+        worker = threading.Thread(target=lambda: done.append(analyze_batch(tasks)), daemon=True)
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive(), "the task hung on a stalling server"
+        asked = srv.gets if server == "stall_body" else srv.accepted
+    results = done[0]
+    assert len(results) == 40
+    # each object asked once (a silent server: one size request, HEAD then GET), never again by its reader
+    assert asked <= (40 if server == "stall_body" else 80)
+    for t, r in zip(tasks, results, strict=True):
+        assert r.error is not None and r.error.startswith(t.path), r.error
+        assert ": timed out: " in r.error and "(limits.NET_" in r.error  # its limit named
+
+
+def test_memory_in_flight_is_bounded_by_requests_times_object_size(tmp_path, monkeypatch):
+    """24 objects of 1 MB with 4 in flight: the fetched bytes held at once stay near 4 MB, not 24;
+    an object over limits.NET_SMALL_OBJECT_BYTES is not fetched ahead (it is read as it is scanned)."""
+    from tfrview.core import limits
+    from tfrview.core.tfrecord.remote import RemoteBytes, fetch_ahead, info_of
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(limits, "NET_IN_FLIGHT", 4)
+    monkeypatch.setattr(limits, "NET_SMALL_OBJECT_BYTES", 2 << 20)
+    root = tmp_path / "objects"
+    root.mkdir()
+    for k in range(24):
+        (root / f"o{k:02d}.bin").write_bytes(os.urandom(1 << 20))
+    (root / "big.bin").write_bytes(os.urandom(3 << 20))
+    with http_server(root, latency=0.05) as base:
+        urls = [f"{base}/o{k:02d}.bin" for k in range(24)] + [f"{base}/big.bin"]
+        info_of(urls[0])  # the back-end's client made before the measure
+        tracemalloc.start()
+        try:
+            with fetch_ahead([(u, None) for u in urls]):
+                firsts = [RemoteBytes(info_of(u)).pread(0, 4) for u in urls[:24]]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        stats = http_requests(base)
+    assert firsts == [(root / f"o{k:02d}.bin").read_bytes()[:4] for k in range(24)]
+    assert stats["in_flight_max"] <= 4
+    assert stats["ranges"] == 24  # each small object once, whole; the big one not fetched ahead
+    assert peak < 10 << 20, f"{peak / 2**20:.1f} MB held at once"
+
+
+def test_a_remembered_filesystem_gives_the_paths_fsspec_gives(monkeypatch):
+    """`remote.filesystem` remembers a back-end by scheme and host (fsspec's lookup costs ~0.7 ms,
+    twice an object): the paths are fsspec's own, and a URL that carries options is fsspec's alone."""
+    import fsspec.core
+
+    from tfrview.core.tfrecord import remote
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    urls = ["s3://bucket/a/x-00000-of-00002.tfrecord", "s3://bucket/a/x-00001-of-00002.tfrecord",
+            "s3://other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    got = [remote.filesystem(u) for u in urls]
+    assert [p for _, p in got] == ["bucket/a/x-00000-of-00002.tfrecord", "bucket/a/x-00001-of-00002.tfrecord",
+                                   "other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    assert got[0][0] is got[1][0]
+    for u, (fs, path) in zip(urls, got, strict=True):
+        assert remote.filesystem(u) == (fs, path)
+        assert path == fsspec.core.url_to_fs(u)[1]
+    versioned = "s3://bucket/a/x.tfrecord?versionId=3"
+    remembered = dict(remote._fs_memo)
+    assert (
+        remote.filesystem(versioned)[1] == fsspec.core.url_to_fs(versioned, **remote._timeouts_for("s3"))[1]
+    )
+    assert remote._fs_memo == remembered  # asked of fsspec, not remembered
