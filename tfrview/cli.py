@@ -496,7 +496,7 @@ def _info_of(r, args) -> tuple[dict, list, object]:
 
 def _summary_json(cs) -> dict:
     """The feature summary part of `info`: payload kinds, feature keys and their types."""
-    from tfrview.core.records.payload import TYPE_SHORT
+    from tfrview.core.records.feature import TYPE_SHORT
 
     return {
         "sampled_records": cs.records,
@@ -520,7 +520,8 @@ def _summary_json(cs) -> dict:
 
 def _sampled_summary(r, sample: int):
     from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.report import sample_numbers
     from tfrview.core.tfrecord.source import open_source
 

@@ -148,7 +148,8 @@ def test_a_file_written_while_it_was_read_is_not_stored(shards):
 def test_short_and_long_lists_decode_alike():
     """Lists of up to 64 values are read one by one (fast for a protobuf container), longer ones
     at once: the same values and types either way."""
-    from tfrview.core.records.payload import FLOAT_LIST, INT64_LIST, decode
+    from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
+    from tfrview.core.records.payload import decode
     from tfrview.core.records.proto import example_pb2
 
     ex = example_pb2.Example()

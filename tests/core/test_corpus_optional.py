@@ -2,7 +2,8 @@
 copies in tests/data; these skip, saying why, when the corpus is absent)."""
 
 from tests.helpers import RACCOON, need_corpus
-from tfrview.core.records.payload import bounded_payload, decode
+from tfrview.core.records.payload import decode
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.report import verify_source
 from tfrview.core.tfrecord.source import open_source
 

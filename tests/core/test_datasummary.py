@@ -40,8 +40,8 @@ def test_box_classes_win_over_record_labels():
 def test_class_bars_take_the_colour_their_boxes_have():
     """A box is coloured by its class id (Box.color_key); the class balance names the class, so it
     says which id each name's boxes have."""
-    from tfrview.core.records.drawing import palette_hex
     from tfrview.core.records.overlays import compute_overlay
+    from tfrview.core.records.palette import palette_hex
 
     s = DatasetSummary()
     ex = make_example(**{"image/object/bbox/xmin": [0.1, 0.2], "image/object/bbox/ymin": [0.1, 0.2],

@@ -113,8 +113,8 @@ def test_planted_mask_problems_are_found_and_clean_masks_pass():
 
 
 def test_a_segmentation_mask_is_coloured_with_the_class_palette():
-    from tfrview.core.records.drawing import palette_rgb
     from tfrview.core.records.masks import mask_overlay
+    from tfrview.core.records.palette import palette_rgb
 
     arr = np.zeros((48, 64), np.uint8)
     arr[:10, :10] = 1
@@ -174,9 +174,10 @@ def test_a_key_that_holds_images_in_most_records_is_an_image_key(tmp_path):
 
 def test_instance_masks_take_their_boxs_class_colour_and_exports_draw_masks_and_keypoints(tmp_path):
     from tfrview.core.output.export import export_images
-    from tfrview.core.records.drawing import MASK_OPACITY, palette_rgb
+    from tfrview.core.records.drawing import MASK_OPACITY
     from tfrview.core.records.masks import instance_colours, mask_overlay
     from tfrview.core.records.overlays import compute_overlay
+    from tfrview.core.records.palette import palette_rgb
 
     def block(y0, y1, x0, x1) -> bytes:
         a = np.zeros((48, 64), np.uint8)
@@ -205,8 +206,8 @@ def test_instance_masks_take_their_boxs_class_colour_and_exports_draw_masks_and_
 
 
 def test_dense_float_instance_masks_are_drawn_too():
-    from tfrview.core.records.drawing import palette_rgb
     from tfrview.core.records.masks import mask_overlay
+    from tfrview.core.records.palette import palette_rgb
 
     dense = np.zeros((2, 48, 64), np.float32)
     dense[0, :5, :5] = 1.0

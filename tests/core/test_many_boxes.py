@@ -10,9 +10,10 @@ import numpy as np
 from tfrview.core.analysis.checks import check_boxes, check_labels
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.limits import MAX_BOXES_DRAWN
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.records.labelmap import LabelMap, class_ids
 from tfrview.core.records.overlays import compute_overlay
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature, Payload
+from tfrview.core.records.payload import Payload
 from tfrview.core.records.reading import read_features
 from tfrview.core.records.summary import summarize_payload
 from tfrview.core.records.thumbs import scale_overlay

@@ -193,7 +193,7 @@ def test_a_file_of_one_layout_takes_the_column_path_after_its_first_record(tmp_p
 def test_payloads_read_a_span_at_a_time_are_each_records_own(tmp_path, monkeypatch, span):
     from tfrview.core import limits
     from tfrview.core.analysis.shard import _payloads
-    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.report import index_and_verify
     from tfrview.core.tfrecord.source import open_source
 

@@ -37,7 +37,7 @@ def test_the_mask_is_drawn_over_the_image_with_an_opacity_slider_and_a_legend(qt
     qtbot.waitUntil(lambda: "road (100%)" in panel.facts.text(), timeout=10000)  # the label map's name
     panel.opacity.setValue(80)
     assert panel.view.mask_opacity == 0.8
-    from tfrview.core.records.drawing import palette_rgb
+    from tfrview.core.records.palette import palette_rgb
 
     assert panel.view.mask.pixel(10, 10) & 0xFFFFFF == int("{:02x}{:02x}{:02x}".format(*palette_rgb("3")), 16)  # class 3's colour
     assert panel.view.mask.pixel(40, 40) >> 24 == 0  # background: transparent

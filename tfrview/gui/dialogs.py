@@ -8,8 +8,8 @@ import json
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel
 
+from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.overlays import CONVENTIONS, BoxSpec
-from tfrview.core.records.payload import BYTES_LIST, INT64_LIST, Feature
 
 _NONE = "(none)"
 

@@ -31,13 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
+from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.errors import TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
-from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController

@@ -12,8 +12,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
-from tfrview.core.records.drawing import palette_hex, place_labels
+from tfrview.core.records.drawing import place_labels
 from tfrview.core.records.overlays import Box, Overlay
+from tfrview.core.records.palette import palette_hex
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
 SEVERITY_COLOURS = {"error": QColor(176, 0, 32), "warning": QColor(200, 120, 0), "info": QColor(60, 90, 140)}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
+from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.procs.messages import (
     CauseFound,
     Done,
@@ -24,7 +25,6 @@ from tfrview.core.procs.messages import (
 )
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.report import SampleFacts
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import IndexProgress, IndexWorker, ScanPhase

@@ -17,16 +17,9 @@ import numpy as np
 
 from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
-from tfrview.core.records.payload import (
-    BYTES_LIST,
-    FLOAT_LIST,
-    INT64_LIST,
-    TYPE_SHORT,
-    Feature,
-    Payload,
-    decode,
-)
+from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
 from tfrview.core.tfrecord.framing import OVERHEAD
 
@@ -760,7 +753,7 @@ class CheckTarget:
 def check_target(path, source, index) -> CheckTarget:
     """The intact records of one verified file as a check target; payloads over the decode limit are
     read as their head only (and reported as such)."""
-    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.report import intact_numbers
 
     offs, lens, read = index.offsets, index.lengths, source.bulk_reader()

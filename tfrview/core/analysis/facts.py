@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
+from tfrview.core.records.payload import Payload
 from tfrview.core.tfrecord.status import WORDS, status_codes
 
 log = logging.getLogger(__name__)

@@ -95,7 +95,8 @@ def _images(s) -> tuple[pa.Array, int]:
     """Each record's first encoded image (null when it has none, or is damaged)."""
     from tfrview.core.analysis.shard import intact_numbers_of
     from tfrview.core.records.images import find_images, image_features
-    from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.source import open_source
 
     out: list[bytes | None] = [None] * len(s.offsets)

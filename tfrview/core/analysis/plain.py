@@ -27,7 +27,8 @@ from tfrview.core.limits import (
     UPB_MAX_BYTES,
 )
 from tfrview.core.problems import Problem, ProblemKind
-from tfrview.core.records.payload import BYTES_LIST, EXAMPLE, FLOAT_LIST, INT64_LIST, parse_clean_example
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
+from tfrview.core.records.payload import EXAMPLE, parse_clean_example
 from tfrview.core.tfrecord.framing import OVERHEAD
 
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMR")  # the first byte of every format sniff_image_format knows

@@ -305,8 +305,8 @@ def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarra
     """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
     a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
     bounded (`payload.bounded_payload`)."""
-    from tfrview.core.records.payload import bounded_payload
     from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
     starts = offsets[numbers].astype(np.int64)
     ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD

@@ -13,7 +13,7 @@ import numpy as np
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
-from tfrview.core.records.drawing import draw_overlay, palette_rgb  # noqa: F401 (exports draw with the window's colours)
+from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import decode, payload_json
@@ -55,8 +55,8 @@ def copies_of_spans(spans: Iterable[tuple], keep_damaged: bool = False):
     offset, length, status). A record whose data CRC fails is never re-framed with a fresh CRC:
     that would launder the damage into a file that verifies clean. Records not verified yet are
     checked here."""
-    from tfrview.core.records.payload import bounded_payload
     from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
     for n, src, off, ln, status in spans:
         intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(src, off, ln)

@@ -17,12 +17,12 @@ from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
-from tfrview.core.records.payload import bounded_payload
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 from tfrview.core.tfrecord.framing import U32, masked_crc
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, CRC_CUT, VERIFIED, RecordIndex
 from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, undone, walk
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.source import Source
 
 

@@ -18,8 +18,8 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
-from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, CRC_CUT, RecordIndex
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.report import intact_numbers
 from tfrview.core.tfrecord.source import Source
 

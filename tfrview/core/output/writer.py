@@ -46,7 +46,7 @@ class RecordWriter:
         """One record. A PayloadHead (a payload too large to hold) is streamed from its source.
         `footer` replaces the data CRC: a damaged record copied on purpose keeps its failing CRC,
         so the damage stays detectable in the new file."""
-        from tfrview.core.records.payload import PayloadHead
+        from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
         if isinstance(data, PayloadHead):
             self._write_streamed(data, footer)

@@ -41,8 +41,8 @@ from tfrview.core.procs.messages import (
     decode,
     encode,
 )
-from tfrview.core.records.payload import bounded_payload
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ def job_export(spec: dict) -> None:
     import numpy as np
 
     from tfrview.core.output import export as ex
-    from tfrview.core.records.payload import bounded_payload
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.source import open_source
 
     a = np.load(spec["spans"])

@@ -1,20 +1,12 @@
-"""Boxes and labels drawn on an image (exports, thumbnails), and the class palette the window
-paints with too: one home for the colours."""
+"""Boxes and labels drawn on an image (exports, thumbnails), in the colours of `palette`."""
 
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
 from tfrview.core.records.overlays import Overlay
-
-# Distinct, readable on photos (Tableau-like), one per class.
-PALETTE = (
-    "#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
-    "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3",
-)  # fmt: skip
+from tfrview.core.records.palette import palette_rgb
 
 
 def place_labels(boxes: np.ndarray, widths: np.ndarray, height: float, top: float = 0.0) -> np.ndarray:
@@ -55,17 +47,6 @@ def _font(size: int):
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1
         return ImageFont.load_default()
-
-
-def palette_hex(key: str) -> str:
-    """The same colour for the same class in every record, window and export."""
-    i = int(key) if key.lstrip("-").isdigit() else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
-    return PALETTE[i % len(PALETTE)]
-
-
-def palette_rgb(key: str) -> tuple[int, int, int]:
-    h = palette_hex(key)
-    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
 
 
 MASK_OPACITY = 0.5  # a mask drawn over an image in an export, as the window's slider starts

@@ -37,7 +37,7 @@ def _pb():
 
 def event_features(data: bytes, notes: list[str]) -> dict:
     """The features of one Event record (see the module's docstring); {} if it does not parse."""
-    from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
+    from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 
     try:
         ev = _pb().Event.FromString(data)
@@ -100,7 +100,7 @@ def _value_features(key: str, v, text, floats, ints, notes: list[str]) -> dict:
 
 def _tensor_feature(t, text, floats, ints, key: str, notes: list[str]):
     from tfrview.core.limits import MAX_LIST_VALUES
-    from tfrview.core.records.payload import BYTES_LIST, Feature
+    from tfrview.core.records.feature import BYTES_LIST, Feature
 
     if t.dtype == 7 or t.string_val:  # strings: text summaries, and TF2 images ([width, height, png...])
         vals = list(t.string_val)

@@ -6,7 +6,8 @@ it reads an Example."""
 from __future__ import annotations
 
 from tfrview.core.limits import MAX_FRAMES
-from tfrview.core.records.payload import BYTES_LIST, Feature, Payload
+from tfrview.core.records.feature import BYTES_LIST, Feature
+from tfrview.core.records.payload import Payload
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
 

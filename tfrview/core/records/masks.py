@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.records.drawing import palette_rgb
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
+from tfrview.core.records.palette import palette_rgb
 
 IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
 

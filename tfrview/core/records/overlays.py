@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.limits import MAX_BOXES_DRAWN
-from tfrview.core.records.payload import Feature
+from tfrview.core.records.feature import Feature
 from tfrview.core.records.reading import (
     CONVENTIONS,
     BoxSpec,

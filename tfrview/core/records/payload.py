@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import struct
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +31,9 @@ from tfrview.core.limits import (
     UPB_MAX_BYTES,
     too_large,
 )
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
+from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 # The kinds are `kinds.PayloadKind` (its one home); these names are its members, for the decoders.
 EXAMPLE = PayloadKind.EXAMPLE
@@ -44,29 +45,6 @@ EVENT = PayloadKind.EVENT
 # an Example): the context as features, each example's features in `examples`
 EXAMPLE_LIST = PayloadKind.EXAMPLE_LIST
 KINDS = tuple(PayloadKind)
-
-BYTES_LIST = "bytes_list"
-FLOAT_LIST = "float_list"
-INT64_LIST = "int64_list"
-TYPE_SHORT = {BYTES_LIST: "bytes", FLOAT_LIST: "float", INT64_LIST: "int64"}
-
-
-@dataclass(frozen=True, slots=True)
-class Feature:
-    """One feature's values: list[bytes] for bytes_list, float32 / int64 numpy arrays otherwise.
-    `total` is how many values the record holds when a limit decoded fewer (None: all decoded)."""
-
-    type: str
-    values: list[bytes] | np.ndarray
-    total: int | None = None
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    @property
-    def count(self) -> int:
-        return len(self.values) if self.total is None else self.total
-
 
 def fixed_as_float(wire_type: int, value: int) -> float | None:
     """A fixed64 / fixed32 field read as a double / float, when that reading is plausible (a
@@ -108,33 +86,6 @@ class Payload:
     @property
     def size(self) -> int:
         return len(self.raw) if self.full_size is None else self.full_size
-
-
-class PayloadHead(bytes):
-    """The first bytes of a payload too large to read whole (over MAX_DECODE_BYTES). Decoders show
-    the head; writers stream the whole payload through `pieces()`."""
-
-    full_size: int
-    pieces: Callable[[], Iterator[bytes]] | None
-
-    def __new__(cls, head: bytes, full_size: int, pieces=None) -> PayloadHead:
-        obj = super().__new__(cls, head)
-        obj.full_size = full_size
-        obj.pieces = pieces
-        return obj
-
-
-def bounded_payload(read, offset: int, length: int, pieces=None) -> bytes:
-    """A record's payload for decoding: whole, or a PayloadHead when it is over MAX_DECODE_BYTES.
-    `read(offset, n)` reads the stream and `pieces(offset, n)` streams it (Source.read and
-    Source.pieces); `offset` is the record's start (its header)."""
-    from tfrview.core.tfrecord.framing import HEADER_SIZE
-
-    start = offset + HEADER_SIZE
-    if length <= MAX_DECODE_BYTES:
-        return read(start, length)
-    stream = (lambda: pieces(start, length)) if pieces is not None else None
-    return PayloadHead(read(start, HEAD_BYTES), length, stream)
 
 
 class WireError(ValueError):

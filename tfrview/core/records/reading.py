@@ -29,7 +29,8 @@ from functools import cached_property
 import numpy as np
 
 from tfrview.core.limits import MAX_BOXES_DRAWN, READING_LAYOUTS
-from tfrview.core.records.payload import BYTES_LIST, INT64_LIST, Feature, Payload
+from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
+from tfrview.core.records.payload import Payload
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,9 @@ box count; else the first few features. Cheap: no image is decoded."""
 
 from __future__ import annotations
 
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
 from tfrview.core.records.images import find_images, sniff_image_format
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Payload, decode
+from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import ReadingContext, RecordReading, read_record
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
 from tfrview.core.termtext import printable

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
 from tfrview.core.records.images import sniff_image_format
 from tfrview.core.records.kinds import FEATURE_KINDS
-from tfrview.core.records.payload import BYTES_LIST, FLOAT_LIST, Feature, Payload, WireField, fixed_as_float
+from tfrview.core.records.payload import Payload, WireField, fixed_as_float
 from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
 

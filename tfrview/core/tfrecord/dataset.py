@@ -18,12 +18,12 @@ import numpy as np
 
 from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
 from tfrview.core.problems import Problem
-from tfrview.core.records.payload import bounded_payload
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
-from tfrview.core.tfrecord.remote import RemotePath, is_url, open_remote_many
-from tfrview.core.tfrecord.source import Source, open_source
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.remote import RemotePath, is_url
+from tfrview.core.tfrecord.source import Source, open_remote_many, open_source
 
 # Files in a directory that are never record files.
 _SIDE_FILES = {

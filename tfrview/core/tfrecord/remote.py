@@ -50,6 +50,11 @@ def is_url(s) -> bool:
     return m is not None and m["scheme"].lower() != "file"
 
 
+def url_scheme(url: str) -> str:
+    """A URL's scheme, lower case ('s3', 'gs', 'https'): requests are batched per back-end."""
+    return _URL.match(url)["scheme"].lower()
+
+
 class RemotePath:
     """A URL with the parts of a Path that naming and display use (`name`, `parent`, `suffix`);
     `str()` gives the URL back whole (a Path would fold its `//`)."""
@@ -821,45 +826,6 @@ def remember_compression(info: RemoteInfo, compression: str) -> None:
         os.replace(tmp, where)
     except OSError:
         pass  # a cache that cannot be written is no error
-
-
-def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
-    """Sources for many remote objects (or the NetworkError each failed with): sizes from their
-    listing, first bytes in one batched request per back-end (none for objects opened before and
-    unchanged since)."""
-    from tfrview.core.tfrecord.source import open_remote
-
-    out: dict[RemotePath, object] = {}
-    infos = []
-    for p in paths:
-        try:
-            info = info_of(p.url)
-        except NetworkError as exc:
-            out[p] = exc
-            continue
-        comp = known_compression(info)
-        if comp is not None:
-            out[p] = open_remote(info.url, info, compression=comp)
-        else:
-            infos.append(info)
-    by_fs: dict[str, list[RemoteInfo]] = {}
-    for i in infos:
-        by_fs.setdefault(_URL.match(i.url)["scheme"].lower(), []).append(i)
-    for group in by_fs.values():
-        try:
-            firsts = heads(group)
-        except NetworkError as exc:
-            firsts = [exc] * len(group)
-        for info, head in zip(group, firsts, strict=True):
-            p = RemotePath(info.url)
-            try:
-                if isinstance(head, NetworkError):
-                    raise head
-                out[p] = src = open_remote(info.url, info, head)
-                remember_compression(info, src.compression)
-            except SourceError as exc:
-                out[p] = exc
-    return out
 
 
 # --- many small objects in flight ---------------------------------------------------------------------

@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import STREAM_PIECE
@@ -34,6 +35,9 @@ from tfrview.core.tfrecord.framing import (
     length_crc,
     valid_header_positions,
 )
+
+if TYPE_CHECKING:
+    from tfrview.core.tfrecord.remote import RemotePath
 
 _INPUT_BLOCK = 256 * 1024
 _MIN_FEED = 64  # smallest piece of input handed to zlib at once (a file of one GZIP member per byte)
@@ -855,3 +859,52 @@ def open_remote(url: str, info=None, head: bytes | None = None, compression: str
     if compression is None:
         compression = detect_compression(head if head is not None else data[:_DETECT_BYTES])
     return Source(RemotePath(url), data, info.size, compression)
+
+
+def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
+    """Sources for many remote objects (or the NetworkError each failed with): sizes from their
+    listing, first bytes in one batched request per back-end (none for objects opened before and
+    unchanged since)."""
+    from tfrview.core.tfrecord.remote import (
+        NetworkError,
+        RemoteInfo,
+        RemotePath,
+        heads,
+        info_of,
+        known_compression,
+        remember_compression,
+        url_scheme,
+    )
+
+    out: dict[RemotePath, object] = {}
+    infos = []
+    for p in paths:
+        try:
+            info = info_of(p.url)
+        except NetworkError as exc:
+            out[p] = exc
+            continue
+        comp = known_compression(info)
+        if comp is not None:
+            out[p] = open_remote(info.url, info, compression=comp)
+        else:
+            infos.append(info)
+    by_fs: dict[str, list[RemoteInfo]] = {}
+    for i in infos:
+        by_fs.setdefault(url_scheme(i.url), []).append(i)
+    for group in by_fs.values():
+        try:
+            firsts = heads(group)
+        except NetworkError as exc:
+            firsts = [exc] * len(group)
+        for info, head in zip(group, firsts, strict=True):
+            p = RemotePath(info.url)
+            try:
+                if isinstance(head, NetworkError):
+                    raise head
+                out[p] = src = open_remote(info.url, info, head)
+                remember_compression(info, src.compression)
+            except SourceError as exc:
+                out[p] = exc
+    return out
+

@@ -149,7 +149,7 @@ class PlotController(QObject):
         c = self._summary.get("classes", {})
         names = [str(n) for n, _ in c.get("counts", [])]
         filterable = any(self._class_filter(n) for n in names[:50])
-        from tfrview.core.records.drawing import palette_hex
+        from tfrview.core.records.palette import palette_hex
 
         keys = c.get("colour_keys") or {}
         self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],

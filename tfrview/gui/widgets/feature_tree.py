@@ -9,18 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import sniff_image_format
-from tfrview.core.records.payload import (
-    BYTES_LIST,
-    FLOAT_LIST,
-    TYPE_SHORT,
-    Feature,
-    Payload,
-    WireField,
-    feature_json,
-    fixed_as_float,
-    wire_json,
-)
+from tfrview.core.records.payload import Payload, WireField, feature_json, fixed_as_float, wire_json
 from tfrview.core.records.textfmt import count_text, format_bytes, format_number, format_values
 from tfrview.core.termtext import printable
 from tfrview.gui.painting import to_qimage

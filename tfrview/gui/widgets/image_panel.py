@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QVBoxLayout, QWidget
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
-from tfrview.core.records.drawing import palette_hex
+from tfrview.core.records.palette import palette_hex
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.filmstrip import Filmstrip
 from tfrview.gui.widgets.image_view import ImageView

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfrview.core.records.payload import TYPE_SHORT
+from tfrview.core.records.feature import TYPE_SHORT
 from tfrview.gui.painting import class_color
 
 COLUMNS = ["key", "type", "present", "values/record", "min", "max", "mean", "NaN", "most frequent"]

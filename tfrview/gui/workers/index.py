@@ -13,11 +13,11 @@ from enum import StrEnum
 import numpy as np
 from PySide6.QtCore import Signal
 
+from tfrview.core.analysis.sample import sample_facts
 from tfrview.core.limits import inflation_note
 from tfrview.core.procs.messages import Failed
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.index import verify
-from tfrview.core.tfrecord.report import sample_facts
 from tfrview.gui.workers.base import Worker, stop_child
 
 log = logging.getLogger(__name__)
