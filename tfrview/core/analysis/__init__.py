@@ -11,11 +11,51 @@ cluster or an Apache Beam `Map` can run it), `merge.merge` combines files' resul
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from tfrview.core.analysis.merge import DatasetAnalysis, merge
-from tfrview.core.analysis.pool import default_jobs, run_tasks
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
+if TYPE_CHECKING:
+    from tfrview.core.analysis.merge import DatasetAnalysis, merge
+    from tfrview.core.analysis.pool import default_jobs, run_tasks
+    from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
+
+# Loaded on first use: a pool worker unpickles `shard.analyze_batch`, which imports this package
+# first; it frames and checks CRCs and needs neither merge's checks nor pyarrow (~1 s of imports
+# a worker on a busy machine).
+_WHERE = {
+    "DatasetAnalysis": "merge",
+    "merge": "merge",
+    "default_jobs": "pool",
+    "run_tasks": "pool",
+    "ShardResult": "shard",
+    "ShardTask": "shard",
+    "analyze_shard": "shard",
+    "plan": "shard",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(import_module(f"tfrview.core.analysis.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(ModuleType):
+    """`tfrview.core.analysis.merge` names the function, as it did when this package imported it
+    eagerly: importing the submodule (which binds its name on the package) must not hide it. The
+    submodule stays in sys.modules (`from tfrview.core.analysis.merge import ...` reads it)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "merge" and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "merge", "plan",
            "run_tasks"]  # fmt: skip
@@ -25,6 +65,10 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
+    from tfrview.core.analysis.merge import merge
+    from tfrview.core.analysis.pool import run_tasks
+    from tfrview.core.analysis.shard import plan
+
     tasks = plan(list(paths), deep, label_map, read_cache=use_cache, write_cache=use_cache)
     results = []
     for r in run_tasks(tasks, jobs, cancelled):

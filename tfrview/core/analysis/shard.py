@@ -94,8 +94,9 @@ def identity_of(path: str) -> Identity | None:
     """What says a file is unchanged: its inode, size and times, and a hash of its first and last
     64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
     middle changes in place with its times set back is beyond this; `verify` always reads."""
-    import hashlib
     import stat
+
+    import crc32c
 
     from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
 
@@ -110,15 +111,16 @@ def identity_of(path: str) -> Identity | None:
         if not stat.S_ISREG(st.st_mode):
             return None  # a named pipe or a device is never opened here (it could block)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
-        try:
-            head = os.pread(fd, _ENDS, 0)
-            tail = os.pread(fd, _ENDS, st.st_size - _ENDS) if st.st_size > _ENDS else b""
+        try:  # a small shard whole, in one read
+            ends = os.pread(fd, 2 * _ENDS, 0) if st.st_size <= 2 * _ENDS else (
+                os.pread(fd, _ENDS, 0) + os.pread(fd, _ENDS, st.st_size - _ENDS))  # fmt: skip
         finally:
             os.close(fd)
     except OSError:
         return None
-    ends = hashlib.blake2b(head + tail, digest_size=12).hexdigest()
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, ends
+    # CRC-32C, not a cryptographic hash: it tells a rewrite within one tick of the times as well,
+    # and costs ~20 us where blake2b cost ~0.5 ms a file (a second over 2,048 small shards)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"
 
 
 
