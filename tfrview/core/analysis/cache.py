@@ -40,6 +40,7 @@ import numpy as np
 from tfrview.core import limits
 from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
 from tfrview.core.tfrecord.framing import Problem, TfrviewError, one_line
+from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
@@ -68,7 +69,7 @@ def store_path() -> Path:
 
 
 def _key(task: ShardTask, identity) -> str:
-    where = task.path if is_url(task.path) else os.path.realpath(task.path)
+    where = task.path if is_url(task.path) else real_path(task.path)
     what = json.dumps([FORMAT, where, list(identity), task.deep, task.label_map or {},
                        task.part, task.parts],
                       sort_keys=True, default=str)  # fmt: skip
