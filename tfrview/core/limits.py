@@ -222,3 +222,10 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# --- issue 19, per-shard costs (wt-shards) ---
+# A plain local file up to this size is read whole in one read and framed from memory when the
+# analysis pass only frames and checks CRCs (tfrecord/smallfile.py): thousands of small shards then
+# cost no stream set-up a file. Any damage, compression or change sends the file down the usual
+# path, which says why; memory holds one such file at a time.
+SMALL_FILE_WHOLE_BYTES = 4 << 20
