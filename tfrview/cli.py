@@ -540,10 +540,21 @@ def _sample_picks(results: list, sample: int) -> dict:
 def _sampled_summary(r, picks):
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.records.payload import bounded_payload, decode
+    from tfrview.core.tfrecord.remote import is_url
     from tfrview.core.tfrecord.source import open_source
 
     cs = DatasetSummary()
     if picks is None or not len(picks):
+        return cs
+    if r.compression == "none" and not is_url(r.path):  # a plain file: a descriptor and a read a record
+        from tfrview.core.tfrecord.source import open_regular
+
+        fd, _ = open_regular(r.path)
+        try:
+            for k in picks:
+                cs.add(decode(bounded_payload(lambda at, n: os.pread(fd, n, at), int(r.offsets[k]), int(r.lengths[k]))))
+        finally:
+            os.close(fd)
         return cs
     with open_source(r.path) as src:
         for k in picks:
