@@ -15,9 +15,11 @@ resident set of the command and its workers (`ru_maxrss` of the children) on the
 Each `tfrview` run also gives its CPU seconds (the command's and its workers', user and system): on
 a shared machine the wall time moves with the load, the CPU time much less. Python's bytecode is
 cached for the runs (PYTHONPYCACHEPREFIX, a temporary folder), as an installed package has it.
-TensorFlow's figure (`tf.data.TFRecordDataset` over the same files, one after another, every
-record read) runs in `--tf`'s interpreter, a separate environment the package never uses; its
-import is not counted. Without it, the figures the issue measured here are used, and said so.
+The 2,048 shards are judged against the TensorFlow figure the issue measured here (3.1 s, the
+lower end of 3.1-4.2 s). With `--tf PYTHON`, TensorFlow's own figure (`tf.data.TFRecordDataset`
+over the same files, one after another, every record counted inside TensorFlow by `reduce`) is
+measured in that interpreter, a separate environment the package never uses, its import not
+counted, and printed beside it (on 2 busy cores it took minutes: 157 s for the 2,048 shards).
 `--many` shards of 100 records each (cut from the same file) are the second split; `info` of the
 stored `--shards` split runs after a verify stored it.
 """
@@ -129,11 +131,11 @@ os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 import tensorflow as tf
 files = sys.argv[1:]
 best = None
-for _ in range(2):
+for _ in range(1):
     t0, c0 = time.perf_counter(), time.process_time()
-    n = 0
-    for _r in tf.data.TFRecordDataset(files):  # one file after another, every record read
-        n += 1
+    # one file after another, every record read and counted inside TensorFlow (no Python a record:
+    # the most favourable figure for it; a Python loop over the records costs ~40 us each here)
+    n = int(tf.data.TFRecordDataset(files).reduce(tf.constant(0, tf.int64), lambda k, _: k + 1))
     t, c = time.perf_counter() - t0, time.process_time() - c0
     best = (t, c) if best is None or t < best[0] else best
 print(best[0], best[1], n)
@@ -180,8 +182,9 @@ def main() -> None:
     ap.add_argument("--checks-split", action="store_true",
                     help="also verify --checks of the whole split against the one file (minutes)")  # fmt: skip
     ap.add_argument("--many", type=int, default=10_000, help="shards of 100 records of the second split (0: none)")
-    ap.add_argument("--tf", default=os.environ.get("TFRVIEW_BENCH_TF", "/work/tfenv/bin/python"),
-                    help="an interpreter with TensorFlow, for its figures")  # fmt: skip
+    ap.add_argument("--tf", default=os.environ.get("TFRVIEW_BENCH_TF"),
+                    help="an interpreter with TensorFlow, to print its figures beside the issue's "
+                         "(e.g. /work/tfenv/bin/python; minutes on a busy machine)")  # fmt: skip
     a = ap.parse_args()
     d = Path(a.dir)
     try:
@@ -210,10 +213,12 @@ def main() -> None:
         line(f"verify the same in {a.shards:,} shards", f"{many:.2f} s", f"before: {BEFORE_SHARDS_S}", None)
         line("  shards / one file", f"{many / one:.2f}x", "<= 1.5x", many / one <= 1.5)
         tf_many = tensorflow(a.tf, files_of(shards))
-        said = "TensorFlow here" if tf_many is not None else "issue's TF figure (no TensorFlow here)"
-        tf_many = tf_many if tf_many is not None else TF_SHARDS_S
-        line(f"  {said}: {a.shards:,} shards in {tf_many:.2f} s", f"{tf_many / many:.2f}x faster",
-             ">= 2x TensorFlow", tf_many / many >= 2)  # fmt: skip
+        if tf_many is not None:
+            line(f"  TensorFlow here: {a.shards:,} shards in {tf_many:.2f} s", f"{tf_many / many:.2f}x faster",
+                 ">= 2x TensorFlow", tf_many / many >= 2)  # fmt: skip
+        # judged against the issue's figure as well: TensorFlow measured on a quieter machine
+        line(f"  the issue's TensorFlow figure: {TF_SHARDS_S:.1f} s", f"{TF_SHARDS_S / many:.2f}x faster",
+             ">= 2x TensorFlow", TF_SHARDS_S / many >= 2)  # fmt: skip
         t_info = min(tfrview("info", str(shards), home=homes[-1])[0] for _ in range(a.rounds))
         line(f"info of the {a.shards:,} stored shards (whole process)", f"{t_info:.2f} s", "<= 1.5 s",
              t_info <= 1.5)  # fmt: skip
