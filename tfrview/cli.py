@@ -204,7 +204,8 @@ def _grouped_plan(paths, groups, deep: bool, label_maps: list, **kw) -> list:
     tasks = []
     for g, lm in zip(groups, label_maps, strict=True):
         lm_json = lm.to_json() if lm is not None else None
-        tasks += [replace(t, file_no=g.files[t.file_no]) for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)]
+        tasks += [t if g.files[t.file_no] == t.file_no else replace(t, file_no=g.files[t.file_no])
+                  for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)]  # fmt: skip
     return sorted(tasks, key=lambda t: (t.file_no, t.part))
 
 
