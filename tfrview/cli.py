@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -490,8 +491,14 @@ def _info_of(r, picks) -> tuple[dict, list, object]:
         **_summary_json(cs),
     }
     if r.from_cache:
-        info["analysed_at"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.analysed_at))
+        info["analysed_at"] = _stamp(int(r.analysed_at))
     return info, framing, cs
+
+
+@functools.lru_cache(maxsize=256)
+def _stamp(seconds: int) -> str:
+    """A local time in words, once a second: the shards of one pass were read within a few."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
 def _summary_json(cs) -> dict:
