@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tfrview.cli import main
-from tfrview.core.analysis import merge
 from tfrview.core.analysis.checks import Schema, check_against_schema
+from tfrview.core.analysis.merge import merge
 from tfrview.core.output.writer import write_records
 from tfrview.core.records.payload import decode
 from tfrview.core.tfrecord.groups import group_files

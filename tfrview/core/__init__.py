@@ -44,7 +44,7 @@ _HOMES = {
     "analyze_shard": "tfrview.core.analysis",
     "ShardTask": "tfrview.core.analysis",
     "ShardResult": "tfrview.core.analysis",
-    "merge": "tfrview.core.analysis",
+    "merge": "tfrview.core.analysis.merge",
     "DatasetAnalysis": "tfrview.core.analysis",
     "write_records": "tfrview.core.output.writer",
     "salvage": "tfrview.core.output.salvage",

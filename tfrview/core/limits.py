@@ -250,3 +250,10 @@ DEEP_READ_BYTES = 4 << 20
 # NET_SMALL_OBJECT_BYTES (128 MB); a larger object is fetched as it is scanned, as before.
 NET_IN_FLIGHT = 32
 NET_SMALL_OBJECT_BYTES = 4 << 20
+
+# --- issue 19, per-shard costs (wt-shards) ---
+# A plain local file up to this size is read whole in one read and framed from memory when the
+# analysis pass only frames and checks CRCs (tfrecord/smallfile.py): thousands of small shards then
+# cost no stream set-up a file. Any damage, compression or change sends the file down the usual
+# path, which says why; memory holds one such file at a time.
+SMALL_FILE_WHOLE_BYTES = 4 << 20

@@ -5,19 +5,45 @@
     result.problems(0), result.summary.to_json(), result.facts()   # a pyarrow Table
 
 `shard.analyze_shard` is the per-file function (plain data in, plain data out: a pool, a Dask
-cluster or an Apache Beam `Map` can run it), `merge.merge` combines files' results in any order,
+cluster or an Apache Beam `Map` can run it), `merge.merge` (the submodule's function: `tfrview.core.merge` in the public face) combines files' results in any order,
 `pool.run_tasks` runs files in worker processes, `cache` remembers results per file.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from tfrview.core.analysis.merge import DatasetAnalysis, merge
-from tfrview.core.analysis.pool import default_jobs, run_tasks
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
+if TYPE_CHECKING:
+    from tfrview.core.analysis.merge import DatasetAnalysis
+    from tfrview.core.analysis.pool import default_jobs, run_tasks
+    from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
 
-__all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "merge", "plan",
+# Loaded on first use: a pool worker unpickles `shard.analyze_batch`, which imports this package
+# first; it frames and checks CRCs and needs neither merge's checks nor pyarrow (~1 s of imports
+# a worker on a busy machine).
+_WHERE = {
+    "DatasetAnalysis": "merge",
+    "default_jobs": "pool",
+    "run_tasks": "pool",
+    "ShardResult": "shard",
+    "ShardTask": "shard",
+    "analyze_shard": "shard",
+    "plan": "shard",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(import_module(f"tfrview.core.analysis.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+
+__all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "plan",
            "run_tasks"]  # fmt: skip
 
 
@@ -25,6 +51,10 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
+    from tfrview.core.analysis.merge import merge
+    from tfrview.core.analysis.pool import run_tasks
+    from tfrview.core.analysis.shard import plan
+
     tasks = plan(list(paths), deep, label_map, read_cache=use_cache, write_cache=use_cache)
     results = []
     for r in run_tasks(tasks, jobs, cancelled):

@@ -24,7 +24,6 @@ from tfrview.core.analysis.checks import (
     other_keys_finding,
 )
 from tfrview.core.analysis.datasummary import DatasetSummary
-from tfrview.core.analysis.facts import concat
 from tfrview.core.analysis.shard import DeepResult, ShardResult
 from tfrview.core.errors import FileChangedError
 from tfrview.core.problems import Problem
@@ -63,6 +62,8 @@ class DatasetAnalysis:
     def facts(self):
         """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
         import pyarrow as pa
+
+        from tfrview.core.analysis.facts import concat
 
         tables, base = [], 0
         for s in self.shards:
@@ -155,6 +156,8 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
     problems = [pr for p in parts for pr in p.problems]
     deep = None
     if all(p.deep is not None for p in parts):
+        from tfrview.core.analysis.facts import concat  # pyarrow: only a deep pass needs it
+
         schema, summary, image_keys = Schema(), DatasetSummary(), ImageKeys()
         ids: dict = {}
         sig_of = np.full(len(first.offsets), -1, dtype=np.int32)

@@ -144,7 +144,7 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
         for t in some:
             hit = next(found) if t.read_cache else None
             if hit is None:
-                left.append(replace(t, read_cache=False))  # looked at just now: the worker only reads the file
+                left.append(replace(t, read_cache=False) if t.read_cache else t)  # the worker only reads the file
             else:
                 yield hit
         if cancelled():

@@ -96,7 +96,6 @@ def identity_of(path: str) -> Identity | None:
     """What says a file is unchanged: its inode, size and times, and a hash of its first and last
     64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
     middle changes in place with its times set back is beyond this; `verify` always reads."""
-    import hashlib
     import stat
 
     from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
@@ -112,15 +111,24 @@ def identity_of(path: str) -> Identity | None:
         if not stat.S_ISREG(st.st_mode):
             return None  # a named pipe or a device is never opened here (it could block)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
-        try:
-            head = os.pread(fd, _ENDS, 0)
-            tail = os.pread(fd, _ENDS, st.st_size - _ENDS) if st.st_size > _ENDS else b""
+        try:  # a small shard whole, in one read
+            ends = os.pread(fd, 2 * _ENDS, 0) if st.st_size <= 2 * _ENDS else (
+                os.pread(fd, _ENDS, 0) + os.pread(fd, _ENDS, st.st_size - _ENDS))  # fmt: skip
         finally:
             os.close(fd)
     except OSError:
         return None
-    ends = hashlib.blake2b(head + tail, digest_size=12).hexdigest()
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, ends
+    return _identity(st, ends)
+
+
+def _identity(st: os.stat_result, ends: bytes) -> Identity:
+    """A file's identity from its stat and its ends (both ends' _ENDS bytes, or the whole file
+    when it is at most twice that). CRC-32C, not a cryptographic hash: it tells a rewrite within
+    one tick of the times as well, and costs ~20 us where blake2b cost ~0.5 ms a file (a second
+    over 2,048 small shards)."""
+    import crc32c
+
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"
 
 
 
@@ -200,6 +208,10 @@ def _analyze(task: ShardTask, progress=None) -> ShardResult:
     from tfrview.core.tfrecord.source import open_source
 
     t0 = time.perf_counter()
+    if not task.deep and task.parts == 1:
+        whole = _whole_small(task, t0)
+        if whole is not None:
+            return whole
     out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time(), part=task.part,
                       parts=task.parts)  # fmt: skip
     try:
@@ -233,6 +245,23 @@ def _analyze(task: ShardTask, progress=None) -> ShardResult:
         src.close()
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
+    """A small clean plain file's look (framing and CRCs) read whole and framed from memory
+    (tfrecord.smallfile), the same result as the usual path's; None sends it down that path."""
+    from tfrview.core.tfrecord.remote import is_url
+    from tfrview.core.tfrecord.smallfile import frame_whole
+
+    if is_url(task.path):
+        return None
+    w = frame_whole(task.path, _ENDS)
+    if w is None:
+        return None
+    n = len(w.offsets)
+    return ShardResult(task.file_no, task.path, _identity(w.stat, w.ends), "none", w.stat.st_size, w.stat.st_size,
+                       w.offsets, w.lengths, w.status, analysed_at=time.time(), lo=0, hi=n,
+                       seconds=time.perf_counter() - t0)  # fmt: skip
 
 
 def _say(msg: str) -> None:

@@ -80,8 +80,9 @@ def job_analyze(spec: dict) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
-    from tfrview.core.analysis import merge, plan, run_tasks
+    from tfrview.core.analysis import plan, run_tasks
     from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.analysis.merge import merge
     from tfrview.core.problems import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))

@@ -21,6 +21,7 @@ from tfrview.core.problems import Problem
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
+from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many, open_source
@@ -58,9 +59,11 @@ def expand_arg(a: str) -> list[Path]:
         return found
     p = Path(a)
     if _is_dir(p):
-        try:
-            found = [c for c in p.iterdir() if not c.name.startswith(".") and c.suffix.lower() not in _SIDE_FILES]
-            found = [c for c in found if c.is_file()]
+        try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
+            with os.scandir(p) as it:
+                found = [p / e.name for e in it
+                         if not e.name.startswith(".") and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                         and e.is_file()]  # fmt: skip
         except OSError as exc:
             raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
         if not found:
@@ -97,7 +100,7 @@ def _unique(paths: list[Path]) -> list[Path]:
     seen: set[str] = set()
     unique = []
     for p in paths:
-        key = str(p) if isinstance(p, RemotePath) else os.path.realpath(p)  # never raises (Path.resolve does)
+        key = str(p) if isinstance(p, RemotePath) else real_path(p)
         if key not in seen:
             seen.add(key)
             unique.append(p)

@@ -1,0 +1,34 @@
+"""A file's real path with its folder resolved once (issue 19: thousands of shards): the same
+answer as os.path.realpath through linked folders and linked files, and one file named twice is
+one file of the dataset."""
+
+import os
+
+from tfrview.core.tfrecord.dataset import name_files
+from tfrview.core.tfrecord.paths import real_path
+
+
+def test_real_path_follows_linked_folders_and_files(tmp_path):
+    (tmp_path / "data").mkdir()
+    shard = tmp_path / "data" / "a-00000-of-00001.tfrecord"
+    shard.write_bytes(b"")
+    (tmp_path / "linked").symlink_to(tmp_path / "data")
+    (tmp_path / "data" / "alias.tfrecord").symlink_to(shard)
+    names = [tmp_path / "linked" / shard.name, tmp_path / "data" / "alias.tfrecord",
+             tmp_path / "linked" / ".." / "data" / shard.name, "no/such/file", "."]  # fmt: skip
+    for p in names:
+        assert real_path(p) == os.path.realpath(p)
+    assert real_path(names[0]) == real_path(names[1]) == str(shard.resolve())
+
+
+def test_a_file_named_through_a_linked_folder_is_listed_once(tmp_path):
+    (tmp_path / "data").mkdir()
+    for i in range(3):
+        (tmp_path / "data" / f"s-{i:05d}-of-00003.tfrecord").write_bytes(b"")
+    (tmp_path / "data" / ".hidden").write_bytes(b"")
+    (tmp_path / "data" / "sub").mkdir()  # a folder inside is no file of the dataset
+    (tmp_path / "linked").symlink_to(tmp_path / "data")
+    failed, paths = name_files(
+        [str(tmp_path / "data"), str(tmp_path / "linked" / "s-00001-of-00003.tfrecord")]
+    )
+    assert failed == [] and [p.name for p in paths] == [f"s-{i:05d}-of-00003.tfrecord" for i in range(3)]

@@ -1,0 +1,99 @@
+"""Small plain files framed from memory (issue 19, tfrecord.smallfile): a clean file's result is the
+usual path's, field by field; any damage, compression or a file that is not regular goes the usual
+way, which says why."""
+
+import gzip
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tests.helpers import framed, payloads
+from tfrview.core.analysis import shard
+from tfrview.core.analysis.shard import ShardTask, identity_of
+from tfrview.core.tfrecord.framing import encode_record
+from tfrview.core.tfrecord.smallfile import frame_whole
+
+
+def _usual(task: ShardTask, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(shard, "_whole_small", lambda task, t0: None)
+        return shard._analyze(task)
+
+
+def _same(a, b) -> None:
+    assert (a.identity, a.compression, a.file_size, a.scanned, a.lo, a.hi, a.cause, a.error) == (
+        b.identity, b.compression, b.file_size, b.scanned, b.lo, b.hi, b.cause, b.error)  # fmt: skip
+    for name in ("offsets", "lengths", "status"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert [p.to_json() for p in a.problems] == [p.to_json() for p in b.problems]
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [b"one"],
+        [b"", b"", b"x"],  # empty payloads
+        payloads(300),
+        [os.urandom(70_000), os.urandom(70_000), b"tail"],  # past 2 x 64 KB: identity from both ends
+        [os.urandom(128 * 1024 - 16)],  # exactly 2 x 64 KB
+    ],
+)
+def test_a_clean_file_reads_as_the_usual_path_reads_it(tmp_path, monkeypatch, records):
+    path = tmp_path / "clean.tfrecord"
+    path.write_bytes(b"".join(encode_record(r) for r in records))
+    task = ShardTask(str(path), 3, read_cache=False, write_cache=False)
+    fast = shard._analyze(task)
+    assert frame_whole(str(path), 64 << 10) is not None and fast.records == len(records)
+    _same(fast, _usual(task, monkeypatch))
+    assert fast.identity == identity_of(str(path))  # the store finds it again
+
+
+def _damaged(tmp_path):
+    data, offs = framed(payloads(40))
+    b = bytearray(data)
+    flipped = tmp_path / "flipped.tfrecord"
+    b[offs[7] + 20] ^= 4
+    flipped.write_bytes(bytes(b))
+    header = tmp_path / "header.tfrecord"
+    b = bytearray(data)
+    b[offs[3] + 1] ^= 1
+    header.write_bytes(bytes(b))
+    (tmp_path / "cut.tfrecord").write_bytes(data[:-5])
+    (tmp_path / "tail.tfrecord").write_bytes(data + b"\0\0\0")
+    (tmp_path / "gz.tfrecord.gz").write_bytes(gzip.compress(data))
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    (tmp_path / "garbage.tfrecord").write_bytes(b"not a record at all, just text" * 3)
+    os.mkfifo(tmp_path / "fifo.tfrecord")
+    return data
+
+
+def test_damage_compression_and_odd_files_go_the_usual_way(tmp_path, monkeypatch):
+    _damaged(tmp_path)
+    for name in ("flipped", "header", "cut", "tail", "gz", "empty", "garbage", "fifo"):
+        path = tmp_path / (f"{name}.tfrecord" + (".gz" if name == "gz" else ""))
+        assert frame_whole(str(path), 64 << 10) is None, name
+        task = ShardTask(str(path), 0, read_cache=False, write_cache=False)
+        _same(shard._analyze(task), _usual(task, monkeypatch))
+    flipped = shard._analyze(
+        ShardTask(str(tmp_path / "flipped.tfrecord"), 0, read_cache=False, write_cache=False)
+    )
+    assert flipped.damaged == 1 and [str(p.kind) for p in flipped.problems] == ["bad_data_crc"]
+
+
+def test_a_bigger_file_or_a_deep_pass_goes_the_usual_way(tmp_path, monkeypatch):
+    from tfrview.core import limits
+
+    data, _ = framed(payloads(50))
+    path = tmp_path / "s.tfrecord"
+    path.write_bytes(data)
+    monkeypatch.setattr(limits, "SMALL_FILE_WHOLE_BYTES", len(data) - 1)
+    assert frame_whole(str(path), 64 << 10) is None
+    calls = []
+    monkeypatch.setattr(shard, "_whole_small", lambda task, t0: calls.append(task) or None)
+    task = ShardTask(str(path), 0, deep=True, read_cache=False, write_cache=False)
+    assert shard._analyze(task).deep is not None and calls == []
+    shard._analyze(replace(task, deep=False))
+    assert len(calls) == 1

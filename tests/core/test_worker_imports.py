@@ -1,0 +1,50 @@
+"""What a pool worker imports (issue 19): unpickling shard.analyze_batch loads the analysis package,
+whose names load on first use, so a worker that frames and checks CRCs imports neither merge's
+checks nor pyarrow; `tfrview.core.analysis.merge` still names the function."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(code: str) -> str:
+    p = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_a_worker_framing_small_files_imports_no_checks_and_no_pyarrow(tmp_path):
+    from tests.helpers import framed, payloads
+
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"s-{i}.tfrecord"
+        p.write_bytes(framed(payloads(20 + i))[0])
+        paths.append(str(p))
+    out = _run(
+        "import os, pickle, sys\n"
+        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'cache')!r}\n"
+        "from tfrview.core.analysis.shard import ShardTask, analyze_batch\n"
+        "fn = pickle.loads(pickle.dumps(analyze_batch))\n"  # as a spawned worker gets it
+        f"rs = fn([ShardTask(p, i) for i, p in enumerate({paths!r})])\n"
+        "print([r.records for r in rs])\n"
+        "print(sorted(m for m in ('pyarrow', 'tfrview.core.analysis.checks', 'tfrview.core.analysis.merge')"
+        " if m in sys.modules))\n"
+    )
+    assert out.splitlines() == ["[20, 21, 22]", "[]"]
+
+
+def test_merge_names_the_function_whatever_was_imported_first():
+    out = _run(
+        "import tfrview.core.analysis.merge\n"
+        "import tfrview.core.analysis as a\n"
+        "from tfrview.core.analysis import merge, plan, run_tasks, DatasetAnalysis\n"
+        "print(callable(merge), merge.__module__, a.merge is merge, plan.__module__, run_tasks.__module__,"
+        " DatasetAnalysis.__name__)\n"
+    )
+    assert out.split() == ["True", "tfrview.core.analysis.merge", "True", "tfrview.core.analysis.shard",
+                           "tfrview.core.analysis.pool", "DatasetAnalysis"]  # fmt: skip

@@ -1,0 +1,24 @@
+"""Where a local file really is, cheaply for thousands of files in a few folders (a dataset's
+shards): the one key a file is known by, however it was named (dataset.py, the result store)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_dir(d: str) -> str:
+    return os.path.realpath(d)
+
+
+def real_path(p) -> str:
+    """os.path.realpath of a local file, its folder resolved once for all its files (realpath
+    walks every component with an lstat: ~0.1 ms a file, seconds for 10,000 shards, twice). A
+    folder whose link changes while a process runs keeps its first answer here; the result
+    store's key also holds the file's device and inode. Never raises (Path.resolve does)."""
+    d, name = os.path.split(os.fspath(p))
+    if name in ("", ".", ".."):
+        return os.path.realpath(p)
+    full = os.path.join(_real_dir(d or "."), name)
+    return os.path.realpath(full) if os.path.islink(full) else full
