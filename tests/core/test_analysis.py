@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import framed, payloads
-from tfrview.core.analysis import analyze, merge
+from tfrview.core.analysis import analyze
+from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.shard import ShardTask, analyze_shard
 from tfrview.core.problems import QA_KINDS
 

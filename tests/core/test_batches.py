@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers import framed
 from tfrview.core import limits
-from tfrview.core.analysis import merge
+from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.pool import batches, run_tasks
 from tfrview.core.analysis.shard import ShardTask, analyze_batch, analyze_shard, plan
 

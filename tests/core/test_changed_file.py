@@ -10,7 +10,7 @@ import time
 
 from tests.fuzz import hostile as H
 from tests.helpers import framed, payloads
-from tfrview.core.analysis import merge
+from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.shard import ShardTask, analyze_shard
 from tfrview.core.tfrecord.framing import encode_record
 

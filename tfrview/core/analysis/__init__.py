@@ -11,10 +11,8 @@ cluster or an Apache Beam `Map` can run it), `merge.merge` (the submodule's func
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from importlib import import_module
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
