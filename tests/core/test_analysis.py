@@ -175,8 +175,8 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     monkeypatch.setenv("TFRVIEW_TEST_MARK", mark)
     proc = spawn({"job": "analyze", "paths": paths, "jobs": 2})
     for obj in read_lines(proc):
-        if "progress" in obj:
-            break  # a file is done; the workers are busy with the next ones
+        if "progress" in obj and obj["progress"][1] > 0:
+            break  # records decoded: the workers are busy
     assert len(_marked_processes(mark)) >= 2  # the job and its workers
     proc.kill()
     proc.wait()

@@ -207,6 +207,7 @@ def _say(msg: str) -> None:
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
+    from tfrview.core.analysis import progress
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
@@ -224,8 +225,10 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     problems: list[Problem] = []
     ids: set[int] = set()
     numbers = intact_numbers_of(out)
-    for n in numbers[(numbers >= out.lo) & (numbers < out.hi)]:
-        n = int(n)
+    todo = numbers[(numbers >= out.lo) & (numbers < out.hi)]
+    for k, n in enumerate(todo.tolist()):
+        if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
+            progress.records_done(progress.EVERY)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
         other = schema.other
         schema.add(p)
@@ -246,6 +249,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(class_ids(p.features))
         facts.add(n, p, look.image_size, look.boxes)
+    progress.records_done(len(todo) - max(len(todo) - 1, 0) // progress.EVERY * progress.EVERY)
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)

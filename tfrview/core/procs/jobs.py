@@ -29,9 +29,14 @@ from tfrview.core.tfrecord.framing import TfrviewError
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
 
+_EMIT_LOCK = threading.Lock()  # the analysis's progress thread and its main thread both write lines
+
+
 def _emit(obj: dict) -> None:
-    _OUT.write(json.dumps(obj) + "\n")
-    _OUT.flush()
+    line = json.dumps(obj) + "\n"
+    with _EMIT_LOCK:
+        _OUT.write(line)
+        _OUT.flush()
 
 
 def _keep_pipe_to_ourselves() -> None:
@@ -75,22 +80,23 @@ def job_analyze(spec: dict) -> None:
     results, running, cached = [], DatasetSummary(), 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results
-    for r in run_tasks(tasks, spec.get("jobs"), store_later=later):
-        results.append(r)
-        cached += r.from_cache
-        for p in r.problems:
-            if p.kind in QA_KINDS:
-                _emit({"file": files[r.file_no], "problem": p.to_json()})
-            elif p.cause:  # the window framed this one itself: only why it happened is news
-                _emit({"file": files[r.file_no], "cause": {"kind": str(p.kind), "offset": p.offset, "text": p.cause}})
-        if r.cause:
-            _emit({"file": files[r.file_no], "file_cause": r.cause})
-        _emit({"progress": ["analysis", len(results), len(tasks)]})
-        if r.deep is not None:
-            running.merge(r.deep.summary)
-            if time.monotonic() - last > 1.0 and len(results) < len(tasks):
-                _emit({"summary": running.to_json(), "partial": True})
-                last = time.monotonic()
+    with _RecordProgress(spec) as said:
+        for r in run_tasks(tasks, spec.get("jobs"), store_later=later, counter=said.counter):
+            results.append(r)
+            cached += r.from_cache
+            said.stored += (r.hi - r.lo) if r.from_cache else 0
+            for p in r.problems:
+                if p.kind in QA_KINDS:
+                    _emit({"file": files[r.file_no], "problem": p.to_json()})
+                elif p.cause:  # the window framed this one itself: only why it happened is news
+                    _emit({"file": files[r.file_no], "cause": {"kind": str(p.kind), "offset": p.offset, "text": p.cause}})
+            if r.cause:
+                _emit({"file": files[r.file_no], "file_cause": r.cause})
+            if r.deep is not None:
+                running.merge(r.deep.summary)
+                if time.monotonic() - last > 1.0 and len(results) < len(tasks):
+                    _emit({"summary": running.to_json(), "partial": True})
+                    last = time.monotonic()
     a = merge(results)
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
@@ -105,6 +111,54 @@ def job_analyze(spec: dict) -> None:
         from tfrview.core.analysis.cache import store_many
 
         store_many(later)  # one transaction
+
+
+PROGRESS_SECONDS = 0.25  # how often the analysis says how many records it has decoded
+
+
+class _RecordProgress:
+    """The analysis's progress in records, from its first second: {"progress": ["records", done,
+    total]} at once, then every PROGRESS_SECONDS from a thread that reads the pool workers' shared
+    counter (analysis.progress) and adds the records of stored results; a task (a part of a big
+    file) no longer has to end before the window hears anything."""
+
+    def __init__(self, spec: dict) -> None:
+        self.total = sum(int(c) for c in spec.get("counts") or ())
+        self.stored = 0  # records of results taken from the store (no worker counted them)
+        self.counter = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def done(self) -> int:
+        from tfrview.core.analysis.progress import counted
+
+        return min(self.total, counted(self.counter) + self.stored)
+
+    def __enter__(self) -> _RecordProgress:
+        from tfrview.core.analysis.progress import make_counter
+
+        if self.total:
+            self.counter = make_counter()
+            _emit({"progress": ["records", 0, self.total]})
+            self._thread = threading.Thread(target=self._run, name="tfrview-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        last = -1
+        while not self._stop.wait(PROGRESS_SECONDS):
+            done = self.done()
+            if done != last:
+                last = done
+                try:
+                    _emit({"progress": ["records", done, self.total]})
+                except (BrokenPipeError, OSError, ValueError):
+                    return  # the window went away: the main thread finds out too
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis
