@@ -85,3 +85,35 @@ def test_the_shards_panel_puts_the_bad_shard_first_among_many(qtbot, open_window
     w.shards_view.sortByColumn(col["file"], Qt.SortOrder.DescendingOrder)
     assert s.data(s.index(0, col["file"])) == "s-00299-of-00300.tfrecord"
     assert s.data(s.index(shards - 1, col["file"])) == "s-00000-of-00300.tfrecord"
+
+
+def test_reopening_a_split_takes_every_file_from_the_store_a_batch_at_a_time(qtbot, open_window, tmp_path,
+                                                                              monkeypatch):  # fmt: skip
+    from tfrview.core.analysis import cache
+
+    data, offs = framed(payloads(4))
+    shards = 30
+    for i in range(shards):
+        b = bytearray(data)
+        if i == 7:
+            b[offs[2] + 20] ^= 1
+        (tmp_path / f"r-{i:05d}-of-{shards:05d}.tfrecord").write_bytes(bytes(b))
+    w = open_window([tmp_path])
+    Driver(qtbot, w).wait_checks()
+    asked: list[str] = []
+    real_many = cache.load_many
+    monkeypatch.setattr(cache, "load", lambda task, index_only=False: asked.append(task.path))
+    monkeypatch.setattr(
+        cache,
+        "load_many",
+        lambda tasks, index_only=False: (asked.append(len(tasks)), real_many(tasks, index_only))[1],
+    )
+    again = open_window([tmp_path])
+    d = Driver(qtbot, again)
+    assert d.stored_files == shards
+    assert asked == [
+        shards,
+        shards,
+    ]  # one query for the deep pass's results, one for the scan's, no file alone
+    assert again.model.total() == 4 * shards
+    assert again.model.status_of(7 * 4 + 2) == "bad_data_crc" and again.model.status_of(7 * 4 + 1) == "ok"
