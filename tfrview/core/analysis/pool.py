@@ -106,14 +106,16 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
 
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-              store_later: list | None = None, progress=None, counter=None) -> Iterator[ShardResult]:  # fmt: skip
+              store_later: list | None = None, progress=None, counter=None,
+              summaries=None) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
     left) runs here, in this process, and then with `store_later` its (task, result) pairs are put
     there for the caller to store once it has said the results (storing a 1,000-record file's
     result takes a few ms; thousands add up); `progress` then hears how far each file's framing and
     CRC pass is (analyze_shard). `counter` (progress.make_counter): the workers add the records
-    they decode to it, so the caller can say how far a long task is."""
+    they decode to it, so the caller can say how far a long task is; `summaries`
+    (progress.make_summaries): they send the summary of the part they decode, now and then."""
     tasks = list(tasks)
     left = []
     for at in range(0, len(tasks), 256):
@@ -151,7 +153,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
         return
     from tfrview.core.analysis.progress import initializer
 
-    init, initargs = initializer(counter)
+    init, initargs = initializer(counter, summaries)
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=init, initargs=initargs)
     try:
         pending: set[Future] = set()

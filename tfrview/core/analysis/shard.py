@@ -229,6 +229,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     for k, n in enumerate(todo.tolist()):
         if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
             progress.records_done(progress.EVERY)
+            progress.summary_so_far((task.path, task.part), summary)
         p = decode(bounded_payload(read, int(offs[n]), int(lens[n])))
         other = schema.other
         schema.add(p)
