@@ -182,8 +182,11 @@ class IndexWorker(Worker):
         return True
 
     def _tick(self, phase: str, done: int, total: int, force: bool = False) -> None:
+        """Progress at most every 50 ms; `force` (a file's first rows or its end) only before the
+        first report: each report sums every file's records and problems, and a report forced at
+        the end of each of 10,000 small files was 10,000 x 10,000 steps on this thread."""
         now = time.monotonic()
-        if force or now - self._last > 0.05:
+        if (force and self._last == 0.0) or now - self._last > 0.05:
             self._emit(phase, done, total)
             self._last = now
 
