@@ -178,8 +178,8 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     from tfrview.core.procs.messages import Progress
 
     for msg in read_lines(proc):
-        if isinstance(msg, Progress):
-            break  # a file is done; the workers are busy with the next ones
+        if isinstance(msg, Progress) and msg.done > 0:
+            break  # records decoded: the workers are busy
     assert len(_marked_processes(mark)) >= 2  # the job and its workers
     proc.kill()
     proc.wait()

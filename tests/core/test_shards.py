@@ -43,3 +43,25 @@ def test_an_unreadable_file_is_a_row_that_says_why(tmp_path):
         h = shard_health(ds, ["ok", "gone"], {})
     assert h.errors_text[0] == "" and h.errors_text[1]  # the reason the file would not open
     assert h.records[1] == 0 and h.size[1] == -1
+
+
+def test_files_not_framed_yet_count_nothing_and_move_no_other_file(tmp_path):
+    """Every file's figures come from one array over all their status bits (10,000 files at once):
+    a file not framed yet, between framed ones, takes no other file's records."""
+    from tfrview.core.tfrecord.index import verify
+
+    data, offs = framed(payloads(5))
+    bad = bytearray(data)
+    bad[offs[3] + 20] ^= 1
+    for i, content in enumerate((data, data, bytes(bad), data)):
+        (tmp_path / f"b-{i:05d}-of-00004.tfrecord").write_bytes(content)
+    with Dataset.open([str(tmp_path)]) as ds:
+        for fi in (0, 2):  # files 1 and 3 not framed yet
+            for _ in ds.scan_file(fi):
+                pass
+            list(verify(ds.files[fi].source, ds.files[fi].index))
+        h = shard_health(ds, [f.path.name for f in ds.files], {2: {"error": 1, "info": 2}})
+    assert list(h.records) == [5, 0, 5, 0]
+    assert list(h.intact) == [5, 0, 4, 0] and list(h.damaged) == [0, 0, 1, 0]
+    assert list(h.unchecked) == [0, 0, 0, 0]
+    assert h.problems.tolist() == [[0, 0, 0], [0, 0, 0], [1, 0, 2], [0, 0, 0]]

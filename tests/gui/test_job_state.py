@@ -14,3 +14,9 @@ def test_a_job_runs_then_ends_done_failed_or_stopped():
     assert s.failed("boom").finished().text("QA checks") == "QA checks failed: boom"
     done = JobState(Phase.DONE)
     assert done.finished() is done and done.text("QA checks") == "QA checks done"
+
+
+def test_the_analysis_counted_in_records_says_how_many():
+    s = JobState().started().progressed("records", 250_000, 2_000_000)
+    assert s.text("QA checks") == "QA checks: 12% of 2,000,000 records"
+    assert s.progressed("records", 0, 2_000_000).text("QA checks") == "QA checks: 0% of 2,000,000 records"

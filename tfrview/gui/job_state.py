@@ -44,6 +44,9 @@ class JobState:
         if self.phase is Phase.RUNNING:
             if not self.step:
                 return f"{what}: starting"
-            return f"{what}: {self.step} {100 * self.done // max(self.total, 1)}%"
+            pct = 100 * self.done // max(self.total, 1)
+            if self.step == "records":  # counted in records (the analysis): how many, not only a share
+                return f"{what}: {pct}% of {self.total:,} records"
+            return f"{what}: {self.step} {pct}%"
         return {Phase.IDLE: "", Phase.DONE: f"{what} done", Phase.FAILED: f"{what} failed: {self.error}",
                 Phase.STOPPED: f"{what} stopped"}[self.phase]  # fmt: skip

@@ -573,15 +573,15 @@ class MainWindow(QMainWindow):
     def _update_status(self, *_args) -> None:
         s = self.session
         p = s.index_progress
-        opened = [f for f in self.ds.files if f.source is not None]
+        opened, size_bytes, compressions = self._files_facts()
         m = self.model
         page = None
         if m.filter_rows is None and m.total() > m.row_cap:
             page = (m.page_start, min(m.page_start + m.row_cap, m.total()) - 1)
-        stored = p is not None and s.stored_files and s.stored_files == len(opened) and s.stored_at
+        stored = p is not None and s.stored_files and s.stored_files == opened and s.stored_at
         facts = StatusFacts(
-            records=m.total(), size_bytes=sum(f.source.file_size for f in opened),
-            compressions=frozenset(f.compression for f in opened), payload_kinds=self._payload_kinds,
+            records=m.total(), size_bytes=size_bytes,
+            compressions=compressions, payload_kinds=self._payload_kinds,
             files=len(self.ds.files), missing=len(self.ds.missing), phase=None if p is None else str(p.phase),
             note="" if p is None else p.note, done_bytes=0 if p is None else p.done_bytes,
             total_bytes=0 if p is None else p.total_bytes, checked_at=s.stored_at if stored else None,
@@ -591,6 +591,18 @@ class MainWindow(QMainWindow):
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
             self.status_label.set_extra_tip(missing_tip(self.ds.missing))
+
+    def _files_facts(self) -> tuple[int, int, frozenset[str]]:
+        """(files opened, their bytes, their compressions): the same for the whole session, so taken
+        once; the status line is written at every progress report, and walking 10,000 files for it
+        three times took 0.15 s of the UI thread each time."""
+        facts = getattr(self, "_files_facts_cache", None)
+        if facts is None or facts[0] is not self.ds:
+            opened = [f for f in self.ds.files if f.source is not None]
+            facts = (self.ds, (len(opened), sum(f.source.file_size for f in opened),
+                               frozenset(f.compression for f in opened)))  # fmt: skip
+            self._files_facts_cache = facts
+        return facts[1]
 
     # the filter and the shards -------------------------------------------------------------------------------
 

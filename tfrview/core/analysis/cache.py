@@ -124,8 +124,9 @@ def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
         return None
 
 
-def load_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
-    """`load` of many files with one query (a task of many small files asks the store once)."""
+def load_many(tasks: list[ShardTask], index_only: bool = False) -> list[ShardResult | None]:
+    """`load` of many files with one query (a task of many small files asks the store once; the
+    window reopening 10,000 shards asks it once for a few hundred, `index_only`)."""
     ids = [identity_of(t.path) for t in tasks]
     keys = [None if i is None else _key(t, i) for t, i in zip(tasks, ids, strict=True)]
     wanted = [k for k in keys if k is not None]
@@ -155,7 +156,7 @@ def load_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
         r = None
         if row is not None:
             try:
-                r = _result(t, i, k, row[0], row[1], deep=t.deep)
+                r = _result(t, i, k, row[0], row[1], deep=t.deep and not index_only)
             except (ValueError, KeyError, TypeError, IndexError) as exc:  # written by a broken run
                 log.info("stored result %s of %s unreadable (%s): dropped", k, t.path, exc)
                 _run(lambda c, k=k: _delete(c, k), None)

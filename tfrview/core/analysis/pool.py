@@ -15,7 +15,6 @@ from multiprocessing import get_context
 
 from tfrview.core import limits
 from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch, analyze_shard
-from tfrview.core.childproc import worker_start
 
 
 def default_jobs() -> int:
@@ -115,26 +114,30 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
 
 
 def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-              store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
+              store_later: list | None = None, progress=None, counter=None,
+              summaries=None) -> Iterator[ShardResult]:  # fmt: skip
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
     from contextlib import closing
 
     from tfrview.core.analysis.shard import share_framing
 
     seen: dict = {}
-    with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress)) as results:
+    with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:
         for r in results:
             yield share_framing(r, seen)
 
 
 def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-               store_later: list | None = None, progress=None) -> Iterator[ShardResult]:  # fmt: skip
+               store_later: list | None = None, progress=None, counter=None,
+               summaries=None) -> Iterator[ShardResult]:  # fmt: skip
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
     left) runs here, in this process, and then with `store_later` its (task, result) pairs are put
     there for the caller to store once it has said the results (storing a 1,000-record file's
     result takes a few ms; thousands add up); `progress` then hears how far each file's framing and
-    CRC pass is (analyze_shard)."""
+    CRC pass is (analyze_shard). `counter` (progress.make_counter): the workers add the records
+    they decode to it, so the caller can say how far a long task is; `summaries`
+    (progress.make_summaries): they send the summary of the part they decode, now and then."""
     tasks = list(tasks)
     left = []
     for at in range(0, len(tasks), 256):
@@ -172,8 +175,10 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
             if cancelled():
                 return
         return
-    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=worker_start,
-                               initargs=(os.getpid(),))  # fmt: skip
+    from tfrview.core.analysis.progress import initializer
+
+    init, initargs = initializer(counter, summaries)
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=init, initargs=initargs)
     try:
         pending: set[Future] = set()
         queue = iter(groups)

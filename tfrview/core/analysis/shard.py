@@ -274,6 +274,7 @@ def _say(msg: str) -> None:
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
+    from tfrview.core.analysis import progress
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.facts import FactsBuilder
@@ -298,7 +299,10 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     numbers = np.flatnonzero(intact) + out.lo
     plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
                           offs, lens)  # fmt: skip
-    for n, data in _payloads(read, offs, lens, numbers):
+    for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
+        if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
+            progress.records_done(progress.EVERY)
+            progress.summary_so_far((task.path, task.part), summary)
         if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
             continue
         plain.flush()  # the batch before this record: everything is counted in record order
@@ -325,6 +329,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         facts.add(n, p, look.image_size, look.boxes, r.spec)
         plain.learnt(n, int(sig_of[n - out.lo]))
     plain.flush()
+    progress.records_done(len(numbers) - max(len(numbers) - 1, 0) // progress.EVERY * progress.EVERY)
     table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
                         out.status[out.lo : out.hi])  # fmt: skip
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)

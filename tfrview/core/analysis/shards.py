@@ -54,21 +54,21 @@ def shard_health(
 ) -> ShardHealth:
     """The health of every file so far (an index still being built counts what it has)."""
     n = len(ds.files)
-    size = np.full(n, -1, dtype=np.int64)
-    records = np.zeros(n, dtype=np.int64)
+    size = np.fromiter((f.source.file_size if f.source is not None else -1 for f in ds.files), np.int64, n)
+    statuses = [f.index.status for f in ds.files]
+    records = np.fromiter((len(st) for st in statuses), np.int64, n)
     intact = np.zeros(n, dtype=np.int64)
     damaged = np.zeros(n, dtype=np.int64)
+    if records.any():  # every file's status bits at once: 10,000 files took ~0.8 s one at a time
+        st = np.concatenate([np.asarray(x, dtype=np.uint8) for x in statuses])
+        starts = np.concatenate([[0], np.cumsum(records)])
+        for out, bits in ((damaged, (st & DAMAGED) != 0), (intact, (st & (VERIFIED | DAMAGED)) == VERIFIED)):
+            running = np.concatenate([[0], np.cumsum(bits, dtype=np.int64)])
+            out[:] = running[starts[1:]] - running[starts[:-1]]
     problems = np.zeros((n, len(SEVERITIES)), dtype=np.int64)
-    for i, f in enumerate(ds.files):
-        if f.source is not None:
-            size[i] = f.source.file_size
-        st = f.index.status
-        records[i] = len(st)
-        if len(st):
-            damaged[i] = np.count_nonzero(st & DAMAGED)
-            intact[i] = np.count_nonzero((st & (VERIFIED | DAMAGED)) == VERIFIED)
-        for j, s in enumerate(SEVERITIES):
-            problems[i, j] = problems_by_file.get(i, {}).get(s, 0)
+    for i, counts in problems_by_file.items():  # the files with problems only
+        if 0 <= i < n:
+            problems[i] = [counts.get(s, 0) for s in SEVERITIES]
     return ShardHealth(
         names=tuple(names),
         errors_text=tuple(f.error or "" for f in ds.files),

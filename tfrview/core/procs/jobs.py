@@ -49,9 +49,14 @@ log = logging.getLogger(__name__)
 _OUT = sys.stdout  # the window's pipe (child_main moves it off fd 1)
 
 
+_EMIT_LOCK = threading.Lock()  # the analysis's progress thread and its main thread both write lines
+
+
 def _emit(msg: Message) -> None:
-    _OUT.write(encode(msg))
-    _OUT.flush()
+    line = encode(msg)
+    with _EMIT_LOCK:
+        _OUT.write(line)
+        _OUT.flush()
 
 
 def _keep_pipe_to_ourselves() -> None:
@@ -93,25 +98,27 @@ def job_analyze(spec: dict) -> None:
 
         mine = set(spec["label_map_files"])
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
-    results, running, cached = [], DatasetSummary(), 0
+    results, cached = [], 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results
-    for r in run_tasks(tasks, spec.get("jobs"), store_later=later):
-        results.append(r)
-        cached += r.from_cache
-        for p in r.problems:
-            if p.kind in QA_KINDS:
-                _emit(ProblemFound(files[r.file_no], p))
-            elif p.cause:  # the window framed this one itself: only why it happened is news
-                _emit(CauseFound(files[r.file_no], str(p.kind), p.offset, p.cause))
-        if r.cause:
-            _emit(FileCause(files[r.file_no], r.cause))
-        _emit(Progress("analysis", len(results), len(tasks)))
-        if r.deep is not None:
-            running.merge(r.deep.summary)
-            if time.monotonic() - last > 1.0 and len(results) < len(tasks):
-                _emit(Summary(running.to_json(), True))
-                last = time.monotonic()
+    with _RecordProgress(spec, DatasetSummary()) as said:
+        for r in run_tasks(tasks, spec.get("jobs"), store_later=later, counter=said.counter,
+                           summaries=said.summaries):  # fmt: skip
+            results.append(r)
+            cached += r.from_cache
+            said.stored += (r.hi - r.lo) if r.from_cache else 0
+            for p in r.problems:
+                if p.kind in QA_KINDS:
+                    _emit(ProblemFound(files[r.file_no], p))
+                elif p.cause:  # the window framed this one itself: only why it happened is news
+                    _emit(CauseFound(files[r.file_no], str(p.kind), p.offset, p.cause))
+            if r.cause:
+                _emit(FileCause(files[r.file_no], r.cause))
+            if r.deep is not None:
+                said.finished((r.path, r.part), r.deep.summary)
+                if time.monotonic() - last > 1.0 and len(results) < len(tasks):
+                    _emit(Summary(said.summary_json(), True))
+                    last = time.monotonic()
     a = merge(results)
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
@@ -125,6 +132,104 @@ def job_analyze(spec: dict) -> None:
         from tfrview.core.analysis.cache import store_many
 
         store_many(later)  # one transaction
+
+
+PROGRESS_SECONDS = 0.25  # how often the analysis says how many records it has decoded
+
+
+class _RecordProgress:
+    """The analysis's progress in records, from its first second: {"progress": ["records", done,
+    total]} at once, then every PROGRESS_SECONDS from a thread that reads the pool workers' shared
+    counter (analysis.progress) and adds the records of stored results; a task (a part of a big
+    file) no longer has to end before the window hears anything. The same thread takes the
+    workers' summaries of the parts they are decoding and sends the partial summary (the parts
+    finished, and those so far) every SUMMARY_SECONDS."""
+
+    def __init__(self, spec: dict, running) -> None:
+        self.total = sum(int(c) for c in spec.get("counts") or ())
+        self.stored = 0  # records of results taken from the store (no worker counted them)
+        self.counter = None
+        self.summaries = None  # the workers' summaries so far (a queue)
+        self._running = running  # the summary of the parts finished
+        self._partials: dict = {}  # (path, part) -> its summary so far, for parts still running
+        self._finished: set = set()  # parts whose result came: a summary so far of them is stale
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def finished(self, key: tuple, summary) -> None:
+        with self._lock:
+            self._running.merge(summary)
+            self._partials.pop(key, None)
+            self._finished.add(key)
+
+    def summary_json(self) -> dict:
+        """The parts finished and the parts so far, as one summary."""
+        from tfrview.core.analysis.datasummary import DatasetSummary
+
+        with self._lock:
+            if not self._partials:
+                return self._running.to_json()
+            out = DatasetSummary()
+            out.merge(self._running)
+            for s in self._partials.values():
+                out.merge(s)
+        return out.to_json()
+
+    def _take_summaries(self) -> bool:
+        """The summaries the workers sent since the last call; whether any was new."""
+        import pickle
+        import queue
+
+        got = False
+        while self.summaries is not None:
+            try:
+                key, data = self.summaries.get_nowait()
+            except (queue.Empty, OSError, EOFError, ValueError):
+                break
+            with self._lock:
+                if key not in self._finished:
+                    self._partials[key] = pickle.loads(data)
+                    got = True
+        return got
+
+    def done(self) -> int:
+        from tfrview.core.analysis.progress import counted
+
+        return min(self.total, counted(self.counter) + self.stored)
+
+    def __enter__(self) -> _RecordProgress:
+        from tfrview.core.analysis.progress import make_counter, make_summaries
+
+        if self.total:
+            self.counter = make_counter()
+            self.summaries = make_summaries()
+            _emit(Progress("records", 0, self.total))
+            self._thread = threading.Thread(target=self._run, name="tfrview-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        from tfrview.core.analysis.progress import SUMMARY_SECONDS
+
+        last, said_summary, fresh = -1, time.monotonic(), False
+        while not self._stop.wait(PROGRESS_SECONDS):
+            done = self.done()
+            fresh = self._take_summaries() or fresh
+            try:
+                if done != last:
+                    last = done
+                    _emit(Progress("records", done, self.total))
+                if fresh and time.monotonic() - said_summary >= SUMMARY_SECONDS and not self._stop.is_set():
+                    fresh, said_summary = False, time.monotonic()
+                    _emit(Summary(self.summary_json(), True))
+            except (BrokenPipeError, OSError, ValueError):
+                return  # the window went away: the main thread finds out too
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis

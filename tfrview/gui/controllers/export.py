@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -23,6 +24,7 @@ from tfrview.gui.painting import render_overlay_on_image
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
+from tfrview.gui.widgets.record_table_view import selected_rows
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import ScanPhase
 from tfrview.gui.workers.jobs import JobWorker
@@ -50,12 +52,13 @@ class ExportController(QObject):
             t.cancel()
             t.wait()
 
-    def selected_records(self) -> list[int]:
-        """The selected records, or every record shown when at most one is selected."""
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+    def selected_records(self) -> np.ndarray:
+        """The selected records, or every record shown when at most one is selected. Read from the
+        selection's ranges (Ctrl+A on 2,000,000 rows is one range), never one index per row."""
+        rows = selected_rows(self.table.selectionModel().selection())
         if len(rows) <= 1:
-            return [self.model.record_number(r) for r in range(self.model.rowCount())]
-        return [self.model.record_number(r) for r in rows]
+            rows = np.arange(self.model.rowCount(), dtype=np.int64)
+        return self.model.record_numbers(rows)
 
     def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
         """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
@@ -207,7 +210,7 @@ class ExportController(QObject):
 
     def export(self, what: str) -> None:
         numbers = self.selected_records()
-        if not numbers:
+        if not len(numbers):
             return
         comp = None
         keep_damaged = False
@@ -274,7 +277,7 @@ class ExportController(QObject):
     def write_export(
         self,
         what: str,
-        numbers: list[int],
+        numbers: list[int] | np.ndarray,
         path: Path,
         comp: str = "none",
         on_done=None,

@@ -92,7 +92,20 @@ class RecordTableModel(ColumnsModel):
         return int(self._starts[-1])
 
     def _update_starts(self) -> None:
-        counts = np.array([f.index.count for f in self.ds.files], dtype=np.int64)
+        """Each file's first record number. Files framed whole (and files that did not open) keep
+        their count: only those after the first still being framed are asked again (walking
+        10,000 files at every growth of the table took 30 ms of the UI thread each time)."""
+        files = self.ds.files
+        counts, settled = getattr(self, "_counts", None), getattr(self, "_counts_settled", 0)
+        if counts is None or len(counts) != len(files):
+            counts, settled = np.zeros(len(files), dtype=np.int64), 0
+        for i in range(settled, len(files)):
+            f = files[i]
+            final = f.source is None or f.index.done  # read before the count: a count read after is final
+            counts[i] = f.index.count
+            if final and i == settled:
+                settled += 1
+        self._counts, self._counts_settled = counts, settled
         self._starts = np.concatenate([[0], np.cumsum(counts)])
 
     def refresh(self) -> None:
@@ -116,12 +129,18 @@ class RecordTableModel(ColumnsModel):
         (offsets grow within a file: its last; sizes: a running maximum over the rows added since
         the last call), so the window sizes those columns without walking the model."""
         seen = getattr(self, "_size_max_seen", None)
-        if seen is None or len(seen) != len(self.ds.files):
-            seen = self._size_max_seen = [(0, 0)] * len(self.ds.files)
-        offset = size = 0
-        for i, f in enumerate(self.ds.files):
+        files = self.ds.files
+        if seen is None or len(seen) != len(files):
+            seen = self._size_max_seen = [(0, 0)] * len(files)
+            self._widest_settled = (0, 0, 0)  # files before the first are framed whole, folded in
+        first, offset, size = self._widest_settled
+        for i in range(first, len(files)):
+            f = files[i]
             idx = f.index
+            final = f.source is None or idx is None or idx.done
             n = idx.count if idx is not None else 0
+            if final and i == first:
+                first += 1
             if not n:
                 continue
             offset = max(offset, int(idx.offsets[n - 1]))
@@ -132,6 +151,8 @@ class RecordTableModel(ColumnsModel):
                 top = max(top, int(np.max(idx.lengths[done:n])))
                 seen[i] = (n, top)
             size = max(size, top)
+            if i == first - 1:
+                self._widest_settled = (first, offset, size)
         return {"#": max(self.total() - 1, 0), "offset": offset, "size": size}
 
     def status_changed(self, force: bool = False) -> None:
@@ -146,6 +167,7 @@ class RecordTableModel(ColumnsModel):
             self.dataChanged.emit(self.index(0, col), self.index(self._rows - 1, col))
 
     def set_page(self, start: int) -> None:
+        self._counts = self._size_max_seen = None  # a file framed again: every count asked again
         self.beginResetModel()
         self.page_start = max(0, start)
         self._rows = 0
@@ -250,6 +272,15 @@ class RecordTableModel(ColumnsModel):
         if self.filter_rows is not None:
             return int(self.filter_rows[row])
         return self.page_start + row
+
+    def record_numbers(self, rows: np.ndarray) -> np.ndarray:
+        """`record_number` of many rows at once (a selection of millions), by array operations."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._perm is not None:
+            rows = self._perm[rows]
+        if self.filter_rows is not None:
+            return np.asarray(self.filter_rows, dtype=np.int64)[rows]
+        return self.page_start + rows
 
     def row_of(self, number: int) -> int | None:
         if self.filter_rows is not None:
