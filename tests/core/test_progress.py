@@ -38,21 +38,22 @@ def test_every_worker_adds_the_records_it_decodes_to_one_counter(tmp_path):
 
 def test_the_analysis_job_reports_records_from_the_start_and_while_a_file_runs(tmp_path):
     from tfrview.core.procs.jobs import read_lines, spawn
+    from tfrview.core.procs.messages import Done, Progress, Summary
 
     n = 60_000
     path = _file(tmp_path / "one.tfrecord", n)
     proc = spawn({"job": "analyze", "paths": [path], "counts": [n], "jobs": 1})
     lines = list(read_lines(proc))
     proc.wait()
-    assert lines[0] == {"progress": ["records", 0, n]}  # before any record is decoded
-    said = [obj["progress"] for obj in lines if "progress" in obj]
-    assert all(step == "records" and total == n for step, _, total in said)
-    done = [d for _, d, _ in said]
+    assert lines[0] == Progress("records", 0, n)  # before any record is decoded
+    said = [m for m in lines if isinstance(m, Progress)]
+    assert all(m.phase == "records" and m.total == n for m in said)
+    done = [m.done for m in said]
     assert done == sorted(done) and done[-1] <= n
-    first_result = next(i for i, obj in enumerate(lines) if "summary" in obj)
-    before = [obj["progress"][1] for obj in lines[:first_result] if "progress" in obj]
+    first_result = next(i for i, m in enumerate(lines) if isinstance(m, Summary))
+    before = [m.done for m in lines[:first_result] if isinstance(m, Progress)]
     assert any(0 < d < n for d in before)  # counted while the one file's pass ran, not at its end
-    assert lines[-1] == {"done": True}
+    assert isinstance(lines[-1], Done)
 
 
 def test_a_part_being_decoded_sends_its_summary_so_far(tmp_path, monkeypatch):

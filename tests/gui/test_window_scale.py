@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 
 from tests.gui.driver import Driver
 from tests.helpers import framed, payloads
@@ -43,7 +42,7 @@ def test_every_row_selected_is_one_range_and_the_gallery_follows_without_walking
     assert w.model.rowCount() == n
     w.table.setFocus()
     with _CallCount("rowCount", "columnCount") as counted:
-        QTest.keyClick(w.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        w.table.selectAll()  # what Ctrl+A does (a key click needs the focus, which a loaded offscreen run may not give)
         w.table.viewport().repaint()
         w.table.horizontalHeader().viewport().repaint()
         w.tabs.setCurrentWidget(w.gallery)
@@ -51,8 +50,10 @@ def test_every_row_selected_is_one_range_and_the_gallery_follows_without_walking
         w.tabs.setCurrentWidget(w.table)
         w.table.horizontalHeader().viewport().repaint()
         qtbot.wait(50)
-    # the header asked isColumnSelected, which walked every row: 2 calls a cell (n x 6 columns)
-    assert counted.calls < n, counted.calls  # a few thousand: the rows painted, the gallery laid out
+    # the header asked isColumnSelected, which walked every row: 2 calls a cell, 12 n in all (n rows x 6
+    # columns); now the rows painted and the gallery laid out, a count that grows with the repaints a
+    # loaded machine makes (1.5 n seen), never with the selection
+    assert counted.calls < 3 * n, counted.calls
     sel = w.table.selectionModel().selection()
     assert len(sel) == 1 and (sel[0].top(), sel[0].bottom()) == (0, n - 1)
     numbers = w.exporting.selected_records()
@@ -80,7 +81,7 @@ def test_the_shards_panel_puts_the_bad_shard_first_among_many(qtbot, open_window
     assert s.rowCount() == shards
     w.shards_view.sortByColumn(col["damaged"], Qt.SortOrder.DescendingOrder)
     assert s.data(s.index(0, col["file"])) == "s-00211-of-00300.tfrecord"
-    assert [s.data(s.index(0, col[c])) for c in ("records", "intact", "damaged")] == ["3", "2", "1"]
+    assert [s.data(s.index(0, col[c])) for c in ("records", "ok", "damaged")] == ["3", "2", "1"]
     assert s.data(s.index(1, col["damaged"])) == "0"
     w.shards_view.sortByColumn(col["file"], Qt.SortOrder.DescendingOrder)
     assert s.data(s.index(0, col["file"])) == "s-00299-of-00300.tfrecord"
@@ -116,4 +117,4 @@ def test_reopening_a_split_takes_every_file_from_the_store_a_batch_at_a_time(qtb
         shards,
     ]  # one query for the deep pass's results, one for the scan's, no file alone
     assert again.model.total() == 4 * shards
-    assert again.model.status_of(7 * 4 + 2) == "bad_data_crc" and again.model.status_of(7 * 4 + 1) == "ok"
+    assert again.model.status_of(7 * 4 + 2) == "damaged" and again.model.status_of(7 * 4 + 1) == "ok"
