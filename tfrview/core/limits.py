@@ -222,3 +222,11 @@ TASK_DEEP_BYTES = 16 << 20
 # one part; at most 375,000 records a part): a worker's decoded records take ~1 KB each until its
 # part ends, so 666,000 tiny records a part (a 2 M-record file of 210 MB) held 1 GB. Each part frames the whole file (~1.5 us a record), so parts are not made smaller still.
 PART_RECORDS = 250_000
+
+# One big plain file framed and CRC-checked in parts (core/tfrecord/parts.py): a local uncompressed
+# file of FRAME_PARTS_BYTES or more is cut into one byte range per core (each at least
+# FRAME_PART_MIN_BYTES: a range costs a process start, ~0.2 s), each framed and checked in its own
+# process and joined where they agree; the rest is framed on one core from the first disagreement.
+# Compressed files are framed on one core: a deflate stream cannot be entered in the middle.
+FRAME_PARTS_BYTES = 64 << 20
+FRAME_PART_MIN_BYTES = 32 << 20
