@@ -125,3 +125,43 @@ def test_jobs_frame_a_file_on_disk_in_child_processes(tmp_path, monkeypatch):
         assert kinds and got[0].count > 2990
     finally:
         src.close()
+
+
+def test_the_window_s_verify_process_sends_the_parts_agreed_records_then_checks_the_rest(
+    tmp_path, monkeypatch
+):
+    """scanproc's verify mode: what it streams, applied to the window's own index (a plain scan),
+    marks the same records verified and damaged as a verify pass on one core."""
+    import io
+
+    from tfrview.core.procs.scanproc import _verify_all, read_frames
+    from tfrview.core.tfrecord.index import RecordIndex, scan, verify
+
+    recs = _records(3000, 6)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:2500])) + 14
+    data[at] ^= 1  # record 2500's data
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)
+
+    def plain_index(src) -> RecordIndex:
+        idx = RecordIndex()
+        for c in scan(src):
+            idx.apply(c)
+        return idx
+
+    out = io.BytesIO()
+    assert _verify_all(open_source(path), out) == 0
+    src = open_source(path)
+    mine, ref = plain_index(src), plain_index(src)
+    frames = list(read_frames(io.BytesIO(out.getvalue())))
+    for vc in frames:
+        mine.apply_verify(vc)
+    problems = [p for vc in verify(src, ref) for p in vc.problems]
+    src.close()
+    assert frames[0].start == 0 and frames[0].stop >= 2000  # the parts' records, sent at once
+    assert np.array_equal(mine.status, ref.status) and mine.count == 3000
+    assert [p.record for p in mine.problems] == [p.record for p in problems] == [2500]
