@@ -165,3 +165,34 @@ def test_the_window_s_verify_process_sends_the_parts_agreed_records_then_checks_
     assert frames[0].start == 0 and frames[0].stop >= 2000  # the parts' records, sent at once
     assert np.array_equal(mine.status, ref.status) and mine.count == 3000
     assert [p.record for p in mine.problems] == [p.record for p in problems] == [2500]
+
+
+def test_cli_verify_of_one_big_file_frames_it_in_parts_and_says_what_one_core_says(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+
+    from tfrview.cli import main
+
+    recs = _records(4000, 7)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:3000]))
+    data[at + 3 : at + 40] = bytes(37)  # record 3000's header and first data bytes zeroed
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    calls = []
+    real = P.frame_in_parts
+    monkeypatch.setattr(
+        P, "frame_in_parts", lambda src, jobs, progress=None: calls.append(jobs) or real(src, jobs)
+    )
+    docs = []
+    for jobs in ("2", "1"):
+        assert main(["verify", "--json", "-j", jobs, str(path)]) == 1
+        docs.append(json.loads(capsys.readouterr().out))
+    assert calls == [2]  # only the run on two cores split the file
+    assert docs[0] == docs[1]
+    entry = docs[0]["files"][0]
+    assert entry["records"] == 3999 and entry["damaged_records"] == 1
+    assert {p["record"] for p in entry["problems"]} == {3000}

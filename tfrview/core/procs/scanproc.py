@@ -12,7 +12,6 @@ Frames on stdout: one type byte, a u32 JSON length, the JSON, then the arrays th
 from __future__ import annotations
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -72,11 +71,11 @@ def _verify_all(src, out: BinaryIO) -> int:
     """Verify mode: the file framed again quietly, then verify chunks streamed. A big plain file is
     framed and checked in parts on every core (`tfrecord.parts`): the whole records they agree on
     from the start are sent as verified at once, and only the rest is framed and checked here."""
-    from tfrview.core.tfrecord.parts import clean_prefix, frame_in_parts, worth_splitting
+    from tfrview.core.tfrecord.parts import clean_prefix, cores, frame_in_parts, worth_splitting
     from tfrview.core.tfrecord.report import index_source
 
     prefix, start = None, 0
-    jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    jobs = cores()
     if worth_splitting(src, jobs):
         parts = frame_in_parts(src, jobs)
         if parts is not None:

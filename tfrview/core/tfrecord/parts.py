@@ -65,6 +65,14 @@ def ranges(size: int, jobs: int) -> list[tuple[int, int]]:
     return list(pairwise(cuts))
 
 
+def cores() -> int:
+    """The cores this process may use: how many ranges a big file is framed in."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def worth_splitting(source: Source, jobs: int) -> bool:
     """A local plain file of limits.FRAME_PARTS_BYTES or more, and more than one core to use."""
     return (
@@ -353,14 +361,20 @@ def clean_prefix(parts: list[Part], size: int) -> tuple[RecordIndex, int, bool]:
 
 def child_main(path: str, lo: int, hi: int) -> int:
     """Frame one range and write its part to stdout (python -m tfrview.core.tfrecord.parts PATH LO HI)."""
+    from pathlib import Path
+
     from tfrview.core.childproc import worker_start
     from tfrview.core.tfrecord.framing import TfrviewError
-    from tfrview.core.tfrecord.source import open_source
+    from tfrview.core.tfrecord.source import FileBytes
 
     worker_start(os.getppid())
     out = sys.stdout.buffer
-    try:
-        src = open_source(path)
+    try:  # a plain local file, as the parent found it: opened here without open_source's detection and imports
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        st = os.fstat(fd)
+        src = Source(
+            Path(path), FileBytes(fd, st.st_size, Path(path)), st.st_size, "none", (st.st_dev, st.st_ino)
+        )
         p = frame_range(src, lo, hi)
         ino = src.identity[1] if src.identity else -1
         src.close()

@@ -218,9 +218,9 @@ def sort_problems(problems) -> tuple[Problem, ...]:
 
 
 def verify_source(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None, jobs: int = 1
 ) -> tuple[RecordIndex, FileReport]:
-    idx, data_problems = index_and_verify(source, progress, notice)
+    idx, data_problems = index_and_verify(source, progress, notice, jobs)
     return idx, make_report(source, idx, data_problems)
 
 
