@@ -158,9 +158,9 @@ def _frame_window(span, n: int, hi: int, at_end: bool) -> tuple[np.ndarray, int,
     unpack = _U64.unpack_from
     out: list[int] = []
     add = out.append
-    lim = n - HEADER_SIZE
+    stop = min(n - HEADER_SIZE, hi - 1)  # a whole header in the window, and a start before hi
     p = 0
-    while p <= lim and p < hi:
+    while p <= stop:
         add(p)
         p += unpack(span, p)[0] + OVERHEAD
     starts = np.array(out, dtype=np.int64)
@@ -207,31 +207,51 @@ def _u32_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
 def _all_whole(
     raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, uniq: np.ndarray, inverse: np.ndarray
 ) -> bool:
-    """Do the data CRCs of all these contiguous records pass? One CRC over a copy of their bytes in
-    which each header is zeroed and each footer replaced by what the raw CRC (no initial value, no
-    final xor) of the data must be if the footer is right: a record whose data and footer agree then
-    adds nothing to the raw CRC of the whole (r(D || r(D)) = 0), so the copy's CRC is that of as many
-    zero bytes. A record that does not agree always shows when it is the only one in the window (x^k
-    is invertible modulo the CRC's polynomial); two that cancel each other have odds of 2^-32. When
-    it fails, the records are checked one at a time (`_bad_crcs`)."""
+    """Do the data CRCs of all these contiguous records (valid headers) pass? One CRC over a copy of
+    their bytes in which each footer is replaced by the raw CRC (no initial value, no final xor) its
+    header and data must have if the footer is right: a record whose data and footer agree then adds
+    nothing to the raw CRC of the whole (r(M || r(M)) = 0), so the copy's CRC is that of as many zero
+    bytes. The header's share of that raw CRC depends on the length alone (`_length_share`). A
+    record that does not agree always shows when it is the only one in the window (x^k is invertible
+    modulo the CRC's polynomial); two that cancel each other have odds of 2^-32. When it fails, the
+    records are checked one at a time (`_bad_crcs`)."""
     import crc32c
 
     from tfrview.core.tfrecord.framing import MASK_DELTA
 
     a, z = int(starts[0]), int(ends[-1])
     y = raw[a:z].copy()
-    rel = starts - a
-    for k in range(HEADER_SIZE):
-        y[rel + k] = 0
-    footer = _u32_at(raw, ends - 4)
-    rot = footer - np.uint32(MASK_DELTA)
-    crc = (rot >> np.uint32(17)) | (rot << np.uint32(15))  # unmasked: crc32c of the data, if right
-    zero = np.array([_zero_crc(int(m)) for m in uniq], dtype=np.uint32)[inverse]
-    want = crc ^ zero  # the raw CRC of the data, if the footer is right
+    rot = _u32_at(raw, ends - 4) - np.uint32(MASK_DELTA)
+    crc = (rot >> np.uint32(17)) | (
+        rot << np.uint32(15)
+    )  # unmasked: crc32c of the data, if the footer is right
+    share = np.array([_length_share(int(m)) for m in uniq], dtype=np.uint32)[inverse]
+    want = crc ^ share  # r(header || data), if the footer is right
     f = ends - 4 - a
     for k in range(4):
         y[f + k] = (want >> np.uint32(8 * k)).astype(np.uint8)
     return crc32c.crc32c(y) == _zero_crc(z - a)
+
+
+def _length_share(n: int) -> int:
+    """What turns crc32c(data) of an n-byte record into r(header || data): crc32c of n zero bytes
+    (the initial value and final xor) and r(header || n zero bytes) (the header's share), remembered."""
+    got = _shares.get(n)
+    if got is None:
+        import crc32c
+
+        from tfrview.core.tfrecord.framing import encode_header
+
+        zeros = _zeros()
+        tail = memoryview(zeros)[:n] if n <= len(zeros) else bytes(n)
+        header_share = crc32c.crc32c(tail, crc32c.crc32c(encode_header(n))) ^ _zero_crc(n + HEADER_SIZE)
+        got = _zero_crc(n) ^ header_share
+        if len(_shares) < 1 << 16:
+            _shares[n] = got
+    return got
+
+
+_shares: dict[int, int] = {}
 
 
 def _zero_crc(n: int) -> int:
