@@ -19,7 +19,7 @@ from tfrview.core.tfrecord.source import open_source, source_from_bytes
 
 def _same(a, b) -> None:
     (ia, fa), (ib, fb) = a, b
-    assert ia.count == ib.count
+    assert (ia.count, ia.scanned, ia.done) == (ib.count, ib.scanned, ib.done)
     assert np.array_equal(ia.offsets, ib.offsets)
     assert np.array_equal(ia.lengths, ib.lengths)
     assert np.array_equal(ia.status, ib.status)
