@@ -23,8 +23,10 @@ import logging
 import os
 import struct
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +40,9 @@ from tfrview.core.tfrecord.index import (
     data_crc_ok,
 )
 from tfrview.core.tfrecord.source import Source
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +157,7 @@ _U64 = struct.Struct("<Q")
 _zero_crcs: dict[int, int] = {}  # crc32c of n zero bytes, by n
 
 
-def _frame_window(span, n: int, hi: int, at_end: bool) -> tuple[np.ndarray, int, int]:
+def _frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tuple[np.ndarray, int, int]:
     """The whole records of one window of n bytes that start before `hi` (relative positions), where
     framing goes on, and how: _MORE (at the next window, or at or past hi), _LONG (a record longer
     than the window starts there), _NOT_WHOLE (a record whose header or data CRC fails starts there,
@@ -320,13 +325,13 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 # --- running the parts -------------------------------------------------------------------------------
 
 
-def _spawn(path: str, lo: int, hi: int):
+def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
     from tfrview.core import childproc
 
     return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
 
 
-def _answer(proc, lo: int, hi: int, ino: int) -> Part | None:
+def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
     """A child's part, or None when it failed or read another file (the caller frames alone)."""
     try:
         head = proc.stdout.read(_HEAD.size)
@@ -342,7 +347,9 @@ def _answer(proc, lo: int, hi: int, ino: int) -> Part | None:
         proc.wait()
 
 
-def frame_in_parts(source: Source, jobs: int, progress=None) -> list[Part] | None:
+def frame_in_parts(
+    source: Source, jobs: int, progress: Callable[[str, int, int], None] | None = None
+) -> list[Part] | None:
     """Every range's part: the first framed here, the others in child processes at once. None when
     a child failed (logged; the caller frames the file on one core)."""
     rs = ranges(source.file_size, jobs)
