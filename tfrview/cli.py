@@ -804,13 +804,14 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
 def _verified_input(args):
     """The input of salvage and repair, checked against the output first, then framed and verified
     with a progress line: (source, index, report), the source open while the caller writes."""
+    from tfrview.core.tfrecord.parts import cores
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
     _check_output(Path(args.output), [Path(args.path)], args.force)
     with open_source(args.path) as src:
         progress = Progress(True)
-        idx, rep = verify_source(src, progress, notice)
+        idx, rep = verify_source(src, progress, notice, cores())  # a big plain file: in parts, every core
         progress.clear()
         yield src, idx, rep
 

@@ -154,6 +154,8 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
             return
     jobs = jobs or default_jobs()
     groups = batches(left, jobs)
+    # one file alone: its framing and CRCs take every core when it is big and plain (tfrecord.parts)
+    frame_jobs = jobs if len(groups) == 1 and len(groups[0]) == 1 else 1
     jobs = min(jobs, len(groups))
     if jobs <= 1:  # here, a file at a time (each said, and a chance to stop), stored a group at a time
         from tfrview.core.analysis.cache import store_many
@@ -165,7 +167,7 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
                 for t in g:
                     if cancelled():
                         break
-                    r = analyze_shard(replace(t, write_cache=False), progress)
+                    r = analyze_shard(replace(t, write_cache=False), progress, frame_jobs)
                     if r.error is None and t.write_cache:
                         later.append((t, r))
                     yield r

@@ -132,17 +132,18 @@ def _identity(st: os.stat_result, ends: bytes) -> Identity:
 
 
 
-def analyze_shard(task: ShardTask, progress=None) -> ShardResult:
+def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     """The whole pass over one file (or its cached result, when the file is unchanged).
     `progress(phase, done, total)` hears the framing and CRC pass when it runs in the caller's
-    process (a long file then says how far it is)."""
+    process (a long file then says how far it is). `jobs`: the cores a big plain file's framing and
+    CRCs may take (`tfrecord.parts`; a part of a deep pass frames on one)."""
     from tfrview.core.analysis.cache import load, store
 
     if task.read_cache:
         hit = load(task)
         if hit is not None:
             return hit
-    result = _analyze(task, progress)
+    result = _analyze(task, progress, jobs)
     if task.write_cache and result.error is None:
         store(task, result)
     return result
@@ -203,7 +204,7 @@ class StoredFacts:
             return r.deep.facts
 
 
-def _analyze(task: ShardTask, progress=None) -> ShardResult:
+def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
     from tfrview.core.tfrecord.source import open_source
 
@@ -221,7 +222,8 @@ def _analyze(task: ShardTask, progress=None) -> ShardResult:
         return out
     try:
         out.compression, out.file_size = src.compression, src.file_size
-        idx, data_problems = index_and_verify(src, progress, _say if task.notices else None)
+        idx, data_problems = index_and_verify(src, progress, _say if task.notices else None,
+                                              jobs if task.parts == 1 else 1)  # fmt: skip
         out.scanned = int(idx.scanned)
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)

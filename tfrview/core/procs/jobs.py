@@ -405,6 +405,7 @@ def job_write(spec: dict) -> None:
 
     from tfrview.core.output.repair import repair_many
     from tfrview.core.output.salvage import salvage_many
+    from tfrview.core.tfrecord.parts import cores
     from tfrview.core.tfrecord.report import index_and_verify
     from tfrview.core.tfrecord.source import open_source
 
@@ -412,7 +413,7 @@ def job_write(spec: dict) -> None:
         parts = []
         for path in spec["paths"]:
             src = opened.enter_context(open_source(path))
-            parts.append((src, index_and_verify(src, None, None)[0]))
+            parts.append((src, index_and_verify(src, None, None, cores())[0]))
         counts = spec.get("counts")
         total = sum(idx.count for _, idx in parts)
 

@@ -26,7 +26,8 @@ from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import ChildError
 from tfrview.core.problems import Problem
 from tfrview.core.procs.messages import Failed, from_json, to_json
-from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, VerifyChunk, scan, verify
+from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.index import IndexChunk, VerifyChunk, scan, verify
 from tfrview.core.tfrecord.source import open_source
 
 _LEN = struct.Struct("<cI")
@@ -67,21 +68,12 @@ def child_main(path: str, mode: str) -> int:
     configure_child()
     try:
         src = open_source(path)
-        idx = RecordIndex()
+        if mode == "verify":
+            return _verify_all(src, out)
         for c in scan(src):
-            idx.apply(c)
-            if mode != "index":
-                continue
             meta = {"first": c.first, "n": len(c.offsets), "scanned": c.scanned, "consumed": c.consumed,
                     "done": c.done, "problems": [_problem_json(p) for p in c.problems]}  # fmt: skip
             _write(out, b"I", meta, c.offsets, c.lengths, c.status)
-        if mode != "verify":
-            src.close()
-            return 0
-        for v in verify(src, idx, chunk_records=50_000):
-            meta = {"start": v.start, "stop": v.stop, "n": len(v.bad), "bytes": v.bytes_checked,
-                    "problems": [_problem_json(p) for p in v.problems]}  # fmt: skip
-            _write(out, b"V", meta, v.bad.astype(np.int64))
         src.close()
     except BrokenPipeError:
         return 0
@@ -90,6 +82,37 @@ def child_main(path: str, mode: str) -> int:
         _write(out, b"E", to_json(Failed.of(exc)))
         return 1
     return 0
+
+
+def _verify_all(src, out: BinaryIO) -> int:
+    """Verify mode: the file framed again quietly, then verify chunks streamed. A big plain file is
+    framed and checked in parts on every core (`tfrecord.parts`): the whole records they agree on
+    from the start are sent as verified at once, and only the rest is framed and checked here."""
+    from tfrview.core.tfrecord.parts import clean_prefix, cores, frame_in_parts, worth_splitting
+    from tfrview.core.tfrecord.report import index_source
+
+    prefix, start = None, 0
+    jobs = cores()
+    if worth_splitting(src, jobs):
+        parts = frame_in_parts(src, jobs)
+        if parts is not None:
+            prefix, start, _ = clean_prefix(parts, src.file_size)
+            offs, lens = prefix.offsets, prefix.lengths
+            for a in range(0, prefix.count, _CHUNK):
+                b = min(prefix.count, a + _CHUNK)
+                done = int(offs[b - 1]) + int(lens[b - 1]) + OVERHEAD - int(offs[a])
+                meta = {"start": a, "stop": b, "n": 0, "bytes": done, "problems": []}
+                _write(out, b"V", meta, np.empty(0, np.int64))
+    idx = index_source(src, None, None, None, prefix, start)
+    for v in verify(src, idx, start=prefix.count if prefix is not None else 0, chunk_records=_CHUNK):
+        meta = {"start": v.start, "stop": v.stop, "n": len(v.bad), "bytes": v.bytes_checked,
+                "problems": [_problem_json(p) for p in v.problems]}  # fmt: skip
+        _write(out, b"V", meta, v.bad.astype(np.int64))
+    src.close()
+    return 0
+
+
+_CHUNK = 50_000  # records a verify frame
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes:

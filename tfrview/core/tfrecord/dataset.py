@@ -302,11 +302,12 @@ class Dataset:
         """Every open file framed and verified as `tfrview verify` does it (`index_and_verify`, with
         its second framing where a header swallowed whole records): the one record numbering that
         `dump`, `salvage`, `repair` and the reports share. Every CRC is read."""
+        from tfrview.core.tfrecord.parts import cores
         from tfrview.core.tfrecord.report import index_and_verify, sort_problems
 
         for f in self.files:
             if f.source is not None:
-                idx, found = index_and_verify(f.source)
+                idx, found = index_and_verify(f.source, jobs=cores())  # a big plain file: in parts
                 idx.problems[:] = sort_problems(list(idx.problems) + found)
                 f.index = idx
 

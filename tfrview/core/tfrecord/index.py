@@ -144,10 +144,19 @@ class _Builder:
         return self.next_record + self.pending
 
     def take(self, scanned: int, consumed: int, done: bool, reached: int = 0) -> IndexChunk:
+        """The records and problems since the last chunk. Until the end, the newest record is held
+        back for the next chunk: damage right after it may still frame it anew (`_cut_short_previous`),
+        so where chunks fall (every 50 ms) never changes the framing."""
+
         def cat(parts, dtype):
             if not parts:
                 return np.empty(0, dtype=dtype)
             return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+        held = None
+        if not done and self.pending:
+            held = (self.offsets[-1][-1:], self.lengths[-1][-1:], self.status[-1][-1:])
+            self.drop_last_pending()
 
         chunk = IndexChunk(
             first=self.next_record,
@@ -163,6 +172,9 @@ class _Builder:
         self.next_record += self.pending
         self.pending = 0
         self.offsets, self.lengths, self.status, self.problems = [], [], [], []
+        if held is not None:
+            self.offsets, self.lengths, self.status = [held[0]], [held[1]], [held[2]]
+            self.pending = 1
         return chunk
 
 
@@ -241,6 +253,8 @@ def scan(
     chunk_records: int = 65536,
     first_chunk: int = 1000,
     splits: dict[int, tuple[int, bool]] | None = None,
+    start: int = 0,
+    first: int = 0,
 ) -> Iterator[IndexChunk]:
     """Frame every record of a source, resynchronising past damage. The last chunk has done=True.
 
@@ -248,14 +262,17 @@ def scan(
     whichever is first, so a caller can show progress and stop between them. `splits` maps the
     offset of a header that claims the records after it to (where the next true record starts,
     whether the bytes before it are a whole record), as `verify` finds them (`overstated_split`,
-    `coincidence_splits`): the swallowed records are then framed too."""
+    `coincidence_splits`): the swallowed records are then framed too. `start` and `first`: frame
+    from stream position `start`, a record boundary, numbering from record `first` (the rest of a
+    file whose first records were framed in parts: `parts`)."""
     pending_splits = sorted((splits or {}).items(), reverse=True)
     st = source.stream()
     st.advance(0, 4096)
     first_bytes = bytes(st.buf[: min(st.end, 4096)])  # for the diagnosis if nothing is a record
     b = _Builder()
+    b.next_record = first
     cache: dict[int, int] = {}
-    pos = 0
+    pos = start
     left = first_chunk  # records until the next chunk is due
     hop = False  # the last record was jumped over: read just its successor's header next
     last_yield = time.perf_counter()

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.problems import Problem
-from tfrview.core.tfrecord.index import BAD_DATA_CRC, CRC_CUT, DAMAGED, VERIFIED, RecordIndex, scan, verify
+from tfrview.core.tfrecord.index import (
+    BAD_DATA_CRC,
+    CRC_CUT,
+    DAMAGED,
+    VERIFIED,
+    IndexChunk,
+    RecordIndex,
+    scan,
+    verify,
+)
 from tfrview.core.tfrecord.source import Source
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -48,15 +57,21 @@ def index_source(
     progress: Progress | None = None,
     notice: Callable[[str], None] | None = None,
     splits: dict[int, tuple[int, bool]] | None = None,
+    prefix: RecordIndex | None = None,
+    start: int = 0,
 ) -> RecordIndex:
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
-    decompression bomb (limits.inflation_note)."""
+    decompression bomb (limits.inflation_note). With `prefix` (the records before stream position
+    `start`, framed already), a copy of it framed on from `start`."""
     from tfrview.core.limits import inflation_note
     from tfrview.core.units import human_bytes
 
     idx = RecordIndex()
+    if prefix is not None:
+        idx.apply(IndexChunk(0, prefix.offsets, prefix.lengths, prefix.status, tuple(prefix.problems),
+                             start, start, False))  # fmt: skip
     noted = notice is None
-    for chunk in scan(source, splits=splits):
+    for chunk in scan(source, splits=splits, start=start, first=idx.count):
         idx.apply(chunk)
         if progress:
             phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.reached)} inflated)"
@@ -75,11 +90,11 @@ def verify_index(source: Source, idx: RecordIndex, progress: Progress | None = N
     return found
 
 
-def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None) -> tuple[list[Problem], dict]:
+def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None, start: int = 0) -> tuple[list[Problem], dict]:
     found: list[Problem] = []
     splits: dict[int, tuple[int, bool]] = {}
     total = int(idx.scanned) or 1
-    for vc in verify(source, idx):
+    for vc in verify(source, idx, start):
         found.extend(vc.problems)
         splits.update(vc.splits)
         if progress and vc.stop:
@@ -89,15 +104,55 @@ def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None) ->
 
 
 def index_and_verify(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None, jobs: int = 1
 ) -> tuple[RecordIndex, list[Problem]]:
     """Index, then every data CRC. When verify finds headers that overstate their length over whole
     records, index again framing those records at their true length, so no intact record is lost
-    (rare: a second pass only then)."""
+    (rare: a second pass only then). With `jobs` over 1, a big plain file is framed and checked in
+    parts on that many cores (`parts`); the answer is the same as on one core."""
+    from tfrview.core.tfrecord.parts import frame_in_parts, worth_splitting
+
+    if worth_splitting(source, jobs):
+        parts = frame_in_parts(source, jobs, progress)
+        if parts is not None:
+            return joined_parts(source, parts, progress, notice)
+    got = _framed_from(source, progress, notice)
+    assert got is not None  # framed from the start: nothing lies before it
+    return got
+
+
+def joined_parts(
+    source: Source, parts: list, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+) -> tuple[RecordIndex, list[Problem]]:
+    """`index_and_verify`'s answer from a file's `parts.Part`s: the whole records they agree on from
+    the start, and the rest framed sequentially from a few records before their first disagreement."""
+    from tfrview.core.tfrecord.parts import clean_prefix
+
+    prefix, start, whole = clean_prefix(parts, source.file_size)
+    if whole:
+        return prefix, []
+    got = _framed_from(source, progress, notice, prefix, start)
+    if got is None:  # a record before `start` is framed otherwise: the whole file on one core
+        got = _framed_from(source, progress, notice)
+    assert got is not None
+    return got
+
+
+def _framed_from(
+    source: Source,
+    progress: Progress | None,
+    notice: Callable[[str], None] | None,
+    prefix: RecordIndex | None = None,
+    start: int = 0,
+) -> tuple[RecordIndex, list[Problem]] | None:
+    """`index_and_verify`'s framing from stream position `start`, after the whole records of
+    `prefix`; None when a record before `start` would have to be framed otherwise (then the
+    caller frames the whole file)."""
     from tfrview.core.tfrecord.index import coincidence_splits
 
-    idx = index_source(source, progress, notice)
-    found, splits = _verify_pass(source, idx, progress)
+    first = prefix.count if prefix is not None else 0
+    idx = index_source(source, progress, notice, None, prefix, start)
+    found, splits = _verify_pass(source, idx, progress, first)
     known: dict = {}
     lost_crs = line_ending_splits(source, idx) if idx.problems else {}
     for _ in range(4):  # each pass can only add splits; real files need one at most
@@ -106,8 +161,10 @@ def index_and_verify(
         if not splits.keys() - known.keys():
             break
         known.update(splits)
-        idx = index_source(source, progress, None, known)
-        found, splits = _verify_pass(source, idx, progress)
+        if min(known) < start:
+            return None
+        idx = index_source(source, progress, None, known, prefix, start)
+        found, splits = _verify_pass(source, idx, progress, first)
     return idx, found
 
 
@@ -161,9 +218,9 @@ def sort_problems(problems) -> tuple[Problem, ...]:
 
 
 def verify_source(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None
+    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None, jobs: int = 1
 ) -> tuple[RecordIndex, FileReport]:
-    idx, data_problems = index_and_verify(source, progress, notice)
+    idx, data_problems = index_and_verify(source, progress, notice, jobs)
     return idx, make_report(source, idx, data_problems)
 
 

@@ -1,0 +1,198 @@
+"""One big plain file framed and CRC-checked in parts (`tfrecord.parts`): whatever the damage and
+wherever the parts are cut, the numbering, statuses and problems are those of one core."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tests.fuzz.strategies import FUZZ, damaged_files, frame, header
+from tfrview.core import limits
+from tfrview.core.tfrecord import parts as P
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED
+from tfrview.core.tfrecord.report import index_and_verify, joined_parts, sort_problems
+from tfrview.core.tfrecord.source import open_source, source_from_bytes
+
+
+def _same(a, b) -> None:
+    (ia, fa), (ib, fb) = a, b
+    assert (ia.count, ia.scanned, ia.done) == (ib.count, ib.scanned, ib.done)
+    assert np.array_equal(ia.offsets, ib.offsets)
+    assert np.array_equal(ia.lengths, ib.lengths)
+    assert np.array_equal(ia.status, ib.status)
+    assert sort_problems(list(ia.problems) + fa) == sort_problems(list(ib.problems) + fb)
+
+
+def _in_parts(src, cuts: list[int], window: int):
+    size = src.file_size
+    at = sorted({c % size for c in cuts if c % size} | {0, size}) if size else [0, 0]
+    old = P._WINDOW
+    P._WINDOW = window
+    try:
+        return [P.frame_range(src, lo, hi) for lo, hi in pairwise(at)]
+    finally:
+        P._WINDOW = old
+
+
+@FUZZ
+@given(
+    damaged_files(), st.lists(st.integers(1, 1 << 20), max_size=6), st.sampled_from([16, 40, 200, 1 << 20])
+)
+def test_parts_frame_as_one_core_does(case, cuts, window):
+    """Flipped bytes, zeroed runs, cuts, junk and fake headers inserted, records holding valid-looking
+    headers, overstated lengths; parts of a few bytes and windows smaller than a record."""
+    src = source_from_bytes(case.data)
+    assume(src.compression == "none" and src.file_size)
+    parts = _in_parts(src, cuts, window)
+    _same(joined_parts(src, parts), index_and_verify(src))
+
+
+def _records(n: int, seed: int = 0) -> list[bytes]:
+    rnd = np.random.default_rng(seed)
+    return [frame(rnd.bytes(int(k))) for k in rnd.integers(0, 300, n)]
+
+
+def test_a_clean_file_is_joined_whole_and_late_damage_keeps_the_parts_before_it():
+    recs = _records(400)
+    data = b"".join(recs)
+    src = source_from_bytes(data)
+    parts = _in_parts(src, [len(data) // 3, 2 * len(data) // 3], 1000)
+    prefix, start, whole = P.clean_prefix(parts, len(data))
+    assert whole and start == len(data) and prefix.count == 400
+    assert (prefix.status == VERIFIED).all()
+    _same(joined_parts(src, parts), index_and_verify(src))
+
+    bad = bytearray(data)
+    at = sum(map(len, recs[:350])) + 20  # inside record 350's data
+    bad[at] ^= 0x40
+    src = source_from_bytes(bytes(bad))
+    parts = _in_parts(src, [len(data) // 3, 2 * len(data) // 3], 1000)
+    prefix, start, whole = P.clean_prefix(parts, len(data))
+    assert not whole and prefix.count == 350 - P._MARGIN and start == sum(map(len, recs[: 350 - P._MARGIN]))
+    idx, found = joined_parts(src, parts)
+    _same((idx, found), index_and_verify(src))
+    assert idx.count == 400 and idx.status[350] & BAD_DATA_CRC and [p.record for p in found] == [350]
+
+
+def test_a_false_sync_inside_a_record_is_dropped_where_the_true_framing_meets_it():
+    """A part that starts inside a record whose payload is itself framing (valid headers and CRCs)
+    frames the inner records; the join takes its records only from the true boundary on."""
+    inner = b"".join(frame(b"x" * 30) for _ in range(20))
+    recs = _records(50, 1) + [frame(inner)] + _records(50, 2)
+    data = b"".join(recs)
+    src = source_from_bytes(data)
+    cut = sum(map(len, recs[:50])) + 12 + 5  # just inside the outer record's payload
+    parts = _in_parts(src, [cut], 1 << 20)
+    assert parts[1].start > cut - 5 and parts[1].start != sum(map(len, recs[:51]))  # a false sync
+    _same(joined_parts(src, parts), index_and_verify(src))
+    assert joined_parts(src, parts)[0].count == 101
+
+
+def test_a_record_longer_than_a_range_spans_it():
+    recs = _records(5, 3) + [frame(bytes(range(256)) * 40)] + _records(5, 4)
+    data = b"".join(recs)
+    src = source_from_bytes(data)
+    mid = sum(map(len, recs[:5]))
+    parts = _in_parts(src, [mid + 100, mid + 2000, mid + 5000], 64)
+    prefix, start, whole = P.clean_prefix(parts, len(data))
+    assert whole and prefix.count == 11 and int(prefix.lengths[5]) == 10240
+    _same(joined_parts(src, parts), index_and_verify(src))
+
+
+def test_jobs_frame_a_file_on_disk_in_child_processes(tmp_path, monkeypatch):
+    """The real thing: ranges in spawned processes, damage (a header rewritten to claim more, junk)
+    in the second half; the answer is one core's."""
+    recs = _records(3000, 5)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:2000]))
+    data[at : at + 12] = header(len(recs[2000]) - 16 + 50)
+    data[at + 4000 : at + 4000] = b"junk" * 9
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    src = open_source(path)
+    try:
+        assert P.worth_splitting(src, 3) and len(P.ranges(src.file_size, 3)) == 3
+        parts = P.frame_in_parts(src, 3)
+        assert parts is not None and parts[0].clean and len(parts[0].offsets) > 900
+        got = index_and_verify(src, jobs=3)
+        _same(got, index_and_verify(src))
+        kinds = sorted(str(p.kind) for p in list(got[0].problems) + got[1])
+        assert kinds and got[0].count > 2990
+    finally:
+        src.close()
+
+
+def test_the_window_s_verify_process_sends_the_parts_agreed_records_then_checks_the_rest(
+    tmp_path, monkeypatch
+):
+    """scanproc's verify mode: what it streams, applied to the window's own index (a plain scan),
+    marks the same records verified and damaged as a verify pass on one core."""
+    import io
+
+    from tfrview.core.procs.scanproc import _verify_all, read_frames
+    from tfrview.core.tfrecord.index import RecordIndex, scan, verify
+
+    recs = _records(3000, 6)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:2500])) + 14
+    data[at] ^= 1  # record 2500's data
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)
+
+    def plain_index(src) -> RecordIndex:
+        idx = RecordIndex()
+        for c in scan(src):
+            idx.apply(c)
+        return idx
+
+    out = io.BytesIO()
+    assert _verify_all(open_source(path), out) == 0
+    src = open_source(path)
+    mine, ref = plain_index(src), plain_index(src)
+    frames = list(read_frames(io.BytesIO(out.getvalue())))
+    for vc in frames:
+        mine.apply_verify(vc)
+    problems = [p for vc in verify(src, ref) for p in vc.problems]
+    src.close()
+    assert frames[0].start == 0 and frames[0].stop >= 2000  # the parts' records, sent at once
+    assert np.array_equal(mine.status, ref.status) and mine.count == 3000
+    assert [p.record for p in mine.problems] == [p.record for p in problems] == [2500]
+
+
+def test_cli_verify_of_one_big_file_frames_it_in_parts_and_says_what_one_core_says(
+    tmp_path, monkeypatch, capsys
+):
+    import json
+
+    from tfrview.cli import main
+
+    recs = _records(4000, 7)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:3000]))
+    data[at + 3 : at + 40] = bytes(37)  # record 3000's header and first data bytes zeroed
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    calls = []
+    real = P.frame_in_parts
+    monkeypatch.setattr(
+        P, "frame_in_parts", lambda src, jobs, progress=None: calls.append(jobs) or real(src, jobs)
+    )
+    docs = []
+    for jobs in ("2", "1"):
+        assert main(["verify", "--json", "-j", jobs, str(path)]) == 1
+        docs.append(json.loads(capsys.readouterr().out))
+    assert calls == [2]  # only the run on two cores split the file
+    assert docs[0] == docs[1]
+    entry = docs[0]["files"][0]
+    assert entry["records"] == 3999 and entry["damaged_records"] == 1
+    assert {p["record"] for p in entry["problems"]} == {3000}
