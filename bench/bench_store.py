@@ -118,7 +118,8 @@ def store_figures(d: Path, others: int) -> None:
 
     from bench.bench_engine import make_small
     from tfrview.core.analysis import cache
-    from tfrview.core.analysis.shard import ShardTask, analyze_shard
+    from tfrview.core.analysis.results import ShardTask
+    from tfrview.core.analysis.shard import analyze_shard
 
     big = d / "thousand.tfrecord"
     make_small(big, 1000)
@@ -189,7 +190,7 @@ def verify_figures(d: Path, shards: int, per: int, others: int, info: bool, roun
     """`tfrview verify` with an empty store (a new one each time) and with `others` entries stored,
     alternately, `rounds` times each; the fastest of each is compared."""
     from tfrview.core.analysis import cache
-    from tfrview.core.analysis.shard import ShardTask
+    from tfrview.core.analysis.results import ShardTask
 
     paths = cut_shards(d / f"shards-{shards}x{per}", shards, per)
     where = str(paths[0].parent)

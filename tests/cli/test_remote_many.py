@@ -125,7 +125,8 @@ def test_a_failure_among_many_is_said_for_that_object_alone(many, monkeypatch, t
 def test_a_stalling_server_times_out_with_many_in_flight(server, monkeypatch, tmp_path):
     """40 objects of a server that stalls: each fails with the timeout that names its limit, and
     the task ends (each request within its own timeout, many at once), never hangs."""
-    from tfrview.core.analysis.shard import ShardTask, analyze_batch
+    from tfrview.core.analysis.results import ShardTask
+    from tfrview.core.analysis.shard import analyze_batch
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("TFRVIEW_NET_TIMEOUT", "1")

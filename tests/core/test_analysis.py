@@ -10,7 +10,8 @@ import pytest
 from tests.helpers import framed, payloads
 from tfrview.core.analysis import analyze
 from tfrview.core.analysis.merge import merge
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 from tfrview.core.problems import QA_KINDS
 
 

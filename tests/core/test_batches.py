@@ -10,7 +10,8 @@ from tests.helpers import framed
 from tfrview.core import limits
 from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.pool import batches, run_tasks
-from tfrview.core.analysis.shard import ShardTask, analyze_batch, analyze_shard, plan
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan
 
 
 @pytest.fixture(autouse=True)

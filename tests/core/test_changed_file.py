@@ -11,7 +11,8 @@ import time
 from tests.fuzz import hostile as H
 from tests.helpers import framed, payloads
 from tfrview.core.analysis.merge import merge
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 from tfrview.core.tfrecord.framing import encode_record
 
 

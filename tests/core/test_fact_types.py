@@ -12,7 +12,8 @@ from tfrview.core.analysis.facts import column_of, concat, key_of, len_column_of
 from tfrview.core.analysis.filterexpr import parse
 from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.parquet_export import write_parquet
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 from tfrview.core.analysis.vfilter import match
 from tfrview.core.output.writer import write_records
 from tfrview.core.records.proto import example_pb2

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tfrview.core.analysis import plain
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 from tfrview.core.output.writer import write_records
 from tfrview.core.records.proto import example_pb2
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import framed, payloads
 from tfrview.core.analysis import shard
-from tfrview.core.analysis.shard import ShardTask, identity_of
+from tfrview.core.analysis.results import ShardTask, identity_of
 from tfrview.core.tfrecord.framing import encode_record
 from tfrview.core.tfrecord.smallfile import frame_whole
 

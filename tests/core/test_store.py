@@ -13,7 +13,8 @@ import pytest
 
 from tests.helpers import framed
 from tfrview.core.analysis import cache
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 from tfrview.core.tfrecord.framing import encode_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +178,8 @@ WRITER = """
 import sys
 from pathlib import Path
 from tfrview.core.analysis import cache
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 me, paths = int(sys.argv[1]), sys.argv[2:]
 mine = [p for i, p in enumerate(paths) if i % 3 == me]
 for rounds in range(2):
@@ -244,7 +246,8 @@ def test_tfrview_cache_says_what_is_kept_on_disk(tmp_path, capsys):
 OPENER = """
 import sys
 from tfrview.core.analysis import cache
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 for p in sys.argv[1:]:
     assert analyze_shard(ShardTask(p, 0)).records == 5
     assert cache.load(ShardTask(p, 0)).records == 5

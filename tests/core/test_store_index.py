@@ -9,7 +9,8 @@ import pytest
 
 from tests.helpers import framed, payloads
 from tfrview.core.analysis import cache
-from tfrview.core.analysis.shard import ShardTask, analyze_shard
+from tfrview.core.analysis.results import ShardTask
+from tfrview.core.analysis.shard import analyze_shard
 
 
 @pytest.fixture(autouse=True)

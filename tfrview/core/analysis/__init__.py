@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tfrview.core.analysis.merge import DatasetAnalysis
     from tfrview.core.analysis.pool import default_jobs, run_tasks
-    from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_shard, plan
+    from tfrview.core.analysis.results import ShardResult, ShardTask
+    from tfrview.core.analysis.shard import analyze_shard, plan
 
 # Loaded on first use: a pool worker unpickles `shard.analyze_batch`, which imports this package
 # first; it frames and checks CRCs and needs neither merge's checks nor pyarrow (~1 s of imports
@@ -27,8 +28,8 @@ _WHERE = {
     "DatasetAnalysis": "merge",
     "default_jobs": "pool",
     "run_tasks": "pool",
-    "ShardResult": "shard",
-    "ShardTask": "shard",
+    "ShardResult": "results",
+    "ShardTask": "results",
     "analyze_shard": "shard",
     "plan": "shard",
 }

@@ -38,7 +38,7 @@ from typing import TypeVar
 import numpy as np
 
 from tfrview.core import limits
-from tfrview.core.analysis.shard import DeepResult, ShardResult, ShardTask, identity_of
+from tfrview.core.analysis.results import DeepResult, ShardResult, ShardTask, identity_of
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import Problem
 from tfrview.core.termtext import printable

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch
+from tfrview.core.analysis.results import ShardResult, ShardTask
+from tfrview.core.analysis.shard import analyze_batch
 from tfrview.core.errors import TfrviewError
 
 LOCAL = "local"  # `--dask local`: a LocalCluster on this machine, one single-threaded worker a core

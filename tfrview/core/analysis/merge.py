@@ -24,7 +24,7 @@ from tfrview.core.analysis.checks import (
     other_keys_finding,
 )
 from tfrview.core.analysis.datasummary import DatasetSummary
-from tfrview.core.analysis.shard import DeepResult, ShardResult
+from tfrview.core.analysis.results import DeepResult, ShardResult
 from tfrview.core.errors import FileChangedError
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files

@@ -14,7 +14,8 @@ from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
-from tfrview.core.analysis.shard import ShardResult, ShardTask, analyze_batch, analyze_shard
+from tfrview.core.analysis.results import ShardResult, ShardTask
+from tfrview.core.analysis.shard import analyze_batch, analyze_shard
 
 
 def default_jobs() -> int:

@@ -7,129 +7,23 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from tfrview.core import limits
+from tfrview.core.analysis.results import (
+    IDENTITY_ENDS,
+    DeepResult,
+    ShardResult,
+    ShardTask,
+    identity_from,
+    identity_of,
+)
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 
-Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
 CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
-
-
-@dataclass(frozen=True)
-class ShardTask:
-    path: str
-    file_no: int
-    deep: bool = False  # decode every intact record: QA checks, statistics, fact table
-    label_map: dict | None = None  # LabelMap.to_json()
-    read_cache: bool = True  # an unchanged file's stored result will do (`verify` always reads)
-    write_cache: bool = True
-    notices: bool = False  # say on stderr when a compressed stream inflates like a bomb
-    part: int = 0  # a big file's deep pass is split by record ranges: this task does part `part`
-    parts: int = 1  # of `parts` (each frames and verifies the whole file; part 0 reports that)
-    listed: tuple[int, str] | None = None  # a remote object's (size, version) as listed (remote.note_listed)
-
-
-@dataclass
-class DeepResult:
-    """What only decoding every intact record tells (mergeable across files)."""
-
-    schema: object  # checks.Schema
-    summary: object  # datasummary.DatasetSummary
-    _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
-    signatures: list  # distinct checks.Signature of this file
-    signature_of: np.ndarray  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
-    digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
-    class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
-    class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
-    image_keys: object = None  # checks.ImageKeys: keys that hold images by the data, not by name
-
-    @property
-    def facts(self):
-        """The fact table; a stored result reads it from its Parquet file only when asked (a look
-        at a split needs its summaries, not its facts)."""
-        if callable(self._facts):
-            self._facts = self._facts()
-        return self._facts
-
-
-@dataclass
-class ShardResult:
-    file_no: int
-    path: str
-    identity: Identity | None = None
-    compression: str = "none"
-    file_size: int = 0
-    scanned: int = 0  # record-stream bytes framed (inflated bytes of a compressed file)
-    offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
-    lengths: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
-    status: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint8))
-    problems: list[Problem] = field(default_factory=list)  # framing, CRCs, and the record checks
-    error: str | None = None  # the file could not be read
-    deep: DeepResult | None = None
-    seconds: float = 0.0
-    cause: str = ""  # why the whole file broke, where its bytes show it (tfrecord.forensics.file_cause)
-    analysed_at: float = 0.0  # when the bytes were read (a cached result keeps its time)
-    from_cache: bool = False
-    part: int = 0
-    parts: int = 1
-    lo: int = 0  # the records this part decoded: lo <= n < hi
-    hi: int = 0
-
-    @property
-    def records(self) -> int:
-        return int(np.count_nonzero((self.status & (VERIFIED | DAMAGED)) == VERIFIED))
-
-    @property
-    def damaged(self) -> int:
-        return int(np.count_nonzero(self.status & DAMAGED))
-
-
-_ENDS = 64 << 10
-
-
-def identity_of(path: str) -> Identity | None:
-    """What says a file is unchanged: its inode, size and times, and a hash of its first and last
-    64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
-    middle changes in place with its times set back is beyond this; `verify` always reads."""
-    import stat
-
-    from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
-
-    if is_url(path):  # an object in storage: its URL, size and ETag (or generation, or time)
-        try:
-            info = info_of(path)
-        except NetworkError:
-            return None
-        return ("url", info.url, info.size, info.version) if info.version else None
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            return None  # a named pipe or a device is never opened here (it could block)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
-        try:  # a small shard whole, in one read
-            ends = os.pread(fd, 2 * _ENDS, 0) if st.st_size <= 2 * _ENDS else (
-                os.pread(fd, _ENDS, 0) + os.pread(fd, _ENDS, st.st_size - _ENDS))  # fmt: skip
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    return _identity(st, ends)
-
-
-def _identity(st: os.stat_result, ends: bytes) -> Identity:
-    """A file's identity from its stat and its ends (both ends' _ENDS bytes, or the whole file
-    when it is at most twice that). CRC-32C, not a cryptographic hash: it tells a rewrite within
-    one tick of the times as well, and costs ~20 us where blake2b cost ~0.5 ms a file (a second
-    over 2,048 small shards)."""
-    import crc32c
-
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"
-
 
 
 def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
@@ -257,11 +151,11 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
 
     if is_url(task.path):
         return None
-    w = frame_whole(task.path, _ENDS)
+    w = frame_whole(task.path, IDENTITY_ENDS)
     if w is None:
         return None
     n = len(w.offsets)
-    return ShardResult(task.file_no, task.path, _identity(w.stat, w.ends), "none", w.stat.st_size, w.stat.st_size,
+    return ShardResult(task.file_no, task.path, identity_from(w.stat, w.ends), "none", w.stat.st_size, w.stat.st_size,
                        w.offsets, w.lengths, w.status, analysed_at=time.time(), lo=0, hi=n,
                        seconds=time.perf_counter() - t0)  # fmt: skip
 

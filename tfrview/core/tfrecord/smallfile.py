@@ -25,7 +25,7 @@ class WholeFile:
     """A clean plain file's framing: every record whole, every CRC good."""
 
     stat: os.stat_result
-    ends: bytes  # the file's first and last bytes, for its identity (analysis.shard.identity_of)
+    ends: bytes  # the file's first and last bytes, for its identity (analysis.results.identity_of)
     offsets: np.ndarray  # uint64
     lengths: np.ndarray  # uint64
     status: np.ndarray  # uint8, VERIFIED each

@@ -211,7 +211,8 @@ class IndexWorker(Worker):
         the scan's), asked of the store for STORE_BATCH files at a time: reopening 10,000 shards
         was 20,000 queries, one file after another."""
         from tfrview.core.analysis.cache import load_many
-        from tfrview.core.analysis.shard import ShardTask, plan
+        from tfrview.core.analysis.results import ShardTask
+        from tfrview.core.analysis.shard import plan
 
         got = self._stored_by_file
         if fi not in got:
