@@ -77,10 +77,11 @@ class Progress:
     shown: Progress | None = None  # the display still on the terminal's last line, if any
 
 
-def fail(msg: str) -> int:
+def fail(msg: str, escaped: bool = False) -> int:
+    """The one-line error on stderr (`escaped`: `msg` is `errors.one_line`'s, printable already)."""
     if Progress.shown is not None:  # an error (Ctrl-C included) may come mid-display: its own line
         Progress.shown.clear()
-    print(f"tfrview: {printable(msg)}", file=sys.stderr)
+    print(f"tfrview: {msg if escaped else printable(msg)}", file=sys.stderr)
     return 2
 
 
@@ -1136,28 +1137,30 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_help()
         return 2
 
-    def failed(msg: str) -> int:
-        """The one-line error; with --json, also as the object --json always prints."""
+    def failed(exc: BaseException) -> int:
+        """The exception's one line (`errors.one_line`, escaped once); with --json, also as the
+        object --json always prints."""
+        msg = one_line(exc)
         if getattr(args, "json", False):
             with contextlib.suppress(OSError):
-                print(json.dumps({"error": printable(msg)}), flush=True)
-        return fail(msg)
+                print(json.dumps({"error": msg}), flush=True)
+        return fail(msg, escaped=True)
 
     try:
         return args.func(args)
     except (KeyboardInterrupt, Cancelled) as exc:
-        failed(one_line(exc))
+        failed(exc)
         return 130
     except BrokenPipeError:  # the reader of our output went away (| head): not an error
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (TfrviewError, OSError, MemoryError, RecursionError) as exc:
-        return failed(one_line(exc))
+        return failed(exc)
     except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
         if os.environ.get("TFRVIEW_DEBUG"):
             raise
-        return failed(one_line(exc))
+        return failed(exc)
 
 
 def open_window(paths: list[str], verbose: bool = False) -> int:

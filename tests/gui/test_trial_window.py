@@ -181,7 +181,7 @@ def test_the_record_table_sorts_by_its_columns_and_keeps_the_selection(qtbot, op
     d.sort_by("size", descending=True)
     assert d.shown_records() == [5, 1, 2, 3, 7, 4, 0, 6]
     d.sort_by("status", descending=True)
-    assert d.shown_records()[0] == 2 and d.table_records()[0][2] == "bad_data_crc"
+    assert d.shown_records()[0] == 2 and d.table_records()[0][2] == "damaged"
     d.sort_by("summary")  # read lazily: refused, said, and the order stays
     assert d.shown_records()[0] == 2 and d.sorted_column() == "status"
     assert "cannot be sorted" in w.statusBar().currentMessage()

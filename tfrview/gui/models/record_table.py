@@ -138,7 +138,8 @@ class RecordTableModel(ColumnsModel):
             f = files[i]
             idx = f.index
             final = f.source is None or idx is None or idx.done
-            n = idx.count if idx is not None else 0
+            # the arrays may lag the count for a moment while the indexer grows them: read what is there
+            n = min(idx.count, len(idx.offsets), len(idx.lengths)) if idx is not None else 0
             if final and i == first:
                 first += 1
             if not n:
