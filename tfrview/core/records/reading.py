@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
 
 import numpy as np
 
@@ -172,6 +171,21 @@ def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str
     return name if name else f"id {class_id}"
 
 
+class _once:
+    """A property computed on first use and kept in the instance (functools.cached_property, less
+    its lock: Python 3.11 takes a lock a first use, ~5 us a record in the deep pass's hot loop;
+    a reading belongs to one thread)."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)  # found in the instance from now on
+        return value
+
+
 @dataclass(frozen=True)
 class RecordReading:
     """What one record means (see the module's docstring). Arrays are computed on first use,
@@ -182,12 +196,12 @@ class RecordReading:
     spec: BoxSpec | None
     label_map: Mapping[int, str] | None = field(default=None, repr=False)
 
-    @cached_property
+    @_once
     def stated_size(self) -> tuple[int, int] | None:
         """(width, height) the record states (`stated_size`: the one rule)."""
         return stated_size(self.features)
 
-    @cached_property
+    @_once
     def label_key(self) -> str | None:
         """The key of the record-level label: the first of LABEL_KEYS holding 1 to 8 ints or texts."""
         for k in LABEL_KEYS:
@@ -204,7 +218,7 @@ class RecordReading:
     def convention(self) -> BoxConvention | None:
         return self.spec.convention if self.spec else None
 
-    @cached_property
+    @_once
     def list_lengths(self) -> tuple[int, ...]:
         """Values in each box key (four corner lists, or the one flat list)."""
         if self.spec is None:
@@ -219,14 +233,14 @@ class RecordReading:
             return 0
         return min(lens) if len(lens) == 4 else lens[0] // 4
 
-    @cached_property
+    @_once
     def corner_arrays(self) -> tuple[np.ndarray, ...]:
         """x0, y0, x1, y1 of every box: four arrays in the convention's own units (pixels or [0, 1])."""
         if self.spec is None:
             return (_EMPTY_F,) * 4
         return corners(self.spec.convention, [_floats(self.features, k) for k in self.spec.keys])
 
-    @cached_property
+    @_once
     def boxes(self) -> np.ndarray:
         """(n, 4) x0, y0, x1, y1 of every box in the convention's own units (pixels or [0, 1])."""
         return np.stack(self.corner_arrays, axis=1).reshape(-1, 4)
@@ -242,7 +256,7 @@ class RecordReading:
             return b * np.array([width, height, width, height]) if self.spec.convention.normalized else b
         return self.normalized
 
-    @cached_property
+    @_once
     def normalized(self) -> np.ndarray:
         """(n, 4) boxes in [0, 1] units of the image (NaN: pixel boxes of a record stating no size)."""
         b = self.boxes
@@ -253,7 +267,7 @@ class RecordReading:
         w, h = self.stated_size
         return b / np.array([w, h, w, h], dtype=np.float64)
 
-    @cached_property
+    @_once
     def class_ids(self) -> np.ndarray:
         """Each box's class id, as the record holds them (may be more or fewer than the boxes)."""
         k = self.spec.class_id if self.spec else None
@@ -275,7 +289,7 @@ class RecordReading:
         ids = self.class_ids
         return class_name(int(ids[i]), self.label_map) if i < len(ids) else f"box {i}"
 
-    @cached_property
+    @_once
     def class_counts(self) -> Counter:
         """name -> boxes of each class (the class texts; else the ids, named as `class_name`), counted
         by C's Counter and numpy's unique: a million boxes build an object a class, not a box."""
@@ -290,7 +304,7 @@ class RecordReading:
                 out[class_name(i, self.label_map)] += k
         return out
 
-    @cached_property
+    @_once
     def notes(self) -> tuple[str, ...]:
         """What does not add up in the boxes, and the limit on those drawn (`limit`)."""
         out = []
@@ -348,7 +362,7 @@ class RecordReading:
             return k
         return None
 
-    @cached_property
+    @_once
     def mask_keys(self) -> tuple[str, ...]:
         from tfrview.core.records.masks import mask_keys
 
