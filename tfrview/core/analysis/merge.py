@@ -26,10 +26,9 @@ from tfrview.core.analysis.checks import (
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.results import DeepResult, ShardResult
 from tfrview.core.errors import FileChangedError
+from tfrview.core.limits import DUPLICATES_TRACKED
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files
-
-DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 
 
 @dataclass

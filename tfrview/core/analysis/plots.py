@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import BOX_META, column_of
+from tfrview.core.limits import SERIES_POINTS
 from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,6 @@ def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed:
     return np.unique(n[hit]).astype(np.int64)
 
 
-SERIES_POINTS = 200_000  # points a series hands the window (every k-th beyond it: a plot's resolution)
 
 
 def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:

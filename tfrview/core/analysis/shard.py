@@ -20,10 +20,9 @@ from tfrview.core.analysis.results import (
     identity_of,
 )
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import CLASS_IDS_TRACKED, MAX_PARTS, PART_BYTES, PART_SAMPLE_BYTES
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
-
-CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
 
 
 def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
@@ -275,10 +274,8 @@ def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
     return n * part // parts, n * (part + 1) // parts
 
 
-PART_BYTES = 64 << 20  # a file's deep pass is split in parts of about this many bytes (see plan)
 
 
-MAX_PARTS = 16
 
 
 def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
@@ -302,7 +299,6 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
     return tasks
 
 
-_SAMPLE = 1 << 20
 
 
 def estimated_records(path: str, size: int) -> int:
@@ -313,7 +309,7 @@ def estimated_records(path: str, size: int) -> int:
         return size // 16
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        head = os.pread(fd, _SAMPLE, 0)
+        head = os.pread(fd, PART_SAMPLE_BYTES, 0)
     finally:
         os.close(fd)
     from tfrview.core.tfrecord.framing import HEADER, length_crc

@@ -145,7 +145,7 @@ def _conversion(source: Source, res: RepairResult) -> Conversion | None:
         return None
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
         res.file_fix = (f"{printable(str(source.path))}: a line-ending conversion not undone: "
-                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES))  # fmt: skip
+                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES, name="LINE_ENDINGS_MAX_BYTES"))  # fmt: skip
         return None
     return ev.conversion
 

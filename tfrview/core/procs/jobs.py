@@ -24,6 +24,7 @@ from pathlib import Path
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import QUICK_EVENT_BYTES
 from tfrview.core.procs.messages import (
     ENDS,
     CauseFound,
@@ -232,7 +233,6 @@ class _RecordProgress:
             self._thread.join()
 
 
-QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis
 
 
 def _quick_event_plot(spec: dict) -> bool:

@@ -288,7 +288,7 @@ def open_image(b: bytes):
         im = Image.open(io.BytesIO(b))
     w, h = im.size
     if w * h > MAX_IMAGE_PIXELS:
-        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels") + " (decompression bomb?)")
+        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels", "MAX_IMAGE_PIXELS") + ": a decompression bomb?")
     check_decoded_size(im)
     return im
 
@@ -299,7 +299,7 @@ def check_decoded_size(im) -> None:
     w, h = im.size
     need = w * h * len(im.getbands()) * _BYTES_PER_BAND.get(im.mode, 1)
     if need > MAX_IMAGE_DECODED_BYTES:
-        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES))
+        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES, name="MAX_IMAGE_DECODED_BYTES"))
 
 
 def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> DecodedImage:

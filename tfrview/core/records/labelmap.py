@@ -96,7 +96,7 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_LABEL_MAP_BYTES:
-            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES))
+            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES, name="MAX_LABEL_MAP_BYTES"))
         try:
             text = fh.read(MAX_LABEL_MAP_BYTES + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:

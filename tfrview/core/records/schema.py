@@ -102,7 +102,7 @@ def message_dict(msg, notes: list[str] | None = None, path: str = "") -> dict:
         mt = field.message_type
         where = path + field.name
         if field.is_repeated and len(value) > MAX_LIST_VALUES:
-            notes.append(cut_note(where, "values", len(value), MAX_LIST_VALUES))
+            notes.append(cut_note(where, "values", len(value), MAX_LIST_VALUES, "MAX_LIST_VALUES"))
         if mt is not None and mt.GetOptions().map_entry:
             vf = mt.fields_by_name["value"]
             items = list(value.items())[:MAX_LIST_VALUES] if len(value) > MAX_LIST_VALUES else value.items()
@@ -194,7 +194,7 @@ def _bounded(buf: memoryview, desc, path: str, depth: int, notes: list[str]):
             pieces.append(piece)
     for num, n in total.items():
         if n > MAX_LIST_VALUES:
-            notes.append(cut_note(path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES))
+            notes.append(cut_note(path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES, "MAX_LIST_VALUES"))
     return b"".join(pieces) if changed else buf
 
 
@@ -241,8 +241,8 @@ def _descriptor_set(p: Path):
     fd, st = open_regular(p)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_SCHEMA_BYTES:
-            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES)
-                               + " (limits.MAX_SCHEMA_BYTES)")  # fmt: skip
+            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES,
+                                                                      name="MAX_SCHEMA_BYTES"))  # fmt: skip
         if p.suffix == ".proto":
             return _compile(p)
         try:
@@ -250,7 +250,7 @@ def _descriptor_set(p: Path):
         except OSError as exc:
             raise TfrviewError(f"{printable(str(p))}: cannot read ({exc.strerror or exc})") from None
     if len(data) > MAX_SCHEMA_BYTES:  # it grew since its size was read
-        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES))
+        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES, name="MAX_SCHEMA_BYTES"))
     try:
         fds = descriptor_pb2.FileDescriptorSet.FromString(data)
     except Exception:

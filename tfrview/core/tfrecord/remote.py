@@ -24,7 +24,16 @@ from dataclasses import dataclass
 
 from tfrview.core import limits
 from tfrview.core.errors import SourceError
-from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
+from tfrview.core.limits import (
+    NET_LISTING_THREADS,
+    NET_MAX_BLOCK,
+    NET_RETRIES,
+    NET_WHOLE_OBJECT_BYTES,
+    REMOTE_HANDED_MAX,
+    REMOTE_SPILL_BYTES,
+    REMOTE_TRIM_EVERY,
+    net_timeouts,
+)
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import Compression
 
@@ -34,9 +43,7 @@ EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "ab
           "adl": "azure", "http": "http", "https": "http", "hf": "hf"}  # fmt: skip
 
 PAGE = 1 << 20  # fetched bytes are kept in pages of this size; a read fetches at least one
-MAX_BLOCK = 32 << 20  # a sequential scan's fetches double up to this
 HEAD_BYTES = 64 * 1024  # read at open to tell the compression (as local files)
-RETRIES = 3  # attempts for a read that failed in a way that can pass (timeouts, 5xx, resets)
 
 
 class NetworkError(SourceError):
@@ -306,7 +313,7 @@ def _retryable(exc: BaseException) -> bool:
     return "NoCredentials" not in type(exc).__name__
 
 
-def with_retries(url: str, call, attempts: int = RETRIES, budget: str = ""):
+def with_retries(url: str, call, attempts: int = NET_RETRIES, budget: str = ""):
     """call() until it succeeds, backing off between tries that can pass; a NetworkError after.
     `budget` says what bounded one call, for the message when it is hit."""
     for k in range(attempts):
@@ -390,7 +397,6 @@ def note_listed(url: str, size: int, version: str) -> None:
     _listed[url] = RemoteInfo(url, int(size), version)
 
 
-LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
 
 
 def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
@@ -401,7 +407,7 @@ def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, di
     need = [k for k, (_, i) in enumerate(items) if i.get("size") is None or not _version(i)]
     if not need:
         return items
-    with ThreadPoolExecutor(min(LISTING_THREADS, len(need))) as pool:
+    with ThreadPoolExecutor(min(NET_LISTING_THREADS, len(need))) as pool:
         got = list(pool.map(lambda k: ask_info(url, fs, items[k][0]), need))
     items = list(items)
     for k, info in zip(need, got, strict=True):
@@ -539,7 +545,7 @@ class RemoteBytes:
             held = self._held(first, last)
             if not held:
                 sequential = self._next >= 0 and first * PAGE <= self._next <= (last + 1) * PAGE
-                self._run = min(self._run * 2, MAX_BLOCK // PAGE) if sequential else 1
+                self._run = min(self._run * 2, NET_MAX_BLOCK // PAGE) if sequential else 1
                 while first <= last and self._pages.has(first) and self._fd is not None:
                     first += 1  # the pages already here are not fetched again
                 stop = min(len(self._pages), max(last + 1, first + self._run))
@@ -581,7 +587,7 @@ class RemoteBytes:
                 os.utime(where / f"{key}.bin")  # recently used: trimmed last
                 global _opened
                 _opened += 1
-                if _opened % TRIM_EVERY == 1:  # a scan of the folder: not for each of 10,000 shards
+                if _opened % REMOTE_TRIM_EVERY == 1:  # a scan of the folder: not for each of 10,000 shards
                     trim_kept(REMOTE_SPILL_BYTES, keep=f"{key}.bin")
             else:
                 self._fd = os.dup((tmp := tempfile.TemporaryFile(dir=where)).fileno())  # noqa: SIM115
@@ -609,7 +615,7 @@ class RemoteBytes:
         with self._lock:
             runs: list[list[int]] = []
             for off, n in sorted(spans):
-                if n <= 0 or off >= self.size or n > MAX_BLOCK:
+                if n <= 0 or off >= self.size or n > NET_MAX_BLOCK:
                     continue  # a span this long is read as usual, in pieces, not in one batch
                 first, last = off // PAGE, (min(self.size, off + n) - 1) // PAGE
                 if self._held(first, last):
@@ -709,7 +715,6 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
 
 _opened = 0  # objects whose kept bytes this process opened
 _made: set = set()  # folders of kept bytes made by this process
-TRIM_EVERY = 256
 
 
 def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
@@ -857,7 +862,6 @@ def _after_ahead(url: str) -> None:
 
 _AHEAD_THREADS = "tfrview-fetch-ahead"
 _handed: dict[str, RemoteBytes] = {}  # fetched ahead, kept file open, for the reader to take over
-_HANDED_MAX = 64  # objects held open so (two descriptors each); past it they are closed, reopened
 
 
 def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
@@ -876,7 +880,7 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
             kept = rb.fetch_whole()
         finally:
             with _ahead_lock:
-                if url in _ahead and len(_handed) < _HANDED_MAX and kept:  # held open for its reader
+                if url in _ahead and len(_handed) < REMOTE_HANDED_MAX and kept:  # held open for its reader
                     _handed[url] = rb
                     rb = None
             if rb is not None:

@@ -15,6 +15,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.errors import SourceError
+from tfrview.core.limits import CACHE_ROWS, ROW_CAP
 from tfrview.core.problems import QA_KINDS, SEVERITIES
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
@@ -23,8 +24,6 @@ from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")
-ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
-CACHE_ROWS = 4096
 
 _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
