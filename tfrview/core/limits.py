@@ -8,6 +8,10 @@ or a one-line message) rather than truncating silently. The budget they add up t
 
 from __future__ import annotations
 
+import logging
+import math
+import os
+
 # --- records -------------------------------------------------------------------------------------
 # A record larger than this is never read whole for decoding: its CRC is streamed, its first
 # HEAD_BYTES are shown, and writers copy it in pieces.
@@ -133,9 +137,6 @@ NET_REQUEST_TIMEOUT = 300.0
 def net_timeouts() -> tuple[float, float, float]:
     """(connect, read, request) timeouts in seconds, TFRVIEW_NET_TIMEOUT applied (read at each call:
     child processes and tests see what their environment says)."""
-    import logging
-    import math
-    import os
 
     connect, read, request = NET_CONNECT_TIMEOUT, NET_READ_TIMEOUT, NET_REQUEST_TIMEOUT
     text = os.environ.get("TFRVIEW_NET_TIMEOUT", "").strip()

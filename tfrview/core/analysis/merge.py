@@ -10,7 +10,7 @@ everything order-dependent is decided by file number here, at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -142,7 +142,6 @@ def join_parts(results: list[ShardResult]) -> list[ShardResult]:
 
 
 def _joined(parts: list[ShardResult]) -> ShardResult:
-    from dataclasses import replace
 
     first = parts[0]
     failed = next((p for p in parts if p.error is not None), None)

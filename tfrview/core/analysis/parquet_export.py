@@ -7,6 +7,7 @@ renamed."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,6 @@ def file_problem_rows(a: DatasetAnalysis, file_no: int) -> list[dict]:
 
 def _rows_of(path: str, rows: list[dict], schema: pa.Schema) -> pa.Table:
     """Rows of file-level problems in the table's schema: every other column null."""
-    import os
 
     return pa.Table.from_pylist([{**r, "file": os.path.basename(path)} for r in rows], schema=schema)
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import closing
 from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
 from tfrview.core.analysis.results import ShardResult, ShardTask
-from tfrview.core.analysis.shard import analyze_batch, analyze_shard
+from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 
 
 def default_jobs() -> int:
@@ -42,7 +43,6 @@ def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult 
     """A file's stored deep pass, its parts joined, or None unless every part is stored."""
     from tfrview.core.analysis.cache import load
     from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.analysis.shard import plan
 
     parts = [load(replace(t, file_no=file_no)) for t in plan([path], True, label_map)]
     if not parts or any(p is None or p.deep is None for p in parts):
@@ -55,7 +55,6 @@ def stored_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
     stored deep pass may answer)."""
     from tfrview.core.analysis.cache import load_many
     from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.analysis.shard import plan
 
     hits = load_many(tasks)
     looks = [
@@ -118,9 +117,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
               store_later: list | None = None, progress=None, counter=None,
               summaries=None) -> Iterator[ShardResult]:  # fmt: skip
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
-    from contextlib import closing
 
-    from tfrview.core.analysis.shard import share_framing
 
     seen: dict = {}
     with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:

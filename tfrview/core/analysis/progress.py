@@ -9,6 +9,7 @@ job that started them reads it (`counted`) as often as it likes, without a messa
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 EVERY = 4096  # records decoded between two additions to the shared counter (a lock each time)
@@ -57,7 +58,6 @@ def summary_so_far(key: tuple, summary) -> None:
     """The summary of the part being decoded (`key`: its path and part), sent at most every
     SUMMARY_SECONDS when a job asked for them; pickled here, so the decoding may go on changing it."""
     import pickle
-    import time
 
     global _summary_sent
     if _summaries is None or time.monotonic() - _summary_sent < SUMMARY_SECONDS:

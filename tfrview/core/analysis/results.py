@@ -6,6 +6,7 @@ and the merge all read it, and it imports none of them."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,7 +93,6 @@ def identity_of(path: str) -> Identity | None:
     """What says a file is unchanged: its inode, size and times, and a hash of its first and last
     64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
     middle changes in place with its times set back is beyond this; `verify` always reads."""
-    import stat
 
     from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
 

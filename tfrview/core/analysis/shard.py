@@ -5,7 +5,9 @@ this process, in a pool of worker processes, or on a cluster; its results merge 
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import time
 
 import numpy as np
@@ -81,7 +83,6 @@ class StoredFacts:
         self.key, self.task = key, task
 
     def __call__(self):
-        import logging
 
         from tfrview.core.analysis.cache import StoreError, _read_facts
 
@@ -160,7 +161,6 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
 
 
 def _say(msg: str) -> None:
-    import sys
 
     from tfrview.core.termtext import printable
 

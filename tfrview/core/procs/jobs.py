@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from tfrview.core import childproc
@@ -95,7 +96,6 @@ def job_analyze(spec: dict) -> None:
     sent_plot = _quick_event_plot(spec)
     tasks = plan(paths, True, spec.get("label_map") or None)
     if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
-        from dataclasses import replace
 
         mine = set(spec["label_map_files"])
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
@@ -401,7 +401,6 @@ def job_write(spec: dict) -> None:
     and not in the window's process: a repair can be seconds of Python per file. The files are
     framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
     otherwise than the window's `counts` (the report's record numbers are then this framing's)."""
-    from dataclasses import asdict
 
     from tfrview.core.output.repair import repair_many
     from tfrview.core.output.salvage import salvage_many
@@ -430,12 +429,10 @@ def job_export(spec: dict) -> None:
     """A selection of records exported (`what`: records, jsonl, images, images_boxes) from the
     spans the window saved (`output.export.save_spans`): read, decoded and written here, never in
     the window's process."""
-    from dataclasses import asdict
 
     import numpy as np
 
     from tfrview.core.output import export as ex
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.source import open_source
 
     a = np.load(spec["spans"])

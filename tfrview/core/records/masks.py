@@ -3,6 +3,7 @@ drawing) and their pixels coloured with the class palette, for drawing over the 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +23,6 @@ def mask_keys(features: dict[str, Feature]) -> list[str]:
 
 def mask_pixels(b: bytes) -> np.ndarray | None:
     """A mask image's class ids (2-D), or None if the bytes are no image."""
-    import warnings
 
     from tfrview.core.records.images import check_decoded_size, open_image
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import struct
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -582,7 +582,6 @@ def decode(data: bytes) -> Payload:
         notes.append("nested too deeply to decode")
         p = Payload(BYTES, raw=data)
     if notes:
-        from dataclasses import replace
 
         p = replace(p, limits=tuple(dict.fromkeys(notes))[:20])
     return p

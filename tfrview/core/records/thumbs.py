@@ -3,7 +3,7 @@ Pure function of the record's bytes; decoding uses JPEG draft mode (decode at 1/
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -64,7 +64,6 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
 
 
 def _fit(img, cw: int, ch: int):
-    from dataclasses import replace
 
     from PIL import Image
 

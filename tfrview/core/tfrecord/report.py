@@ -7,14 +7,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfrview.core.problems import Problem
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
+    BAD_LENGTH_CRC,
     CRC_CUT,
     DAMAGED,
+    SPLIT_CUT,
     VERIFIED,
     IndexChunk,
     RecordIndex,
+    coincidence_splits,
     scan,
     verify,
 )
@@ -148,7 +151,6 @@ def _framed_from(
     """`index_and_verify`'s framing from stream position `start`, after the whole records of
     `prefix`; None when a record before `start` would have to be framed otherwise (then the
     caller frames the whole file)."""
-    from tfrview.core.tfrecord.index import coincidence_splits
 
     first = prefix.count if prefix is not None else 0
     idx = index_source(source, progress, notice, None, prefix, start)
@@ -173,8 +175,6 @@ def reframing_needed(source: Source, idx: RecordIndex) -> bool:
     them) otherwise? When a header swallowed whole records, an 8-byte record passed by coincidence,
     or a line-ending conversion cut records short. Then the window takes `index_and_verify`'s
     framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
-    from tfrview.core.problems import ProblemKind
-    from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, coincidence_splits
 
     problems = list(idx.problems)
     if not problems:
@@ -198,7 +198,6 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     record `repair` restores is a row with its number."""
     from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES
     from tfrview.core.tfrecord.framing import OVERHEAD
-    from tfrview.core.tfrecord.index import SPLIT_CUT
     from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, spans
 
     if source.file_size > LINE_ENDINGS_MAX_BYTES:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output.atomic import atomic_write_bytes
+from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
 from tfrview.core.procs.messages import Failed, Progress, Wrote
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
-from tfrview.gui.session import DatasetSession
+from tfrview.gui.session import DatasetSession, label_map_json
 from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import selected_rows
@@ -289,7 +291,6 @@ class ExportController(QObject):
 
         from tfrview.core.output import export as ex
         from tfrview.core.userdirs import cache_dir
-        from tfrview.gui.session import label_map_json
 
         where = cache_dir() / "jobs"
         where.mkdir(parents=True, exist_ok=True)
@@ -302,8 +303,6 @@ class ExportController(QObject):
                 "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
 
         def done(result) -> None:
-            import contextlib
-            import os
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
@@ -343,7 +342,6 @@ class ExportController(QObject):
 
     def write_image(self, path: Path, with_boxes: bool) -> bool:
         """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
-        from tfrview.core.output.atomic import refuse_overwriting_inputs
 
         panel = self.image_panel
         img = panel.qimage

@@ -5,7 +5,10 @@ at once."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Slot
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
@@ -161,7 +164,6 @@ class PlotController(QObject):
     def _class_filter(self, name: str) -> str | None:
         """The filter that shows a class's records: by its text, or by its id; the keys and ids
         come with the classes chart's data (`DatasetSummary.to_json`), never from a bar's title."""
-        import json
 
         c = self._summary.get("classes", {})
         if not c.get("title", "").startswith("objects"):
@@ -201,7 +203,6 @@ class PlotController(QObject):
     @Slot(str, float, float, bool)
     def _on_range(self, key: str, lo: float, hi: float, closed: bool) -> None:
         """A clicked bar: the table shows the records with a value in it."""
-        import json
 
         if self.filtering is None:
             return
@@ -226,7 +227,6 @@ class PlotController(QObject):
 
     @Slot()
     def save_png(self) -> None:
-        from pathlib import Path
 
 
         if self.panel.plot is None:
@@ -239,7 +239,6 @@ class PlotController(QObject):
             self.write_png(Path(path))
 
     def write_png(self, path) -> None:
-        from PySide6.QtCore import QBuffer, QIODevice
 
         from tfrview.core.output.atomic import atomic_write_bytes
 

@@ -7,6 +7,7 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
+import re
 import time
 from collections import OrderedDict
 
@@ -39,7 +40,6 @@ def number_text(value: int) -> str:
 
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
-    import re
 
     m = [re.search(r"(\d+)-of-\d+", p.name) for p in paths]
     if len(paths) > 1 and all(m):
