@@ -29,7 +29,9 @@ from tfrview.core.records.images import (
 )
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
+from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +311,6 @@ def _what_it_holds(b: bytes) -> tuple[str, str]:
     except UnicodeDecodeError:
         text = ""
     if text and text.isprintable():
-        from tfrview.core.termtext import printable
 
         shown = printable(text if len(text) <= 60 else text[:57] + "…")
         looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
@@ -757,7 +758,6 @@ class CheckTarget:
 def check_target(path, source, index) -> CheckTarget:
     """The intact records of one verified file as a check target; payloads over the decode limit are
     read as their head only (and reported as such)."""
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.report import intact_numbers
 
     offs, lens, read = index.offsets, index.lengths, source.bulk_reader()

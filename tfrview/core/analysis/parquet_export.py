@@ -16,6 +16,10 @@ import numpy as np
 import pyarrow as pa
 
 from tfrview.core.analysis.merge import DatasetAnalysis
+from tfrview.core.records.images import find_images, image_features
+from tfrview.core.records.payload import decode
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.source import open_source
 
 
 @dataclass(frozen=True)
@@ -94,10 +98,6 @@ def _rows_of(path: str, rows: list[dict], schema: pa.Schema) -> pa.Table:
 def _images(s) -> tuple[pa.Array, int]:
     """Each record's first encoded image (null when it has none, or is damaged)."""
     from tfrview.core.analysis.shard import intact_numbers_of
-    from tfrview.core.records.images import find_images, image_features
-    from tfrview.core.records.payload import decode
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.source import open_source
 
     out: list[bytes | None] = [None] * len(s.offsets)
     with open_source(s.path) as src:

@@ -15,7 +15,11 @@ import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import BOX_META, column_of
 from tfrview.core.limits import SERIES_POINTS
+from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
 from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
+from tfrview.core.tfrecord.index import RecordIndex, scan
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
 
@@ -241,10 +245,6 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
     fraction of the analysis' time. None when the files frame other records than the window's
     `counts`, or hold no scalar."""
     from tfrview.core.records.events import event_features
-    from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.source import open_source
 
     steps: list[int | None] = []
     values: dict[str, dict[int, float]] = {}

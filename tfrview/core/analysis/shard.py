@@ -24,7 +24,10 @@ from tfrview.core.analysis.results import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import CLASS_IDS_TRACKED, MAX_PARTS, PART_BYTES, PART_SAMPLE_BYTES
 from tfrview.core.problems import Problem
+from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.source import open_source
 
 
 def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
@@ -100,7 +103,6 @@ class StoredFacts:
 
 def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
-    from tfrview.core.tfrecord.source import open_source
 
     t0 = time.perf_counter()
     if not task.deep and task.parts == 1:
@@ -162,7 +164,6 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
 
 def _say(msg: str) -> None:
 
-    from tfrview.core.termtext import printable
 
     print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
@@ -234,7 +235,6 @@ def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarra
     """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
     a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
     bounded (`payload.bounded_payload`)."""
-    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
     from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
     starts = offsets[numbers].astype(np.int64)
@@ -312,7 +312,6 @@ def estimated_records(path: str, size: int) -> int:
         head = os.pread(fd, PART_SAMPLE_BYTES, 0)
     finally:
         os.close(fd)
-    from tfrview.core.tfrecord.framing import HEADER, length_crc
 
     if len(head) < 12 or length_crc(HEADER.unpack_from(head)[0]) != HEADER.unpack_from(head)[1]:
         return 0  # no record header first: compressed, or not a TFRecord (framed alone, as before)

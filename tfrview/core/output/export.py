@@ -18,6 +18,7 @@ from tfrview.core.records.images import ImageError, decode_image, find_images, i
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import decode, payload_json
 from tfrview.core.tfrecord.framing import HEADER_SIZE
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
 Progress = Callable[[int], bool]  # called with records done; returning False cancels
 
@@ -56,7 +57,6 @@ def copies_of_spans(spans: Iterable[tuple], keep_damaged: bool = False):
     that would launder the damage into a file that verifies clean. Records not verified yet are
     checked here."""
     from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
     for n, src, off, ln, status in spans:
         intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(src, off, ln)

@@ -19,6 +19,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import RecordIndex
+from tfrview.core.tfrecord.source import open_regular
 
 
 def format_index(index: RecordIndex) -> str:
@@ -58,7 +59,6 @@ def read_index(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
 def iter_index(path: str | os.PathLike) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(offsets, framed sizes) of each chunk of about _CHUNK bytes of lines, as `read_index` reads
     them: memory follows the chunk, not the file (a 95 MiB index of short lines cost 849 MB whole)."""
-    from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:

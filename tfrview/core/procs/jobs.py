@@ -26,6 +26,7 @@ from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
+from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     ENDS,
     CauseFound,
@@ -44,7 +45,10 @@ from tfrview.core.procs.messages import (
     encode,
 )
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import crc32c_function
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.remote import is_url
+from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +94,6 @@ def job_analyze(spec: dict) -> None:
     from tfrview.core.analysis import plan, run_tasks
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.analysis.merge import merge
-    from tfrview.core.problems import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
@@ -240,7 +243,6 @@ def _quick_event_plot(spec: dict) -> bool:
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
     Whether it was sent."""
     from tfrview.core.analysis.plots import event_scalars, plot
-    from tfrview.core.tfrecord.remote import is_url
 
     paths = spec["paths"]
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
@@ -406,7 +408,6 @@ def job_write(spec: dict) -> None:
     from tfrview.core.output.salvage import salvage_many
     from tfrview.core.tfrecord.parts import cores
     from tfrview.core.tfrecord.report import index_and_verify
-    from tfrview.core.tfrecord.source import open_source
 
     with contextlib.ExitStack() as opened:
         parts = []
@@ -433,7 +434,6 @@ def job_export(spec: dict) -> None:
     import numpy as np
 
     from tfrview.core.output import export as ex
-    from tfrview.core.tfrecord.source import open_source
 
     a = np.load(spec["spans"])
     paths, what, out = spec["paths"], spec["what"], spec["out"]
@@ -483,7 +483,6 @@ def _import_ahead() -> None:
     import tfrview.core.analysis.plots
     import tfrview.core.analysis.shard
     import tfrview.core.records.payload  # noqa: F401
-    from tfrview.core.tfrecord.framing import crc32c_function
 
     crc32c_function()
 

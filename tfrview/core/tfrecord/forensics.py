@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, masked_crc
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
@@ -97,7 +98,6 @@ def _looks(b: bytes) -> str:
     """What prepended or appended bytes look like: text (an HTTP header, an error page), or binary."""
     text = b[:200].decode("utf-8", "replace")
     if _is_text(b):
-        from tfrview.core.termtext import printable
 
         first = printable(text.strip().splitlines()[0] if text.strip() else text)[:60]
         return f"text starting {first!r}: an HTTP header or an error page saved with the data?"

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, inflation_note
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
     BAD_LENGTH_CRC,
@@ -66,7 +68,6 @@ def index_source(
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note). With `prefix` (the records before stream position
     `start`, framed already), a copy of it framed on from `start`."""
-    from tfrview.core.limits import inflation_note
     from tfrview.core.units import human_bytes
 
     idx = RecordIndex()
@@ -196,8 +197,6 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     and one that lost a CR of its header has no valid header): each record walked that the index
     does not frame at the same span, as a split that frames it, damaged (SPLIT_CUT). So every
     record `repair` restores is a row with its number."""
-    from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES
-    from tfrview.core.tfrecord.framing import OVERHEAD
     from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, spans
 
     if source.file_size > LINE_ENDINGS_MAX_BYTES:

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
 from tfrview.core.procs.messages import Failed, Progress, Wrote
+from tfrview.core.tfrecord.index import BAD_DATA_CRC
+from tfrview.core.tfrecord.report import intact_numbers
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
@@ -125,7 +127,6 @@ class ExportController(QObject):
                 self.window, "Save intact records", "Wait until every CRC is checked (see the status bar)."
             )
             return
-        from tfrview.core.tfrecord.report import intact_numbers
 
         if not any(len(intact_numbers(f.index)) for f in self.ds.files if f.source is not None):
             QMessageBox.information(
@@ -241,7 +242,6 @@ class ExportController(QObject):
         """Which of these records are known to fail their data CRC (verified so far)."""
         import numpy as np
 
-        from tfrview.core.tfrecord.index import BAD_DATA_CRC
 
         nums = np.asarray(numbers, dtype=np.int64)
         return nums[np.isin(nums, self.ds.numbers_with(BAD_DATA_CRC))].tolist()

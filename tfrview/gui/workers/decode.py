@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.records.images import (
     DecodedImage,
     ImageError,
@@ -123,7 +124,6 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
 def _build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
-        from tfrview.core.errors import TfrviewError
 
         try:
             data = read(req.number)
