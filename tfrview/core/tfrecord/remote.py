@@ -172,7 +172,9 @@ def _timeouts_for(scheme: str) -> dict:
 
 
 class RangeIgnored(Exception):
-    """A server answered a byte-range request with the whole of a large object."""
+    """A server answered a byte-range request with the whole of a large object. An internal signal,
+    raised inside fsspec's read and found in the exception chain: it leaves this module as a
+    NetworkError, never itself (so it stays outside TfrviewError, which a caller might catch first)."""
 
 
 _RANGE_GUARD = None  # one for the process: fsspec keys its cached filesystems by their options
