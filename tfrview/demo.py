@@ -19,6 +19,7 @@ import numpy as np
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.records.proto import example_pb2, tensor_pb2
 from tfrview.core.tfrecord.framing import encode_record
+from tfrview.core.userdirs import cache_dir as user_cache
 
 VERSION = 4
 CLASSES = {1: "circle", 2: "square", 3: "triangle", 4: "star"}
@@ -26,7 +27,6 @@ LABEL_MAP = "".join(f"item {{\n  id: {i}\n  name: '{n}'\n}}\n" for i, n in CLASS
 
 
 def cache_dir() -> Path:
-    from tfrview.core.userdirs import cache_dir as user_cache
 
     return user_cache() / f"demo-v{VERSION}"
 

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from tfrview.core.logs import configure_child
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 
 
@@ -48,7 +50,6 @@ def worker_start(parent: int | None = None) -> None:
     armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
     import signal
 
-    from tfrview.core.logs import configure_child
 
     lower_priority()
     configure_child()

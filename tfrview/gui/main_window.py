@@ -36,6 +36,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
+from tfrview.core.records.schema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.gui.actions import WindowActions, build_actions
@@ -888,7 +889,6 @@ class MainWindow(QMainWindow):
                                               "Schemas (*.desc *.pb *.protoset *.proto);;All files (*)")  # fmt: skip
         if not path:
             return
-        from tfrview.core.records.schema import message_names
 
         try:
             names = message_names(path)
@@ -901,7 +901,6 @@ class MainWindow(QMainWindow):
 
     def set_schema(self, path: Path, message: str | None) -> bool:
         """Show records of a custom protobuf with the field names of `message` from `path`."""
-        from tfrview.core.records.schema import load_schema
 
         try:
             self.schema = load_schema(path, message)

@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from tfrview.core.analysis.merge import DatasetAnalysis
+from tfrview.core.analysis.shard import intact_numbers_of
+from tfrview.core.output.atomic import atomic_file
 from tfrview.core.records.images import find_images, image_features
 from tfrview.core.records.payload import decode
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
@@ -43,7 +45,6 @@ def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
     import pyarrow.parquet as pq
 
-    from tfrview.core.output.atomic import atomic_file
 
     facts = a.facts()
     if facts is None:
@@ -97,7 +98,6 @@ def _rows_of(path: str, rows: list[dict], schema: pa.Schema) -> pa.Table:
 
 def _images(s) -> tuple[pa.Array, int]:
     """Each record's first encoded image (null when it has none, or is damaged)."""
-    from tfrview.core.analysis.shard import intact_numbers_of
 
     out: list[bytes | None] = [None] * len(s.offsets)
     with open_source(s.path) as src:

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import BOX_META, column_of
 from tfrview.core.limits import SERIES_POINTS
+from tfrview.core.records.events import event_features
 from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
 from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
 from tfrview.core.tfrecord.index import RecordIndex, scan
@@ -244,7 +245,6 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
     straight from local event files before the analysis: framing and the Event parse only, a
     fraction of the analysis' time. None when the files frame other records than the window's
     `counts`, or hold no scalar."""
-    from tfrview.core.records.events import event_features
 
     steps: list[int | None] = []
     values: dict[str, dict[int, float]] = {}

@@ -12,6 +12,8 @@ import os
 import time
 from typing import Any
 
+from tfrview.core.childproc import worker_start
+
 EVERY = 4096  # records decoded between two additions to the shared counter (a lock each time)
 SUMMARY_SECONDS = 2.0  # how often a worker sends the summary of the part it is decoding
 
@@ -44,7 +46,6 @@ def make_summaries():
 
 def worker_init(parent: int | None, counter, summaries=None) -> None:
     """A pool worker's initializer: `childproc.worker_start`, then the job's counter kept."""
-    from tfrview.core.childproc import worker_start
 
     global _shared, _summaries
     worker_start(parent)
@@ -89,7 +90,6 @@ def counted(counter=None) -> int:
 def initializer(counter, summaries=None) -> tuple:
     """(initializer, initargs) for a ProcessPoolExecutor whose workers add to `counter` and send
     their summaries so far on `summaries` (None, None: the plain `childproc.worker_start`)."""
-    from tfrview.core.childproc import worker_start
 
     if counter is None and summaries is None:
         return worker_start, (os.getpid(),)

@@ -17,6 +17,7 @@ import numpy as np
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
+from tfrview.core.output.atomic import atomic_write_text
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import RecordIndex
 from tfrview.core.tfrecord.source import open_regular
@@ -30,7 +31,6 @@ def format_index(index: RecordIndex) -> str:
 
 def write_index(path: str | os.PathLike, index: RecordIndex) -> None:
     """Written to a temporary file beside `path` and renamed, so a reader never sees half of it."""
-    from tfrview.core.output.atomic import atomic_write_text
 
     atomic_write_text(Path(path), format_index(index))
 

@@ -23,9 +23,19 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from tfrview.core import childproc
+from tfrview.core.analysis import plan, run_tasks
+from tfrview.core.analysis.cache import is_stored, store_many
+from tfrview.core.analysis.datasummary import DatasetSummary
+from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
+from tfrview.core.analysis.merge import DatasetAnalysis, merge
+from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
+from tfrview.core.logs import configure_child
+from tfrview.core.output import export as ex
+from tfrview.core.output.repair import repair_many
+from tfrview.core.output.salvage import salvage_many
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     ENDS,
@@ -44,10 +54,13 @@ from tfrview.core.procs.messages import (
     decode,
     encode,
 )
+from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
+from tfrview.core.tfrecord.parts import cores
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import is_url
+from tfrview.core.tfrecord.report import index_and_verify
 from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
@@ -91,9 +104,6 @@ def job_analyze(spec: dict) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
-    from tfrview.core.analysis import plan, run_tasks
-    from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.analysis.merge import merge
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
@@ -133,7 +143,6 @@ def job_analyze(spec: dict) -> None:
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
-        from tfrview.core.analysis.cache import store_many
 
         store_many(later)  # one transaction
 
@@ -169,7 +178,6 @@ class _RecordProgress:
 
     def summary_json(self) -> dict:
         """The parts finished and the parts so far, as one summary."""
-        from tfrview.core.analysis.datasummary import DatasetSummary
 
         with self._lock:
             if not self._partials:
@@ -198,12 +206,10 @@ class _RecordProgress:
         return got
 
     def done(self) -> int:
-        from tfrview.core.analysis.progress import counted
 
         return min(self.total, counted(self.counter) + self.stored)
 
     def __enter__(self) -> _RecordProgress:
-        from tfrview.core.analysis.progress import make_counter, make_summaries
 
         if self.total:
             self.counter = make_counter()
@@ -214,7 +220,6 @@ class _RecordProgress:
         return self
 
     def _run(self) -> None:
-        from tfrview.core.analysis.progress import SUMMARY_SECONDS
 
         last, said_summary, fresh = -1, time.monotonic(), False
         while not self._stop.wait(PROGRESS_SECONDS):
@@ -247,8 +252,6 @@ def _quick_event_plot(spec: dict) -> bool:
     paths = spec["paths"]
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
         return False
-    from tfrview.core.analysis import plan
-    from tfrview.core.analysis.cache import is_stored
 
     if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None)):
         return False  # the stored analysis brings the plot sooner
@@ -279,7 +282,6 @@ def _emit_first_plot(spec: dict, a, summary: dict) -> None:
 def job_filter(spec: dict) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
-    from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 
     node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
     problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
@@ -383,7 +385,6 @@ def _facts_or_say(spec: dict):
 def _stored_facts(spec: dict):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's)."""
-    from tfrview.core.analysis.merge import DatasetAnalysis
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -404,10 +405,6 @@ def job_write(spec: dict) -> None:
     framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
     otherwise than the window's `counts` (the report's record numbers are then this framing's)."""
 
-    from tfrview.core.output.repair import repair_many
-    from tfrview.core.output.salvage import salvage_many
-    from tfrview.core.tfrecord.parts import cores
-    from tfrview.core.tfrecord.report import index_and_verify
 
     with contextlib.ExitStack() as opened:
         parts = []
@@ -433,7 +430,6 @@ def job_export(spec: dict) -> None:
 
     import numpy as np
 
-    from tfrview.core.output import export as ex
 
     a = np.load(spec["spans"])
     paths, what, out = spec["paths"], spec["what"], spec["out"]
@@ -463,7 +459,6 @@ def job_export(spec: dict) -> None:
             res = ex.export_jsonl((facts(*s) for s in spans), Path(out), inputs, progress)
         else:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
-            from tfrview.core.records.labelmap import LabelMap
 
             label_map = LabelMap.from_json(spec.get("label_map"))
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
@@ -488,7 +483,6 @@ def _import_ahead() -> None:
 
 
 def child_main() -> int:
-    from tfrview.core.logs import configure_child
 
     lower_priority()
     configure_child()

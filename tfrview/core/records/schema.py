@@ -22,6 +22,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_LIST_VALUES, MAX_NESTING, MAX_SCHEMA_BYTES, too_large
 from tfrview.core.records.payload import cut_note, iter_fields
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.source import open_regular
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,6 @@ def _descriptor_set(p: Path):
     so is a file over MAX_SCHEMA_BYTES."""
     from google.protobuf import descriptor_pb2
 
-    from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(p)
     with os.fdopen(fd, "rb") as fh:

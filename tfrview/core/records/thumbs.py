@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import Box, Overlay, compute_overlay
 from tfrview.core.records.payload import decode
@@ -28,7 +29,6 @@ def scale_overlay(ov: Overlay, s: float) -> Overlay:
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
                    boxes: bool = True, cell: tuple[int, int] | None = None) -> Thumbnail:  # fmt: skip
     """`cell` (width, height): the thumbnail fits inside it (default: size x size)."""
-    from tfrview.core.records.drawing import draw_overlay
 
     p = decode(data)
     feats = image_features(p)

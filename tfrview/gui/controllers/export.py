@@ -18,10 +18,14 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.core.errors import TfrviewError
+from tfrview.core.output import export as ex
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
+from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.procs.messages import Failed, Progress, Wrote
 from tfrview.core.tfrecord.index import BAD_DATA_CRC
 from tfrview.core.tfrecord.report import intact_numbers
+from tfrview.core.userdirs import cache_dir
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
@@ -164,7 +168,6 @@ class ExportController(QObject):
             self.write_repaired(*chosen)
 
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.repair import Repair, RepairResult
 
         def done(result) -> None:
             status, obj = result
@@ -191,7 +194,6 @@ class ExportController(QObject):
         self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.salvage import SalvageResult
 
         def done(result) -> None:
             status, obj = result
@@ -289,8 +291,6 @@ class ExportController(QObject):
         a job process: where the records are goes to it in a .npz (the window reads nothing)."""
         import tempfile
 
-        from tfrview.core.output import export as ex
-        from tfrview.core.userdirs import cache_dir
 
         where = cache_dir() / "jobs"
         where.mkdir(parents=True, exist_ok=True)

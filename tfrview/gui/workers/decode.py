@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
+from tfrview.core.records.frames import frame_features, frame_keys
 from tfrview.core.records.images import (
     DecodedImage,
     ImageError,
@@ -18,8 +19,10 @@ from tfrview.core.records.images import (
     find_images,
     image_features,
 )
+from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
+from tfrview.core.records.schema import decode_with
 from tfrview.gui.workers.base import Worker
 
 log = logging.getLogger(__name__)
@@ -79,7 +82,6 @@ def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
 
 def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
     """Each frame small, with its own boxes (computed at the thumbnail's size)."""
-    from tfrview.core.records.frames import frame_features, frame_keys
 
     keys = set(frame_keys(p))
     out = []
@@ -111,7 +113,6 @@ def _thumbnails(feats, refs) -> dict:
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
-        from tfrview.core.records.schema import decode_with
 
         cut: list[str] = []
         named = decode_with(view.payload.raw, req.schema, cut)
@@ -141,10 +142,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
-        from tfrview.core.records.frames import frame_features
 
         feats = frame_features(p, refs[i].index)
 
