@@ -61,8 +61,13 @@ PIECES = {
 
 def _limit_names() -> list[str]:
     tree = ast.parse((PACKAGE / "core" / "limits.py").read_text())
-    return [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
-            if isinstance(t, ast.Name) and t.id.isupper()]  # fmt: skip
+    return [
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name) and t.id.isupper()
+    ]
 
 
 def _readme_limits_section() -> str:
@@ -92,10 +97,16 @@ def _bounding_constants(path: Path) -> set[str]:
     """UPPER_CASE module-level numbers of `path` that its code compares with something or passes to
     min/max: what a simple AST check can tell of a bound on a size or a count."""
     tree = ast.parse(path.read_text())
-    numbers = {t.id for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
-               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-               if isinstance(t, ast.Name) and t.id.lstrip("_").isupper() and node.value is not None
-               and _is_number(node.value)}  # fmt: skip
+    numbers = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+        and t.id.lstrip("_").isupper()
+        and node.value is not None
+        and _is_number(node.value)
+    }
     used: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
@@ -135,7 +146,9 @@ def test_every_too_large_call_names_its_limit() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                "too_large", "cut_note"):  # fmt: skip
+                "too_large",
+                "cut_note",
+            ):
                 given = [k.value for k in node.keywords if k.arg == "name"] or node.args[4:5]
                 passed_on = given and isinstance(given[0], ast.Name) and given[0].id == "name"  # a wrapper's
                 if not passed_on and not (
@@ -157,3 +170,20 @@ def test_the_one_wording_ends_with_the_name() -> None:
         f"the first {MAX_LIST_VALUES:,} are decoded (limits.MAX_LIST_VALUES)"
     )
     assert all(isinstance(getattr(limits, n), int | float) for n in _limit_names())
+
+
+def test_every_exception_listed_still_exists() -> None:
+    """A name left in NOT_LIMITS or PIECES after its constant moved or went would hide a new one."""
+    stale = []
+    for listing in (NOT_LIMITS, PIECES):
+        for rel, names in listing.items():
+            tree = ast.parse((PACKAGE / rel).read_text())
+            defined = {
+                t.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
+            stale += [f"{rel}:{n}" for n in sorted(names - defined)]
+    assert stale == []
