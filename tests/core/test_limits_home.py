@@ -187,3 +187,32 @@ def test_every_exception_listed_still_exists() -> None:
             }
             stale += [f"{rel}:{n}" for n in sorted(names - defined)]
     assert stale == []
+
+
+# Literal waits and cache sizes that are no limit: a poll interval, a memo no input can grow.
+LITERAL_OK = {
+    ("core/analysis/pool.py", "timeout"),  # wait(timeout=0.2): how often the pool looks, not a bound
+    ("cli.py", "maxsize"),  # _stamp: a second's words, a few hundred at most whatever the input
+}
+
+
+def test_no_literal_timeout_or_cache_size_outside_limits() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel == "core/limits.py" or "/proto/" in rel:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                for k in node.keywords:
+                    once = (
+                        k.arg == "maxsize" and isinstance(k.value, ast.Constant) and k.value.value == 1
+                    )  # one answer
+                    if (
+                        k.arg in ("timeout", "maxsize")
+                        and _is_number(k.value)
+                        and not once
+                        and (rel, k.arg) not in LITERAL_OK
+                    ):
+                        found.append(f"{rel}:{node.lineno} {k.arg}=")
+    assert found == [], f"literal timeouts or cache sizes outside limits.py: {found}"

@@ -329,3 +329,13 @@ ROW_CAP = 50_000_000
 CACHE_ROWS = 4096
 GALLERY_CACHE = 3000
 SMOOTH_BOXES = 200
+# Memo caches of small answers (a key's name, a folder's real path): entries, not bytes.
+NAME_MEMO = 4096
+# How long tfrview waits for a process it ends or a tool it runs, in seconds: the spare job process
+# at exit (the OS reaps it past this), a pool worker after terminate(), `ldd` on one of Qt's X11
+# libraries (gui/x11_libs.py), a desktop database tool (desktop.py: update-desktop-database and the
+# like, which can be slow on a cold cache).
+SPARE_EXIT_SECONDS = 5.0
+WORKER_EXIT_SECONDS = 5.0
+LDD_SECONDS = 10.0
+DESKTOP_TOOL_SECONDS = 120.0

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tfrview.core.limits import LDD_SECONDS
+
 # soname prefix -> (Debian/Ubuntu package, Fedora package)
 PACKAGES = {
     "libxcb-cursor.so": ("libxcb-cursor0", "xcb-util-cursor"),
@@ -71,7 +73,7 @@ def xcb_plugin() -> Path | None:
 
 def _ldd(path: Path) -> str:
     try:
-        r = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=10)
+        r = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=LDD_SECONDS)
     except (OSError, subprocess.SubprocessError):
         return ""
     return r.stdout

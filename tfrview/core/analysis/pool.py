@@ -17,6 +17,7 @@ from multiprocessing import get_context
 from tfrview.core import limits
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
+from tfrview.core.limits import WORKER_EXIT_SECONDS
 
 
 def default_jobs() -> int:
@@ -207,4 +208,4 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         if p.is_alive():
             p.terminate()
     for p in procs:
-        p.join(timeout=5)
+        p.join(timeout=WORKER_EXIT_SECONDS)

@@ -31,7 +31,7 @@ from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
-from tfrview.core.limits import QUICK_EVENT_BYTES
+from tfrview.core.limits import QUICK_EVENT_BYTES, SPARE_EXIT_SECONDS
 from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
 from tfrview.core.output.repair import repair_many
@@ -540,7 +540,7 @@ def drop_spare() -> None:
         with contextlib.suppress(OSError):  # already gone: nothing to end
             spare[0].stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):  # at exit: the OS reaps it, never wait longer
-            spare[0].wait(timeout=5)
+            spare[0].wait(timeout=SPARE_EXIT_SECONDS)
 
 
 def spawn(spec: dict) -> subprocess.Popen:

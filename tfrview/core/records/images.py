@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
+from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, NAME_MEMO, too_large
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
@@ -91,7 +91,7 @@ _W = re.compile(r"(^|[/_.])(width|cols|w)$")
 _C = re.compile(r"(^|[/_.])(depth|channels|channel|c)$")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=NAME_MEMO)
 def _named(pattern: re.Pattern, key: str) -> bool:
     """Whether a key names a height, width or channels: asked for the same few keys of every record
     (a regular expression each time was a tenth of the checks of a small Example)."""
