@@ -62,7 +62,7 @@ BOMB_MIN_BYTES = 1 << 30
 def too_large(what: str, size: int | None, limit: int, unit: str = "bytes", name: str = "") -> str:
     """The one wording every limit uses when hit, ending with the limit's name in this module (a
     person can look it up here and in the README); size None: more than the limit, not counted."""
-    from tfrview.core.units import human_bytes
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     if unit == "bytes":
         text = f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit" if size is not None else (
@@ -78,7 +78,7 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
     """What to say about a compressed stream that inflates like a decompression bomb, or None."""
     if compression == "none" or inflated < BOMB_MIN_BYTES or consumed <= 0 or inflated < BOMB_RATIO * consumed:
         return None
-    from tfrview.core.units import human_bytes
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     return (
         f"{path}: the {compression.upper()} stream inflates {inflated / consumed:,.0f}:1 "

@@ -327,7 +327,7 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
     does not name (0 background and 255 'ignore' excepted), a count of instance masks other than
     the boxes', an instance mask with no pixel set."""
     out: list[Finding] = []
-    from tfrview.core.records.masks import mask_keys, mask_pixels
+    from tfrview.core.records.masks import mask_keys, mask_pixels  # start-up: kept off the CLI's path
 
     for key in mask_keys(features):
         px = mask_pixels(features[key].values[0])
@@ -758,7 +758,7 @@ class CheckTarget:
 def check_target(path, source, index) -> CheckTarget:
     """The intact records of one verified file as a check target; payloads over the decode limit are
     read as their head only (and reported as such)."""
-    from tfrview.core.tfrecord.report import intact_numbers
+    from tfrview.core.tfrecord.report import intact_numbers  # start-up: kept off the CLI's path
 
     offs, lens, read = index.offsets, index.lengths, source.bulk_reader()
     return CheckTarget(

@@ -60,9 +60,9 @@ class DatasetAnalysis:
 
     def facts(self):
         """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
-        import pyarrow as pa
+        import pyarrow as pa  # heavy: pyarrow on first use only
 
-        from tfrview.core.analysis.facts import concat
+        from tfrview.core.analysis.facts import concat  # heavy: pyarrow on first use only
 
         tables, base = [], 0
         for s in self.shards:

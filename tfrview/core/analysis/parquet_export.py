@@ -43,7 +43,7 @@ def problems_column(a: DatasetAnalysis, file_no: int, n: int) -> pa.Array:
 
 def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pyarrow on first use only
 
 
     facts = a.facts()

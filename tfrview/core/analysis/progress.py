@@ -26,7 +26,7 @@ _summary_sent = 0.0
 def make_counter():
     """A counter the spawned pool workers can share (`worker_init` hands it to each), also used
     by this process when it decodes records itself (`jobs` 1)."""
-    from multiprocessing import get_context
+    from multiprocessing import get_context  # standard library, used here only
 
     global _shared
     _shared = get_context("spawn").Value("q", 0)
@@ -36,7 +36,7 @@ def make_counter():
 def make_summaries():
     """A queue on which the pool workers send the summary of the part they are decoding, every
     SUMMARY_SECONDS: the window's Dataset Summary fills while a 250,000-record part runs."""
-    from multiprocessing import get_context
+    from multiprocessing import get_context  # standard library, used here only
 
     global _summaries
     _summaries = get_context("spawn").Queue()

@@ -185,6 +185,6 @@ def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
 
 
 def _plain(pixels: np.ndarray):
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     return Image.fromarray(pixels)

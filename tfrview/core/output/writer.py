@@ -57,7 +57,7 @@ class RecordWriter:
         self.count += 1
 
     def _write_streamed(self, head, footer: bytes | None = None) -> None:
-        import crc32c
+        import crc32c  # the crc32c extension, on first use only
 
         if head.pieces is None:
             raise TfrviewError(f"a record of {head.full_size:,} bytes cannot be copied: its source is not open")

@@ -247,7 +247,7 @@ def _quick_event_plot(spec: dict) -> bool:
     """Local TensorBoard event files (by their name) not analysed before: their first scalar's plot
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
     Whether it was sent."""
-    from tfrview.core.analysis.plots import event_scalars, plot
+    from tfrview.core.analysis.plots import event_scalars, plot  # heavy: pyarrow on first use only
 
     paths = spec["paths"]
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
@@ -270,7 +270,7 @@ def _quick_event_plot(spec: dict) -> bool:
 def _emit_first_plot(spec: dict, a, summary: dict) -> None:
     """An event file's scalar plot, from the facts in hand, before the summary: the window would
     otherwise start a plot job that reads them again (about 0.8 s more before the plot shows)."""
-    from tfrview.core.analysis.plots import plot, scalar_to_show
+    from tfrview.core.analysis.plots import plot, scalar_to_show  # heavy: pyarrow on first use only
 
     key = scalar_to_show(summary)
     counts = spec.get("counts")
@@ -324,7 +324,7 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     is stored and numbers its records as the window does (else False: read the records)."""
     import numpy as np
 
-    from tfrview.core.analysis.vfilter import match
+    from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
     table = _stored_facts(spec)
     if table is None:
@@ -348,7 +348,7 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
 def job_series(spec: dict) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
     of the analysis (no record is read)."""
-    from tfrview.core.analysis.plots import plot
+    from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
 
     table = _facts_or_say(spec)
     data = plot(table, spec["key"], spec.get("mode") == "histogram")
@@ -359,7 +359,7 @@ def job_series(spec: dict) -> None:
 
 def job_select(spec: dict) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
-    from tfrview.core.analysis.plots import select
+    from tfrview.core.analysis.plots import select  # heavy: pyarrow on first use only
 
     table = _facts_or_say(spec)
     hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
@@ -475,7 +475,7 @@ def _import_ahead() -> None:
 
     import tfrview.core.analysis.checks
     import tfrview.core.analysis.merge
-    import tfrview.core.analysis.plots
+    import tfrview.core.analysis.plots  # heavy: pyarrow on first use only
     import tfrview.core.analysis.shard
     import tfrview.core.records.payload  # noqa: F401
 

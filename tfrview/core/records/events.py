@@ -33,7 +33,7 @@ def looks_like_event(data: bytes, fields: list[tuple[int, int, int, int]]) -> bo
 
 
 def _pb():
-    from tfrview.core.records.proto import event_pb2
+    from tfrview.core.records.proto import event_pb2  # heavy: protobuf on first use only
 
     return event_pb2
 

@@ -217,7 +217,7 @@ def _pb():
     """The generated Example module, imported on first use (protobuf costs start-up time)."""
     global _example_pb2
     if _example_pb2 is None:
-        from tfrview.core.records.proto import example_pb2
+        from tfrview.core.records.proto import example_pb2  # heavy: protobuf on first use only
 
         _example_pb2 = example_pb2
     return _example_pb2
@@ -229,7 +229,7 @@ def parse_clean_example(data: bytes, check_keys: bool = True):
     (once a layout of keys, not once a record)."""
     global _unknown_fields
     if _unknown_fields is None:
-        from google.protobuf.unknown_fields import UnknownFieldSet
+        from google.protobuf.unknown_fields import UnknownFieldSet  # heavy: protobuf on first use only
 
         _unknown_fields = UnknownFieldSet
     try:
@@ -304,7 +304,7 @@ def sniff_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
-    from tfrview.core.records.events import looks_like_event
+    from tfrview.core.records.events import looks_like_event  # start-up: kept off the CLI's path
 
     if looks_like_event(data, fields):
         return EVENT
@@ -333,7 +333,7 @@ def _big_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
-    from tfrview.core.records.events import looks_like_event
+    from tfrview.core.records.events import looks_like_event  # start-up: kept off the CLI's path
 
     if len(fields) < 64 and looks_like_event(data, fields):
         return EVENT
@@ -611,7 +611,7 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
     if kind == EXAMPLE_LIST:
         return _decode_example_list(data, notes)
     if kind == EVENT:
-        from tfrview.core.records.events import event_features
+        from tfrview.core.records.events import event_features  # start-up: kept off the CLI's path
 
         feats = event_features(data, notes)
         if feats:
@@ -629,7 +629,7 @@ def _decode_big(data: bytes, notes: list[str]) -> Payload:
     kind = _big_kind(data)
     buf = memoryview(data)
     if kind == EVENT:  # an image summary of a few MB: protobuf parses it in one go
-        from tfrview.core.records.events import event_features
+        from tfrview.core.records.events import event_features  # start-up: kept off the CLI's path
 
         feats = event_features(data, notes)
         if feats:
@@ -694,7 +694,7 @@ def json_bytes(b: bytes) -> str | dict:
     """Text when the bytes are UTF-8 text, else base64. Bytes with a NUL or more than one control
     character in eight are not text, however they decode: JSON would write each as six characters
     (22 MB of zeros became 135 MB of JSON and a 420 MB peak in `dump --json`)."""
-    import base64
+    import base64  # start-up: kept off the CLI's path
 
     if b"\x00" not in b and len(b.translate(None, _CONTROL)) * 8 >= len(b) * 7:
         try:

@@ -349,7 +349,7 @@ class RecordReading:
 
     @cached_property
     def mask_keys(self) -> tuple[str, ...]:
-        from tfrview.core.records.masks import mask_keys
+        from tfrview.core.records.masks import mask_keys  # start-up: kept off the CLI's path
 
         keys = mask_keys(self.features)
         inst = self.features.get("image/object/mask")

@@ -50,7 +50,7 @@ def message_names(path: str | os.PathLike) -> list[str]:
 def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageSchema:
     """The message class named `message` (or the file's only top-level message) from a descriptor
     set or a .proto file. Raises TfrviewError with a one-line reason."""
-    from google.protobuf import descriptor_pool, message_factory
+    from google.protobuf import descriptor_pool, message_factory  # heavy: protobuf on first use only
 
     p = Path(path)
     fds = _descriptor_set(p)
@@ -200,12 +200,12 @@ def _bounded(buf: memoryview, desc, path: str, depth: int, notes: list[str]):
 
 
 def _value(field, v, notes: list[str] | None = None, path: str = ""):
-    from google.protobuf.descriptor import FieldDescriptor as F
+    from google.protobuf.descriptor import FieldDescriptor as F  # heavy: protobuf on first use only
 
     if field.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
         return message_dict(v, notes, path + ".")
     if field.type == F.TYPE_BYTES:
-        import base64
+        import base64  # standard library, used here only
 
         return base64.b64encode(v).decode("ascii")
     if field.type == F.TYPE_ENUM:
@@ -235,7 +235,7 @@ def _descriptor_set(p: Path):
     """The file's FileDescriptorSet. It is opened as data files are (tfrecord.source.open_regular):
     a FIFO, device or directory is refused at once, without blocking or reading (/dev/zero), and
     so is a file over MAX_SCHEMA_BYTES."""
-    from google.protobuf import descriptor_pb2
+    from google.protobuf import descriptor_pb2  # heavy: protobuf on first use only
 
 
     fd, st = open_regular(p)
@@ -262,10 +262,10 @@ def _descriptor_set(p: Path):
 
 
 def _compile(p: Path):
-    from google.protobuf import descriptor_pb2
+    from google.protobuf import descriptor_pb2  # heavy: protobuf on first use only
 
     try:
-        from grpc_tools import protoc
+        from grpc_tools import protoc  # optional dependency
     except ImportError:
         raise TfrviewError(f"{printable(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
                            "descriptor set: protoc --include_imports --descriptor_set_out=schema.desc "

@@ -57,7 +57,7 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
     if boxes and ov.boxes:
         pixels = np.asarray(draw_overlay(pixels, scale_overlay(ov, img.scale), labels=False))
     elif pixels.ndim == 2 or pixels.shape[2] != 3:
-        from PIL import Image
+        from PIL import Image  # heavy: PIL on first use only
 
         pixels = np.asarray(Image.fromarray(pixels).convert("RGB"))
     return Thumbnail(np.ascontiguousarray(pixels), caption)
@@ -65,7 +65,7 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
 
 def _fit(img, cw: int, ch: int):
 
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     im = Image.fromarray(img.pixels)
     im.thumbnail((cw, ch))

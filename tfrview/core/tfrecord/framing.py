@@ -45,7 +45,7 @@ class Compression(enum.StrEnum):
 
 def _crc32c():
     # `import crc32c` costs ~0.1 s; only pay it when a CRC is first needed.
-    import crc32c
+    import crc32c  # the crc32c extension, on first use only
 
     return crc32c.crc32c
 

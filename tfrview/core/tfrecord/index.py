@@ -554,7 +554,7 @@ def _cut_short(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
 
 def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zeros: bool = False) -> Problem:
     if nothing_before:
-        from tfrview.core.tfrecord.sniff import describe_content
+        from tfrview.core.tfrecord.sniff import describe_content  # start-up: kept off the CLI's path
 
         msg = (
             f"not a TFRecord file: it looks like {describe_content(head)} "
@@ -830,7 +830,7 @@ def _whole_chain(source: Source, start: int, goal: int, most: int | None = None)
 def data_crc_ok(source: Source, offset: int, length: int) -> bool:
     """Does the data of the record at `offset` match its footer CRC? Streamed in pieces, so a record
     of gigabytes costs a piece of memory, not its size."""
-    import crc32c
+    import crc32c  # the crc32c extension, on first use only
 
     value = 0
     got = 0

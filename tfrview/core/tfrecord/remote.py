@@ -138,7 +138,7 @@ def filesystem(url: str):
     extra = EXTRAS.get(scheme)
     hint = f"pip install 'tfrview[{extra}]'" if extra else "its fsspec back-end"
     try:
-        import fsspec.core
+        import fsspec.core  # optional dependency
     except ImportError:
         raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     try:
@@ -159,7 +159,7 @@ def _timeouts_for(scheme: str) -> dict:
     without them a server that accepts and never answers holds a command for ever."""
     connect, read, request = net_timeouts()
     if scheme in ("http", "https"):
-        import aiohttp
+        import aiohttp  # heavy: aiohttp on first use only
 
         timeout = aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read)
         return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
@@ -186,7 +186,7 @@ def _range_guard():
     read of a scan would otherwise bring the whole object into memory."""
     global _RANGE_GUARD
     if _RANGE_GUARD is None:
-        import aiohttp
+        import aiohttp  # heavy: aiohttp on first use only
 
         async def on_request_end(session, ctx, params) -> None:
             resp = params.response
@@ -404,7 +404,7 @@ def note_listed(url: str, size: int, version: str) -> None:
 def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
     """Listings that lack sizes or versions (an HTTP index page) are completed by asking each
     object, concurrently: 64 shards behind 100 ms cost 0.2 s, not 6.4 s."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # start-up: kept off the CLI's path
 
     need = [k for k, (_, i) in enumerate(items) if i.get("size") is None or not _version(i)]
     if not need:
@@ -572,7 +572,7 @@ class RemoteBytes:
         """Open (or make) the file that keeps this object's fetched pages (lock held)."""
         if self._spill_failed:
             return False
-        from tfrview.core.userdirs import cache_dir
+        from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
         where = cache_dir() / "remote" / "data"
         try:
@@ -580,7 +580,7 @@ class RemoteBytes:
                 where.mkdir(parents=True, exist_ok=True)
                 _made.add(where)
             if self.info.version:
-                import hashlib
+                import hashlib  # start-up: kept off the CLI's path
 
                 key = hashlib.sha256(f"{self.url}\n{self.info.version}".encode()).hexdigest()[:32]
                 flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -727,7 +727,7 @@ def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
 
 
 def kept_dir():
-    from tfrview.core.userdirs import cache_dir
+    from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
     return cache_dir() / "remote"
 
@@ -803,9 +803,9 @@ def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
 def _memo(info: RemoteInfo):
     """Where what this object's first bytes said (its compression) is remembered, by URL and
     version: reopening a split then reads no record bytes to open it."""
-    import hashlib
+    import hashlib  # start-up: kept off the CLI's path
 
-    from tfrview.core.userdirs import cache_dir
+    from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
     if not info.version:
         return None
@@ -852,7 +852,7 @@ def _after_ahead(url: str) -> None:
         fut = _ahead.get(url)
     if fut is None or threading.current_thread().name.startswith(_AHEAD_THREADS):
         return
-    from concurrent.futures import CancelledError
+    from concurrent.futures import CancelledError  # start-up: kept off the CLI's path
 
     try:
         failed = fut.result()
@@ -901,7 +901,7 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     listing, then each small object whole. The block reads them one by one as usual; a read of one
     not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
     started; a request under way ends within its own timeout, unwaited."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # start-up: kept off the CLI's path
 
     todo = [(str(u), c) for u, c in objects if is_url(str(u))]
     todo = [(u, c) for u, c in todo if u not in _ahead]

@@ -68,7 +68,7 @@ def index_source(
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note). With `prefix` (the records before stream position
     `start`, framed already), a copy of it framed on from `start`."""
-    from tfrview.core.units import human_bytes
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     idx = RecordIndex()
     if prefix is not None:
@@ -130,7 +130,7 @@ def joined_parts(
 ) -> tuple[RecordIndex, list[Problem]]:
     """`index_and_verify`'s answer from a file's `parts.Part`s: the whole records they agree on from
     the start, and the rest framed sequentially from a few records before their first disagreement."""
-    from tfrview.core.tfrecord.parts import clean_prefix
+    from tfrview.core.tfrecord.parts import clean_prefix  # start-up: kept off the CLI's path
 
     prefix, start, whole = clean_prefix(parts, source.file_size)
     if whole:

@@ -169,9 +169,9 @@ def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
     """The image scaled to fit the view, by Pillow here (it releases the GIL), not by Qt on the UI thread."""
     if fit is None:
         return None
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
-    from tfrview.gui.painting import fit_scale
+    from tfrview.gui.painting import fit_scale  # heavy: PySide6 on first use only
 
     s = fit_scale(img.width, img.height, fit[0], fit[1])
     if s >= 1.0:
