@@ -19,6 +19,7 @@ import numpy as np
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.records.proto import example_pb2, tensor_pb2
 from tfrview.core.tfrecord.framing import encode_record
+from tfrview.core.userdirs import cache_dir as user_cache
 
 VERSION = 4
 CLASSES = {1: "circle", 2: "square", 3: "triangle", 4: "star"}
@@ -26,7 +27,6 @@ LABEL_MAP = "".join(f"item {{\n  id: {i}\n  name: '{n}'\n}}\n" for i, n in CLASS
 
 
 def cache_dir() -> Path:
-    from tfrview.core.userdirs import cache_dir as user_cache
 
     return user_cache() / f"demo-v{VERSION}"
 
@@ -46,7 +46,7 @@ def _example(**feats) -> example_pb2.Example:
 
 
 def _draw_scene(rnd: random.Random, w: int, h: int, title: str):
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw  # heavy: PIL on first use only
 
     c0 = [rnd.randint(20, 120) for _ in range(3)]
     c1 = [rnd.randint(100, 230) for _ in range(3)]
@@ -113,7 +113,7 @@ def _od_example(rnd: random.Random, i: int) -> bytes:
 
 def _exif_example(rnd: random.Random) -> bytes:
     """A photo stored sideways with EXIF orientation 6: viewers must rotate it to look right."""
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     im, objs = _draw_scene(rnd, 320, 240, "EXIF rotated")
     stored = im.transpose(Image.Transpose.ROTATE_90)  # 240x320 on disk
@@ -155,7 +155,7 @@ def _shard1(rnd: random.Random) -> list[bytes]:
             t.tensor_shape.dim.add().size = s
         out.append(_example(image_tensor=t.SerializeToString(), label=objs[0][0]).SerializeToString())
     for digit in (3, 7):  # MNIST-like 784 floats
-        from PIL import Image, ImageDraw
+        from PIL import Image, ImageDraw  # heavy: PIL on first use only
 
         im = Image.new("L", (28, 28))
         ImageDraw.Draw(im).text((9, 7), str(digit), fill=255)
@@ -207,7 +207,7 @@ def _shard1(rnd: random.Random) -> list[bytes]:
 def _clip(rnd: random.Random, frames: int = 8) -> bytes:
     """A SequenceExample clip as MediaPipe's MediaSequence writes one: a JPEG per frame, and each
     frame's boxes and labels in the same step of the region/* feature lists (a ball rolling by)."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw  # heavy: PIL on first use only
 
     se = example_pb2.SequenceExample()
     se.context.feature["clip/media_id"].bytes_list.value.append(b"ball-rolling")

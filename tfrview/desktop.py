@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import DESKTOP_TOOL_SECONDS
 from tfrview.core.output.atomic import atomic_write_bytes, atomic_write_text
 
 MIME_TYPE = "application/x-tfrecord"
@@ -170,7 +171,7 @@ def _refresh_databases(dry_run: bool) -> list[str]:
             continue
         lines.append(f"run {tool} {target}")
         if not dry_run and target.is_dir():
-            subprocess.run([exe, str(target)], capture_output=True, check=False, timeout=120)
+            subprocess.run([exe, str(target)], capture_output=True, check=False, timeout=DESKTOP_TOOL_SECONDS)
     return lines
 
 

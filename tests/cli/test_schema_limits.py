@@ -108,8 +108,8 @@ def test_a_packed_list_past_the_limit_keeps_its_first_values_with_a_note(tmp_pat
     assert len(msg["points"]) == MAX_LIST_VALUES and set(msg["points"]) == {7}
     assert len(msg["part"]["xs"]) == MAX_LIST_VALUES and set(msg["part"]["xs"]) == {1.5}
     assert row["limits"] == [
-        f"part.xs: {xs:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded",
-        f"points: {n:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded",
+        f"part.xs: {xs:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded (limits.MAX_LIST_VALUES)",
+        f"points: {n:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded (limits.MAX_LIST_VALUES)",
     ]
     peak_mb = int(r.stderr.strip().splitlines()[-1]) / 1024
     assert peak_mb < 400, f"dump through the schema peaked at {peak_mb:.0f} MB"

@@ -23,7 +23,7 @@ def test_a_cut_list_of_a_custom_record_is_a_limit_row(qtbot, open_window, tmp_pa
     limit = tree.topLevelItem(0)
     assert (limit.text(0), limit.text(3)) == (
         "⚠ limit",
-        f"points: {n:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded",
+        f"points: {n:,} values, over the limit of {MAX_LIST_VALUES:,}; the first {MAX_LIST_VALUES:,} are decoded (limits.MAX_LIST_VALUES)",
     )
     root = tree.topLevelItem(1)
     points = next(root.child(i) for i in range(root.childCount()) if root.child(i).text(0) == "points")

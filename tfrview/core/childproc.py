@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from tfrview.core.logs import configure_child
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 
 
@@ -34,7 +36,7 @@ def die_with_parent() -> None:
     """A pool worker ends when the process that started it does (killed by a window's Cancel, say),
     rather than reading on alone. Linux only (prctl PR_SET_PDEATHSIG); elsewhere the pool's pipes
     close and the worker ends after its current file."""
-    import ctypes
+    import ctypes  # standard library, used here only
     import signal
 
     with contextlib.suppress(OSError, AttributeError):
@@ -48,7 +50,6 @@ def worker_start(parent: int | None = None) -> None:
     armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
     import signal
 
-    from tfrview.core.logs import configure_child
 
     lower_priority()
     configure_child()
@@ -66,7 +67,7 @@ def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = F
     can be far longer than a command line; `stdin_later`: the pipe is left open for the caller to
     write it), its stderr kept in a temporary file for the reader to quote when the worker dies
     without saying why (`proc.error_file`), else dropped."""
-    import tempfile
+    import tempfile  # standard library, used here only
 
     err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
     proc = subprocess.Popen(

@@ -8,6 +8,10 @@ or a one-line message) rather than truncating silently. The budget they add up t
 
 from __future__ import annotations
 
+import logging
+import math
+import os
+
 # --- records -------------------------------------------------------------------------------------
 # A record larger than this is never read whole for decoding: its CRC is streamed, its first
 # HEAD_BYTES are shown, and writers copy it in pieces.
@@ -55,20 +59,26 @@ BOMB_RATIO = 100
 BOMB_MIN_BYTES = 1 << 30
 
 
-def too_large(what: str, size: int, limit: int, unit: str = "bytes") -> str:
-    """The one wording every limit uses when hit."""
-    from tfrview.core.units import human_bytes
+def too_large(what: str, size: int | None, limit: int, unit: str = "bytes", name: str = "") -> str:
+    """The one wording every limit uses when hit, ending with the limit's name in this module (a
+    person can look it up here and in the README); size None: more than the limit, not counted."""
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     if unit == "bytes":
-        return f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit"
-    return f"{what} has {size:,} {unit}, over the limit of {limit:,}"
+        text = f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit" if size is not None else (
+            f"{what} is over the {human_bytes(limit)} limit")  # fmt: skip
+    elif size is None:
+        text = f"{what} has over {limit:,} {unit}"
+    else:
+        text = f"{what} has {size:,} {unit}, over the limit of {limit:,}"
+    return f"{text} (limits.{name})" if name else text
 
 
 def inflation_note(path: str, compression: str, inflated: int, consumed: int) -> str | None:
     """What to say about a compressed stream that inflates like a decompression bomb, or None."""
     if compression == "none" or inflated < BOMB_MIN_BYTES or consumed <= 0 or inflated < BOMB_RATIO * consumed:
         return None
-    from tfrview.core.units import human_bytes
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     return (
         f"{path}: the {compression.upper()} stream inflates {inflated / consumed:,.0f}:1 "
@@ -79,7 +89,7 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
 # Remote files (core/tfrecord/remote.py): the bytes fetched from remote objects kept on local disk,
 # in the user's cache directory, by URL and version, so that the CRC pass, the analysis workers and
 # a later session read what was fetched once. Trimmed to this, least recently used first, once every
-# 256 objects opened (remote.TRIM_EVERY); `tfrview cache` counts it, `tfrview cache --clear` empties it.
+# 256 objects opened (REMOTE_TRIM_EVERY); `tfrview cache` counts it, `tfrview cache --clear` empties it.
 REMOTE_SPILL_BYTES = 16 << 30
 # While one remote file is framed, the next ones are fetched ahead (network waits overlap): this
 # many files ahead, at most this many bytes of each (past it, the scan fetches as it reads).
@@ -127,9 +137,6 @@ NET_REQUEST_TIMEOUT = 300.0
 def net_timeouts() -> tuple[float, float, float]:
     """(connect, read, request) timeouts in seconds, TFRVIEW_NET_TIMEOUT applied (read at each call:
     child processes and tests see what their environment says)."""
-    import logging
-    import math
-    import os
 
     connect, read, request = NET_CONNECT_TIMEOUT, NET_READ_TIMEOUT, NET_REQUEST_TIMEOUT
     text = os.environ.get("TFRVIEW_NET_TIMEOUT", "").strip()
@@ -265,3 +272,70 @@ SMALL_FILE_WHOLE_BYTES = 4 << 20
 # Compressed files are framed on one core: a deflate stream cannot be entered in the middle.
 FRAME_PARTS_BYTES = 64 << 20
 FRAME_PART_MIN_BYTES = 32 << 20
+
+# --- issue 20: limits that lived in the modules that apply them (wt2-limits) ---
+# The deep pass of one file (analysis/shard.py): parts of about PART_BYTES (with limits.PART_RECORDS),
+# at most MAX_PARTS of them (more parts each frame the whole file again: 16 x ~1.5 us a record), the
+# record count estimated from the file's first PART_SAMPLE_BYTES.
+PART_BYTES = 64 << 20
+MAX_PARTS = 16
+PART_SAMPLE_BYTES = 1 << 20
+# Distinct class ids a file's result remembers (analysis/shard.py), to judge a label map found beside
+# the data: a set of 100,000 ints is ~5 MB a file; past it, further ids are not remembered.
+CLASS_IDS_TRACKED = 100_000
+# Distinct values of one key whose counts the Dataset Summary keeps (analysis/datasummary.py): past
+# it, new values are no longer counted (values already tracked still are).
+TOP_TRACK = 5000
+# Distinct image hashes remembered for the duplicate-image check (analysis/merge.py): 5 M hashes
+# in a dict; past it, further images are not compared with the rest.
+DUPLICATES_TRACKED = 5_000_000
+# A feature layout of more keys than this is never remembered by a ReadingContext (records/reading.py):
+# READING_LAYOUTS layouts of 10,000 keys each would hold 10 M tuples.
+READING_LAYOUT_KEYS = 256
+# Records searched for one flipped bit (tfrecord/bitflip.py, output/repair.py): each MB costs
+# 0.1-0.5 s; larger damaged records are left damaged, and that is said.
+MAX_REPAIR_BYTES = 16 << 20
+# Framing (tfrecord/index.py): a compressed stream's bytes held at once, records longer than
+# BIG_RECORD_BYTES skipped over rather than buffered, and the distinct record lengths whose length
+# CRC is remembered (a dict of ints).
+FRAME_WINDOW_BYTES = 8 << 20
+BIG_RECORD_BYTES = 64 << 20
+LENGTH_CRC_CACHE = 1 << 16
+# Line-ending conversions (tfrecord/lineendings.py): CR bytes one record may have lost (ends beyond
+# are not looked for), and what of a file is read to judge whether it went through one.
+LOST_CR_MAX = 4096
+LINE_ENDINGS_HEAD_BYTES = 4 << 20
+LINE_ENDINGS_HEAD_RECORDS = 64
+# Remote reads (tfrecord/remote.py): a sequential scan's fetches double up to NET_MAX_BLOCK; a read
+# that failed in a way that can pass is tried NET_RETRIES times; a listing that gave no sizes asks
+# NET_LISTING_THREADS at a time; the kept bytes are trimmed once every REMOTE_TRIM_EVERY objects
+# opened; at most REMOTE_HANDED_MAX objects are held open for workers (two descriptors each).
+NET_MAX_BLOCK = 32 << 20
+NET_RETRIES = 3
+NET_LISTING_THREADS = 64
+REMOTE_TRIM_EVERY = 256
+REMOTE_HANDED_MAX = 64
+# Points of one series a plot hands the window (analysis/plots.py): every k-th beyond it (a plot's
+# resolution, not the data's).
+SERIES_POINTS = 200_000
+# Event files up to this many bytes together are read for their first plot before the analysis
+# (procs/jobs.py); larger ones wait for the pass's facts.
+QUICK_EVENT_BYTES = 64 << 20
+# The window (gui/): rows an item view is given at once (under Qt's ~71.5 M-row limit for item
+# views; past it the record table pages), rows whose text the record table caches, thumbnails the
+# gallery caches (160x120 each, ~75 KB: ~230 MB at most), boxes drawn antialiased (past it, plain
+# lines: antialiasing thousands of boxes slows every repaint).
+ROW_CAP = 50_000_000
+CACHE_ROWS = 4096
+GALLERY_CACHE = 3000
+SMOOTH_BOXES = 200
+# Memo caches of small answers (a key's name, a folder's real path): entries, not bytes.
+NAME_MEMO = 4096
+# How long tfrview waits for a process it ends or a tool it runs, in seconds: the spare job process
+# at exit (the OS reaps it past this), a pool worker after terminate(), `ldd` on one of Qt's X11
+# libraries (gui/x11_libs.py), a desktop database tool (desktop.py: update-desktop-database and the
+# like, which can be slow on a cold cache).
+SPARE_EXIT_SECONDS = 5.0
+WORKER_EXIT_SECONDS = 5.0
+LDD_SECONDS = 10.0
+DESKTOP_TOOL_SECONDS = 120.0

@@ -28,10 +28,10 @@ class Windows:
         self.open: list = []
 
     def open_dataset(self, args: list[str], demo: bool = False, replace=None):
-        from PySide6.QtCore import Qt
-        from PySide6.QtWidgets import QMessageBox
+        from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
+        from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
 
-        from tfrview.gui.main_window import MainWindow
+        from tfrview.gui.main_window import MainWindow  # heavy: PySide6, pyarrow on first use only
 
         try:
             ds = Dataset.open(args)
@@ -58,7 +58,7 @@ class Windows:
     def open_args(self, args: list[str]):
         """Open what a command line names; with nothing named, the built-in demo dataset."""
         if not args:
-            from tfrview.demo import build_demo
+            from tfrview.demo import build_demo  # heavy: protobuf on first use only
 
             return self.open_dataset([str(p) for p in build_demo()], demo=True)
         return self.open_dataset(args)
@@ -75,10 +75,10 @@ class Windows:
 
 
 def make_app(argv: list[str] | None = None):
-    from PySide6.QtCore import QCoreApplication
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtCore import QCoreApplication  # heavy: PySide6 on first use only
+    from PySide6.QtWidgets import QApplication  # heavy: PySide6 on first use only
 
-    from tfrview.core.procs.jobs import prewarm
+    from tfrview.core.procs.jobs import prewarm  # start-up of this process
 
     # The analysis job's process starts now, its imports done while the window is made (after
     # PySide's import: it sets an environment variable, and a spare of another environment is
@@ -101,7 +101,7 @@ def make_app(argv: list[str] | None = None):
 def _set_icon(app) -> None:
     from importlib import resources
 
-    from PySide6.QtGui import QIcon
+    from PySide6.QtGui import QIcon  # heavy: PySide6 on first use only
 
     try:
         base = resources.files("tfrview") / "resources" / "icons"
@@ -129,14 +129,14 @@ def run(paths: list[str], verbose: bool = False) -> int:
             file=sys.stderr,
         )
         return 2
-    from tfrview.gui import x11_libs
+    from tfrview.gui import x11_libs  # start-up of this process
 
     missing = x11_libs.missing_libraries()
     msg = x11_libs.missing_message(missing) or (x11_libs.cannot_connect() if missing == [] and _uses_x11() else None)
     if msg:
         print(msg, file=sys.stderr)
         return 2
-    from tfrview.core.logs import configure_file
+    from tfrview.core.logs import configure_file  # start-up of this process
 
     configure_file(verbose=verbose)  # before the spare job process starts: it logs at the same level
     try:
@@ -144,7 +144,7 @@ def run(paths: list[str], verbose: bool = False) -> int:
     except Exception as exc:  # a Qt that cannot start says why in one line
         print(f"tfrview: cannot start the window ({exc})", file=sys.stderr)
         return 2
-    from tfrview.gui.single_instance import InstanceServer, forward
+    from tfrview.gui.single_instance import InstanceServer, forward  # heavy: PySide6 on first use only
 
     single = os.environ.get("TFRVIEW_SINGLE_INSTANCE", "1") != "0"
     if single and forward(paths):
@@ -174,7 +174,7 @@ def _smoke_hooks(w) -> None:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"{os.getpid()} indexed {w.model.total()} records of {w.ds.files[0].path}\n")
         if os.environ.get("TFRVIEW_SMOKE_EXIT") == "1":
-            from PySide6.QtWidgets import QApplication
+            from PySide6.QtWidgets import QApplication  # heavy: PySide6 on first use only
 
             QApplication.closeAllWindows()
 

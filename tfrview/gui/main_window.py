@@ -34,8 +34,9 @@ from tfrview import __version__
 from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.errors import TfrviewError
 from tfrview.core.logs import window_log_path
-from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
+from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
+from tfrview.core.records.schema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.gui.actions import WindowActions, build_actions
@@ -434,7 +435,6 @@ class MainWindow(QMainWindow):
         """A file framed again as `index_and_verify` frames it (records a header swallowed, records a
         line-ending conversion cut short): its index swapped in here, on the UI thread; the rows and
         the framing problems of it and the files after it (their numbers moved) are made again."""
-        from tfrview.core.problems import FRAMING_KINDS
 
         self.ds.files[fi].index = index
         file_level = {ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD}
@@ -736,7 +736,6 @@ class MainWindow(QMainWindow):
     @Slot()
     def choose_jobs(self) -> None:
         """How many worker processes the analysis uses (remembered; the next analysis uses it)."""
-        from PySide6.QtWidgets import QInputDialog
 
         n, ok = QInputDialog.getInt(self, "Worker Processes", "Worker processes for the QA checks and summary\n"
                                     "(each reads one file at a time, below this window's priority):",
@@ -890,7 +889,6 @@ class MainWindow(QMainWindow):
                                               "Schemas (*.desc *.pb *.protoset *.proto);;All files (*)")  # fmt: skip
         if not path:
             return
-        from tfrview.core.records.schema import message_names
 
         try:
             names = message_names(path)
@@ -903,7 +901,6 @@ class MainWindow(QMainWindow):
 
     def set_schema(self, path: Path, message: str | None) -> bool:
         """Show records of a custom protobuf with the field names of `message` from `path`."""
-        from tfrview.core.records.schema import load_schema
 
         try:
             self.schema = load_schema(path, message)

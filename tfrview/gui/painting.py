@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
-from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
+from tfrview.core.limits import MAX_BOX_LABELS_DRAWN, SMOOTH_BOXES
 from tfrview.core.records.drawing import place_labels
 from tfrview.core.records.overlays import Box, Overlay
 from tfrview.core.records.palette import palette_hex
@@ -112,7 +112,6 @@ def render_mask(p: QPainter, mask: QImage, ctx: RenderContext, opacity: float) -
     p.restore()
 
 
-SMOOTH_BOXES = 200  # up to this many boxes are drawn antialiased
 
 
 def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QStandardPaths
 
 
 def last_dir() -> str:
@@ -18,7 +18,6 @@ def write_dir() -> str:
     kept = QSettings().value("last_write_dir", "")
     if kept and Path(str(kept)).is_dir():
         return str(kept)
-    from PySide6.QtCore import QStandardPaths
 
     docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
     return docs if docs and Path(docs).is_dir() else str(Path.home())

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tfrview.core.limits import LDD_SECONDS
+
 # soname prefix -> (Debian/Ubuntu package, Fedora package)
 PACKAGES = {
     "libxcb-cursor.so": ("libxcb-cursor0", "xcb-util-cursor"),
@@ -58,7 +60,7 @@ def not_found(ldd_output: str) -> list[str]:
 
 def xcb_plugin() -> Path | None:
     try:
-        import importlib.util
+        import importlib.util  # optional dependency
 
         spec = importlib.util.find_spec("PySide6")
     except (ImportError, ValueError):
@@ -71,7 +73,7 @@ def xcb_plugin() -> Path | None:
 
 def _ldd(path: Path) -> str:
     try:
-        r = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=10)
+        r = subprocess.run(["ldd", str(path)], capture_output=True, text=True, timeout=LDD_SECONDS)
     except (OSError, subprocess.SubprocessError):
         return ""
     return r.stdout
@@ -86,7 +88,7 @@ def missing_libraries(ldd=_ldd) -> list[str]:
         return []
     plugin = xcb_plugin()
     missing = not_found(ldd(plugin)) if plugin is not None else []
-    import ctypes.util
+    import ctypes.util  # standard library, used here only
 
     if ctypes.util.find_library("xcb-cursor") is None and not any(s.startswith("libxcb-cursor") for s in missing):
         missing.append("libxcb-cursor.so.0")  # loaded by Qt itself at run time, not linked
@@ -108,8 +110,8 @@ def missing_message(missing: list[str]) -> str | None:
 
 def cannot_connect() -> str | None:
     """One line when no X server answers at $DISPLAY (Qt would print several lines and abort)."""
-    import ctypes
-    import ctypes.util
+    import ctypes  # standard library, used here only
+    import ctypes.util  # standard library, used here only
 
     name = ctypes.util.find_library("xcb")
     if not name or not os.environ.get("DISPLAY"):

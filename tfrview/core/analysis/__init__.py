@@ -50,9 +50,9 @@ def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = N
             use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
             cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
     """The merged pass over files (paths already expanded, in the dataset's order)."""
-    from tfrview.core.analysis.merge import merge
-    from tfrview.core.analysis.pool import run_tasks
-    from tfrview.core.analysis.shard import plan
+    from tfrview.core.analysis.merge import merge  # start-up: kept off the CLI's path
+    from tfrview.core.analysis.pool import run_tasks  # start-up: kept off the CLI's path
+    from tfrview.core.analysis.shard import plan  # start-up: kept off the CLI's path
 
     tasks = plan(list(paths), deep, label_map, read_cache=use_cache, write_cache=use_cache)
     results = []

@@ -9,19 +9,29 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
+from tfrview.core.limits import FACT_KEYS, IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
-from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
+from tfrview.core.records.images import (
+    ImageRef,
+    _raw_shape,
+    check_decoded_size,
+    find_images,
+    open_image,
+    sniff_image_format,
+)
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
+from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +132,7 @@ class ImageFacts:
 
 def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
     """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
-    import warnings
 
-    from tfrview.core.records.images import check_decoded_size, open_image
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pillow's "Corrupt EXIF data" and the like: not for stderr
@@ -209,7 +217,6 @@ def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
     """An image key that holds no image: empty bytes, a file name or other text, noise, or bytes
     of another format than its `*/format` says. (Bytes that look like an image are checked by
     `check_images`; raw pixel arrays of the stated size are images too.)"""
-    from tfrview.core.records.images import _raw_shape
     from tfrview.core.tfrecord.sniff import sniff_image_format
 
     out: list[Finding] = []
@@ -304,7 +311,6 @@ def _what_it_holds(b: bytes) -> tuple[str, str]:
     except UnicodeDecodeError:
         text = ""
     if text and text.isprintable():
-        from tfrview.core.termtext import printable
 
         shown = printable(text if len(text) <= 60 else text[:57] + "…")
         looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
@@ -321,7 +327,7 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
     does not name (0 background and 255 'ignore' excepted), a count of instance masks other than
     the boxes', an instance mask with no pixel set."""
     out: list[Finding] = []
-    from tfrview.core.records.masks import mask_keys, mask_pixels
+    from tfrview.core.records.masks import mask_keys, mask_pixels  # start-up: kept off the CLI's path
 
     for key in mask_keys(features):
         px = mask_pixels(features[key].values[0])
@@ -632,7 +638,6 @@ def check_signature(sig: Signature, schema: Schema, maybe: Iterable[str] = ()) -
 
 def other_keys_finding(schema: Schema, fact_keys: int) -> Finding | None:
     """Said once for a dataset of more distinct keys than the pass tracks (None if it has not)."""
-    from tfrview.core.limits import FACT_KEYS
 
     if schema.other:
         return Finding(ProblemKind.LIMIT_EXCEEDED,
@@ -753,8 +758,7 @@ class CheckTarget:
 def check_target(path, source, index) -> CheckTarget:
     """The intact records of one verified file as a check target; payloads over the decode limit are
     read as their head only (and reported as such)."""
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.report import intact_numbers
+    from tfrview.core.tfrecord.report import intact_numbers  # start-up: kept off the CLI's path
 
     offs, lens, read = index.offsets, index.lengths, source.bulk_reader()
     return CheckTarget(

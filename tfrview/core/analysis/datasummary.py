@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.limits import MAX_BOXES_DRAWN, TRACKED_KEYS
+from tfrview.core.limits import MAX_BOXES_DRAWN, TOP_TRACK, TRACKED_KEYS
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
 from tfrview.core.records.kinds import FEATURE_KINDS
 from tfrview.core.records.payload import Payload
 from tfrview.core.records.reading import ReadingContext, RecordReading, class_name, read_record
-
-TOP_TRACK = 5000  # distinct values tracked per key before new ones are no longer counted
 
 
 @dataclass

@@ -277,7 +277,7 @@ def resolve_keys(node, known: set[str], complete: bool = False):
     nearest one, and a bare word on the right of a comparison is text that wants quotes. `complete`
     says `known` holds every key of the dataset (else only a sample's: unknown keys with no near
     match are left alone, as they may live in records not sampled)."""
-    import difflib
+    import difflib  # standard library, used here only
 
     def name_of(name: str, pos: int, right: bool) -> str:
         if not known or name in known:
@@ -409,7 +409,7 @@ def facts_for(
                 kind = sniff_kind(data)
                 feats = None
                 if kind == "sequence_example":
-                    from tfrview.core.records.proto import example_pb2
+                    from tfrview.core.records.proto import example_pb2  # heavy: protobuf on first use only
 
                     feats = example_pb2.SequenceExample.FromString(data).context.feature
                 cache.append((kind, feats))

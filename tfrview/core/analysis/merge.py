@@ -10,7 +10,7 @@ everything order-dependent is decided by file number here, at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,10 +26,9 @@ from tfrview.core.analysis.checks import (
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.results import DeepResult, ShardResult
 from tfrview.core.errors import FileChangedError
+from tfrview.core.limits import DUPLICATES_TRACKED
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files
-
-DUPLICATES_TRACKED = 5_000_000  # distinct images remembered for duplicate detection (as checks.DuplicateImages)
 
 
 @dataclass
@@ -61,9 +60,9 @@ class DatasetAnalysis:
 
     def facts(self):
         """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
-        import pyarrow as pa
+        import pyarrow as pa  # heavy: pyarrow on first use only
 
-        from tfrview.core.analysis.facts import concat
+        from tfrview.core.analysis.facts import concat  # heavy: pyarrow on first use only
 
         tables, base = [], 0
         for s in self.shards:
@@ -143,7 +142,6 @@ def join_parts(results: list[ShardResult]) -> list[ShardResult]:
 
 
 def _joined(parts: list[ShardResult]) -> ShardResult:
-    from dataclasses import replace
 
     first = parts[0]
     failed = next((p for p in parts if p.error is not None), None)

@@ -7,6 +7,7 @@ renamed."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,12 @@ import numpy as np
 import pyarrow as pa
 
 from tfrview.core.analysis.merge import DatasetAnalysis
+from tfrview.core.analysis.shard import intact_numbers_of
+from tfrview.core.output.atomic import atomic_file
+from tfrview.core.records.images import find_images, image_features
+from tfrview.core.records.payload import decode
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.source import open_source
 
 
 @dataclass(frozen=True)
@@ -36,9 +43,8 @@ def problems_column(a: DatasetAnalysis, file_no: int, n: int) -> pa.Array:
 
 def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pyarrow on first use only
 
-    from tfrview.core.output.atomic import atomic_file
 
     facts = a.facts()
     if facts is None:
@@ -86,18 +92,12 @@ def file_problem_rows(a: DatasetAnalysis, file_no: int) -> list[dict]:
 
 def _rows_of(path: str, rows: list[dict], schema: pa.Schema) -> pa.Table:
     """Rows of file-level problems in the table's schema: every other column null."""
-    import os
 
     return pa.Table.from_pylist([{**r, "file": os.path.basename(path)} for r in rows], schema=schema)
 
 
 def _images(s) -> tuple[pa.Array, int]:
     """Each record's first encoded image (null when it has none, or is damaged)."""
-    from tfrview.core.analysis.shard import intact_numbers_of
-    from tfrview.core.records.images import find_images, image_features
-    from tfrview.core.records.payload import decode
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.source import open_source
 
     out: list[bytes | None] = [None] * len(s.offsets)
     with open_source(s.path) as src:

@@ -20,6 +20,9 @@ from itertools import chain
 
 import numpy as np
 
+from tfrview.core.analysis import checks
+from tfrview.core.analysis.checks import _what_it_holds
+from tfrview.core.analysis.datasummary import TOP_TRACK
 from tfrview.core.limits import (
     IMAGE_KEY_ODD_TRACKED,
     MAX_LIST_VALUES,
@@ -29,7 +32,9 @@ from tfrview.core.limits import (
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
 from tfrview.core.records.payload import EXAMPLE, parse_clean_example
+from tfrview.core.records.reading import LABEL_KEYS, box_roles
 from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.sniff import sniff_image_format
 
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMR")  # the first byte of every format sniff_image_format knows
 _SIZE_WORDS = frozenset(("width", "height", "channels", "depth"))
@@ -42,7 +47,6 @@ class _Plan:
     __slots__ = ("bytes", "keys", "labels", "types")
 
     def __init__(self, keys: tuple[str, ...], types: tuple[str, ...]) -> None:
-        from tfrview.core.records.reading import LABEL_KEYS
 
         self.keys, self.types = keys, types
         at = {k: i for i, k in enumerate(keys)}
@@ -54,7 +58,6 @@ def plain_layout(keys: tuple[str, ...], types: tuple[str | None, ...]) -> bool:
     """Does a record of this layout hold nothing the record checks read beyond its values' counts?
     (No boxes, no key that names an image, a mask or an image's size: `checks.look_and_check` then
     finds only NaN and infinities, and `RecordLook` is empty.)"""
-    from tfrview.core.records.reading import box_roles
 
     if None in types:  # a Feature with no list set: left to the general path
         return False
@@ -319,8 +322,6 @@ class PlainExamples:
 
     def _image_keys(self, k: str, c: _Column, single: np.ndarray) -> None:
         """checks.ImageKeys.add for a key's single bytes values (none of them an image)."""
-        from tfrview.core.analysis import checks
-        from tfrview.core.analysis.checks import _what_it_holds
 
         ik = self.image_keys
         if k not in ik.seen and len(ik.seen) >= checks.TRACKED_KEYS:
@@ -333,7 +334,6 @@ class PlainExamples:
 
 
 def _is_image(b: bytes) -> bool:
-    from tfrview.core.tfrecord.sniff import sniff_image_format
 
     return sniff_image_format(b) is not None
 
@@ -349,7 +349,6 @@ def _first_extreme(old: float, vals: np.ndarray, pick) -> float:
 def _count_all(st, values: list) -> None:
     """KeyStats._count of each value in order: Counter.update when the distinct values stay under
     TOP_TRACK (it keeps the same first-seen order), else one by one."""
-    from tfrview.core.analysis.datasummary import TOP_TRACK
 
     if not values:
         return

@@ -14,7 +14,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import BOX_META, column_of
+from tfrview.core.limits import SERIES_POINTS
+from tfrview.core.records.events import event_features
+from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
 from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
+from tfrview.core.tfrecord.index import RecordIndex, scan
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +168,6 @@ def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed:
     return np.unique(n[hit]).astype(np.int64)
 
 
-SERIES_POINTS = 200_000  # points a series hands the window (every k-th beyond it: a plot's resolution)
 
 
 def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
@@ -240,11 +245,6 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
     straight from local event files before the analysis: framing and the Event parse only, a
     fraction of the analysis' time. None when the files frame other records than the window's
     `counts`, or hold no scalar."""
-    from tfrview.core.records.events import event_features
-    from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
-    from tfrview.core.tfrecord.index import RecordIndex, scan
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.source import open_source
 
     steps: list[int | None] = []
     values: dict[str, dict[int, float]] = {}

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import closing
 from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
 from tfrview.core.analysis.results import ShardResult, ShardTask
-from tfrview.core.analysis.shard import analyze_batch, analyze_shard
+from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
+from tfrview.core.limits import WORKER_EXIT_SECONDS
 
 
 def default_jobs() -> int:
@@ -30,7 +32,7 @@ def stored(task: ShardTask) -> ShardResult | None:
     """The stored result for a task; for a look at a file (not deep), a deep pass stored before
     answers too (`verify --checks` or the window decoded every record: the look then shows them
     all, and reads nothing)."""
-    from tfrview.core.analysis.cache import load
+    from tfrview.core.analysis.cache import load  # start-up of this process
 
     hit = load(task)
     if hit is not None or task.deep or task.part:
@@ -40,9 +42,8 @@ def stored(task: ShardTask) -> ShardResult | None:
 
 def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult | None:
     """A file's stored deep pass, its parts joined, or None unless every part is stored."""
-    from tfrview.core.analysis.cache import load
-    from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.analysis.shard import plan
+    from tfrview.core.analysis.cache import load  # start-up of this process
+    from tfrview.core.analysis.merge import join_parts  # start-up of this process
 
     parts = [load(replace(t, file_no=file_no)) for t in plan([path], True, label_map)]
     if not parts or any(p is None or p.deep is None for p in parts):
@@ -53,9 +54,8 @@ def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult 
 def stored_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
     """`stored` of many tasks, asking the store once for all (and once more for the looks that a
     stored deep pass may answer)."""
-    from tfrview.core.analysis.cache import load_many
-    from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.analysis.shard import plan
+    from tfrview.core.analysis.cache import load_many  # start-up of this process
+    from tfrview.core.analysis.merge import join_parts  # start-up of this process
 
     hits = load_many(tasks)
     looks = [
@@ -80,7 +80,7 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
     file carries its listing's size and version (its worker asks neither, and fetches the group's
     small objects many at a time: remote.fetch_ahead). Grouping changes nothing of a file's result
     or where it is stored."""
-    from tfrview.core.tfrecord.remote import is_url, listed_claim
+    from tfrview.core.tfrecord.remote import is_url, listed_claim  # start-up of this process
 
     tasks = list(tasks)
     sizes: list[int | None] = []
@@ -118,9 +118,7 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
               store_later: list | None = None, progress=None, counter=None,
               summaries=None) -> Iterator[ShardResult]:  # fmt: skip
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
-    from contextlib import closing
 
-    from tfrview.core.analysis.shard import share_framing
 
     seen: dict = {}
     with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:
@@ -159,8 +157,8 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
     frame_jobs = jobs if len(groups) == 1 and len(groups[0]) == 1 else 1
     jobs = min(jobs, len(groups))
     if jobs <= 1:  # here, a file at a time (each said, and a chance to stop), stored a group at a time
-        from tfrview.core.analysis.cache import store_many
-        from tfrview.core.tfrecord.remote import fetch_ahead
+        from tfrview.core.analysis.cache import store_many  # start-up of this process
+        from tfrview.core.tfrecord.remote import fetch_ahead  # start-up of this process
 
         later = store_later if store_later is not None else []
         for g in groups:
@@ -178,7 +176,7 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
             if cancelled():
                 return
         return
-    from tfrview.core.analysis.progress import initializer
+    from tfrview.core.analysis.progress import initializer  # start-up of this process
 
     init, initargs = initializer(counter, summaries)
     pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=init, initargs=initargs)
@@ -210,4 +208,4 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         if p.is_alive():
             p.terminate()
     for p in procs:
-        p.join(timeout=5)
+        p.join(timeout=WORKER_EXIT_SECONDS)

@@ -9,7 +9,10 @@ job that started them reads it (`counted`) as often as it likes, without a messa
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
+
+from tfrview.core.childproc import worker_start
 
 EVERY = 4096  # records decoded between two additions to the shared counter (a lock each time)
 SUMMARY_SECONDS = 2.0  # how often a worker sends the summary of the part it is decoding
@@ -23,7 +26,7 @@ _summary_sent = 0.0
 def make_counter():
     """A counter the spawned pool workers can share (`worker_init` hands it to each), also used
     by this process when it decodes records itself (`jobs` 1)."""
-    from multiprocessing import get_context
+    from multiprocessing import get_context  # standard library, used here only
 
     global _shared
     _shared = get_context("spawn").Value("q", 0)
@@ -33,7 +36,7 @@ def make_counter():
 def make_summaries():
     """A queue on which the pool workers send the summary of the part they are decoding, every
     SUMMARY_SECONDS: the window's Dataset Summary fills while a 250,000-record part runs."""
-    from multiprocessing import get_context
+    from multiprocessing import get_context  # standard library, used here only
 
     global _summaries
     _summaries = get_context("spawn").Queue()
@@ -43,7 +46,6 @@ def make_summaries():
 
 def worker_init(parent: int | None, counter, summaries=None) -> None:
     """A pool worker's initializer: `childproc.worker_start`, then the job's counter kept."""
-    from tfrview.core.childproc import worker_start
 
     global _shared, _summaries
     worker_start(parent)
@@ -57,7 +59,6 @@ def summary_so_far(key: tuple, summary) -> None:
     """The summary of the part being decoded (`key`: its path and part), sent at most every
     SUMMARY_SECONDS when a job asked for them; pickled here, so the decoding may go on changing it."""
     import pickle
-    import time
 
     global _summary_sent
     if _summaries is None or time.monotonic() - _summary_sent < SUMMARY_SECONDS:
@@ -89,7 +90,6 @@ def counted(counter=None) -> int:
 def initializer(counter, summaries=None) -> tuple:
     """(initializer, initargs) for a ProcessPoolExecutor whose workers add to `counter` and send
     their summaries so far on `summaries` (None, None: the plain `childproc.worker_start`)."""
-    from tfrview.core.childproc import worker_start
 
     if counter is None and summaries is None:
         return worker_start, (os.getpid(),)

@@ -6,6 +6,7 @@ and the merge all read it, and it imports none of them."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,7 +93,6 @@ def identity_of(path: str) -> Identity | None:
     """What says a file is unchanged: its inode, size and times, and a hash of its first and last
     64 KB (file times tick coarsely: a file rewritten within one tick keeps them). A file whose
     middle changes in place with its times set back is beyond this; `verify` always reads."""
-    import stat
 
     from tfrview.core.tfrecord.remote import NetworkError, info_of, is_url
 
@@ -122,6 +122,6 @@ def identity_from(st: os.stat_result, ends: bytes) -> Identity:
     when it is at most twice that). CRC-32C, not a cryptographic hash: it tells a rewrite within
     one tick of the times as well, and costs ~20 us where blake2b cost ~0.5 ms a file (a second
     over 2,048 small shards)."""
-    import crc32c
+    import crc32c  # the crc32c extension, on first use only
 
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"

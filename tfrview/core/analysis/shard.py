@@ -5,7 +5,9 @@ this process, in a pool of worker processes, or on a cluster; its results merge 
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import time
 
 import numpy as np
@@ -20,10 +22,12 @@ from tfrview.core.analysis.results import (
     identity_of,
 )
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import CLASS_IDS_TRACKED, MAX_PARTS, PART_BYTES, PART_SAMPLE_BYTES
 from tfrview.core.problems import Problem
+from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc
 from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
-
-CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
+from tfrview.core.tfrecord.source import open_source
 
 
 def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
@@ -31,7 +35,7 @@ def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     `progress(phase, done, total)` hears the framing and CRC pass when it runs in the caller's
     process (a long file then says how far it is). `jobs`: the cores a big plain file's framing and
     CRCs may take (`tfrecord.parts`; a part of a deep pass frames on one)."""
-    from tfrview.core.analysis.cache import load, store
+    from tfrview.core.analysis.cache import load, store  # start-up: kept off the CLI's path
 
     if task.read_cache:
         hit = load(task)
@@ -46,8 +50,8 @@ def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
 def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
     """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
     written once for all of them, and a pool pickles one call and one answer, not one a file."""
-    from tfrview.core.analysis.cache import load_many, store_many
-    from tfrview.core.tfrecord.remote import fetch_ahead
+    from tfrview.core.analysis.cache import load_many, store_many  # start-up: kept off the CLI's path
+    from tfrview.core.tfrecord.remote import fetch_ahead  # start-up: kept off the CLI's path
 
     tasks = list(tasks)
     hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
@@ -62,7 +66,7 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
                 fresh.append((t, r))
             out.append(r)
     if fresh:
-        from tfrview.core.analysis.cache import _key
+        from tfrview.core.analysis.cache import _key  # start-up: kept off the CLI's path
 
         stored = store_many(fresh)
         for t, r in fresh:  # the caller reads a stored fact table only if it wants it (verify does not)
@@ -82,9 +86,8 @@ class StoredFacts:
         self.key, self.task = key, task
 
     def __call__(self):
-        import logging
 
-        from tfrview.core.analysis.cache import StoreError, _read_facts
+        from tfrview.core.analysis.cache import StoreError, _read_facts  # start-up: kept off the CLI's path
 
         try:
             return _read_facts(self.key, self.task.path)
@@ -100,7 +103,6 @@ class StoredFacts:
 
 def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
-    from tfrview.core.tfrecord.source import open_source
 
     t0 = time.perf_counter()
     if not task.deep and task.parts == 1:
@@ -146,8 +148,8 @@ def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
 def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
     """A small clean plain file's look (framing and CRCs) read whole and framed from memory
     (tfrecord.smallfile), the same result as the usual path's; None sends it down that path."""
-    from tfrview.core.tfrecord.remote import is_url
-    from tfrview.core.tfrecord.smallfile import frame_whole
+    from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
+    from tfrview.core.tfrecord.smallfile import frame_whole  # start-up: kept off the CLI's path
 
     if is_url(task.path):
         return None
@@ -161,23 +163,21 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
 
 
 def _say(msg: str) -> None:
-    import sys
 
-    from tfrview.core.termtext import printable
 
     print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
 
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
-    from tfrview.core.analysis import progress
+    from tfrview.core.analysis import progress  # start-up: kept off the CLI's path
     from tfrview.core.analysis.checks import ImageKeys, Schema, image_digests, look_and_check, signature
-    from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.analysis.facts import FactsBuilder
-    from tfrview.core.analysis.plain import PlainExamples
-    from tfrview.core.records.labelmap import LabelMap
-    from tfrview.core.records.payload import decode
-    from tfrview.core.records.reading import ReadingContext, read_record
+    from tfrview.core.analysis.datasummary import DatasetSummary  # start-up: kept off the CLI's path
+    from tfrview.core.analysis.facts import FactsBuilder  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plain import PlainExamples  # start-up: kept off the CLI's path
+    from tfrview.core.records.labelmap import LabelMap  # start-up: kept off the CLI's path
+    from tfrview.core.records.payload import decode  # start-up: kept off the CLI's path
+    from tfrview.core.records.reading import ReadingContext, read_record  # start-up: kept off the CLI's path
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     ctx = ReadingContext(label_map)  # the file's: each feature layout's box roles found once
@@ -235,8 +235,7 @@ def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarra
     """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
     a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
     bounded (`payload.bounded_payload`)."""
-    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload  # start-up: kept off the CLI's path
 
     starts = offsets[numbers].astype(np.int64)
     ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD
@@ -275,10 +274,8 @@ def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
     return n * part // parts, n * (part + 1) // parts
 
 
-PART_BYTES = 64 << 20  # a file's deep pass is split in parts of about this many bytes (see plan)
 
 
-MAX_PARTS = 16
 
 
 def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
@@ -286,7 +283,7 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
     one per PART_BYTES of it or per limits.PART_RECORDS records (estimated; at most MAX_PARTS), so
     one 2,000,000-record file keeps every core busy and a worker's memory stays bounded. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
     the number of workers."""
-    from tfrview.core.tfrecord.remote import is_url
+    from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
 
     tasks = []
     for i, path in enumerate(paths):
@@ -302,7 +299,6 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
     return tasks
 
 
-_SAMPLE = 1 << 20
 
 
 def estimated_records(path: str, size: int) -> int:
@@ -313,10 +309,9 @@ def estimated_records(path: str, size: int) -> int:
         return size // 16
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        head = os.pread(fd, _SAMPLE, 0)
+        head = os.pread(fd, PART_SAMPLE_BYTES, 0)
     finally:
         os.close(fd)
-    from tfrview.core.tfrecord.framing import HEADER, length_crc
 
     if len(head) < 12 or length_crc(HEADER.unpack_from(head)[0]) != HEADER.unpack_from(head)[1]:
         return 0  # no record header first: compressed, or not a TFRecord (framed alone, as before)

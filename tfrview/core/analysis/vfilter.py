@@ -17,7 +17,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import column_of, len_column_of
-from tfrview.core.analysis.filterexpr import And, Cmp, Fact, Key, Len, Lit, Not, Or, Quant, quantified_side
+from tfrview.core.analysis.filterexpr import (
+    And,
+    Cmp,
+    Fact,
+    Key,
+    Len,
+    Lit,
+    Not,
+    Or,
+    Quant,
+    _cmp1,
+    quantified,
+    quantified_side,
+)
 
 
 @dataclass(frozen=True)
@@ -157,7 +170,6 @@ class Matcher:
 
     def _compare(self, op: str, left, right) -> np.ndarray:
         if isinstance(left, Lit) and isinstance(right, Lit):
-            from tfrview.core.analysis.filterexpr import _cmp1
 
             return np.full(self.n, _cmp1(op, left.value, right.value))
         if isinstance(left, Lit):  # 3 < width is width > 3
@@ -214,7 +226,6 @@ class Matcher:
 
     def _quant_rows(self, node: Quant, over_left: bool) -> np.ndarray:
         """any()/all() between two terms of records (or a literal that contains): record by record."""
-        from tfrview.core.analysis.filterexpr import quantified
 
         def by_row(t) -> dict[int, list]:
             v = _lit_vals(t.value, self.n) if isinstance(t, Lit) else self.values(t)
@@ -229,7 +240,6 @@ class Matcher:
 
     def _pairs(self, op: str, a: _Vals, b: _Vals) -> np.ndarray:
         """Two terms of records: every value of one against every value of the other, per record."""
-        from tfrview.core.analysis.filterexpr import _cmp1
 
         m = np.zeros(self.n, dtype=bool)
         if a.type != b.type:

@@ -13,7 +13,7 @@ from tfrview.core.termtext import printable
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
     """tfrview never writes to a file it opened for reading (a URL is never the local file written)."""
-    from tfrview.core.tfrecord.remote import is_url
+    from tfrview.core.tfrecord.remote import is_url  # loads 4 more modules, on first use only
 
     target = os.path.realpath(out)  # never raises, even on a symlink loop (Path.resolve does)
     for p in inputs:

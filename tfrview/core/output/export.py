@@ -15,9 +15,13 @@ from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
+from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import decode, payload_json
 from tfrview.core.tfrecord.framing import HEADER_SIZE
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
+from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.status import record_status
 
 Progress = Callable[[int], bool]  # called with records done; returning False cancels
 
@@ -55,8 +59,6 @@ def copies_of_spans(spans: Iterable[tuple], keep_damaged: bool = False):
     offset, length, status). A record whose data CRC fails is never re-framed with a fresh CRC:
     that would launder the damage into a file that verifies clean. Records not verified yet are
     checked here."""
-    from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
 
     for n, src, off, ln, status in spans:
         intact = not status & BAD_DATA_CRC if status & VERIFIED else data_crc_ok(src, off, ln)
@@ -88,7 +90,6 @@ def save_spans(path, dataset, numbers) -> None:
 
 def crc_word(status: int) -> str:
     """A record's CRC status in the one word every output uses (`tfrecord.status`)."""
-    from tfrview.core.tfrecord.status import record_status
 
     return str(record_status(status))
 
@@ -176,7 +177,6 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
 
 def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
     """The coloured mask to draw over an exported image (never over a mask itself)."""
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
 
     if ref.key in mask_keys(feats) or ref.key == "image/object/mask":
         return None
@@ -185,6 +185,6 @@ def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
 
 
 def _plain(pixels: np.ndarray):
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     return Image.fromarray(pixels)

@@ -17,8 +17,10 @@ import numpy as np
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_INDEX_FILE_BYTES, MAX_INDEX_LINE, too_large
+from tfrview.core.output.atomic import atomic_write_text
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import RecordIndex
+from tfrview.core.tfrecord.source import open_regular
 
 
 def format_index(index: RecordIndex) -> str:
@@ -29,7 +31,6 @@ def format_index(index: RecordIndex) -> str:
 
 def write_index(path: str | os.PathLike, index: RecordIndex) -> None:
     """Written to a temporary file beside `path` and renamed, so a reader never sees half of it."""
-    from tfrview.core.output.atomic import atomic_write_text
 
     atomic_write_text(Path(path), format_index(index))
 
@@ -58,12 +59,11 @@ def read_index(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
 def iter_index(path: str | os.PathLike) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(offsets, framed sizes) of each chunk of about _CHUNK bytes of lines, as `read_index` reads
     them: memory follows the chunk, not the file (a 95 MiB index of short lines cost 849 MB whole)."""
-    from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_INDEX_FILE_BYTES:
-            raise TfrviewError(f"{path}: " + too_large("the index file", st.st_size, MAX_INDEX_FILE_BYTES))
+            raise TfrviewError(f"{path}: " + too_large("the index file", st.st_size, MAX_INDEX_FILE_BYTES, name="MAX_INDEX_FILE_BYTES"))
         line_no = 1
         carry = b""
         while True:

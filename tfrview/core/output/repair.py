@@ -15,6 +15,7 @@ from pathlib import Path
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
 from tfrview.core.output.atomic import refuse_overwriting_inputs
+from tfrview.core.output.salvage import nothing_written
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
 from tfrview.core.termtext import printable
@@ -131,7 +132,6 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
             )
             base += idx.count
         if not res.written:
-            from tfrview.core.output.salvage import nothing_written
 
             cut = sum(int((idx.status[: idx.count] & CRC_CUT != 0).sum()) for _, idx in parts)
             raise TfrviewError(nothing_written(out, len(res.dropped), res.damaged_regions, cut))
@@ -145,7 +145,7 @@ def _conversion(source: Source, res: RepairResult) -> Conversion | None:
         return None
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
         res.file_fix = (f"{printable(str(source.path))}: a line-ending conversion not undone: "
-                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES))  # fmt: skip
+                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES, name="LINE_ENDINGS_MAX_BYTES"))  # fmt: skip
         return None
     return ev.conversion
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import new_temp_file, output_error
 from tfrview.core.tfrecord.framing import U32, Compression, encode_header, mask, masked_crc
+from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 
 class RecordWriter:
@@ -46,7 +47,6 @@ class RecordWriter:
         """One record. A PayloadHead (a payload too large to hold) is streamed from its source.
         `footer` replaces the data CRC: a damaged record copied on purpose keeps its failing CRC,
         so the damage stays detectable in the new file."""
-        from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
         if isinstance(data, PayloadHead):
             self._write_streamed(data, footer)
@@ -57,7 +57,7 @@ class RecordWriter:
         self.count += 1
 
     def _write_streamed(self, head, footer: bytes | None = None) -> None:
-        import crc32c
+        import crc32c  # the crc32c extension, on first use only
 
         if head.pieces is None:
             raise TfrviewError(f"a record of {head.full_size:,} bytes cannot be copied: its source is not open")

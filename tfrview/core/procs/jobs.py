@@ -19,11 +19,24 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from tfrview.core import childproc
+from tfrview.core.analysis import plan, run_tasks
+from tfrview.core.analysis.cache import is_stored, store_many
+from tfrview.core.analysis.datasummary import DatasetSummary
+from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
+from tfrview.core.analysis.merge import DatasetAnalysis, merge
+from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import lower_priority
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import QUICK_EVENT_BYTES, SPARE_EXIT_SECONDS
+from tfrview.core.logs import configure_child
+from tfrview.core.output import export as ex
+from tfrview.core.output.repair import repair_many
+from tfrview.core.output.salvage import salvage_many
+from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     ENDS,
     CauseFound,
@@ -41,8 +54,14 @@ from tfrview.core.procs.messages import (
     decode,
     encode,
 )
+from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import crc32c_function
+from tfrview.core.tfrecord.parts import cores
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
+from tfrview.core.tfrecord.remote import is_url
+from tfrview.core.tfrecord.report import index_and_verify
+from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
 
@@ -85,16 +104,11 @@ def job_analyze(spec: dict) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
-    from tfrview.core.analysis import plan, run_tasks
-    from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.analysis.merge import merge
-    from tfrview.core.problems import QA_KINDS
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
     tasks = plan(paths, True, spec.get("label_map") or None)
     if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
-        from dataclasses import replace
 
         mine = set(spec["label_map_files"])
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
@@ -129,7 +143,6 @@ def job_analyze(spec: dict) -> None:
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
-        from tfrview.core.analysis.cache import store_many
 
         store_many(later)  # one transaction
 
@@ -165,7 +178,6 @@ class _RecordProgress:
 
     def summary_json(self) -> dict:
         """The parts finished and the parts so far, as one summary."""
-        from tfrview.core.analysis.datasummary import DatasetSummary
 
         with self._lock:
             if not self._partials:
@@ -194,12 +206,10 @@ class _RecordProgress:
         return got
 
     def done(self) -> int:
-        from tfrview.core.analysis.progress import counted
 
         return min(self.total, counted(self.counter) + self.stored)
 
     def __enter__(self) -> _RecordProgress:
-        from tfrview.core.analysis.progress import make_counter, make_summaries
 
         if self.total:
             self.counter = make_counter()
@@ -210,7 +220,6 @@ class _RecordProgress:
         return self
 
     def _run(self) -> None:
-        from tfrview.core.analysis.progress import SUMMARY_SECONDS
 
         last, said_summary, fresh = -1, time.monotonic(), False
         while not self._stop.wait(PROGRESS_SECONDS):
@@ -232,21 +241,17 @@ class _RecordProgress:
             self._thread.join()
 
 
-QUICK_EVENT_BYTES = 64 << 20  # event files up to this size together get their plot before the analysis
 
 
 def _quick_event_plot(spec: dict) -> bool:
     """Local TensorBoard event files (by their name) not analysed before: their first scalar's plot
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
     Whether it was sent."""
-    from tfrview.core.analysis.plots import event_scalars, plot
-    from tfrview.core.tfrecord.remote import is_url
+    from tfrview.core.analysis.plots import event_scalars, plot  # heavy: pyarrow on first use only
 
     paths = spec["paths"]
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
         return False
-    from tfrview.core.analysis import plan
-    from tfrview.core.analysis.cache import is_stored
 
     if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None)):
         return False  # the stored analysis brings the plot sooner
@@ -265,7 +270,7 @@ def _quick_event_plot(spec: dict) -> bool:
 def _emit_first_plot(spec: dict, a, summary: dict) -> None:
     """An event file's scalar plot, from the facts in hand, before the summary: the window would
     otherwise start a plot job that reads them again (about 0.8 s more before the plot shows)."""
-    from tfrview.core.analysis.plots import plot, scalar_to_show
+    from tfrview.core.analysis.plots import plot, scalar_to_show  # heavy: pyarrow on first use only
 
     key = scalar_to_show(summary)
     counts = spec.get("counts")
@@ -277,7 +282,6 @@ def _emit_first_plot(spec: dict, a, summary: dict) -> None:
 def job_filter(spec: dict) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
-    from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 
     node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
     problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
@@ -320,7 +324,7 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     is stored and numbers its records as the window does (else False: read the records)."""
     import numpy as np
 
-    from tfrview.core.analysis.vfilter import match
+    from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
     table = _stored_facts(spec)
     if table is None:
@@ -344,7 +348,7 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
 def job_series(spec: dict) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
     of the analysis (no record is read)."""
-    from tfrview.core.analysis.plots import plot
+    from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
 
     table = _facts_or_say(spec)
     data = plot(table, spec["key"], spec.get("mode") == "histogram")
@@ -355,7 +359,7 @@ def job_series(spec: dict) -> None:
 
 def job_select(spec: dict) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
-    from tfrview.core.analysis.plots import select
+    from tfrview.core.analysis.plots import select  # heavy: pyarrow on first use only
 
     table = _facts_or_say(spec)
     hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
@@ -381,7 +385,6 @@ def _facts_or_say(spec: dict):
 def _stored_facts(spec: dict):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's)."""
-    from tfrview.core.analysis.merge import DatasetAnalysis
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -401,13 +404,7 @@ def job_write(spec: dict) -> None:
     and not in the window's process: a repair can be seconds of Python per file. The files are
     framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
     otherwise than the window's `counts` (the report's record numbers are then this framing's)."""
-    from dataclasses import asdict
 
-    from tfrview.core.output.repair import repair_many
-    from tfrview.core.output.salvage import salvage_many
-    from tfrview.core.tfrecord.parts import cores
-    from tfrview.core.tfrecord.report import index_and_verify
-    from tfrview.core.tfrecord.source import open_source
 
     with contextlib.ExitStack() as opened:
         parts = []
@@ -430,13 +427,9 @@ def job_export(spec: dict) -> None:
     """A selection of records exported (`what`: records, jsonl, images, images_boxes) from the
     spans the window saved (`output.export.save_spans`): read, decoded and written here, never in
     the window's process."""
-    from dataclasses import asdict
 
     import numpy as np
 
-    from tfrview.core.output import export as ex
-    from tfrview.core.tfrecord.payload_bytes import bounded_payload
-    from tfrview.core.tfrecord.source import open_source
 
     a = np.load(spec["spans"])
     paths, what, out = spec["paths"], spec["what"], spec["out"]
@@ -466,7 +459,6 @@ def job_export(spec: dict) -> None:
             res = ex.export_jsonl((facts(*s) for s in spans), Path(out), inputs, progress)
         else:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
-            from tfrview.core.records.labelmap import LabelMap
 
             label_map = LabelMap.from_json(spec.get("label_map"))
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
@@ -483,16 +475,14 @@ def _import_ahead() -> None:
 
     import tfrview.core.analysis.checks
     import tfrview.core.analysis.merge
-    import tfrview.core.analysis.plots
+    import tfrview.core.analysis.plots  # heavy: pyarrow on first use only
     import tfrview.core.analysis.shard
     import tfrview.core.records.payload  # noqa: F401
-    from tfrview.core.tfrecord.framing import crc32c_function
 
     crc32c_function()
 
 
 def child_main() -> int:
-    from tfrview.core.logs import configure_child
 
     lower_priority()
     configure_child()
@@ -550,7 +540,7 @@ def drop_spare() -> None:
         with contextlib.suppress(OSError):  # already gone: nothing to end
             spare[0].stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):  # at exit: the OS reaps it, never wait longer
-            spare[0].wait(timeout=5)
+            spare[0].wait(timeout=SPARE_EXIT_SECONDS)
 
 
 def spawn(spec: dict) -> subprocess.Popen:

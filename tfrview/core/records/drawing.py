@@ -41,7 +41,7 @@ def place_labels(boxes: np.ndarray, widths: np.ndarray, height: float, top: floa
 
 
 def _font(size: int):
-    from PIL import ImageFont
+    from PIL import ImageFont  # heavy: PIL on first use only
 
     try:
         return ImageFont.load_default(size=size)
@@ -55,7 +55,7 @@ MASK_OPACITY = 0.5  # a mask drawn over an image in an export, as the window's s
 def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True, mask_rgba: np.ndarray | None = None):
     """A PIL image of the pixels with a mask (RGBA, the image's size), the boxes, their keypoints
     and labels drawn on: what the window shows, for exports."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw  # heavy: PIL on first use only
 
     im = Image.fromarray(pixels).convert("RGB")
     if mask_rgba is not None and mask_rgba.shape[:2] == (im.height, im.width):

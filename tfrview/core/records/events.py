@@ -11,6 +11,9 @@ import time
 
 import numpy as np
 
+from tfrview.core.limits import MAX_LIST_VALUES
+from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
+
 WALL_TIME_RANGE = (1e8, 5e9)  # 1973..2128: a first field read as seconds since the epoch
 _EVENT_FIELDS = {1: 1, 2: 0, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2}  # field number -> wire type
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 10: np.bool_, 4: np.uint8, 5: np.int16,
@@ -30,14 +33,13 @@ def looks_like_event(data: bytes, fields: list[tuple[int, int, int, int]]) -> bo
 
 
 def _pb():
-    from tfrview.core.records.proto import event_pb2
+    from tfrview.core.records.proto import event_pb2  # heavy: protobuf on first use only
 
     return event_pb2
 
 
 def event_features(data: bytes, notes: list[str]) -> dict:
     """The features of one Event record (see the module's docstring); {} if it does not parse."""
-    from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 
     try:
         ev = _pb().Event.FromString(data)
@@ -99,8 +101,6 @@ def _value_features(key: str, v, text, floats, ints, notes: list[str]) -> dict:
 
 
 def _tensor_feature(t, text, floats, ints, key: str, notes: list[str]):
-    from tfrview.core.limits import MAX_LIST_VALUES
-    from tfrview.core.records.feature import BYTES_LIST, Feature
 
     if t.dtype == 7 or t.string_val:  # strings: text summaries, and TF2 images ([width, height, png...])
         vals = list(t.string_val)

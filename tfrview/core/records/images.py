@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, too_large
+from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, NAME_MEMO, too_large
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
@@ -76,7 +76,7 @@ def image_features(p) -> dict[str, Feature]:
     (`frames.with_frames`: frame t is image t of its key), or, for a record that is itself an
     encoded image (a TFRecord of JPEG bytes, no Example), the record."""
     if p.kind == "sequence_example":
-        from tfrview.core.records.frames import with_frames
+        from tfrview.core.records.frames import with_frames  # start-up: kept off the CLI's path
 
         return with_frames(p)
     if p.kind in ("example", "event"):
@@ -91,7 +91,7 @@ _W = re.compile(r"(^|[/_.])(width|cols|w)$")
 _C = re.compile(r"(^|[/_.])(depth|channels|channel|c)$")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=NAME_MEMO)
 def _named(pattern: re.Pattern, key: str) -> bool:
     """Whether a key names a height, width or channels: asked for the same few keys of every record
     (a regular expression each time was a tenth of the checks of a small Example)."""
@@ -118,7 +118,7 @@ def _tensor(b: bytes):
     """A TensorProto's (dtype name, shape, array) when b is a serialized numeric tensor, else None."""
     if len(b) < 4 or b[0] != 0x08:  # field 1 (dtype), varint
         return None
-    from tfrview.core.records.proto import tensor_pb2
+    from tfrview.core.records.proto import tensor_pb2  # heavy: protobuf on first use only
 
     try:
         t = tensor_pb2.TensorProto.FromString(b)
@@ -281,14 +281,14 @@ def open_image(b: bytes):
     """A Pillow image of encoded bytes, opened lazily and checked against the limits before any
     pixel is decoded: over MAX_IMAGE_PIXELS pixels, or MAX_IMAGE_DECODED_BYTES decoded, is refused
     as a decompression bomb (ImageError). Pillow's warnings are kept off stderr."""
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         im = Image.open(io.BytesIO(b))
     w, h = im.size
     if w * h > MAX_IMAGE_PIXELS:
-        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels") + " (decompression bomb?)")
+        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels", "MAX_IMAGE_PIXELS") + ": a decompression bomb?")
     check_decoded_size(im)
     return im
 
@@ -299,12 +299,12 @@ def check_decoded_size(im) -> None:
     w, h = im.size
     need = w * h * len(im.getbands()) * _BYTES_PER_BAND.get(im.mode, 1)
     if need > MAX_IMAGE_DECODED_BYTES:
-        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES))
+        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES, name="MAX_IMAGE_DECODED_BYTES"))
 
 
 def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> DecodedImage:
     """Decode with Pillow, EXIF orientation applied; `max_side` decodes a reduced thumbnail (JPEG draft)."""
-    from PIL import Image, ImageOps
+    from PIL import Image, ImageOps  # heavy: PIL on first use only
 
     notes: list[str] = []
     try:
@@ -392,7 +392,7 @@ def decode_image(features: dict[str, Feature], ref: ImageRef, max_side: int | No
     h, w = arr.shape[:2]
     display, more = to_display(arr)
     if max_side and max(h, w) > max_side:
-        from PIL import Image
+        from PIL import Image  # heavy: PIL on first use only
 
         im = Image.fromarray(display)
         im.thumbnail((max_side, max_side))

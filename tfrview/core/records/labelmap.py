@@ -62,9 +62,9 @@ def _nesting(text: str) -> int:
 def parse_label_map(text: str) -> dict[int, str]:
     """id -> name of a StringIntLabelMap in text format. Raises TfrviewError with a one-line reason
     for anything else, however malformed or deeply nested."""
-    from google.protobuf import text_format
+    from google.protobuf import text_format  # heavy: protobuf on first use only
 
-    from tfrview.core.records.proto import string_int_label_map_pb2 as pb
+    from tfrview.core.records.proto import string_int_label_map_pb2 as pb  # heavy: protobuf on first use only
 
     deepest = _nesting(text)
     if deepest > MAX_LABEL_MAP_NESTING:
@@ -90,13 +90,13 @@ def parse_label_map(text: str) -> dict[int, str]:
 def load_label_map(path: str | os.PathLike) -> dict[int, str]:
     """A label map file; a FIFO, device or directory is refused without blocking, and so is a file
     over MAX_LABEL_MAP_BYTES."""
-    from tfrview.core.tfrecord.source import open_regular
+    from tfrview.core.tfrecord.source import open_regular  # start-up: kept off the CLI's path
 
     name = printable(os.fspath(path))
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_LABEL_MAP_BYTES:
-            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES))
+            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES, name="MAX_LABEL_MAP_BYTES"))
         try:
             text = fh.read(MAX_LABEL_MAP_BYTES + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -149,13 +149,13 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
 
 def class_ids(features) -> list[int]:
     """The class ids a record holds: its boxes' class ids and its record-level integer label."""
-    from tfrview.core.records.reading import read_features
+    from tfrview.core.records.reading import read_features  # start-up: kept off the CLI's path
 
     return read_features(features).dataset_class_ids
 
 
 def class_ids_of_payloads(payloads) -> set[int]:
-    from tfrview.core.records.payload import decode
+    from tfrview.core.records.payload import decode  # start-up: kept off the CLI's path
 
     ids: set[int] = set()
     for data in payloads:

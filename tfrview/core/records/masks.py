@@ -3,11 +3,13 @@ drawing) and their pixels coloured with the class palette, for drawing over the 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
+from tfrview.core.records.images import check_decoded_size, open_image
 from tfrview.core.records.palette import palette_rgb
 
 IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
@@ -22,9 +24,7 @@ def mask_keys(features: dict[str, Feature]) -> list[str]:
 
 def mask_pixels(b: bytes) -> np.ndarray | None:
     """A mask image's class ids (2-D), or None if the bytes are no image."""
-    import warnings
 
-    from tfrview.core.records.images import check_decoded_size, open_image
 
     try:
         with warnings.catch_warnings():
@@ -68,7 +68,6 @@ def mask_size_notes(features: dict[str, Feature], width: int, height: int) -> li
     """Why a mask the record holds is not drawn over its width x height image: its size differs
     (read from the mask's header, not decoded). The QA checks flag it as mask_size_mismatch; the
     image panel says it beside the image, where the missing overlay is noticed."""
-    from tfrview.core.records.images import open_image
 
     def size_of(b: bytes) -> tuple[int, int] | None:
         try:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import struct
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import (
     HEAD_BYTES,
     MAX_DECODE_BYTES,
@@ -88,8 +89,9 @@ class Payload:
         return len(self.raw) if self.full_size is None else self.full_size
 
 
-class WireError(ValueError):
-    pass
+class WireError(TfrviewError, ValueError):
+    """Bytes that are not a protobuf message, where the walker looks for one (in the one hierarchy:
+    a caller that lets it through says it in one line like any other)."""
 
 
 # --- wire format walking --------------------------------------------------------------------------
@@ -215,7 +217,7 @@ def _pb():
     """The generated Example module, imported on first use (protobuf costs start-up time)."""
     global _example_pb2
     if _example_pb2 is None:
-        from tfrview.core.records.proto import example_pb2
+        from tfrview.core.records.proto import example_pb2  # heavy: protobuf on first use only
 
         _example_pb2 = example_pb2
     return _example_pb2
@@ -227,7 +229,7 @@ def parse_clean_example(data: bytes, check_keys: bool = True):
     (once a layout of keys, not once a record)."""
     global _unknown_fields
     if _unknown_fields is None:
-        from google.protobuf.unknown_fields import UnknownFieldSet
+        from google.protobuf.unknown_fields import UnknownFieldSet  # heavy: protobuf on first use only
 
         _unknown_fields = UnknownFieldSet
     try:
@@ -241,18 +243,18 @@ def parse_clean_example(data: bytes, check_keys: bool = True):
     return None
 
 
-def _cut(n: int, limit: int, what: str, notes: list[str], unit: str = "values") -> int:
-    """How many of n items to decode under `limit`, noting it when the limit bites."""
+def _cut(n: int, limit: int, what: str, notes: list[str], unit: str = "values", name: str = "MAX_LIST_VALUES") -> int:
+    """How many of n items to decode under `limit` (limits.`name`), noting it when the limit bites."""
     if n <= limit:
         return n
-    notes.append(cut_note(what, unit, n, limit))
+    notes.append(cut_note(what, unit, n, limit, name))
     return limit
 
 
-def cut_note(what: str, unit: str, n: int | None, limit: int) -> str:
-    """The one wording of a list, key or step limit hit; n None: more than the limit, not counted."""
+def cut_note(what: str, unit: str, n: int | None, limit: int, name: str) -> str:
+    """A list, key or step limit hit, in limits.too_large's words; n None: more than the limit, not counted."""
     many = f"over {limit:,} {unit}" if n is None else f"{n:,} {unit}, over the limit of {limit:,}"
-    return f"{what}: {many}; the first {limit:,} are decoded"
+    return f"{what}: {many}; the first {limit:,} are decoded (limits.{name})"
 
 
 _FEW = 64  # values of a list read one by one (fromiter); longer lists np.array reads faster
@@ -279,7 +281,7 @@ def feature_from_proto(f, key: str = "", notes: list[str] | None = None) -> Feat
 
 def _features_from_proto(items, what: str, notes: list[str]) -> dict[str, Feature]:
     items = sorted(items)
-    k = _cut(len(items), MAX_FEATURES, what, notes, "keys")
+    k = _cut(len(items), MAX_FEATURES, what, notes, "keys", "MAX_FEATURES")
     return {key: feature_from_proto(v, key, notes) for key, v in items[:k]}
 
 
@@ -302,7 +304,7 @@ def sniff_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
-    from tfrview.core.records.events import looks_like_event
+    from tfrview.core.records.events import looks_like_event  # start-up: kept off the CLI's path
 
     if looks_like_event(data, fields):
         return EVENT
@@ -331,7 +333,7 @@ def _big_kind(data: bytes) -> str:
     except WireError:
         return BYTES
     nums = {num for num, _, _, _ in fields}
-    from tfrview.core.records.events import looks_like_event
+    from tfrview.core.records.events import looks_like_event  # start-up: kept off the CLI's path
 
     if len(fields) < 64 and looks_like_event(data, fields):
         return EVENT
@@ -453,7 +455,7 @@ def _walk_feature(buf: memoryview, a: int, z: int, key: str, notes: list[str]) -
             if wt != 2:
                 raise WireError("bytes value of the wrong wire type")
             if len(vals) >= MAX_LIST_VALUES:
-                notes.append(cut_note(key, "values", None, MAX_LIST_VALUES))
+                notes.append(cut_note(key, "values", None, MAX_LIST_VALUES, "MAX_LIST_VALUES"))
                 return Feature(BYTES_LIST, vals, -1)
             vals.append(bytes(buf[va:vz]))
         return Feature(BYTES_LIST, vals)
@@ -494,7 +496,7 @@ def _walk_feature(buf: memoryview, a: int, z: int, key: str, notes: list[str]) -
         parts.append(np.array(singles, dtype=dtype))
     values = np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
     if total > len(values):
-        notes.append(cut_note(key, "values", total, MAX_LIST_VALUES))
+        notes.append(cut_note(key, "values", total, MAX_LIST_VALUES, "MAX_LIST_VALUES"))
         return Feature(kind, values, total)
     return Feature(kind, values)
 
@@ -520,7 +522,7 @@ def _walk_features(buf: memoryview, a: int, z: int, what: str, notes: list[str],
             continue
         key, va, vz = _map_entry(buf, ea, ez)
         if key not in out and len(out) >= MAX_FEATURES:
-            notes.append(cut_note(what, "keys", None, MAX_FEATURES))
+            notes.append(cut_note(what, "keys", None, MAX_FEATURES, "MAX_FEATURES"))
             return
         out[key] = _walk_feature(buf, va, vz, key, notes) if va is not None else Feature(BYTES_LIST, [])
 
@@ -545,14 +547,14 @@ def _walk_sequence_example(buf: memoryview, notes: list[str]) -> tuple[dict, dic
                     continue
                 key, va, vz = _map_entry(buf, ea, ez)
                 if key not in lists and len(lists) >= MAX_FEATURES:
-                    notes.append(cut_note("feature_lists", "keys", None, MAX_FEATURES))
+                    notes.append(cut_note("feature_lists", "keys", None, MAX_FEATURES, "MAX_FEATURES"))
                     break
                 steps: list[Feature] = []
                 for n3, w3, sa, sz in iter_fields(buf, va, vz) if va is not None else ():
                     if n3 != 1 or w3 != 2:
                         continue
                     if len(steps) >= MAX_STEPS:
-                        notes.append(cut_note(key, "steps", None, MAX_STEPS))
+                        notes.append(cut_note(key, "steps", None, MAX_STEPS, "MAX_STEPS"))
                         break
                     steps.append(_walk_feature(buf, sa, sz, f"{key}[{len(steps)}]", notes))
                 lists[key] = steps
@@ -568,7 +570,7 @@ _big_decodes = threading.Lock()
 def decode(data: bytes) -> Payload:
     """Full decode into plain values, within the limits. Never raises on any input."""
     if isinstance(data, PayloadHead):
-        note = too_large("the record", data.full_size, MAX_DECODE_BYTES) + f"; its first {len(data):,} bytes are shown"
+        note = too_large("the record", data.full_size, MAX_DECODE_BYTES, name="MAX_DECODE_BYTES") + f"; its first {len(data):,} bytes are shown"
         return Payload(BYTES, raw=bytes(data), limits=(note,), full_size=data.full_size)
     data = bytes(data)
     notes: list[str] = []
@@ -582,7 +584,6 @@ def decode(data: bytes) -> Payload:
         notes.append("nested too deeply to decode")
         p = Payload(BYTES, raw=data)
     if notes:
-        from dataclasses import replace
 
         p = replace(p, limits=tuple(dict.fromkeys(notes))[:20])
     return p
@@ -602,15 +603,15 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
         ctx = _features_from_proto(se.context.feature.items(), "context", notes)
         items = sorted(se.feature_lists.feature_list.items())
         lists = {}
-        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists", notes, "keys")]:
+        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists", notes, "keys", "MAX_FEATURES")]:
             steps = fl.feature
-            k = _cut(len(steps), MAX_STEPS, key, notes, "steps")
+            k = _cut(len(steps), MAX_STEPS, key, notes, "steps", "MAX_STEPS")
             lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]
         return Payload(SEQUENCE_EXAMPLE, features=ctx, feature_lists=lists, raw=data)
     if kind == EXAMPLE_LIST:
         return _decode_example_list(data, notes)
     if kind == EVENT:
-        from tfrview.core.records.events import event_features
+        from tfrview.core.records.events import event_features  # start-up: kept off the CLI's path
 
         feats = event_features(data, notes)
         if feats:
@@ -628,7 +629,7 @@ def _decode_big(data: bytes, notes: list[str]) -> Payload:
     kind = _big_kind(data)
     buf = memoryview(data)
     if kind == EVENT:  # an image summary of a few MB: protobuf parses it in one go
-        from tfrview.core.records.events import event_features
+        from tfrview.core.records.events import event_features  # start-up: kept off the CLI's path
 
         feats = event_features(data, notes)
         if feats:
@@ -664,7 +665,7 @@ def _decode_example_list(data: bytes, notes: list[str]) -> Payload:
         if len(examples) < MAX_LIST_EXAMPLES:
             examples.append(_example_features(data[a:z], f"examples[{len(examples)}]", notes))
     if n > MAX_LIST_EXAMPLES:
-        notes.append(cut_note("examples", "examples", n, MAX_LIST_EXAMPLES))
+        notes.append(cut_note("examples", "examples", n, MAX_LIST_EXAMPLES, "MAX_LIST_EXAMPLES"))
     return Payload(EXAMPLE_LIST, features=context, raw=data, examples=examples)
 
 
@@ -693,7 +694,7 @@ def json_bytes(b: bytes) -> str | dict:
     """Text when the bytes are UTF-8 text, else base64. Bytes with a NUL or more than one control
     character in eight are not text, however they decode: JSON would write each as six characters
     (22 MB of zeros became 135 MB of JSON and a 420 MB peak in `dump --json`)."""
-    import base64
+    import base64  # start-up: kept off the CLI's path
 
     if b"\x00" not in b and len(b.translate(None, _CONTROL)) * 8 >= len(b) * 7:
         try:

@@ -27,7 +27,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from tfrview.core.limits import MAX_BOXES_DRAWN, READING_LAYOUTS
+from tfrview.core.limits import MAX_BOXES_DRAWN, READING_LAYOUT_KEYS, READING_LAYOUTS
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.payload import Payload
 
@@ -124,7 +124,7 @@ class ReadingContext:
 
     def roles(self, features: Mapping[str, Feature]):
         layout = tuple((k, f.type) for k, f in features.items())
-        if len(layout) > _ROLES_CACHED_KEYS:  # 1,024 layouts of 10,000 keys would hold 10 M tuples
+        if len(layout) > READING_LAYOUT_KEYS:  # 1,024 layouts of 10,000 keys would hold 10 M tuples
             return _roles(layout)
         got = self._roles.get(layout, _UNKNOWN)
         if got is _UNKNOWN:
@@ -140,7 +140,6 @@ class ReadingContext:
 
 
 _UNKNOWN = object()
-_ROLES_CACHED_KEYS = 256
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 LABEL_KEYS = (
     "label",
@@ -364,7 +363,7 @@ class RecordReading:
 
     @_once
     def mask_keys(self) -> tuple[str, ...]:
-        from tfrview.core.records.masks import mask_keys
+        from tfrview.core.records.masks import mask_keys  # start-up: kept off the CLI's path
 
         keys = mask_keys(self.features)
         inst = self.features.get("image/object/mask")

@@ -22,6 +22,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_LIST_VALUES, MAX_NESTING, MAX_SCHEMA_BYTES, too_large
 from tfrview.core.records.payload import cut_note, iter_fields
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.source import open_regular
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def message_names(path: str | os.PathLike) -> list[str]:
 def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageSchema:
     """The message class named `message` (or the file's only top-level message) from a descriptor
     set or a .proto file. Raises TfrviewError with a one-line reason."""
-    from google.protobuf import descriptor_pool, message_factory
+    from google.protobuf import descriptor_pool, message_factory  # heavy: protobuf on first use only
 
     p = Path(path)
     fds = _descriptor_set(p)
@@ -102,7 +103,7 @@ def message_dict(msg, notes: list[str] | None = None, path: str = "") -> dict:
         mt = field.message_type
         where = path + field.name
         if field.is_repeated and len(value) > MAX_LIST_VALUES:
-            notes.append(cut_note(where, "values", len(value), MAX_LIST_VALUES))
+            notes.append(cut_note(where, "values", len(value), MAX_LIST_VALUES, "MAX_LIST_VALUES"))
         if mt is not None and mt.GetOptions().map_entry:
             vf = mt.fields_by_name["value"]
             items = list(value.items())[:MAX_LIST_VALUES] if len(value) > MAX_LIST_VALUES else value.items()
@@ -194,17 +195,17 @@ def _bounded(buf: memoryview, desc, path: str, depth: int, notes: list[str]):
             pieces.append(piece)
     for num, n in total.items():
         if n > MAX_LIST_VALUES:
-            notes.append(cut_note(path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES))
+            notes.append(cut_note(path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES, "MAX_LIST_VALUES"))
     return b"".join(pieces) if changed else buf
 
 
 def _value(field, v, notes: list[str] | None = None, path: str = ""):
-    from google.protobuf.descriptor import FieldDescriptor as F
+    from google.protobuf.descriptor import FieldDescriptor as F  # heavy: protobuf on first use only
 
     if field.type in (F.TYPE_MESSAGE, F.TYPE_GROUP):
         return message_dict(v, notes, path + ".")
     if field.type == F.TYPE_BYTES:
-        import base64
+        import base64  # standard library, used here only
 
         return base64.b64encode(v).decode("ascii")
     if field.type == F.TYPE_ENUM:
@@ -234,15 +235,14 @@ def _descriptor_set(p: Path):
     """The file's FileDescriptorSet. It is opened as data files are (tfrecord.source.open_regular):
     a FIFO, device or directory is refused at once, without blocking or reading (/dev/zero), and
     so is a file over MAX_SCHEMA_BYTES."""
-    from google.protobuf import descriptor_pb2
+    from google.protobuf import descriptor_pb2  # heavy: protobuf on first use only
 
-    from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(p)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_SCHEMA_BYTES:
-            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES)
-                               + " (limits.MAX_SCHEMA_BYTES)")  # fmt: skip
+            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES,
+                                                                      name="MAX_SCHEMA_BYTES"))  # fmt: skip
         if p.suffix == ".proto":
             return _compile(p)
         try:
@@ -250,7 +250,7 @@ def _descriptor_set(p: Path):
         except OSError as exc:
             raise TfrviewError(f"{printable(str(p))}: cannot read ({exc.strerror or exc})") from None
     if len(data) > MAX_SCHEMA_BYTES:  # it grew since its size was read
-        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES))
+        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES, name="MAX_SCHEMA_BYTES"))
     try:
         fds = descriptor_pb2.FileDescriptorSet.FromString(data)
     except Exception:
@@ -262,10 +262,10 @@ def _descriptor_set(p: Path):
 
 
 def _compile(p: Path):
-    from google.protobuf import descriptor_pb2
+    from google.protobuf import descriptor_pb2  # heavy: protobuf on first use only
 
     try:
-        from grpc_tools import protoc
+        from grpc_tools import protoc  # optional dependency
     except ImportError:
         raise TfrviewError(f"{printable(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
                            "descriptor set: protoc --include_imports --descriptor_set_out=schema.desc "

@@ -3,10 +3,11 @@ Pure function of the record's bytes; decoding uses JPEG draft mode (decode at 1/
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import Box, Overlay, compute_overlay
 from tfrview.core.records.payload import decode
@@ -28,7 +29,6 @@ def scale_overlay(ov: Overlay, s: float) -> Overlay:
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
                    boxes: bool = True, cell: tuple[int, int] | None = None) -> Thumbnail:  # fmt: skip
     """`cell` (width, height): the thumbnail fits inside it (default: size x size)."""
-    from tfrview.core.records.drawing import draw_overlay
 
     p = decode(data)
     feats = image_features(p)
@@ -57,16 +57,15 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
     if boxes and ov.boxes:
         pixels = np.asarray(draw_overlay(pixels, scale_overlay(ov, img.scale), labels=False))
     elif pixels.ndim == 2 or pixels.shape[2] != 3:
-        from PIL import Image
+        from PIL import Image  # heavy: PIL on first use only
 
         pixels = np.asarray(Image.fromarray(pixels).convert("RGB"))
     return Thumbnail(np.ascontiguousarray(pixels), caption)
 
 
 def _fit(img, cw: int, ch: int):
-    from dataclasses import replace
 
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
     im = Image.fromarray(img.pixels)
     im.thumbnail((cw, ch))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfrview.core.limits import MAX_REPAIR_BYTES
 from tfrview.core.tfrecord.crcmath import apply, byte_table, z, z_power
 from tfrview.core.tfrecord.framing import HEADER_SIZE, U32, crc32c_function, masked_crc, unmask
 
-MAX_REPAIR_BYTES = 16 << 20  # records searched for a flipped bit (larger ones are left damaged)
 _BLOCK = 1024  # positions stepped one by one; the rest by jumps of this many bytes
 
 

@@ -9,7 +9,11 @@ from dataclasses import replace
 
 from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, masked_crc
+from tfrview.core.tfrecord.index import data_crc_ok
+from tfrview.core.tfrecord.lineendings import Conversion, conversion_of
 from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
 
@@ -27,7 +31,6 @@ def _all_zero(b: bytes) -> bool:
 
 
 def _record_cause(source: Source, offset: int, length: int) -> str:
-    from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
 
     if length > min(MAX_REPAIR_BYTES, CAUSE_BYTES):
         return ""
@@ -79,7 +82,6 @@ def _zeros_to_end(source: Source, start: int) -> bool:
 
 def _header_follows(source: Source, pos: int) -> bool:
     """Whether a whole record starts at pos (both CRCs)."""
-    from tfrview.core.tfrecord.index import data_crc_ok
 
     head = source.read(pos, HEADER_SIZE)
     if len(head) < HEADER_SIZE or masked_crc(head[:8]) != U32.unpack_from(head, 8)[0]:
@@ -97,7 +99,6 @@ def _looks(b: bytes) -> str:
     """What prepended or appended bytes look like: text (an HTTP header, an error page), or binary."""
     text = b[:200].decode("utf-8", "replace")
     if _is_text(b):
-        from tfrview.core.termtext import printable
 
         first = printable(text.strip().splitlines()[0] if text.strip() else text)[:60]
         return f"text starting {first!r}: an HTTP header or an error page saved with the data?"
@@ -207,7 +208,6 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
 def file_cause(source: Source, problems: list[Problem]) -> str:
     """A cause for the whole file: a line-ending conversion (either way), proven by records of its
     head that are whole once it is undone (`lineendings`)."""
-    from tfrview.core.tfrecord.lineendings import Conversion, conversion_of
 
     if not problems or source.file_size > CAUSE_BYTES * 64:
         return ""

@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from tfrview.core.limits import LENGTH_CRC_CACHE
+
 HEADER_SIZE = 12
 FOOTER_SIZE = 4
 OVERHEAD = HEADER_SIZE + FOOTER_SIZE
@@ -43,7 +45,7 @@ class Compression(enum.StrEnum):
 
 def _crc32c():
     # `import crc32c` costs ~0.1 s; only pay it when a CRC is first needed.
-    import crc32c
+    import crc32c  # the crc32c extension, on first use only
 
     return crc32c.crc32c
 
@@ -62,7 +64,7 @@ def masked_crc(data) -> int:
     return mask(_crc32c()(data))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=LENGTH_CRC_CACHE)
 def length_crc(length: int) -> int:
     """Masked CRC of the 8 length bytes; lengths repeat a lot, so this is cached."""
     return masked_crc(U64.pack(length))

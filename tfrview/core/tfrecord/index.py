@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tfrview.core.errors import SourceError
-from tfrview.core.limits import STREAM_PIECE
+from tfrview.core.limits import BIG_RECORD_BYTES, FRAME_WINDOW_BYTES, LENGTH_CRC_CACHE, STREAM_PIECE
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.tfrecord.framing import (
     HEADER,
@@ -42,12 +42,9 @@ CRC_CUT = 8  # the stream ends inside its data CRC: its data is all there, but n
 CUT_SHORT = 16  # the next record starts before its header's length ends: framed short, damaged
 SPLIT_CUT = 2  # in a split (next, how): the bytes before `next` are a record cut short (not True: whole)
 
-_WINDOW = 8 << 20  # bytes of a compressed stream held at once while framing
-_BIG_RECORD = 64 << 20  # longer records are skipped over in a compressed stream, not buffered
 _RESYNC_BLOCK = 1 << 20
 _HOP = 64 << 10  # records at least this long are framed by their header alone in a plain file
 _ZEROS = bytes(_RESYNC_BLOCK + HEADER_SIZE - 1)  # a resync block of zeros, compared whole (memcmp)
-_CRC_CACHE_MAX = 1 << 16
 
 _MORE, _END, _SHORT, _BAD = range(4)
 
@@ -85,7 +82,7 @@ def _frame_run(buf, pos: int, end: int, budget: int, out: array, cache: dict) ->
         if get(length) != crc:
             if length_crc(length) != crc:
                 return pos, _BAD
-            if len(cache) < _CRC_CACHE_MAX:
+            if len(cache) < LENGTH_CRC_CACHE:
                 cache[length] = crc
         nxt = pos + length + OVERHEAD
         if nxt > end:
@@ -188,7 +185,7 @@ def _find_sync(st: Stream, start: int, keep_from: int, stop: int | None = None) 
         if stop is not None and p >= stop:
             yield -1
             return
-        if p - keep_from < _WINDOW:
+        if p - keep_from < FRAME_WINDOW_BYTES:
             st.advance(keep_from, p - keep_from + _RESYNC_BLOCK + HEADER_SIZE)
         else:
             st.advance(p, _RESYNC_BLOCK + HEADER_SIZE)
@@ -230,7 +227,7 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
     if length == true_len or length_crc(true_len) == crc:
         # the header half agrees; but zeros (a filesystem's lost pages, padding) are no record
         return not _all_zero(st, pos, region)
-    if true_len > _BIG_RECORD:
+    if true_len > BIG_RECORD_BYTES:
         return False  # too big to check here
     if st.random_access:
         st.advance(pos, region)
@@ -240,7 +237,7 @@ def _explains(st: Stream, pos: int, head: bytes, region: int) -> bool:
 def _all_zero(st: Stream, pos: int, region: int) -> bool:
     """Is [pos, pos+region) all zero bytes (as far as the window holds them)?"""
     if st.random_access:
-        st.advance(pos, min(region, _BIG_RECORD))
+        st.advance(pos, min(region, BIG_RECORD_BYTES))
     a = pos - st.base
     if a < 0:
         return False
@@ -308,7 +305,7 @@ def scan(
                 b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, nxt - pos, None, msg))
             pos, left, hop = nxt, left - 1, False
             continue
-        st.advance(pos, HEADER_SIZE if hop else _WINDOW)
+        st.advance(pos, HEADER_SIZE if hop else FRAME_WINDOW_BYTES)
         if st.problems:
             b.problems.extend(st.problems)
             st.problems.clear()
@@ -330,7 +327,7 @@ def scan(
         if why == _SHORT and not st.eof:
             avail = st.end - pos
             if avail < HEADER_SIZE:
-                st.advance(pos, _WINDOW)
+                st.advance(pos, FRAME_WINDOW_BYTES)
                 continue
             length, _ = HEADER.unpack_from(st.buf, pos - st.base)
             nxt = pos + length + OVERHEAD
@@ -343,14 +340,14 @@ def scan(
                     st.advance(pos, length + OVERHEAD + HEADER_SIZE)
                     continue
                 # it runs past the end of the file: the damage handling below, as at the end
-                st.advance(pos, _WINDOW)
+                st.advance(pos, FRAME_WINDOW_BYTES)
             else:
-                if length + OVERHEAD <= _BIG_RECORD:
+                if length + OVERHEAD <= BIG_RECORD_BYTES:
                     st.advance(pos, length + OVERHEAD + HEADER_SIZE)
                     if st.end - pos >= length + OVERHEAD or st.eof:
                         continue
                 while st.end < nxt and not st.eof:  # inflate over the body without holding it
-                    st.advance(min(nxt, st.end + _BIG_RECORD), HEADER_SIZE)
+                    st.advance(min(nxt, st.end + BIG_RECORD_BYTES), HEADER_SIZE)
                     if time.perf_counter() - last_yield > 0.05:
                         yield flush()
                         last_yield = time.perf_counter()
@@ -418,7 +415,7 @@ def scan(
                 _truncated(pos, length, region, None if sync == -1 else nxt, b.record_at_cursor())
             )
         elif sync == -1:
-            zeros = region <= _BIG_RECORD and _all_zero(st, pos, region)
+            zeros = region <= BIG_RECORD_BYTES and _all_zero(st, pos, region)
             b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes, zeros))
         else:
             msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
@@ -487,7 +484,7 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bo
     if last is None:
         return None
     prev, length = last
-    if prev + OVERHEAD + length != pos or length > _BIG_RECORD:
+    if prev + OVERHEAD + length != pos or length > BIG_RECORD_BYTES:
         return None
     if st.random_access and prev < st.base:
         st.advance(prev, pos - prev + HEADER_SIZE)
@@ -557,7 +554,7 @@ def _cut_short(pos: int, length: int, have: int, nxt: int | None, rec: int) -> P
 
 def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zeros: bool = False) -> Problem:
     if nothing_before:
-        from tfrview.core.tfrecord.sniff import describe_content
+        from tfrview.core.tfrecord.sniff import describe_content  # start-up: kept off the CLI's path
 
         msg = (
             f"not a TFRecord file: it looks like {describe_content(head)} "
@@ -771,7 +768,7 @@ def overstated_split(source: Source, offset: int, length: int) -> tuple[int, boo
     q where a whole record starts (header and data CRC valid: a random match has odds of 2^-64).
     A damaged record whose payload is itself TFRecord framing stays one damaged record when its
     inner records fill the payload exactly (from its first byte to its footer)."""
-    if length > _BIG_RECORD:
+    if length > BIG_RECORD_BYTES:
         return None
     end = length + OVERHEAD
     span = source.read(offset, end + HEADER_SIZE - 1)  # a header may start in the span's last bytes
@@ -820,7 +817,7 @@ def _whole_chain(source: Source, start: int, goal: int, most: int | None = None)
         if len(head) < HEADER_SIZE:
             break
         ln, crc = HEADER.unpack(head)
-        if length_crc(ln) != crc or ln > _BIG_RECORD:
+        if length_crc(ln) != crc or ln > BIG_RECORD_BYTES:
             break
         body = source.read(r + HEADER_SIZE, ln + 4)
         if len(body) < ln + 4 or masked_crc(body[:ln]) != U32.unpack_from(body, ln)[0]:
@@ -833,7 +830,7 @@ def _whole_chain(source: Source, start: int, goal: int, most: int | None = None)
 def data_crc_ok(source: Source, offset: int, length: int) -> bool:
     """Does the data of the record at `offset` match its footer CRC? Streamed in pieces, so a record
     of gigabytes costs a piece of memory, not its size."""
-    import crc32c
+    import crc32c  # the crc32c extension, on first use only
 
     value = 0
     got = 0

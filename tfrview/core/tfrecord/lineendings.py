@@ -26,7 +26,15 @@ from math import comb, lgamma, log
 
 import numpy as np
 
-from tfrview.core.limits import PROOF_DETECT_SECONDS, PROOF_SECONDS, PROOF_SPACE, PROOF_WORK
+from tfrview.core.limits import (
+    LINE_ENDINGS_HEAD_BYTES,
+    LINE_ENDINGS_HEAD_RECORDS,
+    LOST_CR_MAX,
+    PROOF_DETECT_SECONDS,
+    PROOF_SECONDS,
+    PROOF_SPACE,
+    PROOF_WORK,
+)
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit
 from tfrview.core.tfrecord.crcmath import byte_table, registers_before, shift, z, z_inverse
 from tfrview.core.tfrecord.framing import (
@@ -41,7 +49,6 @@ from tfrview.core.tfrecord.framing import (
 
 _log = logging.getLogger(__name__)
 CR, LF = 0x0D, 0x0A
-_MAX_LOST = 4096  # CR bytes a record may have lost: ends beyond this are not looked for
 
 
 @dataclass(frozen=True)
@@ -328,9 +335,9 @@ def _record_end(buf: bytes, pos: int, hl: int, length: int, lfs: LfCounts | None
     that allows for the CR bytes the record could have lost."""
     n = len(buf)
     body = pos + hl
-    if body + length + 4 - _MAX_LOST > n:
+    if body + length + 4 - LOST_CR_MAX > n:
         return None  # not even the most CR bytes looked for bring its end into the stream
-    most = min((lfs or LfCounts(buf)).count(body, body + length + 4), _MAX_LOST)
+    most = min((lfs or LfCounts(buf)).count(body, body + length + 4), LOST_CR_MAX)
     hi, lo = min(body + length + 4, n), max(body + length + 4 - most, body + 4)
     if hi < lo:
         return None
@@ -441,8 +448,6 @@ class Evidence:
     cut: str = ""  # the limit that stopped its proof searches, if one did (fewer records proven)
 
 
-HEAD_BYTES = 4 << 20  # what of a file is read to judge a conversion
-HEAD_RECORDS = 64  # records of it walked at most
 
 
 def _tally(buf: bytes, records: int, whole: bool, budget: ProofBudget) -> tuple[int, int, int]:
@@ -459,7 +464,7 @@ def _tally(buf: bytes, records: int, whole: bool, budget: ProofBudget) -> tuple[
 
 
 def detect(
-    head: bytes, whole: bool = False, records: int = HEAD_RECORDS, seconds: float = PROOF_DETECT_SECONDS
+    head: bytes, whole: bool = False, records: int = LINE_ENDINGS_HEAD_RECORDS, seconds: float = PROOF_DETECT_SECONDS
 ) -> Evidence | None:
     """The line-ending conversion the first records of a file prove, if any: CR bytes put back
     that the CRCs confirm (CR LF became LF), or many more records whole once every CR LF is LF
@@ -489,7 +494,7 @@ def conversion_of(source) -> Evidence | None:
     """What `detect` says of a plain file's head (a compressed file's bytes are no records)."""
     if source.compression != "none":
         return None
-    head = min(source.file_size, HEAD_BYTES)
+    head = min(source.file_size, LINE_ENDINGS_HEAD_BYTES)
     return detect(source.read(0, head), whole=head == source.file_size)
 
 

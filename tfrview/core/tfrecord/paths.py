@@ -6,8 +6,10 @@ from __future__ import annotations
 import functools
 import os
 
+from tfrview.core.limits import NAME_MEMO
 
-@functools.lru_cache(maxsize=4096)
+
+@functools.lru_cache(maxsize=NAME_MEMO)
 def _real_dir(d: str) -> str:
     return os.path.realpath(d)
 

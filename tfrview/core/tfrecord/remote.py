@@ -24,7 +24,16 @@ from dataclasses import dataclass
 
 from tfrview.core import limits
 from tfrview.core.errors import SourceError
-from tfrview.core.limits import NET_WHOLE_OBJECT_BYTES, REMOTE_SPILL_BYTES, net_timeouts
+from tfrview.core.limits import (
+    NET_LISTING_THREADS,
+    NET_MAX_BLOCK,
+    NET_RETRIES,
+    NET_WHOLE_OBJECT_BYTES,
+    REMOTE_HANDED_MAX,
+    REMOTE_SPILL_BYTES,
+    REMOTE_TRIM_EVERY,
+    net_timeouts,
+)
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import Compression
 
@@ -34,9 +43,7 @@ EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "ab
           "adl": "azure", "http": "http", "https": "http", "hf": "hf"}  # fmt: skip
 
 PAGE = 1 << 20  # fetched bytes are kept in pages of this size; a read fetches at least one
-MAX_BLOCK = 32 << 20  # a sequential scan's fetches double up to this
 HEAD_BYTES = 64 * 1024  # read at open to tell the compression (as local files)
-RETRIES = 3  # attempts for a read that failed in a way that can pass (timeouts, 5xx, resets)
 
 
 class NetworkError(SourceError):
@@ -131,7 +138,7 @@ def filesystem(url: str):
     extra = EXTRAS.get(scheme)
     hint = f"pip install 'tfrview[{extra}]'" if extra else "its fsspec back-end"
     try:
-        import fsspec.core
+        import fsspec.core  # optional dependency
     except ImportError:
         raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     try:
@@ -152,7 +159,7 @@ def _timeouts_for(scheme: str) -> dict:
     without them a server that accepts and never answers holds a command for ever."""
     connect, read, request = net_timeouts()
     if scheme in ("http", "https"):
-        import aiohttp
+        import aiohttp  # heavy: aiohttp on first use only
 
         timeout = aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read)
         return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
@@ -165,7 +172,9 @@ def _timeouts_for(scheme: str) -> dict:
 
 
 class RangeIgnored(Exception):
-    """A server answered a byte-range request with the whole of a large object."""
+    """A server answered a byte-range request with the whole of a large object. An internal signal,
+    raised inside fsspec's read and found in the exception chain: it leaves this module as a
+    NetworkError, never itself (so it stays outside TfrviewError, which a caller might catch first)."""
 
 
 _RANGE_GUARD = None  # one for the process: fsspec keys its cached filesystems by their options
@@ -177,7 +186,7 @@ def _range_guard():
     read of a scan would otherwise bring the whole object into memory."""
     global _RANGE_GUARD
     if _RANGE_GUARD is None:
-        import aiohttp
+        import aiohttp  # heavy: aiohttp on first use only
 
         async def on_request_end(session, ctx, params) -> None:
             resp = params.response
@@ -306,7 +315,7 @@ def _retryable(exc: BaseException) -> bool:
     return "NoCredentials" not in type(exc).__name__
 
 
-def with_retries(url: str, call, attempts: int = RETRIES, budget: str = ""):
+def with_retries(url: str, call, attempts: int = NET_RETRIES, budget: str = ""):
     """call() until it succeeds, backing off between tries that can pass; a NetworkError after.
     `budget` says what bounded one call, for the message when it is hit."""
     for k in range(attempts):
@@ -390,18 +399,17 @@ def note_listed(url: str, size: int, version: str) -> None:
     _listed[url] = RemoteInfo(url, int(size), version)
 
 
-LISTING_THREADS = 64  # concurrent size/ETag requests for a listing that gave neither (HTTP)
 
 
 def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
     """Listings that lack sizes or versions (an HTTP index page) are completed by asking each
     object, concurrently: 64 shards behind 100 ms cost 0.2 s, not 6.4 s."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # start-up: kept off the CLI's path
 
     need = [k for k, (_, i) in enumerate(items) if i.get("size") is None or not _version(i)]
     if not need:
         return items
-    with ThreadPoolExecutor(min(LISTING_THREADS, len(need))) as pool:
+    with ThreadPoolExecutor(min(NET_LISTING_THREADS, len(need))) as pool:
         got = list(pool.map(lambda k: ask_info(url, fs, items[k][0]), need))
     items = list(items)
     for k, info in zip(need, got, strict=True):
@@ -539,7 +547,7 @@ class RemoteBytes:
             held = self._held(first, last)
             if not held:
                 sequential = self._next >= 0 and first * PAGE <= self._next <= (last + 1) * PAGE
-                self._run = min(self._run * 2, MAX_BLOCK // PAGE) if sequential else 1
+                self._run = min(self._run * 2, NET_MAX_BLOCK // PAGE) if sequential else 1
                 while first <= last and self._pages.has(first) and self._fd is not None:
                     first += 1  # the pages already here are not fetched again
                 stop = min(len(self._pages), max(last + 1, first + self._run))
@@ -564,7 +572,7 @@ class RemoteBytes:
         """Open (or make) the file that keeps this object's fetched pages (lock held)."""
         if self._spill_failed:
             return False
-        from tfrview.core.userdirs import cache_dir
+        from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
         where = cache_dir() / "remote" / "data"
         try:
@@ -572,7 +580,7 @@ class RemoteBytes:
                 where.mkdir(parents=True, exist_ok=True)
                 _made.add(where)
             if self.info.version:
-                import hashlib
+                import hashlib  # start-up: kept off the CLI's path
 
                 key = hashlib.sha256(f"{self.url}\n{self.info.version}".encode()).hexdigest()[:32]
                 flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -581,7 +589,7 @@ class RemoteBytes:
                 os.utime(where / f"{key}.bin")  # recently used: trimmed last
                 global _opened
                 _opened += 1
-                if _opened % TRIM_EVERY == 1:  # a scan of the folder: not for each of 10,000 shards
+                if _opened % REMOTE_TRIM_EVERY == 1:  # a scan of the folder: not for each of 10,000 shards
                     trim_kept(REMOTE_SPILL_BYTES, keep=f"{key}.bin")
             else:
                 self._fd = os.dup((tmp := tempfile.TemporaryFile(dir=where)).fileno())  # noqa: SIM115
@@ -609,7 +617,7 @@ class RemoteBytes:
         with self._lock:
             runs: list[list[int]] = []
             for off, n in sorted(spans):
-                if n <= 0 or off >= self.size or n > MAX_BLOCK:
+                if n <= 0 or off >= self.size or n > NET_MAX_BLOCK:
                     continue  # a span this long is read as usual, in pieces, not in one batch
                 first, last = off // PAGE, (min(self.size, off + n) - 1) // PAGE
                 if self._held(first, last):
@@ -709,7 +717,6 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
 
 _opened = 0  # objects whose kept bytes this process opened
 _made: set = set()  # folders of kept bytes made by this process
-TRIM_EVERY = 256
 
 
 def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
@@ -720,7 +727,7 @@ def _pread_all(fd: int, n: int, offset: int, url: str) -> bytes:
 
 
 def kept_dir():
-    from tfrview.core.userdirs import cache_dir
+    from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
     return cache_dir() / "remote"
 
@@ -796,9 +803,9 @@ def heads(infos: list[RemoteInfo]) -> list[bytes | NetworkError]:
 def _memo(info: RemoteInfo):
     """Where what this object's first bytes said (its compression) is remembered, by URL and
     version: reopening a split then reads no record bytes to open it."""
-    import hashlib
+    import hashlib  # start-up: kept off the CLI's path
 
-    from tfrview.core.userdirs import cache_dir
+    from tfrview.core.userdirs import cache_dir  # start-up: kept off the CLI's path
 
     if not info.version:
         return None
@@ -845,7 +852,7 @@ def _after_ahead(url: str) -> None:
         fut = _ahead.get(url)
     if fut is None or threading.current_thread().name.startswith(_AHEAD_THREADS):
         return
-    from concurrent.futures import CancelledError
+    from concurrent.futures import CancelledError  # start-up: kept off the CLI's path
 
     try:
         failed = fut.result()
@@ -857,7 +864,6 @@ def _after_ahead(url: str) -> None:
 
 _AHEAD_THREADS = "tfrview-fetch-ahead"
 _handed: dict[str, RemoteBytes] = {}  # fetched ahead, kept file open, for the reader to take over
-_HANDED_MAX = 64  # objects held open so (two descriptors each); past it they are closed, reopened
 
 
 def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
@@ -876,7 +882,7 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
             kept = rb.fetch_whole()
         finally:
             with _ahead_lock:
-                if url in _ahead and len(_handed) < _HANDED_MAX and kept:  # held open for its reader
+                if url in _ahead and len(_handed) < REMOTE_HANDED_MAX and kept:  # held open for its reader
                     _handed[url] = rb
                     rb = None
             if rb is not None:
@@ -895,7 +901,7 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     listing, then each small object whole. The block reads them one by one as usual; a read of one
     not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
     started; a request under way ends within its own timeout, unwaited."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor  # start-up: kept off the CLI's path
 
     todo = [(str(u), c) for u, c in objects if is_url(str(u))]
     todo = [(u, c) for u, c in todo if u not in _ahead]

@@ -7,14 +7,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfrview.core.problems import Problem
+from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, inflation_note
+from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
+    BAD_LENGTH_CRC,
     CRC_CUT,
     DAMAGED,
+    SPLIT_CUT,
     VERIFIED,
     IndexChunk,
     RecordIndex,
+    coincidence_splits,
     scan,
     verify,
 )
@@ -63,8 +68,7 @@ def index_source(
     """The whole index of a source. `notice` hears, once, if a compressed stream inflates like a
     decompression bomb (limits.inflation_note). With `prefix` (the records before stream position
     `start`, framed already), a copy of it framed on from `start`."""
-    from tfrview.core.limits import inflation_note
-    from tfrview.core.units import human_bytes
+    from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     idx = RecordIndex()
     if prefix is not None:
@@ -126,7 +130,7 @@ def joined_parts(
 ) -> tuple[RecordIndex, list[Problem]]:
     """`index_and_verify`'s answer from a file's `parts.Part`s: the whole records they agree on from
     the start, and the rest framed sequentially from a few records before their first disagreement."""
-    from tfrview.core.tfrecord.parts import clean_prefix
+    from tfrview.core.tfrecord.parts import clean_prefix  # start-up: kept off the CLI's path
 
     prefix, start, whole = clean_prefix(parts, source.file_size)
     if whole:
@@ -148,7 +152,6 @@ def _framed_from(
     """`index_and_verify`'s framing from stream position `start`, after the whole records of
     `prefix`; None when a record before `start` would have to be framed otherwise (then the
     caller frames the whole file)."""
-    from tfrview.core.tfrecord.index import coincidence_splits
 
     first = prefix.count if prefix is not None else 0
     idx = index_source(source, progress, notice, None, prefix, start)
@@ -173,8 +176,6 @@ def reframing_needed(source: Source, idx: RecordIndex) -> bool:
     them) otherwise? When a header swallowed whole records, an 8-byte record passed by coincidence,
     or a line-ending conversion cut records short. Then the window takes `index_and_verify`'s
     framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
-    from tfrview.core.problems import ProblemKind
-    from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, coincidence_splits
 
     problems = list(idx.problems)
     if not problems:
@@ -196,9 +197,6 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     and one that lost a CR of its header has no valid header): each record walked that the index
     does not frame at the same span, as a split that frames it, damaged (SPLIT_CUT). So every
     record `repair` restores is a row with its number."""
-    from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES
-    from tfrview.core.tfrecord.framing import OVERHEAD
-    from tfrview.core.tfrecord.index import SPLIT_CUT
     from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, spans
 
     if source.file_size > LINE_ENDINGS_MAX_BYTES:

@@ -666,7 +666,7 @@ class Source:
     @property
     def remote(self) -> bool:
         """Read over the network (a URL), not from a local file."""
-        from tfrview.core.tfrecord.remote import RemoteBytes
+        from tfrview.core.tfrecord.remote import RemoteBytes  # start-up: kept off the CLI's path
 
         return isinstance(self._data, RemoteBytes)
 
@@ -821,7 +821,7 @@ def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
 def open_source(path: str | os.PathLike) -> Source:
     """Open a file (or a URL: see `remote`) read-only and work out how its records are stored.
     Raises SourceError."""
-    from tfrview.core.tfrecord.remote import is_url
+    from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
 
     if is_url(path):
         return open_remote(str(path))
@@ -874,7 +874,7 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
         known_compression,
         remember_compression,
         url_scheme,
-    )
+    )  # start-up: kept off the CLI's path
 
     out: dict[RemotePath, object] = {}
     infos = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +18,18 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output.atomic import atomic_write_bytes
+from tfrview.core.output import export as ex
+from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
+from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.procs.messages import Failed, Progress, Wrote
+from tfrview.core.tfrecord.index import BAD_DATA_CRC
+from tfrview.core.tfrecord.report import intact_numbers
+from tfrview.core.userdirs import cache_dir
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
-from tfrview.gui.session import DatasetSession
+from tfrview.gui.session import DatasetSession, label_map_json
 from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import selected_rows
@@ -123,7 +131,6 @@ class ExportController(QObject):
                 self.window, "Save intact records", "Wait until every CRC is checked (see the status bar)."
             )
             return
-        from tfrview.core.tfrecord.report import intact_numbers
 
         if not any(len(intact_numbers(f.index)) for f in self.ds.files if f.source is not None):
             QMessageBox.information(
@@ -161,7 +168,6 @@ class ExportController(QObject):
             self.write_repaired(*chosen)
 
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.repair import Repair, RepairResult
 
         def done(result) -> None:
             status, obj = result
@@ -188,7 +194,6 @@ class ExportController(QObject):
         self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
-        from tfrview.core.output.salvage import SalvageResult
 
         def done(result) -> None:
             status, obj = result
@@ -239,7 +244,6 @@ class ExportController(QObject):
         """Which of these records are known to fail their data CRC (verified so far)."""
         import numpy as np
 
-        from tfrview.core.tfrecord.index import BAD_DATA_CRC
 
         nums = np.asarray(numbers, dtype=np.int64)
         return nums[np.isin(nums, self.ds.numbers_with(BAD_DATA_CRC))].tolist()
@@ -287,9 +291,6 @@ class ExportController(QObject):
         a job process: where the records are goes to it in a .npz (the window reads nothing)."""
         import tempfile
 
-        from tfrview.core.output import export as ex
-        from tfrview.core.userdirs import cache_dir
-        from tfrview.gui.session import label_map_json
 
         where = cache_dir() / "jobs"
         where.mkdir(parents=True, exist_ok=True)
@@ -302,8 +303,6 @@ class ExportController(QObject):
                 "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
 
         def done(result) -> None:
-            import contextlib
-            import os
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
@@ -343,7 +342,6 @@ class ExportController(QObject):
 
     def write_image(self, path: Path, with_boxes: bool) -> bool:
         """Write the shown image (optionally with overlays burned in) to a new file, atomically."""
-        from tfrview.core.output.atomic import refuse_overwriting_inputs
 
         panel = self.image_panel
         img = panel.qimage

@@ -8,6 +8,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
+from tfrview.core.analysis.filterexpr import FilterError, facts_used, parse, resolve_keys
 from tfrview.core.limits import FILTER_RERUN_SECONDS
 from tfrview.core.procs.messages import Failed, Matches, Note
 from tfrview.gui.job_state import JobState, Phase
@@ -55,7 +56,6 @@ class FilterController(QObject):
     @Slot()
     def apply(self) -> None:
         """Enter: check the expression against the known keys, then run it."""
-        from tfrview.core.analysis.filterexpr import FilterError, parse, resolve_keys
 
         text = self.edit.text().strip()
         if not text:
@@ -71,7 +71,6 @@ class FilterController(QObject):
         except FilterError as exc:
             self._show_error(exc)
             return
-        from tfrview.core.analysis.filterexpr import facts_used
 
         self.on_findings = "problem" in facts_used(node)
         self._show_error(None)

@@ -5,12 +5,19 @@ at once."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Slot
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
+from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.procs.messages import Failed, Plot
+from tfrview.core.records.palette import palette_hex
+from tfrview.gui.models.record_table import file_labels
 from tfrview.gui.session import DatasetSession
+from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.plot_panel import PlotPanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
@@ -149,7 +156,6 @@ class PlotController(QObject):
         c = self._summary.get("classes", {})
         names = [str(n) for n, _ in c.get("counts", [])]
         filterable = any(self._class_filter(n) for n in names[:50])
-        from tfrview.core.records.palette import palette_hex
 
         keys = c.get("colour_keys") or {}
         self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
@@ -161,7 +167,6 @@ class PlotController(QObject):
     def _class_filter(self, name: str) -> str | None:
         """The filter that shows a class's records: by its text, or by its id; the keys and ids
         come with the classes chart's data (`DatasetSummary.to_json`), never from a bar's title."""
-        import json
 
         c = self._summary.get("classes", {})
         if not c.get("title", "").startswith("objects"):
@@ -173,7 +178,6 @@ class PlotController(QObject):
         return f"{json.dumps(key)} == {int(i)}" if key and i is not None else None
 
     def _show_shards(self, key: str) -> None:
-        from tfrview.gui.models.record_table import file_labels
 
         h = self.shards.health()
         values = h.records if SHARD_PLOTS[key] == "records" else h.problems.sum(axis=1)
@@ -201,7 +205,6 @@ class PlotController(QObject):
     @Slot(str, float, float, bool)
     def _on_range(self, key: str, lo: float, hi: float, closed: bool) -> None:
         """A clicked bar: the table shows the records with a value in it."""
-        import json
 
         if self.filtering is None:
             return
@@ -226,12 +229,10 @@ class PlotController(QObject):
 
     @Slot()
     def save_png(self) -> None:
-        from pathlib import Path
 
 
         if self.panel.plot is None:
             return
-        from tfrview.gui.settings import remember_write, write_dir
 
         path, _ = QFileDialog.getSaveFileName(self.window, "Save plot", str(Path(write_dir()) / "plot.png"), "PNG (*.png)")
         if path:
@@ -239,9 +240,7 @@ class PlotController(QObject):
             self.write_png(Path(path))
 
     def write_png(self, path) -> None:
-        from PySide6.QtCore import QBuffer, QIODevice
 
-        from tfrview.core.output.atomic import atomic_write_bytes
 
         buf = QBuffer()
         buf.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -8,13 +8,13 @@ from collections import OrderedDict
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QColor, QPixmap
 
+from tfrview.core.limits import GALLERY_CACHE
 from tfrview.core.records.thumbs import Thumbnail
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import to_qimage
 
 THUMB = 160  # thumbnails fit THUMB x THUMB_H
 THUMB_H = 120
-CACHE = 3000
 BADGE_ROLE = Qt.ItemDataRole.UserRole + 1  # the worst severity among the record's problems, or None
 
 
@@ -78,7 +78,7 @@ class GalleryModel(QAbstractListModel):
             self._errors.add(n)
         if thumb.pixels is not None:
             self._pixmaps[n] = QPixmap.fromImage(to_qimage(thumb.pixels))
-            if len(self._pixmaps) > CACHE:
+            if len(self._pixmaps) > GALLERY_CACHE:
                 old, _ = self._pixmaps.popitem(last=False)
                 self._captions.pop(old, None)
         r = self.table.row_of(n)

@@ -7,6 +7,7 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
+import re
 import time
 from collections import OrderedDict
 
@@ -15,6 +16,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.errors import SourceError
+from tfrview.core.limits import CACHE_ROWS, ROW_CAP
 from tfrview.core.problems import QA_KINDS, SEVERITIES
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
@@ -23,8 +25,6 @@ from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
 
 PENDING = ("…", "…")
-ROW_CAP = 50_000_000  # under Qt's ~71.5M-row limit for item views
-CACHE_ROWS = 4096
 
 _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
@@ -40,7 +40,6 @@ def number_text(value: int) -> str:
 
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
-    import re
 
     m = [re.search(r"(\d+)-of-\d+", p.name) for p in paths]
     if len(paths) > 1 and all(m):

@@ -73,7 +73,7 @@ class PlotPanel(QWidget):
         return self.mode.currentIndex() == 1
 
     def _ensure_plot(self):
-        import pyqtgraph as pg
+        import pyqtgraph as pg  # heavy: PySide6 on first use only
 
         if self.plot is None:
             pg.setConfigOptions(antialias=True, background="w", foreground="k")

@@ -184,7 +184,7 @@ class ProblemsPanel(QWidget):
 
     def show_file_causes(self, causes: dict[int, str]) -> None:
         """`causes`: file name -> why it broke; shown above the problems (at most 5 files)."""
-        import html
+        import html  # standard library, used here only
 
         lines = [f"<b>{html.escape(name)}</b>: {html.escape(text)}" for name, text in list(causes.items())[:5]]
         if len(causes) > 5:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
+from tfrview.core.records.frames import frame_features, frame_keys
 from tfrview.core.records.images import (
     DecodedImage,
     ImageError,
@@ -17,8 +19,10 @@ from tfrview.core.records.images import (
     find_images,
     image_features,
 )
+from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
+from tfrview.core.records.schema import decode_with
 from tfrview.gui.workers.base import Worker
 
 log = logging.getLogger(__name__)
@@ -78,7 +82,6 @@ def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
 
 def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
     """Each frame small, with its own boxes (computed at the thumbnail's size)."""
-    from tfrview.core.records.frames import frame_features, frame_keys
 
     keys = set(frame_keys(p))
     out = []
@@ -110,7 +113,6 @@ def _thumbnails(feats, refs) -> dict:
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
-        from tfrview.core.records.schema import decode_with
 
         cut: list[str] = []
         named = decode_with(view.payload.raw, req.schema, cut)
@@ -123,7 +125,6 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
 def _build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
-        from tfrview.core.errors import TfrviewError
 
         try:
             data = read(req.number)
@@ -141,10 +142,8 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
-        from tfrview.core.records.frames import frame_features
 
         feats = frame_features(p, refs[i].index)
 
@@ -170,9 +169,9 @@ def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:
     """The image scaled to fit the view, by Pillow here (it releases the GIL), not by Qt on the UI thread."""
     if fit is None:
         return None
-    from PIL import Image
+    from PIL import Image  # heavy: PIL on first use only
 
-    from tfrview.gui.painting import fit_scale
+    from tfrview.gui.painting import fit_scale  # heavy: PySide6 on first use only
 
     s = fit_scale(img.width, img.height, fit[0], fit[1])
     if s >= 1.0:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import time
 
+from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import ONE_AT_A_TIME_BYTES
+from tfrview.core.records.schema import decode_with, summary_line
+from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
@@ -12,8 +16,6 @@ from tfrview.gui.workers.base import Worker
 
 def _named(data: bytes, schema, kind: str, text: str) -> tuple[str, str]:
     """A custom payload's summary by the loaded schema's field names, when it is that message."""
-    from tfrview.core.limits import ONE_AT_A_TIME_BYTES
-    from tfrview.core.records.schema import decode_with, summary_line
 
     if len(data) > ONE_AT_A_TIME_BYTES:
         return kind, text
@@ -55,8 +57,6 @@ class SummaryWorker(Worker):
         self._queue.stop()
 
     def work(self) -> None:
-        from tfrview.core.errors import TfrviewError
-        from tfrview.core.records.summary import summarize
 
         while self._queue.wait():
             # Let the repaint that asked finish asking before competing with it for the GIL; its

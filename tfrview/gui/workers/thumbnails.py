@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from tfrview.core.errors import TfrviewError
+from tfrview.core.records.thumbs import Thumbnail, make_thumbnail
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
@@ -49,8 +51,6 @@ class ThumbnailPool(Worker):
         self._queue.stop()
 
     def _take_all(self) -> None:
-        from tfrview.core.errors import TfrviewError
-        from tfrview.core.records.thumbs import Thumbnail, make_thumbnail
 
         while (n := self._queue.take()) is not None:
             try:
