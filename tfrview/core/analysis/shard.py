@@ -21,7 +21,7 @@ from tfrview.core.analysis.results import (
 )
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import Problem
-from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.status import intact_numbers
 
 CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
 
@@ -191,8 +191,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
     ids: set[int] = set()
-    intact = (out.status[out.lo : out.hi] & (VERIFIED | DAMAGED)) == VERIFIED  # this part's, as intact_numbers_of
-    numbers = np.flatnonzero(intact) + out.lo
+    numbers = intact_numbers(out.status[out.lo : out.hi]) + out.lo  # this part's, as intact_numbers_of
     plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
                           offs, lens)  # fmt: skip
     for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
@@ -330,4 +329,5 @@ def estimated_records(path: str, size: int) -> int:
 
 
 def intact_numbers_of(r: ShardResult) -> np.ndarray:
-    return np.flatnonzero((r.status & (VERIFIED | DAMAGED)) == VERIFIED)
+    """The records the pass read (`status.intact_numbers`, as `salvage` keeps them)."""
+    return intact_numbers(r.status)

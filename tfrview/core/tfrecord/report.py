@@ -11,8 +11,6 @@ from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
     CRC_CUT,
-    DAMAGED,
-    VERIFIED,
     IndexChunk,
     RecordIndex,
     scan,
@@ -225,9 +223,11 @@ def verify_source(
 
 
 def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) -> FileReport:
+    from tfrview.core.tfrecord.status import damaged_mask, intact_mask
+
     st = idx.status
-    damaged = int(np.count_nonzero(st & DAMAGED))
-    intact = int(np.count_nonzero((st & (VERIFIED | DAMAGED)) == VERIFIED))
+    damaged = int(np.count_nonzero(damaged_mask(st)))  # its data CRC fails; the rest are intact or unverified
+    intact = int(np.count_nonzero(intact_mask(st)))
     return FileReport(
         path=str(source.path),
         compression=source.compression,
@@ -247,9 +247,10 @@ DECODED_AS_IS = {
 
 
 def intact_numbers(idx: RecordIndex) -> np.ndarray:
-    """Records whose data CRC is good. Header-damaged records count: their data is intact."""
-    st = idx.status
-    return np.nonzero(((st & VERIFIED) != 0) & ((st & BAD_DATA_CRC) == 0))[0]
+    """Records whose data CRC is good (`status.intact_numbers`: header-damaged ones count)."""
+    from tfrview.core.tfrecord.status import intact_numbers as of_status
+
+    return of_status(idx.status)
 
 
 def sample_numbers(count: int, sample: int | None) -> np.ndarray:
