@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tfrview.core import childproc
 from tfrview.core.childproc import lower_priority
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.procs.messages import (
     ENDS,
     CauseFound,
@@ -506,6 +506,10 @@ def child_main() -> int:
         JOBS[spec["job"]](spec)
         _emit(Done())
     except BrokenPipeError:
+        return 0
+    except Cancelled as exc:  # a person stopped it: said as a stop, never as an error
+        log.info("job stopped: %s", exc)
+        _emit(Failed.of(exc))
         return 0
     except TfrviewError as exc:  # a one-line message for the person (a file that cannot be written, …)
         log.warning("job failed: %s", exc)

@@ -62,7 +62,8 @@ class ExportController(QObject):
 
     def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
         """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
-        gets ("ok", messages.Wrote) or ("error", message)."""
+        gets ("ok", messages.Wrote), ("error", message) or ("stopped", message): a person stopped it
+        (Cancel, or the job raised `errors.Cancelled`), which is no error to warn of."""
         dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
         dlg.setWindowModality(Qt.WindowModality.WindowModal)
         dlg.setMinimumDuration(300)
@@ -76,6 +77,8 @@ class ExportController(QObject):
                         dlg.setValue(min(done, dlg.maximum()))
                     case Wrote():
                         outcome.append(("ok", msg))
+                    case Failed(message=message) if msg.stopped:
+                        outcome.append(("stopped", message))
                     case Failed(message=message):
                         outcome.append(("error", message))
 
@@ -87,11 +90,16 @@ class ExportController(QObject):
             dlg.reset()
             worker.wait()
             self.tasks.discard(worker)
-            on_done(outcome[0] if outcome else ("error", "stopped"))
+            on_done(outcome[0] if outcome else ("stopped", "stopped"))
 
         worker.done.connect(finished)
         self.tasks.add(worker)
         worker.start()
+
+    def _say_stopped(self, title: str) -> None:
+        """A stopped job is said in the status bar, not in a warning: the person asked for it (a job
+        stopped before its rename leaves no file; one that had just finished may have written it)."""
+        self.window.statusBar().showMessage(f"{title}: stopped", 10000)
 
     def _write_spec(self, what: str, path: Path, comp: str) -> dict:
         opened = [f for f in self.ds.files if f.source is not None]
@@ -173,6 +181,9 @@ class ExportController(QObject):
             if on_done is not None:
                 on_done((status, value))
                 return
+            if status == "stopped":
+                self._say_stopped("Repair")
+                return
             if status == "error":
                 QMessageBox.warning(self.window, "Repair", value)
                 return
@@ -195,6 +206,9 @@ class ExportController(QObject):
             value = SalvageResult(**obj.wrote) if status == "ok" else obj
             if on_done is not None:
                 on_done((status, value))
+                return
+            if status == "stopped":
+                self._say_stopped("Save intact records")
                 return
             if status == "error":
                 QMessageBox.warning(self.window, "Save intact records", value)
@@ -311,6 +325,9 @@ class ExportController(QObject):
             value = ex.ExportResult(**{**obj.wrote, "notes": tuple(obj.wrote["notes"])}) if status == "ok" else obj
             if on_done is not None:
                 on_done((status, value))
+                return
+            if status == "stopped":
+                self._say_stopped("Export")
                 return
             if status == "error":
                 QMessageBox.warning(self.window, "Export", value)
