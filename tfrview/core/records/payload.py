@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import (
     HEAD_BYTES,
     MAX_DECODE_BYTES,
@@ -88,8 +89,9 @@ class Payload:
         return len(self.raw) if self.full_size is None else self.full_size
 
 
-class WireError(ValueError):
-    pass
+class WireError(TfrviewError, ValueError):
+    """Bytes that are not a well-formed protobuf message (`schema.decode_with` lets it out; a
+    ValueError too, for callers that catch that)."""
 
 
 # --- wire format walking --------------------------------------------------------------------------
