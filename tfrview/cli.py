@@ -661,6 +661,7 @@ def parse_range(text: str | None, count: int) -> range:
 
 
 def cmd_dump(args) -> int:
+    from tfrview.core.records.kinds import PayloadKind
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.core.tfrecord.report import DECODED_AS_IS
@@ -689,7 +690,7 @@ def cmd_dump(args) -> int:
                 cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
                 named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
                 if named is not None:  # the person's schema: field names, not numbers
-                    d = {"record": n, "offset": off, "length": ln, "kind": "message", "message_type": schema.name,
+                    d = {"record": n, "offset": off, "length": ln, "kind": PayloadKind.MESSAGE, "message_type": schema.name,
                          "message": named}  # fmt: skip
                     if status != "ok":
                         d["status"] = status

@@ -13,12 +13,13 @@ from tfrview.gui.workers.base import Worker
 def _named(data: bytes, schema, kind: str, text: str) -> tuple[str, str]:
     """A custom payload's summary by the loaded schema's field names, when it is that message."""
     from tfrview.core.limits import ONE_AT_A_TIME_BYTES
+    from tfrview.core.records.kinds import PayloadKind
     from tfrview.core.records.schema import decode_with, summary_line
 
     if len(data) > ONE_AT_A_TIME_BYTES:
         return kind, text
     named = decode_with(data, schema)
-    return ("message", summary_line(named, schema.name)) if named else (kind, text)
+    return (PayloadKind.MESSAGE, summary_line(named, schema.name)) if named else (kind, text)
 
 
 class SummaryWorker(Worker):
