@@ -579,6 +579,8 @@ def _sampled_summary(r, picks):
 
 def _print_info(info: dict, lengths, framing: list) -> None:
     """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
+    from tfrview.core.problems import ProblemKind
+
     print(printable(info["path"]))
     if "files" in info:
         print(f"  files         {info['files']:,}")
@@ -591,7 +593,7 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     print(f"  size          {size}")
     print(f"  records       {info['records']:,}" + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else ""))
     for p in framing[:1]:
-        if p.kind == "not_tfrecord":
+        if p.kind == ProblemKind.NOT_TFRECORD:
             print(f"  problem       {printable(p.message)}")
         else:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
@@ -665,7 +667,7 @@ def cmd_dump(args) -> int:
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.core.tfrecord.report import DECODED_AS_IS
-    from tfrview.core.tfrecord.status import record_status
+    from tfrview.core.tfrecord.status import RecordStatus, record_status
 
     schema = None
     if args.proto:
@@ -692,7 +694,7 @@ def cmd_dump(args) -> int:
                 if named is not None:  # the person's schema: field names, not numbers
                     d = {"record": n, "offset": off, "length": ln, "kind": PayloadKind.MESSAGE, "message_type": schema.name,
                          "message": named}  # fmt: skip
-                    if status != "ok":
+                    if status != RecordStatus.OK:
                         d["status"] = status
                     if cut:
                         d["limits"] = cut
@@ -702,13 +704,13 @@ def cmd_dump(args) -> int:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
                         limits = "".join(f"  limit: {printable(note)}\n" for note in cut)
                         out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
-                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n{limits}  {body}\n")  # fmt: skip
+                                  f"{'  ' + status.upper() if status != RecordStatus.OK else ''}\n{limits}  {body}\n")  # fmt: skip
                     continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
                     if len(ds.files) > 1:
                         d["file"] = str(f.path)
-                    if status != "ok":
+                    if status != RecordStatus.OK:
                         d["status"] = status
                         d["note"] = DECODED_AS_IS[status]
                     out.write(json.dumps(d) + "\n")
@@ -729,11 +731,13 @@ def cmd_dump(args) -> int:
 def _say_framing(ds) -> None:
     """Why `dump` exits 1, on stderr, one line a file: the file is not a TFRecord, or how many framing
     problems it has (printing records is dump's work; `verify` lists the problems)."""
+    from tfrview.core.problems import ProblemKind
+
     for f in ds.files:
         ps = f.index.problems
         if not ps:
             continue
-        if len(ps) == 1 or ps[0].kind == "not_tfrecord":
+        if len(ps) == 1 or ps[0].kind == ProblemKind.NOT_TFRECORD:
             print(f"tfrview: {printable(str(f.path))}: {ps[0].kind}: {printable(ps[0].message)}", file=sys.stderr)
         else:
             print(f"tfrview: {printable(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
@@ -745,9 +749,10 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
     where = f"  file {printable(str(path))}" if path else ""
     from tfrview.core.tfrecord.report import DECODED_AS_IS
+    from tfrview.core.tfrecord.status import RecordStatus
 
-    head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
-    note = f"  ({DECODED_AS_IS[status]})\n" if status != "ok" else ""
+    head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != RecordStatus.OK else ''}{where}\n"
+    note = f"  ({DECODED_AS_IS[status]})\n" if status != RecordStatus.OK else ""
     return head + note + format_payload(p, max_values, indent="  ") + "\n"
 
 

@@ -38,6 +38,7 @@ from tfrview.core.problems import QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
+from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
@@ -778,7 +779,7 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        lines = self.model.problems_at(fi, k) if status != "ok" else []  # an unverified record cut in its CRC says so
+        lines = self.model.problems_at(fi, k) if status != RecordStatus.OK else []  # an unverified record cut in its CRC says so
         note = "\n".join(lines)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
@@ -787,7 +788,7 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=lines[0] if lines and status != "unverified" else "")
+        self.image_panel.show_view(view, damaged=lines[0] if lines and status != RecordStatus.UNVERIFIED else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them

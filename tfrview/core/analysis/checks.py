@@ -20,7 +20,13 @@ from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
 from tfrview.core.records.payload import Payload, decode
-from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
+from tfrview.core.records.reading import (
+    BoxConvention,
+    ReadingContext,
+    RecordReading,
+    read_record,
+    stated_size,
+)
 from tfrview.core.tfrecord.framing import OVERHEAD
 
 
@@ -82,7 +88,7 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
         finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)  # NaN or inf: said once, as nan_or_inf
         low = np.minimum(np.minimum(x0, x1), np.minimum(y0, y1)) < -eps
         outside = np.flatnonzero(finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps)))
-        inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != "coco_xywh" else ()
+        inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != BoxConvention.COCO_XYWH else ()
         zero = np.flatnonzero((x0 == x1) | (y0 == y1))
     if len(outside):
         where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
@@ -511,7 +517,7 @@ class Schema:
             self.presence[k] += 1
             c[f.type] += 1
         spec = (reading or read_record(p)).spec if p.features else None
-        if spec is not None and spec.convention == "od_normalized":
+        if spec is not None and spec.convention == BoxConvention.OD_NORMALIZED:
             self.od += 1
 
     def merge(self, other: Schema) -> None:

@@ -17,6 +17,7 @@ from tfrview.core.tfrecord.index import (
     verify,
 )
 from tfrview.core.tfrecord.source import Source
+from tfrview.core.tfrecord.status import RecordStatus
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -240,9 +241,9 @@ def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) 
 
 
 DECODED_AS_IS = {
-    "damaged": "decoded as its bytes stand: its data CRC fails, so some may be wrong",
-    "header_damaged": "its data passed its CRC; its header was damaged",
-    "unverified": "decoded as its bytes stand: no CRC checked them",
+    RecordStatus.DAMAGED: "decoded as its bytes stand: its data CRC fails, so some may be wrong",
+    RecordStatus.HEADER_DAMAGED: "its data passed its CRC; its header was damaged",
+    RecordStatus.UNVERIFIED: "decoded as its bytes stand: no CRC checked them",
 }  # what a dump says of a record it shows that did not pass both CRCs
 
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.errors import SourceError
-from tfrview.core.problems import QA_KINDS, SEVERITIES
+from tfrview.core.problems import QA_KINDS, SEVERITIES, Severity
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
@@ -233,15 +233,15 @@ class RecordTableModel(ColumnsModel):
     def global_number(self, file_no: int, local: int) -> int:
         return int(self._starts[file_no]) + local if file_no < len(self._starts) else local
 
-    def severity_of(self, n: int) -> str | None:
+    def severity_of(self, n: int) -> Severity | None:
         """The worst severity among record n's problems: damage (its own, or unreadable bytes
         beside it) is an error; QA findings have their own."""
-        if self.status_of(n) not in ("ok", "unverified"):
-            return "error"
+        if self.status_of(n) not in (RecordStatus.OK, RecordStatus.UNVERIFIED):
+            return Severity.ERROR
         if not (self._gap_at or self._qa_severity):
             return None
         key = self.locate(n)
-        return "error" if key in self._gap_at else self._qa_severity.get(key)
+        return Severity.ERROR if key in self._gap_at else self._qa_severity.get(key)
 
     def problem_lines(self, n: int) -> list[str]:
         """Every problem of record n, a line each: its own, the damage beside it, QA findings."""
@@ -443,16 +443,16 @@ class RecordTableModel(ColumnsModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(n, col)
         if role == Qt.ItemDataRole.BackgroundRole:
-            if self.status_of(n) not in ("ok", "unverified"):
+            if self.status_of(n) not in (RecordStatus.OK, RecordStatus.UNVERIFIED):
                 return _DAMAGED_BG
             if self._gap_at or self._qa_at:
                 key = self.locate(n)
                 if key in self._gap_at:
                     return _GAP_BG
-                if self._qa_severity.get(key, "info") != "info":  # notes keep the row plain: a tint
+                if self._qa_severity.get(key, Severity.INFO) != Severity.INFO:  # notes keep the row plain: a tint
                     return _QA_BG  # then still means something when most records carry a note
             return None
-        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
+        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == RecordStatus.UNVERIFIED:
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.problems_text(n)
@@ -463,7 +463,7 @@ class RecordTableModel(ColumnsModel):
                 return self._parsed(n)[1]
             if col == "file":
                 return str(self.ds.files[fi].path)
-            if col == "status" and self.status_of(n) == "unverified":
+            if col == "status" and self.status_of(n) == RecordStatus.UNVERIFIED:
                 return "data CRC not checked yet"
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in ("#", "offset", "size"):
