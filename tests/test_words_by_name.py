@@ -1,7 +1,7 @@
 """Issue 20 item 2 (review "Item by item" 2): a vocabulary's words are compared by their enum
 member, never spelled by hand, so a misspelt word is a NameError, not a comparison that is always
 false. An AST scan of tfrview/ for a comparison (==, !=, in, not in) with a record status, problem
-kind, severity or box convention word as a string literal."""
+kind, severity, box convention or payload kind word as a string literal."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import ast
 from pathlib import Path
 
 from tfrview.core.problems import ProblemKind, Severity
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.reading import BoxConvention
 from tfrview.core.tfrecord.status import RecordStatus
 
 ROOT = Path(__file__).resolve().parents[1] / "tfrview"
-WORDS = {str(w) for enum in (RecordStatus, ProblemKind, Severity, BoxConvention) for w in enum}
+WORDS = {str(w) for enum in (RecordStatus, ProblemKind, Severity, BoxConvention, PayloadKind) for w in enum}
+# "message" and "bytes" are also a column's and a unit's names (`col == "message"`, `unit == "bytes"`)
+WORDS -= {"message", "bytes"}
 
 
 def _spelled(tree: ast.AST) -> list[tuple[int, str]]:

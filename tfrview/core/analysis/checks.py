@@ -19,6 +19,7 @@ from tfrview.core.limits import IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import (
     BoxConvention,
@@ -577,7 +578,7 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
                            f"payload is {p.kind.replace('_', ' ')}, not {main.replace('_', ' ')} like "
                            f"{schema.kinds[main]:,} of {schema.records:,} records"))  # fmt: skip
         return out
-    if p.kind not in ("example", "sequence_example"):
+    if p.kind not in (PayloadKind.EXAMPLE, PayloadKind.SEQUENCE_EXAMPLE):
         return out
     missing = [k for k in schema.expected_keys() if k not in p.features or not len(p.features[k].values)]
     if missing:
@@ -723,7 +724,7 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
         return out, RecordLook()  # only its head was read
     if schema is not None:
         out += check_against_schema(p, schema)
-    if p.kind not in ("example", "sequence_example"):
+    if p.kind not in (PayloadKind.EXAMPLE, PayloadKind.SEQUENCE_EXAMPLE):
         return out, RecordLook()
     feats = p.features
     r = reading if reading is not None else read_record(p, ReadingContext(label_map))

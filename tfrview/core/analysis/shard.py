@@ -21,6 +21,7 @@ from tfrview.core.analysis.results import (
 )
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import Problem
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.status import intact_numbers
 
 CLASS_IDS_TRACKED = 100_000  # distinct class ids remembered per file (to judge a label map found beside it)
@@ -214,7 +215,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         sig = signature(p, schema.types)
         if sig is not None:
             sig_of[n - out.lo] = sig_ids.setdefault(sig, len(sig_ids))
-        if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
+        if p.features and p.kind != PayloadKind.EVENT:  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
         if look.class_zero_key:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
@@ -75,7 +76,7 @@ class SummaryWorker(Worker):
                 try:
                     data = self.dataset.read(n)
                     kind, text = summarize(data, label_map)
-                    if schema is not None and kind in ("protobuf", "bytes"):
+                    if schema is not None and kind in (PayloadKind.PROTOBUF, PayloadKind.BYTES):
                         kind, text = _named(data, schema, kind, text)
                 except (TfrviewError, IndexError, ValueError) as exc:
                     kind, text = "?", str(exc)
