@@ -554,6 +554,7 @@ def _sample_picks(results: list, sample: int) -> dict:
 def _sampled_summary(r, picks):
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.framing import Compression
     from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.remote import is_url
     from tfrview.core.tfrecord.source import open_source
@@ -561,7 +562,7 @@ def _sampled_summary(r, picks):
     cs = DatasetSummary()
     if picks is None or not len(picks):
         return cs
-    if r.compression == "none" and not is_url(r.path):  # a plain file: a descriptor and a read a record
+    if r.compression == Compression.NONE and not is_url(r.path):  # a plain file: a descriptor and a read a record
         from tfrview.core.tfrecord.source import open_regular
 
         fd, _ = open_regular(r.path)
@@ -580,6 +581,7 @@ def _sampled_summary(r, picks):
 def _print_info(info: dict, lengths, framing: list) -> None:
     """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
     from tfrview.core.problems import ProblemKind
+    from tfrview.core.tfrecord.framing import Compression
 
     print(printable(info["path"]))
     if "files" in info:
@@ -587,7 +589,7 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
         print(f"  dataset       {printable(info['dataset'])}")
     size = human_bytes(info["bytes"])
-    if info["compression"] != "none":
+    if info["compression"] != Compression.NONE:
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
     print(f"  compression   {info['compression']}")
     print(f"  size          {size}")

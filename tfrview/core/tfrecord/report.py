@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.problems import Problem
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
     CRC_CUT,
@@ -73,7 +74,7 @@ def index_source(
     for chunk in scan(source, splits=splits, start=start, first=idx.count):
         idx.apply(chunk)
         if progress:
-            phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.reached)} inflated)"
+            phase = "index" if source.compression == Compression.NONE else f"index ({human_bytes(chunk.reached)} inflated)"
             progress(phase, chunk.consumed, source.file_size)
         if not noted:
             note = inflation_note(str(source.path), source.compression, chunk.reached, chunk.consumed)

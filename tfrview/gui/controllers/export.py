@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
@@ -152,7 +153,7 @@ class ExportController(QObject):
         if comp is None:
             return None
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == Compression.GZIP else ''}"
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested))
         if not path:
             return None
