@@ -554,6 +554,7 @@ def _sample_picks(results: list, sample: int) -> dict:
 def _sampled_summary(r, picks):
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.framing import Compression
     from tfrview.core.tfrecord.payload_bytes import bounded_payload
     from tfrview.core.tfrecord.remote import is_url
     from tfrview.core.tfrecord.source import open_source
@@ -561,7 +562,7 @@ def _sampled_summary(r, picks):
     cs = DatasetSummary()
     if picks is None or not len(picks):
         return cs
-    if r.compression == "none" and not is_url(r.path):  # a plain file: a descriptor and a read a record
+    if r.compression == Compression.NONE and not is_url(r.path):  # a plain file: a descriptor and a read a record
         from tfrview.core.tfrecord.source import open_regular
 
         fd, _ = open_regular(r.path)
@@ -579,19 +580,22 @@ def _sampled_summary(r, picks):
 
 def _print_info(info: dict, lengths, framing: list) -> None:
     """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
+    from tfrview.core.problems import ProblemKind
+    from tfrview.core.tfrecord.framing import Compression
+
     print(printable(info["path"]))
     if "files" in info:
         print(f"  files         {info['files']:,}")
     elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
         print(f"  dataset       {printable(info['dataset'])}")
     size = human_bytes(info["bytes"])
-    if info["compression"] != "none":
+    if info["compression"] != Compression.NONE:
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
     print(f"  compression   {info['compression']}")
     print(f"  size          {size}")
     print(f"  records       {info['records']:,}" + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else ""))
     for p in framing[:1]:
-        if p.kind == "not_tfrecord":
+        if p.kind == ProblemKind.NOT_TFRECORD:
             print(f"  problem       {printable(p.message)}")
         else:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
@@ -661,10 +665,11 @@ def parse_range(text: str | None, count: int) -> range:
 
 
 def cmd_dump(args) -> int:
+    from tfrview.core.records.kinds import PayloadKind
     from tfrview.core.records.payload import decode, payload_json
     from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.core.tfrecord.report import DECODED_AS_IS
-    from tfrview.core.tfrecord.status import record_status
+    from tfrview.core.tfrecord.status import RecordStatus, record_status
 
     schema = None
     if args.proto:
@@ -689,9 +694,9 @@ def cmd_dump(args) -> int:
                 cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
                 named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
                 if named is not None:  # the person's schema: field names, not numbers
-                    d = {"record": n, "offset": off, "length": ln, "kind": "message", "message_type": schema.name,
+                    d = {"record": n, "offset": off, "length": ln, "kind": PayloadKind.MESSAGE, "message_type": schema.name,
                          "message": named}  # fmt: skip
-                    if status != "ok":
+                    if status != RecordStatus.OK:
                         d["status"] = status
                     if cut:
                         d["limits"] = cut
@@ -701,13 +706,13 @@ def cmd_dump(args) -> int:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
                         limits = "".join(f"  limit: {printable(note)}\n" for note in cut)
                         out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
-                                  f"{'  ' + status.upper() if status != 'ok' else ''}\n{limits}  {body}\n")  # fmt: skip
+                                  f"{'  ' + status.upper() if status != RecordStatus.OK else ''}\n{limits}  {body}\n")  # fmt: skip
                     continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
                     if len(ds.files) > 1:
                         d["file"] = str(f.path)
-                    if status != "ok":
+                    if status != RecordStatus.OK:
                         d["status"] = status
                         d["note"] = DECODED_AS_IS[status]
                     out.write(json.dumps(d) + "\n")
@@ -728,11 +733,13 @@ def cmd_dump(args) -> int:
 def _say_framing(ds) -> None:
     """Why `dump` exits 1, on stderr, one line a file: the file is not a TFRecord, or how many framing
     problems it has (printing records is dump's work; `verify` lists the problems)."""
+    from tfrview.core.problems import ProblemKind
+
     for f in ds.files:
         ps = f.index.problems
         if not ps:
             continue
-        if len(ps) == 1 or ps[0].kind == "not_tfrecord":
+        if len(ps) == 1 or ps[0].kind == ProblemKind.NOT_TFRECORD:
             print(f"tfrview: {printable(str(f.path))}: {ps[0].kind}: {printable(ps[0].message)}", file=sys.stderr)
         else:
             print(f"tfrview: {printable(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
@@ -744,9 +751,10 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
     where = f"  file {printable(str(path))}" if path else ""
     from tfrview.core.tfrecord.report import DECODED_AS_IS
+    from tfrview.core.tfrecord.status import RecordStatus
 
-    head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != 'ok' else ''}{where}\n"
-    note = f"  ({DECODED_AS_IS[status]})\n" if status != "ok" else ""
+    head = f"record {n}  offset {off}  length {ln}  {p.kind}{'  ' + status.upper() if status != RecordStatus.OK else ''}{where}\n"
+    note = f"  ({DECODED_AS_IS[status]})\n" if status != RecordStatus.OK else ""
     return head + note + format_payload(p, max_values, indent="  ") + "\n"
 
 

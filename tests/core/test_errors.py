@@ -12,7 +12,7 @@ import tfrview.core
 from tfrview.core.errors import Cancelled, ChildError, RecordRangeError, TfrviewError, one_line
 
 # Raised and caught inside one module, never let out to the CLI or the window.
-INTERNAL = {"WireError", "RangeIgnored"}
+INTERNAL = {"RangeIgnored"}
 
 
 def _core_exception_classes() -> dict[str, type]:
@@ -89,3 +89,20 @@ def test_a_record_number_out_of_range_is_a_tfrview_error(tmp_path):
 )
 def test_one_line_says_any_exception_in_one_printable_line(exc, line):
     assert one_line(exc) == line
+
+
+def test_a_malformed_message_and_an_unsortable_column_are_our_errors():
+    """Review defects 7: `WireError` (what `schema`'s public decoding lets out) and a column the
+    table cannot sort are TfrviewErrors with one line, and still the ValueErrors callers caught."""
+    from tfrview.core.records.payload import WireError, top_fields
+    from tfrview.core.tfrecord.index import RecordIndex
+    from tfrview.core.tfrecord.order import column_key
+
+    with pytest.raises(WireError) as caught:
+        top_fields(bytes([0x08]))  # field 1, a varint that runs past the end
+    assert isinstance(caught.value, TfrviewError) and isinstance(caught.value, ValueError)
+    assert one_line(caught.value) == "varint runs past the end"
+    with pytest.raises(TfrviewError) as caught:
+        column_key([RecordIndex()], [0], "kind")
+    assert isinstance(caught.value, ValueError)
+    assert one_line(caught.value) == "column 'kind' is not sortable (its values are read lazily)"

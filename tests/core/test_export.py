@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from tests.helpers import RACCOON, payloads, read_all
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.output.export import draw_overlay, export_images, export_jsonl, export_records
 from tfrview.core.records.overlays import Box, Overlay
 from tfrview.core.tfrecord.report import index_source, verify_source
@@ -30,7 +30,7 @@ def test_export_refuses_an_input_and_cancels_cleanly(tmp_path):
     with pytest.raises(TfrviewError, match="refusing"):
         export_records(iter([b"x"]), p, inputs=[p])
     out = tmp_path / "out.tfrecord"
-    with pytest.raises(TfrviewError, match="cancelled"):
+    with pytest.raises(Cancelled, match="cancelled"):
         export_records(iter([b"a", b"b", b"c"]), out, progress=lambda n: n < 2)
     assert not out.exists() and sorted(x.name for x in tmp_path.iterdir()) == ["in.tfrecord"]
 

@@ -156,7 +156,8 @@ def test_the_filter_controller_without_a_window(qtbot, session_of, tmp_path):
 def test_the_record_table_keeps_each_records_problems_as_lines(qapp, tmp_path):
     """A record's problems are kept a line each (never one text split back): its own, the damage
     beside it and QA findings, in that order; the tooltip joins them only to show them."""
-    from tfrview.gui.models.record_table import RecordTableModel
+    from tfrview.core.problems import Severity
+    from tfrview.gui.models.record_table import RecordTableModel, problem_line
 
     data, offs = framed(payloads(10))
     path = tmp_path / "p.tfrecord"
@@ -178,7 +179,9 @@ def test_the_record_table_keeps_each_records_problems_as_lines(qapp, tmp_path):
     )
     assert "\n" not in own  # a problem's message is one line, whatever the data says
     assert model.problem_lines(3) == [own, beside, qa]
-    assert model.problems_at(0, 3) == [own] and model.problems_at(0, 4) == []
+    assert model.problems_at(0, 3) == [crc] and model.problems_at(0, 4) == []  # data, not text
+    assert model.severity_of(3) is Severity.ERROR and model.severity_of(2) is None  # the damage beside it
+    assert problem_line(crc) == own and problem_line(gap, "before this record") == beside
     assert model.problems_text(3) == "\n".join([own, beside, qa]) and model.problems_text(2) == ""
     ds.close()
 

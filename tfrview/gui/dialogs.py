@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout,
 
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.overlays import CONVENTIONS, BoxSpec
+from tfrview.core.records.reading import BoxConvention
 
 _NONE = "(none)"
 
@@ -83,7 +84,7 @@ class BoxSpecDialog(QDialog):
     def spec(self) -> BoxSpec | None:
         conv = self.conv.currentData()
         keys = [cb.currentText() for cb in self.keys]
-        if conv in ("coco_xywh", "tfds_yxyx"):
+        if conv in (BoxConvention.COCO_XYWH, BoxConvention.TFDS_YXYX):
             chosen: tuple[str, ...] = (keys[0],) if keys[0] != _NONE else ()
         else:
             chosen = tuple(keys) if _NONE not in keys else ()

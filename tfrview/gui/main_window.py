@@ -39,6 +39,7 @@ from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.schema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
+from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
@@ -48,7 +49,7 @@ from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
-from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text
+from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text, problem_line
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
@@ -777,8 +778,8 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        lines = self.model.problems_at(fi, k) if status != "ok" else []  # an unverified record cut in its CRC says so
-        note = "\n".join(lines)
+        own = self.model.problems_at(fi, k) if status != RecordStatus.OK else []  # an unverified record cut in its CRC says so
+        note = "\n".join(problem_line(p) for p in own)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
@@ -786,7 +787,7 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=lines[0] if lines and status != "unverified" else "")
+        self.image_panel.show_view(view, damaged=problem_line(own[0]) if own and status != RecordStatus.UNVERIFIED else "")
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them

@@ -12,13 +12,15 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN, SMOOTH_BOXES
+from tfrview.core.problems import Severity
 from tfrview.core.records.drawing import place_labels
 from tfrview.core.records.overlays import Box, Overlay
 from tfrview.core.records.palette import palette_hex
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
-SEVERITY_COLOURS = {"error": QColor(176, 0, 32), "warning": QColor(200, 120, 0), "info": QColor(60, 90, 140)}
-_BADGE_MARK = {"error": "!", "warning": "!", "info": "i"}
+SEVERITY_COLOURS = {Severity.ERROR: QColor(176, 0, 32), Severity.WARNING: QColor(200, 120, 0),
+                    Severity.INFO: QColor(60, 90, 140)}  # fmt: skip
+_BADGE_MARK = {Severity.ERROR: "!", Severity.WARNING: "!", Severity.INFO: "i"}
 
 
 def paint_badge(p: QPainter, corner: QPointF, severity: str, diameter: float = 20.0) -> None:
@@ -28,7 +30,7 @@ def paint_badge(p: QPainter, corner: QPointF, severity: str, diameter: float = 2
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setPen(QPen(QColor(255, 255, 255), 2))
-    p.setBrush(SEVERITY_COLOURS.get(severity, SEVERITY_COLOURS["error"]))
+    p.setBrush(SEVERITY_COLOURS.get(severity, SEVERITY_COLOURS[Severity.ERROR]))
     p.drawEllipse(r)
     f = QFont(p.font())
     f.setBold(True)

@@ -27,8 +27,15 @@ from tfrview.core.records.images import (
     open_image,
     sniff_image_format,
 )
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, decode
-from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
+from tfrview.core.records.reading import (
+    BoxConvention,
+    ReadingContext,
+    RecordReading,
+    read_record,
+    stated_size,
+)
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
@@ -92,7 +99,7 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
         finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)  # NaN or inf: said once, as nan_or_inf
         low = np.minimum(np.minimum(x0, x1), np.minimum(y0, y1)) < -eps
         outside = np.flatnonzero(finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps)))
-        inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != "coco_xywh" else ()
+        inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != BoxConvention.COCO_XYWH else ()
         zero = np.flatnonzero((x0 == x1) | (y0 == y1))
     if len(outside):
         where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
@@ -517,7 +524,7 @@ class Schema:
             self.presence[k] += 1
             c[f.type] += 1
         spec = (reading or read_record(p)).spec if p.features else None
-        if spec is not None and spec.convention == "od_normalized":
+        if spec is not None and spec.convention == BoxConvention.OD_NORMALIZED:
             self.od += 1
 
     def merge(self, other: Schema) -> None:
@@ -577,7 +584,7 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
                            f"payload is {p.kind.replace('_', ' ')}, not {main.replace('_', ' ')} like "
                            f"{schema.kinds[main]:,} of {schema.records:,} records"))  # fmt: skip
         return out
-    if p.kind not in ("example", "sequence_example"):
+    if p.kind not in (PayloadKind.EXAMPLE, PayloadKind.SEQUENCE_EXAMPLE):
         return out
     missing = [k for k in schema.expected_keys() if k not in p.features or not len(p.features[k].values)]
     if missing:
@@ -722,7 +729,7 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
         return out, RecordLook()  # only its head was read
     if schema is not None:
         out += check_against_schema(p, schema)
-    if p.kind not in ("example", "sequence_example"):
+    if p.kind not in (PayloadKind.EXAMPLE, PayloadKind.SEQUENCE_EXAMPLE):
         return out, RecordLook()
     feats = p.features
     r = reading if reading is not None else read_record(p, ReadingContext(label_map))

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tfrview.core.errors import TfrviewError
+from tfrview.core.records.kinds import PayloadKind
 
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
 FACTS = {"problem", "kind", "record", "size", "file"}
@@ -408,7 +409,7 @@ def facts_for(
             else:
                 kind = sniff_kind(data)
                 feats = None
-                if kind == "sequence_example":
+                if kind == PayloadKind.SEQUENCE_EXAMPLE:
                     from tfrview.core.records.proto import example_pb2  # heavy: protobuf on first use only
 
                     feats = example_pb2.SequenceExample.FromString(data).context.feature

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.problems import Problem
-from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.status import damaged_mask, intact_mask
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
 
@@ -79,11 +79,11 @@ class ShardResult:
 
     @property
     def records(self) -> int:
-        return int(np.count_nonzero((self.status & (VERIFIED | DAMAGED)) == VERIFIED))
+        return int(np.count_nonzero(intact_mask(self.status)))  # the one rule: its data passed its CRC
 
     @property
     def damaged(self) -> int:
-        return int(np.count_nonzero(self.status & DAMAGED))
+        return int(np.count_nonzero(damaged_mask(self.status)))
 
 
 IDENTITY_ENDS = 64 << 10

@@ -24,10 +24,11 @@ from tfrview.core.analysis.results import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import CLASS_IDS_TRACKED, MAX_PARTS, PART_BYTES, PART_SAMPLE_BYTES
 from tfrview.core.problems import Problem
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc
-from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
 from tfrview.core.tfrecord.source import open_source
+from tfrview.core.tfrecord.status import intact_numbers
 
 
 def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
@@ -191,8 +192,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     zero: list[tuple[int, str]] = []
     problems: list[Problem] = []
     ids: set[int] = set()
-    intact = (out.status[out.lo : out.hi] & (VERIFIED | DAMAGED)) == VERIFIED  # this part's, as intact_numbers_of
-    numbers = np.flatnonzero(intact) + out.lo
+    numbers = intact_numbers(out.status[out.lo : out.hi]) + out.lo  # this part's, as intact_numbers_of
     plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
                           offs, lens)  # fmt: skip
     for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
@@ -215,7 +215,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         sig = signature(p, schema.types)
         if sig is not None:
             sig_of[n - out.lo] = sig_ids.setdefault(sig, len(sig_ids))
-        if p.features and p.kind != "event":  # one sample image logged at many steps is no duplicate
+        if p.features and p.kind != PayloadKind.EVENT:  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
         if look.class_zero_key:
@@ -325,4 +325,5 @@ def estimated_records(path: str, size: int) -> int:
 
 
 def intact_numbers_of(r: ShardResult) -> np.ndarray:
-    return np.flatnonzero((r.status & (VERIFIED | DAMAGED)) == VERIFIED)
+    """The records the pass read (`status.intact_numbers`, as `salvage` keeps them)."""
+    return intact_numbers(r.status)

@@ -11,7 +11,7 @@ import numpy as np
 
 from tfrview.core.problems import SEVERITIES
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.index import DAMAGED, VERIFIED
+from tfrview.core.tfrecord.status import damaged_mask, intact_mask
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def shard_health(
     if records.any():  # every file's status bits at once: 10,000 files took ~0.8 s one at a time
         st = np.concatenate([np.asarray(x, dtype=np.uint8) for x in statuses])
         starts = np.concatenate([[0], np.cumsum(records)])
-        for out, bits in ((damaged, (st & DAMAGED) != 0), (intact, (st & (VERIFIED | DAMAGED)) == VERIFIED)):
+        for out, bits in ((damaged, damaged_mask(st)), (intact, intact_mask(st))):
             running = np.concatenate([[0], np.cumsum(bits, dtype=np.int64)])
             out[:] = running[starts[1:]] - running[starts[:-1]]
     problems = np.zeros((n, len(SEVERITIES)), dtype=np.int64)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled
 from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.drawing import draw_overlay
@@ -111,7 +111,7 @@ def export_records(items: Iterable, out: Path, compression: str = "none", inputs
                 if copy.footer is not None:
                     kept_damaged.append(number)
             if progress is not None and not progress(i + 1):
-                raise TfrviewError("export cancelled")
+                raise Cancelled("export cancelled")
     notes = []
     if left_out:
         notes.append(f"left out {len(left_out):,} damaged record(s) (data CRC fails): {_numbers(left_out)}")
@@ -139,7 +139,7 @@ def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
             fh.write(json.dumps(d) + "\n")
             n += 1
             if progress is not None and not progress(n):
-                raise TfrviewError("export cancelled")
+                raise Cancelled("export cancelled")
     return ExportResult(n)
 
 
@@ -171,7 +171,7 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
             written += 1
         done += 1
         if progress is not None and not progress(done):
-            raise TfrviewError("export cancelled")
+            raise Cancelled("export cancelled")
     return ExportResult(written, skipped, tuple(notes[:50]))
 
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.salvage import nothing_written
@@ -94,7 +94,7 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
 
     def tick(k: int) -> None:
         if progress is not None and k % 256 == 0 and not progress(k):
-            raise TfrviewError("repair cancelled")
+            raise Cancelled("repair cancelled")
 
     with RecordWriter(out, compression) as w:
         for source, idx in parts:

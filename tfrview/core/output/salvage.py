@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
@@ -60,7 +60,7 @@ def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike
                 w.write(bounded_payload(source.read, int(idx.offsets[k]), int(idx.lengths[k]), source.pieces))
                 written += 1
                 if progress is not None and written % 256 == 0 and not progress(written):
-                    raise TfrviewError("salvage cancelled")
+                    raise Cancelled("salvage cancelled")
             reheadered += int(np.count_nonzero(idx.status[keep] & BAD_LENGTH_CRC)) if len(keep) else 0
             dropped += idx.count - len(keep)
             regions += sum(1 for p in idx.problems if p.record is None and p.kind in FRAMING_KINDS)

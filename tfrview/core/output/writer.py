@@ -28,9 +28,9 @@ class RecordWriter:
         self.count = 0
         fd, self._tmp = new_temp_file(self.path)
         self._raw = os.fdopen(fd, "wb")
-        if compression == "gzip":
+        if compression == Compression.GZIP:
             self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=level, mtime=0)
-        elif compression == "zlib":
+        elif compression == Compression.ZLIB:
             self._z = zlib.compressobj(level)
             self._out = None
         else:
@@ -38,7 +38,7 @@ class RecordWriter:
         self._closed = False
 
     def _put(self, b: bytes) -> None:
-        if self.compression == "zlib":
+        if self.compression == Compression.ZLIB:
             self._raw.write(self._z.compress(b))
         else:
             self._out.write(b)
@@ -77,9 +77,9 @@ class RecordWriter:
             return
         self._closed = True
         try:
-            if self.compression == "gzip":
+            if self.compression == Compression.GZIP:
                 self._out.close()
-            elif self.compression == "zlib":
+            elif self.compression == Compression.ZLIB:
                 self._raw.write(self._z.flush())
             self._raw.flush()
             os.fsync(self._raw.fileno())

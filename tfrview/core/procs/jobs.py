@@ -30,7 +30,7 @@ from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, r
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import lower_priority
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES, SPARE_EXIT_SECONDS
 from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
@@ -496,6 +496,10 @@ def child_main() -> int:
         JOBS[spec["job"]](spec)
         _emit(Done())
     except BrokenPipeError:
+        return 0
+    except Cancelled as exc:  # a person stopped it: said as a stop, never as an error
+        log.info("job stopped: %s", exc)
+        _emit(Failed.of(exc))
         return 0
     except TfrviewError as exc:  # a one-line message for the person (a file that cannot be written, …)
         log.warning("job failed: %s", exc)

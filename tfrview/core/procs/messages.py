@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.problems import Problem
 
 
@@ -129,6 +129,9 @@ class Done:
     TYPE: ClassVar[str] = "done"
 
 
+STOPPED = "cancelled"  # the kind of a `Failed` that says a person stopped the job
+
+
 @dataclass(frozen=True, slots=True)
 class Failed:
     """The job could not go on: what went wrong in one line, and the kind of error (the exception's
@@ -138,9 +141,17 @@ class Failed:
     message: str
     kind: str = "error"
 
+    @property
+    def stopped(self) -> bool:
+        """A person stopped the job (`errors.Cancelled`, or the window killed it): no failure to warn of."""
+        return self.kind == STOPPED
+
     @classmethod
     def of(cls, exc: BaseException) -> Failed:
-        """Our own errors and OS errors as they say it; anything else named as the bug it is."""
+        """Our own errors and OS errors as they say it; a stop as a stop; anything else named as the
+        bug it is."""
+        if isinstance(exc, Cancelled):
+            return cls("stopped", STOPPED)
         if isinstance(exc, (TfrviewError, OSError)):
             return cls(_one_line(str(exc)), type(exc).__name__)
         return cls(_one_line(f"{type(exc).__name__}: {exc}"), "internal")

@@ -17,6 +17,7 @@ import numpy as np
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_IMAGE_DECODED_BYTES, MAX_IMAGE_PIXELS, NAME_MEMO, too_large
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
 
@@ -75,11 +76,11 @@ def image_features(p) -> dict[str, Feature]:
     """The features to look for images in: an Example's, a SequenceExample's context and frames
     (`frames.with_frames`: frame t is image t of its key), or, for a record that is itself an
     encoded image (a TFRecord of JPEG bytes, no Example), the record."""
-    if p.kind == "sequence_example":
+    if p.kind == PayloadKind.SEQUENCE_EXAMPLE:
         from tfrview.core.records.frames import with_frames  # start-up: kept off the CLI's path
 
         return with_frames(p)
-    if p.kind in ("example", "event"):
+    if p.kind in (PayloadKind.EXAMPLE, PayloadKind.EVENT):
         return p.features
     if p.full_size is None and sniff_image_format(p.raw):
         return {RECORD_KEY: Feature(BYTES_LIST, [p.raw])}

@@ -15,6 +15,9 @@ class PayloadKind(enum.StrEnum):
     EXAMPLE_LIST = "example_list_with_context"
     EVENT = "event"  # a TensorBoard Event (records.events): wall time, step and tags as features
     PROTOBUF = "protobuf"  # another protobuf message: field numbers and values, no features
+    # a protobuf message read through the person's schema (`--proto`, Load Schema…): field names,
+    # in `dump --json`'s "message" and the row text; not features
+    MESSAGE = "message"
     BYTES = "bytes"  # no protobuf at all (or too large to tell from its head)
 
     @property
@@ -41,5 +44,6 @@ FEATURE_KINDS = frozenset(
 _TITLES = {
     PayloadKind.EXAMPLE: "Example", PayloadKind.SEQUENCE_EXAMPLE: "SequenceExample",
     PayloadKind.EXAMPLE_LIST: "ExampleListWithContext", PayloadKind.EVENT: "TensorBoard event",
-    PayloadKind.PROTOBUF: "other protobuf", PayloadKind.BYTES: "opaque bytes",
+    PayloadKind.PROTOBUF: "other protobuf", PayloadKind.MESSAGE: "message by the loaded schema",
+    PayloadKind.BYTES: "opaque bytes",
 }  # fmt: skip

@@ -90,8 +90,9 @@ class Payload:
 
 
 class WireError(TfrviewError, ValueError):
-    """Bytes that are not a protobuf message, where the walker looks for one (in the one hierarchy:
-    a caller that lets it through says it in one line like any other)."""
+    """Bytes that are not a well-formed protobuf message (`schema.decode_with` lets it out): in the
+    one hierarchy, so a caller that lets it through says it in one line like any other; a ValueError
+    too, for callers that catch that."""
 
 
 # --- wire format walking --------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
 from tfrview.core.records.images import find_images, sniff_image_format
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import ReadingContext, RecordReading, read_record
 from tfrview.core.records.textfmt import format_bytes, format_number, human_bytes
@@ -26,9 +27,9 @@ def summarize_payload(p: Payload, label_map: dict[int, str] | None = None,
 def _summary(p: Payload, ctx: ReadingContext) -> str:
     if p.full_size is not None:
         return f"too large to decode ({human_bytes(p.full_size)}): " + format_bytes(p.raw[:64], 40)
-    if p.kind == "event":
+    if p.kind == PayloadKind.EVENT:
         return _event_summary(p)
-    if p.kind == "example" or p.kind == "sequence_example":
+    if p.kind == PayloadKind.EXAMPLE or p.kind == PayloadKind.SEQUENCE_EXAMPLE:
         parts: list[str] = []
         r = read_record(p, ctx)
         cap = r.caption
@@ -45,23 +46,23 @@ def _summary(p: Payload, ctx: ReadingContext) -> str:
         if imgs:
             size = _image_size(r)
             parts.insert(0, f"{imgs[0].detail}{' ' + size if size and imgs[0].storage == 'encoded' else ''}")
-        if p.kind == "sequence_example":
+        if p.kind == PayloadKind.SEQUENCE_EXAMPLE:
             steps = max((len(v) for v in p.feature_lists.values()), default=0)
             parts.append(f"{len(p.feature_lists)} feature lists, {steps} steps")
-        if not parts or (len(parts) == 1 and p.kind == "sequence_example"):
+        if not parts or (len(parts) == 1 and p.kind == PayloadKind.SEQUENCE_EXAMPLE):
             parts.append(_first_features(p))
-        elif cap and not imgs and spec is None and p.kind == "example":
+        elif cap and not imgs and spec is None and p.kind == PayloadKind.EXAMPLE:
             # tabular data: the label alone told records apart by nothing else (issue 18)
             parts.append(_first_features(p, skip=r.label_key, scalars_first=True))
         if p.limits:
             parts.append("partly decoded (limit)")
         return "  ·  ".join(x for x in parts if x)
-    if p.kind == "example_list_with_context":
+    if p.kind == PayloadKind.EXAMPLE_LIST:
         keys = sorted({k for ex in p.examples for k in ex})
         shown = ", ".join(keys[:4]) + (" …" if len(keys) > 4 else "")
         return f"{len(p.examples):,} example{'s' if len(p.examples) != 1 else ''} ({shown})" + (
             f"  ·  context {', '.join(list(p.features)[:4])}" if p.features else "")
-    if p.kind == "protobuf":
+    if p.kind == PayloadKind.PROTOBUF:
         return f"protobuf, {len(p.fields)} top-level fields"
     return format_bytes(p.raw, 60)
 

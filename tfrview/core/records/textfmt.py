@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
 from tfrview.core.records.images import sniff_image_format
-from tfrview.core.records.kinds import FEATURE_KINDS
+from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
 from tfrview.core.records.payload import Payload, WireField, fixed_as_float
 from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes  # noqa: F401 (callers of textfmt find it here too)
@@ -72,7 +72,7 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
 def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
     lines: list[str] = []
     if p.kind in FEATURE_KINDS:
-        label = "context" if p.kind in ("sequence_example", "example_list_with_context") else "features"
+        label = "context" if p.kind in (PayloadKind.SEQUENCE_EXAMPLE, PayloadKind.EXAMPLE_LIST) else "features"
         lines.append(f"{indent}{label} {{")
         for k, f in p.features.items():
             lines.append(f"{indent}  {format_feature(k, f, max_values)}")
@@ -81,7 +81,7 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
             lines.append(f"{indent}examples[{i}] {{")
             lines += [f"{indent}  {format_feature(k, f, max_values)}" for k, f in ex.items()]
             lines.append(f"{indent}}}")
-        if p.kind == "sequence_example":
+        if p.kind == PayloadKind.SEQUENCE_EXAMPLE:
             lines.append(f"{indent}feature_lists {{")
             for k, fl in p.feature_lists.items():
                 lines.append(f"{indent}  {k!r}: {len(fl)} steps")
@@ -92,7 +92,7 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
                 if len(fl) > max_values:
                     lines.append(f"{indent}    … {len(fl) - max_values} more steps")
             lines.append(f"{indent}}}")
-    elif p.kind == "protobuf":
+    elif p.kind == PayloadKind.PROTOBUF:
         lines.append(f"{indent}protobuf without a known schema (field number: value) {{")
         lines += _format_wire(p.fields, indent + "  ", max_values)
         lines.append(f"{indent}}}")

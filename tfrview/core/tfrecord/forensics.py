@@ -11,7 +11,7 @@ from tfrview.core.limits import CAUSE_BYTES, CAUSE_RECORDS, CAUSE_SEARCH_BYTES
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, masked_crc
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, U32, Compression, masked_crc
 from tfrview.core.tfrecord.index import data_crc_ok
 from tfrview.core.tfrecord.lineendings import Conversion, conversion_of
 from tfrview.core.tfrecord.source import Source
@@ -151,7 +151,7 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
     """The problems, each with its cause where the bytes show one (at most CAUSE_RECORDS damaged
     records a file are examined, and none once CAUSE_SEARCH_BYTES of them were searched: limits.py;
     the first record left unexamined for the bytes says so)."""
-    if source.compression != "none":
+    if source.compression != Compression.NONE:
         return problems
     runs = {}  # the zeroed run in an unreadable region, by the region's offset
     regions = [p for p in problems if p.kind is ProblemKind.UNREADABLE_BYTES and p.length]

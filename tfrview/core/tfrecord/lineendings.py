@@ -40,6 +40,7 @@ from tfrview.core.tfrecord.crcmath import byte_table, registers_before, shift, z
 from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     U32,
+    Compression,
     crc32c_function,
     masked_crc,
     masked_length_crcs,
@@ -492,7 +493,7 @@ def detect(
 
 def conversion_of(source) -> Evidence | None:
     """What `detect` says of a plain file's head (a compressed file's bytes are no records)."""
-    if source.compression != "none":
+    if source.compression != Compression.NONE:
         return None
     head = min(source.file_size, LINE_ENDINGS_HEAD_BYTES)
     return detect(source.read(0, head), whole=head == source.file_size)

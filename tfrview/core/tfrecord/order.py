@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, VERIFIED, RecordIndex
 
 SORTABLE = ("#", "file", "offset", "size", "status")  # known for every framed record
@@ -24,6 +25,10 @@ def status_rank(status: np.ndarray) -> np.ndarray:
     return rank
 
 
+
+class NotSortable(TfrviewError, ValueError):
+    """A column the table cannot sort by (a person's choice; a ValueError too, as it was)."""
+
 def column_key(indexes: list[RecordIndex], numbers: np.ndarray, column: str) -> np.ndarray:
     """The sort key of records `numbers` (global, over the files in order, rising: the table's rows
     before sorting) for a sortable column."""
@@ -36,7 +41,7 @@ def column_key(indexes: list[RecordIndex], numbers: np.ndarray, column: str) -> 
         return np.searchsorted(starts, numbers, side="right") - 1
     name = {"offset": "offsets", "size": "lengths", "status": "status"}.get(column)
     if name is None:
-        raise ValueError(f"column {column!r} is not sortable (its values are read lazily)")
+        raise NotSortable(f"column {column!r} is not sortable (its values are read lazily)")
     parts = [getattr(ix, name)[: ix.count] for ix, n in zip(indexes, counts, strict=True) if n]
     if not parts:
         return np.zeros(len(numbers), dtype=np.int64)

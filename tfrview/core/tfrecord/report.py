@@ -9,14 +9,12 @@ import numpy as np
 
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, inflation_note
 from tfrview.core.problems import Problem, ProblemKind
-from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.framing import OVERHEAD, Compression
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
     BAD_LENGTH_CRC,
     CRC_CUT,
-    DAMAGED,
     SPLIT_CUT,
-    VERIFIED,
     IndexChunk,
     RecordIndex,
     coincidence_splits,
@@ -24,6 +22,7 @@ from tfrview.core.tfrecord.index import (
     verify,
 )
 from tfrview.core.tfrecord.source import Source
+from tfrview.core.tfrecord.status import RecordStatus
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -78,7 +77,7 @@ def index_source(
     for chunk in scan(source, splits=splits, start=start, first=idx.count):
         idx.apply(chunk)
         if progress:
-            phase = "index" if source.compression == "none" else f"index ({human_bytes(chunk.reached)} inflated)"
+            phase = "index" if source.compression == Compression.NONE else f"index ({human_bytes(chunk.reached)} inflated)"
             progress(phase, chunk.consumed, source.file_size)
         if not noted:
             note = inflation_note(str(source.path), source.compression, chunk.reached, chunk.consumed)
@@ -223,9 +222,11 @@ def verify_source(
 
 
 def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) -> FileReport:
+    from tfrview.core.tfrecord.status import damaged_mask, intact_mask
+
     st = idx.status
-    damaged = int(np.count_nonzero(st & DAMAGED))
-    intact = int(np.count_nonzero((st & (VERIFIED | DAMAGED)) == VERIFIED))
+    damaged = int(np.count_nonzero(damaged_mask(st)))  # its data CRC fails; the rest are intact or unverified
+    intact = int(np.count_nonzero(intact_mask(st)))
     return FileReport(
         path=str(source.path),
         compression=source.compression,
@@ -238,16 +239,17 @@ def make_report(source: Source, idx: RecordIndex, data_problems: list[Problem]) 
 
 
 DECODED_AS_IS = {
-    "damaged": "decoded as its bytes stand: its data CRC fails, so some may be wrong",
-    "header_damaged": "its data passed its CRC; its header was damaged",
-    "unverified": "decoded as its bytes stand: no CRC checked them",
+    RecordStatus.DAMAGED: "decoded as its bytes stand: its data CRC fails, so some may be wrong",
+    RecordStatus.HEADER_DAMAGED: "its data passed its CRC; its header was damaged",
+    RecordStatus.UNVERIFIED: "decoded as its bytes stand: no CRC checked them",
 }  # what a dump says of a record it shows that did not pass both CRCs
 
 
 def intact_numbers(idx: RecordIndex) -> np.ndarray:
-    """Records whose data CRC is good. Header-damaged records count: their data is intact."""
-    st = idx.status
-    return np.nonzero(((st & VERIFIED) != 0) & ((st & BAD_DATA_CRC) == 0))[0]
+    """Records whose data CRC is good (`status.intact_numbers`: header-damaged ones count)."""
+    from tfrview.core.tfrecord.status import intact_numbers as of_status
+
+    return of_status(idx.status)
 
 
 def sample_numbers(count: int, sample: int | None) -> np.ndarray:

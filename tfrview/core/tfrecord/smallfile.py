@@ -15,7 +15,7 @@ import numpy as np
 
 from tfrview.core import limits
 from tfrview.core.errors import SourceError
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, Compression
 from tfrview.core.tfrecord.index import _END, VERIFIED, _bad_crcs, _frame_run
 from tfrview.core.tfrecord.source import _DETECT_BYTES, detect_compression, open_regular
 
@@ -48,7 +48,7 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
         return None
     finally:
         os.close(fd)
-    if len(data) != size or detect_compression(data[:_DETECT_BYTES]) != "none":
+    if len(data) != size or detect_compression(data[:_DETECT_BYTES]) != Compression.NONE:
         return None
     starts = array("Q")
     pos, why = _frame_run(data, 0, size, size, starts, {})

@@ -613,7 +613,7 @@ class Source:
     def stream(self) -> Stream:
         """A fresh scan from the start (the index pass)."""
         self._check_open()
-        if self.compression == "none":
+        if self.compression == Compression.NONE:
             return _WindowStream(self._data, self.file_size)
         self._ckpts = _CheckpointList(self.checkpoint_spacing)
         return _InflatingStream(self._data, self._wbits, self._ckpts)
@@ -625,7 +625,7 @@ class Source:
         self._check_open()
         if n <= 0:
             return b""
-        if self.compression == "none":
+        if self.compression == Compression.NONE:
             if self.identity is not None:
                 self._check_same_file()
             return self._data[offset : offset + n]
@@ -635,7 +635,7 @@ class Source:
     def span(self, offset: int, n: int, buf: bytearray | None = None) -> memoryview | bytes:
         """Bytes [offset, offset+n) for one pass over many records: read into `buf` (grown as
         needed and reused by the caller) for a plain file, else a fresh copy."""
-        if self.compression == "none" and isinstance(self._data, FileBytes) and buf is not None:
+        if self.compression == Compression.NONE and isinstance(self._data, FileBytes) and buf is not None:
             self._check_open()
             if len(buf) < n:
                 buf.extend(bytes(n - len(buf)))
@@ -649,7 +649,7 @@ class Source:
         not by the span (a record of gigabytes is checksummed or copied this way). Each piece is
         valid until the next is asked for (a plain file's pieces share one buffer)."""
         done = 0
-        if self.compression == "none" and isinstance(self._data, FileBytes):
+        if self.compression == Compression.NONE and isinstance(self._data, FileBytes):
             buf = bytearray(min(piece, n))
             while done < n:
                 k = min(piece, n - done)
@@ -674,14 +674,14 @@ class Source:
         """A plain remote file's bytes fetched again past every cache (None for anything else):
         a CRC that fails on bytes that came over a network is checked once more before it is
         called damage."""
-        if not self.remote or self.compression != "none":
+        if not self.remote or self.compression != Compression.NONE:
             return None
         return self._data.refetch(offset, n)
 
     def prefetch(self, spans: list[tuple[int, int]]) -> None:
         """Bring these (offset, n) spans of a plain remote file here in one batched request, before
         they are read one by one (nothing to do for a local or compressed file)."""
-        if self.remote and self.compression == "none":
+        if self.remote and self.compression == Compression.NONE:
             self._data.fetch_pages(spans)
 
     def read_ahead(self, limit: int) -> None:
@@ -703,7 +703,7 @@ class Source:
     def bulk_reader(self):
         """A read(offset, n) for one pass over many records in a worker process, without the
         per-call check that the name still points at the same file."""
-        if self.compression != "none":
+        if self.compression != Compression.NONE:
             return self.read
         data = self._data
         return lambda offset, n: data[offset : offset + n]

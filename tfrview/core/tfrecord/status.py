@@ -48,3 +48,23 @@ def status_counts(status: np.ndarray) -> dict[str, int]:
 
 
 _CODES = np.array([WORDS.index(record_status(b)) for b in range(256)], dtype=np.int8)
+
+
+INTACT = frozenset({RecordStatus.OK, RecordStatus.HEADER_DAMAGED})  # the data passed its CRC
+
+
+def intact_mask(status: np.ndarray) -> np.ndarray:
+    """Which records are intact: their data passed its CRC (`ok` and `header_damaged`, whose header
+    alone was damaged). The one rule `verify`'s count, `salvage`, the deep pass and Parquet share."""
+    codes = status_codes(status)
+    return (codes == WORDS.index(RecordStatus.OK)) | (codes == WORDS.index(RecordStatus.HEADER_DAMAGED))
+
+
+def intact_numbers(status: np.ndarray) -> np.ndarray:
+    """The numbers of the intact records (`intact_mask`), in order."""
+    return np.flatnonzero(intact_mask(status))
+
+
+def damaged_mask(status: np.ndarray) -> np.ndarray:
+    """Which records are damaged: their data CRC fails (the word `damaged`; never intact)."""
+    return status_codes(status) == WORDS.index(RecordStatus.DAMAGED)

@@ -22,7 +22,8 @@ from tfrview.core.output import export as ex
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
 from tfrview.core.output.repair import Repair, RepairResult
 from tfrview.core.output.salvage import SalvageResult
-from tfrview.core.procs.messages import Failed, Progress, Wrote
+from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.index import BAD_DATA_CRC
 from tfrview.core.tfrecord.report import intact_numbers
 from tfrview.core.userdirs import cache_dir
@@ -69,37 +70,48 @@ class ExportController(QObject):
         return self.model.record_numbers(rows)
 
     def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
-        """A job process that writes a new file (salvage, repair), with a progress dialog; `on_done`
-        gets ("ok", messages.Wrote) or ("error", message)."""
+        """A job process that writes a new file (salvage, repair, export), with a progress dialog;
+        `on_done` gets the job's ending, the one shape: `messages.Wrote`, or `messages.Failed`
+        (`.stopped` when a person stopped it: Cancel, or the job raised `errors.Cancelled`)."""
         dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
         dlg.setWindowModality(Qt.WindowModality.WindowModal)
         dlg.setMinimumDuration(300)
         worker = JobWorker(spec, self)
-        outcome: list[tuple] = []
+        outcome: list[Wrote | Failed] = []
 
         def items(batch: list) -> None:
             for msg in batch:
                 match msg:
                     case Progress(done=done):
                         dlg.setValue(min(done, dlg.maximum()))
-                    case Wrote():
-                        outcome.append(("ok", msg))
-                    case Failed(message=message):
-                        outcome.append(("error", message))
+                    case Wrote() | Failed():
+                        outcome.append(msg)
 
         worker.result.connect(items)
-        worker.error.connect(lambda message: outcome.append(("error", message)))
+        worker.error.connect(lambda message: outcome.append(Failed(message)))
         dlg.canceled.connect(worker.cancel)
 
         def finished(_worker) -> None:
             dlg.reset()
             worker.wait()
             self.tasks.discard(worker)
-            on_done(outcome[0] if outcome else ("error", "stopped"))
+            on_done(outcome[0] if outcome else Failed("stopped", STOPPED))
 
         worker.done.connect(finished)
         self.tasks.add(worker)
         worker.start()
+
+    def _said_failed(self, title: str, value: object) -> bool:
+        """Say a job that did not write: a stop in the status bar, not in a warning (the person asked
+        for it; a job stopped before its rename leaves no file, one that had just finished may have
+        written it), a failure in a warning. False for a result."""
+        if not isinstance(value, Failed):
+            return False
+        if value.stopped:
+            self.window.statusBar().showMessage(f"{title}: stopped", 10000)
+        else:
+            QMessageBox.warning(self.window, title, value.message)
+        return True
 
     def _write_spec(self, what: str, path: Path, comp: str) -> dict:
         opened = [f for f in self.ds.files if f.source is not None]
@@ -148,7 +160,7 @@ class ExportController(QObject):
         if comp is None:
             return None
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == 'gzip' else ''}"
+        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == Compression.GZIP else ''}"
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested))
         if not path:
             return None
@@ -169,24 +181,22 @@ class ExportController(QObject):
 
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
 
-        def done(result) -> None:
-            status, obj = result
-            value = obj
-            if status == "ok":
-                w = obj.wrote
+        def done(end: Wrote | Failed) -> None:
+            value: RepairResult | Failed = end
+            if isinstance(end, Wrote):
+                w = end.wrote
                 value = RepairResult(**{**w, "repaired": [Repair(**r) for r in w["repaired"]],
                                         "dropped": [tuple(d) for d in w["dropped"]]})  # fmt: skip
             if on_done is not None:
-                on_done((status, value))
+                on_done(value)
                 return
-            if status == "error":
-                QMessageBox.warning(self.window, "Repair", value)
+            if self._said_failed("Repair", value):
                 return
             lines = [f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
                      f"{len(value.dropped):,} left out."]  # fmt: skip
             lines += [f"The file: {value.file_fix}."] if value.file_fix else []
             lines += ["(The files changed since they were shown: the records are numbered as repair framed them.)"
-                      ] if status == "ok" and obj.renumbered else []  # fmt: skip
+                      ] if isinstance(end, Wrote) and end.renumbered else []  # fmt: skip
             lines += [f"{r.where}: {r.how}" for r in value.repaired[:20]]
             lines += [f"left out {f'record {k}' if k is not None else 'a record'}: {why}" for k, why in value.dropped[:10]]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
@@ -195,14 +205,12 @@ class ExportController(QObject):
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
 
-        def done(result) -> None:
-            status, obj = result
-            value = SalvageResult(**obj.wrote) if status == "ok" else obj
+        def done(end: Wrote | Failed) -> None:
+            value: SalvageResult | Failed = end if isinstance(end, Failed) else SalvageResult(**end.wrote)
             if on_done is not None:
-                on_done((status, value))
+                on_done(value)
                 return
-            if status == "error":
-                QMessageBox.warning(self.window, "Save intact records", value)
+            if self._said_failed("Save intact records", value):
                 return
             text = (f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
                     f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
@@ -291,7 +299,6 @@ class ExportController(QObject):
         a job process: where the records are goes to it in a .npz (the window reads nothing)."""
         import tempfile
 
-
         where = cache_dir() / "jobs"
         where.mkdir(parents=True, exist_ok=True)
         spans = tempfile.NamedTemporaryFile(dir=where, suffix=".npz", delete=False)  # noqa: SIM115 - removed when done
@@ -302,17 +309,15 @@ class ExportController(QObject):
                 "label_map": label_map_json(self.session.label_map),
                 "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
 
-        def done(result) -> None:
+        def done(end: Wrote | Failed) -> None:
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
-            status, obj = result
-            value = ex.ExportResult(**{**obj.wrote, "notes": tuple(obj.wrote["notes"])}) if status == "ok" else obj
+            value = end if isinstance(end, Failed) else ex.ExportResult(**{**end.wrote, "notes": tuple(end.wrote["notes"])})
             if on_done is not None:
-                on_done((status, value))
+                on_done(value)
                 return
-            if status == "error":
-                QMessageBox.warning(self.window, "Export", value)
+            if self._said_failed("Export", value):
                 return
             text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
             if value.skipped and what.startswith("images"):

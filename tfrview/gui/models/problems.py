@@ -19,7 +19,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QFont
 
 from tfrview.core.analysis.problemgroups import Repeats
-from tfrview.core.problems import SEVERITIES, Problem
+from tfrview.core.problems import SEVERITIES, Problem, ProblemKind
 from tfrview.gui.painting import SEVERITY_COLOURS
 
 _SEVERITY_FG = {s: QBrush(c) for s, c in SEVERITY_COLOURS.items()}
@@ -501,7 +501,7 @@ class ProblemsModel(QAbstractTableModel):
 def _place(row: ProblemRow) -> str:
     if row.record is not None:
         return str(row.record)
-    if row.problem.kind == "unreadable_file":
+    if row.problem.kind == ProblemKind.UNREADABLE_FILE:
         return "file"
     if row.target is None:
         return "at the end"

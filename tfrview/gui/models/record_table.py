@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import CACHE_ROWS, ROW_CAP
-from tfrview.core.problems import QA_KINDS, SEVERITIES
+from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
@@ -47,6 +47,12 @@ def file_labels(paths) -> list[str]:
     return [p.name for p in paths]
 
 
+
+def problem_line(problem: Problem, where: str = "") -> str:
+    """The one line a person reads for a record's problem ("kind: text", after where the damage
+    lies when it is beside the record): made to be shown, never read back."""
+    return f"{where + ': ' if where else ''}{problem.kind}: {problem.text}"
+
 class RecordTableModel(ColumnsModel):
     sort_refused = Signal(str)  # a column that cannot be sorted was clicked: why
 
@@ -61,11 +67,11 @@ class RecordTableModel(ColumnsModel):
         self._rows = 0
         self._starts = np.zeros(1, dtype=np.int64)
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
-        # each record's problems as data, one line each ("kind: text"), joined only to be shown
-        self._problem_at: dict[tuple[int, int], list[str]] = {}
-        self._gap_at: dict[tuple[int, int], list[str]] = {}  # damaged regions next to a record
-        self._qa_at: dict[tuple[int, int], list[str]] = {}  # findings of the QA checks
-        self._qa_severity: dict[tuple[int, int], str] = {}  # the worst of them, per record
+        # each record's problems as data (`Problem`s); their text is made only to be shown (problem_line)
+        self._problem_at: dict[tuple[int, int], list[Problem]] = {}
+        self._gap_at: dict[tuple[int, int], list[tuple[str, Problem]]] = {}  # damaged regions next to a record
+        self._qa_at: dict[tuple[int, int], list[Problem]] = {}  # findings of the QA checks
+        self._qa_severity: dict[tuple[int, int], Severity] = {}  # the worst of them, per record
         self.multi_file = len(dataset.files) > 1
         self._single = not self.multi_file
         self._status_painted = 0.0
@@ -180,7 +186,6 @@ class RecordTableModel(ColumnsModel):
         """Record problems go on their row; damaged regions on the row after them (or the last row).
         Returns (the global record it belongs to or None, the global record to jump to, whether the
         damage lies after that record rather than before it)."""
-        text = f"{problem.kind}: {problem.text}"
         if problem.kind not in QA_KINDS:
             # framing problems come while the index grows: number them with the files' counts as
             # they are now, not as the rows timer last saw them ("after 78" for "after 158")
@@ -188,7 +193,7 @@ class RecordTableModel(ColumnsModel):
         if problem.record is not None:
             key = (file_no, problem.record)
             table = self._qa_at if problem.kind in QA_KINDS else self._problem_at
-            table.setdefault(key, []).append(text)
+            table.setdefault(key, []).append(problem)
             if problem.kind in QA_KINDS:
                 worst = self._qa_severity.get(key)
                 if worst is None or problem.kind.severity_rank < SEVERITIES.index(worst):
@@ -204,8 +209,7 @@ class RecordTableModel(ColumnsModel):
             key, where = (file_no, k), "before this record"
         else:
             key, where = (file_no, idx.count - 1), "after this record"
-        line = f"{where}: {text}"
-        self._gap_at.setdefault(key, []).append(line)
+        self._gap_at.setdefault(key, []).append((where, problem))
         n = self.global_number(file_no, key[1])
         self._repaint_record(n)
         return None, n, k >= idx.count
@@ -232,27 +236,29 @@ class RecordTableModel(ColumnsModel):
     def global_number(self, file_no: int, local: int) -> int:
         return int(self._starts[file_no]) + local if file_no < len(self._starts) else local
 
-    def severity_of(self, n: int) -> str | None:
+    def severity_of(self, n: int) -> Severity | None:
         """The worst severity among record n's problems: damage (its own, or unreadable bytes
         beside it) is an error; QA findings have their own."""
-        if self.status_of(n) not in ("ok", "unverified"):
-            return "error"
+        if self.status_of(n) not in (RecordStatus.OK, RecordStatus.UNVERIFIED):
+            return Severity.ERROR
         if not (self._gap_at or self._qa_severity):
             return None
         key = self.locate(n)
-        return "error" if key in self._gap_at else self._qa_severity.get(key)
+        return Severity.ERROR if key in self._gap_at else self._qa_severity.get(key)
 
     def problem_lines(self, n: int) -> list[str]:
         """Every problem of record n, a line each: its own, the damage beside it, QA findings."""
         key = self.locate(n)
-        return [*self._problem_at.get(key, ()), *self._gap_at.get(key, ()), *self._qa_at.get(key, ())]
+        return [*(problem_line(p) for p in self._problem_at.get(key, ())),
+                *(problem_line(p, where) for where, p in self._gap_at.get(key, ())),
+                *(problem_line(p) for p in self._qa_at.get(key, ()))]  # fmt: skip
 
     def problems_text(self, n: int) -> str:
         """Every problem of record n, one per line ('' if none): for a tooltip, never read back."""
         return "\n".join(self.problem_lines(n))
 
-    def problems_at(self, file_no: int, record: int) -> list[str]:
-        """The record's own framing and CRC problems, a line each (a copy)."""
+    def problems_at(self, file_no: int, record: int) -> list[Problem]:
+        """The record's own framing and CRC problems, as data (a copy)."""
         return list(self._problem_at.get((file_no, record), ()))
 
     def set_label_map(self, label_map: dict[int, str] | None, schema=None) -> None:
@@ -442,16 +448,16 @@ class RecordTableModel(ColumnsModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(n, col)
         if role == Qt.ItemDataRole.BackgroundRole:
-            if self.status_of(n) not in ("ok", "unverified"):
+            if self.status_of(n) not in (RecordStatus.OK, RecordStatus.UNVERIFIED):
                 return _DAMAGED_BG
             if self._gap_at or self._qa_at:
                 key = self.locate(n)
                 if key in self._gap_at:
                     return _GAP_BG
-                if self._qa_severity.get(key, "info") != "info":  # notes keep the row plain: a tint
+                if self._qa_severity.get(key, Severity.INFO) != Severity.INFO:  # notes keep the row plain: a tint
                     return _QA_BG  # then still means something when most records carry a note
             return None
-        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == "unverified":
+        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == RecordStatus.UNVERIFIED:
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.problems_text(n)
@@ -462,7 +468,7 @@ class RecordTableModel(ColumnsModel):
                 return self._parsed(n)[1]
             if col == "file":
                 return str(self.ds.files[fi].path)
-            if col == "status" and self.status_of(n) == "unverified":
+            if col == "status" and self.status_of(n) == RecordStatus.UNVERIFIED:
                 return "data CRC not checked yet"
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and col in ("#", "offset", "size"):

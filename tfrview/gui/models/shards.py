@@ -8,6 +8,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from tfrview.core.analysis.shards import ShardHealth
+from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.core.units import human_bytes
 from tfrview.gui.models.base import ColumnsModel
 
@@ -82,7 +83,7 @@ class ShardsModel(ColumnsModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
-            if h.errors_text[f] or (col in ("damaged", "errors") and int(h.column(col)[f])):
+            if h.errors_text[f] or (col in (RecordStatus.DAMAGED, "errors") and int(h.column(col)[f])):
                 return _BAD
             if col == "warnings" and h.column("warnings")[f]:
                 return _WARN

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import sniff_image_format
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, WireField, feature_json, fixed_as_float, wire_json
 from tfrview.core.records.textfmt import count_text, format_bytes, format_number, format_values
 from tfrview.core.termtext import printable
@@ -114,10 +115,10 @@ class FeatureTree(QTreeWidget):
         for text in p.limits:  # what a resource limit left out: said where the person looks
             item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
             item.setToolTip(3, text)
-        if p.kind in ("example", "event"):
+        if p.kind in (PayloadKind.EXAMPLE, PayloadKind.EVENT):
             for k, f in p.features.items():
                 self._feature_item(self, k, f)
-        elif p.kind == "sequence_example":
+        elif p.kind == PayloadKind.SEQUENCE_EXAMPLE:
             ctx = QTreeWidgetItem(self, ["context", "", str(len(p.features)), ""])
             for k, f in p.features.items():
                 self._feature_item(ctx, k, f)
@@ -132,7 +133,7 @@ class FeatureTree(QTreeWidget):
                     QTreeWidgetItem(item, [f"… {len(fl) - PAGE} more steps", "", "", ""])
             ctx.setExpanded(True)
             lists.setExpanded(True)
-        elif p.kind == "example_list_with_context":  # TF-Ranking: a context and a list of Examples
+        elif p.kind == PayloadKind.EXAMPLE_LIST:  # TF-Ranking: a context and a list of Examples
             ctx = QTreeWidgetItem(self, ["context", "", str(len(p.features)), ""])
             for k, f in p.features.items():
                 self._feature_item(ctx, k, f)
@@ -145,7 +146,7 @@ class FeatureTree(QTreeWidget):
                 QTreeWidgetItem(exs, [f"… {len(p.examples) - PAGE} more examples", "", "", ""])
             ctx.setExpanded(True)
             exs.setExpanded(True)
-        elif p.kind == "protobuf":
+        elif p.kind == PayloadKind.PROTOBUF:
             root = QTreeWidgetItem(
                 self, ["protobuf", "", str(len(p.fields)), "no schema: field numbers and values"]
             )

@@ -19,6 +19,7 @@ from tfrview.core.records.images import (
     find_images,
     image_features,
 )
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
@@ -137,7 +138,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         return RecordView(req.number, p, refs, 0, None, None, None)
     i = min(max(req.image, 0), len(refs) - 1)
     thumbs = _thumbnails(feats, refs)
-    strip = _cached_strip(req, p, feats, refs) if p.kind == "sequence_example" else ()
+    strip = _cached_strip(req, p, feats, refs) if p.kind == PayloadKind.SEQUENCE_EXAMPLE else ()
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:

@@ -7,6 +7,7 @@ import time
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import ONE_AT_A_TIME_BYTES
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.schema import decode_with, summary_line
 from tfrview.core.records.summary import summarize
 from tfrview.core.tfrecord.dataset import Dataset
@@ -20,7 +21,7 @@ def _named(data: bytes, schema, kind: str, text: str) -> tuple[str, str]:
     if len(data) > ONE_AT_A_TIME_BYTES:
         return kind, text
     named = decode_with(data, schema)
-    return ("message", summary_line(named, schema.name)) if named else (kind, text)
+    return (PayloadKind.MESSAGE, summary_line(named, schema.name)) if named else (kind, text)
 
 
 class SummaryWorker(Worker):
@@ -74,7 +75,7 @@ class SummaryWorker(Worker):
                 try:
                     data = self.dataset.read(n)
                     kind, text = summarize(data, label_map)
-                    if schema is not None and kind in ("protobuf", "bytes"):
+                    if schema is not None and kind in (PayloadKind.PROTOBUF, PayloadKind.BYTES):
                         kind, text = _named(data, schema, kind, text)
                 except (TfrviewError, IndexError, ValueError) as exc:
                     kind, text = "?", str(exc)
