@@ -736,7 +736,8 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
     out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
-    return out, RecordLook(size, n_boxes or 0, r.class_zero_key)
+    # the fact table's `boxes` is the reading's count (what is drawn), not the first list's
+    return out, RecordLook(size, r.box_count, r.class_zero_key)
 
 
 @dataclass(frozen=True)
