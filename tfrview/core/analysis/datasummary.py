@@ -187,9 +187,9 @@ class DatasetSummary:
                     name = class_name(i, r.label_map)  # the reading's one fallback: label map, else "id N"
                     self.box_classes[name] += n
                     self.class_keys.setdefault(name, str(i))
-        cap = r.caption
-        if cap:
-            self.record_labels[cap.split(": ", 1)[1]] += 1
+        text = r.label_text  # the label's values as data, not the caption split back
+        if text is not None:
+            self.record_labels[text] += 1
 
     def merge(self, o: DatasetSummary) -> None:
         self.records += o.records

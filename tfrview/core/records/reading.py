@@ -171,6 +171,25 @@ def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str
     return name if name else f"id {class_id}"
 
 
+def label_candidates(types: Mapping[str, str | None]) -> tuple[tuple[str, str], ...]:
+    """The keys of a layout ({key: list type}) that may hold the record-level label, in LABEL_KEYS
+    order: a record's `label_key` is the first of these holding 1 to 8 values. The deep pass's
+    column path decides these once per layout, and applies the same first-wins rule per record."""
+    return tuple((k, t) for k in LABEL_KEYS if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+
+
+def label_text(list_type: str, values, label_map: Mapping[int, str] | None = None) -> str:
+    """A record label's values as text, e.g. '3 (cat)' or 'cat, dog' (the one place it is built:
+    the caption prefixes its key; the dataset summary counts this text)."""
+    if list_type == BYTES_LIST:
+        return ", ".join(v.decode("utf-8", "replace") for v in values)
+    parts = []
+    for v in values:
+        name = label_map.get(int(v)) if label_map else None
+        parts.append(f"{int(v)} ({name})" if name else str(int(v)))
+    return ", ".join(parts)
+
+
 class _once:
     """A property computed on first use and kept in the instance (functools.cached_property, less
     its lock: Python 3.11 takes a lock a first use, ~5 us a record in the deep pass's hot loop;
@@ -341,18 +360,16 @@ class RecordReading:
         return [int(v) for v in f.values] if f is not None and f.type == INT64_LIST else []
 
     @property
+    def label_text(self) -> str | None:
+        """The record-level label's values as text, e.g. '3 (cat)' (`label_text`)."""
+        f = self.label
+        return None if f is None else label_text(f.type, f.values, self.label_map)
+
+    @property
     def caption(self) -> str | None:
         """The record-level label, e.g. 'label: 3 (cat)'."""
-        f = self.label
-        if f is None:
-            return None
-        if f.type == BYTES_LIST:
-            return f"{self.label_key}: " + ", ".join(v.decode("utf-8", "replace") for v in f.values)
-        parts = []
-        for v in f.values:
-            name = self.label_map.get(int(v)) if self.label_map else None
-            parts.append(f"{int(v)} ({name})" if name else str(int(v)))
-        return f"{self.label_key}: " + ", ".join(parts)
+        text = self.label_text
+        return None if text is None else f"{self.label_key}: {text}"
 
     @property
     def class_zero_key(self) -> str | None:
