@@ -36,3 +36,17 @@ def test_one_box_count_for_drawing_row_text_and_fact_table():
     assert "2 boxes" in text and "3 boxes" not in text
     _, look = look_and_check(Payload("example", feats), (0, 0), None, None, None)
     assert look.boxes == 2  # what the filter's `boxes` reads: the count that is drawn
+
+
+def test_the_summary_says_which_box_keys_the_readings_found():
+    """The Plot panel offers box plots from this, for any convention (here TFDS's flat list)."""
+    from tfrview.core.analysis.datasummary import DatasetSummary
+    from tfrview.core.records.feature import INT64_LIST
+
+    flat = Feature(FLOAT_LIST, np.array([0.1, 0.1, 0.5, 0.5], dtype=np.float32))
+    s = DatasetSummary()
+    s.add(Payload("example", {"label": Feature(INT64_LIST, np.array([3]))}))
+    assert s.to_json()["boxes"] is None and s.to_json()["classes"]["counted"] == "records"
+    s.add(Payload("example", {"objects/bbox": flat, "objects/label": Feature(INT64_LIST, np.array([1]))}))
+    out = s.to_json()
+    assert out["boxes"] == {"keys": ["objects/bbox"]} and out["classes"]["counted"] == "objects"
