@@ -50,3 +50,47 @@ def test_the_summary_says_which_box_keys_the_readings_found():
     s.add(Payload("example", {"objects/bbox": flat, "objects/label": Feature(INT64_LIST, np.array([1]))}))
     out = s.to_json()
     assert out["boxes"] == {"keys": ["objects/bbox"]} and out["classes"]["counted"] == "objects"
+
+
+def _corners(x0: float, y0: float, x1: float, y1: float) -> dict[str, Feature]:
+    """One box under keys that say nothing of units (the convention comes from the values)."""
+    return {f"box/{c}": Feature(FLOAT_LIST, np.array([v], dtype=np.float32))
+            for c, v in zip(("xmin", "ymin", "xmax", "ymax"), (x0, y0, x1, y1), strict=True)}  # fmt: skip
+
+
+def test_a_context_keeps_the_spec_its_first_records_agreed_on():
+    from tfrview.core.records.reading import AGREEING_RECORDS, BoxConvention, ReadingContext, read_record
+
+    ctx = ReadingContext()
+    for _ in range(AGREEING_RECORDS):  # pixel boxes
+        assert read_record(Payload("example", _corners(10, 20, 300, 400)), ctx).convention == "pixel_corners"
+    assert ctx.agreed is not None and ctx.agreed.convention == BoxConvention.PIXEL_CORNERS
+    # a tiny box near the corner fits pixels as well as [0, 1]: read by the dataset's pixels
+    r = read_record(Payload("example", _corners(0.0, 0.0, 1.0, 1.0)), ctx)
+    assert r.convention == "pixel_corners" and r.spec_note is None
+    assert compute_overlay(r.features, 640, 480, spec=r.spec).boxes[0].x1 == 1.0  # one pixel, not the width
+
+
+def test_a_record_that_contradicts_the_agreed_spec_is_read_by_its_own_values_and_says_so():
+    from tfrview.core.records.reading import AGREEING_RECORDS, ReadingContext, read_record
+
+    ctx = ReadingContext()
+    for _ in range(AGREEING_RECORDS):
+        read_record(Payload("example", _corners(0.1, 0.2, 0.5, 0.6)), ctx)
+    assert ctx.agreed is not None and ctx.agreed.convention == "od_normalized"
+    r = read_record(Payload("example", _corners(10, 20, 300, 400)), ctx)
+    assert r.convention == "pixel_corners"
+    assert r.notes[0].startswith(
+        "boxes read as pixel xmin/ymin/xmax/ymax by their values, not as the first 16"
+    )
+
+
+def test_first_records_that_disagree_leave_every_record_to_its_own_values():
+    from tfrview.core.records.reading import AGREEING_RECORDS, ReadingContext, read_record
+
+    ctx = ReadingContext()
+    for i in range(AGREEING_RECORDS):
+        box = _corners(10, 20, 300, 400) if i % 2 else _corners(0.1, 0.2, 0.5, 0.6)
+        read_record(Payload("example", box), ctx)
+    assert ctx.agreed is None
+    assert read_record(Payload("example", _corners(0.0, 0.0, 1.0, 1.0)), ctx).convention == "od_normalized"

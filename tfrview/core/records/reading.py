@@ -9,6 +9,14 @@ the same everywhere. `ReadingContext` holds what is decided for a whole dataset:
 a box spec the person chose, and the roles of the feature layouts seen so far (no process-wide
 memo: each pass, window or export owns its context).
 
+The spec agreed by the first records: a context without a chosen spec reads each record's
+convention from its keys and values, and notes the specs of the first `AGREEING_RECORDS` records
+with boxes. When they all agree, the rest of the dataset is read by that spec: a record whose
+values fit it and another convention too (pixel boxes that all happen to lie in [0, 1]) is read
+by the agreed one. A record whose values contradict it (normalized agreed, values past 1) is still
+read by its own values, and its notes say so. Until then, or when the first records disagree,
+every record is read by its own values.
+
 Conventions (detected from keys and value ranges, always reported):
 - `od_normalized`: Object Detection API `.../bbox/{xmin,ymin,xmax,ymax}` in [0, 1];
 - `pixel_corners`: the same four keys in pixels;
@@ -121,6 +129,33 @@ class ReadingContext:
     label_map: Mapping[int, str] | None = None
     spec: BoxSpec | None = None
     _roles: dict = field(default_factory=dict, repr=False)
+    agreed: BoxSpec | None = None  # the spec the first records with boxes agreed on (module docstring)
+    _seen: list = field(default_factory=list, repr=False)  # their specs, AGREEING_RECORDS at most
+
+    def settle(self, spec: BoxSpec | None, has_boxes: bool) -> tuple[BoxSpec | None, str | None]:
+        """The spec a record whose own values say `spec` is read by, and a note when its values
+        contradict the spec the first records agreed on (a record without boxes agrees)."""
+        if spec is None:
+            return None, None
+        a = self.agreed
+        if not has_boxes:
+            same = a is not None and (spec.keys, spec.class_text, spec.class_id) == (a.keys, a.class_text, a.class_id)
+            return (a if same else spec), None
+        if a is None:
+            if len(self._seen) < AGREEING_RECORDS:
+                self._seen.append(spec)
+                if len(self._seen) == AGREEING_RECORDS and len(set(self._seen)) == 1:
+                    self.agreed = spec
+                    log.info("the first %d records with boxes agree on %s", AGREEING_RECORDS, spec.convention.words)
+            return spec, None
+        if spec == a or (spec.keys, spec.class_text, spec.class_id) != (a.keys, a.class_text, a.class_id):
+            return spec, None  # the agreed spec, or other keys: nothing to agree on
+        if not a.convention.normalized and spec.convention == _NORMALIZED_TWIN[a.convention]:
+            return a, None  # values in [0, 1] fit pixels too: read as the dataset's pixels
+        return spec, (
+            f"boxes read as {spec.convention.words} by their values, not as the first "
+            f"{AGREEING_RECORDS} records' {a.convention.words}"
+        )
 
     def roles(self, features: Mapping[str, Feature]):
         layout = tuple((k, f.type) for k, f in features.items())
@@ -140,6 +175,11 @@ class ReadingContext:
 
 
 _UNKNOWN = object()
+AGREEING_RECORDS = 16  # records with boxes whose one convention the rest of a dataset is read by
+_NORMALIZED_TWIN = {
+    BoxConvention.PIXEL_CORNERS: BoxConvention.OD_NORMALIZED,
+    BoxConvention.COCO_XYWH: BoxConvention.TFDS_YXYX,
+}  # what a pixel convention's keys are detected as when every value lies in [0, 1]
 _ROLES_CACHED_KEYS = 256
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 LABEL_KEYS = (
@@ -214,6 +254,7 @@ class RecordReading:
     features: Mapping[str, Feature] = field(repr=False)
     spec: BoxSpec | None
     label_map: Mapping[int, str] | None = field(default=None, repr=False)
+    spec_note: str | None = None  # the record's values contradict the spec its dataset agreed on
 
     @_once
     def stated_size(self) -> tuple[int, int] | None:
@@ -326,7 +367,7 @@ class RecordReading:
     @_once
     def notes(self) -> tuple[str, ...]:
         """What does not add up in the boxes, and the limit on those drawn (`limit`)."""
-        out = []
+        out = [self.spec_note] if self.spec_note else []
         lens, n = self.list_lengths, self.box_count
         if len(lens) == 4 and len(set(lens)) > 1:
             out.append(f"box lists have different lengths {list(lens)}; drawing {n}")
@@ -414,8 +455,15 @@ def read_features(
 ) -> RecordReading:
     """The reading of a record's (or a frame's) features."""
     ctx = context if context is not None else ReadingContext()
-    spec = ctx.spec or (_detect_spec(features, ctx) if features else None)
-    return RecordReading(kind, features, spec, ctx.label_map)
+    if ctx.spec is not None:
+        return RecordReading(kind, features, ctx.spec, ctx.label_map)
+    spec = _detect_spec(features, ctx) if features else None
+    if spec is not None:
+        f = features.get(spec.keys[0])
+        spec, note = ctx.settle(spec, f is not None and len(f.values) > 0)
+    else:
+        note = None
+    return RecordReading(kind, features, spec, ctx.label_map, note)
 
 
 def stated_size(features: Mapping[str, Feature]) -> tuple[int, int] | None:
