@@ -94,3 +94,43 @@ def test_first_records_that_disagree_leave_every_record_to_its_own_values():
         read_record(Payload("example", box), ctx)
     assert ctx.agreed is None
     assert read_record(Payload("example", _corners(0.0, 0.0, 1.0, 1.0)), ctx).convention == "od_normalized"
+
+
+def _black_png_with_a_box() -> bytes:
+    """A 100 x 100 black PNG with one box at 0..1 under keys that say nothing of units: read as
+    normalized (the whole image) by its values, as one pixel when the person chose pixel corners."""
+    import io
+
+    from PIL import Image
+
+    from tests.core.test_payload import make_example
+
+    buf = io.BytesIO()
+    Image.new("RGB", (100, 100)).save(buf, "PNG")
+    boxes = {
+        f"box_{c}": [v] for c, v in zip(("xmin", "ymin", "xmax", "ymax"), (0.0, 0.0, 1.0, 1.0), strict=True)
+    }
+    return make_example(**{"image/encoded": [buf.getvalue()]}, **boxes)
+
+
+def _pixel_spec():
+    from tfrview.core.records.reading import BoxConvention, BoxSpec
+
+    return BoxSpec(BoxConvention.PIXEL_CORNERS, ("box_xmin", "box_ymin", "box_xmax", "box_ymax"))
+
+
+def test_thumbnails_and_exports_draw_the_spec_the_person_chose(tmp_path):
+    from PIL import Image
+
+    from tfrview.core.output.export import export_images
+    from tfrview.core.records.thumbs import make_thumbnail
+
+    data = _black_png_with_a_box()
+    edge = (slice(0, 3), 50)  # the top edge's middle: drawn only by a box of the whole image
+    assert make_thumbnail(data, 100).pixels[edge].any()
+    assert not make_thumbnail(data, 100, specs=(_pixel_spec(),)).pixels[edge].any()
+    for name, specs in (("own", ()), ("chosen", (_pixel_spec(),))):
+        export_images([(0, data)], tmp_path / name, True, specs=specs)
+    own = np.asarray(Image.open(tmp_path / "own" / "record-0.png").convert("RGB"))
+    chosen = np.asarray(Image.open(tmp_path / "chosen" / "record-0.png").convert("RGB"))
+    assert own[edge].any() and not chosen[edge].any()

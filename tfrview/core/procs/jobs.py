@@ -469,7 +469,10 @@ def job_export(spec: dict) -> None:
             from tfrview.core.records.labelmap import LabelMap
 
             label_map = LabelMap.from_json(spec.get("label_map"))
-            res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
+            from tfrview.core.records.reading import BoxSpec
+
+            specs = tuple(BoxSpec.from_json(s) for s in spec.get("box_specs", ()))  # the person's choices
+            res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress, specs)
         _emit(Wrote(asdict(res)))
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -103,6 +103,16 @@ class BoxSpec:
         return BoxSpec(
             BoxConvention(d["convention"]), tuple(d["keys"]), d.get("class_text"), d.get("class_id")
         )
+
+
+def chosen_spec(specs: Iterable[BoxSpec], features: Mapping[str, Feature]) -> BoxSpec | None:
+    """The spec the person chose for this record's layout: the first of `specs` whose box keys the
+    record holds (None: the record is read by its own keys and values). Thumbnails and exports
+    take the person's choice this way, as the image panel does."""
+    for s in specs:
+        if all(k in features for k in s.keys):
+            return s
+    return None
 
 
 def corners(convention: BoxConvention, cols: list[np.ndarray]) -> tuple[np.ndarray, ...]:
