@@ -134,3 +134,15 @@ def test_thumbnails_and_exports_draw_the_spec_the_person_chose(tmp_path):
     own = np.asarray(Image.open(tmp_path / "own" / "record-0.png").convert("RGB"))
     chosen = np.asarray(Image.open(tmp_path / "chosen" / "record-0.png").convert("RGB"))
     assert own[edge].any() and not chosen[edge].any()
+
+
+def test_one_rule_says_which_image_keys_are_masks():
+    from tfrview.core.records.feature import BYTES_LIST
+    from tfrview.core.records.masks import is_mask_key
+
+    png = Feature(BYTES_LIST, [b"\x89PNG"])
+    feats = {"image/encoded": png, "image/segmentation/class/encoded": png, "image/object/mask": png}
+    assert [k for k in feats if is_mask_key(k, feats)] == [
+        "image/segmentation/class/encoded",
+        "image/object/mask",
+    ]

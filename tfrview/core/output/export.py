@@ -179,9 +179,9 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
 
 def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
     """The coloured mask to draw over an exported image (never over a mask itself)."""
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
+    from tfrview.core.records.masks import instance_colours, is_mask_key, mask_overlay
 
-    if ref.key in mask_keys(feats) or ref.key == "image/object/mask":
+    if is_mask_key(ref.key, feats):
         return None
     m = mask_overlay(feats, img.width, img.height, instance_colours(overlay))
     return m.rgba if m is not None else None

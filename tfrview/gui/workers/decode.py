@@ -141,14 +141,14 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
-    from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
+    from tfrview.core.records.masks import instance_colours, is_mask_key, mask_overlay, mask_size_notes
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         from tfrview.core.records.frames import frame_features
 
         feats = frame_features(p, refs[i].index)
 
-    shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
+    shown_is_mask = is_mask_key(refs[i].key, feats)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
     if mask is not None:  # the legend's names: the label map's, or each instance's box
