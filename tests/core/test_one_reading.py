@@ -3,6 +3,8 @@ the row text and the fact table give one answer for one record."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from tfrview.core.analysis.checks import look_and_check
@@ -146,3 +148,22 @@ def test_one_rule_says_which_image_keys_are_masks():
         "image/segmentation/class/encoded",
         "image/object/mask",
     ]
+
+
+def test_the_deep_pass_reads_boxes_by_the_spec_the_person_chose(tmp_path):
+    from tfrview.core.analysis.results import ShardTask
+    from tfrview.core.analysis.shard import analyze_shard
+    from tfrview.core.output.writer import write_records
+
+    path = tmp_path / "boxes.tfrecord"
+    write_records(path, [_black_png_with_a_box()] * 3)
+
+    def box_meta(specs: tuple[str, ...]) -> str:
+        """The convention the fact table says its boxes were read with (facts.BOX_META)."""
+        from tfrview.core.analysis.facts import BOX_META
+
+        task = ShardTask(str(path), 0, deep=True, read_cache=False, write_cache=False, box_specs=specs)
+        return json.loads(analyze_shard(task).deep.facts.schema.metadata[BOX_META])["convention"]
+
+    assert box_meta(()) == "od_normalized"  # by its values in [0, 1]
+    assert box_meta((_pixel_spec().to_json(),)) == "pixel_corners"

@@ -75,7 +75,7 @@ def store_path() -> Path:
 def _key(task: ShardTask, identity) -> str:
     where = task.path if is_url(task.path) else real_path(task.path)
     what = json.dumps([FORMAT, where, list(identity), task.deep, task.label_map or {},
-                       task.part, task.parts],
+                       task.part, task.parts, *([list(task.box_specs)] if task.box_specs else [])],
                       sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 

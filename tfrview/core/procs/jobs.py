@@ -92,7 +92,7 @@ def job_analyze(spec: dict) -> None:
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
-    tasks = plan(paths, True, spec.get("label_map") or None)
+    tasks = plan(paths, True, spec.get("label_map") or None, box_specs=tuple(spec.get("box_specs", ())))
     if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
         from dataclasses import replace
 
@@ -248,7 +248,8 @@ def _quick_event_plot(spec: dict) -> bool:
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.cache import is_stored
 
-    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None)):
+    chosen = tuple(spec.get("box_specs", ()))
+    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None, box_specs=chosen)):
         return False  # the stored analysis brings the plot sooner
     try:
         if sum(os.path.getsize(p) for p in paths) > QUICK_EVENT_BYTES:
@@ -386,7 +387,7 @@ def _stored_facts(spec: dict):
 
     results = []
     for i, path in enumerate(spec["paths"]):
-        r = stored_deep(path, i, spec.get("label_map") or None)
+        r = stored_deep(path, i, spec.get("label_map") or None, tuple(spec.get("box_specs", ())))
         if r is None:
             return None
         results.append(r)

@@ -140,6 +140,7 @@ class ReadingContext:
     spec: BoxSpec | None = None
     _roles: dict = field(default_factory=dict, repr=False)
     agreed: BoxSpec | None = None  # the spec the first records with boxes agreed on (module docstring)
+    chosen: tuple[BoxSpec, ...] = ()  # specs the person chose, one a layout (`chosen_spec`)
     _seen: list = field(default_factory=list, repr=False)  # their specs, AGREEING_RECORDS at most
 
     def settle(self, spec: BoxSpec | None, has_boxes: bool) -> tuple[BoxSpec | None, str | None]:
@@ -467,6 +468,8 @@ def read_features(
     ctx = context if context is not None else ReadingContext()
     if ctx.spec is not None:
         return RecordReading(kind, features, ctx.spec, ctx.label_map)
+    if ctx.chosen and (mine := chosen_spec(ctx.chosen, features)) is not None:
+        return RecordReading(kind, features, mine, ctx.label_map)
     spec = _detect_spec(features, ctx) if features else None
     if spec is not None:
         f = features.get(spec.keys[0])
