@@ -167,3 +167,12 @@ def test_the_deep_pass_reads_boxes_by_the_spec_the_person_chose(tmp_path):
 
     assert box_meta(()) == "od_normalized"  # by its values in [0, 1]
     assert box_meta((_pixel_spec().to_json(),)) == "pixel_corners"
+
+
+def test_key_conventions_are_spelled_once_in_the_reading():
+    """The overlays' keypoint keys and the checks' per-object prefixes are the reading's own."""
+    from tfrview.core.analysis import checks
+    from tfrview.core.records import overlays, reading
+
+    assert overlays._KEYPOINT_KEYS is reading.KEYPOINT_KEYS
+    assert checks._OBJECT_PREFIXES is reading.OBJECT_PREFIXES == ("image/object/", "objects/")

@@ -20,7 +20,13 @@ from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import ImageRef, find_images, sniff_image_format
 from tfrview.core.records.payload import Payload, decode
-from tfrview.core.records.reading import ReadingContext, RecordReading, read_record, stated_size
+from tfrview.core.records.reading import (
+    OBJECT_PREFIXES,
+    ReadingContext,
+    RecordReading,
+    read_record,
+    stated_size,
+)
 from tfrview.core.tfrecord.framing import OVERHEAD
 
 
@@ -589,7 +595,7 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
     return out
 
 
-_OBJECT_PREFIXES = ("image/object/", "objects/")  # per-object lists: OD API, TFDS
+_OBJECT_PREFIXES = OBJECT_PREFIXES  # per-object lists: the reading's conventions (OD API, TFDS)
 
 
 def _no_objects(key: str, features: dict[str, Feature]) -> bool:

@@ -12,6 +12,7 @@ from tfrview.core.limits import MAX_BOXES_DRAWN
 from tfrview.core.records.feature import Feature
 from tfrview.core.records.reading import (
     CONVENTIONS,
+    KEYPOINT_KEYS,
     BoxSpec,
     ReadingContext,
     RecordReading,
@@ -107,7 +108,7 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
     return Overlay(r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)
 
 
-_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+_KEYPOINT_KEYS = KEYPOINT_KEYS  # the reading's keys (x, y, visibility): one spelling
 
 
 def _keypoints(features: Mapping[str, Feature], width: int, height: int, boxes: int, shown: int, notes: list[str]) -> tuple:

@@ -210,7 +210,9 @@ LABEL_KEYS = (
     "species",
     "target",
 )  # the record-level label: the first found wins
-_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+_KEYPOINT_KEYS = KEYPOINT_KEYS
+OBJECT_PREFIXES = ("image/object/", "objects/")  # the prefixes of per-object lists: OD API, TFDS
 _EMPTY_F = np.empty(0, dtype=np.float64)
 _EMPTY_I = np.empty(0, dtype=np.int64)
 
