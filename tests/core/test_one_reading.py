@@ -176,3 +176,18 @@ def test_key_conventions_are_spelled_once_in_the_reading():
 
     assert overlays._KEYPOINT_KEYS is reading.KEYPOINT_KEYS
     assert checks._OBJECT_PREFIXES is reading.OBJECT_PREFIXES == ("image/object/", "objects/")
+
+
+def test_the_overlay_names_and_scales_boxes_as_the_reading_does():
+    from tfrview.core.records.feature import INT64_LIST
+
+    feats = dict(_uneven_boxes())
+    feats["image/object/class/label"] = Feature(INT64_LIST, np.array([1, 2]))
+    r = read_features(feats, kind="example")
+    ov = compute_overlay(feats, 200, 100, {1: "cat"})
+    assert [b.label for b in ov.boxes] == ["cat", "id 2"]
+    assert [r.box_name(i) for i in range(2)] == ["id 1", "id 2"]  # this reading had no label map
+    assert [(b.x0, b.y1) for b in ov.boxes] == [(float(np.float32(0.1)) * 200, float(np.float32(0.5)) * 100),
+                                                (float(np.float32(0.2)) * 200, float(np.float32(0.6)) * 100)]  # fmt: skip
+    plain = compute_overlay(_uneven_boxes(), 200, 100)  # neither id nor text: "box i", one colour
+    assert [(b.name, b.label, b.color_key) for b in plain.boxes] == [(None, "box 0", ""), (None, "box 1", "")]

@@ -90,19 +90,14 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
     notes = list(r.notes)
     n = r.box_count
     shown = min(n, MAX_BOXES_DRAWN)
-    px = r.boxes[:shown]
-    if r.spec.convention.normalized:
-        px = px * np.array([width, height, width, height], dtype=np.float64)
-    texts, ids = r.class_texts, r.class_ids
-    label_map = r.label_map
-    ids_list = ids[:shown].tolist()
+    px = r.boxes_in(width, height, shown)  # the reading's scaling, of the boxes drawn only
+    texts = r.class_texts
+    ids_list = r.class_ids[:shown].tolist()
     boxes = []
     for i, (a, b, c, d) in enumerate(px.tolist()):
         cid = ids_list[i] if i < len(ids_list) else None
-        name = texts[i].decode("utf-8", "replace") if i < len(texts) else None
-        if not name and cid is not None and label_map:
-            name = label_map.get(cid)
-        boxes.append(Box(a, b, c, d, i, cid, name))
+        named = cid is not None or (i < len(texts) and texts[i])  # else the box is "box i", uncoloured
+        boxes.append(Box(a, b, c, d, i, cid, r.box_name(i) if named else None))
     keypoints = _keypoints(r.features, width, height, n, shown, notes)
     limit = r.limit
     return Overlay(r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)

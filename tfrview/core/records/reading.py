@@ -318,10 +318,15 @@ class RecordReading:
         """(n, 4) x0, y0, x1, y1 of every box in the convention's own units (pixels or [0, 1])."""
         return np.stack(self.corner_arrays, axis=1).reshape(-1, 4)
 
-    def boxes_in(self, width: float | None, height: float | None) -> np.ndarray:
+    def boxes_in(self, width: float | None, height: float | None, first: int | None = None) -> np.ndarray:
         """(n, 4) boxes in pixels of a width x height image (normalised ones scaled; pixel ones as
         they are); None for a size: normalised units (pixel boxes divided by the stated size, NaN
-        without one)."""
+        without one). `first`: only the first boxes (the drawing's, without scaling a million)."""
+        if first is not None and width is not None and height is not None:
+            b = self.boxes[:first]
+            if self.spec is None or not len(b) or not self.spec.convention.normalized:
+                return b
+            return b * np.array([width, height, width, height], dtype=np.float64)
         b = self.boxes
         if self.spec is None or not len(b):
             return b
