@@ -170,12 +170,24 @@ def test_the_deep_pass_reads_boxes_by_the_spec_the_person_chose(tmp_path):
 
 
 def test_key_conventions_are_spelled_once_in_the_reading():
-    """The overlays' keypoint keys and the checks' per-object prefixes are the reading's own."""
+    """The checks' per-object prefixes are the reading's own; the reading parses the keypoints the
+    overlay draws, and says when their lists do not pair up."""
     from tfrview.core.analysis import checks
-    from tfrview.core.records import overlays, reading
+    from tfrview.core.records import reading
 
-    assert overlays._KEYPOINT_KEYS is reading.KEYPOINT_KEYS
     assert checks._OBJECT_PREFIXES is reading.OBJECT_PREFIXES == ("image/object/", "objects/")
+    x, y = reading.KEYPOINT_KEYS[:2]
+    feats = {
+        **_uneven_boxes(),
+        x: Feature(FLOAT_LIST, np.array([0.5, 0.25])),
+        y: Feature(FLOAT_LIST, np.array([0.5, 0.5])),
+    }
+    xs, ys, visible = read_features(feats).keypoints
+    assert xs.tolist() == [0.5, 0.25] and visible.tolist() == [1, 1]
+    assert [k[:2] for k in compute_overlay(feats, 100, 100).keypoints] == [(50.0, 50.0), (25.0, 50.0)]
+    feats[y] = Feature(FLOAT_LIST, np.array([0.5]))
+    r = read_features(feats)
+    assert r.keypoints is None and "keypoint lists differ in length (2 x, 1 y): not drawn" in r.notes
 
 
 def test_the_overlay_names_and_scales_boxes_as_the_reading_does():

@@ -283,6 +283,20 @@ class RecordReading:
                 return k
         return None
 
+    @_once
+    def keypoints(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The OD API's keypoints: normalised x, y and visibility, box after box (None without both
+        lists, or when they differ in length or are empty: `notes` says so)."""
+        f = self.features
+        if KEYPOINT_KEYS[0] not in f or KEYPOINT_KEYS[1] not in f:
+            return None
+        xs, ys = _floats(f, KEYPOINT_KEYS[0]), _floats(f, KEYPOINT_KEYS[1])
+        if len(xs) != len(ys) or not len(xs):
+            return None
+        vis = f.get(KEYPOINT_KEYS[2])
+        visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+        return xs, ys, visible
+
     @property
     def keypoint_keys(self) -> tuple[str, ...]:
         return tuple(k for k in _KEYPOINT_KEYS if k in self.features)
@@ -396,6 +410,10 @@ class RecordReading:
             out.append(f"{n_ids} class ids for {n} boxes")
         if self.limit:
             out.append(self.limit)
+        f = self.features
+        if self.keypoints is None and KEYPOINT_KEYS[0] in f and KEYPOINT_KEYS[1] in f:
+            nx, ny = len(f[KEYPOINT_KEYS[0]].values), len(f[KEYPOINT_KEYS[1]].values)
+            out.append(f"keypoint lists differ in length ({nx} x, {ny} y): not drawn")
         return tuple(out)
 
     @property
