@@ -286,3 +286,17 @@ def test_a_workers_stored_fact_table_is_read_when_asked_and_made_again_when_gone
     again = analyze_batch(tasks)
     clear()  # gone from the store: read from the file again
     assert again[1].deep.facts.equals(direct[1].deep.facts)
+
+
+def test_the_column_path_takes_the_label_the_reading_takes(tmp_path):
+    """A text label first in LABEL_KEYS wins for every record, by both paths: the column path no
+    longer takes class ids from a later int key (review of issue 20, defect 2)."""
+    from tfrview.core.records.payload import decode
+    from tfrview.core.records.reading import read_record
+
+    records = [example({"image/class/text": [b"cat"], "target": [5]}) for _ in range(6)]
+    r = read_record(decode(records[0]))
+    assert (r.label_key, r.label_text, r.dataset_class_ids) == ("image/class/text", "cat", [])
+    d = deep(tmp_path, "text_first.tfrecord", records)
+    assert d.deep.class_ids == set()  # records 2-6 took the column path and once gave {5}
+    assert d.deep.summary.record_labels == {"cat": 6}

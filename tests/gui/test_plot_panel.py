@@ -115,9 +115,13 @@ def test_a_class_bar_filters_by_the_id_carried_with_it(qtbot, open_window, tmp_p
     w.plot_dock.raise_()
     panel = w.plots.panel
     qtbot.waitUntil(lambda: panel.keys.count() > 0, timeout=20000)
+    keys = {panel.keys.itemText(i) for i in range(panel.keys.count())}
+    # COCO boxes get the box plots too: the panel asks what the readings found, not for OD API keys
+    assert {"box width", "box centres (heat map)"} <= keys
     panel.keys.setCurrentText("class balance")
     qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "class balance", timeout=20000)
     assert sorted(panel._cats["names"]) == ["id 7", "id 9"]
+    assert panel._cats["y_name"] == "objects"  # what a bar counts came as data, not from the title
     panel.category_clicked.emit("class balance", panel._cats["names"].index("id 9"))
     d.wait_filter()
     assert w.filter_edit.text() == '"category_id" == 9'

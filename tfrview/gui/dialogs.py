@@ -32,6 +32,24 @@ def remembered_spec(features: dict[str, Feature]) -> BoxSpec | None:
         return None
 
 
+def remembered_specs() -> tuple[BoxSpec, ...]:
+    """Every box spec the person chose (for thumbnails and exports: `reading.chosen_spec`)."""
+    st = QSettings()
+    st.beginGroup("boxspec")
+    try:
+        raws = [st.value(k) for k in st.childKeys()]
+    finally:
+        st.endGroup()
+    out = []
+    for raw in raws:
+        try:
+            d = json.loads(raw)
+            out.append(BoxSpec(d["convention"], tuple(d["keys"]), d.get("class_text"), d.get("class_id")))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return tuple(out)
+
+
 def remember_spec(features: dict[str, Feature], spec: BoxSpec | None) -> None:
     key = f"boxspec/{layout_key(features)}"
     if spec is None:

@@ -45,7 +45,7 @@ from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
-from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec
+from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         s.label_map_changed.connect(self._on_label_map_changed)
         self.model.set_label_map(s.label_map)
         self.thumbs.label_map = s.label_map
+        self.thumbs.specs = remembered_specs()  # the gallery draws the boxes as the image panel does
         self.thumbs.start()
         self.summarizer = SummaryWorker(dataset, self)
         self.summarizer.label_map = s.label_map
@@ -933,6 +934,7 @@ class MainWindow(QMainWindow):
         dlg = BoxSpecDialog(feats, v.overlay.spec if v.overlay else None, self)
         if dlg.exec():
             remember_spec(feats, dlg.spec())
+            self.thumbs.specs = remembered_specs()  # thumbnails made from now on draw the choice
             self._specs.clear()
             self._request(v.number)
 

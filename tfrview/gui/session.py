@@ -25,6 +25,7 @@ from tfrview.core.procs.messages import (
 )
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.index import IndexProgress, IndexWorker, ScanPhase
@@ -222,7 +223,8 @@ class DatasetSession(QObject):
         opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
         return {"job": job, "paths": [str(f.path) for _, f in opened], "files": [fi for fi, _ in opened],
                 "counts": [f.index.count for _, f in opened], "label_map": label_map_json(self.label_map),
-                "label_map_files": self.label_map_files, "jobs": analysis_jobs()}  # fmt: skip
+                "label_map_files": self.label_map_files, "jobs": analysis_jobs(),
+                "box_specs": [s.to_json() for s in remembered_specs()]}  # fmt: skip
 
     def start_analysis(self) -> None:
         """The analysis pass over the whole dataset in a child process; QA findings and the summary

@@ -75,7 +75,7 @@ def store_path() -> Path:
 def _key(task: ShardTask, identity) -> str:
     where = task.path if is_url(task.path) else real_path(task.path)
     what = json.dumps([FORMAT, where, list(identity), task.deep, task.label_map or {},
-                       task.part, task.parts],
+                       task.part, task.parts, *([list(task.box_specs)] if task.box_specs else [])],
                       sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
@@ -272,7 +272,7 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         meta["summary"] = {"records": s.records, "kinds": dict(s.kinds), "box_classes": dict(s.box_classes),
                            "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys),
                            "other_keys": s.other_keys, "class_text_key": s.class_text_key,
-                           "class_id_key": s.class_id_key}  # fmt: skip
+                           "class_id_key": s.class_id_key, "box_keys": s.box_keys}  # fmt: skip
         meta["stats"] = _stats_json(s)
         meta["signatures"] = [[k, [list(kt) for kt in keys], partial] for k, keys, partial in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
@@ -408,6 +408,7 @@ def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepRes
     s.class_keys = dict(m.get("class_keys", {}))
     s.other_keys = m.get("other_keys", 0)
     s.class_text_key, s.class_id_key = m.get("class_text_key"), m.get("class_id_key")
+    s.box_keys = m.get("box_keys")
     _read_stats(meta["stats"], s)
     keys, hashes = meta["digest_keys"], arrays["digest_hash"].tobytes()
     if len(hashes) != 16 * len(arrays["digest_record"]):

@@ -30,6 +30,7 @@ from tfrview.core.records.images import (
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import (
+    OBJECT_PREFIXES,
     BoxConvention,
     ReadingContext,
     RecordReading,
@@ -602,7 +603,7 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
     return out
 
 
-_OBJECT_PREFIXES = ("image/object/", "objects/")  # per-object lists: OD API, TFDS
+_OBJECT_PREFIXES = OBJECT_PREFIXES  # per-object lists: the reading's conventions (OD API, TFDS)
 
 
 def _no_objects(key: str, features: dict[str, Feature]) -> bool:
@@ -748,7 +749,8 @@ def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, l
     out += check_size_types(feats)
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
-    return out, RecordLook(size, n_boxes or 0, r.class_zero_key)
+    # the fact table's `boxes` is the reading's count (what is drawn), not the first list's
+    return out, RecordLook(size, r.box_count, r.class_zero_key)
 
 
 @dataclass(frozen=True)

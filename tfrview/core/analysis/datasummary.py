@@ -138,6 +138,9 @@ class DatasetSummary:
     other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
     class_text_key: str | None = None  # the key the boxes' class names come from (the first file's, first record's)
     class_id_key: str | None = None  # the key of the boxes' class ids: a bar of the classes chart filters by it
+    # the box keys the readings found (the first record with boxes): what the data holds, so the Plot
+    # panel offers box plots for every convention the reading knows (OD API, COCO, TFDS, pixel corners)
+    box_keys: list[str] | None = None
 
     def add(self, p: Payload, label_map: dict[int, str] | None = None, reading: RecordReading | None = None) -> None:
         """Count one record (`reading`: its reading, when the caller has it; else read here)."""
@@ -164,6 +167,8 @@ class DatasetSummary:
             st.count(fl[0].type if fl else BYTES_LIST, len(fl))
         r = reading if reading is not None else read_record(p, ReadingContext(label_map))
         spec = r.spec
+        if spec is not None and self.box_keys is None and r.box_count:
+            self.box_keys = list(spec.keys)
         if spec is not None and (spec.class_text or spec.class_id):
             if self.class_text_key is None and spec.class_text in p.features:
                 self.class_text_key = spec.class_text
@@ -185,9 +190,9 @@ class DatasetSummary:
                     name = class_name(i, r.label_map)  # the reading's one fallback: label map, else "id N"
                     self.box_classes[name] += n
                     self.class_keys.setdefault(name, str(i))
-        cap = r.caption
-        if cap:
-            self.record_labels[cap.split(": ", 1)[1]] += 1
+        text = r.label_text  # the label's values as data, not the caption split back
+        if text is not None:
+            self.record_labels[text] += 1
 
     def merge(self, o: DatasetSummary) -> None:
         self.records += o.records
@@ -205,6 +210,7 @@ class DatasetSummary:
             self.class_keys.setdefault(name, key)
         self.class_text_key = self.class_text_key or o.class_text_key
         self.class_id_key = self.class_id_key or o.class_id_key
+        self.box_keys = self.box_keys or o.box_keys
 
     @property
     def classes(self) -> tuple[str, Counter]:
@@ -215,12 +221,14 @@ class DatasetSummary:
 
     def to_json(self) -> dict:
         title, counts = self.classes
+        counted = "objects" if self.box_classes else "records"  # what a bar counts, as data
         return {
             "records": self.records,
             "kinds": dict(self.kinds),
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
             "other_keys": self.other_keys,
-            "classes": {"title": title, "counts": [[k, v] for k, v in counts.most_common()],
+            "boxes": {"keys": list(self.box_keys)} if self.box_keys else None,
+            "classes": {"title": title, "counted": counted, "counts": [[k, v] for k, v in counts.most_common()],
                         "colour_keys": dict(self.class_keys) if self.box_classes else {},
                         # what a bar filters by, carried with it (never read back from its name)
                         "text_key": self.class_text_key if self.box_classes else None,

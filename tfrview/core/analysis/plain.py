@@ -32,7 +32,7 @@ from tfrview.core.limits import (
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
 from tfrview.core.records.payload import EXAMPLE, parse_clean_example
-from tfrview.core.records.reading import LABEL_KEYS, box_roles
+from tfrview.core.records.reading import box_roles, label_candidates, label_text
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
@@ -50,7 +50,8 @@ class _Plan:
 
         self.keys, self.types = keys, types
         at = {k: i for i, k in enumerate(keys)}
-        self.labels = [(at[k], types[at[k]]) for k in LABEL_KEYS if k in at]  # record_caption's order
+        # the reading's label keys for this layout; each record takes the first holding 1 to 8 values
+        self.labels = [(at[k], t) for k, t in label_candidates(dict(zip(keys, types, strict=True)))]
         self.bytes = [i for i, t in enumerate(types) if t == BYTES_LIST]
 
 
@@ -157,22 +158,14 @@ class PlainExamples:
             self._active.append(group)
         group.rows.append(n)
         group.lists.append(lists)
-        cap = False
-        for i, t in plan.labels:  # record_caption and labelmap.class_ids, for this layout's label keys
+        for i, t in plan.labels:  # RecordReading.label_key: the first label key of 1 to 8 values wins
             v = lists[i]
             if not 0 < len(v) <= 8:
                 continue
-            if t == INT64_LIST:
-                if not cap:
-                    lm = self.label_map
-                    self._captions.append(", ".join([f"{x} ({lm[x]})" if lm.get(x) else str(x) for x in v])
-                                          if lm else ", ".join(map(str, v)))  # fmt: skip
-                if len(self.ids) < self.ids_tracked:
-                    self.ids.update(v)
-                break
-            if t == BYTES_LIST and not cap:
-                self._captions.append(", ".join([b.decode("utf-8", "replace") for b in v]))
-                cap = True
+            self._captions.append(label_text(t, v, self.label_map))
+            if t == INT64_LIST and len(self.ids) < self.ids_tracked:  # dataset_class_ids' record label
+                self.ids.update(v)
+            break
         self._size += 1
         if self._size >= PLAIN_BATCH_RECORDS:
             self.flush()

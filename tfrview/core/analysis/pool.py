@@ -37,15 +37,15 @@ def stored(task: ShardTask) -> ShardResult | None:
     hit = load(task)
     if hit is not None or task.deep or task.part:
         return hit
-    return stored_deep(task.path, task.file_no, task.label_map)
+    return stored_deep(task.path, task.file_no, task.label_map, task.box_specs)
 
 
-def stored_deep(path: str, file_no: int, label_map: dict | None) -> ShardResult | None:
+def stored_deep(path: str, file_no: int, label_map: dict | None, box_specs: tuple[str, ...] = ()) -> ShardResult | None:
     """A file's stored deep pass, its parts joined, or None unless every part is stored."""
     from tfrview.core.analysis.cache import load  # start-up of this process
     from tfrview.core.analysis.merge import join_parts  # start-up of this process
 
-    parts = [load(replace(t, file_no=file_no)) for t in plan([path], True, label_map)]
+    parts = [load(replace(t, file_no=file_no)) for t in plan([path], True, label_map, box_specs=box_specs)]
     if not parts or any(p is None or p.deep is None for p in parts):
         return None
     return join_parts(parts)[0]
@@ -62,7 +62,8 @@ def stored_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
         i for i, (t, h) in enumerate(zip(tasks, hits, strict=True)) if h is None and not t.deep and not t.part
     ]
     if looks:
-        deep = [[replace(d, file_no=tasks[i].file_no) for d in plan([tasks[i].path], True, tasks[i].label_map)]
+        deep = [[replace(d, file_no=tasks[i].file_no)
+                 for d in plan([tasks[i].path], True, tasks[i].label_map, box_specs=tasks[i].box_specs)]
                 for i in looks]  # fmt: skip
         found = iter(load_many([d for ds in deep for d in ds]))
         for i, ds in zip(looks, deep, strict=True):

@@ -23,6 +23,7 @@ class ShardTask:
     file_no: int
     deep: bool = False  # decode every intact record: QA checks, statistics, fact table
     label_map: dict | None = None  # LabelMap.to_json()
+    box_specs: tuple[str, ...] = ()  # BoxSpec.to_json() of the box specs the person chose (reading.chosen_spec)
     read_cache: bool = True  # an unchanged file's stored result will do (`verify` always reads)
     write_cache: bool = True
     notices: bool = False  # say on stderr when a compressed stream inflates like a bomb

@@ -178,10 +178,15 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     from tfrview.core.analysis.plain import PlainExamples  # start-up: kept off the CLI's path
     from tfrview.core.records.labelmap import LabelMap  # start-up: kept off the CLI's path
     from tfrview.core.records.payload import decode  # start-up: kept off the CLI's path
-    from tfrview.core.records.reading import ReadingContext, read_record  # start-up: kept off the CLI's path
+    from tfrview.core.records.reading import (  # start-up: kept off the CLI's path
+        BoxSpec,
+        ReadingContext,
+        read_record,
+    )
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
-    ctx = ReadingContext(label_map)  # the file's: each feature layout's box roles found once
+    chosen = tuple(BoxSpec.from_json(s) for s in task.box_specs)  # the person's, as the window draws
+    ctx = ReadingContext(label_map, chosen=chosen)  # the file's: each feature layout's box roles found once
     read = src.bulk_reader()
     offs, lens = out.offsets, out.lengths
     schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()

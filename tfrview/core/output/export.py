@@ -15,9 +15,10 @@ from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
-from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay
+from tfrview.core.records.masks import instance_colours, is_mask_key, mask_overlay
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import decode, payload_json
+from tfrview.core.records.reading import BoxSpec, chosen_spec
 from tfrview.core.tfrecord.framing import HEADER_SIZE
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, data_crc_ok
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
@@ -144,8 +145,10 @@ def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
 
 
 def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlays: bool = True,
-                  label_map: dict[int, str] | None = None, progress: Progress | None = None) -> ExportResult:  # fmt: skip
-    """Every image of every record as PNG: record-<n>.png, or record-<n>-<k>.png for several."""
+                  label_map: dict[int, str] | None = None, progress: Progress | None = None,
+                  specs: tuple[BoxSpec, ...] = ()) -> ExportResult:  # fmt: skip
+    """Every image of every record as PNG: record-<n>.png, or record-<n>-<k>.png for several.
+    `specs`: the box specs the person chose (`reading.chosen_spec`): boxes as the window draws them."""
     folder.mkdir(parents=True, exist_ok=True)
     written = skipped = done = 0
     notes: list[str] = []
@@ -163,7 +166,7 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
                 skipped += 1
                 notes.append(f"record {number}: {exc}")
                 continue
-            ov = compute_overlay(feats, img.width, img.height, label_map) if with_overlays else None
+            ov = compute_overlay(feats, img.width, img.height, label_map, chosen_spec(specs, feats)) if with_overlays else None
             im = draw_overlay(img.pixels, ov, mask_rgba=_mask_of(feats, ref, img, ov)) if with_overlays else _plain(img.pixels)
             name = f"record-{number}.png" if len(refs) == 1 else f"record-{number}-{k}.png"
             with atomic_file(folder / name, "wb") as fh:
@@ -178,7 +181,7 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
 def _mask_of(feats, ref, img, overlay) -> np.ndarray | None:
     """The coloured mask to draw over an exported image (never over a mask itself)."""
 
-    if ref.key in mask_keys(feats) or ref.key == "image/object/mask":
+    if is_mask_key(ref.key, feats):
         return None
     m = mask_overlay(feats, img.width, img.height, instance_colours(overlay))
     return m.rgba if m is not None else None

@@ -107,7 +107,7 @@ def job_analyze(spec: dict) -> None:
 
     paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
     sent_plot = _quick_event_plot(spec)
-    tasks = plan(paths, True, spec.get("label_map") or None)
+    tasks = plan(paths, True, spec.get("label_map") or None, box_specs=tuple(spec.get("box_specs", ())))
     if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
 
         mine = set(spec["label_map_files"])
@@ -253,7 +253,8 @@ def _quick_event_plot(spec: dict) -> bool:
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
         return False
 
-    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None)):
+    chosen = tuple(spec.get("box_specs", ()))
+    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None, box_specs=chosen)):
         return False  # the stored analysis brings the plot sooner
     try:
         if sum(os.path.getsize(p) for p in paths) > QUICK_EVENT_BYTES:
@@ -389,7 +390,7 @@ def _stored_facts(spec: dict):
 
     results = []
     for i, path in enumerate(spec["paths"]):
-        r = stored_deep(path, i, spec.get("label_map") or None)
+        r = stored_deep(path, i, spec.get("label_map") or None, tuple(spec.get("box_specs", ())))
         if r is None:
             return None
         results.append(r)
@@ -461,7 +462,10 @@ def job_export(spec: dict) -> None:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
 
             label_map = LabelMap.from_json(spec.get("label_map"))
-            res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress)
+            from tfrview.core.records.reading import BoxSpec
+
+            specs = tuple(BoxSpec.from_json(s) for s in spec.get("box_specs", ()))  # the person's choices
+            res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress, specs)
         _emit(Wrote(asdict(res)))
 
 

@@ -197,7 +197,12 @@ def _size_features(features: dict[str, Feature]) -> dict[str, Feature]:
 
 
 def _raw_shape(features, key, nbytes):
-    """('uint8 HxWxC', (h, w, c)) when nbytes matches sibling height/width/channels, else None."""
+    """('uint8 HxWxC', (h, w, c)) when nbytes matches sibling height/width/channels, else None.
+
+    This is a raw tensor's shape, not the image size a record states (`reading.stated_size`, the
+    one rule for that): a raw image has no header, so its shape must come from the scalars beside
+    its own key (the same prefix first; `rows`/`cols`/`h`/`w` too, as array dumps name them), and
+    is believed only when it accounts for every byte."""
     pre = _prefix(key)
     h = _scalar(features, _H, pre)
     w = _scalar(features, _W, pre)

@@ -22,6 +22,15 @@ def mask_keys(features: dict[str, Feature]) -> list[str]:
             and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))]  # fmt: skip
 
 
+INSTANCE_MASK_KEY = "image/object/mask"  # the OD API's per-object masks
+
+
+def is_mask_key(key: str, features: dict[str, Feature]) -> bool:
+    """Does `key` hold a mask (a segmentation mask or the instance masks), which is shown as it is
+    and never has masks drawn over it? The image panel and exports ask this one rule."""
+    return key == INSTANCE_MASK_KEY or key in mask_keys(features)
+
+
 def mask_pixels(b: bytes) -> np.ndarray | None:
     """A mask image's class ids (2-D), or None if the bytes are no image."""
 

@@ -63,11 +63,6 @@ class Overlay:
         return len(self.boxes) if self.total is None else self.total
 
 
-def _floats(features, key) -> np.ndarray:
-    f = features.get(key)
-    return np.asarray(f.values, dtype=np.float64) if f is not None else np.empty(0)
-
-
 def compute_overlay(
     features: Mapping[str, Feature],
     width: int,
@@ -89,39 +84,28 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
     notes = list(r.notes)
     n = r.box_count
     shown = min(n, MAX_BOXES_DRAWN)
-    px = r.boxes[:shown]
-    if r.spec.convention.normalized:
-        px = px * np.array([width, height, width, height], dtype=np.float64)
-    texts, ids = r.class_texts, r.class_ids
-    label_map = r.label_map
-    ids_list = ids[:shown].tolist()
+    px = r.boxes_in(width, height, shown)  # the reading's scaling, of the boxes drawn only
+    texts = r.class_texts
+    ids_list = r.class_ids[:shown].tolist()
     boxes = []
     for i, (a, b, c, d) in enumerate(px.tolist()):
         cid = ids_list[i] if i < len(ids_list) else None
-        name = texts[i].decode("utf-8", "replace") if i < len(texts) else None
-        if not name and cid is not None and label_map:
-            name = label_map.get(cid)
-        boxes.append(Box(a, b, c, d, i, cid, name))
-    keypoints = _keypoints(r.features, width, height, n, shown, notes)
+        named = cid is not None or (i < len(texts) and texts[i])  # else the box is "box i", uncoloured
+        boxes.append(Box(a, b, c, d, i, cid, r.box_name(i) if named else None))
+    keypoints = _keypoints(r, width, height, n, shown)
     limit = r.limit
     return Overlay(r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)
 
 
-_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
 
 
-def _keypoints(features: Mapping[str, Feature], width: int, height: int, boxes: int, shown: int, notes: list[str]) -> tuple:
+def _keypoints(r: RecordReading, width: int, height: int, boxes: int, shown: int) -> tuple:
     """The OD API's keypoints (normalised x and y, box after box, the same number for each box),
     in pixels; a keypoint marked invisible, negative or NaN is one the labeller did not place.
     Only those of the `shown` boxes drawn (at most MAX_BOXES_DRAWN when they belong to no box)."""
-    if _KEYPOINT_KEYS[0] not in features or _KEYPOINT_KEYS[1] not in features:
+    if r.keypoints is None:  # none, or lists that do not pair up (the reading's notes say so)
         return ()
-    xs, ys = _floats(features, _KEYPOINT_KEYS[0]), _floats(features, _KEYPOINT_KEYS[1])
-    if len(xs) != len(ys) or not len(xs):
-        notes.append(f"keypoint lists differ in length ({len(xs)} x, {len(ys)} y): not drawn")
-        return ()
-    vis = features.get(_KEYPOINT_KEYS[2])
-    visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+    xs, ys, visible = r.keypoints
     per = len(xs) // boxes if boxes and len(xs) % boxes == 0 else 0
     keep = per * shown if per else MAX_BOXES_DRAWN
     xs, ys = xs[:keep], ys[:keep]

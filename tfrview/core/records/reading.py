@@ -9,6 +9,14 @@ the same everywhere. `ReadingContext` holds what is decided for a whole dataset:
 a box spec the person chose, and the roles of the feature layouts seen so far (no process-wide
 memo: each pass, window or export owns its context).
 
+The spec agreed by the first records: a context without a chosen spec reads each record's
+convention from its keys and values, and notes the specs of the first `AGREEING_RECORDS` records
+with boxes. When they all agree, the rest of the dataset is read by that spec: a record whose
+values fit it and another convention too (pixel boxes that all happen to lie in [0, 1]) is read
+by the agreed one. A record whose values contradict it (normalized agreed, values past 1) is still
+read by its own values, and its notes say so. Until then, or when the first records disagree,
+every record is read by its own values.
+
 Conventions (detected from keys and value ranges, always reported):
 - `od_normalized`: Object Detection API `.../bbox/{xmin,ymin,xmax,ymax}` in [0, 1];
 - `pixel_corners`: the same four keys in pixels;
@@ -21,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -97,6 +105,16 @@ class BoxSpec:
         )
 
 
+def chosen_spec(specs: Iterable[BoxSpec], features: Mapping[str, Feature]) -> BoxSpec | None:
+    """The spec the person chose for this record's layout: the first of `specs` whose box keys the
+    record holds (None: the record is read by its own keys and values). Thumbnails and exports
+    take the person's choice this way, as the image panel does."""
+    for s in specs:
+        if all(k in features for k in s.keys):
+            return s
+    return None
+
+
 def corners(convention: BoxConvention, cols: list[np.ndarray]) -> tuple[np.ndarray, ...]:
     """The one coordinate rule: x0, y0, x1, y1 in the convention's own units (pixels or [0, 1])
     from the four corner lists (xmin, ymin, xmax, ymax: cut to the shortest) or from the one flat
@@ -121,6 +139,34 @@ class ReadingContext:
     label_map: Mapping[int, str] | None = None
     spec: BoxSpec | None = None
     _roles: dict = field(default_factory=dict, repr=False)
+    agreed: BoxSpec | None = None  # the spec the first records with boxes agreed on (module docstring)
+    chosen: tuple[BoxSpec, ...] = ()  # specs the person chose, one a layout (`chosen_spec`)
+    _seen: list = field(default_factory=list, repr=False)  # their specs, AGREEING_RECORDS at most
+
+    def settle(self, spec: BoxSpec | None, has_boxes: bool) -> tuple[BoxSpec | None, str | None]:
+        """The spec a record whose own values say `spec` is read by, and a note when its values
+        contradict the spec the first records agreed on (a record without boxes agrees)."""
+        if spec is None:
+            return None, None
+        a = self.agreed
+        if not has_boxes:
+            same = a is not None and (spec.keys, spec.class_text, spec.class_id) == (a.keys, a.class_text, a.class_id)
+            return (a if same else spec), None
+        if a is None:
+            if len(self._seen) < AGREEING_RECORDS:
+                self._seen.append(spec)
+                if len(self._seen) == AGREEING_RECORDS and len(set(self._seen)) == 1:
+                    self.agreed = spec
+                    log.info("the first %d records with boxes agree on %s", AGREEING_RECORDS, spec.convention.words)
+            return spec, None
+        if spec == a or (spec.keys, spec.class_text, spec.class_id) != (a.keys, a.class_text, a.class_id):
+            return spec, None  # the agreed spec, or other keys: nothing to agree on
+        if not a.convention.normalized and spec.convention == _NORMALIZED_TWIN[a.convention]:
+            return a, None  # values in [0, 1] fit pixels too: read as the dataset's pixels
+        return spec, (
+            f"boxes read as {spec.convention.words} by their values, not as the first "
+            f"{AGREEING_RECORDS} records' {a.convention.words}"
+        )
 
     def roles(self, features: Mapping[str, Feature]):
         layout = tuple((k, f.type) for k, f in features.items())
@@ -140,6 +186,12 @@ class ReadingContext:
 
 
 _UNKNOWN = object()
+AGREEING_RECORDS = 16  # records with boxes whose one convention the rest of a dataset is read by
+_NORMALIZED_TWIN = {
+    BoxConvention.PIXEL_CORNERS: BoxConvention.OD_NORMALIZED,
+    BoxConvention.COCO_XYWH: BoxConvention.TFDS_YXYX,
+}  # what a pixel convention's keys are detected as when every value lies in [0, 1]
+_ROLES_CACHED_KEYS = 256
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 LABEL_KEYS = (
     "label",
@@ -158,7 +210,9 @@ LABEL_KEYS = (
     "species",
     "target",
 )  # the record-level label: the first found wins
-_KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
+_KEYPOINT_KEYS = KEYPOINT_KEYS
+OBJECT_PREFIXES = ("image/object/", "objects/")  # the prefixes of per-object lists: OD API, TFDS
 _EMPTY_F = np.empty(0, dtype=np.float64)
 _EMPTY_I = np.empty(0, dtype=np.int64)
 
@@ -168,6 +222,25 @@ def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str
     place this fallback is built)."""
     name = label_map.get(class_id) if label_map else None
     return name if name else f"id {class_id}"
+
+
+def label_candidates(types: Mapping[str, str | None]) -> tuple[tuple[str, str], ...]:
+    """The keys of a layout ({key: list type}) that may hold the record-level label, in LABEL_KEYS
+    order: a record's `label_key` is the first of these holding 1 to 8 values. The deep pass's
+    column path decides these once per layout, and applies the same first-wins rule per record."""
+    return tuple((k, t) for k in LABEL_KEYS if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+
+
+def label_text(list_type: str, values, label_map: Mapping[int, str] | None = None) -> str:
+    """A record label's values as text, e.g. '3 (cat)' or 'cat, dog' (the one place it is built:
+    the caption prefixes its key; the dataset summary counts this text)."""
+    if list_type == BYTES_LIST:
+        return ", ".join(v.decode("utf-8", "replace") for v in values)
+    parts = []
+    for v in values:
+        name = label_map.get(int(v)) if label_map else None
+        parts.append(f"{int(v)} ({name})" if name else str(int(v)))
+    return ", ".join(parts)
 
 
 class _once:
@@ -194,6 +267,7 @@ class RecordReading:
     features: Mapping[str, Feature] = field(repr=False)
     spec: BoxSpec | None
     label_map: Mapping[int, str] | None = field(default=None, repr=False)
+    spec_note: str | None = None  # the record's values contradict the spec its dataset agreed on
 
     @_once
     def stated_size(self) -> tuple[int, int] | None:
@@ -208,6 +282,20 @@ class RecordReading:
             if f is not None and 0 < len(f.values) <= 8 and f.type in (BYTES_LIST, INT64_LIST):
                 return k
         return None
+
+    @_once
+    def keypoints(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The OD API's keypoints: normalised x, y and visibility, box after box (None without both
+        lists, or when they differ in length or are empty: `notes` says so)."""
+        f = self.features
+        if KEYPOINT_KEYS[0] not in f or KEYPOINT_KEYS[1] not in f:
+            return None
+        xs, ys = _floats(f, KEYPOINT_KEYS[0]), _floats(f, KEYPOINT_KEYS[1])
+        if len(xs) != len(ys) or not len(xs):
+            return None
+        vis = f.get(KEYPOINT_KEYS[2])
+        visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+        return xs, ys, visible
 
     @property
     def keypoint_keys(self) -> tuple[str, ...]:
@@ -244,10 +332,15 @@ class RecordReading:
         """(n, 4) x0, y0, x1, y1 of every box in the convention's own units (pixels or [0, 1])."""
         return np.stack(self.corner_arrays, axis=1).reshape(-1, 4)
 
-    def boxes_in(self, width: float | None, height: float | None) -> np.ndarray:
+    def boxes_in(self, width: float | None, height: float | None, first: int | None = None) -> np.ndarray:
         """(n, 4) boxes in pixels of a width x height image (normalised ones scaled; pixel ones as
         they are); None for a size: normalised units (pixel boxes divided by the stated size, NaN
-        without one)."""
+        without one). `first`: only the first boxes (the drawing's, without scaling a million)."""
+        if first is not None and width is not None and height is not None:
+            b = self.boxes[:first]
+            if self.spec is None or not len(b) or not self.spec.convention.normalized:
+                return b
+            return b * np.array([width, height, width, height], dtype=np.float64)
         b = self.boxes
         if self.spec is None or not len(b):
             return b
@@ -306,7 +399,7 @@ class RecordReading:
     @_once
     def notes(self) -> tuple[str, ...]:
         """What does not add up in the boxes, and the limit on those drawn (`limit`)."""
-        out = []
+        out = [self.spec_note] if self.spec_note else []
         lens, n = self.list_lengths, self.box_count
         if len(lens) == 4 and len(set(lens)) > 1:
             out.append(f"box lists have different lengths {list(lens)}; drawing {n}")
@@ -317,6 +410,10 @@ class RecordReading:
             out.append(f"{n_ids} class ids for {n} boxes")
         if self.limit:
             out.append(self.limit)
+        f = self.features
+        if self.keypoints is None and KEYPOINT_KEYS[0] in f and KEYPOINT_KEYS[1] in f:
+            nx, ny = len(f[KEYPOINT_KEYS[0]].values), len(f[KEYPOINT_KEYS[1]].values)
+            out.append(f"keypoint lists differ in length ({nx} x, {ny} y): not drawn")
         return tuple(out)
 
     @property
@@ -340,18 +437,16 @@ class RecordReading:
         return [int(v) for v in f.values] if f is not None and f.type == INT64_LIST else []
 
     @property
+    def label_text(self) -> str | None:
+        """The record-level label's values as text, e.g. '3 (cat)' (`label_text`)."""
+        f = self.label
+        return None if f is None else label_text(f.type, f.values, self.label_map)
+
+    @property
     def caption(self) -> str | None:
         """The record-level label, e.g. 'label: 3 (cat)'."""
-        f = self.label
-        if f is None:
-            return None
-        if f.type == BYTES_LIST:
-            return f"{self.label_key}: " + ", ".join(v.decode("utf-8", "replace") for v in f.values)
-        parts = []
-        for v in f.values:
-            name = self.label_map.get(int(v)) if self.label_map else None
-            parts.append(f"{int(v)} ({name})" if name else str(int(v)))
-        return f"{self.label_key}: " + ", ".join(parts)
+        text = self.label_text
+        return None if text is None else f"{self.label_key}: {text}"
 
     @property
     def class_zero_key(self) -> str | None:
@@ -396,8 +491,17 @@ def read_features(
 ) -> RecordReading:
     """The reading of a record's (or a frame's) features."""
     ctx = context if context is not None else ReadingContext()
-    spec = ctx.spec or (_detect_spec(features, ctx) if features else None)
-    return RecordReading(kind, features, spec, ctx.label_map)
+    if ctx.spec is not None:
+        return RecordReading(kind, features, ctx.spec, ctx.label_map)
+    if ctx.chosen and (mine := chosen_spec(ctx.chosen, features)) is not None:
+        return RecordReading(kind, features, mine, ctx.label_map)
+    spec = _detect_spec(features, ctx) if features else None
+    if spec is not None:
+        f = features.get(spec.keys[0])
+        spec, note = ctx.settle(spec, f is not None and len(f.values) > 0)
+    else:
+        note = None
+    return RecordReading(kind, features, spec, ctx.label_map, note)
 
 
 def stated_size(features: Mapping[str, Feature]) -> tuple[int, int] | None:

@@ -38,7 +38,7 @@ def _summary(p: Payload, ctx: ReadingContext) -> str:
         spec = r.spec
         if spec is not None:
             names = r.class_counts
-            n = len(p.features[spec.keys[0]].values) // (4 if len(spec.keys) == 1 else 1)
+            n = r.box_count  # the reading's count: what is drawn and what the filter's `boxes` holds
             parts.append(f"{n} box{'es' if n != 1 else ''}")
             if names:
                 parts.append(", ".join(f"{k}×{v}" if v > 1 else k for k, v in names.most_common(4)))

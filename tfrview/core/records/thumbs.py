@@ -11,6 +11,7 @@ from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import Box, Overlay, compute_overlay
 from tfrview.core.records.payload import decode
+from tfrview.core.records.reading import BoxSpec, chosen_spec
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,10 @@ def scale_overlay(ov: Overlay, s: float) -> Overlay:
 
 
 def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
-                   boxes: bool = True, cell: tuple[int, int] | None = None) -> Thumbnail:  # fmt: skip
-    """`cell` (width, height): the thumbnail fits inside it (default: size x size)."""
+                   boxes: bool = True, cell: tuple[int, int] | None = None,
+                   specs: tuple[BoxSpec, ...] = ()) -> Thumbnail:  # fmt: skip
+    """`cell` (width, height): the thumbnail fits inside it (default: size x size). `specs`: the box
+    specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws."""
 
     p = decode(data)
     feats = image_features(p)
@@ -43,7 +46,7 @@ def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | Non
     except ImageError as exc:
         return Thumbnail(None, str(exc), error=True)
     full = img.full_size or (img.width, img.height)
-    ov = compute_overlay(feats, full[0], full[1], label_map)
+    ov = compute_overlay(feats, full[0], full[1], label_map, chosen_spec(specs, feats))
     caption = ov.caption or ""
     if ov.boxes:
         names = sorted({b.label for b in ov.boxes})  # of the boxes drawn (MAX_BOXES_DRAWN at most)

@@ -27,6 +27,7 @@ from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.index import BAD_DATA_CRC
 from tfrview.core.tfrecord.report import intact_numbers
 from tfrview.core.userdirs import cache_dir
+from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
@@ -307,6 +308,7 @@ class ExportController(QObject):
         spec = {"job": "export", "what": what, "paths": [str(f.path) for f in self.ds.files], "out": str(path),
                 "spans": spans.name, "compression": comp, "keep_damaged": keep_damaged,
                 "label_map": label_map_json(self.session.label_map),
+                "box_specs": [s.to_json() for s in remembered_specs()],
                 "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
 
         def done(end: Wrote | Failed) -> None:

@@ -74,7 +74,7 @@ class PlotController(QObject):
         self._summary = summary
         feats = summary.get("keys", {})
         keys = sorted(k for k, v in feats.items() if set(v.get("types", ())) & set(NUMERIC))
-        if all(f"image/object/bbox/{c}" in feats for c in ("xmin", "xmax", "ymin", "ymax")):
+        if summary.get("boxes"):  # the readings found boxes, in whatever convention (DatasetSummary.box_keys)
             keys += [*BOX_MEASURES, BOX_CENTRES]  # the boxes themselves
         if any("image" in k or k.endswith("encoded") for k in feats):
             keys.append(IMAGE_SIZES)
@@ -161,7 +161,7 @@ class PlotController(QObject):
         self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
                                     "colours": [palette_hex(keys.get(n, n)) for n in names],
                                     "title": f"{c['title']} ({len(names):,})", "x_name": "class",
-                                    "y_name": c["title"].split(" per ")[0],
+                                    "y_name": c.get("counted", "records"),
                                     "filterable": filterable})  # fmt: skip
 
     def _class_filter(self, name: str) -> str | None:
@@ -169,7 +169,7 @@ class PlotController(QObject):
         come with the classes chart's data (`DatasetSummary.to_json`), never from a bar's title."""
 
         c = self._summary.get("classes", {})
-        if not c.get("title", "").startswith("objects"):
+        if c.get("counted") != "objects":
             return None  # record labels: no key carried to filter by
         if c.get("text_key"):
             return f"{json.dumps(c['text_key'])} == {json.dumps(name)}"

@@ -20,7 +20,7 @@ from tfrview.core.records.images import (
     image_features,
 )
 from tfrview.core.records.kinds import PayloadKind
-from tfrview.core.records.masks import instance_colours, mask_keys, mask_overlay, mask_size_notes
+from tfrview.core.records.masks import instance_colours, is_mask_key, mask_overlay, mask_size_notes
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.schema import decode_with
@@ -148,7 +148,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
 
         feats = frame_features(p, refs[i].index)
 
-    shown_is_mask = refs[i].key in mask_keys(feats) or refs[i].key == "image/object/mask"
+    shown_is_mask = is_mask_key(refs[i].key, feats)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
     if mask is not None:  # the legend's names: the label map's, or each instance's box

@@ -27,6 +27,7 @@ class ThumbnailPool(Worker):
         self.size = size
         self.cell = cell
         self.label_map: dict[int, str] | None = None
+        self.specs: tuple = ()  # the box specs the person chose (dialogs.remembered_specs)
         self._queue = NewestFirst(self.MAX_PENDING)
         self.threads = max(1, threads)
 
@@ -54,7 +55,8 @@ class ThumbnailPool(Worker):
 
         while (n := self._queue.take()) is not None:
             try:
-                thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell)
+                thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell,
+                                       specs=self.specs)  # fmt: skip
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
             except Exception as exc:  # a bug must not kill the pool: said, and logged
