@@ -234,6 +234,9 @@ PART_RECORDS = 250_000
 # Feature layouts (keys and types) whose box roles a ReadingContext remembers; a dataset of ever
 # new layouts starts again past this many (a layout of over 256 keys is never remembered).
 READING_LAYOUTS = 1024
+# Records with boxes whose one agreed convention the rest of a dataset is read by (a ReadingContext
+# looks at no more before it settles).
+AGREEING_RECORDS = 16
 
 # The window's log file (core/logs.configure_file, in userdirs.state_dir()): it is rotated at this
 # size and this many older files are kept, so a window left open for weeks holds at most ~3 MB of

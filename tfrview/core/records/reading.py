@@ -35,7 +35,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from tfrview.core.limits import MAX_BOXES_DRAWN, READING_LAYOUT_KEYS, READING_LAYOUTS
+from tfrview.core.limits import AGREEING_RECORDS, MAX_BOXES_DRAWN, READING_LAYOUT_KEYS, READING_LAYOUTS
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.payload import Payload
 
@@ -186,12 +186,10 @@ class ReadingContext:
 
 
 _UNKNOWN = object()
-AGREEING_RECORDS = 16  # records with boxes whose one convention the rest of a dataset is read by
 _NORMALIZED_TWIN = {
     BoxConvention.PIXEL_CORNERS: BoxConvention.OD_NORMALIZED,
     BoxConvention.COCO_XYWH: BoxConvention.TFDS_YXYX,
 }  # what a pixel convention's keys are detected as when every value lies in [0, 1]
-_ROLES_CACHED_KEYS = 256
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 LABEL_KEYS = (
     "label",
