@@ -265,3 +265,10 @@ SMALL_FILE_WHOLE_BYTES = 4 << 20
 # Compressed files are framed on one core: a deflate stream cannot be entered in the middle.
 FRAME_PARTS_BYTES = 64 << 20
 FRAME_PART_MIN_BYTES = 32 << 20
+
+# --- issue 19, a split's files opened lazily (wt2-lazyopen) ---
+# The files of a dataset are opened when first framed or read (core/tfrecord/lazyfile.py), and at
+# most OPEN_FILES_HELD of their descriptors are held at once in a process (a quarter of a lower
+# `ulimit -n`); past it the least recently used idle one is closed and opened again when read
+# again. Logged as "OPEN_FILES_HELD" when every held descriptor is being read at once.
+OPEN_FILES_HELD = 128

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -21,16 +22,18 @@ from tfrview.core.problems import Problem
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
+from tfrview.core.tfrecord.lazyfile import lazy_source
 from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
-from tfrview.core.tfrecord.source import Source, open_remote_many, open_source
+from tfrview.core.tfrecord.source import Source, open_remote_many
 
 # Files in a directory that are never record files.
 _SIDE_FILES = {
     ".idx", ".index", ".tfindex", ".pbtxt", ".json", ".jsonl", ".txt", ".md", ".csv", ".yaml", ".yml",
     ".py", ".png", ".jpg", ".jpeg", ".html", ".lock",
 }  # fmt: skip
+log = logging.getLogger(__name__)
 _SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 
 
@@ -203,17 +206,17 @@ class Dataset:
 
     @classmethod
     def open(cls, args: list[str]) -> Dataset:
-        """Open every file read-only. A file that cannot be opened stays in the list with its error."""
+        """Every file named, opened read-only when first read (`lazyfile`: one `stat` a file now, no
+        descriptor). A file that cannot be opened stays in the list with its error."""
         if not args:
             raise TfrviewError("no files given")
         names, paths = name_files(args)
         failed = [RecordFile(p, None, error=err) for p, err in names]  # arguments that name nothing
-        allow_open_files(len(paths) + 64)  # every file stays open: one descriptor each
         remote = open_remote_many([p for p in paths if isinstance(p, RemotePath)])
         files = []
         for p in paths:
             try:
-                src = remote[p] if isinstance(p, RemotePath) else open_source(p)
+                src = remote[p] if isinstance(p, RemotePath) else lazy_source(p)
                 if isinstance(src, SourceError):
                     raise src
                 files.append(RecordFile(p, src))
@@ -250,6 +253,22 @@ class Dataset:
 
     def global_number(self, file_no: int, local: int) -> int:
         return int(self.starts()[file_no]) + local
+
+    def opens(self, fi: int) -> bool:
+        """Whether file `fi` can be read, opening it if it was not yet (`lazyfile`). One that cannot
+        be any more (removed, replaced or made unreadable since it was listed) is kept as `open`
+        keeps a file that cannot be opened: no source, its error said (logged), the rest go on."""
+        f = self.files[fi]
+        if f.source is None:
+            return False
+        try:
+            f.source.compression  # noqa: B018 (a lazily opened file is opened and sniffed here)
+        except SourceError as exc:
+            log.warning("%s", exc)
+            src, f.source, f.error = f.source, None, str(exc)
+            src.close()
+            return False
+        return True
 
     # reading ---------------------------------------------------------------------------------------
 
@@ -292,7 +311,7 @@ class Dataset:
 
     def scan_file(self, fi: int, **kw) -> Iterator[tuple[int, IndexChunk]]:
         f = self.files[fi]
-        if f.source is None or f.index.done:
+        if f.index.done or not self.opens(fi):
             return
         for chunk in scan(f.source, **kw):
             f.index.apply(chunk)
