@@ -198,11 +198,11 @@ class RecordFile:
 
 
 class Dataset:
-    def __init__(self, files: list[RecordFile], name: str | None = None) -> None:
+    def __init__(self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None) -> None:
         self.files = files
         present = [f.path for f in files if not f.missing]
         self.name = name or shard_name(present)
-        self.missing = missing_shards(present)
+        self.missing = missing_shards(present) if missing is None else missing  # (`open` knows it)
 
     @classmethod
     def open(cls, args: list[str]) -> Dataset:
@@ -222,9 +222,10 @@ class Dataset:
                 files.append(RecordFile(p, src))
             except SourceError as exc:
                 files.append(RecordFile(p, None, error=str(exc)))
-        for gap in missing_shard_paths(paths):  # a row where the shard would be, saying it is not there
+        gaps = missing_shard_paths(paths)
+        for gap in gaps:  # a row where the shard would be, saying it is not there
             _insert_in_place(files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True))
-        return cls(failed + files)
+        return cls(failed + files, missing=[p.name for p in gaps])
 
     # numbering -----------------------------------------------------------------------------------
 
@@ -269,6 +270,13 @@ class Dataset:
             src.close()
             return False
         return True
+
+    def compressions_known(self) -> tuple[frozenset[str], bool]:
+        """The compressions of the files read so far, without opening any (`lazyfile`), and
+        whether that is every file's."""
+        known = [f.source for f in self.files if f.source is not None and getattr(f.source, "sniffed", True)]
+        opened = sum(1 for f in self.files if f.source is not None)
+        return frozenset(s.compression for s in known), len(known) == opened
 
     # reading ---------------------------------------------------------------------------------------
 

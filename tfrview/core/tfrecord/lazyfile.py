@@ -89,15 +89,19 @@ class _Held:
     def _trim(self, keep: int) -> None:
         """Close idle descriptors, least recently used first, until at most `keep` are held (one
         being read is never closed: past the bound while all are busy, logged)."""
-        if len(self.lru) <= keep:
+        extra = len(self.lru) - keep
+        if extra <= 0:
             return
-        for key, f in list(self.lru.items()):
-            if len(self.lru) <= keep:
-                return
+        idle = []
+        for key, f in self.lru.items():  # least recently used first: usually the first one will do
             if f._busy == 0:
-                del self.lru[key]
-                os.close(f._fd)
-                f._fd = None
+                idle.append(key)
+                if len(idle) == extra:
+                    break
+        for key in idle:
+            f = self.lru.pop(key)
+            os.close(f._fd)
+            f._fd = None
         if len(self.lru) > keep:
             log.info("open files: %d held, all in use (OPEN_FILES_HELD %d)", len(self.lru), self.bound())
 

@@ -232,8 +232,9 @@ class IndexWorker(Worker):
             first_part = {}
             for t in plan(paths, True, self.label_map_json):
                 first_part.setdefault(t.file_no, t)
-            deep = load_many([first_part[i] for i in range(len(batch))], index_only=True)
-            scan = load_many([ShardTask(p, k) for p, k in zip(paths, batch, strict=True)], index_only=True)
+            both = load_many([first_part[i] for i in range(len(batch))]  # one query, one identity a file
+                             + [ShardTask(p, k) for p, k in zip(paths, batch, strict=True)], index_only=True)  # fmt: skip
+            deep, scan = both[: len(batch)], both[len(batch) :]
             got.clear()  # files before this batch are done with
             for k, a, b in zip(batch, deep, scan, strict=True):
                 got[k] = [r for r in (b, a) if r is not None]
