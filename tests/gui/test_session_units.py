@@ -100,8 +100,8 @@ def test_a_failed_analysis_is_said_and_a_replaced_one_is_not_heard(qtbot, sessio
 
 
 def test_a_failing_scan_process_is_said_never_swallowed(qtbot, session_of, tmp_path, monkeypatch, caplog):
-    """The scan process cannot open a file deleted after the window opened it (the window holds its
-    descriptor): the file is framed and verified in the window's process, and the failure reaches
+    """The scan process cannot open a file deleted after the window read it (the window holds its
+    descriptor once a file is read): the file is framed and verified in the window's process, and the failure reaches
     the session's `child_failed` and the log (it was swallowed by `except: pass`)."""
     import tfrview.gui.workers.index as index_mod
 
@@ -109,6 +109,7 @@ def test_a_failing_scan_process_is_said_never_swallowed(qtbot, session_of, tmp_p
     path = tmp_path / "gone.tfrecord"
     path.write_bytes(framed(payloads(3000))[0])  # more than the first chunk framed before the child starts
     s = session_of([path])
+    assert s.ds.files[0].compression == "none"  # read once: the window holds its descriptor from now on
     path.unlink()
     failures, ended = [], []
     s.child_failed.connect(lambda fi, failed: failures.append((fi, failed)))

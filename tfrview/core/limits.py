@@ -342,3 +342,9 @@ SPARE_EXIT_SECONDS = 5.0
 WORKER_EXIT_SECONDS = 5.0
 LDD_SECONDS = 10.0
 DESKTOP_TOOL_SECONDS = 120.0
+# --- issue 19, a split's files opened lazily (wt2-lazyopen) ---
+# The files of a dataset are opened when first framed or read (core/tfrecord/lazyfile.py), and at
+# most OPEN_FILES_HELD of their descriptors are held at once in a process (a quarter of a lower
+# `ulimit -n`); past it the least recently used idle one is closed and opened again when read
+# again. Logged as "OPEN_FILES_HELD" when every held descriptor is being read at once.
+OPEN_FILES_HELD = 128

@@ -127,7 +127,11 @@ def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
 def load_many(tasks: list[ShardTask], index_only: bool = False) -> list[ShardResult | None]:
     """`load` of many files with one query (a task of many small files asks the store once; the
     window reopening 10,000 shards asks it once for a few hundred, `index_only`)."""
-    ids = [identity_of(t.path) for t in tasks]
+    by_path: dict[str, object] = {}  # a file asked for twice (its scan and its deep pass): read once
+    for t in tasks:
+        if t.path not in by_path:
+            by_path[t.path] = identity_of(t.path)
+    ids = [by_path[t.path] for t in tasks]
     keys = [None if i is None else _key(t, i) for t, i in zip(tasks, ids, strict=True)]
     wanted = [k for k in keys if k is not None]
     if not wanted:

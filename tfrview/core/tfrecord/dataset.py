@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -21,16 +22,18 @@ from tfrview.core.problems import Problem
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
+from tfrview.core.tfrecord.lazyfile import lazy_source
 from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
-from tfrview.core.tfrecord.source import Source, open_remote_many, open_source
+from tfrview.core.tfrecord.source import Source, open_remote_many
 
 # Files in a directory that are never record files.
 _SIDE_FILES = {
     ".idx", ".index", ".tfindex", ".pbtxt", ".json", ".jsonl", ".txt", ".md", ".csv", ".yaml", ".yml",
     ".py", ".png", ".jpg", ".jpeg", ".html", ".lock",
 }  # fmt: skip
+log = logging.getLogger(__name__)
 _SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 
 
@@ -195,33 +198,34 @@ class RecordFile:
 
 
 class Dataset:
-    def __init__(self, files: list[RecordFile], name: str | None = None) -> None:
+    def __init__(self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None) -> None:
         self.files = files
         present = [f.path for f in files if not f.missing]
         self.name = name or shard_name(present)
-        self.missing = missing_shards(present)
+        self.missing = missing_shards(present) if missing is None else missing  # (`open` knows it)
 
     @classmethod
     def open(cls, args: list[str]) -> Dataset:
-        """Open every file read-only. A file that cannot be opened stays in the list with its error."""
+        """Every file named, opened read-only when first read (`lazyfile`: one `stat` a file now, no
+        descriptor). A file that cannot be opened stays in the list with its error."""
         if not args:
             raise TfrviewError("no files given")
         names, paths = name_files(args)
         failed = [RecordFile(p, None, error=err) for p, err in names]  # arguments that name nothing
-        allow_open_files(len(paths) + 64)  # every file stays open: one descriptor each
         remote = open_remote_many([p for p in paths if isinstance(p, RemotePath)])
         files = []
         for p in paths:
             try:
-                src = remote[p] if isinstance(p, RemotePath) else open_source(p)
+                src = remote[p] if isinstance(p, RemotePath) else lazy_source(p)
                 if isinstance(src, SourceError):
                     raise src
                 files.append(RecordFile(p, src))
             except SourceError as exc:
                 files.append(RecordFile(p, None, error=str(exc)))
-        for gap in missing_shard_paths(paths):  # a row where the shard would be, saying it is not there
+        gaps = missing_shard_paths(paths)
+        for gap in gaps:  # a row where the shard would be, saying it is not there
             _insert_in_place(files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True))
-        return cls(failed + files)
+        return cls(failed + files, missing=[p.name for p in gaps])
 
     # numbering -----------------------------------------------------------------------------------
 
@@ -250,6 +254,29 @@ class Dataset:
 
     def global_number(self, file_no: int, local: int) -> int:
         return int(self.starts()[file_no]) + local
+
+    def opens(self, fi: int) -> bool:
+        """Whether file `fi` can be read, opening it if it was not yet (`lazyfile`). One that cannot
+        be any more (removed, replaced or made unreadable since it was listed) is kept as `open`
+        keeps a file that cannot be opened: no source, its error said (logged), the rest go on."""
+        f = self.files[fi]
+        if f.source is None:
+            return False
+        try:
+            f.source.compression  # noqa: B018 (a lazily opened file is opened and sniffed here)
+        except SourceError as exc:
+            log.warning("%s", exc)
+            src, f.source, f.error = f.source, None, str(exc)
+            src.close()
+            return False
+        return True
+
+    def compressions_known(self) -> tuple[frozenset[str], bool]:
+        """The compressions of the files read so far, without opening any (`lazyfile`), and
+        whether that is every file's."""
+        known = [f.source for f in self.files if f.source is not None and getattr(f.source, "sniffed", True)]
+        opened = sum(1 for f in self.files if f.source is not None)
+        return frozenset(s.compression for s in known), len(known) == opened
 
     # reading ---------------------------------------------------------------------------------------
 
@@ -292,7 +319,7 @@ class Dataset:
 
     def scan_file(self, fi: int, **kw) -> Iterator[tuple[int, IndexChunk]]:
         f = self.files[fi]
-        if f.source is None or f.index.done:
+        if f.index.done or not self.opens(fi):
             return
         for chunk in scan(f.source, **kw):
             f.index.apply(chunk)

@@ -86,6 +86,13 @@ class FileBytes:
                 raise SourceError(f"{self.path}: the file shrank while open; reload it")
             got += k
 
+    def seek_data(self, pos: int) -> int:
+        """os.lseek(SEEK_DATA): the next byte at or after `pos` that is not in a hole."""
+        return os.lseek(self.fd, pos, os.SEEK_DATA)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
     def pread(self, offset: int, n: int) -> bytes:
         n = max(0, min(n, self.size - offset))
         if n <= 0:
@@ -264,7 +271,7 @@ class _WindowStream(Stream):
         while pos < size:
             if isinstance(data, FileBytes):
                 try:
-                    nxt = os.lseek(data.fd, pos, os.SEEK_DATA)  # (pread never uses the file offset)
+                    nxt = data.seek_data(pos)  # (pread never uses the file offset)
                 except OSError as exc:
                     if exc.errno == errno.ENXIO:
                         return size  # no data after pos: a hole up to the end
@@ -749,9 +756,7 @@ class Source:
         self._cache = b""
         self._cursor = None
         self._ckpts = _CheckpointList()
-        if isinstance(self._data, FileBytes):
-            os.close(self._data.fd)
-        elif hasattr(self._data, "close"):
+        if hasattr(self._data, "close"):  # FileBytes, a lazily opened file's, RemoteBytes
             self._data.close()
 
     def __enter__(self) -> Source:

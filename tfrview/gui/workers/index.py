@@ -61,6 +61,12 @@ class IndexProgress:
     note: str = ""  # e.g. a compressed file that inflates like a decompression bomb
 
 
+def _maybe_plain(src) -> bool:
+    """A plain file, or one not read yet (`lazyfile`): a stored result of the file may say which,
+    without opening it."""
+    return not getattr(src, "sniffed", True) or src.compression == "none"
+
+
 class IndexWorker(Worker):
     """Frames every file of a dataset, then verifies every data CRC. Chunks land in the dataset's
     own RecordIndex objects; the UI polls counts on a timer. `progress` carries IndexProgress,
@@ -170,13 +176,15 @@ class IndexWorker(Worker):
             if ahead is not None:
                 self._read_ahead(ahead, fi)
             self.file_no = fi
-            step = in_child if self._use_child(f) else here
             if name == "index" and f.index.done:  # a resumed scan: this file is framed already
                 base += size(f)
                 continue
             if name == "index" and not f.index.count and self._from_store(fi, f, base, total):
                 base += size(f)
                 continue
+            if not self.dataset.opens(fi):  # removed or replaced since it was listed: said, not read
+                continue
+            step = in_child if self._use_child(f) else here
             if name == "index" and f.index.count:  # framed in part: go on, keeping what is known
                 step = self._index_rest_here
             if name == "verify":
@@ -218,14 +226,15 @@ class IndexWorker(Worker):
         if fi not in got:
             files = self.dataset.files
             batch = [k for k in range(fi, min(fi + STORE_BATCH, len(files)))
-                     if files[k].source is not None and files[k].source.compression == "none"
+                     if files[k].source is not None and _maybe_plain(files[k].source)
                      and not files[k].index.count and k not in got]  # fmt: skip
             paths = [str(files[k].path) for k in batch]
             first_part = {}
             for t in plan(paths, True, self.label_map_json):
                 first_part.setdefault(t.file_no, t)
-            deep = load_many([first_part[i] for i in range(len(batch))], index_only=True)
-            scan = load_many([ShardTask(p, k) for p, k in zip(paths, batch, strict=True)], index_only=True)
+            both = load_many([first_part[i] for i in range(len(batch))]  # one query, one identity a file
+                             + [ShardTask(p, k) for p, k in zip(paths, batch, strict=True)], index_only=True)  # fmt: skip
+            deep, scan = both[: len(batch)], both[len(batch) :]
             got.clear()  # files before this batch are done with
             for k, a, b in zip(batch, deep, scan, strict=True):
                 got[k] = [r for r in (b, a) if r is not None]
@@ -237,11 +246,13 @@ class IndexWorker(Worker):
         from tfrview.core.problems import QA_KINDS
         from tfrview.core.tfrecord.index import IndexChunk
 
-        if f.source.compression != "none":
+        if not _maybe_plain(f.source):
             return False
         for r in self._stored(fi):
             if r.error is not None or r.compression != "none":
                 continue
+            if not getattr(f.source, "sniffed", True):  # this very file (the store's identity): plain
+                f.source.assume_plain()
             problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
             f.index.apply(IndexChunk(0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True,
                                      r.scanned))  # fmt: skip
