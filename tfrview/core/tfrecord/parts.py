@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tfrview.core import limits
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, masked_length_crcs, valid_header_positions
+from tfrview.core.tfrecord.framing import (
+    HEADER_SIZE,
+    OVERHEAD,
+    crc32c_module,
+    masked_length_crcs,
+    valid_header_positions,
+)
 from tfrview.core.tfrecord.index import (
     VERIFIED,
     IndexChunk,
@@ -229,9 +235,9 @@ def _all_whole(
     record that does not agree always shows when it is the only one in the window (x^k is invertible
     modulo the CRC's polynomial); two that cancel each other have odds of 2^-32. When it fails, the
     records are checked one at a time (`_bad_crcs`)."""
-    import crc32c
-
     from tfrview.core.tfrecord.framing import MASK_DELTA
+
+    crc32c = crc32c_module()
 
     a, z = int(starts[0]), int(ends[-1])
     y = raw[a:z].copy()
@@ -252,10 +258,9 @@ def _length_share(n: int) -> int:
     (the initial value and final xor) and r(header || n zero bytes) (the header's share), remembered."""
     got = _shares.get(n)
     if got is None:
-        import crc32c
-
         from tfrview.core.tfrecord.framing import encode_header
 
+        crc32c = crc32c_module()
         zeros = _zeros()
         tail = memoryview(zeros)[:n] if n <= len(zeros) else bytes(n)
         header_share = crc32c.crc32c(tail, crc32c.crc32c(encode_header(n))) ^ _zero_crc(n + HEADER_SIZE)
@@ -270,8 +275,7 @@ _shares: dict[int, int] = {}
 
 def _zero_crc(n: int) -> int:
     """crc32c of n zero bytes (the CRC's initial value and final xor alone), remembered."""
-    import crc32c
-
+    crc32c = crc32c_module()
     got = _zero_crcs.get(n)
     if got is None:
         zeros = _zeros()
