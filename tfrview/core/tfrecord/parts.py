@@ -69,13 +69,13 @@ class Part:
     clean: bool  # the run reached hi (or the end of the file) with every record whole
 
 
-def ranges(size: int, jobs: int) -> list[tuple[int, int]]:
+def ranges(size: int, jobs: int, started: bool = False) -> list[tuple[int, int]]:
     """The byte ranges of a file's parts: one per core, none under limits.FRAME_PART_MIN_BYTES. The
-    first, framed in the caller while the others' processes start (~0.3 s of CPU: Python, numpy and
-    crc32c imported), is longer by about what one core frames in half that time, so all end together
-    (at most half a range more)."""
+    first, framed in the caller while the others' processes start (~0.2 s of CPU: Python and numpy
+    imported), is longer by about what one core frames in half that time, so all end together
+    (at most half a range more); not when the others were `started` before (`prestart`)."""
     n = max(1, min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)))
-    lead = min(_LEAD, size // (2 * n)) if n > 1 else 0
+    lead = min(_LEAD, size // (2 * n)) if n > 1 and not started else 0
     cuts = [0] + [lead + (size - lead) * k // n for k in range(1, n)] + [size]
     return list(pairwise(cuts))
 
@@ -333,9 +333,37 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
+    """A part process for one range: a started one waiting for its range (`prestart`), else a new one."""
+    while _STARTED:
+        proc = _STARTED.pop()
+        try:
+            proc.stdin.write(f"{lo} {hi} {path}\n".encode())
+            proc.stdin.close()
+            return proc
+        except (BrokenPipeError, OSError, ValueError):  # it died waiting: another, or a new one
+            log.debug("a started part process was gone; another one instead")
+            proc.wait()
     from tfrview.core import childproc
 
     return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
+
+
+_STARTED: list[subprocess.Popen] = []
+
+
+def prestart(source_size: int, jobs: int) -> int:
+    """Start the part processes a file of `source_size` bytes will need on `jobs` cores now, to wait
+    on their stdin for a range: their Python and numpy start-up (~0.2 s) then overlaps the caller's
+    own (the CLI's imports and plan) instead of delaying the framing. Those never given a range end
+    when the caller does (their stdin closes). How many were started."""
+    from tfrview.core import childproc
+
+    if jobs < 2 or source_size < limits.FRAME_PARTS_BYTES:
+        return 0
+    want = len(ranges(source_size, jobs, started=True)) - 1 - len(_STARTED)
+    for _ in range(max(0, want)):
+        _STARTED.append(childproc.spawn("tfrview.core.tfrecord.parts", "-", stdin_later=True))
+    return max(0, want)
 
 
 def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
@@ -359,7 +387,7 @@ def frame_in_parts(
 ) -> list[Part] | None:
     """Every range's part: the first framed here, the others in child processes at once. None when
     a child failed (logged; the caller frames the file on one core)."""
-    rs = ranges(source.file_size, jobs)
+    rs = ranges(source.file_size, jobs, started=len(_STARTED) >= jobs - 1)
     if len(rs) < 2:
         return None
     path = str(source.path)
@@ -430,5 +458,23 @@ def child_main(path: str, lo: int, hi: int) -> int:
     return 0
 
 
+def _waiting_main() -> int:
+    """`python -m tfrview.core.tfrecord.parts -`: started ahead (`prestart`), it waits on stdin for
+    one line, LO HI PATH; none (its parent did not need it) ends it quietly."""
+    from importlib import import_module
+
+    for name in ("childproc", "errors", "logs"):  # what child_main needs, loaded while waiting
+        import_module(f"tfrview.core.{name}")
+
+    crc32c_module()
+    line = sys.stdin.buffer.readline().decode("utf-8", "surrogateescape").rstrip("\n")
+    if not line:
+        return 0
+    lo, hi, path = line.split(" ", 2)
+    return child_main(path, int(lo), int(hi))
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["-"]:
+        raise SystemExit(_waiting_main())
     raise SystemExit(child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
