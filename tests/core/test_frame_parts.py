@@ -216,14 +216,17 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
     cli._prestart_parts(["verify", "--checks", str(path), "-j", "3"])
     cli._prestart_parts(["verify", str(tmp_path / "gz.tfrecord"), "-j", "3"])
-    assert P._STARTED == []  # a deep pass, a file that is no plain TFRecord: none
+    from tfrview.core.childproc import started_ahead
+
+    ahead = started_ahead(P.__name__)
+    assert ahead == []  # a deep pass, a file that is no plain TFRecord: none
     cli._prestart_parts(["verify", "--quiet", str(path), "-j", "3"])
-    started = list(P._STARTED)
+    started = list(ahead)
     assert len(started) == 2 and P.ranges(len(data), 3, started=True)[0][1] < P.ranges(len(data), 3)[0][1]
     src = open_source(path)
     try:
         got = index_and_verify(src, jobs=3)
-        assert P._STARTED == [] and all(p.returncode == 0 for p in started)
+        assert ahead == [] and all(p.returncode == 0 for p in started)
         _same(got, index_and_verify(src))
         assert got[0].count == 3000 and int(got[0].status[2600]) == VERIFIED | BAD_DATA_CRC
         assert int((got[0].status == VERIFIED).sum()) == 2999
@@ -231,7 +234,7 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
         src.close()
     idle = P.prestart(len(data), 2)
     assert idle == 1
-    proc = P._STARTED.pop()
+    proc = ahead.pop()
     proc.stdin.close()  # what the caller's exit does
     assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b""
     proc.stdout.close()

@@ -334,8 +334,10 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 
 def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
     """A part process for one range: a started one waiting for its range (`prestart`), else a new one."""
-    while _STARTED:
-        proc = _STARTED.pop()
+    from tfrview.core import childproc
+
+    while childproc.started_ahead(__name__):
+        proc = childproc.started_ahead(__name__).pop()
         try:
             proc.stdin.write(f"{lo} {hi} {path}\n".encode())
             proc.stdin.close()
@@ -343,27 +345,18 @@ def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
         except (BrokenPipeError, OSError, ValueError):  # it died waiting: another, or a new one
             log.debug("a started part process was gone; another one instead")
             proc.wait()
-    from tfrview.core import childproc
-
     return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
-
-
-_STARTED: list[subprocess.Popen] = []
 
 
 def prestart(source_size: int, jobs: int) -> int:
     """Start the part processes a file of `source_size` bytes will need on `jobs` cores now, to wait
     on their stdin for a range: their Python and numpy start-up (~0.2 s) then overlaps the caller's
     own (the CLI's imports and plan) instead of delaying the framing. Those never given a range end
-    when the caller does (their stdin closes). How many were started."""
+    when the caller does (their stdin closes). How many were started. (The CLI calls this module's
+    twin in childproc, before numpy is loaded here: `childproc.start_parts_ahead`.)"""
     from tfrview.core import childproc
 
-    if jobs < 2 or source_size < limits.FRAME_PARTS_BYTES:
-        return 0
-    want = len(ranges(source_size, jobs, started=True)) - 1 - len(_STARTED)
-    for _ in range(max(0, want)):
-        _STARTED.append(childproc.spawn("tfrview.core.tfrecord.parts", "-", stdin_later=True))
-    return max(0, want)
+    return childproc.start_parts_ahead(source_size, jobs)
 
 
 def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
@@ -387,7 +380,9 @@ def frame_in_parts(
 ) -> list[Part] | None:
     """Every range's part: the first framed here, the others in child processes at once. None when
     a child failed (logged; the caller frames the file on one core)."""
-    rs = ranges(source.file_size, jobs, started=len(_STARTED) >= jobs - 1)
+    from tfrview.core import childproc
+
+    rs = ranges(source.file_size, jobs, started=len(childproc.started_ahead(__name__)) >= jobs - 1)
     if len(rs) < 2:
         return None
     path = str(source.path)
