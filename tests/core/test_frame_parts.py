@@ -196,3 +196,45 @@ def test_cli_verify_of_one_big_file_frames_it_in_parts_and_says_what_one_core_sa
     entry = docs[0]["files"][0]
     assert entry["records"] == 3999 and entry["damaged_records"] == 1
     assert {p["record"] for p in entry["problems"]} == {3000}
+
+
+def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_path, monkeypatch):
+    """`verify` of one big plain file starts its part processes before its parser and plan
+    (cli._prestart_parts): they wait for a range, frame it as a process started for it does (the
+    answer is one core's, damage included), and the caller's range then takes no lead. One never
+    given a range ends when its stdin closes."""
+    from tfrview import cli
+
+    recs = _records(3000, 7)
+    data = bytearray(b"".join(recs))
+    at = sum(map(len, recs[:2600])) + 14
+    data[at] ^= 1  # record 2600's data
+    path = tmp_path / "big.tfrecord"
+    path.write_bytes(bytes(data))
+    (tmp_path / "gz.tfrecord").write_bytes(b"\x1f\x8b" + bytes(60))
+    monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    cli._prestart_parts(["verify", "--checks", str(path), "-j", "3"])
+    cli._prestart_parts(["verify", str(tmp_path / "gz.tfrecord"), "-j", "3"])
+    from tfrview.core.childproc import started_ahead
+
+    ahead = started_ahead(P.__name__)
+    assert ahead == []  # a deep pass, a file that is no plain TFRecord: none
+    cli._prestart_parts(["verify", "--quiet", str(path), "-j", "3"])
+    started = list(ahead)
+    assert len(started) == 2 and P.ranges(len(data), 3, started=True)[0][1] < P.ranges(len(data), 3)[0][1]
+    src = open_source(path)
+    try:
+        got = index_and_verify(src, jobs=3)
+        assert ahead == [] and all(p.returncode == 0 for p in started)
+        _same(got, index_and_verify(src))
+        assert got[0].count == 3000 and int(got[0].status[2600]) == VERIFIED | BAD_DATA_CRC
+        assert int((got[0].status == VERIFIED).sum()) == 2999
+    finally:
+        src.close()
+    idle = P.prestart(len(data), 2)
+    assert idle == 1
+    proc = ahead.pop()
+    proc.stdin.close()  # what the caller's exit does
+    assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b""
+    proc.stdout.close()

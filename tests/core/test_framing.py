@@ -47,3 +47,19 @@ def test_vectorised_length_crcs_match_scalar():
     windows = np.frombuffer(b"".join(struct.pack("<Q", int(x)) for x in lengths), np.uint8).reshape(-1, 8)
     got = masked_length_crcs(windows)
     assert [int(x) for x in got] == [length_crc(int(x)) for x in lengths]
+
+
+def test_crc32c_loaded_without_the_package_version_lookup():
+    """A process that checks CRCs (a part process of a big file, the CLI) loads crc32c's compiled
+    module alone: the package's `__init__` looks its version up with importlib.metadata (~0.1 s)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from tfrview.core.tfrecord.framing import crc32c_module, masked_crc\n"
+        "print(crc32c_module().crc32c(b'123456789'), crc32c_module().crc32c(b'56789', crc32c_module().crc32c(b'1234')),"
+        " masked_crc(b'123456789'), 'importlib.metadata' in sys.modules, 'crc32c' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(0xE3069283), str(0xE3069283), str(mask(0xE3069283)), "False", "False"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.problems import Problem
+from tfrview.core.tfrecord.framing import crc32c_module
 from tfrview.core.tfrecord.status import damaged_mask, intact_mask
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
@@ -123,6 +124,6 @@ def identity_from(st: os.stat_result, ends: bytes) -> Identity:
     when it is at most twice that). CRC-32C, not a cryptographic hash: it tells a rewrite within
     one tick of the times as well, and costs ~20 us where blake2b cost ~0.5 ms a file (a second
     over 2,048 small shards)."""
-    import crc32c  # the crc32c extension, on first use only
 
+    crc32c = crc32c_module()
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output.atomic import new_temp_file, output_error
-from tfrview.core.tfrecord.framing import U32, Compression, encode_header, mask, masked_crc
+from tfrview.core.tfrecord.framing import U32, Compression, crc32c_module, encode_header, mask, masked_crc
 from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 
@@ -57,7 +57,7 @@ class RecordWriter:
         self.count += 1
 
     def _write_streamed(self, head, footer: bytes | None = None) -> None:
-        import crc32c  # the crc32c extension, on first use only
+        crc32c = crc32c_module()
 
         if head.pieces is None:
             raise TfrviewError(f"a record of {head.full_size:,} bytes cannot be copied: its source is not open")

@@ -45,9 +45,58 @@ class Compression(enum.StrEnum):
 
 def _crc32c():
     # `import crc32c` costs ~0.1 s; only pay it when a CRC is first needed.
-    import crc32c  # the crc32c extension, on first use only
+    return crc32c_module().crc32c
 
-    return crc32c.crc32c
+
+_CRC_MODULE: list = []
+
+
+def crc32c_module():
+    """The crc32c package's compiled module (its `crc32c(data, value=0)`), loaded without the
+    package's `__init__`, whose `importlib.metadata.version` lookup alone cost ~0.05-0.1 s of every
+    process that checks a CRC (each part process of a big file, the CLI). Falls back to the package
+    when its layout is not the one expected."""
+    if _CRC_MODULE:
+        return _CRC_MODULE[0]
+    import sys
+
+    mod = sys.modules.get("crc32c")
+    if mod is None:
+        mod = _load_extension()
+    if mod is None:
+        import crc32c as mod
+    _CRC_MODULE.append(mod)
+    return mod
+
+
+def _load_extension():
+    """`crc32c._crc32c` from the package's folder, or None (logged) when it cannot be found so."""
+    import importlib.machinery
+    import importlib.util
+    import logging
+    import sys
+
+    name = "crc32c._crc32c"
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        spec = importlib.util.find_spec("crc32c")  # finds the package without running it
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = f"{folder}/_crc32c{suffix}"
+                try:
+                    open(path, "rb").close()
+                except OSError:
+                    continue
+                loader = importlib.machinery.ExtensionFileLoader(name, path)
+                ext_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                mod = importlib.util.module_from_spec(ext_spec)
+                loader.exec_module(mod)
+                if callable(getattr(mod, "crc32c", None)):
+                    return mod
+    except (ImportError, OSError, ValueError) as exc:
+        logging.getLogger(__name__).debug("crc32c's extension not loaded alone (%s): the package instead", exc)
+    return None
 
 
 def mask(crc: int) -> int:

@@ -25,6 +25,7 @@ from tfrview.core.tfrecord.framing import (
     OVERHEAD,
     U32,
     crc32c_function,
+    crc32c_module,
     length_crc,
     mask,
     mask_array,
@@ -830,7 +831,7 @@ def _whole_chain(source: Source, start: int, goal: int, most: int | None = None)
 def data_crc_ok(source: Source, offset: int, length: int) -> bool:
     """Does the data of the record at `offset` match its footer CRC? Streamed in pieces, so a record
     of gigabytes costs a piece of memory, not its size."""
-    import crc32c  # the crc32c extension, on first use only
+    crc32c = crc32c_module()
 
     value = 0
     got = 0

@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tfrview.core import limits
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, masked_length_crcs, valid_header_positions
+from tfrview.core.tfrecord.framing import (
+    HEADER_SIZE,
+    OVERHEAD,
+    crc32c_module,
+    masked_length_crcs,
+    valid_header_positions,
+)
 from tfrview.core.tfrecord.index import (
     VERIFIED,
     IndexChunk,
@@ -63,13 +69,13 @@ class Part:
     clean: bool  # the run reached hi (or the end of the file) with every record whole
 
 
-def ranges(size: int, jobs: int) -> list[tuple[int, int]]:
+def ranges(size: int, jobs: int, started: bool = False) -> list[tuple[int, int]]:
     """The byte ranges of a file's parts: one per core, none under limits.FRAME_PART_MIN_BYTES. The
-    first, framed in the caller while the others' processes start (~0.3 s of CPU: Python, numpy and
-    crc32c imported), is longer by about what one core frames in half that time, so all end together
-    (at most half a range more)."""
+    first, framed in the caller while the others' processes start (~0.2 s of CPU: Python and numpy
+    imported), is longer by about what one core frames in half that time, so all end together
+    (at most half a range more); not when the others were `started` before (`prestart`)."""
     n = max(1, min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)))
-    lead = min(_LEAD, size // (2 * n)) if n > 1 else 0
+    lead = min(_LEAD, size // (2 * n)) if n > 1 and not started else 0
     cuts = [0] + [lead + (size - lead) * k // n for k in range(1, n)] + [size]
     return list(pairwise(cuts))
 
@@ -229,9 +235,9 @@ def _all_whole(
     record that does not agree always shows when it is the only one in the window (x^k is invertible
     modulo the CRC's polynomial); two that cancel each other have odds of 2^-32. When it fails, the
     records are checked one at a time (`_bad_crcs`)."""
-    import crc32c
-
     from tfrview.core.tfrecord.framing import MASK_DELTA
+
+    crc32c = crc32c_module()
 
     a, z = int(starts[0]), int(ends[-1])
     y = raw[a:z].copy()
@@ -252,10 +258,9 @@ def _length_share(n: int) -> int:
     (the initial value and final xor) and r(header || n zero bytes) (the header's share), remembered."""
     got = _shares.get(n)
     if got is None:
-        import crc32c
-
         from tfrview.core.tfrecord.framing import encode_header
 
+        crc32c = crc32c_module()
         zeros = _zeros()
         tail = memoryview(zeros)[:n] if n <= len(zeros) else bytes(n)
         header_share = crc32c.crc32c(tail, crc32c.crc32c(encode_header(n))) ^ _zero_crc(n + HEADER_SIZE)
@@ -270,8 +275,7 @@ _shares: dict[int, int] = {}
 
 def _zero_crc(n: int) -> int:
     """crc32c of n zero bytes (the CRC's initial value and final xor alone), remembered."""
-    import crc32c
-
+    crc32c = crc32c_module()
     got = _zero_crcs.get(n)
     if got is None:
         zeros = _zeros()
@@ -329,9 +333,30 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
+    """A part process for one range: a started one waiting for its range (`prestart`), else a new one."""
     from tfrview.core import childproc
 
+    while childproc.started_ahead(__name__):
+        proc = childproc.started_ahead(__name__).pop()
+        try:
+            proc.stdin.write(f"{lo} {hi} {path}\n".encode())
+            proc.stdin.close()
+            return proc
+        except (BrokenPipeError, OSError, ValueError):  # it died waiting: another, or a new one
+            log.debug("a started part process was gone; another one instead")
+            proc.wait()
     return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
+
+
+def prestart(source_size: int, jobs: int) -> int:
+    """Start the part processes a file of `source_size` bytes will need on `jobs` cores now, to wait
+    on their stdin for a range: their Python and numpy start-up (~0.2 s) then overlaps the caller's
+    own (the CLI's imports and plan) instead of delaying the framing. Those never given a range end
+    when the caller does (their stdin closes). How many were started. (The CLI calls this module's
+    twin in childproc, before numpy is loaded here: `childproc.start_parts_ahead`.)"""
+    from tfrview.core import childproc
+
+    return childproc.start_parts_ahead(source_size, jobs)
 
 
 def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
@@ -355,7 +380,9 @@ def frame_in_parts(
 ) -> list[Part] | None:
     """Every range's part: the first framed here, the others in child processes at once. None when
     a child failed (logged; the caller frames the file on one core)."""
-    rs = ranges(source.file_size, jobs)
+    from tfrview.core import childproc
+
+    rs = ranges(source.file_size, jobs, started=len(childproc.started_ahead(__name__)) >= jobs - 1)
     if len(rs) < 2:
         return None
     path = str(source.path)
@@ -426,5 +453,23 @@ def child_main(path: str, lo: int, hi: int) -> int:
     return 0
 
 
+def _waiting_main() -> int:
+    """`python -m tfrview.core.tfrecord.parts -`: started ahead (`prestart`), it waits on stdin for
+    one line, LO HI PATH; none (its parent did not need it) ends it quietly."""
+    from importlib import import_module
+
+    for name in ("childproc", "errors", "logs"):  # what child_main needs, loaded while waiting
+        import_module(f"tfrview.core.{name}")
+
+    crc32c_module()
+    line = sys.stdin.buffer.readline().decode("utf-8", "surrogateescape").rstrip("\n")
+    if not line:
+        return 0
+    lo, hi, path = line.split(" ", 2)
+    return child_main(path, int(lo), int(hi))
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["-"]:
+        raise SystemExit(_waiting_main())
     raise SystemExit(child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
