@@ -9,7 +9,7 @@
    `--dask` over a scheduler and 2 workers started here: same JSON, and the throughput ratio.
 3. Reopening an analysed remote split (`info` after `verify --checks`) through the 100 ms server:
    time, and whether any record data was fetched again.
-4. The window's indexer (`gui.workers.index.IndexWorker`, its thread body run in a fresh process)
+4. The window's indexer (`gui.workers.scan.ScanWorker`, its thread body run in a fresh process)
    over that split through the 100 ms server, cold: every shard framed, then every CRC checked.
 5. Issue 19.5: `--many` shards of ~100 KB (small Examples cut at record boundaries) on moto's S3
    server behind 50 ms a request, `verify --json` cold (a fresh cache): target <= 15 s. The 50 ms is
@@ -58,11 +58,11 @@ WINDOW_INDEX = r"""
 import sys, time, json
 t0 = time.perf_counter()
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.gui.workers.index import IndexWorker, ScanPhase
+from tfrview.gui.workers.scan import ScanWorker, ScanPhase
 ds = Dataset.open([sys.argv[1]])
 t_open = time.perf_counter() - t0
 framed = {}
-w = IndexWorker(ds, use_subprocess=True)
+w = ScanWorker(ds, use_subprocess=True)
 w.progress.connect(lambda p: framed.setdefault("t", time.perf_counter() - t0) if p.phase is ScanPhase.VERIFY else None)
 w.work()  # the thread's body, run here: same code, no event loop needed
 print(json.dumps({"open": t_open, "framed": framed.get("t"), "all": time.perf_counter() - t0, "records": ds.count}))

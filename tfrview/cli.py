@@ -673,7 +673,7 @@ def cmd_dump(args) -> int:
 
     schema = None
     if args.proto:
-        from tfrview.core.records.schema import decode_with, load_schema
+        from tfrview.core.records.protoschema import decode_with, load_schema
 
         schema = load_schema(args.proto, args.message)
     elif args.message:
@@ -762,7 +762,7 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
 
 def cmd_index(args) -> int:
-    from tfrview.core.output.idxfile import check_index, format_index
+    from tfrview.core.output.index_files import check_index, format_index
     from tfrview.core.tfrecord.report import index_source
     from tfrview.core.tfrecord.source import open_source
 

@@ -34,7 +34,7 @@ def _run(*args):
 
 
 def test_records_of_a_custom_message_are_shown_with_field_names(tmp_path):
-    from tfrview.core.records.schema import load_schema
+    from tfrview.core.records.protoschema import load_schema
 
     desc = _descriptor_set(tmp_path / "frame.desc")
     Frame = load_schema(desc, "acme.Frame").cls

@@ -2,7 +2,7 @@ import pytest
 
 from tests.helpers import payloads, read_all
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output.idxfile import check_index, format_index, read_index, write_index
+from tfrview.core.output.index_files import check_index, format_index, read_index, write_index
 from tfrview.core.output.salvage import salvage
 from tfrview.core.output.writer import RecordWriter, write_records
 from tfrview.core.tfrecord.dataset import Dataset, expand_paths, missing_shards, shard_name

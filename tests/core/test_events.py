@@ -14,7 +14,7 @@ from PIL import Image
 from tfrview.core.output.writer import write_records
 from tfrview.core.records.payload import decode, sniff_kind
 from tfrview.core.records.proto import event_pb2
-from tfrview.core.records.summary import summarize
+from tfrview.core.records.rowtext import row_text
 
 T0 = 1_763_900_000.25  # 2025-11-23 12:13:20.25 UTC
 
@@ -60,7 +60,7 @@ def test_an_event_is_features_with_a_readable_wall_time():
     assert f["weights"].values[0] == b"histogram of 100 values in [-1, 1], mean 0.05"
     assert f["weights/buckets"].values.tolist() == [40.0, 60.0]
     assert f["notes"].values == [b"learning rate halved"]
-    assert summarize(recs[2], None) == ("event", "step 1  ·  loss 0.5  ·  accuracy 0.02")
+    assert row_text(recs[2], None) == ("event", "step 1  ·  loss 0.5  ·  accuracy 0.02")
 
 
 def test_images_in_events_reach_the_image_panel_and_examples_stay_examples():

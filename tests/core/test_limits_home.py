@@ -50,12 +50,12 @@ PIECES = {
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},
     "core/records/payload.py": {"_PIECE"},
-    "core/records/schema.py": {"_PIECE"},
+    "core/records/protoschema.py": {"_PIECE"},
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
-    "gui/workers/index.py": {"CHILD_MIN_BYTES", "STORE_BATCH"},
+    "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH"},
 }
 
 

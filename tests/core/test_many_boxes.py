@@ -15,7 +15,7 @@ from tfrview.core.records.labelmap import LabelMap, class_ids
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import Payload
 from tfrview.core.records.reading import read_features
-from tfrview.core.records.summary import summarize_payload
+from tfrview.core.records.rowtext import payload_row_text
 from tfrview.core.records.thumbs import scale_overlay
 
 N = 1_000_000
@@ -79,7 +79,7 @@ def test_checks_and_summaries_count_every_box_without_an_object_a_box():
     assert labels["label_not_in_map"] == ("image/object/class/label ids not in the label map", "[2]")
     assert sorted(class_ids(feats)) == [1, 2]
     p = Payload("example", feats)
-    assert "1000000 boxes  ·  cat×500000, dog×499999, Dog " in summarize_payload(p)
+    assert "1000000 boxes  ·  cat×500000, dog×499999, Dog " in payload_row_text(p)
     s = DatasetSummary()
     s.add(p)
     assert s.box_classes == {"cat": N // 2, "dog": N // 2 - 1, "Dog ": 1}

@@ -12,7 +12,7 @@ from tfrview.core.records.feature import FLOAT_LIST, Feature
 from tfrview.core.records.overlays import compute_overlay
 from tfrview.core.records.payload import Payload
 from tfrview.core.records.reading import read_features
-from tfrview.core.records.summary import summarize_payload
+from tfrview.core.records.rowtext import payload_row_text
 
 
 def _uneven_boxes() -> dict[str, Feature]:
@@ -34,7 +34,7 @@ def test_one_box_count_for_drawing_row_text_and_fact_table():
     feats = _uneven_boxes()
     assert read_features(feats).box_count == 2
     assert compute_overlay(feats, 100, 100).count == 2
-    text = summarize_payload(Payload("example", feats))
+    text = payload_row_text(Payload("example", feats))
     assert "2 boxes" in text and "3 boxes" not in text
     _, look = look_and_check(Payload("example", feats), (0, 0), None, None, None)
     assert look.boxes == 2  # what the filter's `boxes` reads: the count that is drawn

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tests.helpers import framed, payloads
-from tfrview.core.analysis.shards import shard_health
+from tfrview.core.analysis.shard_health import shard_health
 from tfrview.core.tfrecord.dataset import Dataset
 
 

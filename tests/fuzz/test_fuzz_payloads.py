@@ -15,7 +15,7 @@ from tfrview.core.limits import MAX_FEATURES, MAX_LIST_VALUES, MAX_STEPS
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.images import ImageError, decode_image, find_images
 from tfrview.core.records.payload import decode, payload_json
-from tfrview.core.records.summary import summarize
+from tfrview.core.records.rowtext import row_text
 from tfrview.core.records.textfmt import format_payload
 
 
@@ -31,7 +31,7 @@ def test_hostile_payloads_are_decoded_within_the_limits(data):
     json.loads(json.dumps(payload_json(p)))  # always valid JSON, whatever the bytes
     for line in format_payload(p).splitlines():
         assert "\x1b" not in line and "\r" not in line, line
-    kind, summary = summarize(data)
+    kind, summary = row_text(data)
     assert "\n" not in summary and "\x1b" not in summary
     for f in check_record(p, (0, 0), None, None, None):
         msg = Problem(f.kind, 0, None, 0, f.message).message

@@ -251,7 +251,7 @@ def test_record_table_model_alone(qtmodeltester, tmp_path):
 def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, open_window, damaged_file,
                                                                           monkeypatch):  # fmt: skip
     import tfrview.core.procs.scanproc as scanproc
-    import tfrview.gui.workers.index as workers
+    import tfrview.gui.workers.scan as workers
 
     def no_child(*_a, **_k):
         raise OSError("no child process here")

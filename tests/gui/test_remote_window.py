@@ -48,14 +48,14 @@ def test_the_indexer_fetches_the_next_remote_files_while_it_frames_one(tmp_path)
     from tests.helpers import payloads
     from tfrview.core.limits import READ_AHEAD_FILES
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.gui.workers.index import IndexWorker
+    from tfrview.gui.workers.scan import ScanWorker
 
     n = READ_AHEAD_FILES + 3
     for k in range(n):
         (tmp_path / f"s-{k:05d}-of-{n:05d}.tfrecord").write_bytes(framed(payloads(300, base=3000))[0])
     with http_server(tmp_path) as base:
         ds = Dataset.open([f"{base}/"])
-        w = IndexWorker(ds)
+        w = ScanWorker(ds)
         pool = w._reader_ahead()
         w._read_ahead(pool, 0)
         pool.shutdown(wait=True)

@@ -8,7 +8,7 @@ from tfrview.core.output.writer import write_records
 
 
 def test_the_table_summarises_custom_records_by_field_name(qtbot, open_window, tmp_path):
-    from tfrview.core.records.schema import load_schema
+    from tfrview.core.records.protoschema import load_schema
 
     desc = _descriptor_set(tmp_path / "frame.desc")
     Frame = load_schema(desc, "acme.Frame").cls

@@ -10,8 +10,8 @@ from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.procs import messages as m
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.job_state import Phase
-from tfrview.gui.workers.index import ScanPhase
 from tfrview.gui.workers.jobs import JobWorker
+from tfrview.gui.workers.scan import ScanPhase
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_a_failing_scan_process_is_said_never_swallowed(qtbot, session_of, tmp_p
     """The scan process cannot open a file deleted after the window read it (the window holds its
     descriptor once a file is read): the file is framed and verified in the window's process, and the failure reaches
     the session's `child_failed` and the log (it was swallowed by `except: pass`)."""
-    import tfrview.gui.workers.index as index_mod
+    import tfrview.gui.workers.scan as index_mod
 
     monkeypatch.setattr(index_mod, "CHILD_MIN_BYTES", 0)  # a small file goes to the scan process too
     path = tmp_path / "gone.tfrecord"
@@ -114,7 +114,7 @@ def test_a_failing_scan_process_is_said_never_swallowed(qtbot, session_of, tmp_p
     failures, ended = [], []
     s.child_failed.connect(lambda fi, failed: failures.append((fi, failed)))
     s.scan_ended.connect(ended.append)
-    with caplog.at_level("WARNING", logger="tfrview.gui.workers.index"):
+    with caplog.at_level("WARNING", logger="tfrview.gui.workers.scan"):
         s.start()
         qtbot.waitUntil(lambda: bool(ended), timeout=30000)
     assert ended[0].phase is ScanPhase.DONE and ended[0].records == 3000 and ended[0].problems == 0

@@ -163,7 +163,7 @@ NET_WHOLE_OBJECT_BYTES = 16 << 20
 # process waits this long for another's write before it says the store is busy and goes on without it.
 STORE_BUSY_SECONDS = 10.0
 
-# A schema for custom payloads (records/schema.py): a descriptor set or .proto file is read whole;
+# A schema for custom payloads (records/protoschema.py): a descriptor set or .proto file is read whole;
 # 16 MB holds any real one. A record read through it keeps MAX_LIST_VALUES values a repeated field.
 MAX_SCHEMA_BYTES = 16 << 20
 

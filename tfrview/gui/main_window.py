@@ -37,7 +37,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
-from tfrview.core.records.schema import load_schema, message_names
+from tfrview.core.records.protoschema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.status import RecordStatus
@@ -63,8 +63,8 @@ from tfrview.gui.widgets.problems_panel import ProblemsPanel
 from tfrview.gui.widgets.record_table_view import GalleryView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker, RecordView
-from tfrview.gui.workers.index import IndexProgress, ScanPhase
-from tfrview.gui.workers.summaries import SummaryWorker
+from tfrview.gui.workers.rowtext import RowTextWorker
+from tfrview.gui.workers.scan import IndexProgress, ScanPhase
 from tfrview.gui.workers.thumbnails import ThumbnailPool
 
 ROW_TIMER_MS = 150
@@ -103,7 +103,7 @@ class MainWindow(QMainWindow):
         self.thumbs.label_map = s.label_map
         self.thumbs.specs = remembered_specs()  # the gallery draws the boxes as the image panel does
         self.thumbs.start()
-        self.summarizer = SummaryWorker(dataset, self)
+        self.summarizer = RowTextWorker(dataset, self)
         self.summarizer.label_map = s.label_map
         self.summarizer.result.connect(self.model.on_summaries)
         self.model.summaries = self.summarizer

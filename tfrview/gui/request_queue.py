@@ -1,5 +1,5 @@
 """Record numbers waiting for a worker, newest request first: what is on screen now. Requests for
-rows scrolled past are dropped once more than `limit` wait. Shared by the summary worker and the
+rows scrolled past are dropped once more than `limit` wait. Shared by the row-text worker and the
 thumbnail pool; thread-safe."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
-from tfrview.gui.workers.index import IndexProgress, IndexWorker, ScanPhase
 from tfrview.gui.workers.jobs import JobWorker, replace_job
+from tfrview.gui.workers.scan import IndexProgress, ScanPhase, ScanWorker
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class DatasetSession(QObject):
         self.summary: dict | None = None
         self.summary_partial = True
         self.analysis_note = ""  # "checked <when>" when every file's stored analysis still holds
-        self.indexer: IndexWorker | None = None
+        self.indexer: ScanWorker | None = None
         self.analyzer: JobWorker | None = None
         self._ended = False
         self._stop_asked = False  # Stop before the scan had started: it stops at its first chance
@@ -160,7 +160,7 @@ class DatasetSession(QObject):
             from tfrview.core.procs.jobs import prewarm
 
             prewarm()
-        w = IndexWorker(self.ds, self, class_ids=self.label_map_auto)
+        w = ScanWorker(self.ds, self, class_ids=self.label_map_auto)
         w.ids_files = self.label_map_files
         w.label_map_json = label_map_json(self.label_map)
         w.progress.connect(self._on_index_progress)

@@ -36,8 +36,8 @@ from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import selected_rows
 from tfrview.gui.workers.base import Worker
-from tfrview.gui.workers.index import ScanPhase
 from tfrview.gui.workers.jobs import JobWorker
+from tfrview.gui.workers.scan import ScanPhase
 
 
 class ExportController(QObject):

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from tfrview.core.analysis.shards import ShardHealth, shard_health
+from tfrview.core.analysis.shard_health import ShardHealth, shard_health
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.shards import ShardsModel

@@ -18,7 +18,7 @@ from PySide6.QtGui import QBrush, QColor
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import CACHE_ROWS, ROW_CAP
 from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
-from tfrview.core.records.summary import summarize
+from tfrview.core.records.rowtext import row_text
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
 from tfrview.core.tfrecord.status import RecordStatus, record_status
@@ -85,7 +85,7 @@ class RecordTableModel(ColumnsModel):
             "summary",
         ]
         self._file_labels = file_labels([f.path for f in dataset.files])
-        self.summaries = None  # a SummaryWorker, set by the window
+        self.summaries = None  # a RowTextWorker, set by the window
         # sorting: rows -> positions among the unsorted rows (a permutation), and back; None: unsorted
         self.sort_key: tuple[str, bool] | None = None  # (column, descending)
         self._perm: np.ndarray | None = None
@@ -399,7 +399,7 @@ class RecordTableModel(ColumnsModel):
         return record_status(int(self.ds.files[fi].index.status[k]))
 
     def _parsed(self, n: int) -> tuple[str, str]:
-        """Kind and summary from the cache; a miss asks the summary worker and shows a placeholder
+        """Kind and summary from the cache; a miss asks the row-text worker and shows a placeholder
         (parsing here would stall the UI thread: ~3 ms per image record)."""
         hit = self._cache.get(n)
         if hit is not None:
@@ -407,7 +407,7 @@ class RecordTableModel(ColumnsModel):
             return hit
         if self.summaries is None:  # no worker (tests of the model alone): compute here
             try:
-                value = summarize(self.ds.read(n), self.label_map)
+                value = row_text(self.ds.read(n), self.label_map)
             except SourceError as exc:
                 value = ("?", str(exc))
             self._store(n, value)
@@ -421,7 +421,7 @@ class RecordTableModel(ColumnsModel):
             self._cache.popitem(last=False)
 
     def on_summaries(self, item) -> None:
-        """Results from the summary worker: cache them and repaint just those rows."""
+        """Results from the row-text worker: cache them and repaint just those rows."""
         epoch, batch = item
         if self.summaries is None or epoch != self.summaries.epoch:
             return

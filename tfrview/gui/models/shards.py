@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from tfrview.core.analysis.shards import ShardHealth
+from tfrview.core.analysis.shard_health import ShardHealth
 from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.core.units import human_bytes
 from tfrview.gui.models.base import ColumnsModel

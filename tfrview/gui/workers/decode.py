@@ -23,7 +23,7 @@ from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.masks import instance_colours, is_mask_key, mask_overlay, mask_size_notes
 from tfrview.core.records.overlays import BoxSpec, Overlay, compute_overlay
 from tfrview.core.records.payload import Payload, decode
-from tfrview.core.records.schema import decode_with
+from tfrview.core.records.protoschema import decode_with
 from tfrview.gui.workers.base import Worker
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ def _image_size(r: RecordReading) -> str | None:
     return f"{size[0]}×{size[1]}" if size else None
 
 
-def summarize_payload(p: Payload, label_map: dict[int, str] | None = None,
+def payload_row_text(p: Payload, label_map: dict[int, str] | None = None,
                       context: ReadingContext | None = None) -> str:  # fmt: skip
     """One line (keys and class text from the data are escaped: they may hold anything).
     `context`: the dataset's reading context (else one with `label_map`)."""
@@ -91,10 +91,10 @@ def _first_features(p: Payload, n: int = 4, skip: str | None = None, scalars_fir
     return ", ".join(out)
 
 
-def summarize(data: bytes, label_map: dict[int, str] | None = None) -> tuple[str, str]:
+def row_text(data: bytes, label_map: dict[int, str] | None = None) -> tuple[str, str]:
     """(kind, summary line) of a record's payload."""
     p = decode(data)
-    return p.kind, summarize_payload(p, label_map)
+    return p.kind, payload_row_text(p, label_map)
 
 
 def _event_summary(p: Payload) -> str:

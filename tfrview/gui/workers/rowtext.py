@@ -8,8 +8,8 @@ import time
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import ONE_AT_A_TIME_BYTES
 from tfrview.core.records.kinds import PayloadKind
-from tfrview.core.records.schema import decode_with, summary_line
-from tfrview.core.records.summary import summarize
+from tfrview.core.records.protoschema import decode_with, summary_line
+from tfrview.core.records.rowtext import row_text
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.request_queue import NewestFirst
 from tfrview.gui.workers.base import Worker
@@ -24,7 +24,7 @@ def _named(data: bytes, schema, kind: str, text: str) -> tuple[str, str]:
     return (PayloadKind.MESSAGE, summary_line(named, schema.name)) if named else (kind, text)
 
 
-class SummaryWorker(Worker):
+class RowTextWorker(Worker):
     """Kind and summary of the rows the table asks for, computed off the UI thread.
 
     The newest requests are served first (rows scrolled past are dropped once the queue is long),
@@ -74,7 +74,7 @@ class SummaryWorker(Worker):
                     break
                 try:
                     data = self.dataset.read(n)
-                    kind, text = summarize(data, label_map)
+                    kind, text = row_text(data, label_map)
                     if schema is not None and kind in (PayloadKind.PROTOBUF, PayloadKind.BYTES):
                         kind, text = _named(data, schema, kind, text)
                 except (TfrviewError, IndexError, ValueError) as exc:

@@ -67,7 +67,7 @@ def _maybe_plain(src) -> bool:
     return not getattr(src, "sniffed", True) or src.compression == "none"
 
 
-class IndexWorker(Worker):
+class ScanWorker(Worker):
     """Frames every file of a dataset, then verifies every data CRC. Chunks land in the dataset's
     own RecordIndex objects; the UI polls counts on a timer. `progress` carries IndexProgress,
     `result` the SampleFacts of a sample of records once every file is framed, `error` a file
