@@ -24,11 +24,13 @@ run: $(STAMP_RUN)
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check tfrview tests bench
+	$(BIN)/ruff format --check tfrview tests bench
 	$(BIN)/lint-imports
 
 test: $(STAMP_TEST)
 	bash tests/setup_system.sh
 	$(BIN)/ruff check tfrview tests bench
+	$(BIN)/ruff format --check tfrview tests bench
 	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto
 

@@ -75,13 +75,29 @@ def make_jpeg_shards(d: Path, shards: int, per: int) -> list[Path]:
             for j in range(per):
                 # every image's bytes differ (a JPEG comment naming the record), as in real data
                 note = f"record {i}/{j}".encode()
-                jpeg = jpegs[j % 8][:2] + b"\xff\xfe" + (len(note) + 2).to_bytes(2, "big") + note + jpegs[j % 8][2:]
-                recs.append(_example(**{
-                    "image/encoded": jpeg, "image/format": "jpeg", "image/height": 480, "image/width": 640,
-                    "image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/ymin": [0.1, 0.4],
-                    "image/object/bbox/xmax": [0.3, 0.9], "image/object/bbox/ymax": [0.5, 0.8],
-                    "image/object/class/text": ["car", "person"], "image/object/class/label": [3, 1],
-                }).SerializeToString())  # fmt: skip
+                jpeg = (
+                    jpegs[j % 8][:2]
+                    + b"\xff\xfe"
+                    + (len(note) + 2).to_bytes(2, "big")
+                    + note
+                    + jpegs[j % 8][2:]
+                )
+                recs.append(
+                    _example(
+                        **{
+                            "image/encoded": jpeg,
+                            "image/format": "jpeg",
+                            "image/height": 480,
+                            "image/width": 640,
+                            "image/object/bbox/xmin": [0.1, 0.5],
+                            "image/object/bbox/ymin": [0.1, 0.4],
+                            "image/object/bbox/xmax": [0.3, 0.9],
+                            "image/object/bbox/ymax": [0.5, 0.8],
+                            "image/object/class/text": ["car", "person"],
+                            "image/object/class/label": [3, 1],
+                        }
+                    ).SerializeToString()
+                )
             write_records(p, recs)
         out.append(p)
     return out
@@ -118,8 +134,12 @@ def main() -> None:
             make_small(one, 2_000_000)
         tfrview("verify", str(one), env=env)  # warm the page cache
         t = min(tfrview("verify", str(one), env=env) for _ in range(3))
-        line("verify one 2,000,000-record file (best of 3)", f"{t:.2f} s", f"<= {TF_ONE_FILE_S / 2:.2f} s (2x TF)",
-             t <= TF_ONE_FILE_S / 2)  # fmt: skip
+        line(
+            "verify one 2,000,000-record file (best of 3)",
+            f"{t:.2f} s",
+            f"<= {TF_ONE_FILE_S / 2:.2f} s (2x TF)",
+            t <= TF_ONE_FILE_S / 2,
+        )
 
         shards = make_shards(d / "shards-16x250k", 16, 250_000)
         for p in shards:
@@ -127,8 +147,12 @@ def main() -> None:
         t1 = tfrview("verify", "-q", "-j", "1", *map(str, shards), env=env)
         tn = tfrview("verify", "-q", "-j", str(cores), *map(str, shards), env=env)
         line("verify 16 x 250,000 records, 1 worker", f"{t1:.2f} s", "", None)
-        line(f"verify 16 x 250,000 records, {cores} workers", f"{tn:.2f} s",
-             f"<= {TF_16_SHARDS_S / 4:.2f} s (4x TF)", tn <= TF_16_SHARDS_S / 4)  # fmt: skip
+        line(
+            f"verify 16 x 250,000 records, {cores} workers",
+            f"{tn:.2f} s",
+            f"<= {TF_16_SHARDS_S / 4:.2f} s (4x TF)",
+            tn <= TF_16_SHARDS_S / 4,
+        )
 
         jpegs = make_jpeg_shards(d / "jpeg-32x1000", 32, 1000)
         for p in jpegs:
@@ -137,12 +161,19 @@ def main() -> None:
         w2 = deep_pass(jpegs, 2)
         n = 32 * 1000
         line("whole pass, 32 x 1,000 640x480 JPEG, 1 worker", f"{w1:.1f} s", "", None)
-        line("whole pass, 32 x 1,000 640x480 JPEG, 2 workers", f"{w2:.1f} s", ">= 1.8x faster", w1 / w2 >= 1.8)
+        line(
+            "whole pass, 32 x 1,000 640x480 JPEG, 2 workers", f"{w2:.1f} s", ">= 1.8x faster", w1 / w2 >= 1.8
+        )
         line("  speed-up with 2 workers", f"{w1 / w2:.2f}x", ">= 1.8x", w1 / w2 >= 1.8)
         line("  records/s per worker (1 worker)", f"{n / w1:,.0f}", ">= 800", n / w1 >= 800)
 
         filter_ms = bench_filter(1_000_000)
-        line("filter over the fact table of 1,000,000 records", f"{filter_ms:.0f} ms", "<= 100 ms", filter_ms <= 100)
+        line(
+            "filter over the fact table of 1,000,000 records",
+            f"{filter_ms:.0f} ms",
+            "<= 100 ms",
+            filter_ms <= 100,
+        )
 
         from tfrview.core.analysis import analyze
 
@@ -152,7 +183,9 @@ def main() -> None:
         a = analyze(paths, deep=False, jobs=cores)
         reopen = time.perf_counter() - t0
         records = sum(len(s.offsets) for s in a.shards)
-        line(f"reopen analysed {records:,} records (index, problems)", f"{reopen:.2f} s", "<= 1 s", reopen <= 1)
+        line(
+            f"reopen analysed {records:,} records (index, problems)", f"{reopen:.2f} s", "<= 1 s", reopen <= 1
+        )
         analyze([str(p) for p in jpegs], deep=True, jobs=cores)
         t0 = time.perf_counter()
         a = analyze([str(p) for p in jpegs], deep=True, jobs=cores)
@@ -185,14 +218,19 @@ def bench_filter(n: int) -> float:
     rng = np.random.default_rng(1)
     lens = rng.integers(8, 13, n)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
-    t = pa.table({
-        "n": pa.array(np.arange(n)), "size": pa.array(rng.integers(80, 120, n).astype(np.uint64)),
-        "kind": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int8)), pa.array(["example"])),
-        "label": pa.array(rng.integers(0, 97, n)),
-        "x": pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.random(int(offsets[-1]), dtype=np.float32))),
-        "x#len": pa.array(lens.astype(np.int64)),
-        "id": pa.array([f"id-{i % 97:05d}" for i in range(n)]),
-    })  # fmt: skip
+    t = pa.table(
+        {
+            "n": pa.array(np.arange(n)),
+            "size": pa.array(rng.integers(80, 120, n).astype(np.uint64)),
+            "kind": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int8)), pa.array(["example"])),
+            "label": pa.array(rng.integers(0, 97, n)),
+            "x": pa.ListArray.from_arrays(
+                pa.array(offsets), pa.array(rng.random(int(offsets[-1]), dtype=np.float32))
+            ),
+            "x#len": pa.array(lens.astype(np.int64)),
+            "id": pa.array([f"id-{i % 97:05d}" for i in range(n)]),
+        }
+    )
     times = []
     for expr in ("label == 3 and not problem", 'len(x) > 10 or id contains "-0004"', "x > 0.99"):
         node = parse(expr)

@@ -50,8 +50,9 @@ def tf_seconds(python: str, path: Path, rounds: int) -> float | None:
     if not python or not Path(python).exists():
         return None
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    p = subprocess.run([python, "-c", TF_CODE, str(path), str(rounds)], capture_output=True, text=True, env=env,
-                       check=False)  # fmt: skip
+    p = subprocess.run(
+        [python, "-c", TF_CODE, str(path), str(rounds)], capture_output=True, text=True, env=env, check=False
+    )
     if p.returncode != 0:
         print(f"  (TensorFlow did not run: {p.stderr.strip().splitlines()[-1:] or p.returncode})")
         return None
@@ -106,15 +107,27 @@ def main() -> None:
         for j in runs:
             best = min(runs[j])
             target = f">= 3x TF ({tf / 3:.2f} s)" if j == cores and cores > 1 else f"before: {BEFORE_S}"
-            line(f"verify, one {a.records:,}-record file, {j} core{'s' if j > 1 else ''}", f"{best:.2f} s", target,
-                 tf / best >= 3 if j == cores and cores > 1 else None)  # fmt: skip
+            line(
+                f"verify, one {a.records:,}-record file, {j} core{'s' if j > 1 else ''}",
+                f"{best:.2f} s",
+                target,
+                tf / best >= 3 if j == cores and cores > 1 else None,
+            )
             line("  TensorFlow / tfrview", f"{tf / best:.2f}x", ">= 3x" if j == cores else "", None)
-            if j == cores and cores > 1 and tf != ISSUE_TF_S:  # a TensorFlow far slower here than measured before
-                line("  against the issue's TensorFlow figure", f"{ISSUE_TF_S / best:.2f}x",
-                     f">= 3x ({ISSUE_TF_S / 3:.2f} s)", ISSUE_TF_S / best >= 3)  # fmt: skip
+            if (
+                j == cores and cores > 1 and tf != ISSUE_TF_S
+            ):  # a TensorFlow far slower here than measured before
+                line(
+                    "  against the issue's TensorFlow figure",
+                    f"{ISSUE_TF_S / best:.2f}x",
+                    f">= 3x ({ISSUE_TF_S / 3:.2f} s)",
+                    ISSUE_TF_S / best >= 3,
+                )
             line("  framing and CRCs alone (index_and_verify)", f"{min(alone[j]):.2f} s", "", None)
-            print(f"  (runs: {', '.join(f'{x:.2f}' for x in runs[j])} s; alone: "
-                  f"{', '.join(f'{x:.2f}' for x in alone[j])} s)")  # fmt: skip
+            print(
+                f"  (runs: {', '.join(f'{x:.2f}' for x in runs[j])} s; alone: "
+                f"{', '.join(f'{x:.2f}' for x in alone[j])} s)"
+            )
     finally:
         for h in homes:
             shutil.rmtree(h, ignore_errors=True)

@@ -221,8 +221,10 @@ def main() -> None:
         warm(path)
 
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    print(f"files: {small.name} {small.stat().st_size / 1e6:.0f} MB, {big.name} {big.stat().st_size / 1e9:.2f} GB,"
-          f" {gz.name} {gz.stat().st_size / 1e9:.2f} GB")  # fmt: skip
+    print(
+        f"files: {small.name} {small.stat().st_size / 1e6:.0f} MB, {big.name} {big.stat().st_size / 1e9:.2f} GB,"
+        f" {gz.name} {gz.stat().st_size / 1e9:.2f} GB"
+    )
     f_small = min(first_offsets_ms(small) for _ in range(5))
     f_big = min(first_offsets_ms(big) for _ in range(5))
     line("first 1,000 offsets, small-record file", f"{f_small:.2f} ms", "<= 50 ms", f_small <= 50)
@@ -240,8 +242,12 @@ def main() -> None:
         dt, bad = full_verify(big)
         vbest = dt if vbest is None else min(vbest, dt)
     gbps = big.stat().st_size / vbest / 1e9
-    line(f"full verify, {big.stat().st_size / 1e9:.2f} GB of 250 KB records", f"{gbps:.2f} GB/s", ">= 5.5 GB/s",
-         gbps >= 5.5)  # fmt: skip
+    line(
+        f"full verify, {big.stat().st_size / 1e9:.2f} GB of 250 KB records",
+        f"{gbps:.2f} GB/s",
+        ">= 5.5 GB/s",
+        gbps >= 5.5,
+    )
 
     mem = index_memory(small)
     mb = mem["peak_anon_above"] / 1e6
@@ -252,8 +258,12 @@ def main() -> None:
         times, gidx = random_reads_ms(path)
         worst = max(times)
         med = sorted(times)[len(times) // 2]
-        line(f"random record, {path.stat().st_size / 1e9:.2f} GB GZIP ({what}), worst of 20", f"{worst:.1f} ms",
-             "<= 50 ms", worst <= 50)  # fmt: skip
+        line(
+            f"random record, {path.stat().st_size / 1e9:.2f} GB GZIP ({what}), worst of 20",
+            f"{worst:.1f} ms",
+            "<= 50 ms",
+            worst <= 50,
+        )
         print(
             f"  {'':<46} (median {med:.1f} ms over {gidx.count:,} records, {gidx.scanned / 1e9:.2f} GB inflated)"
         )

@@ -66,8 +66,13 @@ def make_events(path: Path, steps: int) -> None:
 def run_once(path: Path, steps: int, cache: str) -> dict:
     env = {**os.environ, "XDG_CACHE_HOME": cache, "PYTHONPATH": str(ROOT)}
     env.setdefault("QT_QPA_PLATFORM", "offscreen" if not env.get("DISPLAY") else "xcb")
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(time.time()), str(steps)],
-                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), str(time.time()), str(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     return json.loads(lines[-1]) if lines else {}
 
@@ -84,8 +89,10 @@ def main() -> int:
     path = d / f"events.out.tfevents.{a.steps}.bench"
     make_events(path, a.steps)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if a.busy else None
-    print(f"cores: {os.cpu_count()} · {path.name}: {a.steps:,} steps, {path.stat().st_size / 1e6:.1f} MB"
-          + (" · one competing busy process" if busy else ""))  # fmt: skip
+    print(
+        f"cores: {os.cpu_count()} · {path.name}: {a.steps:,} steps, {path.stat().st_size / 1e6:.1f} MB"
+        + (" · one competing busy process" if busy else "")
+    )
     try:
         rows: dict[str, list[dict]] = {"cold": [], "warm": []}
         for _ in range(a.runs):
@@ -105,8 +112,10 @@ def main() -> int:
         start = statistics.median(r["from_start"] for r in rs)
         verdict = "PASS" if show <= TARGET_S else "MISS"
         ok &= verdict == "PASS"
-        print(f"{name}: scalar plot of {a.steps:,} steps drawn {show:.2f} s after the window shows "
-              f"(target <= {TARGET_S:.1f} s: {verdict}); {start:.2f} s from process start (median of {len(rs)})")
+        print(
+            f"{name}: scalar plot of {a.steps:,} steps drawn {show:.2f} s after the window shows "
+            f"(target <= {TARGET_S:.1f} s: {verdict}); {start:.2f} s from process start (median of {len(rs)})"
+        )
     return 0 if ok else 1
 
 

@@ -265,8 +265,14 @@ def run_child(path: Path, job_seconds: float = 10.0) -> dict:
     env.setdefault("XDG_CONFIG_HOME", "/tmp/tfrview-bench/config")
     env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tfrview-bench-cache-")  # nothing stored: the pass runs
     t0 = time.time()
-    r = subprocess.run([sys.executable, "-c", CHILD, str(path), repr(t0), str(job_seconds)], capture_output=True, text=True, env=env,
-                       cwd=ROOT, timeout=600)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), repr(t0), str(job_seconds)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
     if not lines:
         raise SystemExit(f"child failed: {r.stderr[-2000:]}")
@@ -316,25 +322,41 @@ def split_main(a) -> None:
     records = a.records or (2_000_000 if a.shards == 2048 else a.shards * 100)
     t = time.perf_counter()
     folder, bad = make_split(Path(a.dir), a.shards, records)
-    print(f"{a.shards:,} shards of {records:,} small Examples in {folder} (made or found in "
-          f"{time.perf_counter() - t:.1f} s); bad shard {bad}; cores: {default_jobs()}; "
-          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"{a.shards:,} shards of {records:,} small Examples in {folder} (made or found in "
+        f"{time.perf_counter() - t:.1f} s); bad shard {bad}; cores: {default_jobs()}; "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     for _ in range(a.runs):
         cache = tempfile.mkdtemp(prefix="tfrview-bench-cache-")
         try:
-            for label, shot in (("cold (empty store)", a.shot), ("warm (stored results)", a.shot.replace(".png", "-warm.png"))):
+            for label, shot in (
+                ("cold (empty store)", a.shot),
+                ("warm (stored results)", a.shot.replace(".png", "-warm.png")),
+            ):
                 r = run_split_child(folder, cache, a.limit, shot)
-                print(f"  {label}: {r['records']:,} records, {r['shard_rows']:,} shard rows, analysis {r['phase']}")
-                for key, target, what in (("rows", 1.0, "first rows painted"), ("crc", None, "every row's CRC status"),
-                                          ("progress", 1.0 if "warm" not in label else None, "first QA progress"),
-                                          ("findings", None if "warm" not in label else 1.0, "QA findings shown")):  # fmt: skip
+                print(
+                    f"  {label}: {r['records']:,} records, {r['shard_rows']:,} shard rows, analysis {r['phase']}"
+                )
+                for key, target, what in (
+                    ("rows", 1.0, "first rows painted"),
+                    ("crc", None, "every row's CRC status"),
+                    ("progress", 1.0 if "warm" not in label else None, "first QA progress"),
+                    ("findings", None if "warm" not in label else 1.0, "QA findings shown"),
+                ):
                     v = r.get(key)
                     val = "never" if v is None else f"{v:7.2f} s"
-                    tgt = f"target <= {target:.1f} s {'PASS' if v is not None and v <= target else 'MISS'}" if target else ""
+                    tgt = (
+                        f"target <= {target:.1f} s {'PASS' if v is not None and v <= target else 'MISS'}"
+                        if target
+                        else ""
+                    )
                     print(f"    {what:<28} {val:>10}  (from process start)  {tgt}")
                 print(f"    UI timer lateness           p99 {r['p99']:6.1f} ms  max {r['max']:7.1f} ms")
-                print(f"    Shards panel sort by damaged {r['sort_ms']:6.1f} ms; top row {r['top_shard']} "
-                      f"({'PASS' if r['top_shard'] == bad else 'MISS'})")  # fmt: skip
+                print(
+                    f"    Shards panel sort by damaged {r['sort_ms']:6.1f} ms; top row {r['top_shard']} "
+                    f"({'PASS' if r['top_shard'] == bad else 'MISS'})"
+                )
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
@@ -360,7 +382,9 @@ def big_main(a) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": cache}
     env.setdefault("XDG_CONFIG_HOME", "/tmp/tfrview-bench/config")
     try:
-        args = [sys.executable, "-c", CHILD_BIG, str(path), repr(time.time()), str(a.limit)] + ([a.shot] if a.shot else [])
+        args = [sys.executable, "-c", CHILD_BIG, str(path), repr(time.time()), str(a.limit)] + (
+            [a.shot] if a.shot else []
+        )
         r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT, timeout=a.limit + 900)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -371,15 +395,25 @@ def big_main(a) -> None:
     print(f"  {v['records']:,} records, indexed at {v['indexed']:.1f} s; analysis {v['phase']}")
     for key, target in (("select_all_ms", 100), ("to_gallery_ms", 100), ("to_table_ms", 100)):
         ok = v[key] - 200 <= target  # 200 ms of event-loop turns follow each action in the measure
-        print(f"  {key:<16} {v[key]:8.0f} ms (max UI lateness {v[key + '_max_late']:7.1f} ms)   "
-              f"target <= {target} ms + 200 ms of measuring  {'PASS' if ok else 'MISS'}")  # fmt: skip
+        print(
+            f"  {key:<16} {v[key]:8.0f} ms (max UI lateness {v[key + '_max_late']:7.1f} ms)   "
+            f"target <= {target} ms + 200 ms of measuring  {'PASS' if ok else 'MISS'}"
+        )
     print(f"  selection ranges after Ctrl+A: {v['selected_ranges']}")
     start = v.get("checks_started")
-    for key, what in (("first_progress", "first QA progress"), ("first_partial_summary", "first partial summary"),
-                      ("summary", "whole summary")):  # fmt: skip
+    for key, what in (
+        ("first_progress", "first QA progress"),
+        ("first_partial_summary", "first partial summary"),
+        ("summary", "whole summary"),
+    ):
         t = v.get(key)
-        since = f"{t - start:6.1f} s after the checks started" if t is not None and start is not None else "never"
-        print(f"  {what:<24} {since}" + (f"  ({v.get('first_progress_words', '')})" if key == "first_progress" else ""))
+        since = (
+            f"{t - start:6.1f} s after the checks started" if t is not None and start is not None else "never"
+        )
+        print(
+            f"  {what:<24} {since}"
+            + (f"  ({v.get('first_progress_words', '')})" if key == "first_progress" else "")
+        )
 
 
 def main() -> None:
@@ -388,9 +422,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--busy", action="store_true", help="one competing busy process for the whole run")
     ap.add_argument("--shards", type=int, default=0, help="a split of this many small shards instead")
-    ap.add_argument("--records", type=int, default=0, help="records of the split (2 M for 2,048, else 100 a shard)")
+    ap.add_argument(
+        "--records", type=int, default=0, help="records of the split (2 M for 2,048, else 100 a shard)"
+    )
     ap.add_argument("--limit", type=float, default=600.0, help="seconds a split's run may take")
-    ap.add_argument("--big", action="store_true", help="one 2,000,000-record file: selection, gallery, progress")
+    ap.add_argument(
+        "--big", action="store_true", help="one 2,000,000-record file: selection, gallery, progress"
+    )
     ap.add_argument("--shot", default="", help="save a screenshot of the window at the end (a .png)")
     a = ap.parse_args()
     busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"]) if a.busy else None
@@ -433,21 +471,29 @@ def _main(a) -> None:
         ):
             vals = [r[key] for r in res]
             worst = max(vals)
-            print(f"  {label:<40} median {statistics.median(vals) * 1000:6.0f} ms  worst {worst * 1000:6.0f} ms"
-                  f"   target <= {target * 1000:.0f} ms  {'PASS' if worst <= target else 'MISS'}")  # fmt: skip
+            print(
+                f"  {label:<40} median {statistics.median(vals) * 1000:6.0f} ms  worst {worst * 1000:6.0f} ms"
+                f"   target <= {target * 1000:.0f} ms  {'PASS' if worst <= target else 'MISS'}"
+            )
         for key, target in (("p99", 16.0), ("max", 50.0)):
             vals = [r[key] for r in res]
             worst = max(vals)
-            print(f"  UI timer lateness {key:<22} median {statistics.median(vals):6.1f} ms  worst {worst:6.1f} ms"
-                  f"   target <= {target:.0f} ms  {'PASS' if worst <= target else 'MISS'}")  # fmt: skip
+            print(
+                f"  UI timer lateness {key:<22} median {statistics.median(vals):6.1f} ms  worst {worst:6.1f} ms"
+                f"   target <= {target:.0f} ms  {'PASS' if worst <= target else 'MISS'}"
+            )
         print(
             f"  ({sum(r['ticks'] for r in res) // len(res)} timer ticks per run while indexing and verifying)"
         )
         jp, jm = max(r["jobs_p99"] for r in res), max(r["jobs_max"] for r in res)
         ticks = sum(r["jobs_ticks"] for r in res) // len(res)
         print(f"  while the analysis pass runs on every core (up to 10 s, {ticks} ticks per run):")
-        print(f"    UI timer lateness p99  worst {jp:6.1f} ms   target <= 8 ms   {'PASS' if jp <= 8 else 'MISS'}")
-        print(f"    UI timer lateness max  worst {jm:6.1f} ms   target <= 30 ms  {'PASS' if jm <= 30 else 'MISS'}")
+        print(
+            f"    UI timer lateness p99  worst {jp:6.1f} ms   target <= 8 ms   {'PASS' if jp <= 8 else 'MISS'}"
+        )
+        print(
+            f"    UI timer lateness max  worst {jm:6.1f} ms   target <= 30 ms  {'PASS' if jm <= 30 else 'MISS'}"
+        )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,10 @@ def main() -> None:
     for expr in ("label == 3 and len(x) > 9", 'id contains "00042" or not label'):
         total, first, n = run({"job": "filter", "paths": [str(path)], "expr": expr})
         ok = total < 10
-        print(f"  filter {expr!r:<38} {total:5.1f} s ({a.records / total / 1e3:.0f} k rec/s), first matches "
-              f"after {first or 0:.2f} s, {n:,} matches   target: seconds  {'PASS' if ok else 'MISS'}")  # fmt: skip
+        print(
+            f"  filter {expr!r:<38} {total:5.1f} s ({a.records / total / 1e3:.0f} k rec/s), first matches "
+            f"after {first or 0:.2f} s, {n:,} matches   target: seconds  {'PASS' if ok else 'MISS'}"
+        )
     sub = Path(a.dir) / "small-200000.tfrecord"
     if not sub.exists():
         from bench.bench_engine import make_small
@@ -64,8 +66,10 @@ def main() -> None:
 
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tfrview-bench-cache-")  # nothing stored: it runs
     total, _, _ = run({"job": "analyze", "paths": [str(sub)]})
-    print(f"  analysis (QA checks and summary in one pass) over 200,000 small Examples   {total:5.1f} s "
-          f"({200_000 / total / 1e3:.0f} k rec/s; index and CRC pass included)")  # fmt: skip
+    print(
+        f"  analysis (QA checks and summary in one pass) over 200,000 small Examples   {total:5.1f} s "
+        f"({200_000 / total / 1e3:.0f} k rec/s; index and CRC pass included)"
+    )
 
 
 if __name__ == "__main__":

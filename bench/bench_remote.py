@@ -71,8 +71,12 @@ print(json.dumps({"open": t_open, "framed": framed.get("t"), "all": time.perf_co
 
 def run(*args, env=None) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "tfrview", *args], capture_output=True, text=True,
-                       env={**os.environ, **(env or {})})  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     return time.perf_counter() - t0, r
 
 
@@ -95,7 +99,9 @@ def main() -> None:
     size = one.stat().st_size
     with http_server(one.parent, latency=0.1) as base:
         before = http_requests(base)["requests"]
-        r = subprocess.run([sys.executable, "-c", FIRST_ROWS, f"{base}/{one.name}"], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-c", FIRST_ROWS, f"{base}/{one.name}"], capture_output=True, text=True
+        )
         if r.returncode:
             raise SystemExit(r.stderr[-2000:])
         d = json.loads(r.stdout)
@@ -104,7 +110,12 @@ def main() -> None:
     print(f"one shard: {d['records']:,} records, {size / 1e6:.1f} MB, 100 ms added to every request")
     line("  dataset open (listing, size, first bytes)", f"{d['open']:.2f} s", "", None)
     line("  first rows framed", f"{d['first_rows']:.2f} s", "<= 1.5 s", d["first_rows"] <= 1.5)
-    line("  whole index", f"{d['index']:.2f} s", f"<= 3 s + transfer ({transfer:.2f} s)", d["index"] <= 3 + transfer)
+    line(
+        "  whole index",
+        f"{d['index']:.2f} s",
+        f"<= 3 s + transfer ({transfer:.2f} s)",
+        d["index"] <= 3 + transfer,
+    )
     line("  requests for the index (server's count)", f"{server_count}", "<= 20", server_count <= 20)
 
     # 2. S3 + Dask ----------------------------------------------------------------------------------
@@ -122,17 +133,32 @@ def main() -> None:
         port = free_port()
         address = f"tcp://127.0.0.1:{port}"
         dask = Path(sys.executable).with_name("dask")
-        procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]  # fmt: skip
-        procs += [subprocess.Popen([str(dask), "worker", address, "--nthreads", "1", "--no-dashboard"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]  # fmt: skip
+        procs = [
+            subprocess.Popen(
+                [str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        ]
+        procs += [
+            subprocess.Popen(
+                [str(dask), "worker", address, "--nthreads", "1", "--no-dashboard"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(2)
+        ]
         try:
             from distributed import Client
 
             with Client(address, timeout="30s") as c:
                 c.wait_for_workers(2, timeout=60)
-            t_local, local = run("verify", "--json", url, "--jobs", "2", env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c1"})
-            t_dask, on_dask = run("verify", "--json", url, "--dask", address, env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c2"})
+            t_local, local = run(
+                "verify", "--json", url, "--jobs", "2", env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c1"}
+            )
+            t_dask, on_dask = run(
+                "verify", "--json", url, "--dask", address, env={"XDG_CACHE_HOME": "/tmp/tfrview-bench-c2"}
+            )
         finally:
             for p in procs:
                 p.kill()
@@ -156,15 +182,27 @@ def main() -> None:
     cached = all("analysed_at" in f for f in json.loads(again.stdout)["files"])
     print(f"reopening {a.shards} analysed shards through the 100 ms server (info after verify --checks)")
     line("  reopen", f"{t_reopen:.2f} s", "<= 1 s", t_reopen <= 1.0)
-    line("  record data fetched again (range reads)", f"{after['ranges'] - before['ranges']}", "0",
-         after["ranges"] == before["ranges"] and cached)  # fmt: skip
+    line(
+        "  record data fetched again (range reads)",
+        f"{after['ranges'] - before['ranges']}",
+        "0",
+        after["ranges"] == before["ranges"] and cached,
+    )
     line("  requests (listing, sizes and ETags)", f"{after['requests'] - before['requests']}", "", None)
 
     # 4. the window's indexer over the split, cold ------------------------------------------------------
     with http_server(split, latency=0.1) as base:
-        r = subprocess.run([sys.executable, "-c", WINDOW_INDEX, f"{base}/"], capture_output=True, text=True,
-                           env={**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="tfrview-bench-c4-"),
-                                "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"})  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, "-c", WINDOW_INDEX, f"{base}/"],
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="tfrview-bench-c4-"),
+                "PYTHONPATH": str(ROOT),
+                "QT_QPA_PLATFORM": "offscreen",
+            },
+        )
     got = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}
     print(f"the window's indexer over the {a.shards} shards through the 100 ms server, cold")
     if not got.get("framed"):
@@ -217,8 +255,10 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
     doc = json.loads(r.stdout) if r.stdout.strip() else {}
     ok = r.returncode == 0 and doc.get("totals", {}).get("files") == shards
     cores = len(os.sched_getaffinity(0))
-    print(f"{shards} shards of ~{total / shards / 1e3:.0f} KB on moto's S3 server, {latency * 1e3:.0f} ms a request, "
-          f"{cores} cores")  # fmt: skip
+    print(
+        f"{shards} shards of ~{total / shards / 1e3:.0f} KB on moto's S3 server, {latency * 1e3:.0f} ms a request, "
+        f"{cores} cores"
+    )
     line("  verify, cold (every shard read, every CRC)", f"{t:.2f} s", "<= 15 s", t <= 15 and ok)
     line("  (before: 256 shards, 4 requests a shard in turn)", f"{BEFORE_256_S:.1f} s", "", None)
     if not ok:
@@ -226,7 +266,9 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
     line("  requests by method", " ".join(f"{k}:{v}" for k, v in sorted(asked.items())), "", None)
     line("  most requests answered at once", str(after["in_flight_max"]), "", None)
     line("  CPU: verify and its workers / moto's server", f"{cpu:.1f} s / {served:.1f} s", "", None)
-    print(f"  (load average {os.getloadavg()[0]:.1f} on {cores} cores: the CPU times say the floor on a quiet machine)")
+    print(
+        f"  (load average {os.getloadavg()[0]:.1f} on {cores} cores: the CPU times say the floor on a quiet machine)"
+    )
 
 
 if __name__ == "__main__":

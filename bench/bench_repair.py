@@ -49,14 +49,25 @@ def examples(rnd: random.Random, n: int) -> list[bytes]:
     out = []
     for i in range(n):
         if i % 4 == 3:
-            out.append(_example(**{"text": f"caption {i}\nline two\r\nline three", "label": i % 7}).SerializeToString())
+            out.append(
+                _example(
+                    **{"text": f"caption {i}\nline two\r\nline three", "label": i % 7}
+                ).SerializeToString()
+            )
             continue
         side = rnd.choice([48, 96, 160, 260, 420])  # 420: ~500 KB, past what a data CRC can prove
         arr = np.asarray(np.random.default_rng(i).integers(0, 255, (side, side, 3)), dtype=np.uint8)
         buf = io.BytesIO()
         Image.fromarray(arr).save(buf, "JPEG", quality=90)
-        out.append(_example(**{"image/encoded": buf.getvalue(), "image/format": "jpeg",
-                               "image/object/class/label": [1, 2]}).SerializeToString())  # fmt: skip
+        out.append(
+            _example(
+                **{
+                    "image/encoded": buf.getvalue(),
+                    "image/format": "jpeg",
+                    "image/object/class/label": [1, 2],
+                }
+            ).SerializeToString()
+        )
     return out
 
 
@@ -116,15 +127,19 @@ def main() -> int:
     share = 100 * restored / total
     v1, v2 = share == 100, slowest[0] <= 1.0
     ok &= v1 and v2
-    print(f"flipped bits: {restored}/{total} records restored byte-exact = {share:.0f} % (target 100 %: "
-          f"{'PASS' if v1 else 'MISS'}); slowest {slowest[0] * 1000:.0f} ms for {slowest[1] >> 10} KB, median "
-          f"{statistics.median(t for t, _ in times) * 1000:.1f} ms (target <= 1 s each: {'PASS' if v2 else 'MISS'})")
+    print(
+        f"flipped bits: {restored}/{total} records restored byte-exact = {share:.0f} % (target 100 %: "
+        f"{'PASS' if v1 else 'MISS'}); slowest {slowest[0] * 1000:.0f} ms for {slowest[1] >> 10} KB, median "
+        f"{statistics.median(t for t, _ in times) * 1000:.1f} ms (target <= 1 s each: {'PASS' if v2 else 'MISS'})"
+    )
 
     # line-ending conversions
     pls = examples(rnd, 200)
     data, offs = framed(pls)
-    conversions = {"dos2unix (CR LF -> LF)": data.replace(b"\r\n", b"\n"),
-                   "unix2dos (LF -> CR LF)": re.sub(rb"(?<!\r)\n", b"\r\n", data)}  # fmt: skip
+    conversions = {
+        "dos2unix (CR LF -> LF)": data.replace(b"\r\n", b"\n"),
+        "unix2dos (LF -> CR LF)": re.sub(rb"(?<!\r)\n", b"\r\n", data),
+    }
     want = provable(pls)
     for name, conv in conversions.items():
         got, res, took = repaired(conv)
@@ -132,9 +147,11 @@ def main() -> int:
         wrong = len(got) - exact
         verdict = exact == want and wrong == 0
         ok &= verdict
-        print(f"{name}: {exact}/{len(pls)} records restored byte-exact, {want} provable, {wrong} wrong "
-              f"(target: every provable one, nothing wrong: {'PASS' if verdict else 'MISS'}); "
-              f"{len(res.repaired)} needed CR bytes back; {took:.2f} s for {len(conv) / 1e6:.1f} MB")
+        print(
+            f"{name}: {exact}/{len(pls)} records restored byte-exact, {want} provable, {wrong} wrong "
+            f"(target: every provable one, nothing wrong: {'PASS' if verdict else 'MISS'}); "
+            f"{len(res.repaired)} needed CR bytes back; {took:.2f} s for {len(conv) / 1e6:.1f} MB"
+        )
 
     # both kinds in one file: a flipped bit before a unix2dos transfer
     b = bytearray(data)
@@ -147,9 +164,11 @@ def main() -> int:
     exact = sum(1 for g in got if g in set(pls))
     verdict = flipped_back == sum(1 for k in flips if pls[k].count(b"\r\n") == 0) and exact == len(got)
     ok &= verdict
-    print(f"both (10 flipped bits, then unix2dos), one command: {exact}/{len(pls)} restored, {flipped_back}/10 "
-          f"flipped records back ({'PASS' if verdict else 'MISS'}: every flipped record without a CR LF of its own, "
-          f"nothing wrong); {took:.2f} s")
+    print(
+        f"both (10 flipped bits, then unix2dos), one command: {exact}/{len(pls)} restored, {flipped_back}/10 "
+        f"flipped records back ({'PASS' if verdict else 'MISS'}: every flipped record without a CR LF of its own, "
+        f"nothing wrong); {took:.2f} s"
+    )
     return 0 if ok else 1
 
 

@@ -44,7 +44,9 @@ sys.path.insert(0, str(ROOT))
 BEFORE_SHARDS_S = "13-16 s"
 BEFORE_CHECKS_RATE = 16_000
 BEFORE_RSS_MB = 1090
-TF_SHARDS_S = 3.1  # TensorFlow reading the 2,048 shards one after another, as the issue measured here (3.1-4.2 s)
+TF_SHARDS_S = (
+    3.1  # TensorFlow reading the 2,048 shards one after another, as the issue measured here (3.1-4.2 s)
+)
 
 
 def line(name: str, value: str, target: str, ok: bool | None) -> None:
@@ -104,8 +106,13 @@ CPU: list[float] = []  # CPU seconds of the last tfrview run, command and worker
 def tfrview(*args: str, home: str) -> tuple[float, int]:
     """(seconds, the largest resident set of the command and its workers in MB) of one run; its
     CPU seconds go to CPU[-1]."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": home, "PYTHONPYCACHEPREFIX": PYC,
-           "TFRVIEW_NO_SPARE": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "XDG_CACHE_HOME": home,
+        "PYTHONPYCACHEPREFIX": PYC,
+        "TFRVIEW_NO_SPARE": "1",
+    }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     code = (
         "import resource, subprocess, sys, time\n"
@@ -116,8 +123,13 @@ def tfrview(*args: str, home: str) -> tuple[float, int]:
         "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(t, u.ru_maxrss, u.ru_utime + u.ru_stime)\n"
     )
-    p = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "tfrview", *args], env=env,
-                       capture_output=True, text=True, check=False)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "tfrview", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if p.stderr.strip():
         print(f"  {p.stderr.strip()[-300:]}")
     secs, rss, cpu = p.stdout.split()
@@ -157,7 +169,9 @@ def tensorflow(tf_python: str | None, files: list[Path]) -> float | None:
         print(f"  (TensorFlow did not run: {p.stderr.strip()[-200:]})")
         return None
     secs, cpu, n = p.stdout.split()
-    print(f"  (TensorFlow: {int(n):,} records of {len(files):,} files in {float(secs):.2f} s, CPU {float(cpu):.2f} s)")
+    print(
+        f"  (TensorFlow: {int(n):,} records of {len(files):,} files in {float(secs):.2f} s, CPU {float(cpu):.2f} s)"
+    )
     return float(secs)
 
 
@@ -179,12 +193,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-rss", action="store_true", help="skip verify --checks of the whole file")
     ap.add_argument("--no-checks", action="store_true", help="skip the verify --checks figures")
-    ap.add_argument("--checks-split", action="store_true",
-                    help="also verify --checks of the whole split against the one file (minutes)")  # fmt: skip
-    ap.add_argument("--many", type=int, default=10_000, help="shards of 100 records of the second split (0: none)")
-    ap.add_argument("--tf", default=os.environ.get("TFRVIEW_BENCH_TF"),
-                    help="an interpreter with TensorFlow, to print its figures beside the issue's "
-                         "(e.g. /work/tfenv/bin/python; minutes on a busy machine)")  # fmt: skip
+    ap.add_argument(
+        "--checks-split",
+        action="store_true",
+        help="also verify --checks of the whole split against the one file (minutes)",
+    )
+    ap.add_argument(
+        "--many", type=int, default=10_000, help="shards of 100 records of the second split (0: none)"
+    )
+    ap.add_argument(
+        "--tf",
+        default=os.environ.get("TFRVIEW_BENCH_TF"),
+        help="an interpreter with TensorFlow, to print its figures beside the issue's "
+        "(e.g. /work/tfenv/bin/python; minutes on a busy machine)",
+    )
     a = ap.parse_args()
     d = Path(a.dir)
     try:
@@ -214,24 +236,42 @@ def main() -> None:
         line("  shards / one file", f"{many / one:.2f}x", "<= 1.5x", many / one <= 1.5)
         tf_many = tensorflow(a.tf, files_of(shards))
         if tf_many is not None:
-            line(f"  TensorFlow here: {a.shards:,} shards in {tf_many:.2f} s", f"{tf_many / many:.2f}x faster",
-                 ">= 2x TensorFlow", tf_many / many >= 2)  # fmt: skip
+            line(
+                f"  TensorFlow here: {a.shards:,} shards in {tf_many:.2f} s",
+                f"{tf_many / many:.2f}x faster",
+                ">= 2x TensorFlow",
+                tf_many / many >= 2,
+            )
         # judged against the issue's figure as well: TensorFlow measured on a quieter machine
-        line(f"  the issue's TensorFlow figure: {TF_SHARDS_S:.1f} s", f"{TF_SHARDS_S / many:.2f}x faster",
-             ">= 2x TensorFlow", TF_SHARDS_S / many >= 2)  # fmt: skip
+        line(
+            f"  the issue's TensorFlow figure: {TF_SHARDS_S:.1f} s",
+            f"{TF_SHARDS_S / many:.2f}x faster",
+            ">= 2x TensorFlow",
+            TF_SHARDS_S / many >= 2,
+        )
         t_info = min(tfrview("info", str(shards), home=homes[-1])[0] for _ in range(a.rounds))
-        line(f"info of the {a.shards:,} stored shards (whole process)", f"{t_info:.2f} s", "<= 1.5 s",
-             t_info <= 1.5)  # fmt: skip
+        line(
+            f"info of the {a.shards:,} stored shards (whole process)",
+            f"{t_info:.2f} s",
+            "<= 1.5 s",
+            t_info <= 1.5,
+        )
         print(f"  (CPU {CPU[-1]:.2f} s; before: 85 s, and 353 s on a busy machine)")
         if a.many:
             small = cut(head_file(whole, d, 100 * a.many), d, a.many)
-            t_small = min(tfrview("verify", "--quiet", str(small), home=fresh(homes))[0] for _ in range(a.rounds))
+            t_small = min(
+                tfrview("verify", "--quiet", str(small), home=fresh(homes))[0] for _ in range(a.rounds)
+            )
             tf_small = tensorflow(a.tf, files_of(small))
             line(f"verify {a.many:,} shards x 100 records", f"{t_small:.2f} s", "", None)
             print(f"  (CPU {CPU[-1]:.2f} s)")
             if tf_small is not None:
-                line(f"  TensorFlow here: {tf_small:.2f} s", f"{tf_small / t_small:.2f}x faster",
-                     ">= 1x TensorFlow", tf_small >= t_small)  # fmt: skip
+                line(
+                    f"  TensorFlow here: {tf_small:.2f} s",
+                    f"{tf_small / t_small:.2f}x faster",
+                    ">= 1x TensorFlow",
+                    tf_small >= t_small,
+                )
             else:
                 print("  (no TensorFlow here: the issue measured none for this split)")
         if a.no_checks:
@@ -239,13 +279,21 @@ def main() -> None:
         if a.checks_split:
             c_one = tfrview("verify", "--checks", "--quiet", str(whole), home=fresh(homes))[0]
             c_many = tfrview("verify", "--checks", "--quiet", str(shards), home=fresh(homes))[0]
-            line(f"verify --checks of the {a.shards:,} shards / one file", f"{c_many / c_one:.2f}x",
-                 "<= 1.3x", c_many / c_one <= 1.3)  # fmt: skip
+            line(
+                f"verify --checks of the {a.shards:,} shards / one file",
+                f"{c_many / c_one:.2f}x",
+                "<= 1.3x",
+                c_many / c_one <= 1.3,
+            )
             print(f"  ({c_many:.1f} s / {c_one:.1f} s)")
         secs, rss = tfrview("verify", "--checks", "--quiet", "--jobs", "1", str(head), home=fresh(homes))
         rate = a.checks / secs
-        line(f"verify --checks of {a.checks:,} records, 1 worker", f"{rate:,.0f} rec/s", ">= 50,000 rec/s a core",
-             rate >= 50_000)  # fmt: skip
+        line(
+            f"verify --checks of {a.checks:,} records, 1 worker",
+            f"{rate:,.0f} rec/s",
+            ">= 50,000 rec/s a core",
+            rate >= 50_000,
+        )
         print(
             f"  ({secs:.2f} s, start-up included; before: ~{BEFORE_CHECKS_RATE:,} rec/s, peak RSS {rss} MB)"
         )
@@ -254,8 +302,10 @@ def main() -> None:
             line(
                 f"verify --checks of {a.records:,} records: peak RSS", f"{rss:,} MB", "<= 400 MB", rss <= 400
             )
-            print(f"  ({secs:.1f} s on {cores} cores, {a.records / secs / cores:,.0f} rec/s a core; "
-                  f"before: {BEFORE_RSS_MB:,} MB)")  # fmt: skip
+            print(
+                f"  ({secs:.1f} s on {cores} cores, {a.records / secs / cores:,.0f} rec/s a core; "
+                f"before: {BEFORE_RSS_MB:,} MB)"
+            )
     finally:
         for h in [*homes, PYC]:
             shutil.rmtree(h, ignore_errors=True)

@@ -74,9 +74,11 @@ def timed(fn, calls: range) -> tuple[list[float], list[float]]:
 
 def say_times(what: str, wall: list[float], cpu: list[float]) -> None:
     p10 = sorted(wall)[len(wall) // 10]
-    print(f"  ({what}, {len(wall)} calls: wall median {statistics.median(wall) * 1e3:.2f} ms, mean "
-          f"{statistics.mean(wall) * 1e3:.2f} ms (log checkpoints included), 10th percentile {p10 * 1e3:.2f} ms; "
-          f"CPU median {statistics.median(cpu) * 1e3:.2f} ms)")  # fmt: skip
+    print(
+        f"  ({what}, {len(wall)} calls: wall median {statistics.median(wall) * 1e3:.2f} ms, mean "
+        f"{statistics.mean(wall) * 1e3:.2f} ms (log checkpoints included), 10th percentile {p10 * 1e3:.2f} ms; "
+        f"CPU median {statistics.median(cpu) * 1e3:.2f} ms)"
+    )
 
 
 def use(home: str) -> None:
@@ -152,8 +154,12 @@ def store_figures(d: Path, others: int) -> None:
         line("store a 1,000-record shard's result (empty store)", f"{e * 1e3:.2f} ms", "<= 5 ms", e <= 0.005)
         say_times(f"{others:,} others", f_wall, f_cpu)
         change = f / e - 1
-        line(f"store the same with {others:,} other entries", f"{f * 1e3:.2f} ms ({change * 100:+.0f} %)",
-             "<= 30 % change", abs(change) <= 0.30)  # fmt: skip
+        line(
+            f"store the same with {others:,} other entries",
+            f"{f * 1e3:.2f} ms ({change * 100:+.0f} %)",
+            "<= 30 % change",
+            abs(change) <= 0.30,
+        )
         cpu_change = statistics.median(f_cpu) / statistics.median(e_cpu) - 1
         line("  its CPU time's change", f"{cpu_change * 100:+.0f} %", "", None)
         use(full)
@@ -179,8 +185,14 @@ def store_figures(d: Path, others: int) -> None:
 
 def tfrview(*args: str, env: dict) -> float:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "tfrview", *args], check=False, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "tfrview", *args],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     if p.returncode not in (0, 1):
         print(f"  tfrview {args[0]} failed: {p.stderr.strip()[-300:]}")
     return time.perf_counter() - t0
@@ -209,11 +221,19 @@ def verify_figures(d: Path, shards: int, per: int, others: int, info: bool, roun
         e, f = min(t_empty), min(t_full)
         runs = ", ".join(f"{a:.1f} / {b:.1f}" for a, b in zip(t_empty, t_full, strict=True))
         print(f"  (verify runs, empty / with {others:,} others: {runs} s)")
-        line(f"verify {shards:,} shards of {per} records, empty store", f"{e:.1f} s",
-             f"before: {BEFORE_VERIFY_EMPTY_S} s", None)  # fmt: skip
+        line(
+            f"verify {shards:,} shards of {per} records, empty store",
+            f"{e:.1f} s",
+            f"before: {BEFORE_VERIFY_EMPTY_S} s",
+            None,
+        )
         change = f / e - 1
-        line(f"verify the same with {others:,} other entries stored", f"{f:.1f} s ({change * 100:+.0f} %)",
-             "<= 30 % change", abs(change) <= 0.30)  # fmt: skip
+        line(
+            f"verify the same with {others:,} other entries stored",
+            f"{f:.1f} s ({change * 100:+.0f} %)",
+            "<= 30 % change",
+            abs(change) <= 0.30,
+        )
         print(f"  (before: {BEFORE_VERIFY_FULL_S} s with 2,360 entries stored)")
         use(homes[-1])
         t0 = time.perf_counter()

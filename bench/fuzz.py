@@ -25,10 +25,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = {  # name -> (test node, share of --examples it runs per round)
     "framing": ("tests/fuzz/test_fuzz_framing.py::test_damaged_plain_files_lose_no_untouched_record", 1.0),
-    "compressed": ("tests/fuzz/test_fuzz_framing.py::test_damaged_compressed_files_keep_everything_before_the_damage", 1.0),
-    "reads": ("tests/fuzz/test_fuzz_framing.py::test_compressed_reads_in_any_order_equal_a_sequential_read", 0.1),
+    "compressed": (
+        "tests/fuzz/test_fuzz_framing.py::test_damaged_compressed_files_keep_everything_before_the_damage",
+        1.0,
+    ),
+    "reads": (
+        "tests/fuzz/test_fuzz_framing.py::test_compressed_reads_in_any_order_equal_a_sequential_read",
+        0.1,
+    ),
     "bombs": ("tests/fuzz/test_fuzz_framing.py::test_compression_bombs_hold_the_records_they_hold", 0.1),
-    "payloads": ("tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits", 0.5),
+    "payloads": (
+        "tests/fuzz/test_fuzz_payloads.py::test_hostile_payloads_are_decoded_within_the_limits",
+        0.5,
+    ),
     # records that lost CR bytes in the counts that made the search explode (k close to m, k near
     # m / 2, huge m, a length past the end): a walk within its budget that keeps the good records
     "lineendings": ("tests/fuzz/test_fuzz_lineendings.py", 0.25),
@@ -44,22 +53,47 @@ def run_round(name: str, node: str, examples: int, seed: int, out: Path) -> tupl
     """One pytest run: (passed, what failed and its saved input, seconds, CLI runs that ended in
     "internal error": tests/fuzz/test_fuzz_cli.check_run names them so)."""
     save = out / f"{name}-{seed}"
-    env = dict(os.environ, FUZZ_EXAMPLES=str(examples), FUZZ_RANDOM="1", FUZZ_SAVE_DIR=str(save),
-               QT_QPA_PLATFORM="offscreen")  # fmt: skip
+    env = dict(
+        os.environ,
+        FUZZ_EXAMPLES=str(examples),
+        FUZZ_RANDOM="1",
+        FUZZ_SAVE_DIR=str(save),
+        QT_QPA_PLATFORM="offscreen",
+    )
     t0 = time.monotonic()
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}",
-         "--hypothesis-show-statistics", node],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            f"--hypothesis-seed={seed}",
+            "--hypothesis-show-statistics",
+            node,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - t0
-    internal = sum(1 for line in r.stdout.splitlines() if line.startswith("E  ") and "internal error of the CLI" in line)
+    internal = sum(
+        1 for line in r.stdout.splitlines() if line.startswith("E  ") and "internal error of the CLI" in line
+    )
     ok = r.returncode == 0 and not internal
     if ok:
         return True, "", seconds, 0
     errors = [line for line in r.stdout.splitlines() if line.startswith("E  ") and "Error" in line]
     saved = ", ".join(str(p) for p in sorted(save.glob("*"))) or "(no input saved)"
-    return False, f"{errors[0].strip() if errors else r.stdout[-800:]}\n      input: {saved}", seconds, internal
+    return (
+        False,
+        f"{errors[0].strip() if errors else r.stdout[-800:]}\n      input: {saved}",
+        seconds,
+        internal,
+    )
 
 
 def main() -> int:
@@ -70,7 +104,9 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"fuzzing for {args.minutes:g} minutes on {os.cpu_count()} cores; {args.examples} examples per test per round")
+    print(
+        f"fuzzing for {args.minutes:g} minutes on {os.cpu_count()} cores; {args.examples} examples per test per round"
+    )
     deadline = time.monotonic() + args.minutes * 60
     found: list[str] = []
     counts = dict.fromkeys(TESTS, 0)
@@ -97,7 +133,10 @@ def main() -> int:
                 inputs = n
             counts[name] += inputs
             status = "ok" if ok else "FOUND"
-            print(f"round {rounds} {name:10} seed {seed:<10} {inputs:>6} inputs {seconds:6.1f} s  {status}", flush=True)
+            print(
+                f"round {rounds} {name:10} seed {seed:<10} {inputs:>6} inputs {seconds:6.1f} s  {status}",
+                flush=True,
+            )
             if not ok:
                 found.append(f"{name} (seed {seed}): {report}")
                 print(f"      {report}", flush=True)

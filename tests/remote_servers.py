@@ -51,8 +51,11 @@ def _wait_for(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
 def http_server(root: Path, latency: float = 0.0):
     """Serve `root` over HTTP in a child process; yields the base URL (no trailing slash)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, __file__, "http", str(root), str(port), str(latency)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "http", str(root), str(port), str(latency)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for(base + "/_stats", proc)
@@ -84,8 +87,12 @@ def s3_server(latency: float | None = None):
     endpoint = f"http://127.0.0.1:{port}"
     try:
         _wait_for(endpoint + "/moto-api/", proc)
-        yield {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        yield {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
     finally:
         proc.kill()
         proc.wait()
@@ -108,8 +115,13 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def _count(self) -> bool:
         if self.path == "/_stats":
-            body = json.dumps({"requests": _Handler.requests, "ranges": _Handler.ranges,
-                               "in_flight_max": _Handler.in_flight_max}).encode()  # fmt: skip
+            body = json.dumps(
+                {
+                    "requests": _Handler.requests,
+                    "ranges": _Handler.ranges,
+                    "in_flight_max": _Handler.in_flight_max,
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -188,7 +200,9 @@ def _serve(root: str, port: int, latency: float) -> None:
     os.chdir(root)
     _Handler.latency = latency
     ThreadingHTTPServer.daemon_threads = True
-    ThreadingHTTPServer.request_queue_size = 256  # the default 5 drops concurrent connects: a 1 s SYN retry each
+    ThreadingHTTPServer.request_queue_size = (
+        256  # the default 5 drops concurrent connects: a 1 s SYN retry each
+    )
     ThreadingHTTPServer(("127.0.0.1", port), _Handler).serve_forever()
 
 
@@ -380,7 +394,9 @@ class HostileHTTPServer(_Threaded):
             def do_HEAD(self) -> None:
                 server.heads += 1
                 self.send_response(200)
-                self.send_header("Content-Length", str(server.claim if server.how == "lie_size" else len(server.data)))
+                self.send_header(
+                    "Content-Length", str(server.claim if server.how == "lie_size" else len(server.data))
+                )
                 self.send_header("ETag", f'"{hashlib.md5(server.data).hexdigest()}"')
                 self.send_header("Accept-Ranges", "bytes")
                 self.end_headers()
@@ -390,7 +406,9 @@ class HostileHTTPServer(_Threaded):
                 server._get(self, server.gets)
 
         class Server(ThreadingHTTPServer):
-            request_queue_size = 128  # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
+            request_queue_size = (
+                128  # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
+            )
 
             def handle_error(self, request, client_address) -> None:
                 pass  # a client that hangs up mid-body (as tfrview does on purpose) is no news

@@ -36,8 +36,12 @@ def build(d: Path, records: int = 5, labels: list[int] | None = None) -> Path:
             )
         if i == SMALL:
             m = m[:80, :100]
-        feats = {"image/encoded": _png(np.full((160, 200, 3), 30 * i, np.uint8)), "image/format": "png",
-                 "image/segmentation/class/encoded": _png(m), "image/segmentation/class/format": "png"}  # fmt: skip
+        feats = {
+            "image/encoded": _png(np.full((160, 200, 3), 30 * i, np.uint8)),
+            "image/format": "png",
+            "image/segmentation/class/encoded": _png(m),
+            "image/segmentation/class/format": "png",
+        }
         if labels is not None:
             feats["label"] = [labels[i % len(labels)]]
         recs.append(_example(**feats).SerializeToString())

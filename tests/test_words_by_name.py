@@ -28,8 +28,11 @@ def _spelled(tree: ast.AST) -> list[tuple[int, str]]:
             continue  # `"error" in entry`: a key looked up, not a word compared
         for side in (node.left, *node.comparators):
             items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
-            found += [(node.lineno, i.value) for i in items
-                      if isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value in WORDS]  # fmt: skip
+            found += [
+                (node.lineno, i.value)
+                for i in items
+                if isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value in WORDS
+            ]
     return found
 
 
@@ -43,6 +46,9 @@ def test_the_scan_finds_a_word_spelled_by_hand():
 
 
 def test_no_vocabulary_word_is_compared_by_hand():
-    spelled = [f"{p.relative_to(ROOT.parent)}:{line}: {word!r}"
-               for p in sorted(ROOT.rglob("*.py")) for line, word in _spelled(ast.parse(p.read_text()))]  # fmt: skip
+    spelled = [
+        f"{p.relative_to(ROOT.parent)}:{line}: {word!r}"
+        for p in sorted(ROOT.rglob("*.py"))
+        for line, word in _spelled(ast.parse(p.read_text()))
+    ]
     assert spelled == []

@@ -21,7 +21,18 @@ from tfrview.core.units import human_bytes
 
 from . import __version__
 
-COMMANDS = ("info", "verify", "dump", "export", "index", "salvage", "repair", "cache", "install-desktop", "uninstall-desktop")
+COMMANDS = (
+    "info",
+    "verify",
+    "dump",
+    "export",
+    "index",
+    "salvage",
+    "repair",
+    "cache",
+    "install-desktop",
+    "uninstall-desktop",
+)
 
 EPILOG = """\
 examples:
@@ -137,12 +148,17 @@ def cmd_verify(args) -> int:
             print(f"tfrview: {printable(err)}", file=sys.stderr)
         entries[i] = {"path": str(path), "ok": False, "error": err, "problems": []}
     groups = group_files(paths, args.one_dataset)
-    maps = [_label_map_for_checks(args, [paths[i] for i in g.files]) if args.checks else (None, None) for g in groups]
+    maps = [
+        _label_map_for_checks(args, [paths[i] for i in g.files]) if args.checks else (None, None)
+        for g in groups
+    ]
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results, groups)
-    misfits = [None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
-               for g, (lm, lm_path) in zip(groups, maps, strict=True)]  # fmt: skip
+    misfits = [
+        None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
+        for g, (lm, lm_path) in zip(groups, maps, strict=True)
+    ]
     fits = [lm_path is not None and m is None for (_, lm_path), m in zip(maps, misfits, strict=True)]
     used = {str(lm_path) for (_, lm_path), fit in zip(maps, fits, strict=True) if fit}
     for g, (_, lm_path), fit, misfit in zip(groups, maps, fits, misfits, strict=True):
@@ -153,8 +169,11 @@ def cmd_verify(args) -> int:
             _without_label_map(analysis, g.files)
         say = not args.json and not args.quiet
         if say and not fit and str(lm_path) not in used:  # a map another dataset beside it uses is no news
-            print(f"not using {printable(str(lm_path))} found beside the data{named}: {misfit} "
-                  "(--label-map uses it anyway)", file=sys.stderr)  # fmt: skip
+            print(
+                f"not using {printable(str(lm_path))} found beside the data{named}: {misfit} "
+                "(--label-map uses it anyway)",
+                file=sys.stderr,
+            )
         elif say and fit:
             print(f"label map{named}: {printable(str(lm_path))}", file=sys.stderr)
     of = group_of(groups, len(paths))
@@ -167,23 +186,38 @@ def cmd_verify(args) -> int:
                 print(f"tfrview: {printable(r.error)}", file=sys.stderr)
             entries[at] = {"path": r.path, "ok": False, "error": r.error, "problems": []}
         else:
-            rep = reports[fi] = FileReport(r.path, r.compression, r.file_size, r.records, r.damaged,
-                                           sort_problems(analysis.problems(fi)), r.cause,
-                                           int((r.status & CRC_CUT != 0).sum()))  # fmt: skip
+            rep = reports[fi] = FileReport(
+                r.path,
+                r.compression,
+                r.file_size,
+                r.records,
+                r.damaged,
+                sort_problems(analysis.problems(fi)),
+                r.cause,
+                int((r.status & CRC_CUT != 0).sum()),
+            )
             entries[at] = {**rep.to_json(), "record_status": status_counts(r.status)}
         entries[at]["dataset"] = groups[of[fi]].name
     totals = _totals([e for e in entries if e is not None])
     gaps = _add_missing(paths, entries, totals)
     if args.json:
-        doc = {"files": entries, "datasets": [g.to_json([str(p) for p in paths]) for g in groups], "totals": totals}
+        doc = {
+            "files": entries,
+            "datasets": [g.to_json([str(p) for p in paths]) for g in groups],
+            "totals": totals,
+        }
         print(json.dumps(doc))
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
         for g in groups:
             t = _totals([entries[len(failed) + fi] for fi in g.files])
             clean = not t.get("files_with_problems") and not t["unreadable_files"]
-            if len(groups) > 1 and not args.quiet and (every or not clean):  # 1,024 clean datasets: the total says
-                print(f"dataset {printable(g.name)} (judged on its own): {_totals_line(t, True)[len('total: '):]}")
+            if (
+                len(groups) > 1 and not args.quiet and (every or not clean)
+            ):  # 1,024 clean datasets: the total says
+                print(
+                    f"dataset {printable(g.name)} (judged on its own): {_totals_line(t, True)[len('total: ') :]}"
+                )
             for fi in g.files:
                 if fi in reports and (every or not reports[fi].ok):
                     _print_verify(reports[fi], args.quiet)
@@ -209,8 +243,10 @@ def _grouped_plan(paths, groups, deep: bool, label_maps: list, **kw) -> list:
     tasks = []
     for g, lm in zip(groups, label_maps, strict=True):
         lm_json = lm.to_json() if lm is not None else None
-        tasks += [t if g.files[t.file_no] == t.file_no else replace(t, file_no=g.files[t.file_no])
-                  for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)]  # fmt: skip
+        tasks += [
+            t if g.files[t.file_no] == t.file_no else replace(t, file_no=g.files[t.file_no])
+            for t in plan([paths[i] for i in g.files], deep, lm_json, **kw)
+        ]
     return sorted(tasks, key=lambda t: (t.file_no, t.part))
 
 
@@ -225,7 +261,10 @@ def _totals(entries: list[dict]) -> dict:
         "bytes": sum(e.get("bytes", 0) for e in read),
     }
     if any("record_status" in e for e in read):  # verify: the record status words, summed
-        t["record_status"] = {w: sum(e.get("record_status", {}).get(w, 0) for e in read) for w in next(e["record_status"] for e in read if "record_status" in e)}
+        t["record_status"] = {
+            w: sum(e.get("record_status", {}).get(w, 0) for e in read)
+            for w in next(e["record_status"] for e in read if "record_status" in e)
+        }
     if any("problems" in e for e in read):  # verify
         t["files_with_problems"] = sum(1 for e in read if e["problems"])
         t["problems"] = sum(len(e["problems"]) for e in read)
@@ -236,7 +275,10 @@ def _totals(entries: list[dict]) -> dict:
 
 def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
     """One line of totals: files (in how many datasets), records, bytes, and what is wrong."""
-    parts = [f"{t['files']:,} file{'s' if t['files'] != 1 else ''}" + (f" in {datasets:,} datasets" if datasets > 1 else "")]
+    parts = [
+        f"{t['files']:,} file{'s' if t['files'] != 1 else ''}"
+        + (f" in {datasets:,} datasets" if datasets > 1 else "")
+    ]
     if "files_with_problems" in t:
         bad = t["files_with_problems"]
         parts[0] += f" ({t['files'] - bad - t['unreadable_files']:,} OK, {bad:,} with problems"
@@ -244,7 +286,10 @@ def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
     elif t["unreadable_files"]:
         parts[0] += f" ({t['unreadable_files']:,} unreadable)"
     intact = "intact " if "problems" in t else ""
-    parts.append(f"{t['records']:,} {intact}records" + (f", {t['damaged_records']:,} damaged" if t["damaged_records"] else ""))
+    parts.append(
+        f"{t['records']:,} {intact}records"
+        + (f", {t['damaged_records']:,} damaged" if t["damaged_records"] else "")
+    )
     parts.append(human_bytes(t["bytes"]))
     if "problems" in t:
         parts.append(f"{t['problems']:,} problem{'s' if t['problems'] != 1 else ''}")
@@ -252,7 +297,11 @@ def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
         parts.append(f"{t['framing_problems']:,} framing problem{'s' if t['framing_problems'] != 1 else ''}")
     if t.get("missing_shards"):
         parts.append(f"{t['missing_shards']:,} shard{'s' if t['missing_shards'] != 1 else ''} missing")
-    hidden = "" if every else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
+    hidden = (
+        ""
+        if every
+        else f" (more than {FILES_LISTED} files: only files with problems are listed; -v lists all)"
+    )
     return "total: " + " · ".join(parts) + hidden
 
 
@@ -262,8 +311,17 @@ def _add_missing(paths, entries: list, totals: dict) -> list[dict]:
     after the files' entries and counted in the totals; the entries, for the text output."""
     from tfrview.core.tfrecord.dataset import missing_shard_paths, missing_shard_problem
 
-    gaps = [{"path": str(p), "ok": False, "missing": True, "records": 0, "damaged_records": 0,
-             "problems": [missing_shard_problem(p).to_json()]} for p in missing_shard_paths(paths)]  # fmt: skip
+    gaps = [
+        {
+            "path": str(p),
+            "ok": False,
+            "missing": True,
+            "records": 0,
+            "damaged_records": 0,
+            "problems": [missing_shard_problem(p).to_json()],
+        }
+        for p in missing_shard_paths(paths)
+    ]
     entries += gaps
     if gaps:
         totals["missing_shards"] = len(gaps)
@@ -408,7 +466,9 @@ def cmd_info(args) -> int:
     of = group_of(groups, len(paths))
     every = args.verbose or len(paths) <= FILES_LISTED
     tasks = plan(paths, args.all, None, notices=True)
-    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))  # one per file, in order
+    results = join_parts(
+        _run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask)
+    )  # one per file, in order
     summaries: dict[int, tuple[dict, object, list]] = {}
     printed: set[int] = set()  # files whose block is printed
     picks = _sample_picks([r for r in results if r.error is None and r.deep is None], args.sample)
@@ -434,8 +494,11 @@ def cmd_info(args) -> int:
         print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
     else:
         if len(paths) > 1:
-            shown = [d for d, g in zip(datasets, groups, strict=True)  # a one-file dataset's block is its file's
-                     if d["files"] > 1 or (not every and not any(fi in printed for fi in g.files))]  # fmt: skip
+            shown = [
+                d
+                for d, g in zip(datasets, groups, strict=True)  # a one-file dataset's block is its file's
+                if d["files"] > 1 or (not every and not any(fi in printed for fi in g.files))
+            ]
             if not args.verbose and len(shown) > FILES_LISTED:  # a folder of 1,024 datasets: the damaged ones
                 shown = [d for d in shown if d["framing_problems"] or d["damaged_records"]]
             for d in shown:
@@ -474,8 +537,11 @@ def _dataset_info(g, summaries: dict) -> dict:
         **_summary_json(cs),
     }
     if sizes:
-        d["record_size"] = {"min": min(a for a, _, _ in sizes), "mean": sum(b for _, b, _ in sizes) // max(records, 1),
-                            "max": max(c for _, _, c in sizes)}  # fmt: skip
+        d["record_size"] = {
+            "min": min(a for a, _, _ in sizes),
+            "mean": sum(b for _, b, _ in sizes) // max(records, 1),
+            "max": max(c for _, _, c in sizes),
+        }
     return d
 
 
@@ -562,13 +628,21 @@ def _sampled_summary(r, picks):
     cs = DatasetSummary()
     if picks is None or not len(picks):
         return cs
-    if r.compression == Compression.NONE and not is_url(r.path):  # a plain file: a descriptor and a read a record
+    if r.compression == Compression.NONE and not is_url(
+        r.path
+    ):  # a plain file: a descriptor and a read a record
         from tfrview.core.tfrecord.source import open_regular
 
         fd, _ = open_regular(r.path)
         try:
             for k in picks:
-                cs.add(decode(bounded_payload(lambda at, n: os.pread(fd, n, at), int(r.offsets[k]), int(r.lengths[k]))))
+                cs.add(
+                    decode(
+                        bounded_payload(
+                            lambda at, n: os.pread(fd, n, at), int(r.offsets[k]), int(r.lengths[k])
+                        )
+                    )
+                )
         finally:
             os.close(fd)
         return cs
@@ -593,7 +667,10 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
     print(f"  compression   {info['compression']}")
     print(f"  size          {size}")
-    print(f"  records       {info['records']:,}" + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else ""))
+    print(
+        f"  records       {info['records']:,}"
+        + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else "")
+    )
     for p in framing[:1]:
         if p.kind == ProblemKind.NOT_TFRECORD:
             print(f"  problem       {printable(p.message)}")
@@ -633,8 +710,10 @@ def _print_info(info: dict, lengths, framing: list) -> None:
     if info["other_keys"]:
         from tfrview.core.limits import TRACKED_KEYS
 
-        print(f"  other keys    {info['other_keys']:,} features of keys past the first {TRACKED_KEYS:,} "
-              "(limits.TRACKED_KEYS): counted, not listed")  # fmt: skip
+        print(
+            f"  other keys    {info['other_keys']:,} features of keys past the first {TRACKED_KEYS:,} "
+            "(limits.TRACKED_KEYS): counted, not listed"
+        )
 
 
 # --- dump ---------------------------------------------------------------------------------------------
@@ -682,7 +761,10 @@ def cmd_dump(args) -> int:
         errs = [f.error for f in ds.files if f.error and not f.missing]
         for f in ds.files:
             if f.error:  # a missing shard is a problem (exit 1), a file that cannot be read an error (2)
-                print(f"tfrview: {printable(f.error if not f.missing else str(f.path) + ': ' + f.error)}", file=sys.stderr)
+                print(
+                    f"tfrview: {printable(f.error if not f.missing else str(f.path) + ': ' + f.error)}",
+                    file=sys.stderr,
+                )
         ds.frame_and_verify()  # verify's framing and numbering: every record it frames is dumped
         rng = parse_range(args.records, ds.count)
         out = sys.stdout
@@ -692,10 +774,18 @@ def cmd_dump(args) -> int:
                 status = record_status(int(f.index.status[k]))
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
                 cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
-                named = decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
+                named = (
+                    decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
+                )
                 if named is not None:  # the person's schema: field names, not numbers
-                    d = {"record": n, "offset": off, "length": ln, "kind": PayloadKind.MESSAGE, "message_type": schema.name,
-                         "message": named}  # fmt: skip
+                    d = {
+                        "record": n,
+                        "offset": off,
+                        "length": ln,
+                        "kind": PayloadKind.MESSAGE,
+                        "message_type": schema.name,
+                        "message": named,
+                    }
                     if status != RecordStatus.OK:
                         d["status"] = status
                     if cut:
@@ -705,8 +795,10 @@ def cmd_dump(args) -> int:
                     else:
                         body = json.dumps(named, indent=2, ensure_ascii=False).replace("\n", "\n  ")
                         limits = "".join(f"  limit: {printable(note)}\n" for note in cut)
-                        out.write(f"record {n}  offset {off}  length {ln}  {schema.name}"
-                                  f"{'  ' + status.upper() if status != RecordStatus.OK else ''}\n{limits}  {body}\n")  # fmt: skip
+                        out.write(
+                            f"record {n}  offset {off}  length {ln}  {schema.name}"
+                            f"{'  ' + status.upper() if status != RecordStatus.OK else ''}\n{limits}  {body}\n"
+                        )
                     continue
                 if args.json:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
@@ -740,10 +832,15 @@ def _say_framing(ds) -> None:
         if not ps:
             continue
         if len(ps) == 1 or ps[0].kind == ProblemKind.NOT_TFRECORD:
-            print(f"tfrview: {printable(str(f.path))}: {ps[0].kind}: {printable(ps[0].message)}", file=sys.stderr)
+            print(
+                f"tfrview: {printable(str(f.path))}: {ps[0].kind}: {printable(ps[0].message)}",
+                file=sys.stderr,
+            )
         else:
-            print(f"tfrview: {printable(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"tfrview: {printable(str(f.path))}: {len(ps):,} framing problems (`tfrview verify` lists them)",
+                file=sys.stderr,
+            )
 
 
 def _text_record(n, off, ln, p, status, max_values, path) -> str:
@@ -855,15 +952,32 @@ def cmd_repair(args) -> int:
     with _verified_input(args) as (src, idx, _):
         res = repair(src, idx, out, args.compression or src.compression)
     if args.json:
-        print(json.dumps({"output": str(out), "written": res.written, "reheadered": res.reheadered, "file_fix": res.file_fix,
-                          "damaged_regions": res.damaged_regions,
-                          "repaired": [{"record": r.record, "how": r.how, **({"offset": r.offset} if r.record is None else {})}
-                                       for r in res.repaired],
-                          "dropped": [{"record": k, "why": why} for k, why in res.dropped]}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "output": str(out),
+                    "written": res.written,
+                    "reheadered": res.reheadered,
+                    "file_fix": res.file_fix,
+                    "damaged_regions": res.damaged_regions,
+                    "repaired": [
+                        {
+                            "record": r.record,
+                            "how": r.how,
+                            **({"offset": r.offset} if r.record is None else {}),
+                        }
+                        for r in res.repaired
+                    ],
+                    "dropped": [{"record": k, "why": why} for k, why in res.dropped],
+                }
+            )
+        )
         return 0
-    print(f"{printable(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
-          f"{len(res.dropped):,} left out, {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
-          + (f"; {res.reheadered} kept with a rebuilt header" if res.reheadered else ""))  # fmt: skip
+    print(
+        f"{printable(str(out))}: wrote {res.written:,} records: {len(res.repaired):,} repaired, "
+        f"{len(res.dropped):,} left out, {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
+        + (f"; {res.reheadered} kept with a rebuilt header" if res.reheadered else "")
+    )
     if res.file_fix:
         print(f"  repaired the file: {res.file_fix}")
     for r in res.repaired:
@@ -898,9 +1012,15 @@ def cmd_export(args) -> int:
     for r in unreadable:
         print(f"tfrview: {printable(r.error)}", file=sys.stderr)
     res = write_parquet(merge(results, groups), out, images=args.images)
-    print(f"{printable(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
-          + (f", {res.images:,} images" if args.images else "")
-          + (f"; {res.file_problems:,} problems of no record as rows with a null record" if res.file_problems else ""))  # fmt: skip
+    print(
+        f"{printable(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
+        + (f", {res.images:,} images" if args.images else "")
+        + (
+            f"; {res.file_problems:,} problems of no record as rows with a null record"
+            if res.file_problems
+            else ""
+        )
+    )
     return 2 if unreadable else 0
 
 
@@ -915,14 +1035,20 @@ def cmd_cache(args) -> int:
         n, size = clear()
         print(f"removed {n:,} stored result{'s' if n != 1 else ''} ({human_bytes(size)}) from {store_path()}")
         k, kept = trim_kept(0)
-        print(f"removed {k:,} remote file{'s' if k != 1 else ''} kept locally ({human_bytes(kept)}) from {kept_dir()}")
+        print(
+            f"removed {k:,} remote file{'s' if k != 1 else ''} kept locally ({human_bytes(kept)}) from {kept_dir()}"
+        )
         return 0
     entries, _ = usage()
-    print(f"{store_path()}: {entries:,} stored results, {human_bytes(disk_bytes())} on disk "
-          f"(limit {human_bytes(CACHE_MAX_BYTES)})")  # fmt: skip
+    print(
+        f"{store_path()}: {entries:,} stored results, {human_bytes(disk_bytes())} on disk "
+        f"(limit {human_bytes(CACHE_MAX_BYTES)})"
+    )
     k, kept = kept_usage()
-    print(f"{kept_dir()}: {k:,} remote file{'s' if k != 1 else ''} kept locally, {human_bytes(kept)} on disk "
-          f"(limit {human_bytes(REMOTE_SPILL_BYTES)})")  # fmt: skip
+    print(
+        f"{kept_dir()}: {k:,} remote file{'s' if k != 1 else ''} kept locally, {human_bytes(kept)} on disk "
+        f"(limit {human_bytes(REMOTE_SPILL_BYTES)})"
+    )
     return 0
 
 
@@ -954,18 +1080,31 @@ class _Parser(argparse.ArgumentParser):
 def _add_jobs(p) -> None:
     from tfrview.core.analysis import default_jobs
 
-    p.add_argument("-j", "--jobs", type=_int_at_least(1), default=default_jobs(), metavar="N",
-                   help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)")  # fmt: skip
-    p.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help="run the pass on a Dask distributed cluster (tcp://scheduler:8786), or 'local' for a "
-                        "LocalCluster here; needs pip install 'tfrview[dask]'")  # fmt: skip
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=_int_at_least(1),
+        default=default_jobs(),
+        metavar="N",
+        help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        default=None,
+        help="run the pass on a Dask distributed cluster (tcp://scheduler:8786), or 'local' for a "
+        "LocalCluster here; needs pip install 'tfrview[dask]'",
+    )
 
 
 def _add_grouping(p) -> None:
-    p.add_argument("--one-dataset", action="store_true",
-                   help="judge every file as one dataset (default: files in one folder whose names differ only "
-                        "in digits, such as the shards of train-?????-of-00016, are one dataset; any other file "
-                        "is a dataset of its own)")  # fmt: skip
+    p.add_argument(
+        "--one-dataset",
+        action="store_true",
+        help="judge every file as one dataset (default: files in one folder whose names differ only "
+        "in digits, such as the shards of train-?????-of-00016, are one dataset; any other file "
+        "is a dataset of its own)",
+    )
 
 
 def _add_new_file_args(p) -> None:
@@ -988,37 +1127,63 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"tfrview {__version__}")
     from tfrview.core.logs import window_log_path
 
-    ap.add_argument("-v", "--verbose", dest="log_debug", action="store_true",
-                    help="before the command: debug messages on stderr too (default: warnings, one line "
-                         f"each); the window logs to {window_log_path()}")  # fmt: skip
+    ap.add_argument(
+        "-v",
+        "--verbose",
+        dest="log_debug",
+        action="store_true",
+        help="before the command: debug messages on stderr too (default: warnings, one line "
+        f"each); the window logs to {window_log_path()}",
+    )
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name, help_, examples):
         p = sub.add_parser(
-            name, help=help_, description=help_, epilog="examples:\n" + examples,
+            name,
+            help=help_,
+            description=help_,
+            epilog="examples:\n" + examples,
             formatter_class=argparse.RawDescriptionHelpFormatter,
-        )  # fmt: skip
+        )
         return p
 
-    p = add("info", "what a file holds: compression, records, payload kinds, feature keys and types",
-            "  tfrview info train.tfrecord\n  tfrview info 'train-*' --json\n  tfrview info big.tfrecord --all\n")  # fmt: skip
+    p = add(
+        "info",
+        "what a file holds: compression, records, payload kinds, feature keys and types",
+        "  tfrview info train.tfrecord\n  tfrview info 'train-*' --json\n  tfrview info big.tfrecord --all\n",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or shard patterns")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--sample", type=_int_at_least(1), default=2000, help="records to decode for the feature summary, spread over all the files (at least one a file)")
+    p.add_argument(
+        "--sample",
+        type=_int_at_least(1),
+        default=2000,
+        help="records to decode for the feature summary, spread over all the files (at least one a file)",
+    )
     p.add_argument("--all", action="store_true", help="decode every record for the feature summary")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help=f"a block for every file (past {FILES_LISTED} files: only files with framing problems, "
-                        "then one block a dataset and the totals)")  # fmt: skip
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help=f"a block for every file (past {FILES_LISTED} files: only files with framing problems, "
+        "then one block a dataset and the totals)",
+    )
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_info)
 
-    p = add("verify", "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
-            "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
-            "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n")  # fmt: skip
+    p = add(
+        "verify",
+        "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
+        "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
+        "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--json", action="store_true",
-                   help='one JSON object: {"files": [...], "datasets": [...], "totals": {...}}')  # fmt: skip
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object: {"files": [...], "datasets": [...], "totals": {...}}',
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print only damaged files")
     p.add_argument(
         "--checks",
@@ -1030,66 +1195,109 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PBTXT",
         help="label map for the label checks (default: a .pbtxt beside each dataset's files)",
     )
-    p.add_argument("-v", "--verbose", "--all", dest="verbose", action="store_true",
-                   help=f"list every file (past {FILES_LISTED} files only those with problems are listed, "
-                        "then the totals)")  # fmt: skip
+    p.add_argument(
+        "-v",
+        "--verbose",
+        "--all",
+        dest="verbose",
+        action="store_true",
+        help=f"list every file (past {FILES_LISTED} files only those with problems are listed, "
+        "then the totals)",
+    )
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_verify)
 
-    p = add("export", "write the fact table (one row per record: facts, features, problems) as Parquet",
-            "  tfrview export --parquet train.parquet 'train-*'\n"
-            "  tfrview export --parquet train.parquet data/ --images\n"
-            "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n")  # fmt: skip
+    p = add(
+        "export",
+        "write the fact table (one row per record: facts, features, problems) as Parquet",
+        "  tfrview export --parquet train.parquet 'train-*'\n"
+        "  tfrview export --parquet train.parquet data/ --images\n"
+        "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--parquet", metavar="OUT", required=True, help="the Parquet file to write")
-    p.add_argument("--images", action="store_true", help="add each record's first image's bytes (column image)")
-    p.add_argument("--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)")
+    p.add_argument(
+        "--images", action="store_true", help="add each record's first image's bytes (column image)"
+    )
+    p.add_argument(
+        "--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)"
+    )
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
 
-    p = add("cache", "what tfrview keeps on disk (stored results, fetched remote bytes) and how much; --clear removes it",
-            "  tfrview cache\n  tfrview cache --clear\n")  # fmt: skip
-    p.add_argument("--clear", action="store_true", help="remove every stored result and the remote bytes kept")
+    p = add(
+        "cache",
+        "what tfrview keeps on disk (stored results, fetched remote bytes) and how much; --clear removes it",
+        "  tfrview cache\n  tfrview cache --clear\n",
+    )
+    p.add_argument(
+        "--clear", action="store_true", help="remove every stored result and the remote bytes kept"
+    )
     p.set_defaults(func=cmd_cache)
 
-    p = add("dump", "print records as text or JSON lines",
-            "  tfrview dump train.tfrecord --records 0:5\n  tfrview dump train.tfrecord --records -1\n"
-            "  tfrview dump train.tfrecord --json > records.jsonl\n"
-            "  tfrview dump frames.tfrecord --proto waymo.desc --message waymo.open_dataset.Frame\n")  # fmt: skip
+    p = add(
+        "dump",
+        "print records as text or JSON lines",
+        "  tfrview dump train.tfrecord --records 0:5\n  tfrview dump train.tfrecord --records -1\n"
+        "  tfrview dump train.tfrecord --json > records.jsonl\n"
+        "  tfrview dump frames.tfrecord --proto waymo.desc --message waymo.open_dataset.Frame\n",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--records", metavar="A:B", help="record N, or a Python-style range A:B (default: all)")
     p.add_argument("--json", action="store_true", help="one JSON object per record")
-    p.add_argument("--max-values", type=_int_at_least(0), default=8, help="values shown per feature in text output")
-    p.add_argument("--proto", metavar="FILE", help="a schema for custom payloads: a descriptor set "
-                   "(protoc --include_imports --descriptor_set_out) or a .proto file (needs grpcio-tools)")  # fmt: skip
-    p.add_argument("--message", metavar="NAME", help="the message the records hold (default: the schema's only one)")
+    p.add_argument(
+        "--max-values", type=_int_at_least(0), default=8, help="values shown per feature in text output"
+    )
+    p.add_argument(
+        "--proto",
+        metavar="FILE",
+        help="a schema for custom payloads: a descriptor set "
+        "(protoc --include_imports --descriptor_set_out) or a .proto file (needs grpcio-tools)",
+    )
+    p.add_argument(
+        "--message", metavar="NAME", help="the message the records hold (default: the schema's only one)"
+    )
     p.set_defaults(func=cmd_dump)
 
-    p = add("index", "write an 'offset size' index (DALI, tfrecord) or check one against its file",
-            "  tfrview index train.tfrecord -o train.idx\n  tfrview index train.tfrecord --check train.idx\n")  # fmt: skip
+    p = add(
+        "index",
+        "write an 'offset size' index (DALI, tfrecord) or check one against its file",
+        "  tfrview index train.tfrecord -o train.idx\n  tfrview index train.tfrecord --check train.idx\n",
+    )
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="OUT", help="index file to write")
     p.add_argument("--check", metavar="IDX", help="existing index file to check")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     p.set_defaults(func=cmd_index)
 
-    p = add("salvage", "copy every intact record into a new file TensorFlow reads without error",
-            "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
-            "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n")  # fmt: skip
+    p = add(
+        "salvage",
+        "copy every intact record into a new file TensorFlow reads without error",
+        "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
+        "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n",
+    )
     _add_new_file_args(p)
-    p.add_argument("--keep-unverified", action="store_true",
-                   help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
-                        "inside it): nothing proves its bytes")  # fmt: skip
+    p.add_argument(
+        "--keep-unverified",
+        action="store_true",
+        help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
+        "inside it): nothing proves its bytes",
+    )
     p.set_defaults(func=cmd_salvage)
 
-    p = add("repair", "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",
-            "  tfrview repair broken.tfrecord -o repaired.tfrecord\n"
-            "  tfrview repair broken.tfrecord -o repaired.tfrecord --json | jq .repaired\n")  # fmt: skip
+    p = add(
+        "repair",
+        "like salvage, and restore damaged records whose bytes can be proven whole (one flipped bit)",
+        "  tfrview repair broken.tfrecord -o repaired.tfrecord\n"
+        "  tfrview repair broken.tfrecord -o repaired.tfrecord --json | jq .repaired\n",
+    )
     _add_new_file_args(p)
-    p.add_argument("--json", action="store_true", help="one JSON object: what was repaired, how, what was left out")
+    p.add_argument(
+        "--json", action="store_true", help="one JSON object: what was repaired, how, what was left out"
+    )
     p.set_defaults(func=cmd_repair)
 
     for name, help_ in (
@@ -1129,7 +1337,10 @@ def main(argv: list[str] | None = None) -> int:
     from tfrview.core.logs import configure_cli
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    verbose = bool(argv) and argv[0] in ("-v", "--verbose")  # before the command (after it, -v is the command's)
+    verbose = bool(argv) and argv[0] in (
+        "-v",
+        "--verbose",
+    )  # before the command (after it, -v is the command's)
     if verbose:
         argv = argv[1:]
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
@@ -1139,7 +1350,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv or not verbose:
             return open_window(argv, verbose)
     configure_cli(verbose)
-    logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))  # (as -m, __name__ is __main__)
+    logging.getLogger("tfrview.cli").debug(
+        "tfrview %s: %s", __version__, " ".join(argv)
+    )  # (as -m, __name__ is __main__)
     _prestart_parts(argv)
     args = build_parser().parse_args(argv)
     if not args.command:

@@ -122,13 +122,19 @@ def _exif_example(rnd: random.Random) -> bytes:
     data = _encode(stored, "JPEG", exif=exif.tobytes())
     return _example(
         **{
-            "image/encoded": data, "image/format": "jpg", "image/filename": "exif-rotated.jpg",
-            "image/height": 240, "image/width": 320,
-            "image/object/bbox/xmin": [o[1] / 320 for o in objs], "image/object/bbox/ymin": [o[2] / 240 for o in objs],
-            "image/object/bbox/xmax": [o[3] / 320 for o in objs], "image/object/bbox/ymax": [o[4] / 240 for o in objs],
-            "image/object/class/text": [CLASSES[o[0]] for o in objs], "image/object/class/label": [o[0] for o in objs],
+            "image/encoded": data,
+            "image/format": "jpg",
+            "image/filename": "exif-rotated.jpg",
+            "image/height": 240,
+            "image/width": 320,
+            "image/object/bbox/xmin": [o[1] / 320 for o in objs],
+            "image/object/bbox/ymin": [o[2] / 240 for o in objs],
+            "image/object/bbox/xmax": [o[3] / 320 for o in objs],
+            "image/object/bbox/ymax": [o[4] / 240 for o in objs],
+            "image/object/class/text": [CLASSES[o[0]] for o in objs],
+            "image/object/class/label": [o[0] for o in objs],
         }
-    ).SerializeToString()  # fmt: skip
+    ).SerializeToString()
 
 
 def _shard1(rnd: random.Random) -> list[bytes]:
@@ -244,7 +250,9 @@ def build_demo(directory: Path | None = None) -> list[Path]:
     bad[20] ^= 0xFF  # a flipped data byte: bad data CRC
     recs1[1] = bytes(bad)
     blob = b"".join(recs1[:6]) + b"\xde\xad\xbe\xef" * 16 + b"".join(recs1[6:])  # garbage between records
-    blob += encode_record(b"this record was cut off by a crash" * 4)[:14]  # truncated in its header's reach: no row
+    blob += encode_record(b"this record was cut off by a crash" * 4)[
+        :14
+    ]  # truncated in its header's reach: no row
     atomic_write_bytes(d / "demo_label_map.pbtxt", LABEL_MAP.encode())
     atomic_write_bytes(paths[0], b"".join(encode_record(p) for p in shard0))
     atomic_write_bytes(paths[1], blob)

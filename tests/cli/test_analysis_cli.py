@@ -49,7 +49,10 @@ def test_export_parquet_one_row_per_record_with_problems(capsys, shards, tmp_pat
     n = t.column("n").to_pylist()  # problems of no record (the demo's garbage and cut tail) are rows too
     assert t.num_rows == 71 and [x for x in n if x is not None] == list(range(69))
     rows = [r for r in t.to_pylist() if r["n"] is not None]
-    assert sorted(r["problems"][0] for r in t.to_pylist() if r["n"] is None) == ["truncated", "unreadable_bytes"]
+    assert sorted(r["problems"][0] for r in t.to_pylist() if r["n"] is None) == [
+        "truncated",
+        "unreadable_bytes",
+    ]
     assert rows[39 + 4]["problems"] == ["bad_data_crc"] and rows[39 + 4]["crc"] == "damaged"
     assert rows[0]["image"][:2] == b"\xff\xd8" and rows[0]["image_width"] == 320
     code, _, err = run(capsys, "export", "--parquet", str(out), str(shards[0]))

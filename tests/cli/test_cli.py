@@ -45,20 +45,41 @@ def test_verify_problems_exit_1_and_json_schema(capsys, good, bad):
     assert set(doc) == {"files", "datasets", "totals"}
     f0, f1 = doc["files"]
     assert f0 == {
-        "path": str(good), "compression": "none", "records": 12, "damaged_records": 0,
-        "bytes": good.stat().st_size, "ok": True, "problems": [], "dataset": "good.tfrecord",
+        "path": str(good),
+        "compression": "none",
+        "records": 12,
+        "damaged_records": 0,
+        "bytes": good.stat().st_size,
+        "ok": True,
+        "problems": [],
+        "dataset": "good.tfrecord",
         "record_status": {"ok": 12, "damaged": 0, "header_damaged": 0, "unverified": 0},
-    }  # fmt: skip
-    assert doc["datasets"] == [{"name": "good.tfrecord", "files": [str(good)]}, {"name": "bad.tfrecord", "files": [str(bad)]}]
-    assert doc["totals"] == {"files": 2, "unreadable_files": 0, "records": 23, "damaged_records": 1,
-                             "bytes": good.stat().st_size + bad.stat().st_size, "files_with_problems": 1,
-                             "problems": 2,
-                             "record_status": {"ok": 23, "damaged": 1, "header_damaged": 0, "unverified": 0}}  # fmt: skip
+    }
+    assert doc["datasets"] == [
+        {"name": "good.tfrecord", "files": [str(good)]},
+        {"name": "bad.tfrecord", "files": [str(bad)]},
+    ]
+    assert doc["totals"] == {
+        "files": 2,
+        "unreadable_files": 0,
+        "records": 23,
+        "damaged_records": 1,
+        "bytes": good.stat().st_size + bad.stat().st_size,
+        "files_with_problems": 1,
+        "problems": 2,
+        "record_status": {"ok": 23, "damaged": 1, "header_damaged": 0, "unverified": 0},
+    }
     assert f1["ok"] is False and f1["records"] == 11 and f1["damaged_records"] == 1
     kinds = [(p["kind"], p["record"]) for p in f1["problems"]]
     assert kinds == [("bad_data_crc", 2), ("trailing_bytes", None)]
     for p in f1["problems"]:
-        assert set(p) - {"cause"} == {"kind", "offset", "length", "record", "message"}  # a cause where the bytes show one
+        assert set(p) - {"cause"} == {
+            "kind",
+            "offset",
+            "length",
+            "record",
+            "message",
+        }  # a cause where the bytes show one
 
 
 def test_verify_missing_file_exit_2_one_line(capsys, good, tmp_path):
@@ -171,10 +192,25 @@ def test_verify_checks_json_uses_the_same_problem_objects(capsys, tmp_path):
     from tests.core.test_payload import make_example
 
     p = tmp_path / "qa.tfrecord"
-    pls = [make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
-                           "image/object/bbox/xmax": [0.5], "image/object/bbox/ymax": [0.5]}) for _ in range(6)]  # fmt: skip
-    pls[3] = make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
-                             "image/object/bbox/xmax": [1.5], "image/object/bbox/ymax": [0.5]})  # fmt: skip
+    pls = [
+        make_example(
+            **{
+                "image/object/bbox/xmin": [0.1],
+                "image/object/bbox/ymin": [0.1],
+                "image/object/bbox/xmax": [0.5],
+                "image/object/bbox/ymax": [0.5],
+            }
+        )
+        for _ in range(6)
+    ]
+    pls[3] = make_example(
+        **{
+            "image/object/bbox/xmin": [0.1],
+            "image/object/bbox/ymin": [0.1],
+            "image/object/bbox/xmax": [1.5],
+            "image/object/bbox/ymax": [0.5],
+        }
+    )
     write_records(p, pls)
     code, out, _ = run(capsys, "verify", "--json", str(p))
     assert code == 0 and json.loads(out)["files"][0]["ok"]

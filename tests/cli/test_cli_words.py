@@ -57,6 +57,9 @@ def test_every_json_output_ends_with_a_newline(tmp_path, args):
 def test_repair_json_ends_with_a_newline(tmp_path):
     path = tmp_path / "good.tfrecord"
     write_records(path, payloads(3))
-    r = subprocess.run([sys.executable, "-m", "tfrview", "repair", "--json", str(path), "-o", str(tmp_path / "o")],
-                       capture_output=True, text=True)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "repair", "--json", str(path), "-o", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and r.stdout.endswith("}\n") and json.loads(r.stdout)["written"] == 3

@@ -43,13 +43,33 @@ def cluster(tmp_path_factory):
     address = f"tcp://127.0.0.1:{port}"
     work = tmp_path_factory.mktemp("dask")
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "worker-cache")}
-    procs = [subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    ]
     workers = []
     for k in range(2):
-        w = subprocess.Popen([str(DASK), "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-                              "--local-directory", str(work / f"w{k}")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+        w = subprocess.Popen(
+            [
+                str(DASK),
+                "worker",
+                address,
+                "--nthreads",
+                "1",
+                "--nworkers",
+                "1",
+                "--no-dashboard",
+                "--local-directory",
+                str(work / f"w{k}"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         procs.append(w)
         workers.append(w)
     try:
@@ -66,7 +86,9 @@ def cluster(tmp_path_factory):
 
 def _run(*args, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    return subprocess.run([sys.executable, "-m", "tfrview", *args], capture_output=True, text=True, timeout=240, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tfrview", *args], capture_output=True, text=True, timeout=240, env=env
+    )
 
 
 def test_verify_and_info_on_a_dask_cluster_equal_the_local_pool(shards, cluster, tmp_path):
@@ -86,15 +108,24 @@ def test_verify_and_info_on_a_dask_cluster_equal_the_local_pool(shards, cluster,
 @pytest.mark.slow  # make test-slow; kept out of make test's five minutes
 def test_a_worker_lost_mid_run_changes_nothing(cluster, tmp_path):
     address, workers = cluster
-    slow = tmp_path / "slow"  # shards that take a while each (every image decoded), so a worker is lost mid-task
+    slow = (
+        tmp_path / "slow"
+    )  # shards that take a while each (every image decoded), so a worker is lost mid-task
     slow.mkdir()
     payloads = payloads_of(RACCOON)
     for k in range(12):
-        (slow / f"s-{k:05d}-of-00012.tfrecord").write_bytes(framed([payloads[i % len(payloads)] for i in range(150)])[0])
+        (slow / f"s-{k:05d}-of-00012.tfrecord").write_bytes(
+            framed([payloads[i % len(payloads)] for i in range(150)])[0]
+        )
     local = _run("verify", "--json", "--checks", str(slow), "--jobs", "2", cache=tmp_path / "local")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cluster")}
-    run = subprocess.Popen([sys.executable, "-m", "tfrview", "verify", "--json", "--checks", str(slow), "--dask", address],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tfrview", "verify", "--json", "--checks", str(slow), "--dask", address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     from distributed import Client
 
     with Client(address, timeout="30s") as c:

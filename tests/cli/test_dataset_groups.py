@@ -18,13 +18,17 @@ from tfrview.demo import _example
 
 
 def _pets(n: int) -> list[bytes]:
-    return [_example(**{"image/filename": f"pet_{i}.jpg", "image/object/class/label": [1]}).SerializeToString()
-            for i in range(n)]  # fmt: skip
+    return [
+        _example(**{"image/filename": f"pet_{i}.jpg", "image/object/class/label": [1]}).SerializeToString()
+        for i in range(n)
+    ]
 
 
 def _raw(n: int) -> list[bytes]:
-    return [_example(depth=3, height=4, width=5, label=i % 3, image_raw=bytes(60)).SerializeToString()
-            for i in range(n)]  # fmt: skip
+    return [
+        _example(depth=3, height=4, width=5, label=i % 3, image_raw=bytes(60)).SerializeToString()
+        for i in range(n)
+    ]
 
 
 def _verify(capsys, *args) -> tuple[int, dict, str]:
@@ -35,12 +39,25 @@ def _verify(capsys, *args) -> tuple[int, dict, str]:
 
 
 def test_group_files_by_shard_pattern_folder_and_name():
-    paths = ["d/train-00000-of-00002.tfrecord", "d/train-00001-of-00002.tfrecord", "d/val-00000-of-00001.tfrecord",
-             "d/part_1.rec", "d/part_2.rec", "e/part_3.rec", "d/pets_examples.record", "d/two_damaged_regions.tfrecords"]  # fmt: skip
+    paths = [
+        "d/train-00000-of-00002.tfrecord",
+        "d/train-00001-of-00002.tfrecord",
+        "d/val-00000-of-00001.tfrecord",
+        "d/part_1.rec",
+        "d/part_2.rec",
+        "e/part_3.rec",
+        "d/pets_examples.record",
+        "d/two_damaged_regions.tfrecords",
+    ]
     groups = {g.name: g.files for g in group_files(paths)}
-    assert groups == {"train-?????-of-00002.tfrecord": (0, 1), "val-00000-of-00001.tfrecord": (2,),
-                      "part_?.rec": (3, 4), "part_3.rec": (5,), "pets_examples.record": (6,),
-                      "two_damaged_regions.tfrecords": (7,)}  # fmt: skip
+    assert groups == {
+        "train-?????-of-00002.tfrecord": (0, 1),
+        "val-00000-of-00001.tfrecord": (2,),
+        "part_?.rec": (3, 4),
+        "part_3.rec": (5,),
+        "pets_examples.record": (6,),
+        "two_damaged_regions.tfrecords": (7,),
+    }
     assert [g.files for g in group_files(paths, one_dataset=True)] == [tuple(range(8))]
     two = ["gs://b/a/train-00000-of-00002", "gs://b/a/train-00001-of-00002", "gs://b/c/train-00000-of-00002"]
     assert [(g.name, g.files) for g in group_files(two)] == [
@@ -91,9 +108,16 @@ def test_shards_of_one_pattern_are_judged_together(capsys, tmp_path):
 
 def _boxes(cls: list[int], text: str) -> bytes:
     n = len(cls)
-    return _example(**{"image/object/bbox/xmin": [0.1] * n, "image/object/bbox/ymin": [0.1] * n,
-                       "image/object/bbox/xmax": [0.5] * n, "image/object/bbox/ymax": [0.5] * n,
-                       "image/object/class/label": cls, "image/object/class/text": [text] * n}).SerializeToString()  # fmt: skip
+    return _example(
+        **{
+            "image/object/bbox/xmin": [0.1] * n,
+            "image/object/bbox/ymin": [0.1] * n,
+            "image/object/bbox/xmax": [0.5] * n,
+            "image/object/bbox/ymax": [0.5] * n,
+            "image/object/class/label": cls,
+            "image/object/class/text": [text] * n,
+        }
+    ).SerializeToString()
 
 
 def test_a_dataset_keeps_the_label_map_beside_it_when_opened_beside_another(capsys, tmp_path):

@@ -136,8 +136,16 @@ def test_cli_install_desktop_dry_run(xdg, capsys):
 def test_xdg_mime_knows_the_type_and_the_default(xdg):
     desktop.install()
     env = dict(os.environ)
-    names = ["a.tfrecord", "b.tfrecords", "c.tfrec", "d.record", "e.tfrecord.gz", "f.tfrecords.gz",
-             "g.tfrecord-00001-of-00004", "train-00003-of-00016"]  # fmt: skip
+    names = [
+        "a.tfrecord",
+        "b.tfrecords",
+        "c.tfrec",
+        "d.record",
+        "e.tfrecord.gz",
+        "f.tfrecords.gz",
+        "g.tfrecord-00001-of-00004",
+        "train-00003-of-00016",
+    ]
     for name in names:
         p = xdg / name
         p.write_bytes(b"")
@@ -156,8 +164,13 @@ def test_exec_line_opens_a_path_with_spaces(xdg):
     target.parent.mkdir()
     shutil.copy(RACCOON, target)
     log = xdg / "smoke.log"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TFRVIEW_SMOKE_LOG=str(log), TFRVIEW_SMOKE_EXIT="1",
-               TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-exec")  # fmt: skip
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        TFRVIEW_SMOKE_LOG=str(log),
+        TFRVIEW_SMOKE_EXIT="1",
+        TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-exec",
+    )
     argv = exec_argv(xdg / "data" / "applications" / "tfrview.desktop", [str(target)])
     r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -166,20 +179,24 @@ def test_exec_line_opens_a_path_with_spaces(xdg):
 
 def test_second_launch_opens_in_the_running_process(tmp_path):
     log = tmp_path / "smoke.log"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TFRVIEW_SMOKE_LOG=str(log),
-               TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-single")  # fmt: skip
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        TFRVIEW_SMOKE_LOG=str(log),
+        TFRVIEW_INSTANCE=f"tfrview-test-{os.getpid()}-single",
+    )
     env.pop("TFRVIEW_SMOKE_EXIT", None)
     cmd = [sys.executable, "-m", "tfrview"]
-    first = subprocess.Popen([*cmd, str(RACCOON)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    first = subprocess.Popen(
+        [*cmd, str(RACCOON)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 60
         while not (log.exists() and "raccoon" in log.read_text()):
             assert time.monotonic() < deadline and first.poll() is None, "first instance did not start"
             time.sleep(0.1)
         t = time.monotonic()
-        second = subprocess.run([*cmd, str(PENGUIN)], env=env,
-                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        second = subprocess.run([*cmd, str(PENGUIN)], env=env, capture_output=True, text=True, timeout=60)
         assert second.returncode == 0, second.stderr
         assert time.monotonic() - t < 10
         while "penguin" not in log.read_text():

@@ -42,8 +42,11 @@ def test_an_example_list_with_context_is_its_own_kind_with_every_example():
         b"what",
         b"is",
     ]
-    assert [list(e["document_tokens"].values) for e in p.examples] == [[b"doc0_0", b"text"], [b"doc0_1", b"text"],
-                                                                        [b"doc0_2", b"text"]]  # fmt: skip
+    assert [list(e["document_tokens"].values) for e in p.examples] == [
+        [b"doc0_0", b"text"],
+        [b"doc0_1", b"text"],
+        [b"doc0_2", b"text"],
+    ]
     assert [int(e["relevance"].values[0]) for e in p.examples] == [0, 1, 2]
     no_context = decode(elwc(_docs(1)))  # without its context it parses as an Example too: still a list
     assert no_context.kind == EXAMPLE_LIST and len(no_context.examples) == 1 and no_context.features == {}

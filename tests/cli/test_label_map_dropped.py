@@ -11,16 +11,22 @@ from tests import segdata
 
 
 def _verify(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfrview", "verify", "--checks", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tfrview", "verify", "--checks", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_label_map_not_used_is_said_once_with_its_reason(tmp_path):
     path = segdata.build(tmp_path / "d", labels=[5, 6, 7, 1])  # the map names 1 of the 4 labels
     r = _verify(str(path))
     said = [line for line in r.stderr.splitlines() if "labels.pbtxt" in line]
-    assert said == [f"not using {tmp_path / 'd' / 'labels.pbtxt'} found beside the data: it names 1 of the 4 "
-                    "class ids the data holds (not 5, 6, 7) (--label-map uses it anyway)"]  # fmt: skip
+    assert said == [
+        f"not using {tmp_path / 'd' / 'labels.pbtxt'} found beside the data: it names 1 of the 4 "
+        "class ids the data holds (not 5, 6, 7) (--label-map uses it anyway)"
+    ]
     assert "mask_class_not_in_map" not in r.stdout and "label_not_in_map" not in r.stdout
     assert "mask_size_mismatch" in r.stdout  # the checks that need no label map still speak
     given = _verify("--label-map", str(tmp_path / "d" / "labels.pbtxt"), str(path))

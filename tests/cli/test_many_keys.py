@@ -44,15 +44,18 @@ def many(tmp_path_factory):
     return path
 
 
-_RUN = "import resource, sys; from tfrview.cli import main; code = main(sys.argv[1:]); " \
-       f"print({PEAK_RSS_KB}, file=sys.stderr); sys.exit(code)"  # fmt: skip
+_RUN = (
+    "import resource, sys; from tfrview.cli import main; code = main(sys.argv[1:]); "
+    f"print({PEAK_RSS_KB}, file=sys.stderr); sys.exit(code)"
+)
 
 
 def tfrview(cache: Path, *args: str) -> tuple[int, str, int]:
     """Exit code, stdout and peak RSS (MB) of one `tfrview` command in its own process."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TFRVIEW_NO_SPARE": "1"}
-    r = subprocess.run([sys.executable, "-c", _RUN, *args, "-j", "1"], capture_output=True, text=True, env=env,
-                       timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", _RUN, *args, "-j", "1"], capture_output=True, text=True, env=env, timeout=300
+    )
     peak = int(r.stderr.strip().splitlines()[-1]) // 1024
     return r.returncode, r.stdout, peak
 

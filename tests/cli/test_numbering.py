@@ -187,5 +187,10 @@ def test_problems_of_no_record_are_parquet_rows(capsys, tmp_path):
     rows = pq.read_table(out).select(["n", "record", "file", "offset", "problems"]).to_pylist()
     assert code == 0 and "1 problems of no record" in text
     assert [r["n"] for r in rows] == [0, 1, 2, None]
-    assert rows[3] == {"n": None, "record": None, "file": "junk.record", "offset": path.stat().st_size - 27,
-                       "problems": ["trailing_bytes"]}  # fmt: skip
+    assert rows[3] == {
+        "n": None,
+        "record": None,
+        "file": "junk.record",
+        "offset": path.stat().st_size - 27,
+        "problems": ["trailing_bytes"],
+    }

@@ -28,10 +28,19 @@ def _jpeg(seed: int, w: int = 64, h: int = 48) -> bytes:
 
 def _record(image: bytes, boxes=((0.1, 0.1, 0.5, 0.6),), size=(64, 48), labels=None, **more) -> bytes:
     labels = labels or [1 + i % 2 for i in range(len(boxes))]
-    feats = {"image/encoded": image, "image/format": "jpeg", "image/width": size[0], "image/height": size[1],
-             "image/object/bbox/xmin": [b[0] for b in boxes], "image/object/bbox/ymin": [b[1] for b in boxes],
-             "image/object/bbox/xmax": [b[2] for b in boxes], "image/object/bbox/ymax": [b[3] for b in boxes],
-             "image/object/class/label": labels, "image/object/class/text": [LABELS[i] for i in labels], **more}  # fmt: skip
+    feats = {
+        "image/encoded": image,
+        "image/format": "jpeg",
+        "image/width": size[0],
+        "image/height": size[1],
+        "image/object/bbox/xmin": [b[0] for b in boxes],
+        "image/object/bbox/ymin": [b[1] for b in boxes],
+        "image/object/bbox/xmax": [b[2] for b in boxes],
+        "image/object/bbox/ymax": [b[3] for b in boxes],
+        "image/object/class/label": labels,
+        "image/object/class/text": [LABELS[i] for i in labels],
+        **more,
+    }
     return _example(**feats).SerializeToString()
 
 
@@ -47,7 +56,10 @@ def _planted() -> dict[str, tuple[bytes, set[str]]]:
         "inverted": (_record(_jpeg(1004), boxes=((0.5, 0.1, 0.2, 0.4),)), {"box_inverted"}),
         "zero area": (_record(_jpeg(1005), boxes=((0.2, 0.1, 0.2, 0.4),)), {"box_zero_area"}),
         "nan box": (_record(_jpeg(1006), boxes=((nan, 0.1, 0.5, 0.4),)), {"nan_or_inf"}),
-        "list lengths": (_record(_jpeg(1007), **{"image/object/bbox/ymax": [0.6, 0.7]}), {"box_list_lengths"}),
+        "list lengths": (
+            _record(_jpeg(1007), **{"image/object/bbox/ymax": [0.6, 0.7]}),
+            {"box_list_lengths"},
+        ),
         "truncated image": (_record(cut[: len(cut) // 2]), {"image_undecodable"}),
         "zeroed image": (_record(bytes(zeroed)), {"image_undecodable"}),
         "random image": (_record(random.Random(5).randbytes(3000)), {"image_not_an_image"}),
@@ -67,8 +79,11 @@ def test_every_planted_problem_is_found_and_no_clean_record_is_flagged(tmp_path)
     write_records(path, recs)
     lm = tmp_path / "label_map.pbtxt"
     lm.write_text("".join(f"item {{ id: {i} name: '{n}' }}\n" for i, n in LABELS.items()))
-    r = subprocess.run([sys.executable, "-m", "tfrview", "verify", "--checks", "--json", "--label-map", str(lm), str(path)],
-                       capture_output=True, text=True)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "verify", "--checks", "--json", "--label-map", str(lm), str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode in (0, 1), r.stderr
     found: dict[int, set[str]] = {}
     for p in json.loads(r.stdout)["files"][0]["problems"]:

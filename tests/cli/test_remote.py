@@ -38,8 +38,9 @@ def split(tmp_path_factory) -> Path:
 
 
 def _run(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([*TFRVIEW, *args], capture_output=True, text=True, timeout=180,
-                          env={**os.environ, **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [*TFRVIEW, *args], capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})}
+    )
 
 
 def _json_without_paths(out: str, base: str) -> dict:
@@ -97,7 +98,9 @@ def test_verify_over_s3_equals_verify_of_the_local_files(split):
                     os.environ[k] = v
         remote = _run("verify", "--json", "s3://data/split/train-*-of-00004.tfrecord", env=env)
         assert remote.returncode == 1 and "Traceback" not in remote.stderr, remote.stderr
-        assert _json_without_paths(remote.stdout, "s3://data/split") == _json_without_paths(local.stdout, str(split))
+        assert _json_without_paths(remote.stdout, "s3://data/split") == _json_without_paths(
+            local.stdout, str(split)
+        )
         # a bucket that is not there is said as such, in one line, not called damage
         missing = _run("verify", "s3://no-such-bucket/x.tfrecord", env=env)
         assert missing.returncode != 0 and "Traceback" not in missing.stderr
@@ -108,8 +111,10 @@ def test_network_failures_are_one_line_errors_never_damage(split, tmp_path):
     (tmp_path / "forbidden").mkdir()
     shutil.copy(split / "train-00000-of-00004.tfrecord", tmp_path / "forbidden" / "a.tfrecord")
     with http_server(tmp_path) as base:
-        for url, words in [(f"{base}/nope.tfrecord", "not found (404)"),
-                           (f"{base}/forbidden/a.tfrecord", "access denied (403)")]:  # fmt: skip
+        for url, words in [
+            (f"{base}/nope.tfrecord", "not found (404)"),
+            (f"{base}/forbidden/a.tfrecord", "access denied (403)"),
+        ]:
             r = _run("verify", "--json", url)
             text = r.stdout + r.stderr
             assert r.returncode != 0 and words in text and "Traceback" not in text, text

@@ -83,8 +83,12 @@ def test_a_server_that_stalls_mid_body_is_a_read_timeout(tmp_path):
 def test_s3_on_a_silent_endpoint_is_a_timeout_too():
     pytest.importorskip("s3fs")
     with SilentServer() as srv:
-        env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{srv.port}", "AWS_ACCESS_KEY_ID": "testing",
-               "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        env = {
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{srv.port}",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
         code, out, err, _ = _run(["info", "s3://bucket/x.tfrecord"], env)
     said = _said(code, out, err, "info")
     assert said.startswith("s3://bucket/x.tfrecord: timed out") and "limits.NET_" in said, said

@@ -46,8 +46,9 @@ def many(tmp_path_factory) -> Path:
 
 
 def _run(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([*TFRVIEW, *args], capture_output=True, text=True, timeout=180,
-                          env={**os.environ, **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [*TFRVIEW, *args], capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})}
+    )
 
 
 def _without_paths(out: str) -> dict:
@@ -63,8 +64,13 @@ def _s3(env: dict):
     """An s3fs client of the server `env` points at (this process's environment left alone)."""
     import fsspec
 
-    return fsspec.filesystem("s3", skip_instance_cache=True, endpoint_url=env["AWS_ENDPOINT_URL"],
-                             key=env["AWS_ACCESS_KEY_ID"], secret=env["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+    return fsspec.filesystem(
+        "s3",
+        skip_instance_cache=True,
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        key=env["AWS_ACCESS_KEY_ID"],
+        secret=env["AWS_SECRET_ACCESS_KEY"],
+    )
 
 
 def _upload(env: dict, root: Path, prefix: str) -> None:
@@ -81,8 +87,14 @@ def test_many_small_objects_on_s3_answer_as_the_local_files_with_one_request_eac
     with s3_server(latency=0.05) as env:
         _upload(env, many, "bucket/split")
         before = s3_requests(env)
-        remote = _run("verify", "--json", "s3://bucket/split/", "--jobs", jobs,
-                      env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")})  # fmt: skip
+        remote = _run(
+            "verify",
+            "--json",
+            "s3://bucket/split/",
+            "--jobs",
+            jobs,
+            env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
         after = s3_requests(env)
     assert remote.returncode == 1, remote.stderr
     assert _without_paths(remote.stdout) == _without_paths(local.stdout)
@@ -191,11 +203,21 @@ def test_a_remembered_filesystem_gives_the_paths_fsspec_gives(monkeypatch):
     from tfrview.core.tfrecord import remote
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-    urls = ["s3://bucket/a/x-00000-of-00002.tfrecord", "s3://bucket/a/x-00001-of-00002.tfrecord",
-            "s3://other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    urls = [
+        "s3://bucket/a/x-00000-of-00002.tfrecord",
+        "s3://bucket/a/x-00001-of-00002.tfrecord",
+        "s3://other/b.tfrecord",
+        "http://127.0.0.1:9/d/e.tfrecord",
+        "https://example.org",
+    ]
     got = [remote.filesystem(u) for u in urls]
-    assert [p for _, p in got] == ["bucket/a/x-00000-of-00002.tfrecord", "bucket/a/x-00001-of-00002.tfrecord",
-                                   "other/b.tfrecord", "http://127.0.0.1:9/d/e.tfrecord", "https://example.org"]  # fmt: skip
+    assert [p for _, p in got] == [
+        "bucket/a/x-00000-of-00002.tfrecord",
+        "bucket/a/x-00001-of-00002.tfrecord",
+        "other/b.tfrecord",
+        "http://127.0.0.1:9/d/e.tfrecord",
+        "https://example.org",
+    ]
     assert got[0][0] is got[1][0]
     for u, (fs, path) in zip(urls, got, strict=True):
         assert remote.filesystem(u) == (fs, path)

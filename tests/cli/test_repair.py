@@ -44,15 +44,20 @@ def test_repair_restores_flipped_records_and_leaves_out_the_rest(tmp_path):
     src.write_bytes(bytes(b))
     before = src.read_bytes()
     out = tmp_path / "repaired.tfrecord"
-    r = subprocess.run([sys.executable, "-m", "tfrview", "repair", str(src), "-o", str(out), "--json"],
-                       capture_output=True, text=True)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "repair", str(src), "-o", str(out), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert sorted(x["record"] for x in rep["repaired"]) == sorted([*flipped, 2])
     assert [x["record"] for x in rep["dropped"]] == [5]
     assert all("proven" in x["how"] or "data is whole" in x["how"] for x in rep["repaired"])
     assert src.read_bytes() == before  # the input is never written
-    v = subprocess.run([sys.executable, "-m", "tfrview", "verify", "--json", str(out)], capture_output=True, text=True)
+    v = subprocess.run(
+        [sys.executable, "-m", "tfrview", "verify", "--json", str(out)], capture_output=True, text=True
+    )
     f = json.loads(v.stdout)["files"][0]
     assert v.returncode == 0 and f["ok"] and f["records"] == len(pls) - 1
     assert payloads_of(out) == [p for k, p in enumerate(pls) if k != 5]  # byte-exact originals
@@ -86,14 +91,20 @@ def test_verify_names_causes_where_the_bytes_show_them(tmp_path):
         (tmp_path / f"{name}.tfrecord").write_bytes(content)
         f = _run_json("verify", "--json", str(tmp_path / f"{name}.tfrecord"))["files"][0]
         got[name] = (f.get("cause", ""), [p.get("cause", "") for p in f["problems"]])
-    assert got["flip"][1] == ["one flipped bit (data byte 100, bit 5): `tfrview repair` restores it",
-                              "1.0 KB of zeros from byte 600 of its data: a block the disk or filesystem lost"]  # fmt: skip
+    assert got["flip"][1] == [
+        "one flipped bit (data byte 100, bit 5): `tfrview repair` restores it",
+        "1.0 KB of zeros from byte 600 of its data: a block the disk or filesystem lost",
+    ]
     assert "a whole number of 64 KiB: a copy or download cut short" in got["cut"][1][0]
     assert got["crlf"][0].startswith("line-ending conversion: every LF byte became CR LF")
     assert "appended after the last record" in got["tail"][1][0]
     assert "of zeros" in got["zeros"][1][0]
-    assert "whole records follow from byte" in got["joined"][1][0] and "two files joined" in got["joined"][1][0]
-    assert got["prepended"][1][0].startswith("40 B before the first record: prepended to the file (text starting '<html>")
+    assert (
+        "whole records follow from byte" in got["joined"][1][0] and "two files joined" in got["joined"][1][0]
+    )
+    assert got["prepended"][1][0].startswith(
+        "40 B before the first record: prepended to the file (text starting '<html>"
+    )
 
 
 def test_one_command_repairs_a_line_ending_conversion_and_a_flipped_bit(tmp_path):
@@ -124,7 +135,9 @@ def test_repair_puts_back_the_cr_bytes_dos2unix_dropped(tmp_path):
     rep = _run_json("repair", str(src), "-o", str(out), "--json")
     assert "CR bytes put back" in rep["file_fix"]
     left_out = [d["record"] for d in rep["dropped"]]
-    assert left_out == [11] and "cannot single one out" in rep["dropped"][0]["why"]  # 4 CR LF in a 160 KB JPEG
+    assert (
+        left_out == [11] and "cannot single one out" in rep["dropped"][0]["why"]
+    )  # 4 CR LF in a 160 KB JPEG
     assert all("CR byte" in r["how"] and "proven by both CRCs" in r["how"] for r in rep["repaired"])
     assert len(rep["repaired"]) == sum(p.count(b"\r\n") > 0 for p in pls[:11])
     assert payloads_of(out) == pls[:11]  # byte-exact originals

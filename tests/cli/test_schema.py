@@ -24,7 +24,9 @@ def _descriptor_set(path):
     cam = m.nested_type.add(name="Camera")
     cam.field.add(name="id", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
     cam.field.add(name="exposure", number=2, type=F.TYPE_DOUBLE, label=F.LABEL_OPTIONAL)
-    m.field.add(name="cameras", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".acme.Frame.Camera")
+    m.field.add(
+        name="cameras", number=3, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".acme.Frame.Camera"
+    )
     path.write_bytes(descriptor_pb2.FileDescriptorSet(file=[f]).SerializeToString())
     return path
 
@@ -38,17 +40,28 @@ def test_records_of_a_custom_message_are_shown_with_field_names(tmp_path):
 
     desc = _descriptor_set(tmp_path / "frame.desc")
     Frame = load_schema(desc, "acme.Frame").cls
-    recs = [Frame(name=f"frame {i}", timestamp_micros=1_700_000_000_000_000 + i,
-                  cameras=[Frame.Camera(id="FRONT", exposure=0.5)]).SerializeToString() for i in range(3)]  # fmt: skip
+    recs = [
+        Frame(
+            name=f"frame {i}",
+            timestamp_micros=1_700_000_000_000_000 + i,
+            cameras=[Frame.Camera(id="FRONT", exposure=0.5)],
+        ).SerializeToString()
+        for i in range(3)
+    ]
     data = tmp_path / "frames.tfrecord"
     write_records(data, recs)
     r = _run("dump", "--json", "--proto", str(desc), "--message", "Frame", str(data))
     assert r.returncode == 0, r.stderr
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert rows[1]["message_type"] == "acme.Frame" and rows[1]["kind"] == "message"
-    assert rows[1]["message"] == {"name": "frame 1", "timestamp_micros": 1700000000000001,  # a number
-                                  "cameras": [{"id": "FRONT", "exposure": 0.5}]}  # fmt: skip
-    text = _run("dump", "--proto", str(desc), "--records", "0", str(data)).stdout  # the only top-level message
+    assert rows[1]["message"] == {
+        "name": "frame 1",
+        "timestamp_micros": 1700000000000001,  # a number
+        "cameras": [{"id": "FRONT", "exposure": 0.5}],
+    }
+    text = _run(
+        "dump", "--proto", str(desc), "--records", "0", str(data)
+    ).stdout  # the only top-level message
     assert "acme.Frame" in text and '"name": "frame 0"' in text
 
 
@@ -58,9 +71,10 @@ def test_bad_schemas_are_one_line_errors(tmp_path):
     write_records(data, [b"\x0a\x01a"])
     junk = tmp_path / "junk.desc"
     junk.write_bytes(b"\xff\xfe not a descriptor set")
-    for args, words in [(["--proto", str(junk)], "not a descriptor set"),
-                        (["--proto", str(desc), "--message", "Nope"], "no message 'Nope'"),
-                        (["--message", "Frame"], "--message needs --proto")]:  # fmt: skip
+    for args, words in [
+        (["--proto", str(junk)], "not a descriptor set"),
+        (["--proto", str(desc), "--message", "Nope"], "no message 'Nope'"),
+        (["--message", "Frame"], "--message needs --proto"),
+    ]:
         r = _run("dump", *args, str(data))
         assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
-

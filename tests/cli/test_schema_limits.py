@@ -99,8 +99,13 @@ def test_a_packed_list_past_the_limit_keeps_its_first_values_with_a_note(tmp_pat
     data = tmp_path / "cloud.tfrecord"
     write_records(data, [record])
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-c", _MEASURED, "dump", "--json", "--proto", str(desc), str(data)],
-                       capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", _MEASURED, "dump", "--json", "--proto", str(desc), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)
     msg = row["message"]

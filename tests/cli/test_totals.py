@@ -42,9 +42,11 @@ def test_verify_of_many_shards_lists_the_damaged_one_and_the_totals(capsys, tmp_
     assert [ln for ln in lines if ln.startswith(str(tmp_path))] == [
         f"{paths[5]}: 1 problem  49 intact records, 1 damaged, compression none"
     ]
-    total = (f"total: 12 files (11 OK, 1 with problems) · 599 intact records, 1 damaged · "
-             f"{_human(size)} · 1 problem (more than {FILES_LISTED} files: only files with problems are listed; "
-             "-v lists all)")  # fmt: skip
+    total = (
+        f"total: 12 files (11 OK, 1 with problems) · 599 intact records, 1 damaged · "
+        f"{_human(size)} · 1 problem (more than {FILES_LISTED} files: only files with problems are listed; "
+        "-v lists all)"
+    )
     assert lines[-1] == total
     code, out = _run(capsys, "verify", "-v", str(tmp_path))
     assert sum(ln.startswith(str(tmp_path)) for ln in out.splitlines()) == 12
@@ -52,9 +54,16 @@ def test_verify_of_many_shards_lists_the_damaged_one_and_the_totals(capsys, tmp_
     code, out = _run(capsys, "verify", "--json", str(tmp_path))
     assert out.endswith("\n")
     doc = json.loads(out)
-    assert doc["totals"] == {"files": 12, "unreadable_files": 0, "records": 599, "damaged_records": 1, "bytes": size,
-                             "files_with_problems": 1, "problems": 1,
-                             "record_status": {"ok": 599, "damaged": 1, "header_damaged": 0, "unverified": 0}}  # fmt: skip
+    assert doc["totals"] == {
+        "files": 12,
+        "unreadable_files": 0,
+        "records": 599,
+        "damaged_records": 1,
+        "bytes": size,
+        "files_with_problems": 1,
+        "problems": 1,
+        "record_status": {"ok": 599, "damaged": 1, "header_damaged": 0, "unverified": 0},
+    }
     assert len(doc["files"]) == 12 and {f["dataset"] for f in doc["files"]} == {"train-?????-of-00012"}
 
 

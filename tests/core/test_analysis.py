@@ -111,9 +111,13 @@ def test_results_are_remembered_until_the_file_changes(tmp_path):
     assert not changed.from_cache and changed.damaged == 1
     from tfrview.core.analysis.cache import analysis_dir, clear, load
 
-    assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".partial*"))  # never beside the data
+    assert not list(tmp_path.glob("*.parquet")) and not list(
+        tmp_path.glob(".partial*")
+    )  # never beside the data
     n, size = clear()
-    assert n >= 1 and size > 0 and load(task) is None and not [p for p in analysis_dir().iterdir() if p.is_dir()]
+    assert (
+        n >= 1 and size > 0 and load(task) is None and not [p for p in analysis_dir().iterdir() if p.is_dir()]
+    )
 
 
 def test_the_cache_is_trimmed_least_recently_used_first(tmp_path):
@@ -134,8 +138,12 @@ def test_the_cache_is_trimmed_least_recently_used_first(tmp_path):
 def test_fact_table_columns(demo):
     a = analyze(demo[:1], deep=True, jobs=1, use_cache=False)
     t = a.facts()
-    assert {"n", "file", "record", "offset", "size", "crc", "kind", "image_width", "boxes"} <= set(t.column_names)
-    assert "image/encoded" in t.column_names and t.column("image/encoded").null_count == t.num_rows  # no images
+    assert {"n", "file", "record", "offset", "size", "crc", "kind", "image_width", "boxes"} <= set(
+        t.column_names
+    )
+    assert (
+        "image/encoded" in t.column_names and t.column("image/encoded").null_count == t.num_rows
+    )  # no images
     assert "image/object/class/text#len" in t.column_names
     assert t.column("image_width").to_pylist()[0] == 320
     assert t.column("crc").to_pylist().count("ok") == a.shards[0].records
@@ -201,8 +209,12 @@ def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
         p = tmp_path / f"f{i}.tfrecord"
         p.write_bytes(data)
         paths.append(str(p))
-    spec = {"expr": "size > 25 and not problem", "paths": paths, "problems": {"3": ["bad_data_crc"]},
-            "counts": [40, 40]}  # fmt: skip
+    spec = {
+        "expr": "size > 25 and not problem",
+        "paths": paths,
+        "problems": {"3": ["bad_data_crc"]},
+        "counts": [40, 40],
+    }
 
     def run_job() -> list[int]:
         got = []

@@ -42,8 +42,12 @@ def jpeg(w=40, h=30, orientation=None) -> bytes:
 
 
 def od(xmin, ymin, xmax, ymax, **extra):
-    d = {"image/object/bbox/xmin": xmin, "image/object/bbox/ymin": ymin,
-         "image/object/bbox/xmax": xmax, "image/object/bbox/ymax": ymax}  # fmt: skip
+    d = {
+        "image/object/bbox/xmin": xmin,
+        "image/object/bbox/ymin": ymin,
+        "image/object/bbox/xmax": xmax,
+        "image/object/bbox/ymax": ymax,
+    }
     d.update(extra)
     return feats(**d)
 
@@ -117,8 +121,13 @@ def test_duplicate_images():
 
 def test_labels_against_label_map():
     lm = {1: "cat", 2: "dog"}
-    f = od([0.1, 0.1], [0.1, 0.1], [0.2, 0.2], [0.2, 0.2],
-           **{"image/object/class/label": [2, 5], "image/object/class/text": [b"cat", b"x"]})  # fmt: skip
+    f = od(
+        [0.1, 0.1],
+        [0.1, 0.1],
+        [0.2, 0.2],
+        [0.2, 0.2],
+        **{"image/object/class/label": [2, 5], "image/object/class/text": [b"cat", b"x"]},
+    )
     got = kinds(check_labels(read_features(f), lm, od_dataset=True))
     assert got == ["label_not_in_map", "label_text_mismatch"]
     f0 = od([0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [0]})
@@ -149,8 +158,13 @@ def test_schema_missing_feature_type_mismatch_unexpected_payload():
 def test_run_checks_yields_problems_with_record_numbers():
     pls = [make_example(label=[i], v=[0.5]) for i in range(10)]
     pls[4] = make_example(label=[4], v=[math.nan])
-    t = CheckTarget("f", lambda n: pls[n], np.arange(10, dtype=np.uint64) * 100,
-                    np.full(10, 84, dtype=np.uint64), np.arange(10))  # fmt: skip
+    t = CheckTarget(
+        "f",
+        lambda n: pls[n],
+        np.arange(10, dtype=np.uint64) * 100,
+        np.full(10, 84, dtype=np.uint64),
+        np.arange(10),
+    )
     got = [(ti, p.record, str(p.kind)) for ti, p in run_checks([t])]
     assert got == [(0, 4, "nan_or_inf")]
 
@@ -163,7 +177,9 @@ def test_class_text_equal_to_name_or_display_name_is_no_mismatch():
     assert isinstance(lm, LabelMap) and lm[1] == "Person"
 
     def labels(text: bytes, i: int = 1):
-        f = od([0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [i], "image/object/class/text": [text]})
+        f = od(
+            [0.1], [0.1], [0.2], [0.2], **{"image/object/class/label": [i], "image/object/class/text": [text]}
+        )
         return check_labels(read_features(f), lm, od_dataset=True)
 
     assert labels(b"person") == [] and labels(b"Person") == []

@@ -28,9 +28,16 @@ def test_schema_and_class_distribution():
 
 def test_box_classes_win_over_record_labels():
     s = DatasetSummary()
-    ex = make_example(**{"image/object/bbox/xmin": [0.1, 0.2], "image/object/bbox/ymin": [0.1, 0.2],
-                         "image/object/bbox/xmax": [0.3, 0.4], "image/object/bbox/ymax": [0.3, 0.4],
-                         "image/object/class/text": [b"cat", b"dog"], "label": [1]})  # fmt: skip
+    ex = make_example(
+        **{
+            "image/object/bbox/xmin": [0.1, 0.2],
+            "image/object/bbox/ymin": [0.1, 0.2],
+            "image/object/bbox/xmax": [0.3, 0.4],
+            "image/object/bbox/ymax": [0.3, 0.4],
+            "image/object/class/text": [b"cat", b"dog"],
+            "label": [1],
+        }
+    )
     s.add(decode(ex))
     s.add(decode(ex))
     title, counts = s.classes
@@ -44,16 +51,33 @@ def test_class_bars_take_the_colour_their_boxes_have():
     from tfrview.core.records.palette import palette_hex
 
     s = DatasetSummary()
-    ex = make_example(**{"image/object/bbox/xmin": [0.1, 0.2], "image/object/bbox/ymin": [0.1, 0.2],
-                         "image/object/bbox/xmax": [0.3, 0.4], "image/object/bbox/ymax": [0.3, 0.4],
-                         "image/object/class/text": [b"cat", b"dog"], "image/object/class/label": [3, 8]})  # fmt: skip
+    ex = make_example(
+        **{
+            "image/object/bbox/xmin": [0.1, 0.2],
+            "image/object/bbox/ymin": [0.1, 0.2],
+            "image/object/bbox/xmax": [0.3, 0.4],
+            "image/object/bbox/ymax": [0.3, 0.4],
+            "image/object/class/text": [b"cat", b"dog"],
+            "image/object/class/label": [3, 8],
+        }
+    )
     s.add(decode(ex))
     keys = s.to_json()["classes"]["colour_keys"]
     assert keys == {"cat": "3", "dog": "8"}
     boxes = compute_overlay(decode(ex).features, 100, 100).boxes
     assert [palette_hex(keys[b.name]) for b in boxes] == [palette_hex(b.color_key) for b in boxes]
     only_text = DatasetSummary()
-    only_text.add(decode(make_example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
-                                         "image/object/bbox/xmax": [0.3], "image/object/bbox/ymax": [0.3],
-                                         "image/object/class/text": [b"cat"]})))  # fmt: skip
+    only_text.add(
+        decode(
+            make_example(
+                **{
+                    "image/object/bbox/xmin": [0.1],
+                    "image/object/bbox/ymin": [0.1],
+                    "image/object/bbox/xmax": [0.3],
+                    "image/object/bbox/ymax": [0.3],
+                    "image/object/class/text": [b"cat"],
+                }
+            )
+        )
+    )
     assert only_text.to_json()["classes"]["colour_keys"] == {}  # coloured by name, as its boxes are

@@ -32,9 +32,10 @@ def test_every_error_the_core_defines_derives_from_one_base():
     assert "tfrview.core.records.images.ImageError" in classes  # the walk reached the records
     assert "tfrview.core.analysis.filterexpr.FilterError" in classes
     outside = sorted(
-        name for name, cls in classes.items()
+        name
+        for name, cls in classes.items()
         if not issubclass(cls, TfrviewError) and cls is not Cancelled and cls.__name__ not in INTERNAL
-    )  # fmt: skip
+    )
     assert outside == []
 
 

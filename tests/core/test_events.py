@@ -76,14 +76,20 @@ def test_images_in_events_reach_the_image_panel_and_examples_stay_examples():
 def test_info_on_an_event_file_gives_statistics_over_steps(tmp_path):
     path = tmp_path / "events.out.tfevents.1763900000.host"
     write_records(path, _events(10_000))
-    r = subprocess.run([sys.executable, "-m", "tfrview", "info", "--all", "--json", str(path)],
-                       capture_output=True, text=True)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "info", "--all", "--json", str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     f = json.loads(r.stdout)["files"][0]
     assert f["payload_kinds"] == {"event": 10_001}
     assert f["features"]["loss"]["present"] == 10_000 and f["features"]["step"]["present"] == 10_001
-    flt = subprocess.run([sys.executable, "-m", "tfrview", "dump", "--json", "--records", "1:2", str(path)],
-                         capture_output=True, text=True)  # fmt: skip
+    flt = subprocess.run(
+        [sys.executable, "-m", "tfrview", "dump", "--json", "--records", "1:2", str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert json.loads(flt.stdout.splitlines()[0])["kind"] == "event"
 
 
@@ -116,12 +122,26 @@ def test_box_measures_come_from_the_stored_facts(tmp_path):
     from tfrview.core.analysis.plots import box_measure
     from tfrview.demo import _example
 
-    recs = [_example(**{"image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/xmax": [0.3, 0.9],
-                        "image/object/bbox/ymin": [0.2, 0.0], "image/object/bbox/ymax": [0.6, 0.1],
-                        "image/object/class/label": [1, 2]}).SerializeToString(),
-            _example(**{"image/object/bbox/xmin": [0.0], "image/object/bbox/xmax": [1.0],
-                        "image/object/bbox/ymin": [0.0], "image/object/bbox/ymax": [0.5],
-                        "image/object/class/label": [1]}).SerializeToString()]  # fmt: skip
+    recs = [
+        _example(
+            **{
+                "image/object/bbox/xmin": [0.1, 0.5],
+                "image/object/bbox/xmax": [0.3, 0.9],
+                "image/object/bbox/ymin": [0.2, 0.0],
+                "image/object/bbox/ymax": [0.6, 0.1],
+                "image/object/class/label": [1, 2],
+            }
+        ).SerializeToString(),
+        _example(
+            **{
+                "image/object/bbox/xmin": [0.0],
+                "image/object/bbox/xmax": [1.0],
+                "image/object/bbox/ymin": [0.0],
+                "image/object/bbox/ymax": [0.5],
+                "image/object/class/label": [1],
+            }
+        ).SerializeToString(),
+    ]
     path = tmp_path / "boxes.tfrecord"
     write_records(path, recs)
     table = analyze([str(path)], deep=True, jobs=1).facts()
@@ -134,7 +154,9 @@ def test_box_measures_come_from_the_stored_facts(tmp_path):
     cx, cy, n = box_centres(table)
     assert np.allclose(cx, [0.2, 0.7, 0.5]) and np.allclose(cy, [0.4, 0.05, 0.25]) and list(n) == [0, 0, 1]
     h = heatmap(cx, cy, bins=10)
-    assert h["normalised"] and h["boxes"] == 3 and np.asarray(h["counts"])[2, 4] == 1  # x 0.2, y 0.4 (counts[x bin, y bin])
+    assert (
+        h["normalised"] and h["boxes"] == 3 and np.asarray(h["counts"])[2, 4] == 1
+    )  # x 0.2, y 0.4 (counts[x bin, y bin])
     assert select(table, "box width", *n_of["box width"]).tolist() == [0]  # record 0's second box
     assert select(table, "box width", [0.5], [1.0], closed=True).tolist() == [1]  # the last bar includes 1.0
     assert select(table, "box centres (heat map)", *n_of["box centres (heat map)"]).tolist() == [0]
@@ -146,7 +168,9 @@ def test_image_sizes_and_the_records_behind_a_point():
 
     from tfrview.core.analysis.plots import image_sizes, select
 
-    table = pa.table({"n": [0, 1, 2, 3], "image_width": [640, 640, None, 320], "image_height": [480, 480, None, 240]})
+    table = pa.table(
+        {"n": [0, 1, 2, 3], "image_width": [640, 640, None, 320], "image_height": [480, 480, None, 240]}
+    )
     s = image_sizes(table)
     assert (s["width"], s["height"], s["count"], s["images"]) == ([320, 640], [240, 480], [1, 2], 3)
     assert select(table, "image sizes (scatter)", [640, 480], [640, 480]).tolist() == [0, 1]
@@ -175,7 +199,9 @@ def test_event_records_give_their_features_in_dump_json_and_the_json_lines_expor
     path = tmp_path / "events.out.tfevents.1763900000.host"
     recs = _events(3)
     write_records(path, recs)
-    r = subprocess.run([sys.executable, "-m", "tfrview", "dump", "--json", str(path)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "dump", "--json", str(path)], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     dumped = [json.loads(line) for line in r.stdout.splitlines()]
     out = tmp_path / "events.jsonl"

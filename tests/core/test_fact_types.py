@@ -40,8 +40,12 @@ def analysed(tmp_path, *files: list[bytes]):
     for i, records in enumerate(files):
         paths.append(tmp_path / f"part-{i}.tfrecord")
         write_records(paths[-1], records)
-    return merge([analyze_shard(ShardTask(str(p), i, True, read_cache=False, write_cache=False))
-                  for i, p in enumerate(paths)])  # fmt: skip
+    return merge(
+        [
+            analyze_shard(ShardTask(str(p), i, True, read_cache=False, write_cache=False))
+            for i, p in enumerate(paths)
+        ]
+    )
 
 
 def exported(tmp_path, *files: list[bytes]) -> pa.Table:
@@ -51,9 +55,11 @@ def exported(tmp_path, *files: list[bytes]) -> pa.Table:
 
 
 def test_int_beside_float_and_bytes_beside_float_export_exactly(tmp_path):
-    t = exported(tmp_path,
-                 [example(x=[BIG], y=[b"abc"], z=[3], w=[BIG]), example(x=[7], y=[b"def"], z=[4], w=[5])],
-                 [example(x=[2.5], y=[1.5], z=[0.25], w=[4.0])])  # fmt: skip
+    t = exported(
+        tmp_path,
+        [example(x=[BIG], y=[b"abc"], z=[3], w=[BIG]), example(x=[7], y=[b"def"], z=[4], w=[5])],
+        [example(x=[2.5], y=[1.5], z=[0.25], w=[4.0])],
+    )
     # past 2**53 beside a fraction: text, every value exact
     assert t.schema.field("x").type == pa.string() and t.column("x").to_pylist() == [str(BIG), "7", "2.5"]
     assert t.column("y").to_pylist() == ["abc", "def", "1.5"]  # bytes beside numbers: text

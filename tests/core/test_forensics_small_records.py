@@ -30,8 +30,13 @@ def test_a_run_of_zeros_across_small_records_is_named_with_where_it_lies():
         "5.0 KB of zeros at bytes 3,001..8,001, across records: blocks a disk or filesystem lost"
     ]
     cut = [(r, c) for k, r, c in got if k == "bad_data_crc"]  # the record the zeros begin in
-    assert cut == [(26, "part of its bytes lie in 5.0 KB of zeros at bytes 3,001..8,001, across records: "
-                        "blocks a disk or filesystem lost")]  # fmt: skip
+    assert cut == [
+        (
+            26,
+            "part of its bytes lie in 5.0 KB of zeros at bytes 3,001..8,001, across records: "
+            "blocks a disk or filesystem lost",
+        )
+    ]
 
 
 def test_a_block_aligned_zeroed_run_is_named_in_whole_4_kib_blocks():
@@ -54,8 +59,10 @@ def test_appended_http_error_text_is_quoted():
     page = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\n\r\n<html>retry later</html>\n"
     (got,) = _causes(data + page)
     assert got[0] == "trailing_bytes"
-    assert got[2] == (f"{len(page)} B appended after the last record (text starting 'HTTP/1.1 503 Service "
-                      "Unavailable': an HTTP header or an error page saved with the data?)")  # fmt: skip
+    assert got[2] == (
+        f"{len(page)} B appended after the last record (text starting 'HTTP/1.1 503 Service "
+        "Unavailable': an HTTP header or an error page saved with the data?)"
+    )
     long_page = (
         page + b"<p>Internal error, please retry later.</p>\n" * 60
     )  # framed as unreadable bytes, or not

@@ -61,5 +61,7 @@ def test_crc32c_loaded_without_the_package_version_lookup():
         "print(crc32c_module().crc32c(b'123456789'), crc32c_module().crc32c(b'56789', crc32c_module().crc32c(b'1234')),"
         " masked_crc(b'123456789'), 'importlib.metadata' in sys.modules, 'crc32c' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out == [str(0xE3069283), str(0xE3069283), str(mask(0xE3069283)), "False", "False"]

@@ -27,22 +27,42 @@ def _png(w=64, h=48) -> bytes:
 
 
 def _od(encoded: bytes, fmt: str = "jpeg", **more) -> bytes:
-    feats = {"image/encoded": encoded, "image/format": fmt, "image/height": 48, "image/width": 64,
-             "image/object/bbox/xmin": [0.1], "image/object/bbox/xmax": [0.5], "image/object/bbox/ymin": [0.1],
-             "image/object/bbox/ymax": [0.5], "image/object/class/label": [1], **more}  # fmt: skip
+    feats = {
+        "image/encoded": encoded,
+        "image/format": fmt,
+        "image/height": 48,
+        "image/width": 64,
+        "image/object/bbox/xmin": [0.1],
+        "image/object/bbox/xmax": [0.5],
+        "image/object/bbox/ymin": [0.1],
+        "image/object/bbox/ymax": [0.5],
+        "image/object/class/label": [1],
+        **more,
+    }
     return _example(**feats).SerializeToString()
 
 
 def _kinds(data: bytes) -> list[tuple[str, str]]:
     found = check_record(decode(data), (0, 0), None, None, None)
-    return [(str(f.kind), f"{f.message}: {f.detail}" if f.detail else f.message) for f in found
-            if f.kind in (ProblemKind.IMAGE_NOT_IMAGE, ProblemKind.IMAGE_FORMAT_MISMATCH)]  # fmt: skip
+    return [
+        (str(f.kind), f"{f.message}: {f.detail}" if f.detail else f.message)
+        for f in found
+        if f.kind in (ProblemKind.IMAGE_NOT_IMAGE, ProblemKind.IMAGE_FORMAT_MISMATCH)
+    ]
 
 
 PLANTED = {
     "empty": (_od(b""), "image_not_an_image", "is empty (0 bytes)"),
-    "file name": (_od(b"img_001.jpg"), "image_not_an_image", "holds a text (a file name?), not an image: the text 'img_001.jpg'"),
-    "random bytes": (_od(random.Random(1).randbytes(2000)), "image_not_an_image", "no image format starts with, not an image: 2,000 bytes"),
+    "file name": (
+        _od(b"img_001.jpg"),
+        "image_not_an_image",
+        "holds a text (a file name?), not an image: the text 'img_001.jpg'",
+    ),
+    "random bytes": (
+        _od(random.Random(1).randbytes(2000)),
+        "image_not_an_image",
+        "no image format starts with, not an image: 2,000 bytes",
+    ),
     "png said jpeg": (_od(_png()), "image_format_mismatch", "holds PNG bytes but image/format says jpeg"),
 }
 
@@ -100,16 +120,24 @@ def test_planted_mask_problems_are_found_and_clean_masks_pass():
     clean = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(64, 48, [1, 1, 255])})
     assert _mask_kinds(clean, {1: "cat"}) == []
     small = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(32, 24, [1])})
-    assert _mask_kinds(small) == [("mask_size_mismatch", "image/segmentation/class/encoded is 32×24 but the image is 64×48")]
+    assert _mask_kinds(small) == [
+        ("mask_size_mismatch", "image/segmentation/class/encoded is 32×24 but the image is 64×48")
+    ]
     unknown = _od(_jpeg(), **seg, **{"image/segmentation/class/encoded": _mask_png(64, 48, [1, 7, 9])})
     assert _mask_kinds(unknown, {1: "cat"}) == [
-        ("mask_class_not_in_map", "image/segmentation/class/encoded holds class ids the label map does not name: [7, 9]")]
+        (
+            "mask_class_not_in_map",
+            "image/segmentation/class/encoded holds class ids the label map does not name: [7, 9]",
+        )
+    ]
     # OD API instance masks: one PNG per box
     one = _mask_png(64, 48, [1, 1, 1])
     assert _mask_kinds(_od(_jpeg(), **{"image/object/mask": [one]})) == []
     kinds = dict(_mask_kinds(_od(_jpeg(), **{"image/object/mask": [one, _mask_png(64, 48, []), one]})))
-    assert kinds == {"mask_count_mismatch": "image/object/mask has 3 masks for 1 boxes",
-                     "mask_empty": "1 instance mask(s) with no pixel set, e.g. mask 1"}  # fmt: skip
+    assert kinds == {
+        "mask_count_mismatch": "image/object/mask has 3 masks for 1 boxes",
+        "mask_empty": "1 instance mask(s) with no pixel set, e.g. mask 1",
+    }
 
 
 def test_a_segmentation_mask_is_coloured_with_the_class_palette():
@@ -122,21 +150,37 @@ def test_a_segmentation_mask_is_coloured_with_the_class_palette():
     arr[40:, :] = 255  # ignored, like background
     buf = io.BytesIO()
     Image.fromarray(arr).save(buf, "PNG")
-    p = decode(_od(_jpeg(), **{"image/segmentation/class/encoded": buf.getvalue(), "image/segmentation/class/format": "png"}))
+    p = decode(
+        _od(
+            _jpeg(),
+            **{"image/segmentation/class/encoded": buf.getvalue(), "image/segmentation/class/format": "png"},
+        )
+    )
     m = mask_overlay(p.features, 64, 48)
     assert m.key == "image/segmentation/class/encoded" and m.classes == ((7, 640), (1, 100))
-    assert tuple(m.rgba[0, 0]) == (*palette_rgb("1"), 255) and m.rgba[45, 5, 3] == 0 and m.rgba[15, 40, 3] == 0
+    assert (
+        tuple(m.rgba[0, 0]) == (*palette_rgb("1"), 255) and m.rgba[45, 5, 3] == 0 and m.rgba[15, 40, 3] == 0
+    )
     assert mask_overlay(p.features, 32, 24) is None  # a mask of another size is not drawn (the checks say so)
 
 
 def test_keypoints_are_placed_per_box_in_pixels_and_unplaced_ones_left_out():
     from tfrview.core.records.overlays import compute_overlay
 
-    feats = decode(_od(_jpeg(), **{"image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/xmax": [0.4, 0.9],
-                                   "image/object/bbox/ymin": [0.1, 0.5], "image/object/bbox/ymax": [0.4, 0.9],
-                                   "image/object/class/label": [1, 2],
-                                   "image/object/keypoint/x": [0.2, 0.3, 0.6, -1.0],
-                                   "image/object/keypoint/y": [0.2, 0.25, 0.7, -1.0]})).features  # fmt: skip
+    feats = decode(
+        _od(
+            _jpeg(),
+            **{
+                "image/object/bbox/xmin": [0.1, 0.5],
+                "image/object/bbox/xmax": [0.4, 0.9],
+                "image/object/bbox/ymin": [0.1, 0.5],
+                "image/object/bbox/ymax": [0.4, 0.9],
+                "image/object/class/label": [1, 2],
+                "image/object/keypoint/x": [0.2, 0.3, 0.6, -1.0],
+                "image/object/keypoint/y": [0.2, 0.25, 0.7, -1.0],
+            },
+        )
+    ).features
     ov = compute_overlay(feats, 64, 48)
     assert len(ov.boxes) == 2
     got = [(round(x, 3), round(y, 3), b) for x, y, b in ov.keypoints]
@@ -186,11 +230,19 @@ def test_instance_masks_take_their_boxs_class_colour_and_exports_draw_masks_and_
         Image.fromarray(a).save(buf, "PNG")
         return buf.getvalue()
 
-    data = _od(_jpeg(), **{"image/object/bbox/xmin": [0.0, 0.5], "image/object/bbox/xmax": [0.4, 0.9],
-                           "image/object/bbox/ymin": [0.0, 0.5], "image/object/bbox/ymax": [0.4, 0.9],
-                           "image/object/class/label": [3, 3],  # two instances of one class: one colour
-                           "image/object/mask": [block(0, 10, 0, 10), block(30, 40, 40, 50)],
-                           "image/object/keypoint/x": [0.95, 0.95], "image/object/keypoint/y": [0.05, 0.95]})  # fmt: skip
+    data = _od(
+        _jpeg(),
+        **{
+            "image/object/bbox/xmin": [0.0, 0.5],
+            "image/object/bbox/xmax": [0.4, 0.9],
+            "image/object/bbox/ymin": [0.0, 0.5],
+            "image/object/bbox/ymax": [0.4, 0.9],
+            "image/object/class/label": [3, 3],  # two instances of one class: one colour
+            "image/object/mask": [block(0, 10, 0, 10), block(30, 40, 40, 50)],
+            "image/object/keypoint/x": [0.95, 0.95],
+            "image/object/keypoint/y": [0.05, 0.95],
+        },
+    )
     feats = decode(data).features
     ov = compute_overlay(feats, 64, 48)
     assert instance_colours(ov) == ["3", "3"]
@@ -215,5 +267,8 @@ def test_dense_float_instance_masks_are_drawn_too():
     feats = decode(_od(_jpeg(), **{"image/object/mask": dense.ravel().tolist()})).features
     m = mask_overlay(feats, 64, 48, ["5", "6"])
     assert m.classes == ((2, 32), (1, 25))  # most pixels first
-    assert tuple(m.rgba[1, 1]) == (*palette_rgb("5"), 255) and tuple(m.rgba[45, 62]) == (*palette_rgb("6"), 255)
+    assert tuple(m.rgba[1, 1]) == (*palette_rgb("5"), 255) and tuple(m.rgba[45, 62]) == (
+        *palette_rgb("6"),
+        255,
+    )
     assert m.rgba[20, 20, 3] == 0

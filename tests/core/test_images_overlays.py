@@ -113,9 +113,11 @@ def test_sniff_formats():
 
 def od(**extra):
     base = {
-        "image/object/bbox/xmin": [0.1, 0.5], "image/object/bbox/ymin": [0.2, 0.5],
-        "image/object/bbox/xmax": [0.3, 1.0], "image/object/bbox/ymax": [0.4, 0.75],
-    }  # fmt: skip
+        "image/object/bbox/xmin": [0.1, 0.5],
+        "image/object/bbox/ymin": [0.2, 0.5],
+        "image/object/bbox/xmax": [0.3, 1.0],
+        "image/object/bbox/ymax": [0.4, 0.75],
+    }
     base.update(extra)
     return feats(**base)
 

@@ -83,13 +83,21 @@ def test_what_cannot_be_read_is_said_at_open_without_opening_it(tmp_path):
     _shards(tmp_path, 2)
     fifo = tmp_path / "pipe.tfrecord"
     os.mkfifo(fifo)  # no writer: opening it would wait
-    with Dataset.open([str(tmp_path / "s-00000-of-00002.tfrecord"), str(fifo), str(tmp_path / "gone.tfrecord"),
-                       str(tmp_path)]) as ds:  # fmt: skip
+    with Dataset.open(
+        [
+            str(tmp_path / "s-00000-of-00002.tfrecord"),
+            str(fifo),
+            str(tmp_path / "gone.tfrecord"),
+            str(tmp_path),
+        ]
+    ) as ds:
         errors = {f.path.name: f.error for f in ds.files if f.error}
         assert "not a regular file (a named pipe)" in errors["pipe.tfrecord"]
         assert "no such file" in errors["gone.tfrecord"]
         assert [f.path.name for f in ds.files if f.source is not None] == [
-            "s-00000-of-00002.tfrecord", "s-00001-of-00002.tfrecord"]  # fmt: skip
+            "s-00000-of-00002.tfrecord",
+            "s-00001-of-00002.tfrecord",
+        ]
 
 
 def test_a_file_removed_between_listing_and_reading_is_said_and_the_rest_are_read(tmp_path):

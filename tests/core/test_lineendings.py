@@ -56,7 +56,9 @@ def _records_with_crlf_framing(rnd: random.Random) -> list[bytes]:
 
 def test_dos2unix_is_undone_with_framing_and_real_jpegs():
     rnd = random.Random(5)
-    pls = payloads_of(RACCOON) + _records_with_crlf_framing(rnd) + [_with_crlfs(rnd, 800, 2) for _ in range(20)]
+    pls = (
+        payloads_of(RACCOON) + _records_with_crlf_framing(rnd) + [_with_crlfs(rnd, 800, 2) for _ in range(20)]
+    )
     data, _ = framed(pls)
     lost = data.replace(b"\r\n", b"\n")
     ev = detect(lost)
@@ -134,7 +136,13 @@ def test_k_close_to_m_is_searched_from_the_other_side():
     """1,000 LF bytes, 999 of them lost their CR: 1,000 placements, found as the one LF that kept
     none (the search by the first k-2 would enumerate 1.7e8 heads)."""
     rnd = random.Random(9)
-    for m, k, after in ((1000, 999, False), (1000, 998, True), (300, 300, False), (50, 47, True), (7, 4, False)):
+    for m, k, after in (
+        (1000, 999, False),
+        (1000, 998, True),
+        (300, 300, False),
+        (50, 47, True),
+        (7, 4, False),
+    ):
         orig, lost = _lfs_with_crs(rnd, m, k, after)
         assert lost != orig and lost.count(b"\n") + after == m
         got, why = put_back_crs(lost, k, masked_crc(orig), lf_after=after)
@@ -195,7 +203,9 @@ def test_record_ends_are_found_together_and_exactly():
     from tfrview.core.tfrecord.lineendings import _header_at, _maybe_headers, _record_end
 
     rnd = random.Random(12)
-    lost = [h for h in map(encode_header, range(1, 100_000)) if b"\r\n" in h][:12]  # CR LF in a length or a CRC
+    lost = [h for h in map(encode_header, range(1, 100_000)) if b"\r\n" in h][
+        :12
+    ]  # CR LF in a length or a CRC
     assert len({h.index(b"\r\n") for h in lost}) >= 3  # in the length and in the CRC
     buf = bytearray(rnd.choice(b"\n\n\0ab") for _ in range(6000))
     for i, h in enumerate(lost):

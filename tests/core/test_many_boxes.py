@@ -52,8 +52,10 @@ def test_the_overlay_builds_the_first_boxes_and_says_the_rest():
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert len(ov.boxes) == MAX_BOXES_DRAWN and ov.count == N and ov.total == N
-    assert ov.limit == (f"{N:,} boxes, over the limit of {MAX_BOXES_DRAWN:,}; the first {MAX_BOXES_DRAWN:,} are drawn "
-                        "(limits.MAX_BOXES_DRAWN)")  # fmt: skip
+    assert ov.limit == (
+        f"{N:,} boxes, over the limit of {MAX_BOXES_DRAWN:,}; the first {MAX_BOXES_DRAWN:,} are drawn "
+        "(limits.MAX_BOXES_DRAWN)"
+    )
     assert ov.limit in ov.notes
     b = ov.boxes[3]
     xs = feats["image/object/bbox/xmin"].values
@@ -72,9 +74,12 @@ def test_checks_and_summaries_count_every_box_without_an_object_a_box():
     assert found["box_zero_area"] == "1 box(es) of zero area, e.g. box 9"
     assert found["box_out_of_bounds"].startswith("1 box(es) outside [0, 1], e.g. box 11:")
     labels = {f.kind: (f.message, f.detail) for f in check_labels(r, LabelMap({1: "cat", 2: "dog"}), True)}
-    assert labels == {"label_text_case": (  # the message groups; the detail quotes the data (issue 18.5)
-        "image/object/class/text differs from the label map's name (only case or spacing differ)",
-        "class text 'Dog ' for id 2, which the label map names 'dog'")}  # fmt: skip
+    assert labels == {
+        "label_text_case": (  # the message groups; the detail quotes the data (issue 18.5)
+            "image/object/class/text differs from the label map's name (only case or spacing differ)",
+            "class text 'Dog ' for id 2, which the label map names 'dog'",
+        )
+    }
     labels = {f.kind: (f.message, f.detail) for f in check_labels(r, LabelMap({1: "cat"}), True)}
     assert labels["label_not_in_map"] == ("image/object/class/label ids not in the label map", "[2]")
     assert sorted(class_ids(feats)) == [1, 2]

@@ -56,8 +56,10 @@ def test_the_summary_says_which_box_keys_the_readings_found():
 
 def _corners(x0: float, y0: float, x1: float, y1: float) -> dict[str, Feature]:
     """One box under keys that say nothing of units (the convention comes from the values)."""
-    return {f"box/{c}": Feature(FLOAT_LIST, np.array([v], dtype=np.float32))
-            for c, v in zip(("xmin", "ymin", "xmax", "ymax"), (x0, y0, x1, y1), strict=True)}  # fmt: skip
+    return {
+        f"box/{c}": Feature(FLOAT_LIST, np.array([v], dtype=np.float32))
+        for c, v in zip(("xmin", "ymin", "xmax", "ymax"), (x0, y0, x1, y1), strict=True)
+    }
 
 
 def test_a_context_keeps_the_spec_its_first_records_agreed_on():
@@ -199,7 +201,9 @@ def test_the_overlay_names_and_scales_boxes_as_the_reading_does():
     ov = compute_overlay(feats, 200, 100, {1: "cat"})
     assert [b.label for b in ov.boxes] == ["cat", "id 2"]
     assert [r.box_name(i) for i in range(2)] == ["id 1", "id 2"]  # this reading had no label map
-    assert [(b.x0, b.y1) for b in ov.boxes] == [(float(np.float32(0.1)) * 200, float(np.float32(0.5)) * 100),
-                                                (float(np.float32(0.2)) * 200, float(np.float32(0.6)) * 100)]  # fmt: skip
+    assert [(b.x0, b.y1) for b in ov.boxes] == [
+        (float(np.float32(0.1)) * 200, float(np.float32(0.5)) * 100),
+        (float(np.float32(0.2)) * 200, float(np.float32(0.6)) * 100),
+    ]
     plain = compute_overlay(_uneven_boxes(), 200, 100)  # neither id nor text: "box i", one colour
     assert [(b.name, b.label, b.color_key) for b in plain.boxes] == [(None, "box 0", ""), (None, "box 1", "")]

@@ -14,8 +14,13 @@ def test_real_path_follows_linked_folders_and_files(tmp_path):
     shard.write_bytes(b"")
     (tmp_path / "linked").symlink_to(tmp_path / "data")
     (tmp_path / "data" / "alias.tfrecord").symlink_to(shard)
-    names = [tmp_path / "linked" / shard.name, tmp_path / "data" / "alias.tfrecord",
-             tmp_path / "linked" / ".." / "data" / shard.name, "no/such/file", "."]  # fmt: skip
+    names = [
+        tmp_path / "linked" / shard.name,
+        tmp_path / "data" / "alias.tfrecord",
+        tmp_path / "linked" / ".." / "data" / shard.name,
+        "no/such/file",
+        ".",
+    ]
     for p in names:
         assert real_path(p) == os.path.realpath(p)
     assert real_path(names[0]) == real_path(names[1]) == str(shard.resolve())

@@ -93,4 +93,7 @@ def test_bytes_that_are_not_text_go_to_json_as_base64():
     controls = b"\x01\x02ab" * 10  # half control characters
     assert json_bytes(controls) == {"base64": base64.b64encode(controls).decode("ascii")}
     assert json_bytes(b"a\tb\nc\r\n caf\xc3\xa9") == "a\tb\nc\r\n café"  # text stays text
-    assert json_bytes(b"\x1b[1mbold\x1b[0m said once in a line of text") == "\x1b[1mbold\x1b[0m said once in a line of text"
+    assert (
+        json_bytes(b"\x1b[1mbold\x1b[0m said once in a line of text")
+        == "\x1b[1mbold\x1b[0m said once in a line of text"
+    )

@@ -25,7 +25,10 @@ def test_quoted_text_and_kind_keep_groups_apart():
 
 
 def test_the_title_keeps_what_every_member_shares():
-    msgs = ["same image as record 3 of shard-00002-of-00016", "same image as record 81 of shard-00002-of-00016"]
+    msgs = [
+        "same image as record 3 of shard-00002-of-00016",
+        "same image as record 81 of shard-00002-of-00016",
+    ]
     r = Repeats()
     gid = r.add(_p(ProblemKind.DUPLICATE_IMAGE, msgs[0]))
     assert r.title(gid) == msgs[0]  # one member: its message
@@ -34,7 +37,11 @@ def test_the_title_keeps_what_every_member_shares():
 
 
 def test_groups_are_numbered_in_the_order_of_their_first_member():
-    ps = [_p(ProblemKind.BAD_DATA_CRC, "crc 1"), _p(ProblemKind.TRUNCATED, "cut 9"), _p(ProblemKind.BAD_DATA_CRC, "crc 2")]
+    ps = [
+        _p(ProblemKind.BAD_DATA_CRC, "crc 1"),
+        _p(ProblemKind.TRUNCATED, "cut 9"),
+        _p(ProblemKind.BAD_DATA_CRC, "crc 2"),
+    ]
     r = Repeats()
     assert [r.add(p) for p in ps] == [0, 1, 0]
     assert r.keys == [("bad_data_crc", "crc …"), ("truncated", "cut …")]

@@ -24,7 +24,15 @@ def _usual(task: ShardTask, monkeypatch):
 
 def _same(a, b) -> None:
     assert (a.identity, a.compression, a.file_size, a.scanned, a.lo, a.hi, a.cause, a.error) == (
-        b.identity, b.compression, b.file_size, b.scanned, b.lo, b.hi, b.cause, b.error)  # fmt: skip
+        b.identity,
+        b.compression,
+        b.file_size,
+        b.scanned,
+        b.lo,
+        b.hi,
+        b.cause,
+        b.error,
+    )
     for name in ("offsets", "lengths", "status"):
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and np.array_equal(x, y), name

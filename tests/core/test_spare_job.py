@@ -21,7 +21,14 @@ def spare_allowed(monkeypatch):
 def _spec(tmp_path) -> dict:
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(50))[0])
-    return {"job": "analyze", "paths": [str(path)], "files": [0], "counts": [50], "label_map": None, "jobs": 1}
+    return {
+        "job": "analyze",
+        "paths": [str(path)],
+        "files": [0],
+        "counts": [50],
+        "label_map": None,
+        "jobs": 1,
+    }
 
 
 def _run(proc) -> list:

@@ -200,8 +200,16 @@ def test_several_processes_write_and_read_at_once(tmp_path):
         p.write_bytes(examples(40, i))
         paths.append(str(p))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(me), *paths], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for me in range(3)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(me), *paths],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me in range(3)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0 and out.strip() == "ok" and err == "", err
@@ -265,8 +273,16 @@ def test_processes_that_find_the_store_damaged_at_once_rebuild_it_once(tmp_path)
     cache._forget()
     cache.store_path().write_bytes(b"garbage " * 4096)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", OPENER, p], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for p in paths]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, p],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for p in paths
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [out.strip() for out, _ in outs] == ["ok"] * 3
     notices = "".join(err for _, err in outs)

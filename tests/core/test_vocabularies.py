@@ -54,5 +54,7 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
 def test_a_record_read_through_a_schema_is_a_payload_kind():
     """Review defect 8: `dump --json` and the row worker said "message", a word outside the enum."""
     assert PayloadKind("message") is PayloadKind.MESSAGE
-    assert not PayloadKind.MESSAGE.has_features and PayloadKind.MESSAGE.title == "message by the loaded schema"
+    assert (
+        not PayloadKind.MESSAGE.has_features and PayloadKind.MESSAGE.title == "message by the loaded schema"
+    )
     assert len({k.title for k in PayloadKind}) == len(PayloadKind)  # each kind its own name

@@ -154,10 +154,17 @@ def many_empty_bytes(n: int = 20_000_000) -> bytes:
 def png16(width: int, height: int) -> bytes:
     """A valid 16-bit grayscale PNG of zeros (compresses to almost nothing)."""
     raw = (b"\x00" + bytes(2 * width)) * height
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
     ihdr = struct.pack(">IIBBBBB", width, height, 16, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def image_example(image: bytes, fmt: bytes = b"png") -> bytes:
@@ -166,11 +173,13 @@ def image_example(image: bytes, fmt: bytes = b"png") -> bytes:
 
 def evil_keys() -> bytes:
     """Feature keys that would clear a terminal and print a fake verdict, or break lines."""
-    return example({
-        "\x1b[2J\x1b[HALL OK": int64_feature_packed(1),
-        "line\nbreak\rreturn": int64_feature_packed(1),
-        "image/object/class/text": field(1, field(1, b"\x1b[31mred\x1b[0m\n")),
-    })  # fmt: skip
+    return example(
+        {
+            "\x1b[2J\x1b[HALL OK": int64_feature_packed(1),
+            "line\nbreak\rreturn": int64_feature_packed(1),
+            "image/object/class/text": field(1, field(1, b"\x1b[31mred\x1b[0m\n")),
+        }
+    )
 
 
 def fifo(path: Path) -> Path:
@@ -232,4 +241,10 @@ def run_cli(args: list[str], timeout: float = 120, env: dict | None = None):
                 rss_kb = int(fh.read())
         except (OSError, ValueError):  # killed, or gone before its exit handlers ran
             rss_kb = usage.ru_maxrss
-        return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"), rss_kb / 1024, seconds
+        return (
+            code,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            rss_kb / 1024,
+            seconds,
+        )

@@ -48,7 +48,9 @@ payloads = st.one_of(
     st.builds(lambda n, b: bytes([b]) * n, st.integers(0, 300), st.integers(0, 255)),
     st.builds(lambda b: b"\x1f\x8b\x08" + b, st.binary(max_size=64)),  # looks like a GZIP member
     st.builds(lambda b: gzip.compress(b, mtime=0), st.binary(max_size=200)),  # is one
-    st.builds(lambda ps: b"".join(frame(p) for p in ps), st.lists(st.binary(max_size=40), max_size=4)),  # framing inside
+    st.builds(
+        lambda ps: b"".join(frame(p) for p in ps), st.lists(st.binary(max_size=40), max_size=4)
+    ),  # framing inside
     st.builds(lambda n: header(n), st.integers(0, 1 << 20)),  # a bare header as a payload
 )
 
@@ -145,7 +147,9 @@ def compressed_files(draw) -> Compressed:
         plain += frame(p)
     kind = draw(st.sampled_from(["gzip", "zlib"]))
     level = draw(st.integers(0, 9))
-    data = bytearray(gzip.compress(bytes(plain), level, mtime=0) if kind == "gzip" else zlib.compress(bytes(plain), level))
+    data = bytearray(
+        gzip.compress(bytes(plain), level, mtime=0) if kind == "gzip" else zlib.compress(bytes(plain), level)
+    )
     ops = [kind]
     damage = draw(st.sampled_from(["none", "flip", "cut", "garbage", "zero", "trailer"]))
     if damage == "flip":
@@ -197,9 +201,17 @@ def compressed_streams(draw) -> Stream:
     several GZIP members, with records from a few bytes to a few MB (larger than the inflate
     window): big enough that reads start at inflate checkpoints where zlib holds input it has not
     inflated yet (the wrong bytes of issue 26.1)."""
-    kind = draw(st.sampled_from(["text", "mixed", "text", "random", "zeros"]))  # text-like most: ratios over 4:1
+    kind = draw(
+        st.sampled_from(["text", "mixed", "text", "random", "zeros"])
+    )  # text-like most: ratios over 4:1
     big = draw(st.booleans())
-    sizes = draw(st.lists(st.integers(1 << 20, 3 << 20) if big else st.integers(0, 60_000), min_size=1, max_size=4 if big else 80))
+    sizes = draw(
+        st.lists(
+            st.integers(1 << 20, 3 << 20) if big else st.integers(0, 60_000),
+            min_size=1,
+            max_size=4 if big else 80,
+        )
+    )
     seed = draw(st.integers(0, 1 << 30))
     pls = [_stream_payload(kind, n, seed + i) + b"%d" % i for i, n in enumerate(sizes)]
     while sum(map(len, pls)) < (3 << 20 if kind != "random" else 1 << 20):  # cross the output cap
@@ -210,7 +222,11 @@ def compressed_streams(draw) -> Stream:
     members = draw(st.integers(1, 3)) if how == "gzip" else 1
     cuts = sorted(draw(st.lists(st.integers(0, len(plain)), min_size=members - 1, max_size=members - 1)))
     parts = [plain[a:b] for a, b in zip([0, *cuts], [*cuts, len(plain)], strict=True)]
-    data = b"".join(gzip.compress(p, level, mtime=0) for p in parts) if how == "gzip" else zlib.compress(plain, level)
+    data = (
+        b"".join(gzip.compress(p, level, mtime=0) for p in parts)
+        if how == "gzip"
+        else zlib.compress(plain, level)
+    )
     keep_failing_input("stream.bin", data)
     return Stream(data, tuple(pls), (how, kind, level, members, len(pls), len(plain)))
 
@@ -319,8 +335,12 @@ def stripped_cr_files(draw) -> Stripped:
     for _ in range(draw(st.integers(1, 3))):
         m = draw(st.one_of(st.integers(1, 60), st.integers(60, 3000), st.sampled_from([20_000, 200_000])))
         shape = draw(st.sampled_from(["close", "half", "few", "all"]))
-        k = {"close": max(1, m - draw(st.integers(0, 4))), "half": max(1, m // 2 + draw(st.integers(-2, 2))),
-             "few": min(m, draw(st.integers(1, 4))), "all": m}[shape]  # fmt: skip
+        k = {
+            "close": max(1, m - draw(st.integers(0, 4))),
+            "half": max(1, m // 2 + draw(st.integers(-2, 2))),
+            "few": min(m, draw(st.integers(1, 4))),
+            "all": m,
+        }[shape]
         fill = draw(st.sampled_from([b"", b"a", b"ab"]))
         proven = draw(st.booleans())
         overstate = draw(st.sampled_from([0, 0, 1 << 20]))
@@ -347,7 +367,9 @@ hostile_payloads = st.one_of(
     st.builds(lambda v: H.field(1, H.varint(v)), st.integers(0, (1 << 70))),  # huge varints
     st.builds(lambda b: b"\x0a" + H.varint(1 << 62) + b, st.binary(max_size=20)),  # a length past the end
     st.builds(lambda w, h: H.image_example(H.png16(w, h)), st.integers(1, 3000), st.integers(1, 3000)),
-    st.builds(lambda w, h: H.image_example(_png_header(w, h)), st.integers(1, 1 << 20), st.integers(1, 1 << 20)),
+    st.builds(
+        lambda w, h: H.image_example(_png_header(w, h)), st.integers(1, 1 << 20), st.integers(1, 1 << 20)
+    ),
     st.builds(lambda b: H.image_example(b"\xff\xd8\xff" + b, b"jpeg"), st.binary(max_size=200)),
     st.just(H.evil_keys()),
     st.binary(max_size=400),
@@ -399,7 +421,11 @@ def remote_cases(draw) -> RemoteCase:
     """A small file, clean or damaged, sometimes with one record of up to 3 MB (several fetches, so
     a server that changes between them is asked more than once), behind one server way; a lying
     server claims far more (up to 1 PiB), a little more, or less than it holds."""
-    data = draw(damaged_files()).data if draw(st.booleans()) else b"".join(frame(p) for p in draw(st.lists(payloads, min_size=1, max_size=8)))
+    data = (
+        draw(damaged_files()).data
+        if draw(st.booleans())
+        else b"".join(frame(p) for p in draw(st.lists(payloads, min_size=1, max_size=8)))
+    )
     if draw(st.integers(0, 3)) == 0:
         data = frame(bytes([draw(st.integers(0, 255))]) * draw(st.integers(1 << 20, 3 << 20))) + data
     how = draw(st.sampled_from(SERVER_WAYS))

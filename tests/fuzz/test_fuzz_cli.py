@@ -25,9 +25,15 @@ from tests.helpers import RACCOON, payloads_of
 
 RSS_BUDGET_MB = 300  # beyond the interpreter's own, whatever the input (the promise)
 COMMANDS = (
-    ["info"], ["info", "--json"], ["verify"], ["verify", "--json"], ["verify", "--checks"],
-    ["verify", "--checks", "--json"], ["dump", "--max-values", "3"], ["dump", "--json"],
-)  # fmt: skip
+    ["info"],
+    ["info", "--json"],
+    ["verify"],
+    ["verify", "--json"],
+    ["verify", "--checks"],
+    ["verify", "--checks", "--json"],
+    ["dump", "--max-values", "3"],
+    ["dump", "--json"],
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,9 @@ def check_run(args: list[str], baseline: float, inputs: list[Path] = (), timeout
     before = {p: _digest(p) for p in inputs}
     code, out, err, rss, seconds = H.run_cli(args, timeout=timeout)
     what = " ".join(repr(a) for a in args)
-    assert "internal error" not in err, f"internal error of the CLI: {what}: {err[-600:]}"  # (bench/fuzz.py counts these)
+    assert "internal error" not in err, (
+        f"internal error of the CLI: {what}: {err[-600:]}"
+    )  # (bench/fuzz.py counts these)
     assert code in (0, 1, 2), f"{what}: exit {code} ({err[-300:]})"
     assert "Traceback" not in err, f"{what}: {err[-600:]}"
     for line in err.splitlines():
@@ -84,10 +92,17 @@ def hostile_paths(tmp_path) -> dict[str, Path]:
     dangling = tmp_path / "dangling.tfrecord"
     os.symlink("nowhere", dangling)
     return {
-        "fifo": H.fifo(tmp_path / "fifo.tfrecord"), "loop": loop, "dir": tmp_path / "dir.tfrecord",
-        "newline": newline, "dangling": dangling, "zero": Path("/dev/zero"), "urandom": Path("/dev/urandom"),
-        "missing": tmp_path / "missing.tfrecord", "glob": tmp_path / "nothing-*.tfrecord", "good": good,
-    }  # fmt: skip
+        "fifo": H.fifo(tmp_path / "fifo.tfrecord"),
+        "loop": loop,
+        "dir": tmp_path / "dir.tfrecord",
+        "newline": newline,
+        "dangling": dangling,
+        "zero": Path("/dev/zero"),
+        "urandom": Path("/dev/urandom"),
+        "missing": tmp_path / "missing.tfrecord",
+        "glob": tmp_path / "nothing-*.tfrecord",
+        "good": good,
+    }
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -133,7 +148,9 @@ def test_hostile_output_paths(tmp_path, baseline_mb):
     os.symlink(loop.name, loop)
     code, _, err = check_run(["salvage", str(good), "-o", str(loop)], baseline_mb, [good])
     assert code == 2 and "exists" in err  # a symlink loop is a name that exists: never written through
-    long = tmp_path / ("n" * 246 + ".tfrecord")  # 255 bytes, the most a name may have: its temporary name must fit too
+    long = tmp_path / (
+        "n" * 246 + ".tfrecord"
+    )  # 255 bytes, the most a name may have: its temporary name must fit too
     code, out, err = check_run(["salvage", str(good), "-o", str(long)], baseline_mb, [good])
     assert code == 0 and long.is_file(), err
     code, _, err = check_run(["salvage", str(good), "-o", str(tmp_path / "no-such-dir" / "x")], baseline_mb)

@@ -111,8 +111,12 @@ def test_compression_bombs_hold_the_records_they_hold(case):
     src = source_from_bytes(case.data)
     idx, data_problems = index_and_verify(src)
     intact = sum(1 for k in range(idx.count) if (int(idx.status[k]) & (VERIFIED | DAMAGED)) == VERIFIED)
-    assert intact == idx.count == case.records, f"{intact} intact of {idx.count}, {case.records} written ({case.ops})"
+    assert intact == idx.count == case.records, (
+        f"{intact} intact of {idx.count}, {case.records} written ({case.ops})"
+    )
     if case.records:
         last = int(idx.offsets[-1]) + 12, int(idx.lengths[-1])
         got = source_from_bytes(case.data).read(*last)
-        assert len(got) == last[1] and masked_crc(got) == int.from_bytes(src.read(last[0] + last[1], 4), "little")
+        assert len(got) == last[1] and masked_crc(got) == int.from_bytes(
+            src.read(last[0] + last[1], 4), "little"
+        )

@@ -121,8 +121,12 @@ def test_records_over_the_decode_limit_are_streamed_when_copied(tmp_path, baseli
 
 def test_a_decompression_bomb_is_said_and_stops_on_interrupt(tmp_path):
     path = H.gzip_bomb(tmp_path / "bomb.gz", 6 * H.GiB)
-    p = subprocess.Popen([sys.executable, "-m", "tfrview.cli", "info", str(path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tfrview.cli", "info", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = p.stderr.readline()  # the notice comes after 1 GiB inflated, long before the end
     assert "decompression bomb" in line and "1,0" in line and line.count("\n") == 1
     p.send_signal(signal.SIGINT)
@@ -246,7 +250,9 @@ def test_a_plain_file_truncated_mid_verify_gives_one_line(tmp_path):
 
 
 def test_escape_sequences_in_keys_never_reach_the_terminal(tmp_path, baseline_mb):
-    path = H.payload_file(tmp_path / "evil.tfrecord", [H.evil_keys(), H.example({"ok": H.int64_feature_packed(1)})])
+    path = H.payload_file(
+        tmp_path / "evil.tfrecord", [H.evil_keys(), H.example({"ok": H.int64_feature_packed(1)})]
+    )
     for command in (["info"], ["verify", "--checks"], ["dump"]):
         code, out, err = check_run([*command, str(path)], baseline_mb, [path])
         assert "\x1b" not in out + err and "ALL OK" not in out.replace("\\x1b[HALL OK", "")
@@ -269,7 +275,9 @@ def test_out_of_range_arguments_are_refused(tmp_path, baseline_mb):
 
 
 def test_label_maps_beside_the_data_that_would_hang_or_crash(tmp_path, baseline_mb):
-    data = H.payload_file(tmp_path / "a.tfrecord", [H.example({"image/object/class/label": H.int64_feature_packed(1)})])
+    data = H.payload_file(
+        tmp_path / "a.tfrecord", [H.example({"image/object/class/label": H.int64_feature_packed(1)})]
+    )
     H.fifo(tmp_path / "label_map.pbtxt")  # a FIFO named like a label map: never opened
     (tmp_path / "deep.pbtxt").write_text("item {" * 5000 + "}" * 5000)
     (tmp_path / "broken.pbtxt").write_text("item { id: 1 name: ")
@@ -277,7 +285,9 @@ def test_label_maps_beside_the_data_that_would_hang_or_crash(tmp_path, baseline_
     code, out, err = check_run(["verify", "--checks", str(data)], baseline_mb, [data], timeout=30)
     assert code in (0, 1) and time.monotonic() - t0 < 20
     for bad in ("deep.pbtxt", "broken.pbtxt", "label_map.pbtxt"):
-        code, _, err = check_run(["verify", "--checks", str(data), "--label-map", str(tmp_path / bad)], baseline_mb)
+        code, _, err = check_run(
+            ["verify", "--checks", str(data), "--label-map", str(tmp_path / bad)], baseline_mb
+        )
         assert code == 2 and len(err.strip().splitlines()) == 1 and bad in err, err
 
 
@@ -289,7 +299,9 @@ def test_pillow_warnings_never_reach_stderr(tmp_path, baseline_mb):
     buf = io.BytesIO()
     exif = Image.Exif()
     exif[0x0112] = 6
-    Image.new("RGB", (40, 30), "red").save(buf, "JPEG", exif=exif.tobytes()[:-6] + b"\xff" * 6)  # corrupt EXIF
+    Image.new("RGB", (40, 30), "red").save(
+        buf, "JPEG", exif=exif.tobytes()[:-6] + b"\xff" * 6
+    )  # corrupt EXIF
     path = H.payload_file(tmp_path / "exif.tfrecord", [H.image_example(buf.getvalue(), b"jpeg")])
     code, out, err = check_run(["verify", "--checks", str(path)], baseline_mb, [path])
     assert "Warning" not in err and "PIL" not in err
@@ -317,10 +329,18 @@ def test_big_intact_gzip_records_all_verify_and_salvage_keeps_every_one(tmp_path
     assert code == 0 and doc["records"] == 8 and doc["damaged_records"] == 0 and doc["problems"] == [], err
     code, out, err = check_run(["dump", "--json", "--records", "7:8", str(path)], baseline_mb, [path])
     d = json.loads(out)
-    assert code == 0 and "status" not in d and d["length"] == len(pls[7]) and d["bytes"].startswith(pls[7][:40].decode())
+    assert (
+        code == 0
+        and "status" not in d
+        and d["length"] == len(pls[7])
+        and d["bytes"].startswith(pls[7][:40].decode())
+    )
     salvaged = tmp_path / "salvaged.tfrecord"
     code, out, err = check_run(["salvage", str(path), "-o", str(salvaged)], baseline_mb, [path])
     assert code == 0 and "wrote 8 intact records; dropped 0 damaged" in out + err
     with open_source(salvaged) as src:
         idx, found = index_and_verify(src)
-        assert not found and [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)] == pls
+        assert (
+            not found
+            and [src.read(int(o) + 12, int(n)) for o, n in zip(idx.offsets, idx.lengths, strict=True)] == pls
+        )

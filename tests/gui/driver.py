@@ -203,15 +203,18 @@ class Driver:
         """(kind, file, message, record number) of every problem the Problems panel shows."""
         m = self.window.problems
         m.flush()
-        return [(str(r.problem.kind), m.file_names[r.file_no], r.problem.message, r.record) for r in m.leaves()]
+        return [
+            (str(r.problem.kind), m.file_names[r.file_no], r.problem.message, r.record) for r in m.leaves()
+        ]
 
     def record_note(self, n: int, timeout: int = 10000) -> str:
         """Show record n and give what the feature tree says above its features ('' if nothing):
         why a record that did not pass its CRCs is shown as its bytes stand."""
         w = self.window
         w.select_record(n)
-        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
-                             timeout=timeout)  # fmt: skip
+        self.qtbot.waitUntil(
+            lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=timeout
+        )
         top = w.tree.topLevelItem(0)
         return top.text(3) if top is not None and top.text(0) == "⚠" else ""
 
@@ -279,9 +282,16 @@ class Driver:
         bar = g.verticalScrollBar()
         before = bar.value()
         centre = QPointF(g.viewport().width() / 2, g.viewport().height() / 2)
-        ev = QWheelEvent(centre, g.viewport().mapToGlobal(centre), QPoint(0, 0), QPoint(0, -120 * notches),
-                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
-                         False)  # fmt: skip
+        ev = QWheelEvent(
+            centre,
+            g.viewport().mapToGlobal(centre),
+            QPoint(0, 0),
+            QPoint(0, -120 * notches),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
         QApplication.sendEvent(g.viewport(), ev)
         return bar.value() - before
 
@@ -327,7 +337,8 @@ class Driver:
                 return
             if isinstance(top, QMessageBox):
                 top.button(QMessageBox.StandardButton.No).click() if top.button(
-                    QMessageBox.StandardButton.No) else top.accept()  # fmt: skip
+                    QMessageBox.StandardButton.No
+                ) else top.accept()
             elif isinstance(top, QDialog):
                 top.accept()
             QTimer.singleShot(20, answer)
@@ -363,8 +374,9 @@ class Driver:
         """Select record n and wait until the image panel shows it."""
         w = self.window
         w.select_record(n)
-        self.qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n,
-                             timeout=timeout)  # fmt: skip
+        self.qtbot.waitUntil(
+            lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=timeout
+        )
 
     def tree_share(self) -> float:
         """The share of the record view's height the feature tree has (the image panel the rest)."""

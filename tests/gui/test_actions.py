@@ -17,12 +17,26 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
     a = w.action_groups
     menus = {m.title(): m for m in (act.menu() for act in w.menuBar().actions())}
     file_entries = [x for x in menus["&File"].actions() if not x.isSeparator() and x.menu() is None]
-    assert file_entries == [a.file.open, a.file.open_dir, a.file.reload, a.file.label_map, a.file.schema,
-                            a.export.save_image, a.export.salvage, a.export.repair, a.file.close, a.file.quit]  # fmt: skip
+    assert file_entries == [
+        a.file.open,
+        a.file.open_dir,
+        a.file.reload,
+        a.file.label_map,
+        a.file.schema,
+        a.export.save_image,
+        a.export.salvage,
+        a.export.repair,
+        a.file.close,
+        a.file.quit,
+    ]
     exports = next(x.menu() for x in menus["&File"].actions() if x.menu() and x.text() == "&Export Selection")
     assert exports.actions() == list(a.export.selection)
     assert [x for x in menus["&Go"].actions() if not x.isSeparator()][:4] == [
-        a.navigate.goto, a.navigate.filter, a.navigate.next_problem, a.navigate.prev_problem]  # fmt: skip
+        a.navigate.goto,
+        a.navigate.filter,
+        a.navigate.next_problem,
+        a.navigate.prev_problem,
+    ]
     assert menus["&Help"].actions() == [a.about]
     by_name = w.actions_by_name
     assert len(by_name) == 30 and by_name["repair"] is a.export.repair and by_name["about"] is a.about

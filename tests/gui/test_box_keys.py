@@ -28,8 +28,12 @@ def test_box_keys_dialog_choice_is_remembered_per_layout(qtbot, open_window, tmp
     assert remembered_spec(feats) == spec
     w = open_window([p])
     w.select_record(1)
-    qtbot.waitUntil(lambda: bool(w.image_panel.current and w.image_panel.current.overlay
-                                 and w.image_panel.current.overlay.boxes), timeout=10000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: bool(
+            w.image_panel.current and w.image_panel.current.overlay and w.image_panel.current.overlay.boxes
+        ),
+        timeout=10000,
+    )
     (box,) = w.image_panel.current.overlay.boxes
     assert (box.x0, box.y0, box.x1, box.y1, box.label) == (10, 5, 60, 40, "thing")
     remember_spec(feats, None)

@@ -20,7 +20,10 @@ def test_filter_shows_matches_as_rows(qtbot, open_window, tmp_path):
         text = w.model.data(w.model.index(w.model.row_of(n), w.model.columns.index("#")))
         assert text == str(n)
     assert "records match" in w.filter_status.text()
-    assert run_filter(qtbot, w, 'kind == "sequence_example"') == [33, 38]  # the demo's SequenceExample and its clip
+    assert run_filter(qtbot, w, 'kind == "sequence_example"') == [
+        33,
+        38,
+    ]  # the demo's SequenceExample and its clip
     assert run_filter(qtbot, w, "digit == 7") == [32]
     w.filter_edit.setText("")  # clearing shows everything again
     assert w.model.filter_rows is None and w.model.rowCount() == 39
@@ -74,7 +77,9 @@ def test_unknown_keys_and_bare_words_are_errors_with_a_suggestion(qtbot, open_wi
     qtbot.waitUntil(lambda: bool(Driver(qtbot, w).sample_keys), timeout=20000)
     w.filter_edit.setText("digti == 3")
     w.filtering.apply()
-    assert Driver(qtbot, w).filter_state.phase is Phase.IDLE and "did you mean digit?" in w.filter_status.text()
+    assert (
+        Driver(qtbot, w).filter_state.phase is Phase.IDLE and "did you mean digit?" in w.filter_status.text()
+    )
     w.filter_edit.setText("kind == example")
     w.filtering.apply()
     assert 'quote it: "example"' in w.filter_status.text()

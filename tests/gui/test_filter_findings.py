@@ -22,8 +22,13 @@ def _png(shade: int) -> bytes:
 
 def _records(tmp_path, shades: list[int]):
     path = tmp_path / "dups.tfrecord"
-    write_records(path, [_example(**{"image/encoded": _png(s), "image/format": "png", "label": [i]}).SerializeToString()
-                         for i, s in enumerate(shades)])  # fmt: skip
+    write_records(
+        path,
+        [
+            _example(**{"image/encoded": _png(s), "image/format": "png", "label": [i]}).SerializeToString()
+            for i, s in enumerate(shades)
+        ],
+    )
     return path
 
 
@@ -40,8 +45,10 @@ def test_a_filter_on_findings_typed_during_the_pass_runs_again_when_it_ends(qtbo
     d.type_filter('problem != "duplicate_image"')
     assert "QA still running" in d.filter_words
     d.wait_analysed()
-    qtbot.waitUntil(lambda: not d.filter_state.running and d.shown_records() == [n for n in range(10) if n not in copies],
-                    timeout=20000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: not d.filter_state.running and d.shown_records() == [n for n in range(10) if n not in copies],
+        timeout=20000,
+    )
     assert d.filter_words.startswith("4 of 10 records match") and "QA still running" not in d.filter_words
     assert d.filter('any(problem == "duplicate_image")') == copies
 

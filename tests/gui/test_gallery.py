@@ -62,7 +62,9 @@ def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path
     write_records(path, blobs)
     w = open_window([path])
     w.select_record(1)
-    qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == 1, timeout=10000)
+    qtbot.waitUntil(
+        lambda: w.image_panel.current is not None and w.image_panel.current.number == 1, timeout=10000
+    )
     assert w.image_panel.current.decoded is not None and w.image_panel.current.decoded.width == 64
 
 
@@ -99,5 +101,9 @@ def test_thumbnails_of_records_with_problems_carry_a_badge(qtbot, open_window, t
     def near(c):
         return abs(c.red() - want.red()) + abs(c.green() - want.green()) + abs(c.blue() - want.blue()) < 40
 
-    corner = [shot.pixelColor(x, y) for x in range(rect.center().x(), rect.right()) for y in range(rect.top(), rect.top() + 30)]
+    corner = [
+        shot.pixelColor(x, y)
+        for x in range(rect.center().x(), rect.right())
+        for y in range(rect.top(), rect.top() + 30)
+    ]
     assert any(near(c) for c in corner)

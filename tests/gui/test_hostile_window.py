@@ -22,12 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository: child processes im
 
 def _tree_rows(w) -> list[tuple[str, str, str]]:
     t = w.tree
-    return [(t.topLevelItem(i).text(0), t.topLevelItem(i).text(2), t.topLevelItem(i).text(3)) for i in range(t.topLevelItemCount())]
+    return [
+        (t.topLevelItem(i).text(0), t.topLevelItem(i).text(2), t.topLevelItem(i).text(3))
+        for i in range(t.topLevelItemCount())
+    ]
 
 
 def _view(qtbot, w, n=0):
     w.select_record(n)
-    qtbot.waitUntil(lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=20000)
+    qtbot.waitUntil(
+        lambda: w.image_panel.current is not None and w.image_panel.current.number == n, timeout=20000
+    )
     return _tree_rows(w)
 
 
@@ -45,7 +50,9 @@ def test_paths_that_are_not_files_are_said_and_the_rest_opens(qtbot, open_window
 
 
 def test_hostile_label_maps_beside_the_data_leave_the_window_alive(qtbot, open_window, tmp_path):
-    data = H.payload_file(tmp_path / "a.tfrecord", [H.example({"image/object/class/label": H.int64_feature_packed(1)})])
+    data = H.payload_file(
+        tmp_path / "a.tfrecord", [H.example({"image/object/class/label": H.int64_feature_packed(1)})]
+    )
     (tmp_path / "label_map.pbtxt").write_text("item {" * 5000 + "}" * 5000)
     (tmp_path / "broken.pbtxt").write_text("item { id: 1 name: ")
     H.fifo(tmp_path / "fifo.pbtxt")
@@ -118,7 +125,9 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
 
     def peak_of(f) -> int:
-        r = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True, timeout=180)
+        r = subprocess.run(
+            [sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True, timeout=180
+        )
         assert r.returncode == 0, r.stderr[-800:]
         return int(r.stdout.strip().splitlines()[-1])
 
@@ -127,7 +136,9 @@ def test_the_window_stays_within_memory_on_crafted_payloads(tmp_path):
     base = peak_of(H.payload_file(tmp_path / "small.tfrecord", [b"\n\x00"]))
     for f in files:
         peak = peak_of(f)
-        assert peak - base < 300, f"{f.name}: window peak {peak} MB, {peak - base} MB beyond the {base} MB of a small file"
+        assert peak - base < 300, (
+            f"{f.name}: window peak {peak} MB, {peak - base} MB beyond the {base} MB of a small file"
+        )
 
 
 def test_a_decompression_bomb_is_said_in_the_status_and_esc_stops_it(qtbot, open_window, tmp_path):

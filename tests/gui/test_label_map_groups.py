@@ -12,9 +12,16 @@ from tfrview.demo import _example
 
 
 def _boxes(cls: int) -> bytes:
-    return _example(**{"image/object/bbox/xmin": [0.1], "image/object/bbox/ymin": [0.1],
-                       "image/object/bbox/xmax": [0.5], "image/object/bbox/ymax": [0.5],
-                       "image/object/class/label": [cls], "image/object/class/text": [f"c{cls}"]}).SerializeToString()  # fmt: skip
+    return _example(
+        **{
+            "image/object/bbox/xmin": [0.1],
+            "image/object/bbox/ymin": [0.1],
+            "image/object/bbox/xmax": [0.5],
+            "image/object/bbox/ymax": [0.5],
+            "image/object/class/label": [cls],
+            "image/object/class/text": [f"c{cls}"],
+        }
+    ).SerializeToString()
 
 
 def test_a_label_map_beside_one_dataset_is_kept_and_used_for_it_alone(qtbot, open_window, tmp_path):

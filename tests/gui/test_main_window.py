@@ -225,8 +225,9 @@ def test_latest_decode_request_wins(qtbot):
 def test_no_display_says_so_in_one_line(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     code = "import sys; from tfrview.cli import main; sys.exit(main([sys.argv[1]]))"
-    r = subprocess.run([sys.executable, "-c", code, str(RACCOON)], env=env,
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(RACCOON)], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "no display" in r.stderr and "tfrview info" in r.stderr
 
@@ -248,8 +249,9 @@ def test_record_table_model_alone(qtmodeltester, tmp_path):
     ds.close()
 
 
-def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(qtbot, open_window, damaged_file,
-                                                                          monkeypatch):  # fmt: skip
+def test_indexing_falls_back_to_this_process_when_the_child_cannot_start(
+    qtbot, open_window, damaged_file, monkeypatch
+):
     import tfrview.core.procs.scanproc as scanproc
     import tfrview.gui.workers.scan as workers
 

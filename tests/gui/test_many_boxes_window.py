@@ -22,12 +22,17 @@ def _record() -> bytes:
     Image.new("RGB", (64, 48), (200, 30, 30)).save(buf, "PNG")
     rng = np.random.default_rng(2)
     x0, y0 = (rng.random(N) * 0.9).astype(np.float32), (rng.random(N) * 0.9).astype(np.float32)
-    return make_example(**{
-        "image/encoded": [buf.getvalue()], "image/format": [b"png"],
-        "image/object/bbox/xmin": x0.tolist(), "image/object/bbox/ymin": y0.tolist(),
-        "image/object/bbox/xmax": (x0 + 0.05).tolist(), "image/object/bbox/ymax": (y0 + 0.05).tolist(),
-        "image/object/class/label": (np.arange(N) % 2 + 1).tolist(),
-    })  # fmt: skip
+    return make_example(
+        **{
+            "image/encoded": [buf.getvalue()],
+            "image/format": [b"png"],
+            "image/object/bbox/xmin": x0.tolist(),
+            "image/object/bbox/ymin": y0.tolist(),
+            "image/object/bbox/xmax": (x0 + 0.05).tolist(),
+            "image/object/bbox/ymax": (y0 + 0.05).tolist(),
+            "image/object/class/label": (np.arange(N) % 2 + 1).tolist(),
+        }
+    )
 
 
 def test_a_record_of_a_million_boxes_shows_its_first_boxes_and_says_the_limit(qtbot, open_window, tmp_path):

@@ -9,8 +9,13 @@ def test_drop_files_asks_to_open_them(qtbot, open_window):
     w = open_window([RACCOON])
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(PENGUIN))])
-    ev = QDropEvent(QPointF(QPoint(10, 10)), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                    Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    ev = QDropEvent(
+        QPointF(QPoint(10, 10)),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     with qtbot.waitSignal(w.open_requested) as sig:
         w.dropEvent(ev)
     assert sig.args == [[str(PENGUIN)]]

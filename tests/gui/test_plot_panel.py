@@ -42,7 +42,6 @@ def test_an_event_file_shows_its_scalars_over_steps(qtbot, open_window, tmp_path
     assert w.filter_edit.text().startswith('"loss" >= ')
 
 
-
 def _box_centres(path) -> dict[int, list[tuple[float, float]]]:
     """Every record's box centres, decoded here (not from the analysis) to check the plot's click."""
     from tfrview.core.records.payload import decode
@@ -68,14 +67,22 @@ def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window
     panel = w.plots.panel
     qtbot.waitUntil(lambda: panel.keys.count() > 0, timeout=20000)  # filled once the summary is whole
     keys = [panel.keys.itemText(i) for i in range(panel.keys.count())]
-    assert {"box centres (heat map)", "image sizes (scatter)", "class balance", "records per shard",
-            "problems per shard", "box width"} <= set(keys)  # fmt: skip
+    assert {
+        "box centres (heat map)",
+        "image sizes (scatter)",
+        "class balance",
+        "records per shard",
+        "problems per shard",
+        "box width",
+    } <= set(keys)
     # the heat map: a click on the cell of record 0's first box shows the records with a box there
     panel.keys.setCurrentText("box centres (heat map)")
     qtbot.waitUntil(lambda: panel._heat is not None, timeout=20000)
     centres = _box_centres(paths[0])
     lo, hi = panel.cell_at(*centres[0][0])
-    want = sorted(n for n, cs in centres.items() if any(lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] for x, y in cs))
+    want = sorted(
+        n for n, cs in centres.items() if any(lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] for x, y in cs)
+    )
     panel.area_clicked.emit("box centres (heat map)", lo, hi)
     d.wait_filter()
     qtbot.waitUntil(lambda: d.shown_records() == want, timeout=20000)
@@ -90,7 +97,9 @@ def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window
     assert w.filter_edit.text() == '"image/object/class/text" == "circle"'
     # records per shard: a bar is the shard's records
     panel.keys.setCurrentText("records per shard")
-    qtbot.waitUntil(lambda: panel._cats is not None and panel._cats["key"] == "records per shard", timeout=20000)
+    qtbot.waitUntil(
+        lambda: panel._cats is not None and panel._cats["key"] == "records per shard", timeout=20000
+    )
     starts = [int(x) for x in w.session.ds.starts()]
     assert panel._cats["names"] == ["00000", "00001"]
     assert panel._cats["counts"] == [starts[1] - starts[0], starts[2] - starts[1]]
@@ -105,8 +114,15 @@ def test_a_class_bar_filters_by_the_id_carried_with_it(qtbot, open_window, tmp_p
     from tests.core.test_payload import make_example
 
     path = tmp_path / "coco.tfrecord"
-    recs = [make_example(bbox=[1.0, 2.0, 30.0, 40.0] * (1 + n % 2), category_id=[7] + [9] * (n % 2), width=[64],
-                         height=[48]) for n in range(6)]  # fmt: skip
+    recs = [
+        make_example(
+            bbox=[1.0, 2.0, 30.0, 40.0] * (1 + n % 2),
+            category_id=[7] + [9] * (n % 2),
+            width=[64],
+            height=[48],
+        )
+        for n in range(6)
+    ]
     write_records(path, recs)
     w = open_window([path])
     d = Driver(qtbot, w)

@@ -17,8 +17,15 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
     wait_checks(qtbot, w)
     w.problems.flush()
     kinds = [str(r.problem.kind) for r in w.problems.rows]
-    for k in ("bad_data_crc", "unreadable_bytes", "truncated", "image_undecodable", "box_out_of_bounds",
-              "image_exif_rotation", "unexpected_payload"):  # fmt: skip
+    for k in (
+        "bad_data_crc",
+        "unreadable_bytes",
+        "truncated",
+        "image_undecodable",
+        "box_out_of_bounds",
+        "image_exif_rotation",
+        "unexpected_payload",
+    ):
         assert k in kinds, (k, kinds)
     rank = {"error": 0, "warning": 1, "info": 2}
     order = [(rank[r.problem.kind.severity], r.target) for r in w.problems.rows if r.target is not None]
@@ -28,7 +35,9 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
     qtmodeltester.check(w.problems, force_py=True)
     # QA warnings and errors colour their rows and explain themselves in the tooltip; a record
     # with notes only stays plain (issue 12: a tint must still mean something)
-    qa = next(r for r in w.problems.rows if r.problem.kind in QA_KINDS and r.problem.kind.severity == "warning")
+    qa = next(
+        r for r in w.problems.rows if r.problem.kind in QA_KINDS and r.problem.kind.severity == "warning"
+    )
     m = w.model
     assert m.data(m.index(qa.target, 0), Qt.ItemDataRole.BackgroundRole) is not None
     assert str(qa.problem.kind) in m.data(m.index(qa.target, 0), Qt.ItemDataRole.ToolTipRole)
@@ -36,7 +45,9 @@ def test_problems_panel_lists_framing_and_qa_problems(qtbot, open_window, tmp_pa
 
     clean = 0
     assert m.status_of(clean) == "ok" and m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is None
-    m.note_problem(0, Problem(ProblemKind.DUPLICATE_IMAGE, 0, 10, 0, "image/encoded is the same image as in record 9"))
+    m.note_problem(
+        0, Problem(ProblemKind.DUPLICATE_IMAGE, 0, 10, 0, "image/encoded is the same image as in record 9")
+    )
     assert m.data(m.index(clean, 0), Qt.ItemDataRole.BackgroundRole) is None  # a note: plain row
     assert "duplicate_image" in m.data(m.index(clean, 0), Qt.ItemDataRole.ToolTipRole)  # still said on hover
     m.note_problem(0, Problem(ProblemKind.BOX_INVERTED, 0, 10, 0, "1 inverted box"))

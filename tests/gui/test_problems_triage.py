@@ -162,9 +162,14 @@ def test_causes_named_by_the_analysis_reach_the_panel(qtbot, open_window, tmp_pa
         rows = [r for r in w.problems.rows if r.file_no == 0 and r.problem.kind == "bad_data_crc"]
         return rows[0].problem.cause if rows else ""
 
-    qtbot.waitUntil(lambda: bad_crc_cause().startswith("one flipped bit (data byte 40, bit 1)"), timeout=20000)
+    qtbot.waitUntil(
+        lambda: bad_crc_cause().startswith("one flipped bit (data byte 40, bit 1)"), timeout=20000
+    )
     qtbot.waitUntil(lambda: "crlf.tfrecord" in panel.causes.text(), timeout=20000)
-    assert panel.causes.isVisibleTo(w) and "line-ending conversion: every LF byte became CR LF" in panel.causes.text()
+    assert (
+        panel.causes.isVisibleTo(w)
+        and "line-ending conversion: every LF byte became CR LF" in panel.causes.text()
+    )
     assert "flipped.tfrecord" not in panel.causes.text()
 
 
@@ -176,11 +181,31 @@ def test_findings_quoting_data_bytes_are_one_group_and_each_shows_its_detail(qtb
 
     m = ProblemsModel(["L.tfrecord"])
     for n in range(50):
-        p = Problem(ProblemKind.IMAGE_NOT_IMAGE, 100 * n, 90, n, "image/encoded holds bytes that no image format "
-                    "starts with, not an image", feature="image/encoded", detail=f"{1000 + n:,} bytes, starting 74 {n:02x}")  # fmt: skip
+        p = Problem(
+            ProblemKind.IMAGE_NOT_IMAGE,
+            100 * n,
+            90,
+            n,
+            "image/encoded holds bytes that no image format starts with, not an image",
+            feature="image/encoded",
+            detail=f"{1000 + n:,} bytes, starting 74 {n:02x}",
+        )
         m.add(ProblemRow(0, n, n, p))
-    m.add(ProblemRow(0, 7, 7, Problem(ProblemKind.IMAGE_NOT_IMAGE, 700, 90, 7, "image/other is empty (0 bytes)",
-                                      feature="image/other")))  # fmt: skip
+    m.add(
+        ProblemRow(
+            0,
+            7,
+            7,
+            Problem(
+                ProblemKind.IMAGE_NOT_IMAGE,
+                700,
+                90,
+                7,
+                "image/other is empty (0 bytes)",
+                feature="image/other",
+            ),
+        )
+    )
     m.flush()
     assert [len(e.rows) for e in m.entries] == [50, 1]
     assert m.entries[0].title == "image/encoded holds bytes that no image format starts with, not an image"

@@ -33,7 +33,9 @@ def test_export_selection_records_and_jsonl(qtbot, open_window, damaged_file, tm
     w = open_window([damaged_file])
     numbers = [1, 2, 3, 20]
     out = tmp_path / "sel.tfrecord"
-    res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", numbers, out, "none", on_done=cb))
+    res = run_and_wait(
+        qtbot, lambda cb: w.exporting.write_export("records", numbers, out, "none", on_done=cb)
+    )
     assert not isinstance(res, Failed) and res.written == 4
     with open_source(out) as src:
         idx, rep = verify_source(src)
@@ -46,7 +48,9 @@ def test_export_selection_records_and_jsonl(qtbot, open_window, damaged_file, tm
 def test_export_refuses_to_write_over_an_input(qtbot, open_window, damaged_file):
     w = open_window([damaged_file])
     before = damaged_file.read_bytes()
-    failed = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", [0], damaged_file, on_done=cb))
+    failed = run_and_wait(
+        qtbot, lambda cb: w.exporting.write_export("records", [0], damaged_file, on_done=cb)
+    )
     assert isinstance(failed, Failed) and not failed.stopped and "refusing" in failed.message
     assert damaged_file.read_bytes() == before
 
@@ -58,19 +62,31 @@ def test_exports_never_launder_a_damaged_record(qtbot, open_window, damaged_file
     Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     assert w.exporting.damaged_among([3, 4, 5]) == [4]
     out = tmp_path / "default.tfrecord"
-    res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "none", on_done=cb))
-    assert not isinstance(res, Failed) and res.written == 2 and res.skipped == 1 and "left out 1 damaged record(s)" in res.notes[0]
+    res = run_and_wait(
+        qtbot, lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "none", on_done=cb)
+    )
+    assert (
+        not isinstance(res, Failed)
+        and res.written == 2
+        and res.skipped == 1
+        and "left out 1 damaged record(s)" in res.notes[0]
+    )
     with open_source(out) as src:
         _, rep = verify_source(src)
         assert rep.ok and rep.records == 2
     out = tmp_path / "kept.tfrecord"
     res = run_and_wait(
-        qtbot, lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "gzip", on_done=cb, keep_damaged=True)
+        qtbot,
+        lambda cb: w.exporting.write_export("records", [3, 4, 5], out, "gzip", on_done=cb, keep_damaged=True),
     )
     assert not isinstance(res, Failed) and res.written == 3 and "failing CRC" in res.notes[0]
     with open_source(out) as src:
         _, rep = verify_source(src)
-        assert rep.records == 2 and rep.damaged_records == 1 and [p.kind for p in rep.problems] == ["bad_data_crc"]
+        assert (
+            rep.records == 2
+            and rep.damaged_records == 1
+            and [p.kind for p in rep.problems] == ["bad_data_crc"]
+        )
 
 
 def test_jsonl_export_says_file_crc_status_and_problems(qtbot, open_window, damaged_file, tmp_path):
@@ -94,7 +110,9 @@ def test_save_intact_with_nothing_intact_writes_nothing(qtbot, open_window, tmp_
     Driver(qtbot, w).wait_index_phase("done", timeout=10000)
     said = []
     monkeypatch.setattr(QMessageBox, "information", lambda *a: said.append(a[2]))
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked")))
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked"))
+    )
     w.exporting.save_intact()
     assert said and "nothing to save" in said[0]
 
@@ -108,13 +126,20 @@ def test_repair_from_the_window_restores_the_flipped_record(qtbot, open_window, 
     assert any(b.defaultAction() is repair for b in w.problems_panel.findChildren(type(w.cancel_button)))
     out = tmp_path / "repaired.tfrecord"
     res = run_and_wait(qtbot, lambda cb: w.exporting.write_repaired(out, "none", on_done=cb))
-    assert not isinstance(res, Failed) and res.written == 30 and [r.record for r in res.repaired] == [4] and not res.dropped
+    assert (
+        not isinstance(res, Failed)
+        and res.written == 30
+        and [r.record for r in res.repaired] == [4]
+        and not res.dropped
+    )
     with open_source(out) as src:
         idx, rep = verify_source(src)
         assert rep.ok and read_all(src, idx) == payloads(30)  # record 4 back to its original bytes
 
 
-def test_repair_runs_in_a_job_process_and_says_a_refusal_in_one_line(qtbot, open_window, damaged_file, tmp_path):
+def test_repair_runs_in_a_job_process_and_says_a_refusal_in_one_line(
+    qtbot, open_window, damaged_file, tmp_path
+):
     """The repair's work is done in a job process (a repair can be seconds of Python: never in the
     window's), and what it refuses (writing over an input) comes back as the one line it said."""
     from tfrview.gui.workers.jobs import JobWorker

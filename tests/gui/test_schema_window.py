@@ -13,15 +13,24 @@ def test_the_table_summarises_custom_records_by_field_name(qtbot, open_window, t
     desc = _descriptor_set(tmp_path / "frame.desc")
     Frame = load_schema(desc, "acme.Frame").cls
     data = tmp_path / "frames.tfrecord"
-    write_records(data, [Frame(name=f"frame {i}", timestamp_micros=7 + i).SerializeToString() for i in range(3)])
+    write_records(
+        data, [Frame(name=f"frame {i}", timestamp_micros=7 + i).SerializeToString() for i in range(3)]
+    )
     w = open_window([data])
     assert w.set_schema(desc, "acme.Frame")
     col = w.model.columns.index("summary")
-    qtbot.waitUntil(lambda: w.model.data(w.model.index(1, col)) == "Frame: name='frame 1', timestamp_micros=8",
-                    timeout=10000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: w.model.data(w.model.index(1, col)) == "Frame: name='frame 1', timestamp_micros=8",
+        timeout=10000,
+    )
     w.select_record(1)
-    qtbot.waitUntil(lambda: w.tree.topLevelItemCount() > 0 and w.tree.topLevelItem(0).text(0) == "acme.Frame",
-                    timeout=10000)  # fmt: skip
-    ts = next(w.tree.topLevelItem(0).child(i) for i in range(w.tree.topLevelItem(0).childCount())
-              if w.tree.topLevelItem(0).child(i).text(0) == "timestamp_micros")  # fmt: skip
+    qtbot.waitUntil(
+        lambda: w.tree.topLevelItemCount() > 0 and w.tree.topLevelItem(0).text(0) == "acme.Frame",
+        timeout=10000,
+    )
+    ts = next(
+        w.tree.topLevelItem(0).child(i)
+        for i in range(w.tree.topLevelItem(0).childCount())
+        if w.tree.topLevelItem(0).child(i).text(0) == "timestamp_micros"
+    )
     assert (ts.text(1), ts.text(3)) == ("int", "8")

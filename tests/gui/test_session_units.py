@@ -73,8 +73,14 @@ def test_the_session_takes_each_kind_of_analysis_message(qtbot, session_of, tmp_
     s.plot_ready.connect(plots.append)
     s.checks_changed.connect(states.append)
     finding = Problem(ProblemKind.NAN_OR_INF, 0, 40, 3, "NaN in loss", feature="loss")
-    _fed(s, m.Progress("analysis", 1, 2), m.ProblemFound(0, finding), m.CauseFound(0, "bad_data_crc", 99, "one bit"),
-         m.FileCause(0, "a copy cut short"), m.Plot({"series": {"key": "loss"}}))  # fmt: skip
+    _fed(
+        s,
+        m.Progress("analysis", 1, 2),
+        m.ProblemFound(0, finding),
+        m.CauseFound(0, "bad_data_crc", 99, "one bit"),
+        m.FileCause(0, "a copy cut short"),
+        m.Plot({"series": {"key": "loss"}}),
+    )
     assert problems == [(0, finding)] and causes == [
         (0, "bad_data_crc", 99, "one bit"),
         (0, "a copy cut short"),
@@ -198,8 +204,15 @@ def test_the_plot_controller_without_the_main_window(qtbot, session_of, tmp_path
     host = QMainWindow()  # a dock's host: not the tfrview window
     qtbot.addWidget(host)
     c = PlotController(s, host, lambda: str(tmp_path))
-    series = {"key": "loss", "x_name": "step", "x": [0, 1, 2], "y": [1.0, 0.5, 0.25], "records": [0, 1, 2],
-              "points": 3, "stride": 1}  # fmt: skip
+    series = {
+        "key": "loss",
+        "x_name": "step",
+        "x": [0, 1, 2],
+        "y": [1.0, 0.5, 0.25],
+        "records": [0, 1, 2],
+        "points": 3,
+        "stride": 1,
+    }
     s.plot_ready.emit(m.Plot({"series": series}))
     assert c._ready["loss"] == m.Plot({"series": series}) and "3 values" in c.panel.status.text()
     c.job = JobWorker({"job": "series"}, c)  # never started: its messages are fed here

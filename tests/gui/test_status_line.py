@@ -8,10 +8,20 @@ from tfrview.gui.status_line import StatusFacts, problems_text, status_text
 
 
 def test_the_status_line_says_each_fact_once_in_its_order():
-    f = StatusFacts(records=2_000_000, size_bytes=3_000_000_000, compressions=frozenset({"gzip"}),
-                    payload_kinds="Example payloads (+2 other kinds)", files=128, missing=2, phase="verify",
-                    done_bytes=1_000_000_000, total_bytes=3_000_000_000, checks="QA checks 40%", labels="map.pbtxt",
-                    page=(0, 49_999_999))  # fmt: skip
+    f = StatusFacts(
+        records=2_000_000,
+        size_bytes=3_000_000_000,
+        compressions=frozenset({"gzip"}),
+        payload_kinds="Example payloads (+2 other kinds)",
+        files=128,
+        missing=2,
+        phase="verify",
+        done_bytes=1_000_000_000,
+        total_bytes=3_000_000_000,
+        checks="QA checks 40%",
+        labels="map.pbtxt",
+        page=(0, 49_999_999),
+    )
     text = status_text(f)
     assert text.startswith(
         "2,000,000 records in 128 files  ·  3.0 GB  ·  GZIP compressed  ·  Example payloads"
@@ -43,8 +53,15 @@ def test_a_stored_analysis_of_the_same_date_is_said_once():
 
     at = 1.7e9
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
-    f = StatusFacts(39, 1, frozenset({"none"}), phase="done", checked_at=at, checks="QA checks done",
-                    analysis_note=f"checked {when}")  # fmt: skip
+    f = StatusFacts(
+        39,
+        1,
+        frozenset({"none"}),
+        phase="done",
+        checked_at=at,
+        checks="QA checks done",
+        analysis_note=f"checked {when}",
+    )
     assert status_text(f).count(when) == 1 and "QA checks done" in status_text(f)
     other = StatusFacts(
         39, 1, frozenset({"none"}), phase="done", checks="QA checks done", analysis_note="partial"
@@ -57,7 +74,9 @@ def test_the_tooltips_list_every_kind_the_unreadable_files_and_the_missing_shard
 
     tip = problems_tip(Counter({"truncated": 1, "bad_data_crc": 3}), [f"f{i}: gone" for i in range(25)])
     lines = tip.split("\n\n")[0].splitlines()
-    assert lines[:2] == ["bad_data_crc: 3", "truncated: 1"] and lines[2:] == [f"f{i}: gone" for i in range(20)]
+    assert lines[:2] == ["bad_data_crc: 3", "truncated: 1"] and lines[2:] == [
+        f"f{i}: gone" for i in range(20)
+    ]
     assert tip.endswith("\n\nF8 / Shift+F8 step through them")
     shards = [f"train-{i:05d}-of-00100" for i in range(60)]
     assert missing_tip(shards).splitlines() == ["Missing shards:", *shards[:50]]

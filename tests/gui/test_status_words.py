@@ -50,8 +50,6 @@ def test_every_output_says_a_records_status_in_the_same_words(qtbot, open_window
     assert [w.model.data(w.model.index(r, col)) for r in range(3)] == WANT  # what the person reads
 
     jsonl = tmp_path / "three.jsonl"
-    res = run_and_wait(
-        qtbot, lambda cb: w.exporting.write_export("jsonl", [0, 1, 2], jsonl, on_done=cb)
-    )
+    res = run_and_wait(qtbot, lambda cb: w.exporting.write_export("jsonl", [0, 1, 2], jsonl, on_done=cb))
     assert not isinstance(res, Failed)
     assert [json.loads(line)["crc"] for line in jsonl.read_text().splitlines()] == WANT

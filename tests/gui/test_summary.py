@@ -26,7 +26,9 @@ def test_ctrl_i_shows_the_summary_in_front_and_keeps_it(qtbot, open_window, tmp_
     w.problems_dock.show()
     for _ in range(2):  # a second Ctrl+I keeps it, in front
         w.actions_by_name["summary"].trigger()
-        qtbot.waitUntil(lambda: w.summary_dock.isVisible() and not w.summary_dock.visibleRegion().isEmpty(), timeout=5000)
+        qtbot.waitUntil(
+            lambda: w.summary_dock.isVisible() and not w.summary_dock.visibleRegion().isEmpty(), timeout=5000
+        )
     assert w.problems_dock.visibleRegion().isEmpty()  # behind it, in the same dock area
 
 
@@ -47,7 +49,9 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
 
     w = open_window(build_demo(tmp_path / "demo"), demo=True)
     d = Driver(qtbot, w)
-    qtbot.waitUntil(lambda: d.analysis_worker is not None and d.analysis_worker.proc is not None, timeout=20000)
+    qtbot.waitUntil(
+        lambda: d.analysis_worker is not None and d.analysis_worker.proc is not None, timeout=20000
+    )
     proc = d.analysis_worker.proc
     assert proc.args[-1] == "tfrview.core.procs.jobs" and d.analysis_worker.spec["job"] == "analyze"
     want = min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
@@ -60,7 +64,9 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
 
     qtbot.waitUntil(niced_or_gone, timeout=10000)  # it lowers its priority first thing after start-up
     wait_checks(qtbot, w)
-    assert d.summary is not None and not d.summary_partial and d.summary["records"] == 38  # every intact record
+    assert (
+        d.summary is not None and not d.summary_partial and d.summary["records"] == 38
+    )  # every intact record
 
 
 def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_window, tmp_path):
@@ -75,10 +81,15 @@ def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_wind
     again = open_window(paths, demo=True)
     wait_checks(qtbot, again)
     assert sorted(str(r.problem) for r in again.problems.rows) == first
-    assert Driver(qtbot, again).analysis_note.startswith("checked ") and "checked" in again.status_label.text()
+    assert (
+        Driver(qtbot, again).analysis_note.startswith("checked ") and "checked" in again.status_label.text()
+    )
     # the index and CRC status came from the stored analysis too, and the status bar says when
     assert Driver(qtbot, again).stored_files == len(paths)
-    assert again.model.total() == w.model.total() and again.model.status_of(26) == w.model.status_of(26) == "damaged"
+    assert (
+        again.model.total() == w.model.total()
+        and again.model.status_of(26) == w.model.status_of(26) == "damaged"
+    )
     assert "unchanged since" in again.status_label.text()
 
 
@@ -102,8 +113,12 @@ def test_a_click_on_a_class_bar_of_the_summary_filters_the_table_to_it(qtbot, op
     assert w.filter_edit.text() == '"image/object/class/text" == "circle"'
     from tfrview.core.records.payload import decode
 
-    want = [n for n in range(w.ds.count) if w.model.status_of(n) == "ok"
-            and b"circle" in decode(w.ds.read(n)).features.get("image/object/class/text", _NONE).values]  # fmt: skip
+    want = [
+        n
+        for n in range(w.ds.count)
+        if w.model.status_of(n) == "ok"
+        and b"circle" in decode(w.ds.read(n)).features.get("image/object/class/text", _NONE).values
+    ]
     qtbot.waitUntil(lambda: d.shown_records() == want, timeout=20000)
     assert len(want) > 3
 

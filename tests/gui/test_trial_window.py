@@ -28,8 +28,17 @@ def test_plot_axes_show_values_as_they_are(qtbot):
     panel.resize(800, 400)
     panel.show()
     y = 0.7770 + np.arange(4) * 0.0001  # an accuracy; pyqtgraph's own axis said "(x0.001)" 777.0–777.3
-    panel.show_series({"x": [0, 1, 2, 3], "y": list(y), "records": [0, 1, 2, 3], "x_name": "step",
-                       "key": "accuracy", "stride": 1, "points": 4})  # fmt: skip
+    panel.show_series(
+        {
+            "x": [0, 1, 2, 3],
+            "y": list(y),
+            "records": [0, 1, 2, 3],
+            "x_name": "step",
+            "key": "accuracy",
+            "stride": 1,
+            "points": 4,
+        }
+    )
     left = panel.plot.getPlotItem().getAxis("left")
     panel.plot.getPlotItem().vb.autoRange()
     qtbot.wait(50)  # the axis takes the view's range

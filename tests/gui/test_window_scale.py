@@ -88,8 +88,9 @@ def test_the_shards_panel_puts_the_bad_shard_first_among_many(qtbot, open_window
     assert s.data(s.index(shards - 1, col["file"])) == "s-00000-of-00300.tfrecord"
 
 
-def test_reopening_a_split_takes_every_file_from_the_store_a_batch_at_a_time(qtbot, open_window, tmp_path,
-                                                                              monkeypatch):  # fmt: skip
+def test_reopening_a_split_takes_every_file_from_the_store_a_batch_at_a_time(
+    qtbot, open_window, tmp_path, monkeypatch
+):
     from tfrview.core.analysis import cache
 
     data, offs = framed(payloads(4))

@@ -46,8 +46,13 @@ def test_the_window_on_a_broken_x11_setup_says_one_line_and_exits(tmp_path):
     never Qt's multi-line abort."""
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
     env.update(DISPLAY=":97", TFRVIEW_SINGLE_INSTANCE="0", XDG_RUNTIME_DIR=str(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "tfrview.cli", str(tmp_path / "x.tfrecord")], env=env,
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview.cli", str(tmp_path / "x.tfrecord")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tfrview: "), r.stderr

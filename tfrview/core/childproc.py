@@ -50,7 +50,6 @@ def worker_start(parent: int | None = None) -> None:
     armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
     import signal
 
-
     lower_priority()
     configure_child()
     die_with_parent()
@@ -60,8 +59,14 @@ def worker_start(parent: int | None = None) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = False,
-          keep_stderr: bool = False, stdin_later: bool = False) -> subprocess.Popen:  # fmt: skip
+def spawn(
+    module: str,
+    *args: str,
+    stdin_text: str | None = None,
+    text: bool = False,
+    keep_stderr: bool = False,
+    stdin_later: bool = False,
+) -> subprocess.Popen:
     """Start `python -m module args` as a worker: this interpreter, this checkout importable,
     results on its stdout (bytes, or text lines), `stdin_text` written to it and closed (a spec
     can be far longer than a command line; `stdin_later`: the pipe is left open for the caller to
@@ -71,10 +76,14 @@ def spawn(module: str, *args: str, stdin_text: str | None = None, text: bool = F
 
     err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
     proc = subprocess.Popen(
-        child_argv(module, *args), env=child_env(), stdout=subprocess.PIPE, stderr=err, text=text,
+        child_argv(module, *args),
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=text,
         stdin=subprocess.PIPE if stdin_text is not None or stdin_later else subprocess.DEVNULL,
         bufsize=-1 if text else 1 << 20,
-    )  # fmt: skip
+    )
     proc.error_file = err if keep_stderr else None
     if stdin_text is not None:
         try:

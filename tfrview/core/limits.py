@@ -65,8 +65,11 @@ def too_large(what: str, size: int | None, limit: int, unit: str = "bytes", name
     from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
     if unit == "bytes":
-        text = f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit" if size is not None else (
-            f"{what} is over the {human_bytes(limit)} limit")  # fmt: skip
+        text = (
+            f"{what} is {human_bytes(size)}, over the {human_bytes(limit)} limit"
+            if size is not None
+            else (f"{what} is over the {human_bytes(limit)} limit")
+        )
     elif size is None:
         text = f"{what} has over {limit:,} {unit}"
     else:
@@ -76,7 +79,12 @@ def too_large(what: str, size: int | None, limit: int, unit: str = "bytes", name
 
 def inflation_note(path: str, compression: str, inflated: int, consumed: int) -> str | None:
     """What to say about a compressed stream that inflates like a decompression bomb, or None."""
-    if compression == "none" or inflated < BOMB_MIN_BYTES or consumed <= 0 or inflated < BOMB_RATIO * consumed:
+    if (
+        compression == "none"
+        or inflated < BOMB_MIN_BYTES
+        or consumed <= 0
+        or inflated < BOMB_RATIO * consumed
+    ):
         return None
     from tfrview.core.units import human_bytes  # start-up: kept off the CLI's path
 
@@ -85,6 +93,7 @@ def inflation_note(path: str, compression: str, inflated: int, consumed: int) ->
         f"({human_bytes(inflated)} so far from {human_bytes(consumed)}): a decompression bomb? "
         "Reading goes on at inflate speed"
     )
+
 
 # Remote files (core/tfrecord/remote.py): the bytes fetched from remote objects kept on local disk,
 # in the user's cache directory, by URL and version, so that the CRC pass, the analysis workers and
@@ -146,7 +155,9 @@ def net_timeouts() -> tuple[float, float, float]:
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(text)
         except ValueError:
-            logging.getLogger(__name__).warning("TFRVIEW_NET_TIMEOUT=%r is no positive number of seconds: ignored", text)
+            logging.getLogger(__name__).warning(
+                "TFRVIEW_NET_TIMEOUT=%r is no positive number of seconds: ignored", text
+            )
         else:
             read = value
             connect = min(connect, value)

@@ -53,8 +53,10 @@ class _RotatingLog(logging.handlers.RotatingFileHandler):
         super().doRollover()
         if self.stream is None:
             self.stream = self._open()
-        self.stream.write(f"log rotated at LOG_FILE_BYTES ({LOG_FILE_BYTES:,} bytes): older lines in "
-                          f"{self.baseFilename}.1 … .{LOG_FILES_KEPT}\n")  # fmt: skip
+        self.stream.write(
+            f"log rotated at LOG_FILE_BYTES ({LOG_FILE_BYTES:,} bytes): older lines in "
+            f"{self.baseFilename}.1 … .{LOG_FILES_KEPT}\n"
+        )
 
 
 def _install(handler: logging.Handler, level: int) -> None:
@@ -82,8 +84,11 @@ def configure_child() -> None:
     level = logging.getLevelName(os.environ.get(LEVEL_ENV, "WARNING"))
     level = level if isinstance(level, int) else logging.WARNING
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter(f"tfrview[{os.getpid()}] %(levelname)s %(name)s: %(message)s",
-                                          tracebacks=level <= logging.DEBUG))  # fmt: skip
+    handler.setFormatter(
+        OneLineFormatter(
+            f"tfrview[{os.getpid()}] %(levelname)s %(name)s: %(message)s", tracebacks=level <= logging.DEBUG
+        )
+    )
     _install(handler, level)
 
 

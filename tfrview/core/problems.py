@@ -93,21 +93,40 @@ class ProblemKind(enum.StrEnum):
         return self.severity.rank
 
 
-FRAMING_KINDS = frozenset({
-    ProblemKind.BAD_LENGTH_CRC, ProblemKind.BAD_DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.UNREADABLE_BYTES,
-    ProblemKind.TRAILING_BYTES, ProblemKind.NOT_TFRECORD, ProblemKind.DECOMPRESSION_ERROR,
-    ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD,
-})  # fmt: skip
+FRAMING_KINDS = frozenset(
+    {
+        ProblemKind.BAD_LENGTH_CRC,
+        ProblemKind.BAD_DATA_CRC,
+        ProblemKind.TRUNCATED,
+        ProblemKind.UNREADABLE_BYTES,
+        ProblemKind.TRAILING_BYTES,
+        ProblemKind.NOT_TFRECORD,
+        ProblemKind.DECOMPRESSION_ERROR,
+        ProblemKind.UNREADABLE_FILE,
+        ProblemKind.MISSING_SHARD,
+    }
+)
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
 
 _SEVERITY = {
-    ProblemKind.BAD_LENGTH_CRC: Severity.ERROR, ProblemKind.BAD_DATA_CRC: Severity.ERROR, ProblemKind.TRUNCATED: Severity.ERROR,
-    ProblemKind.UNREADABLE_BYTES: Severity.ERROR, ProblemKind.TRAILING_BYTES: Severity.ERROR, ProblemKind.NOT_TFRECORD: Severity.ERROR,
-    ProblemKind.DECOMPRESSION_ERROR: Severity.ERROR, ProblemKind.UNREADABLE_FILE: Severity.ERROR, ProblemKind.MISSING_SHARD: Severity.ERROR,
+    ProblemKind.BAD_LENGTH_CRC: Severity.ERROR,
+    ProblemKind.BAD_DATA_CRC: Severity.ERROR,
+    ProblemKind.TRUNCATED: Severity.ERROR,
+    ProblemKind.UNREADABLE_BYTES: Severity.ERROR,
+    ProblemKind.TRAILING_BYTES: Severity.ERROR,
+    ProblemKind.NOT_TFRECORD: Severity.ERROR,
+    ProblemKind.DECOMPRESSION_ERROR: Severity.ERROR,
+    ProblemKind.UNREADABLE_FILE: Severity.ERROR,
+    ProblemKind.MISSING_SHARD: Severity.ERROR,
     ProblemKind.UNEXPECTED_PAYLOAD: Severity.ERROR,
-    ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR, ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR, ProblemKind.DUPLICATE_IMAGE: Severity.INFO, ProblemKind.MISSING_FEATURE: Severity.INFO,
-    ProblemKind.IMAGE_EXIF_ROTATION: Severity.INFO, ProblemKind.LABEL_TEXT_CASE: Severity.INFO, ProblemKind.IMAGE_SIZE_TYPE: Severity.ERROR,
-}  # fmt: skip
+    ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR,
+    ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR,
+    ProblemKind.DUPLICATE_IMAGE: Severity.INFO,
+    ProblemKind.MISSING_FEATURE: Severity.INFO,
+    ProblemKind.IMAGE_EXIF_ROTATION: Severity.INFO,
+    ProblemKind.LABEL_TEXT_CASE: Severity.INFO,
+    ProblemKind.IMAGE_SIZE_TYPE: Severity.ERROR,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,5 +174,13 @@ class Problem:
 
     @classmethod
     def from_json(cls, d: dict) -> Problem:
-        return cls(ProblemKind(d["kind"]), d["offset"], d["length"], d["record"], d["message"], d.get("cause", ""),
-                   d.get("feature", ""), d.get("detail", ""))  # fmt: skip
+        return cls(
+            ProblemKind(d["kind"]),
+            d["offset"],
+            d["length"],
+            d["record"],
+            d["message"],
+            d.get("cause", ""),
+            d.get("feature", ""),
+            d.get("detail", ""),
+        )

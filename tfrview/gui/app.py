@@ -132,7 +132,9 @@ def run(paths: list[str], verbose: bool = False) -> int:
     from tfrview.gui import x11_libs  # start-up of this process
 
     missing = x11_libs.missing_libraries()
-    msg = x11_libs.missing_message(missing) or (x11_libs.cannot_connect() if missing == [] and _uses_x11() else None)
+    msg = x11_libs.missing_message(missing) or (
+        x11_libs.cannot_connect() if missing == [] and _uses_x11() else None
+    )
     if msg:
         print(msg, file=sys.stderr)
         return 2

@@ -55,8 +55,17 @@ def remember_spec(features: dict[str, Feature], spec: BoxSpec | None) -> None:
     if spec is None:
         QSettings().remove(key)
     else:
-        QSettings().setValue(key, json.dumps({"convention": spec.convention, "keys": list(spec.keys),
-                                              "class_text": spec.class_text, "class_id": spec.class_id}))  # fmt: skip
+        QSettings().setValue(
+            key,
+            json.dumps(
+                {
+                    "convention": spec.convention,
+                    "keys": list(spec.keys),
+                    "class_text": spec.class_text,
+                    "class_id": spec.class_id,
+                }
+            ),
+        )
 
 
 class BoxSpecDialog(QDialog):

@@ -48,5 +48,9 @@ class JobState:
             if self.step == "records":  # counted in records (the analysis): how many, not only a share
                 return f"{what}: {pct}% of {self.total:,} records"
             return f"{what}: {self.step} {pct}%"
-        return {Phase.IDLE: "", Phase.DONE: f"{what} done", Phase.FAILED: f"{what} failed: {self.error}",
-                Phase.STOPPED: f"{what} stopped"}[self.phase]  # fmt: skip
+        return {
+            Phase.IDLE: "",
+            Phase.DONE: f"{what} done",
+            Phase.FAILED: f"{what} failed: {self.error}",
+            Phase.STOPPED: f"{what} stopped",
+        }[self.phase]

@@ -177,7 +177,9 @@ class MainWindow(QMainWindow):
         hh.sortIndicatorChanged.connect(self._on_sort_indicator)
         self.model.sort_refused.connect(self._on_sort_refused)
 
-        self.image_panel = ImagePanel((*self.action_groups.view.image_tools, self.action_groups.export.save_image), self)
+        self.image_panel = ImagePanel(
+            (*self.action_groups.view.image_tools, self.action_groups.export.save_image), self
+        )
         self.image_panel.image_chosen.connect(self._on_image_chosen)
         self.tree = FeatureTree(self)
         right = QSplitter(Qt.Orientation.Vertical, self)
@@ -240,8 +242,9 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.summary_dock)
         self.tabifyDockWidget(self.problems_dock, self.summary_dock)
         self.summary_dock.hide()
-        self.filtering = FilterController(self.session, self.model, self.problems, self.filter_edit,
-                                          self.filter_status, self)  # fmt: skip
+        self.filtering = FilterController(
+            self.session, self.model, self.problems, self.filter_edit, self.filter_status, self
+        )
         self.filtering.cleared.connect(self._reselect)
         self.filtering.state_changed.connect(self._on_filter_state)
         self.shards_panel = ShardsController(self.session, self.problems, self.filtering, self)
@@ -274,9 +277,16 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.problems_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
-        self.exporting = ExportController(self, self.session, self.table, self.model, self.problems,
-                                          self.image_panel, self.action_groups.view.labels.isChecked,
-                                          self.data_dir)  # fmt: skip
+        self.exporting = ExportController(
+            self,
+            self.session,
+            self.table,
+            self.model,
+            self.problems,
+            self.image_panel,
+            self.action_groups.view.labels.isChecked,
+            self.data_dir,
+        )
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_causes: dict[str, str] = {}  # file name -> why it broke (the analysis names it)
@@ -421,7 +431,9 @@ class MainWindow(QMainWindow):
             self._grow_rows()  # the first rows go in at once; later ones on the timer
         if p.total_bytes:
             self.progress.setValue(int(1000 * p.done_bytes / p.total_bytes))
-        self.progress.setFormat({ScanPhase.INDEX: "indexing %p%", ScanPhase.VERIFY: "verifying %p%"}.get(p.phase, "%p%"))
+        self.progress.setFormat(
+            {ScanPhase.INDEX: "indexing %p%", ScanPhase.VERIFY: "verifying %p%"}.get(p.phase, "%p%")
+        )
         if p.phase is ScanPhase.VERIFY:
             self.model.status_changed()
         self._update_status()
@@ -554,7 +566,9 @@ class MainWindow(QMainWindow):
     def _on_child_failed(self, fi: int, failed) -> None:
         """A scan process failed and the file was framed here instead: said, not hidden (and logged)."""
         name = self.ds.files[fi].path.name
-        self.statusBar().showMessage(f"{name}: the scan process failed ({failed.message}); framed here instead", 10000)
+        self.statusBar().showMessage(
+            f"{name}: the scan process failed ({failed.message}); framed here instead", 10000
+        )
 
     @Slot(str)
     def _on_label_map_changed(self, note: str) -> None:
@@ -583,14 +597,22 @@ class MainWindow(QMainWindow):
             page = (m.page_start, min(m.page_start + m.row_cap, m.total()) - 1)
         stored = p is not None and s.stored_files and s.stored_files == opened and s.stored_at
         facts = StatusFacts(
-            records=m.total(), size_bytes=size_bytes,
-            compressions=compressions, payload_kinds=self._payload_kinds,
-            files=len(self.ds.files), missing=len(self.ds.missing), phase=None if p is None else str(p.phase),
-            note="" if p is None else p.note, done_bytes=0 if p is None else p.done_bytes,
-            total_bytes=0 if p is None else p.total_bytes, checked_at=s.stored_at if stored else None,
-            checks=s.checks.text("QA checks"), analysis_note=s.analysis_note,
-            labels=s.label_map_path.name if s.label_map_path else "", page=page,
-        )  # fmt: skip
+            records=m.total(),
+            size_bytes=size_bytes,
+            compressions=compressions,
+            payload_kinds=self._payload_kinds,
+            files=len(self.ds.files),
+            missing=len(self.ds.missing),
+            phase=None if p is None else str(p.phase),
+            note="" if p is None else p.note,
+            done_bytes=0 if p is None else p.done_bytes,
+            total_bytes=0 if p is None else p.total_bytes,
+            checked_at=s.stored_at if stored else None,
+            checks=s.checks.text("QA checks"),
+            analysis_note=s.analysis_note,
+            labels=s.label_map_path.name if s.label_map_path else "",
+            page=page,
+        )
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
             self.status_label.set_extra_tip(missing_tip(self.ds.missing))
@@ -703,7 +725,12 @@ class MainWindow(QMainWindow):
         view = self.image_panel.view
         self.decoder.request(
             DecodeRequest(
-                n, None, self._image_choice, self.label_map, self._specs.get(n), (view.width(), view.height()),
+                n,
+                None,
+                self._image_choice,
+                self.label_map,
+                self._specs.get(n),
+                (view.width(), view.height()),
                 self.schema,
             )
         )
@@ -743,9 +770,15 @@ class MainWindow(QMainWindow):
     def choose_jobs(self) -> None:
         """How many worker processes the analysis uses (remembered; the next analysis uses it)."""
 
-        n, ok = QInputDialog.getInt(self, "Worker Processes", "Worker processes for the QA checks and summary\n"
-                                    "(each reads one file at a time, below this window's priority):",
-                                    analysis_jobs(), 1, 512)  # fmt: skip
+        n, ok = QInputDialog.getInt(
+            self,
+            "Worker Processes",
+            "Worker processes for the QA checks and summary\n"
+            "(each reads one file at a time, below this window's priority):",
+            analysis_jobs(),
+            1,
+            512,
+        )
         if ok:
             QSettings().setValue("analysis/jobs", n)
 
@@ -783,7 +816,9 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        own = self.model.problems_at(fi, k) if status != RecordStatus.OK else []  # an unverified record cut in its CRC says so
+        own = (
+            self.model.problems_at(fi, k) if status != RecordStatus.OK else []
+        )  # an unverified record cut in its CRC says so
         note = "\n".join(problem_line(p) for p in own)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:
@@ -792,7 +827,9 @@ class MainWindow(QMainWindow):
                 self.tree.show_payload(view.payload, note)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
-        self.image_panel.show_view(view, damaged=problem_line(own[0]) if own and status != RecordStatus.UNVERIFIED else "")
+        self.image_panel.show_view(
+            view, damaged=problem_line(own[0]) if own and status != RecordStatus.UNVERIFIED else ""
+        )
         if view.payload.features and view.number not in self._specs:
             spec = remembered_spec(view.payload.features)
             if spec is not None:  # the person chose box keys for this layout before: redo with them
@@ -864,8 +901,12 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def open_files(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord files", last_dir(),
-                                                "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;All files (*)")  # fmt: skip
+        paths, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Open TFRecord files",
+            last_dir(),
+            "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;All files (*)",
+        )
         if paths:
             QSettings().setValue("last_dir", str(Path(paths[0]).parent))
             self.open_requested.emit(paths)
@@ -891,8 +932,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def choose_schema(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load schema", self.data_dir(),
-                                              "Schemas (*.desc *.pb *.protoset *.proto);;All files (*)")  # fmt: skip
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Load schema", self.data_dir(), "Schemas (*.desc *.pb *.protoset *.proto);;All files (*)"
+        )
         if not path:
             return
 

@@ -18,8 +18,11 @@ from tfrview.core.records.overlays import Box, Overlay
 from tfrview.core.records.palette import palette_hex
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
-SEVERITY_COLOURS = {Severity.ERROR: QColor(176, 0, 32), Severity.WARNING: QColor(200, 120, 0),
-                    Severity.INFO: QColor(60, 90, 140)}  # fmt: skip
+SEVERITY_COLOURS = {
+    Severity.ERROR: QColor(176, 0, 32),
+    Severity.WARNING: QColor(200, 120, 0),
+    Severity.INFO: QColor(60, 90, 140),
+}
 _BADGE_MARK = {Severity.ERROR: "!", Severity.WARNING: "!", Severity.INFO: "i"}
 
 
@@ -114,8 +117,6 @@ def render_mask(p: QPainter, mask: QImage, ctx: RenderContext, opacity: float) -
     p.restore()
 
 
-
-
 def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
     if overlay is None or not ctx.show_boxes:
         return
@@ -158,7 +159,9 @@ def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> n
     p.setFont(font)
     fm = QFontMetricsF(font)
     th = fm.height() + 2
-    baseline = 1 + fm.ascent()  # text drawn at a point, not laid out in a rectangle: 2,000 labels in half the time
+    baseline = (
+        1 + fm.ascent()
+    )  # text drawn at a point, not laid out in a rectangle: 2,000 labels in half the time
     looks: dict[tuple[str, str], tuple[float, QColor, QColor]] = {}  # a few classes, measured once each
     boxes = overlay.boxes[:MAX_BOX_LABELS_DRAWN]  # the image panel says when others go unlabelled
     for box in boxes:
@@ -195,8 +198,13 @@ def render_caption(p: QPainter, caption: str | None, width: float) -> None:
     p.drawText(band, Qt.AlignmentFlag.AlignCenter, caption)
 
 
-def render_overlay_on_image(image: QImage, overlay: Overlay | None, show_labels: bool = True,
-                            mask: QImage | None = None, mask_opacity: float = 0.5) -> QImage:  # fmt: skip
+def render_overlay_on_image(
+    image: QImage,
+    overlay: Overlay | None,
+    show_labels: bool = True,
+    mask: QImage | None = None,
+    mask_opacity: float = 0.5,
+) -> QImage:
     """The image at its own size with the mask, boxes, keypoints and labels burned in (for saving):
     what the view shows."""
     out = image.convertToFormat(QImage.Format.Format_RGB32)

@@ -37,11 +37,15 @@ log = logging.getLogger(__name__)
 class DatasetSession(QObject):
     index_progressed = Signal(object)  # IndexProgress
     problem_found = Signal(int, object)  # file number, Problem (framing, CRC and QA alike)
-    file_reframed = Signal(int, object)  # file number, its RecordIndex as every command frames it (swap it in)
+    file_reframed = Signal(
+        int, object
+    )  # file number, its RecordIndex as every command frames it (swap it in)
     cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
     file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
-    child_failed = Signal(int, object)  # file number, messages.Failed: a scan process failed (framed here instead)
+    child_failed = Signal(
+        int, object
+    )  # file number, messages.Failed: a scan process failed (framed here instead)
     sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
     scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
     analysis_started = Signal()  # QA findings of an earlier run are void
@@ -57,7 +61,9 @@ class DatasetSession(QObject):
         self.label_map: dict[int, str] | None = None
         self.label_map_path: Path | None = None
         self.label_map_auto = False  # found beside the data (dropped if it does not fit it)
-        self.label_map_files: list[int] | None = None  # the files a map found beside the data is for (None: all)
+        self.label_map_files: list[int] | None = (
+            None  # the files a map found beside the data is for (None: all)
+        )
         self.label_map_note = ""  # why a label map found beside the data is not used ("" if none was dropped)
         self.index_progress: IndexProgress | None = None
         self.sample: SampleFacts | None = None
@@ -97,8 +103,12 @@ class DatasetSession(QObject):
 
         paths = [f.path for f in self.ds.files]
         groups = group_files([str(p) for p in paths])
-        mine = [fi for g in groups if any(Path(paths[fi]).parent == label_map_path.parent for fi in g.files)
-                for fi in g.files]  # fmt: skip
+        mine = [
+            fi
+            for g in groups
+            if any(Path(paths[fi]).parent == label_map_path.parent for fi in g.files)
+            for fi in g.files
+        ]
         return None if len(mine) == len(paths) else sorted(mine)
 
     def set_label_map(self, path: Path) -> None:
@@ -123,8 +133,10 @@ class DatasetSession(QObject):
         self.label_map = None
         self.label_map_path = None
         self.label_map_files = None
-        self.label_map_note = (f"Not using {name} found beside the data (judged on a sample of its records): "
-                               f"{misfit}. File › Load Label Map… uses it anyway.")  # fmt: skip
+        self.label_map_note = (
+            f"Not using {name} found beside the data (judged on a sample of its records): "
+            f"{misfit}. File › Load Label Map… uses it anyway."
+        )
         log.info("%s", self.label_map_note)
         self.label_map_changed.emit(self.label_map_note)
 
@@ -221,10 +233,16 @@ class DatasetSession(QObject):
         """A job over the files that opened, with the window's number of each and its record count
         (a stored analysis is used only if it frames the same records)."""
         opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
-        return {"job": job, "paths": [str(f.path) for _, f in opened], "files": [fi for fi, _ in opened],
-                "counts": [f.index.count for _, f in opened], "label_map": label_map_json(self.label_map),
-                "label_map_files": self.label_map_files, "jobs": analysis_jobs(),
-                "box_specs": [s.to_json() for s in remembered_specs()]}  # fmt: skip
+        return {
+            "job": job,
+            "paths": [str(f.path) for _, f in opened],
+            "files": [fi for fi, _ in opened],
+            "counts": [f.index.count for _, f in opened],
+            "label_map": label_map_json(self.label_map),
+            "label_map_files": self.label_map_files,
+            "jobs": analysis_jobs(),
+            "box_specs": [s.to_json() for s in remembered_specs()],
+        }
 
     def start_analysis(self) -> None:
         """The analysis pass over the whole dataset in a child process; QA findings and the summary
@@ -233,8 +251,13 @@ class DatasetSession(QObject):
             return
         self.analysis_started.emit()
         self._set_checks(JobState().started())
-        self.analyzer = replace_job(self.analyzer, JobWorker(self.job_spec("analyze"), self), self._on_analysis_items,
-                                    self._on_analysis_done, self._on_analysis_error)  # fmt: skip
+        self.analyzer = replace_job(
+            self.analyzer,
+            JobWorker(self.job_spec("analyze"), self),
+            self._on_analysis_items,
+            self._on_analysis_done,
+            self._on_analysis_error,
+        )
 
     def _set_checks(self, state: JobState) -> None:
         self.checks = state

@@ -90,7 +90,9 @@ def missing_libraries(ldd=_ldd) -> list[str]:
     missing = not_found(ldd(plugin)) if plugin is not None else []
     import ctypes.util  # standard library, used here only
 
-    if ctypes.util.find_library("xcb-cursor") is None and not any(s.startswith("libxcb-cursor") for s in missing):
+    if ctypes.util.find_library("xcb-cursor") is None and not any(
+        s.startswith("libxcb-cursor") for s in missing
+    ):
         missing.append("libxcb-cursor.so.0")  # loaded by Qt itself at run time, not linked
     return missing
 

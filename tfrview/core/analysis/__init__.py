@@ -41,14 +41,27 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+__all__ = [
+    "DatasetAnalysis",
+    "ShardResult",
+    "ShardTask",
+    "analyze",
+    "analyze_shard",
+    "default_jobs",
+    "plan",
+    "run_tasks",
+]
 
-__all__ = ["DatasetAnalysis", "ShardResult", "ShardTask", "analyze", "analyze_shard", "default_jobs", "plan",
-           "run_tasks"]  # fmt: skip
 
-
-def analyze(paths: Iterable[str], deep: bool = False, label_map: dict | None = None, jobs: int | None = None,
-            use_cache: bool = True, on_result: Callable[[ShardResult], None] | None = None,
-            cancelled: Callable[[], bool] = lambda: False) -> DatasetAnalysis:  # fmt: skip
+def analyze(
+    paths: Iterable[str],
+    deep: bool = False,
+    label_map: dict | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    on_result: Callable[[ShardResult], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> DatasetAnalysis:
     """The merged pass over files (paths already expanded, in the dataset's order)."""
     from tfrview.core.analysis.merge import merge  # start-up: kept off the CLI's path
     from tfrview.core.analysis.pool import run_tasks  # start-up: kept off the CLI's path

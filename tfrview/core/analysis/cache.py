@@ -74,9 +74,20 @@ def store_path() -> Path:
 
 def _key(task: ShardTask, identity) -> str:
     where = task.path if is_url(task.path) else real_path(task.path)
-    what = json.dumps([FORMAT, where, list(identity), task.deep, task.label_map or {},
-                       task.part, task.parts, *([list(task.box_specs)] if task.box_specs else [])],
-                      sort_keys=True, default=str)  # fmt: skip
+    what = json.dumps(
+        [
+            FORMAT,
+            where,
+            list(identity),
+            task.deep,
+            task.label_map or {},
+            task.part,
+            task.parts,
+            *([list(task.box_specs)] if task.box_specs else []),
+        ],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(what.encode()).hexdigest()[:32]
 
 
@@ -89,8 +100,13 @@ def is_stored(task: ShardTask) -> bool:
     if identity is None:
         return False
     key = _key(task, identity)
-    return _run(lambda c: c.execute("SELECT 1 FROM entries WHERE key = ? AND format = ?",
-                                    (key, FORMAT)).fetchone() is not None, False)  # fmt: skip
+    return _run(
+        lambda c: (
+            c.execute("SELECT 1 FROM entries WHERE key = ? AND format = ?", (key, FORMAT)).fetchone()
+            is not None
+        ),
+        False,
+    )
 
 
 def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
@@ -143,7 +159,8 @@ def load_many(tasks: list[ShardTask], index_only: bool = False) -> list[ShardRes
             some = wanted[at : at + 500]
             marks = ",".join("?" * len(some))
             for key, meta, arrays, used in c.execute(
-                f"SELECT key, meta, arrays, used FROM entries WHERE format = ? AND key IN ({marks})", (FORMAT, *some)
+                f"SELECT key, meta, arrays, used FROM entries WHERE format = ? AND key IN ({marks})",
+                (FORMAT, *some),
             ):
                 got[key] = (meta, arrays, used)
         now = time.time()
@@ -194,10 +211,12 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
 
     def put(c: sqlite3.Connection) -> None:
         with _write(c):
-            c.executemany("INSERT INTO entries (key, format, size, used, meta, arrays, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                          " ON CONFLICT (key) DO UPDATE SET format = excluded.format, size = excluded.size,"
-                          " used = excluded.used, meta = excluded.meta, arrays = excluded.arrays, facts = excluded.facts",
-                          rows)  # fmt: skip
+            c.executemany(
+                "INSERT INTO entries (key, format, size, used, meta, arrays, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET format = excluded.format, size = excluded.size,"
+                " used = excluded.used, meta = excluded.meta, arrays = excluded.arrays, facts = excluded.facts",
+                rows,
+            )
             _evict(c, limit, keep=rows[-1][0])
         return True
 
@@ -262,10 +281,22 @@ def clear() -> tuple[int, int]:
 
 def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
     """(meta JSON, raw arrays, fact table) of a result."""
-    meta = {"path": r.path, "identity": list(r.identity), "compression": r.compression, "file_size": r.file_size,
-            "scanned": r.scanned, "analysed_at": r.analysed_at, "seconds": r.seconds, "records": r.records,
-            "damaged": r.damaged, "written_at": time.time(), "lo": r.lo, "hi": r.hi, "cause": r.cause,
-            "problems": [p.to_json() for p in r.problems]}  # fmt: skip
+    meta = {
+        "path": r.path,
+        "identity": list(r.identity),
+        "compression": r.compression,
+        "file_size": r.file_size,
+        "scanned": r.scanned,
+        "analysed_at": r.analysed_at,
+        "seconds": r.seconds,
+        "records": r.records,
+        "damaged": r.damaged,
+        "written_at": time.time(),
+        "lo": r.lo,
+        "hi": r.hi,
+        "cause": r.cause,
+        "problems": [p.to_json() for p in r.problems],
+    }
     arrays = _index_arrays(r, meta)
     facts = None
     if r.deep is not None:
@@ -273,18 +304,28 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         arrays["signature_of"] = np.asarray(deep.signature_of, np.int32)
         meta["schema"] = _schema_json(deep.schema)
         s = deep.summary
-        meta["summary"] = {"records": s.records, "kinds": dict(s.kinds), "box_classes": dict(s.box_classes),
-                           "record_labels": dict(s.record_labels), "class_keys": dict(s.class_keys),
-                           "other_keys": s.other_keys, "class_text_key": s.class_text_key,
-                           "class_id_key": s.class_id_key, "box_keys": s.box_keys}  # fmt: skip
+        meta["summary"] = {
+            "records": s.records,
+            "kinds": dict(s.kinds),
+            "box_classes": dict(s.box_classes),
+            "record_labels": dict(s.record_labels),
+            "class_keys": dict(s.class_keys),
+            "other_keys": s.other_keys,
+            "class_text_key": s.class_text_key,
+            "class_id_key": s.class_id_key,
+            "box_keys": s.box_keys,
+        }
         meta["stats"] = _stats_json(s)
         meta["signatures"] = [[k, [list(kt) for kt in keys], partial] for k, keys, partial in deep.signatures]
         meta["class_zero"] = [[int(n), k] for n, k in deep.class_zero]
         meta["class_ids"] = sorted(int(i) for i in deep.class_ids)
         ik = deep.image_keys
         if ik is not None:
-            meta["image_keys"] = {"images": dict(ik.images), "seen": dict(ik.seen),
-                                  "odd": {k: [[int(n), *w] for n, *w in v] for k, v in ik.odd.items()}}  # fmt: skip
+            meta["image_keys"] = {
+                "images": dict(ik.images),
+                "seen": dict(ik.seen),
+                "odd": {k: [[int(n), *w] for n, *w in v] for k, v in ik.odd.items()},
+            }
         keys = sorted({k for _, k, _ in deep.digests})
         slot = {k: i for i, k in enumerate(keys)}
         meta["digest_keys"] = keys
@@ -357,11 +398,25 @@ def _result(
         return None
     arrays = _unpack_arrays(meta, blob)
     offsets, lengths, status = _index_of(meta, arrays)
-    r = ShardResult(task.file_no, task.path, identity, compression=meta["compression"], file_size=meta["file_size"],
-                    scanned=meta["scanned"], offsets=offsets, lengths=lengths,
-                    status=status, problems=[Problem.from_json(p) for p in meta["problems"]],
-                    analysed_at=meta["analysed_at"], from_cache=True, part=task.part, parts=task.parts,
-                    lo=meta["lo"], hi=meta["hi"], cause=meta.get("cause", ""))  # fmt: skip
+    r = ShardResult(
+        task.file_no,
+        task.path,
+        identity,
+        compression=meta["compression"],
+        file_size=meta["file_size"],
+        scanned=meta["scanned"],
+        offsets=offsets,
+        lengths=lengths,
+        status=status,
+        problems=[Problem.from_json(p) for p in meta["problems"]],
+        analysed_at=meta["analysed_at"],
+        from_cache=True,
+        part=task.part,
+        parts=task.parts,
+        lo=meta["lo"],
+        hi=meta["hi"],
+        cause=meta.get("cause", ""),
+    )
     if deep:
         r.deep = _load_deep(meta, arrays, lambda: _read_facts(key, task.path))
     return r
@@ -390,14 +445,18 @@ def _read_facts(key: str, path: str):
 
     row = _run(lambda c: c.execute("SELECT facts FROM entries WHERE key = ?", (key,)).fetchone(), None)
     if row is None or row[0] is None:
-        raise StoreError(f"{printable(path)}: its stored fact table left the result store after its summary was "
-                         "read (the store was trimmed or cleared): read the file again")  # fmt: skip
+        raise StoreError(
+            f"{printable(path)}: its stored fact table left the result store after its summary was "
+            "read (the store was trimmed or cleared): read the file again"
+        )
     try:
         return pa.ipc.open_stream(row[0], options=pa.ipc.IpcReadOptions(use_threads=False)).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         _run(lambda c: _delete(c, key), None)
-        raise StoreError(f"{printable(path)}: its stored fact table is unreadable ({printable(str(exc))}): "
-                         "read the file again") from None  # fmt: skip
+        raise StoreError(
+            f"{printable(path)}: its stored fact table is unreadable ({printable(str(exc))}): "
+            "read the file again"
+        ) from None
 
 
 def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepResult:
@@ -417,9 +476,12 @@ def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepRes
     keys, hashes = meta["digest_keys"], arrays["digest_hash"].tobytes()
     if len(hashes) != 16 * len(arrays["digest_record"]):
         raise ValueError("image hashes and their records differ in number")
-    digests = [(n, keys[k], hashes[16 * i : 16 * i + 16])
-               for i, (n, k) in enumerate(zip(arrays["digest_record"].tolist(), arrays["digest_key"].tolist(),
-                                              strict=True))]  # fmt: skip
+    digests = [
+        (n, keys[k], hashes[16 * i : 16 * i + 16])
+        for i, (n, k) in enumerate(
+            zip(arrays["digest_record"].tolist(), arrays["digest_key"].tolist(), strict=True)
+        )
+    ]
     return DeepResult(
         schema=_schema_from(meta["schema"]),
         summary=s,
@@ -444,16 +506,29 @@ def _image_keys_from(d: dict | None):
 
 
 def _schema_json(schema) -> dict:
-    return {"records": schema.records, "kinds": dict(schema.kinds), "presence": dict(schema.presence),
-            "types": {k: dict(c) for k, c in schema.types.items()}, "od": schema.od, "other": schema.other,
-            "first_other": schema.first_other}  # fmt: skip
+    return {
+        "records": schema.records,
+        "kinds": dict(schema.kinds),
+        "presence": dict(schema.presence),
+        "types": {k: dict(c) for k, c in schema.types.items()},
+        "od": schema.od,
+        "other": schema.other,
+        "first_other": schema.first_other,
+    }
 
 
 def _schema_from(d: dict):
     from tfrview.core.analysis.checks import Schema
 
-    return Schema(d["records"], Counter(d["kinds"]), Counter(d["presence"]),
-                  {k: Counter(c) for k, c in d["types"].items()}, d["od"], d["other"], d["first_other"])  # fmt: skip
+    return Schema(
+        d["records"],
+        Counter(d["kinds"]),
+        Counter(d["presence"]),
+        {k: Counter(c) for k, c in d["types"].items()},
+        d["od"],
+        d["other"],
+        d["first_other"],
+    )
 
 
 _STAT_FIELDS = (
@@ -470,9 +545,18 @@ _STAT_FIELDS = (
 
 def _stats_json(s) -> list:
     """Per feature key: [section, key, types, the _STAT_FIELDS..., top values, top_full]."""
-    return [[section, key, dict(st.types), *(getattr(st, f) for f in _STAT_FIELDS),
-             [[type(v).__name__, v, c] for v, c in st.top.items()], st.top_full]
-            for section, d in (("keys", s.keys), ("lists", s.lists)) for key, st in d.items()]  # fmt: skip
+    return [
+        [
+            section,
+            key,
+            dict(st.types),
+            *(getattr(st, f) for f in _STAT_FIELDS),
+            [[type(v).__name__, v, c] for v, c in st.top.items()],
+            st.top_full,
+        ]
+        for section, d in (("keys", s.keys), ("lists", s.lists))
+        for key, st in d.items()
+    ]
 
 
 def _read_stats(rows: list, s) -> None:

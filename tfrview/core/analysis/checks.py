@@ -51,8 +51,16 @@ class Finding:
 
     def at(self, offset: int, data_length: int, record: int) -> Problem:
         """The finding as a problem of the record framed at `offset` (its whole frame's bytes)."""
-        return Problem(self.kind, int(offset), int(data_length) + OVERHEAD, record, self.message, "", self.feature,
-                       self.detail)  # fmt: skip
+        return Problem(
+            self.kind,
+            int(offset),
+            int(data_length) + OVERHEAD,
+            record,
+            self.message,
+            "",
+            self.feature,
+            self.detail,
+        )
 
 
 MOST = 0.9  # "present in most records": in at least this share of them
@@ -84,7 +92,9 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
         names = ", ".join(f"{k.rsplit('/', 1)[-1]} {n}" for k, n in zip(spec.keys, lens, strict=True))
         out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"box lists differ in length ({names})"))
     elif len(lens) == 1 and lens[0] % 4:
-        out.append(Finding(ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {lens[0]} values, not a multiple of 4"))
+        out.append(
+            Finding(ProblemKind.BOX_LIST_LENGTHS, f"{spec.keys[0]} has {lens[0]} values, not a multiple of 4")
+        )
     n = r.box_count
     x0, y0, x1, y1 = r.corner_arrays
     normalized = spec.convention.normalized
@@ -97,22 +107,34 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
     eps = 1e-6 if normalized else 0.5
     # every box checked by array operations: a record of a million boxes costs arrays, not objects
     with np.errstate(invalid="ignore", over="ignore"):
-        finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)  # NaN or inf: said once, as nan_or_inf
+        finite = (
+            np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)
+        )  # NaN or inf: said once, as nan_or_inf
         low = np.minimum(np.minimum(x0, x1), np.minimum(y0, y1)) < -eps
-        outside = np.flatnonzero(finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps)))
+        outside = np.flatnonzero(
+            finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps))
+        )
         inverted = np.flatnonzero((x0 > x1) | (y0 > y1)) if spec.convention != BoxConvention.COCO_XYWH else ()
         zero = np.flatnonzero((x0 == x1) | (y0 == y1))
     if len(outside):
         where = "[0, 1]" if normalized else f"the {int(limit_w)}×{int(limit_h)} image"
         i = int(outside[0])
-        out.append(Finding(ProblemKind.BOX_OUT_OF_BOUNDS,
-                           f"{len(outside)} box(es) outside {where}, e.g. box {i}: "
-                           f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
+        out.append(
+            Finding(
+                ProblemKind.BOX_OUT_OF_BOUNDS,
+                f"{len(outside)} box(es) outside {where}, e.g. box {i}: "
+                f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}",
+            )
+        )
     if len(inverted):
         i = int(inverted[0])
-        out.append(Finding(ProblemKind.BOX_INVERTED,
-                           f"{len(inverted)} box(es) with xmin > xmax or ymin > ymax, e.g. box {i}: "
-                           f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}"))  # fmt: skip
+        out.append(
+            Finding(
+                ProblemKind.BOX_INVERTED,
+                f"{len(inverted)} box(es) with xmin > xmax or ymin > ymax, e.g. box {i}: "
+                f"x {x0[i]:.4g}..{x1[i]:.4g}, y {y0[i]:.4g}..{y1[i]:.4g}",
+            )
+        )
     if len(zero):
         out.append(
             Finding(ProblemKind.BOX_ZERO_AREA, f"{len(zero)} box(es) of zero area, e.g. box {int(zero[0])}")
@@ -141,7 +163,6 @@ class ImageFacts:
 def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
     """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
 
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pillow's "Corrupt EXIF data" and the like: not for stderr
         with open_image(b) as im:
@@ -161,8 +182,14 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
     out: list[Finding] = []
     size = None
     stated = image_size_from_features(features)
-    chans = next((int(f.values[0]) for k, f in features.items()
-                  if f.type == INT64_LIST and len(f.values) == 1 and k.rsplit("/", 1)[-1] in ("channels", "depth")), None)  # fmt: skip
+    chans = next(
+        (
+            int(f.values[0])
+            for k, f in features.items()
+            if f.type == INT64_LIST and len(f.values) == 1 and k.rsplit("/", 1)[-1] in ("channels", "depth")
+        ),
+        None,
+    )
     for ref in find_images(features):
         if ref.storage != "encoded":
             continue
@@ -171,29 +198,51 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
         except Exception as exc:  # Pillow raises many types for broken data
             from tfrview.core.records.images import ImageError, decode_error_text
 
-            why = str(exc) if isinstance(exc, ImageError) else f"bytes do not decode ({decode_error_text(exc)})"
+            why = (
+                str(exc) if isinstance(exc, ImageError) else f"bytes do not decode ({decode_error_text(exc)})"
+            )
             out.append(Finding(ProblemKind.IMAGE_UNDECODABLE, f"{ref.key}: {ref.detail} {why}", ref.key))
             continue
         if size is None:
             size = (facts.width, facts.height)
             if stated and stated != size:
-                out.append(Finding(ProblemKind.IMAGE_SIZE_MISMATCH,
-                                   f"{ref.key} is {facts.width}×{facts.height} but the record says "
-                                   f"{stated[0]}×{stated[1]}"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.IMAGE_SIZE_MISMATCH,
+                        f"{ref.key} is {facts.width}×{facts.height} but the record says "
+                        f"{stated[0]}×{stated[1]}",
+                    )
+                )
             if chans and chans != facts.bands:
-                out.append(Finding(ProblemKind.IMAGE_SIZE_MISMATCH,
-                                   f"{ref.key} has {facts.bands} channel(s) but the record says {chans}"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.IMAGE_SIZE_MISMATCH,
+                        f"{ref.key} has {facts.bands} channel(s) but the record says {chans}",
+                    )
+                )
             if facts.orientation in (5, 6, 7, 8):
-                out.append(Finding(ProblemKind.IMAGE_EXIF_ROTATION,
-                                   f"{ref.key} has EXIF orientation {facts.orientation}: viewers show it rotated "
-                                   f"({facts.height}×{facts.width}), TensorFlow's decoders do not"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.IMAGE_EXIF_ROTATION,
+                        f"{ref.key} has EXIF orientation {facts.orientation}: viewers show it rotated "
+                        f"({facts.height}×{facts.width}), TensorFlow's decoders do not",
+                    )
+                )
     return out, size or stated
 
 
 # Formats `*/format` names, as Pillow's sniffing (records.sniff) calls them; "raw" and the like
 # mean the key holds pixels, not a file.
-_FORMAT_WORDS = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "gif": "gif", "bmp": "bmp", "webp": "webp",
-                 "tiff": "tiff", "tif": "tiff"}  # fmt: skip
+_FORMAT_WORDS = {
+    "jpeg": "jpeg",
+    "jpg": "jpeg",
+    "png": "png",
+    "gif": "gif",
+    "bmp": "bmp",
+    "webp": "webp",
+    "tiff": "tiff",
+    "tif": "tiff",
+}
 
 
 def image_slots(features: dict[str, Feature]) -> list[tuple[str, str | None]]:
@@ -211,11 +260,15 @@ def image_slots(features: dict[str, Feature]) -> list[tuple[str, str | None]]:
         fmt_word = None
         if fmt_feat is not None and fmt_feat.type == BYTES_LIST and len(fmt_feat.values):
             raw = fmt_feat.values[0]
-            fmt_word = (raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)).strip().lower()
+            fmt_word = (
+                (raw.decode("ascii", "replace") if isinstance(raw, bytes) else str(raw)).strip().lower()
+            )
         named = _FORMAT_WORDS.get(fmt_word) if fmt_word else None
         if fmt_word and named is None:
             continue  # "raw", "uint8", "npy": pixels or tensors, not a file
-        conventional = key in ("image/encoded", "image") or (base[-1] == "encoded" and ("image" in prefix or named))
+        conventional = key in ("image/encoded", "image") or (
+            base[-1] == "encoded" and ("image" in prefix or named)
+        )
         if conventional:
             out.append((key, named))
     return out
@@ -241,11 +294,18 @@ def check_image_slots(features: dict[str, Feature]) -> list[Finding]:
                 if _raw_shape(features, key, len(b)):
                     continue  # pixels of the stated height x width
                 words, detail = _what_it_holds(b)
-                out.append(Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} {words}, not an image", key, detail))
+                out.append(
+                    Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{where} {words}, not an image", key, detail)
+                )
             elif named is not None and _FORMAT_WORDS.get(fmt.lower(), fmt.lower()) != named:
                 fmt_key = key.rsplit("/", 1)[0] + "/format" if "/" in key else "format"
-                out.append(Finding(ProblemKind.IMAGE_FORMAT_MISMATCH,
-                                   f"{where} holds {fmt.upper()} bytes but {fmt_key} says {named}", key))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.IMAGE_FORMAT_MISMATCH,
+                        f"{where} holds {fmt.upper()} bytes but {fmt_key} says {named}",
+                        key,
+                    )
+                )
     return out
 
 
@@ -260,7 +320,9 @@ class ImageKeys:
 
     images: Counter = field(default_factory=Counter)  # key -> records whose value is an image
     seen: Counter = field(default_factory=Counter)  # key -> records holding one bytes value
-    odd: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)  # key -> (record, what it holds, detail)
+    odd: dict[str, list[tuple[int, str, str]]] = field(
+        default_factory=dict
+    )  # key -> (record, what it holds, detail)
 
     def add(self, n: int, features: dict[str, Feature]) -> None:
         slots = None
@@ -286,8 +348,11 @@ class ImageKeys:
         if len(self.seen) + len(o.seen) > TRACKED_KEYS:  # keys past the limit are not followed
             keep = [k for k in o.seen if k in self.seen]
             keep += [k for k in o.seen if k not in self.seen][: max(0, TRACKED_KEYS - len(self.seen))]
-            o = ImageKeys(Counter({k: o.images[k] for k in keep if k in o.images}), Counter({k: o.seen[k] for k in keep}),
-                          {k: o.odd[k] for k in keep if k in o.odd})  # fmt: skip
+            o = ImageKeys(
+                Counter({k: o.images[k] for k in keep if k in o.images}),
+                Counter({k: o.seen[k] for k in keep}),
+                {k: o.odd[k] for k in keep if k in o.odd},
+            )
         self.images.update(o.images)
         self.seen.update(o.seen)
         for k, v in o.odd.items():
@@ -295,8 +360,11 @@ class ImageKeys:
 
     def image_keys(self) -> dict[str, str]:
         """Keys that hold an image in most records, each with the words that say so."""
-        return {k: f"the key holds an image in {100 * n / self.seen[k]:.0f}% of the {self.seen[k]:,} records that have it"
-                for k, n in self.images.items() if n >= 5 and n >= MOSTLY_IMAGES * self.seen[k]}  # fmt: skip
+        return {
+            k: f"the key holds an image in {100 * n / self.seen[k]:.0f}% of the {self.seen[k]:,} records that have it"
+            for k, n in self.images.items()
+            if n >= 5 and n >= MOSTLY_IMAGES * self.seen[k]
+        }
 
 
 def image_key_findings(keys: ImageKeys, dataset: ImageKeys) -> list[tuple[int, Finding]]:
@@ -304,8 +372,17 @@ def image_key_findings(keys: ImageKeys, dataset: ImageKeys) -> list[tuple[int, F
     out = []
     for key, why in dataset.image_keys().items():
         for n, words, *detail in keys.odd.get(key, ()):
-            out.append((n, Finding(ProblemKind.IMAGE_NOT_IMAGE, f"{key} {words}, not an image: {why}", key,
-                                   detail[0] if detail else "")))  # fmt: skip
+            out.append(
+                (
+                    n,
+                    Finding(
+                        ProblemKind.IMAGE_NOT_IMAGE,
+                        f"{key} {words}, not an image: {why}",
+                        key,
+                        detail[0] if detail else "",
+                    ),
+                )
+            )
     return out
 
 
@@ -319,7 +396,6 @@ def _what_it_holds(b: bytes) -> tuple[str, str]:
     except UnicodeDecodeError:
         text = ""
     if text and text.isprintable():
-
         shown = printable(text if len(text) <= 60 else text[:57] + "…")
         looks = " (a file name?)" if "." in text and " " not in text.strip() and len(text) < 256 else ""
         return f"holds a text{looks}", f"the text {shown!r}"
@@ -329,8 +405,12 @@ def _what_it_holds(b: bytes) -> tuple[str, str]:
 # --- masks --------------------------------------------------------------------------------------------
 
 
-def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None, boxes: int | None,
-                label_map: dict[int, str] | None) -> list[Finding]:  # fmt: skip
+def check_masks(
+    features: dict[str, Feature],
+    image_size: tuple[int, int] | None,
+    boxes: int | None,
+    label_map: dict[int, str] | None,
+) -> list[Finding]:
     """Segmentation and instance masks: a size other than the image's, class ids the label map
     does not name (0 background and 255 'ignore' excepted), a count of instance masks other than
     the boxes', an instance mask with no pixel set."""
@@ -343,13 +423,21 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
             continue
         h, w = px.shape[:2]
         if image_size and (w, h) != tuple(image_size):
-            out.append(Finding(ProblemKind.MASK_SIZE_MISMATCH,
-                               f"{key} is {w}×{h} but the image is {image_size[0]}×{image_size[1]}"))  # fmt: skip
+            out.append(
+                Finding(
+                    ProblemKind.MASK_SIZE_MISMATCH,
+                    f"{key} is {w}×{h} but the image is {image_size[0]}×{image_size[1]}",
+                )
+            )
         if label_map:
             ids = [int(i) for i in np.unique(px) if int(i) not in (0, 255) and int(i) not in label_map]
             if ids:
-                out.append(Finding(ProblemKind.MASK_CLASS_NOT_IN_MAP,
-                                   f"{key} holds class ids the label map does not name: {ids[:10]}"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.MASK_CLASS_NOT_IN_MAP,
+                        f"{key} holds class ids the label map does not name: {ids[:10]}",
+                    )
+                )
     inst = features.get("image/object/mask")
     if inst is not None and len(inst.values):
         if inst.type == BYTES_LIST:
@@ -359,25 +447,42 @@ def check_masks(features: dict[str, Feature], image_size: tuple[int, int] | None
             per = image_size[0] * image_size[1]
             n = len(inst.values) // per if len(inst.values) % per == 0 else -1
             if n < 0:
-                out.append(Finding(ProblemKind.MASK_COUNT_MISMATCH,
-                                   f"image/object/mask has {len(inst.values):,} values, not a whole number of "
-                                   f"{image_size[0]}×{image_size[1]} masks"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.MASK_COUNT_MISMATCH,
+                        f"image/object/mask has {len(inst.values):,} values, not a whole number of "
+                        f"{image_size[0]}×{image_size[1]} masks",
+                    )
+                )
                 return out
             vals = np.asarray(inst.values[: per * 256])
-            masks = [vals[i * per : (i + 1) * per].reshape(image_size[1], image_size[0]) for i in range(min(n, 256))]
+            masks = [
+                vals[i * per : (i + 1) * per].reshape(image_size[1], image_size[0])
+                for i in range(min(n, 256))
+            ]
         else:
             return out
         if boxes is not None and n != boxes:
-            out.append(Finding(ProblemKind.MASK_COUNT_MISMATCH, f"image/object/mask has {n} masks for {boxes} boxes"))
+            out.append(
+                Finding(ProblemKind.MASK_COUNT_MISMATCH, f"image/object/mask has {n} masks for {boxes} boxes")
+            )
         empty = [i for i, m in enumerate(masks) if m is not None and not np.any(m)]
         if empty:
-            out.append(Finding(ProblemKind.MASK_EMPTY,
-                               f"{len(empty)} instance mask(s) with no pixel set, e.g. mask {empty[0]}"))  # fmt: skip
+            out.append(
+                Finding(
+                    ProblemKind.MASK_EMPTY,
+                    f"{len(empty)} instance mask(s) with no pixel set, e.g. mask {empty[0]}",
+                )
+            )
         for i, m in enumerate(masks):
             if m is not None and image_size and (m.shape[1], m.shape[0]) != tuple(image_size):
-                out.append(Finding(ProblemKind.MASK_SIZE_MISMATCH,
-                                   f"image/object/mask {i} is {m.shape[1]}×{m.shape[0]} but the image is "
-                                   f"{image_size[0]}×{image_size[1]}"))  # fmt: skip
+                out.append(
+                    Finding(
+                        ProblemKind.MASK_SIZE_MISMATCH,
+                        f"image/object/mask {i} is {m.shape[1]}×{m.shape[0]} but the image is "
+                        f"{image_size[0]}×{image_size[1]}",
+                    )
+                )
                 break
     return out
 
@@ -401,7 +506,9 @@ def check_labels(r: RecordReading, label_map: dict[int, str] | None, od_dataset:
         unknown = distinct[~np.isin(distinct, known)][:10].tolist()
         if unknown:
             out.append(
-                Finding(ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map", id_key, f"{unknown}")
+                Finding(
+                    ProblemKind.LABEL_NOT_IN_MAP, f"{id_key} ids not in the label map", id_key, f"{unknown}"
+                )
             )
         accepts = getattr(label_map, "accepts", lambda i, t: label_map.get(i) == t)
         n = min(len(ids), len(texts))
@@ -414,11 +521,16 @@ def check_labels(r: RecordReading, label_map: dict[int, str] | None, od_dataset:
             if found:
                 i, t, _ = found[0]  # the first box's
                 more = sum(k for _, _, k in found) - 1
-                out.append(Finding(kind, f"{spec.class_text} differs from the label map's name"
-                                         + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else ""),
-                                   spec.class_text,
-                                   f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
-                                   + (f" (+{more} more)" if more else "")))  # fmt: skip
+                out.append(
+                    Finding(
+                        kind,
+                        f"{spec.class_text} differs from the label map's name"
+                        + (" (only case or spacing differ)" if kind == ProblemKind.LABEL_TEXT_CASE else ""),
+                        spec.class_text,
+                        f"class text {t!r} for id {i}, which the label map names {label_map[i]!r}"
+                        + (f" (+{more} more)" if more else ""),
+                    )
+                )
     return out
 
 
@@ -436,13 +548,21 @@ def _id_text_pairs(ids: np.ndarray, texts) -> list[tuple[int, bytes, int]]:
         key, first, counts = np.unique((ids - lo) * m + c, return_index=True, return_counts=True)
         pairs = np.stack([key // m + lo, key % m], axis=1)
     else:
-        pairs, first, counts = np.unique(np.stack([ids, c], axis=1), axis=0, return_index=True, return_counts=True)
-    return [(int(pairs[j, 0]), by_code[int(pairs[j, 1])], int(counts[j])) for j in np.argsort(first, kind="stable")]
+        pairs, first, counts = np.unique(
+            np.stack([ids, c], axis=1), axis=0, return_index=True, return_counts=True
+        )
+    return [
+        (int(pairs[j, 0]), by_code[int(pairs[j, 1])], int(counts[j]))
+        for j in np.argsort(first, kind="stable")
+    ]
 
 
 def label_zero_finding(id_key: str | None) -> Finding:
-    return Finding(ProblemKind.LABEL_ZERO, f"{id_key} holds 0, which the Object Detection API reserves for background",
-                   id_key or "")  # fmt: skip
+    return Finding(
+        ProblemKind.LABEL_ZERO,
+        f"{id_key} holds 0, which the Object Detection API reserves for background",
+        id_key or "",
+    )
 
 
 def class_zero_key(r: RecordReading) -> str | None:
@@ -453,6 +573,7 @@ def class_zero_key(r: RecordReading) -> str | None:
 
 def _same_words(text: str, label_map, i: int) -> bool:
     """Do `text` and a name of item i differ only by case or white space?"""
+
     def norm(s: str) -> str:
         return " ".join(s.split()).casefold()
 
@@ -464,8 +585,11 @@ def check_size_types(features: dict[str, Feature]) -> list[Finding]:
     """image/height and image/width stored as floats: the Object Detection API's and TFDS's parsers
     read them as int64 and fail on such a record, so this is a schema error, not a detail."""
     return [
-        Finding(ProblemKind.IMAGE_SIZE_TYPE,
-                f"{k} is stored as float; parsers of the Object Detection API and TFDS read it as int64 and fail", k)
+        Finding(
+            ProblemKind.IMAGE_SIZE_TYPE,
+            f"{k} is stored as float; parsers of the Object Detection API and TFDS read it as int64 and fail",
+            k,
+        )
         for k, f in features.items()
         if f.type == FLOAT_LIST and k.rsplit("/", 1)[-1] in ("height", "width") and "image" in k
     ]
@@ -482,7 +606,9 @@ def check_values(features: dict[str, Feature]) -> list[Finding]:
             if bad:
                 out.append(
                     Finding(
-                        ProblemKind.NAN_OR_INF, f"{k} has {bad} NaN or infinite value(s) of {len(f.values)}", k
+                        ProblemKind.NAN_OR_INF,
+                        f"{k} has {bad} NaN or infinite value(s) of {len(f.values)}",
+                        k,
                     )
                 )
     return out
@@ -581,9 +707,13 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
     out: list[Finding] = []
     main = schema.main_kind
     if main and p.kind != main and schema.kinds[main] >= 2 * schema.records / 3 and schema.records >= 3:
-        out.append(Finding(ProblemKind.UNEXPECTED_PAYLOAD,
-                           f"payload is {p.kind.replace('_', ' ')}, not {main.replace('_', ' ')} like "
-                           f"{schema.kinds[main]:,} of {schema.records:,} records"))  # fmt: skip
+        out.append(
+            Finding(
+                ProblemKind.UNEXPECTED_PAYLOAD,
+                f"payload is {p.kind.replace('_', ' ')}, not {main.replace('_', ' ')} like "
+                f"{schema.kinds[main]:,} of {schema.records:,} records",
+            )
+        )
         return out
     if p.kind not in (PayloadKind.EXAMPLE, PayloadKind.SEQUENCE_EXAMPLE):
         return out
@@ -591,15 +721,24 @@ def check_against_schema(p: Payload, schema: Schema) -> list[Finding]:
     if missing:
         missing = [k for k in missing if not _no_objects(k, p.features)]
     if missing:
-        out.append(Finding(ProblemKind.MISSING_FEATURE,
-                           f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
-                           f"(present in ≥{int(MOST * 100)}% of records)"))  # fmt: skip
+        out.append(
+            Finding(
+                ProblemKind.MISSING_FEATURE,
+                f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} "
+                f"(present in ≥{int(MOST * 100)}% of records)",
+            )
+        )
     for k, f in p.features.items():
         t = schema.main_type(k)
         if t and len(f.values) and f.type != t and schema.types[k][t] >= MOST * schema.presence[k]:
-            out.append(Finding(ProblemKind.FEATURE_TYPE_MISMATCH,
-                               f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
-                               f"{schema.types[k][t]:,} other records", k))  # fmt: skip
+            out.append(
+                Finding(
+                    ProblemKind.FEATURE_TYPE_MISMATCH,
+                    f"{k} is {TYPE_SHORT[f.type]} here but {TYPE_SHORT[t]} in "
+                    f"{schema.types[k][t]:,} other records",
+                    k,
+                )
+            )
     return out
 
 
@@ -648,14 +787,18 @@ def other_keys_finding(schema: Schema, fact_keys: int) -> Finding | None:
     """Said once for a dataset of more distinct keys than the pass tracks (None if it has not)."""
 
     if schema.other:
-        return Finding(ProblemKind.LIMIT_EXCEEDED,
-                       f"more than {TRACKED_KEYS:,} distinct feature keys (limits.TRACKED_KEYS): the schema checks "
-                       f"and statistics track the first {TRACKED_KEYS:,} and the fact table the first {FACT_KEYS:,} "
-                       f"(limits.FACT_KEYS); {schema.other:,} features of further keys are counted as other keys")  # fmt: skip
+        return Finding(
+            ProblemKind.LIMIT_EXCEEDED,
+            f"more than {TRACKED_KEYS:,} distinct feature keys (limits.TRACKED_KEYS): the schema checks "
+            f"and statistics track the first {TRACKED_KEYS:,} and the fact table the first {FACT_KEYS:,} "
+            f"(limits.FACT_KEYS); {schema.other:,} features of further keys are counted as other keys",
+        )
     if fact_keys > FACT_KEYS:
-        return Finding(ProblemKind.LIMIT_EXCEEDED,
-                       f"{fact_keys:,} distinct feature keys: the fact table (filter, plots, Parquet export) keeps "
-                       f"the first {FACT_KEYS:,} (limits.FACT_KEYS); the others are counted as other keys")  # fmt: skip
+        return Finding(
+            ProblemKind.LIMIT_EXCEEDED,
+            f"{fact_keys:,} distinct feature keys: the fact table (filter, plots, Parquet export) keeps "
+            f"the first {FACT_KEYS:,} (limits.FACT_KEYS); the others are counted as other keys",
+        )
     return None
 
 
@@ -709,18 +852,30 @@ class RecordLook:
     class_zero_key: str | None = None
 
 
-def check_record(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
-                 duplicates: DuplicateImages | None, names: list[str] | None = None,
-                 od_dataset: bool | None = None) -> list[Finding]:  # fmt: skip
+def check_record(
+    p: Payload,
+    record: tuple[int, int],
+    schema: Schema | None,
+    label_map: dict[int, str] | None,
+    duplicates: DuplicateImages | None,
+    names: list[str] | None = None,
+    od_dataset: bool | None = None,
+) -> list[Finding]:
     """Every check on one decoded record. `od_dataset` overrides the schema's say (the one-pass
     analysis passes False and judges class id 0 once every file is read)."""
     return look_and_check(p, record, schema, label_map, duplicates, names, od_dataset)[0]
 
 
-def look_and_check(p: Payload, record: tuple[int, int], schema: Schema | None, label_map: dict[int, str] | None,
-                   duplicates: DuplicateImages | None, names: list[str] | None = None,
-                   od_dataset: bool | None = None,
-                   reading: RecordReading | None = None) -> tuple[list[Finding], RecordLook]:  # fmt: skip
+def look_and_check(
+    p: Payload,
+    record: tuple[int, int],
+    schema: Schema | None,
+    label_map: dict[int, str] | None,
+    duplicates: DuplicateImages | None,
+    names: list[str] | None = None,
+    od_dataset: bool | None = None,
+    reading: RecordReading | None = None,
+) -> tuple[list[Finding], RecordLook]:
     """`check_record`, and what it learnt of the record (image size, box count, class id 0).
     `reading`: the record's reading when the caller has it (else read here, with the label map)."""
     out: list[Finding] = [

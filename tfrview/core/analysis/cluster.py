@@ -29,16 +29,18 @@ def _client(address: str):
         if address == LOCAL:
             from tfrview.core.analysis.pool import default_jobs
 
-            cluster = LocalCluster(n_workers=default_jobs(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None)  # fmt: skip
+            cluster = LocalCluster(
+                n_workers=default_jobs(), threads_per_worker=1, processes=True, dashboard_address=None
+            )
             return Client(cluster), cluster
         return Client(address, timeout="20s"), None
     except OSError as exc:
         raise TfrviewError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
-def run_tasks_on_cluster(tasks: Iterable[ShardTask], address: str,
-                         cancelled: Callable[[], bool] = lambda: False) -> Iterator[ShardResult]:  # fmt: skip
+def run_tasks_on_cluster(
+    tasks: Iterable[ShardTask], address: str, cancelled: Callable[[], bool] = lambda: False
+) -> Iterator[ShardResult]:
     """Results in the order tasks finish, as `pool.run_tasks` gives them: stored results of
     unchanged files here, the rest on the cluster's workers, small files grouped as the pool groups
     them (`pool.batches`, for the cluster's threads)."""
@@ -71,8 +73,13 @@ def run_tasks_on_cluster(tasks: Iterable[ShardTask], address: str,
                 client.cancel(futures)
                 return
             results = fut.result()
-            store_many([(t, r) for t, r in zip(group_of[fut.key], results, strict=True)
-                        if t.write_cache and r.error is None])  # fmt: skip
+            store_many(
+                [
+                    (t, r)
+                    for t, r in zip(group_of[fut.key], results, strict=True)
+                    if t.write_cache and r.error is None
+                ]
+            )
             yield from results
     finally:
         client.close()

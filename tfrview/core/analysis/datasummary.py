@@ -92,7 +92,11 @@ class KeyStats:
         self.types.update(o.types)
         self.present += o.present
         if o.per_record_min is not None:
-            self.per_record_min = o.per_record_min if self.per_record_min is None else min(self.per_record_min, o.per_record_min)
+            self.per_record_min = (
+                o.per_record_min
+                if self.per_record_min is None
+                else min(self.per_record_min, o.per_record_min)
+            )
         self.per_record_max = max(self.per_record_max, o.per_record_max)
         self.num_min = min(self.num_min, o.num_min)
         self.num_max = max(self.num_max, o.num_max)
@@ -134,15 +138,23 @@ class DatasetSummary:
     lists: dict[str, KeyStats] = field(default_factory=dict)  # SequenceExample feature lists: presence, steps
     box_classes: Counter = field(default_factory=Counter)
     record_labels: Counter = field(default_factory=Counter)
-    class_keys: dict = field(default_factory=dict)  # box class name -> the key its boxes are coloured by (their id)
+    class_keys: dict = field(
+        default_factory=dict
+    )  # box class name -> the key its boxes are coloured by (their id)
     other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
-    class_text_key: str | None = None  # the key the boxes' class names come from (the first file's, first record's)
-    class_id_key: str | None = None  # the key of the boxes' class ids: a bar of the classes chart filters by it
+    class_text_key: str | None = (
+        None  # the key the boxes' class names come from (the first file's, first record's)
+    )
+    class_id_key: str | None = (
+        None  # the key of the boxes' class ids: a bar of the classes chart filters by it
+    )
     # the box keys the readings found (the first record with boxes): what the data holds, so the Plot
     # panel offers box plots for every convention the reading knows (OD API, COCO, TFDS, pixel corners)
     box_keys: list[str] | None = None
 
-    def add(self, p: Payload, label_map: dict[int, str] | None = None, reading: RecordReading | None = None) -> None:
+    def add(
+        self, p: Payload, label_map: dict[int, str] | None = None, reading: RecordReading | None = None
+    ) -> None:
         """Count one record (`reading`: its reading, when the caller has it; else read here)."""
         self.records += 1
         self.kinds[p.kind] += 1
@@ -228,10 +240,14 @@ class DatasetSummary:
             "keys": {k: s.to_json(self.records) for k, s in sorted(self.keys.items())},
             "other_keys": self.other_keys,
             "boxes": {"keys": list(self.box_keys)} if self.box_keys else None,
-            "classes": {"title": title, "counted": counted, "counts": [[k, v] for k, v in counts.most_common()],
-                        "colour_keys": dict(self.class_keys) if self.box_classes else {},
-                        # what a bar filters by, carried with it (never read back from its name)
-                        "text_key": self.class_text_key if self.box_classes else None,
-                        "id_key": self.class_id_key if self.box_classes else None,
-                        "ids": {k: int(v) for k, v in self.class_keys.items()} if self.box_classes else {}},
+            "classes": {
+                "title": title,
+                "counted": counted,
+                "counts": [[k, v] for k, v in counts.most_common()],
+                "colour_keys": dict(self.class_keys) if self.box_classes else {},
+                # what a bar filters by, carried with it (never read back from its name)
+                "text_key": self.class_text_key if self.box_classes else None,
+                "id_key": self.class_id_key if self.box_classes else None,
+                "ids": {k: int(v) for k, v in self.class_keys.items()} if self.box_classes else {},
+            },
         }

@@ -99,9 +99,20 @@ class _KeyValues:
                 flat: object = [b for p in pieces for b in p]
             else:
                 dtype = np.float32 if t == FLOAT_LIST else np.int64
-                flat = np.concatenate([np.asarray(p, dtype=dtype) for p in pieces]) if pieces else np.empty(0, dtype)
-            self.blocks.append((t, np.asarray(self.rows[at:end], dtype=np.int64),
-                                np.asarray(self.counts[at:end], dtype=np.int64), kept, flat))  # fmt: skip
+                flat = (
+                    np.concatenate([np.asarray(p, dtype=dtype) for p in pieces])
+                    if pieces
+                    else np.empty(0, dtype)
+                )
+            self.blocks.append(
+                (
+                    t,
+                    np.asarray(self.rows[at:end], dtype=np.int64),
+                    np.asarray(self.counts[at:end], dtype=np.int64),
+                    kept,
+                    flat,
+                )
+            )
             at = end
         self.type = types[-1]
         self.rows, self.counts, self.values, self.types = [], [], [], None
@@ -166,10 +177,13 @@ class FactsBuilder:
     def add_plain_rows(self, records: np.ndarray) -> None:
         """Records of kind example with no image size and no boxes (analysis.plain), many at once."""
         self._plain.append(np.asarray(records, dtype=np.int64) - self.first)
+
     def table(self, file_name: str, offsets: np.ndarray, lengths: np.ndarray, status: np.ndarray) -> pa.Table:
         n = len(offsets)
         cols: dict[str, pa.Array] = {
-            "file": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([file_name])),
+            "file": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, dtype=np.int32)), pa.array([file_name])
+            ),
             "record": pa.array(np.arange(self.first, self.first + n, dtype=np.int64)),
             "offset": pa.array(np.asarray(offsets, dtype=np.uint64)),
             "size": pa.array(np.asarray(lengths, dtype=np.uint64)),
@@ -183,7 +197,9 @@ class FactsBuilder:
             kinds[np.array(self._kind_rows)] = [code[k] for k in self._kinds]
         if len(plain):
             kinds[plain] = code["example"]
-        cols["kind"] = pa.DictionaryArray.from_arrays(pa.array(kinds, mask=kinds < 0), pa.array(names, pa.string()))
+        cols["kind"] = pa.DictionaryArray.from_arrays(
+            pa.array(kinds, mask=kinds < 0), pa.array(names, pa.string())
+        )
         img = np.array(self._image, dtype=np.int64).reshape(-1, 4)
         for j, name in enumerate(("image_width", "image_height", "boxes"), start=1):
             full = np.full(n, -1, dtype=np.int64)
@@ -229,13 +245,16 @@ def _block_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:
         order = np.argsort(of, kind="stable")
         starts = np.empty(len(of), dtype=np.int64)
         starts[order] = np.concatenate([[0], np.cumsum(kept[order])[:-1]])
-        idx = np.repeat(starts - np.concatenate([[0], np.cumsum(kept)[:-1]]), kept) + np.arange(int(kept.sum()))
+        idx = np.repeat(starts - np.concatenate([[0], np.cumsum(kept)[:-1]]), kept) + np.arange(
+            int(kept.sum())
+        )
         values = pa.concat_arrays(arrays).take(pa.array(idx, pa.int64()))
     return _columns(col, rows, counts, kept, values, n)
 
 
-def _columns(col: str, rows: np.ndarray, counts: np.ndarray, kept: np.ndarray, values: pa.Array,
-             n: int) -> dict[str, pa.Array]:  # fmt: skip
+def _columns(
+    col: str, rows: np.ndarray, counts: np.ndarray, kept: np.ndarray, values: pa.Array, n: int
+) -> dict[str, pa.Array]:
     if len(counts) and (counts == 1).all():
         idx = np.full(n, -1, dtype=np.int64)
         idx[rows] = np.arange(len(rows))
@@ -276,7 +295,9 @@ def _mixed(types: list[str], pieces: list) -> pa.Array:
     kinds = sorted(set(types))
     of = np.array([kinds.index(t) for t in types])
     lens = np.array([len(p) for p in pieces], dtype=np.int64)
-    arrays = unify([_flat(t, [p for p, k in zip(pieces, of, strict=True) if k == i]) for i, t in enumerate(kinds)])
+    arrays = unify(
+        [_flat(t, [p for p, k in zip(pieces, of, strict=True) if k == i]) for i, t in enumerate(kinds)]
+    )
     # rows grouped by type, then put back in row order
     order = np.argsort(of, kind="stable")
     starts = np.empty(len(pieces), dtype=np.int64)
@@ -409,7 +430,10 @@ def _in_order(t: pa.Table) -> pa.Table:
     """The facts first, then features by key (each list's #len after it), whatever file came first."""
     names = t.column_names
     first = [c for c in ("n", *META) if c in names]
-    rest = sorted((c for c in names if c not in first), key=lambda c: (c.removesuffix(LEN_SUFFIX), c.endswith(LEN_SUFFIX)))
+    rest = sorted(
+        (c for c in names if c not in first),
+        key=lambda c: (c.removesuffix(LEN_SUFFIX), c.endswith(LEN_SUFFIX)),
+    )
     return t.select(first + rest)
 
 

@@ -289,7 +289,7 @@ def resolve_keys(node, known: set[str], complete: bool = False):
         if len(ends) > 1:
             raise FilterError(f"{name!r} could be {' or '.join(ends[:3])}: write the whole key", pos)
         if right:
-            raise FilterError(f"no feature {name!r}; to compare with text, quote it: \"{name}\"", pos)
+            raise FilterError(f'no feature {name!r}; to compare with text, quote it: "{name}"', pos)
         near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
         if near:
             raise FilterError(f"no feature {name!r}; did you mean {near[0]}?", pos)

@@ -39,7 +39,9 @@ class DatasetAnalysis:
     schema: Schema = field(default_factory=Schema)
     summary: DatasetSummary = field(default_factory=DatasetSummary)
     image_keys: ImageKeys = field(default_factory=ImageKeys)
-    dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)  # file -> problems found by merging
+    dataset_problems: dict[int, list[Problem]] = field(
+        default_factory=dict
+    )  # file -> problems found by merging
     groups: list[DatasetGroup] = field(default_factory=list)  # the datasets the files hold, each judged alone
 
     def problems(self, file_no: int) -> list[Problem]:
@@ -52,7 +54,9 @@ class DatasetAnalysis:
 
     def class_ids_of(self, files) -> set[int]:
         """The class ids some files use (one dataset's, to judge a label map found beside it)."""
-        return set().union(*(self.shards[fi].deep.class_ids for fi in files if self.shards[fi].deep is not None))
+        return set().union(
+            *(self.shards[fi].deep.class_ids for fi in files if self.shards[fi].deep is not None)
+        )
 
     @property
     def deep(self) -> bool:
@@ -68,7 +72,9 @@ class DatasetAnalysis:
         for s in self.shards:
             if s.deep is not None:
                 t = s.deep.facts
-                tables.append(t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64))))
+                tables.append(
+                    t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64)))
+                )
             base += len(s.offsets)
         if not tables:
             return None
@@ -149,7 +155,9 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
         return replace(first, error=failed.error, deep=None, problems=[])
     changed = next((p for p in parts[1:] if not _same_framing(first, p)), None)
     if changed is not None:  # each part framed the file itself: one that grew between them differs
-        detail = f" (one part of its pass framed {len(first.offsets):,} records, another {len(changed.offsets):,})"
+        detail = (
+            f" (one part of its pass framed {len(first.offsets):,} records, another {len(changed.offsets):,})"
+        )
         return replace(first, error=str(FileChangedError(first.path, detail)), deep=None, problems=[])
     problems = [pr for p in parts for pr in p.problems]
     deep = None
@@ -164,17 +172,36 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
             summary.merge(p.deep.summary)
             if p.deep.image_keys is not None:
                 image_keys.merge(p.deep.image_keys)
-            remap = np.array([ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32)
+            remap = np.array(
+                [ids.setdefault(sig, len(ids)) for sig in p.deep.signatures] + [-1], dtype=np.int32
+            )
             mine = p.deep.signature_of  # the part's records (a result stored before: the file's)
             mine = mine if len(mine) == p.hi - p.lo else mine[p.lo : p.hi]
             sig_of[p.lo : p.hi] = remap[mine]  # -1 indexes the trailing -1
         facts = [p.deep for p in parts]  # joined when asked: stored parts are read only then
-        deep = DeepResult(schema, summary, lambda: concat([d.facts for d in facts]), list(ids), sig_of,
-                          [d for p in parts for d in p.deep.digests], [z for p in parts for z in p.deep.class_zero],
-                          set().union(*(p.deep.class_ids for p in parts)), image_keys)  # fmt: skip
-    return replace(first, problems=problems, deep=deep, part=0, parts=1, lo=0, hi=len(first.offsets),
-                   from_cache=all(p.from_cache for p in parts), analysed_at=min(p.analysed_at for p in parts),
-                   seconds=sum(p.seconds for p in parts))  # fmt: skip
+        deep = DeepResult(
+            schema,
+            summary,
+            lambda: concat([d.facts for d in facts]),
+            list(ids),
+            sig_of,
+            [d for p in parts for d in p.deep.digests],
+            [z for p in parts for z in p.deep.class_zero],
+            set().union(*(p.deep.class_ids for p in parts)),
+            image_keys,
+        )
+    return replace(
+        first,
+        problems=problems,
+        deep=deep,
+        part=0,
+        parts=1,
+        lo=0,
+        hi=len(first.offsets),
+        from_cache=all(p.from_cache for p in parts),
+        analysed_at=min(p.analysed_at for p in parts),
+        seconds=sum(p.seconds for p in parts),
+    )
 
 
 def _same_framing(a: ShardResult, b: ShardResult) -> bool:
@@ -195,7 +222,9 @@ def _at(s: ShardResult, n: int, finding) -> Problem:
 def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:
     """The schema checks, once per distinct signature, then for each record that has it."""
     out: list[Problem] = []
-    untracked = [k for k in schema.expected_keys() if k not in s.deep.schema.types]  # maybe among its other keys
+    untracked = [
+        k for k in schema.expected_keys() if k not in s.deep.schema.types
+    ]  # maybe among its other keys
     for i, sig in enumerate(s.deep.signatures):
         findings = check_signature(sig, schema, untracked if sig[2] else ())
         if not findings:

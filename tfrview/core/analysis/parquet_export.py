@@ -41,17 +41,21 @@ def problems_column(a: DatasetAnalysis, file_no: int, n: int) -> pa.Array:
     return pa.array(kinds, pa.list_(pa.string()))
 
 
-def write_parquet(a: DatasetAnalysis, out: Path, images: bool = False,
-                  progress: Callable[[int, int], None] | None = None) -> ParquetSummary:  # fmt: skip
+def write_parquet(
+    a: DatasetAnalysis, out: Path, images: bool = False, progress: Callable[[int, int], None] | None = None
+) -> ParquetSummary:
     import pyarrow.parquet as pq  # heavy: pyarrow on first use only
-
 
     facts = a.facts()
     if facts is None:
         facts = pa.table({"n": pa.array([], pa.int64())})
-    starts = np.concatenate([[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])])
+    starts = np.concatenate(
+        [[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])]
+    )
     written = n_images = file_rows = 0
-    unreadable = [(s.path, [{"offset": 0, "problems": ["unreadable_file"]}]) for s in a.shards if s.error is not None]
+    unreadable = [
+        (s.path, [{"offset": 0, "problems": ["unreadable_file"]}]) for s in a.shards if s.error is not None
+    ]
     with atomic_file(out, "wb") as fh:  # a temporary file, renamed only when complete
         schema = None
         writer = None

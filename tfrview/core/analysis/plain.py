@@ -100,8 +100,21 @@ class PlainExamples:
     """Takes plain Examples off the general path of one part's deep pass and counts them into the
     same schema, summary, checks, signatures, image keys and facts (see the module's docstring)."""
 
-    def __init__(self, schema, summary, facts, image_keys, sig_of: np.ndarray, first: int, problems: list, class_ids: set,
-                 class_ids_tracked: int, label_map, offsets: np.ndarray, lengths: np.ndarray) -> None:  # fmt: skip
+    def __init__(
+        self,
+        schema,
+        summary,
+        facts,
+        image_keys,
+        sig_of: np.ndarray,
+        first: int,
+        problems: list,
+        class_ids: set,
+        class_ids_tracked: int,
+        label_map,
+        offsets: np.ndarray,
+        lengths: np.ndarray,
+    ) -> None:
         self.schema, self.summary, self.facts, self.image_keys = schema, summary, facts, image_keys
         self.sig_of, self.first, self.problems = sig_of, first, problems  # sig_of[0] is record `first`
         self.ids, self.ids_tracked = class_ids, class_ids_tracked
@@ -179,8 +192,11 @@ class PlainExamples:
             return
         (keys, types), empty = v[0], v[1] or (False,) * len(v[0][0])
         present = tuple((k, t) for k, t, e in zip(keys, types, empty, strict=True) if not e)
-        tracked = (all(k in self.schema.types for k, _ in present) and all(k in self.summary.keys for k in keys)
-                   and all(k in self.facts._keys for k in keys))  # fmt: skip
+        tracked = (
+            all(k in self.schema.types for k, _ in present)
+            and all(k in self.summary.keys for k in keys)
+            and all(k in self.facts._keys for k in keys)
+        )
         # a key past a limit (TRACKED_KEYS, FACT_KEYS) is counted as other keys: the general path's
         self._groups[v] = _Group(self._plans[v[0]], signature_id, present) if tracked else None
 

@@ -44,7 +44,9 @@ def box_spec(table: pa.Table) -> BoxSpec:
             return BoxSpec.from_json(raw)
         except (ValueError, KeyError, TypeError):
             log.warning("fact table box spec unreadable: %r", raw[:200])
-    return BoxSpec(BoxConvention.OD_NORMALIZED, tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax")))
+    return BoxSpec(
+        BoxConvention.OD_NORMALIZED, tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax"))
+    )
 
 
 def _values(col) -> tuple[np.ndarray, np.ndarray] | None:
@@ -125,8 +127,13 @@ def heatmap(cx: np.ndarray, cy: np.ndarray, bins: int | None = None) -> dict:
     xr = (0.0, 1.0) if inside else (float(cx.min()), float(cx.max()) or 1.0)
     yr = (0.0, 1.0) if inside else (float(cy.min()), float(cy.max()) or 1.0)
     counts, xe, ye = np.histogram2d(cx, cy, bins=bins, range=[xr, yr])
-    return {"x_edges": xe.tolist(), "y_edges": ye.tolist(), "counts": counts.astype(int).tolist(),
-            "boxes": len(cx), "normalised": bool(inside)}  # fmt: skip
+    return {
+        "x_edges": xe.tolist(),
+        "y_edges": ye.tolist(),
+        "counts": counts.astype(int).tolist(),
+        "boxes": len(cx),
+        "normalised": bool(inside),
+    }
 
 
 def image_sizes(table: pa.Table) -> dict | None:
@@ -139,8 +146,12 @@ def image_sizes(table: pa.Table) -> dict | None:
     if not ok.any():
         return None
     pairs, counts = np.unique(np.stack([w[ok], h[ok]], axis=1), axis=0, return_counts=True)
-    return {"width": pairs[:, 0].tolist(), "height": pairs[:, 1].tolist(), "count": counts.tolist(),
-            "images": int(ok.sum())}  # fmt: skip
+    return {
+        "width": pairs[:, 0].tolist(),
+        "height": pairs[:, 1].tolist(),
+        "count": counts.tolist(),
+        "images": int(ok.sum()),
+    }
 
 
 def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed: bool = False) -> np.ndarray:
@@ -168,8 +179,6 @@ def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed:
     return np.unique(n[hit]).astype(np.int64)
 
 
-
-
 def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
     """The plot of a key, as the job sends it: {"series"}, {"histogram"}, {"heatmap"}, {"scatter"}
     or {"error"}. A feature is drawn over `step` when the records have one (TensorBoard events,
@@ -195,8 +204,17 @@ def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
     ys = np.asarray(pc.filter(y, keep).to_numpy(zero_copy_only=False), dtype=np.float64)
     ns = np.asarray(pc.filter(table["n"], keep).to_numpy(zero_copy_only=False), dtype=np.int64)
     stride = max(1, len(xs) // SERIES_POINTS)
-    return {"series": {"key": key, "x_name": x_name, "x": xs[::stride].tolist(), "y": ys[::stride].tolist(),
-                       "records": ns[::stride].tolist(), "points": len(xs), "stride": stride}}  # fmt: skip
+    return {
+        "series": {
+            "key": key,
+            "x_name": x_name,
+            "x": xs[::stride].tolist(),
+            "y": ys[::stride].tolist(),
+            "records": ns[::stride].tolist(),
+            "points": len(xs),
+            "stride": stride,
+        }
+    }
 
 
 def bars(key: str, vals: np.ndarray) -> dict:
@@ -214,7 +232,11 @@ def bars(key: str, vals: np.ndarray) -> dict:
 def _plot_of_facts(table: pa.Table, key: str) -> dict:
     if key == IMAGE_SIZES:
         sizes = image_sizes(table)
-        return {"scatter": {"key": key, **sizes}} if sizes else {"error": "no decoded image sizes in the analysis"}
+        return (
+            {"scatter": {"key": key, **sizes}}
+            if sizes
+            else {"error": "no decoded image sizes in the analysis"}
+        )
     no_boxes = {"error": f"no boxes in {', '.join(box_spec(table).keys)}"}
     if key == BOX_CENTRES:
         got = box_centres(table)
@@ -232,7 +254,9 @@ def scalar_to_show(summary: dict) -> str | None:
     if not summary.get("kinds", {}).get("event"):
         return None
     feats = summary.get("keys", {})
-    return _first_scalar(k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"})
+    return _first_scalar(
+        k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"}
+    )
 
 
 def _first_scalar(keys) -> str | None:
@@ -257,7 +281,9 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
             if counts is not None and idx.count != counts[fi]:
                 return None
             for k in range(idx.count):
-                feats = event_features(bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k])), [])
+                feats = event_features(
+                    bounded_payload(src.read, int(idx.offsets[k]), int(idx.lengths[k])), []
+                )
                 step = feats.get("step")
                 steps.append(int(step.values[0]) if step is not None and len(step.values) else None)
                 for key, f in feats.items():
@@ -268,6 +294,11 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
     if key is None:
         return None
     col = values[key]
-    table = pa.table({"n": pa.array(np.arange(n, dtype=np.int64)), column_of("step"): pa.array(steps, pa.int64()),
-                      column_of(key): pa.array([col.get(i) for i in range(n)], pa.float64())})  # fmt: skip
+    table = pa.table(
+        {
+            "n": pa.array(np.arange(n, dtype=np.int64)),
+            column_of("step"): pa.array(steps, pa.int64()),
+            column_of(key): pa.array([col.get(i) for i in range(n)], pa.float64()),
+        }
+    )
     return key, table

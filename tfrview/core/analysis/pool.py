@@ -40,7 +40,9 @@ def stored(task: ShardTask) -> ShardResult | None:
     return stored_deep(task.path, task.file_no, task.label_map, task.box_specs)
 
 
-def stored_deep(path: str, file_no: int, label_map: dict | None, box_specs: tuple[str, ...] = ()) -> ShardResult | None:
+def stored_deep(
+    path: str, file_no: int, label_map: dict | None, box_specs: tuple[str, ...] = ()
+) -> ShardResult | None:
     """A file's stored deep pass, its parts joined, or None unless every part is stored."""
     from tfrview.core.analysis.cache import load  # start-up of this process
     from tfrview.core.analysis.merge import join_parts  # start-up of this process
@@ -62,9 +64,13 @@ def stored_many(tasks: list[ShardTask]) -> list[ShardResult | None]:
         i for i, (t, h) in enumerate(zip(tasks, hits, strict=True)) if h is None and not t.deep and not t.part
     ]
     if looks:
-        deep = [[replace(d, file_no=tasks[i].file_no)
-                 for d in plan([tasks[i].path], True, tasks[i].label_map, box_specs=tasks[i].box_specs)]
-                for i in looks]  # fmt: skip
+        deep = [
+            [
+                replace(d, file_no=tasks[i].file_no)
+                for d in plan([tasks[i].path], True, tasks[i].label_map, box_specs=tasks[i].box_specs)
+            ]
+            for i in looks
+        ]
         found = iter(load_many([d for ds in deep for d in ds]))
         for i, ds in zip(looks, deep, strict=True):
             parts = [next(found) for _ in ds]
@@ -115,11 +121,16 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
     return out
 
 
-def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-              store_later: list | None = None, progress=None, counter=None,
-              summaries=None) -> Iterator[ShardResult]:  # fmt: skip
+def run_tasks(
+    tasks: Iterable[ShardTask],
+    jobs: int | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    store_later: list | None = None,
+    progress=None,
+    counter=None,
+    summaries=None,
+) -> Iterator[ShardResult]:
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
-
 
     seen: dict = {}
     with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:
@@ -127,9 +138,15 @@ def run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Ca
             yield share_framing(r, seen)
 
 
-def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: Callable[[], bool] = lambda: False,
-               store_later: list | None = None, progress=None, counter=None,
-               summaries=None) -> Iterator[ShardResult]:  # fmt: skip
+def _run_tasks(
+    tasks: Iterable[ShardTask],
+    jobs: int | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    store_later: list | None = None,
+    progress=None,
+    counter=None,
+    summaries=None,
+) -> Iterator[ShardResult]:
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
     left) runs here, in this process, and then with `store_later` its (task, result) pairs are put
@@ -147,7 +164,9 @@ def _run_tasks(tasks: Iterable[ShardTask], jobs: int | None = None, cancelled: C
         for t in some:
             hit = next(found) if t.read_cache else None
             if hit is None:
-                left.append(replace(t, read_cache=False) if t.read_cache else t)  # the worker only reads the file
+                left.append(
+                    replace(t, read_cache=False) if t.read_cache else t
+                )  # the worker only reads the file
             else:
                 yield hit
         if cancelled():

@@ -24,7 +24,9 @@ class ShardTask:
     file_no: int
     deep: bool = False  # decode every intact record: QA checks, statistics, fact table
     label_map: dict | None = None  # LabelMap.to_json()
-    box_specs: tuple[str, ...] = ()  # BoxSpec.to_json() of the box specs the person chose (reading.chosen_spec)
+    box_specs: tuple[
+        str, ...
+    ] = ()  # BoxSpec.to_json() of the box specs the person chose (reading.chosen_spec)
     read_cache: bool = True  # an unchanged file's stored result will do (`verify` always reads)
     write_cache: bool = True
     notices: bool = False  # say on stderr when a compressed stream inflates like a bomb
@@ -41,10 +43,14 @@ class DeepResult:
     summary: object  # datasummary.DatasetSummary
     _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
     signatures: list  # distinct checks.Signature of this file
-    signature_of: np.ndarray  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
+    signature_of: (
+        np.ndarray
+    )  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
-    class_ids: set[int] = field(default_factory=set)  # the class ids the file uses (CLASS_IDS_TRACKED at most)
+    class_ids: set[int] = field(
+        default_factory=set
+    )  # the class ids the file uses (CLASS_IDS_TRACKED at most)
     image_keys: object = None  # checks.ImageKeys: keys that hold images by the data, not by name
 
     @property
@@ -110,8 +116,13 @@ def identity_of(path: str) -> Identity | None:
             return None  # a named pipe or a device is never opened here (it could block)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # read-only, never locked
         try:  # a small shard whole, in one read
-            ends = os.pread(fd, 2 * IDENTITY_ENDS, 0) if st.st_size <= 2 * IDENTITY_ENDS else (
-                os.pread(fd, IDENTITY_ENDS, 0) + os.pread(fd, IDENTITY_ENDS, st.st_size - IDENTITY_ENDS))  # fmt: skip
+            ends = (
+                os.pread(fd, 2 * IDENTITY_ENDS, 0)
+                if st.st_size <= 2 * IDENTITY_ENDS
+                else (
+                    os.pread(fd, IDENTITY_ENDS, 0) + os.pread(fd, IDENTITY_ENDS, st.st_size - IDENTITY_ENDS)
+                )
+            )
         finally:
             os.close(fd)
     except OSError:
@@ -126,4 +137,11 @@ def identity_from(st: os.stat_result, ends: bytes) -> Identity:
     over 2,048 small shards)."""
 
     crc32c = crc32c_module()
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, f"{crc32c.crc32c(ends):08x}{len(ends):x}"
+    return (
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        f"{crc32c.crc32c(ends):08x}{len(ends):x}",
+    )

@@ -22,10 +22,14 @@ class SampleFacts:
 
     kinds: dict[str, int]
     class_ids: frozenset[int]
-    keys: frozenset[str] = frozenset()  # feature keys of the sampled records (the filter checks keys with them)
+    keys: frozenset[str] = (
+        frozenset()
+    )  # feature keys of the sampled records (the filter checks keys with them)
 
 
-def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[int] | None = None) -> SampleFacts:
+def sample_facts(
+    dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[int] | None = None
+) -> SampleFacts:
     """Payload kinds of `kinds_of` records and class ids of `ids_of` records, spread over the dataset
     (the class ids over the files `ids_files` only, when given: the dataset a label map found beside
     it belongs to); records that cannot be read are skipped. Call it off any UI thread: cold reads
@@ -35,8 +39,10 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[i
         numbers = sample_numbers(dataset.count, k) if k else ()
         if k and files is not None:
             starts = dataset.starts()
-            pool = np.concatenate([np.arange(starts[fi], starts[fi + 1]) for fi in files if 0 <= fi < len(starts) - 1]
-                                  or [np.empty(0, np.int64)])  # fmt: skip
+            pool = np.concatenate(
+                [np.arange(starts[fi], starts[fi + 1]) for fi in files if 0 <= fi < len(starts) - 1]
+                or [np.empty(0, np.int64)]
+            )
             numbers = pool[sample_numbers(len(pool), k)]
         for n in numbers:
             try:
@@ -52,4 +58,6 @@ def sample_facts(dataset, kinds_of: int = 16, ids_of: int = 0, ids_files: list[i
         kinds[kind] += 1
         if kind in FEATURE_KINDS:
             keys.update(decode(d).features)
-    return SampleFacts(dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of, ids_files))), frozenset(keys))
+    return SampleFacts(
+        dict(kinds), frozenset(class_ids_of_payloads(payloads(ids_of, ids_files))), frozenset(keys)
+    )

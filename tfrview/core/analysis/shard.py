@@ -110,8 +110,14 @@ def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
         whole = _whole_small(task, t0)
         if whole is not None:
             return whole
-    out = ShardResult(task.file_no, task.path, identity_of(task.path), analysed_at=time.time(), part=task.part,
-                      parts=task.parts)  # fmt: skip
+    out = ShardResult(
+        task.file_no,
+        task.path,
+        identity_of(task.path),
+        analysed_at=time.time(),
+        part=task.part,
+        parts=task.parts,
+    )
     try:
         src = open_source(task.path)
     except TfrviewError as exc:
@@ -119,8 +125,9 @@ def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
         return out
     try:
         out.compression, out.file_size = src.compression, src.file_size
-        idx, data_problems = index_and_verify(src, progress, _say if task.notices else None,
-                                              jobs if task.parts == 1 else 1)  # fmt: skip
+        idx, data_problems = index_and_verify(
+            src, progress, _say if task.notices else None, jobs if task.parts == 1 else 1
+        )
         out.scanned = int(idx.scanned)
         out.offsets = np.array(idx.offsets, dtype=np.uint64)
         out.lengths = np.array(idx.lengths, dtype=np.uint64)
@@ -158,13 +165,24 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
     if w is None:
         return None
     n = len(w.offsets)
-    return ShardResult(task.file_no, task.path, identity_from(w.stat, w.ends), "none", w.stat.st_size, w.stat.st_size,
-                       w.offsets, w.lengths, w.status, analysed_at=time.time(), lo=0, hi=n,
-                       seconds=time.perf_counter() - t0)  # fmt: skip
+    return ShardResult(
+        task.file_no,
+        task.path,
+        identity_from(w.stat, w.ends),
+        "none",
+        w.stat.st_size,
+        w.stat.st_size,
+        w.offsets,
+        w.lengths,
+        w.status,
+        analysed_at=time.time(),
+        lo=0,
+        hi=n,
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def _say(msg: str) -> None:
-
 
     print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
@@ -198,8 +216,20 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     problems: list[Problem] = []
     ids: set[int] = set()
     numbers = intact_numbers(out.status[out.lo : out.hi]) + out.lo  # this part's, as intact_numbers_of
-    plain = PlainExamples(schema, summary, facts, image_keys, sig_of, out.lo, problems, ids, CLASS_IDS_TRACKED, label_map,
-                          offs, lens)  # fmt: skip
+    plain = PlainExamples(
+        schema,
+        summary,
+        facts,
+        image_keys,
+        sig_of,
+        out.lo,
+        problems,
+        ids,
+        CLASS_IDS_TRACKED,
+        label_map,
+        offs,
+        lens,
+    )
     for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
         if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
             progress.records_done(progress.EVERY)
@@ -220,7 +250,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         sig = signature(p, schema.types)
         if sig is not None:
             sig_of[n - out.lo] = sig_ids.setdefault(sig, len(sig_ids))
-        if p.features and p.kind != PayloadKind.EVENT:  # one sample image logged at many steps is no duplicate
+        if (
+            p.features and p.kind != PayloadKind.EVENT
+        ):  # one sample image logged at many steps is no duplicate
             digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
         if look.class_zero_key:
@@ -231,8 +263,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         plain.learnt(n, int(sig_of[n - out.lo]))
     plain.flush()
     progress.records_done(len(numbers) - max(len(numbers) - 1, 0) // progress.EVERY * progress.EVERY)
-    table = facts.table(os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi],
-                        out.status[out.lo : out.hi])  # fmt: skip
+    table = facts.table(
+        os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi], out.status[out.lo : out.hi]
+    )
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
 
 
@@ -254,8 +287,12 @@ def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarra
             continue
         base = int(starts[i])
         buf = read(base, int(ends[j - 1]) - base)
-        for n, a, z in zip(numbers[i:j].tolist(), (starts[i:j] - base + HEADER_SIZE).tolist(),
-                           (ends[i:j] - base - OVERHEAD + HEADER_SIZE).tolist(), strict=True):  # fmt: skip
+        for n, a, z in zip(
+            numbers[i:j].tolist(),
+            (starts[i:j] - base + HEADER_SIZE).tolist(),
+            (ends[i:j] - base - OVERHEAD + HEADER_SIZE).tolist(),
+            strict=True,
+        ):
             yield n, buf[a:z]
         i = j
 
@@ -268,8 +305,13 @@ def share_framing(r: ShardResult, seen: dict[int, ShardResult]) -> ShardResult:
     if r.parts <= 1 or r.error is not None:
         return r
     first = seen.setdefault(r.file_no, r)
-    if first is not r and first.identity == r.identity and np.array_equal(first.offsets, r.offsets) \
-            and np.array_equal(first.lengths, r.lengths) and np.array_equal(first.status, r.status):  # fmt: skip
+    if (
+        first is not r
+        and first.identity == r.identity
+        and np.array_equal(first.offsets, r.offsets)
+        and np.array_equal(first.lengths, r.lengths)
+        and np.array_equal(first.status, r.status)
+    ):
         r.offsets, r.lengths, r.status = first.offsets, first.lengths, first.status
     return r
 
@@ -277,10 +319,6 @@ def share_framing(r: ShardResult, seen: dict[int, ShardResult]) -> ShardResult:
 def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
     """Records [lo, hi) of part `part` of `parts` of a file of n records."""
     return n * part // parts, n * (part + 1) // parts
-
-
-
-
 
 
 def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
@@ -302,8 +340,6 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
                 parts = 1
         tasks += [ShardTask(str(path), i, deep, label_map, part=k, parts=parts, **kw) for k in range(parts)]
     return tasks
-
-
 
 
 def estimated_records(path: str, size: int) -> int:

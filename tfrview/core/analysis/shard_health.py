@@ -37,8 +37,13 @@ class ShardHealth:
         plurals = [s.plural for s in SEVERITIES]
         if name in plurals:
             return self.problems[:, plurals.index(name)]
-        return {"size": self.size, "records": self.records, "ok": self.intact, "damaged": self.damaged,
-                "unverified": self.unchecked}[name]  # fmt: skip
+        return {
+            "size": self.size,
+            "records": self.records,
+            "ok": self.intact,
+            "damaged": self.damaged,
+            "unverified": self.unchecked,
+        }[name]
 
     def order(self, column: str, descending: bool = False) -> np.ndarray:
         """Row order sorting by a column (stable; ties keep the files' own order)."""

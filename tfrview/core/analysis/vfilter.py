@@ -142,7 +142,10 @@ class Matcher:
             return _Vals(np.empty(0, np.int64), np.empty(0), "num")
         if pa.types.is_list(col.type):
             offsets = col.offsets.to_numpy()
-            if col.null_count and (np.diff(offsets)[~col.is_valid().to_numpy(zero_copy_only=False)] > 0).any():
+            if (
+                col.null_count
+                and (np.diff(offsets)[~col.is_valid().to_numpy(zero_copy_only=False)] > 0).any()
+            ):
                 # null lists that still span values (Arrow allows it; our tables never write them)
                 rows = pc.list_parent_indices(col).to_numpy()
                 return _typed(rows, pc.list_flatten(col), key, self.blind)
@@ -170,7 +173,6 @@ class Matcher:
 
     def _compare(self, op: str, left, right) -> np.ndarray:
         if isinstance(left, Lit) and isinstance(right, Lit):
-
             return np.full(self.n, _cmp1(op, left.value, right.value))
         if isinstance(left, Lit):  # 3 < width is width > 3
             flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
@@ -217,11 +219,15 @@ class Matcher:
         if isinstance(other, Lit) or a.type != "num" or op == "contains":  # contains: 3 is not 3.0
             return a, None
         b = self.values(other)
-        if b.type != "num" or b.offsets is not None or len(b.rows) != self.n or (b.rows != np.arange(self.n)).any():
+        if (
+            b.type != "num"
+            or b.offsets is not None
+            or len(b.rows) != self.n
+            or (b.rows != np.arange(self.n)).any()
+        ):
             return a, None
         theirs = np.asarray(b.values)[a.all_rows()]
-        fn = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
-              ">=": np.greater_equal}[op]  # fmt: skip
+        fn = {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op]
         return a, fn(np.asarray(a.values), theirs)
 
     def _quant_rows(self, node: Quant, over_left: bool) -> np.ndarray:
@@ -235,8 +241,14 @@ class Matcher:
             return out
 
         left, right = by_row(node.cmp.left), by_row(node.cmp.right)
-        return np.fromiter((quantified(node.kind, node.cmp.op, left.get(r, []), right.get(r, []), over_left)
-                            for r in range(self.n)), dtype=bool, count=self.n)  # fmt: skip
+        return np.fromiter(
+            (
+                quantified(node.kind, node.cmp.op, left.get(r, []), right.get(r, []), over_left)
+                for r in range(self.n)
+            ),
+            dtype=bool,
+            count=self.n,
+        )
 
     def _pairs(self, op: str, a: _Vals, b: _Vals) -> np.ndarray:
         """Two terms of records: every value of one against every value of the other, per record."""
@@ -263,8 +275,9 @@ def _lit_vals(value, n: int) -> _Vals:
     return _Vals(rows, pa.array([value] * n, pa.string()), "str")
 
 
-def _typed(rows: np.ndarray | None, flat: pa.Array, key: str, blind: set[str],
-           offsets: np.ndarray | None = None) -> _Vals:  # fmt: skip
+def _typed(
+    rows: np.ndarray | None, flat: pa.Array, key: str, blind: set[str], offsets: np.ndarray | None = None
+) -> _Vals:
     t = flat.type
     if pa.types.is_dictionary(t):
         flat = pc.cast(flat, t.value_type)
@@ -291,7 +304,9 @@ def _against(op: str, a: _Vals, lit) -> np.ndarray | None:
         v = np.asarray(a.values)
         if op == "contains":
             return v == lit
-        return {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](v, lit)
+        return {"==": np.equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[
+            op
+        ](v, lit)
     if a.type != "str":
         return None
     arr = a.values
@@ -310,7 +325,9 @@ def _py(v: _Vals) -> list:
     return vals.tolist()
 
 
-def match(table: pa.Table, node, problems: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, set[str]]:
+def match(
+    table: pa.Table, node, problems: dict[str, np.ndarray] | None = None
+) -> tuple[np.ndarray, set[str]]:
     """Dataset record numbers (column `n`) that match, and the keys the facts may not fully hold."""
     m = Matcher(table, problems)
     mask = m.mask(node)

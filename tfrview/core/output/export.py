@@ -95,8 +95,13 @@ def crc_word(status: int) -> str:
     return str(record_status(status))
 
 
-def export_records(items: Iterable, out: Path, compression: str = "none", inputs: list[Path] = (),
-                   progress: Progress | None = None) -> ExportResult:  # fmt: skip
+def export_records(
+    items: Iterable,
+    out: Path,
+    compression: str = "none",
+    inputs: list[Path] = (),
+    progress: Progress | None = None,
+) -> ExportResult:
     """Records into a new TFRecord file: payloads (re-framed with fresh headers and CRCs) or the
     (number, RecordCopy | None) pairs of `record_copies` (None: a damaged record left out)."""
     refuse_overwriting_inputs(out, list(inputs))
@@ -117,7 +122,9 @@ def export_records(items: Iterable, out: Path, compression: str = "none", inputs
     if left_out:
         notes.append(f"left out {len(left_out):,} damaged record(s) (data CRC fails): {_numbers(left_out)}")
     if kept_damaged:
-        notes.append(f"kept {len(kept_damaged):,} damaged record(s) with their failing CRC: {_numbers(kept_damaged)}")
+        notes.append(
+            f"kept {len(kept_damaged):,} damaged record(s) with their failing CRC: {_numbers(kept_damaged)}"
+        )
     return ExportResult(w.count, len(left_out), tuple(notes))
 
 
@@ -126,8 +133,9 @@ def _numbers(ns: list[int], most: int = 20) -> str:
     return shown + (f" and {len(ns) - most:,} more" if len(ns) > most else "")
 
 
-def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
-                 progress: Progress | None = None) -> ExportResult:  # fmt: skip
+def export_jsonl(
+    items: Iterable[tuple], out: Path, inputs: list[Path] = (), progress: Progress | None = None
+) -> ExportResult:
     """One JSON object per record, as `tfrview dump --json` prints them. Items are (number, offset,
     payload) or (number, offset, payload, extra): extra (file, CRC status, problems) goes in too."""
     refuse_overwriting_inputs(out, list(inputs))
@@ -135,8 +143,13 @@ def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
     with atomic_file(out, "w") as fh:
         for number, offset, data, *extra in items:
             size = getattr(data, "full_size", len(data))
-            d = {"record": number, "offset": offset, "length": size, **(extra[0] if extra else {}),
-                 **payload_json(decode(data))}  # fmt: skip
+            d = {
+                "record": number,
+                "offset": offset,
+                "length": size,
+                **(extra[0] if extra else {}),
+                **payload_json(decode(data)),
+            }
             fh.write(json.dumps(d) + "\n")
             n += 1
             if progress is not None and not progress(n):
@@ -144,9 +157,14 @@ def export_jsonl(items: Iterable[tuple], out: Path, inputs: list[Path] = (),
     return ExportResult(n)
 
 
-def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlays: bool = True,
-                  label_map: dict[int, str] | None = None, progress: Progress | None = None,
-                  specs: tuple[BoxSpec, ...] = ()) -> ExportResult:  # fmt: skip
+def export_images(
+    items: Iterable[tuple[int, bytes]],
+    folder: Path,
+    with_overlays: bool = True,
+    label_map: dict[int, str] | None = None,
+    progress: Progress | None = None,
+    specs: tuple[BoxSpec, ...] = (),
+) -> ExportResult:
     """Every image of every record as PNG: record-<n>.png, or record-<n>-<k>.png for several.
     `specs`: the box specs the person chose (`reading.chosen_spec`): boxes as the window draws them."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -166,8 +184,16 @@ def export_images(items: Iterable[tuple[int, bytes]], folder: Path, with_overlay
                 skipped += 1
                 notes.append(f"record {number}: {exc}")
                 continue
-            ov = compute_overlay(feats, img.width, img.height, label_map, chosen_spec(specs, feats)) if with_overlays else None
-            im = draw_overlay(img.pixels, ov, mask_rgba=_mask_of(feats, ref, img, ov)) if with_overlays else _plain(img.pixels)
+            ov = (
+                compute_overlay(feats, img.width, img.height, label_map, chosen_spec(specs, feats))
+                if with_overlays
+                else None
+            )
+            im = (
+                draw_overlay(img.pixels, ov, mask_rgba=_mask_of(feats, ref, img, ov))
+                if with_overlays
+                else _plain(img.pixels)
+            )
             name = f"record-{number}.png" if len(refs) == 1 else f"record-{number}-{k}.png"
             with atomic_file(folder / name, "wb") as fh:
                 im.save(fh, "PNG")

@@ -63,7 +63,10 @@ def iter_index(path: str | os.PathLike) -> Iterator[tuple[np.ndarray, np.ndarray
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_INDEX_FILE_BYTES:
-            raise TfrviewError(f"{path}: " + too_large("the index file", st.st_size, MAX_INDEX_FILE_BYTES, name="MAX_INDEX_FILE_BYTES"))
+            raise TfrviewError(
+                f"{path}: "
+                + too_large("the index file", st.st_size, MAX_INDEX_FILE_BYTES, name="MAX_INDEX_FILE_BYTES")
+            )
         line_no = 1
         carry = b""
         while True:

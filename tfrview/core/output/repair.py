@@ -42,7 +42,9 @@ class Repair:
 class RepairResult:
     written: int = 0
     repaired: list[Repair] = field(default_factory=list)
-    dropped: list[tuple[int | None, str]] = field(default_factory=list)  # (record, why it could not be proven)
+    dropped: list[tuple[int | None, str]] = field(
+        default_factory=list
+    )  # (record, why it could not be proven)
     reheadered: int = 0
     damaged_regions: int = 0
     file_fix: str = ""  # what was undone in the whole file first (a line-ending conversion)
@@ -72,15 +74,17 @@ def repair_record(source: Source, offset: int, length: int) -> tuple[bytes, str]
     )
 
 
-def repair(source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None,
-           progress=None) -> RepairResult:  # fmt: skip
+def repair(
+    source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None, progress=None
+) -> RepairResult:
     """A new file with every intact record, every damaged record whose bytes could be proven whole
     again, and nothing unproven. `idx` must be verified."""
     return repair_many([(source, idx)], out, compression or source.compression, progress)
 
 
-def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
-                progress=None) -> RepairResult:  # fmt: skip
+def repair_many(
+    parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none", progress=None
+) -> RepairResult:
     """`repair` of several files (a dataset's shards) into one new file, in order; the records of
     the report are numbered across the files as `verify`, `dump` and the window number them (each
     part's index is `index_and_verify`'s). A file that went through a line-ending conversion is
@@ -122,8 +126,13 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
                     res.written += 1
                     res.repaired.append(Repair(base + k, fixed[1]))
                 elif st & CRC_CUT:
-                    res.dropped.append((base + k, "the file ends inside its data CRC: nothing proves its data "
-                                                  "(salvage --keep-unverified keeps it)"))  # fmt: skip
+                    res.dropped.append(
+                        (
+                            base + k,
+                            "the file ends inside its data CRC: nothing proves its data "
+                            "(salvage --keep-unverified keeps it)",
+                        )
+                    )
                 else:
                     res.dropped.append((base + k, "never verified"))
                 tick(base + k)
@@ -132,7 +141,6 @@ def repair_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike,
             )
             base += idx.count
         if not res.written:
-
             cut = sum(int((idx.status[: idx.count] & CRC_CUT != 0).sum()) for _, idx in parts)
             raise TfrviewError(nothing_written(out, len(res.dropped), res.damaged_regions, cut))
     return res
@@ -144,8 +152,9 @@ def _conversion(source: Source, res: RepairResult) -> Conversion | None:
     if ev is None:
         return None
     if source.file_size > LINE_ENDINGS_MAX_BYTES:
-        res.file_fix = (f"{printable(str(source.path))}: a line-ending conversion not undone: "
-                        + too_large("the file", source.file_size, LINE_ENDINGS_MAX_BYTES, name="LINE_ENDINGS_MAX_BYTES"))  # fmt: skip
+        res.file_fix = f"{printable(str(source.path))}: a line-ending conversion not undone: " + too_large(
+            "the file", source.file_size, LINE_ENDINGS_MAX_BYTES, name="LINE_ENDINGS_MAX_BYTES"
+        )
         return None
     return ev.conversion
 
@@ -170,7 +179,9 @@ def _write_walked(
         k = int(np.searchsorted(offs, np.uint64(at)))
         number = base + k if k < len(offs) and int(offs[k]) == at else None
         if item.data is None:
-            where = "" if number is not None else f" (the record at byte {at}, which verify frames as no record)"
+            where = (
+                "" if number is not None else f" (the record at byte {at}, which verify frames as no record)"
+            )
             res.dropped.append((number, f"line-ending conversion: {item.why}{where}"))
         else:
             w.write(item.data)
@@ -203,7 +214,7 @@ def _file_position(raw: bytes):
 
 _UNDONE = {
     Conversion.TO_CRLF: "a line-ending conversion undone in the whole file (every CR LF back to LF, and a record's "
-                        "own CR LF restored where both CRCs prove it); each record written passed both CRCs",
+    "own CR LF restored where both CRCs prove it); each record written passed both CRCs",
     Conversion.TO_LF: "a line-ending conversion undone (CR LF had become LF): CR bytes put back before LF bytes "
-                      "where both CRCs prove them; each record written passed both CRCs",
-}  # fmt: skip
+    "where both CRCs prove them; each record written passed both CRCs",
+}

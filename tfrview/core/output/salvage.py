@@ -34,15 +34,25 @@ class SalvageResult:
 
 
 def salvage(
-    source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None,
+    source: Source,
+    idx: RecordIndex,
+    out: str | os.PathLike,
+    compression: str | None = None,
     keep_unverified: bool = False,
-) -> SalvageResult:  # fmt: skip
+) -> SalvageResult:
     """`idx` must be verified (status bits set by `verify`)."""
-    return salvage_many([(source, idx)], out, compression or source.compression, keep_unverified=keep_unverified)
+    return salvage_many(
+        [(source, idx)], out, compression or source.compression, keep_unverified=keep_unverified
+    )
 
 
-def salvage_many(parts: list[tuple[Source, RecordIndex]], out: str | os.PathLike, compression: str = "none",
-                 progress=None, keep_unverified: bool = False) -> SalvageResult:  # fmt: skip
+def salvage_many(
+    parts: list[tuple[Source, RecordIndex]],
+    out: str | os.PathLike,
+    compression: str = "none",
+    progress=None,
+    keep_unverified: bool = False,
+) -> SalvageResult:
     """Every intact record of several files (a dataset's shards), in order, into one new file.
     Raises TfrviewError, writing nothing, when no record would be written."""
     out = Path(out)

@@ -60,7 +60,9 @@ class RecordWriter:
         crc32c = crc32c_module()
 
         if head.pieces is None:
-            raise TfrviewError(f"a record of {head.full_size:,} bytes cannot be copied: its source is not open")
+            raise TfrviewError(
+                f"a record of {head.full_size:,} bytes cannot be copied: its source is not open"
+            )
         self._put(encode_header(head.full_size))
         value = got = 0
         for piece in head.pieces():

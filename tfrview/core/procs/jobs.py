@@ -109,15 +109,15 @@ def job_analyze(spec: dict) -> None:
     sent_plot = _quick_event_plot(spec)
     tasks = plan(paths, True, spec.get("label_map") or None, box_specs=tuple(spec.get("box_specs", ())))
     if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
-
         mine = set(spec["label_map_files"])
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
     results, cached = [], 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results
     with _RecordProgress(spec, DatasetSummary()) as said:
-        for r in run_tasks(tasks, spec.get("jobs"), store_later=later, counter=said.counter,
-                           summaries=said.summaries):  # fmt: skip
+        for r in run_tasks(
+            tasks, spec.get("jobs"), store_later=later, counter=said.counter, summaries=said.summaries
+        ):
             results.append(r)
             cached += r.from_cache
             said.stored += (r.hi - r.lo) if r.from_cache else 0
@@ -143,7 +143,6 @@ def job_analyze(spec: dict) -> None:
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
-
         store_many(later)  # one transaction
 
 
@@ -241,8 +240,6 @@ class _RecordProgress:
             self._thread.join()
 
 
-
-
 def _quick_event_plot(spec: dict) -> bool:
     """Local TensorBoard event files (by their name) not analysed before: their first scalar's plot
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
@@ -337,8 +334,12 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     hits, blind = match(table, node, {k: np.array(sorted(v), dtype=np.int64) for k, v in by_kind.items()})
     total = table.num_rows
     if blind:
-        _emit(Note(f"the stored facts keep {', '.join(sorted(blind)[:3])} only in part: a record could match "
-                   "beyond what they hold"))  # fmt: skip
+        _emit(
+            Note(
+                f"the stored facts keep {', '.join(sorted(blind)[:3])} only in part: a record could match "
+                "beyond what they hold"
+            )
+        )
     step = 1 << 16
     for i in range(0, len(hits), step):
         _emit(Matches(hits[i : i + step].tolist(), int(hits[min(i + step, len(hits)) - 1]) + 1, total))
@@ -406,7 +407,6 @@ def job_write(spec: dict) -> None:
     framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
     otherwise than the window's `counts` (the report's record numbers are then this framing's)."""
 
-
     with contextlib.ExitStack() as opened:
         parts = []
         for path in spec["paths"]:
@@ -431,13 +431,18 @@ def job_export(spec: dict) -> None:
 
     import numpy as np
 
-
     a = np.load(spec["spans"])
     paths, what, out = spec["paths"], spec["what"], spec["out"]
     with contextlib.ExitStack() as opened:
         sources = {f: opened.enter_context(open_source(paths[f])) for f in np.unique(a["file_no"]).tolist()}
-        rows = zip(a["number"].tolist(), a["file_no"].tolist(), a["offset"].tolist(), a["length"].tolist(),
-                   a["status"].tolist(), strict=True)  # fmt: skip
+        rows = zip(
+            a["number"].tolist(),
+            a["file_no"].tolist(),
+            a["offset"].tolist(),
+            a["length"].tolist(),
+            a["status"].tolist(),
+            strict=True,
+        )
         spans = ((n, sources[f], off, ln, st) for n, f, off, ln, st in rows)
         total = len(a["number"])
 
@@ -448,8 +453,13 @@ def job_export(spec: dict) -> None:
 
         inputs = [Path(p) for p in paths]
         if what == "records":
-            res = ex.export_records(ex.copies_of_spans(spans, spec.get("keep_damaged", False)), Path(out),
-                                    spec.get("compression", "none"), inputs, progress)  # fmt: skip
+            res = ex.export_records(
+                ex.copies_of_spans(spans, spec.get("keep_damaged", False)),
+                Path(out),
+                spec.get("compression", "none"),
+                inputs,
+                progress,
+            )
         elif what == "jsonl":
             problems = spec.get("problems", {})
 
@@ -469,8 +479,14 @@ def job_export(spec: dict) -> None:
         _emit(Wrote(asdict(res)))
 
 
-JOBS = {"analyze": job_analyze, "filter": job_filter, "series": job_series, "select": job_select, "write": job_write,
-        "export": job_export}  # fmt: skip
+JOBS = {
+    "analyze": job_analyze,
+    "filter": job_filter,
+    "series": job_series,
+    "select": job_select,
+    "write": job_write,
+    "export": job_export,
+}
 
 
 def _import_ahead() -> None:
@@ -509,7 +525,9 @@ def child_main() -> int:
         log.warning("job failed: %s", exc)
         _emit(Failed.of(exc))
         return 1
-    except Exception as exc:  # a bug: its traceback to our stderr (the window keeps its tail), one line to the window
+    except (
+        Exception
+    ) as exc:  # a bug: its traceback to our stderr (the window keeps its tail), one line to the window
         log.exception("job failed")
         _emit(Failed.of(exc))
         return 1
@@ -570,7 +588,9 @@ def spawn(spec: dict) -> subprocess.Popen:
             proc.stdin.close()
         proc.kill()
         proc.wait()
-    return childproc.spawn("tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True)
+    return childproc.spawn(
+        "tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True
+    )
 
 
 def read_lines(proc: subprocess.Popen) -> Iterator[Message]:

@@ -71,8 +71,14 @@ def child_main(path: str, mode: str) -> int:
         if mode == "verify":
             return _verify_all(src, out)
         for c in scan(src):
-            meta = {"first": c.first, "n": len(c.offsets), "scanned": c.scanned, "consumed": c.consumed,
-                    "done": c.done, "problems": [_problem_json(p) for p in c.problems]}  # fmt: skip
+            meta = {
+                "first": c.first,
+                "n": len(c.offsets),
+                "scanned": c.scanned,
+                "consumed": c.consumed,
+                "done": c.done,
+                "problems": [_problem_json(p) for p in c.problems],
+            }
             _write(out, b"I", meta, c.offsets, c.lengths, c.status)
         src.close()
     except BrokenPipeError:
@@ -105,8 +111,13 @@ def _verify_all(src, out: BinaryIO) -> int:
                 _write(out, b"V", meta, np.empty(0, np.int64))
     idx = index_source(src, None, None, None, prefix, start)
     for v in verify(src, idx, start=prefix.count if prefix is not None else 0, chunk_records=_CHUNK):
-        meta = {"start": v.start, "stop": v.stop, "n": len(v.bad), "bytes": v.bytes_checked,
-                "problems": [_problem_json(p) for p in v.problems]}  # fmt: skip
+        meta = {
+            "start": v.start,
+            "stop": v.stop,
+            "n": len(v.bad),
+            "bytes": v.bytes_checked,
+            "problems": [_problem_json(p) for p in v.problems],
+        }
         _write(out, b"V", meta, v.bad.astype(np.int64))
     src.close()
     return 0
@@ -140,12 +151,21 @@ def read_frames(stream: BinaryIO) -> Iterator[IndexChunk | VerifyChunk]:
             offs = np.frombuffer(_read_exact(stream, 8 * k), dtype=np.uint64)
             lens = np.frombuffer(_read_exact(stream, 8 * k), dtype=np.uint64)
             st = np.frombuffer(_read_exact(stream, k), dtype=np.uint8)
-            yield IndexChunk(meta["first"], offs, lens, st, tuple(_problem(p) for p in meta["problems"]),
-                             meta["scanned"], meta["consumed"], meta["done"])  # fmt: skip
+            yield IndexChunk(
+                meta["first"],
+                offs,
+                lens,
+                st,
+                tuple(_problem(p) for p in meta["problems"]),
+                meta["scanned"],
+                meta["consumed"],
+                meta["done"],
+            )
         elif kind == b"V":
             bad = np.frombuffer(_read_exact(stream, 8 * meta["n"]), dtype=np.int64)
-            yield VerifyChunk(meta["start"], meta["stop"], bad, tuple(_problem(p) for p in meta["problems"]),
-                              meta["bytes"])  # fmt: skip
+            yield VerifyChunk(
+                meta["start"], meta["stop"], bad, tuple(_problem(p) for p in meta["problems"]), meta["bytes"]
+            )
         elif kind == b"E":
             raise ChildFailed(from_json(meta))
         else:

@@ -31,7 +31,9 @@ def place_labels(boxes: np.ndarray, widths: np.ndarray, height: float, top: floa
             if cy < top:
                 continue
             cx = x0[i]
-            if k and np.any((cx < px1[:k]) & (cx + w[i] > px0[:k]) & (cy < py1[:k]) & (cy + height > py0[:k])):
+            if k and np.any(
+                (cx < px1[:k]) & (cx + w[i] > px0[:k]) & (cy < py1[:k]) & (cy + height > py0[:k])
+            ):
                 continue
             out[i] = cx, cy
             px0[k], py0[k], px1[k], py1[k] = cx, cy, cx + w[i], cy + height
@@ -52,7 +54,9 @@ def _font(size: int):
 MASK_OPACITY = 0.5  # a mask drawn over an image in an export, as the window's slider starts
 
 
-def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = True, mask_rgba: np.ndarray | None = None):
+def draw_overlay(
+    pixels: np.ndarray, overlay: Overlay | None, labels: bool = True, mask_rgba: np.ndarray | None = None
+):
     """A PIL image of the pixels with a mask (RGBA, the image's size), the boxes, their keypoints
     and labels drawn on: what the window shows, for exports."""
     from PIL import Image, ImageDraw  # heavy: PIL on first use only
@@ -87,7 +91,12 @@ def draw_overlay(pixels: np.ndarray, overlay: Overlay | None, labels: bool = Tru
             c = palette_rgb(b.color_key)
             d.rectangle([lx, ly, lx + w, ly + th], fill=c)
             lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
-            d.text((lx + 3 - left, ly + 2 - t), b.label, fill=(0, 0, 0) if lum > 140 else (255, 255, 255), font=font)
+            d.text(
+                (lx + 3 - left, ly + 2 - t),
+                b.label,
+                fill=(0, 0, 0) if lum > 140 else (255, 255, 255),
+                font=font,
+            )
     r = max(3, round(max(im.size) / 200))
     for x, y, b in overlay.keypoints:
         c = palette_rgb(overlay.boxes[b].color_key) if 0 <= b < len(overlay.boxes) else (255, 255, 255)

@@ -16,8 +16,20 @@ from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Fea
 
 WALL_TIME_RANGE = (1e8, 5e9)  # 1973..2128: a first field read as seconds since the epoch
 _EVENT_FIELDS = {1: 1, 2: 0, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2}  # field number -> wire type
-_DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 10: np.bool_, 4: np.uint8, 5: np.int16,
-           6: np.int8, 17: np.uint16, 22: np.uint32, 23: np.uint64, 19: np.float16}  # fmt: skip
+_DTYPES = {
+    1: np.float32,
+    2: np.float64,
+    3: np.int32,
+    9: np.int64,
+    10: np.bool_,
+    4: np.uint8,
+    5: np.int16,
+    6: np.int8,
+    17: np.uint16,
+    22: np.uint32,
+    23: np.uint64,
+    19: np.float16,
+}
 _SESSION = {1: "start", 2: "stop", 3: "checkpoint"}
 
 
@@ -56,8 +68,10 @@ def event_features(data: bytes, notes: list[str]) -> dict:
         return Feature(INT64_LIST, np.asarray(v, dtype=np.int64).ravel())
 
     out: dict[str, Feature] = {
-        "wall_time": text(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ev.wall_time))
-                          + f".{int(ev.wall_time % 1 * 1e6):06d} UTC"),
+        "wall_time": text(
+            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ev.wall_time))
+            + f".{int(ev.wall_time % 1 * 1e6):06d} UTC"
+        ),
         "step": ints([ev.step]),
     }
     what = ev.WhichOneof("what")
@@ -67,7 +81,9 @@ def event_features(data: bytes, notes: list[str]) -> dict:
         out["log_message"] = text(ev.log_message.message)
     elif what == "session_log":
         s = ev.session_log
-        out["session_log"] = text(" ".join(x for x in (_SESSION.get(s.status, str(s.status)), s.checkpoint_path, s.msg) if x))
+        out["session_log"] = text(
+            " ".join(x for x in (_SESSION.get(s.status, str(s.status)), s.checkpoint_path, s.msg) if x)
+        )
     elif what in ("graph_def", "meta_graph_def"):
         out[what] = text(getattr(ev, what))
     elif what == "tagged_run_metadata":
@@ -86,15 +102,21 @@ def _value_features(key: str, v, text, floats, ints, notes: list[str]) -> dict:
     if kind == "simple_value":
         return {key: floats([v.simple_value])}
     if kind == "image":
-        return {key: text(v.image.encoded_image_string), f"{key}/height": ints([v.image.height]),
-                f"{key}/width": ints([v.image.width])}  # fmt: skip
+        return {
+            key: text(v.image.encoded_image_string),
+            f"{key}/height": ints([v.image.height]),
+            f"{key}/width": ints([v.image.width]),
+        }
     if kind == "audio":
         return {key: text(v.audio.encoded_audio_string), f"{key}/sample_rate": floats([v.audio.sample_rate])}
     if kind == "histo":
         h = v.histo
         mean = h.sum / h.num if h.num else 0.0
-        return {key: text(f"histogram of {h.num:,.0f} values in [{h.min:.6g}, {h.max:.6g}], mean {mean:.6g}"),
-                f"{key}/bucket_limits": floats(h.bucket_limit), f"{key}/buckets": floats(h.bucket)}  # fmt: skip
+        return {
+            key: text(f"histogram of {h.num:,.0f} values in [{h.min:.6g}, {h.max:.6g}], mean {mean:.6g}"),
+            f"{key}/bucket_limits": floats(h.bucket_limit),
+            f"{key}/buckets": floats(h.bucket),
+        }
     if kind == "tensor":
         return {key: _tensor_feature(v.tensor, text, floats, ints, key, notes)}
     return {key: text(b"")}
@@ -116,8 +138,10 @@ def _tensor_feature(t, text, floats, ints, key: str, notes: list[str]):
             return ints(getattr(t, field))
     dtype = _DTYPES.get(t.dtype)
     if dtype is not None and t.tensor_content:
-        arr = np.frombuffer(t.tensor_content[: len(t.tensor_content) // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize],
-                            dtype=np.dtype(dtype).newbyteorder("<"))  # fmt: skip
+        arr = np.frombuffer(
+            t.tensor_content[: len(t.tensor_content) // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize],
+            dtype=np.dtype(dtype).newbyteorder("<"),
+        )
         if arr.size > MAX_LIST_VALUES:
             notes.append(f"{key}: only the first {MAX_LIST_VALUES:,} of {arr.size:,} values are shown")
             arr = arr[:MAX_LIST_VALUES]

@@ -27,7 +27,10 @@ def with_frames(p: Payload) -> dict[str, Feature]:
     value of each of its first MAX_FRAMES steps): frame t is image t of that key."""
     feats = dict(p.features)
     for key in frame_keys(p):
-        frames = [s.values[0] if s.type == BYTES_LIST and len(s.values) else b"" for s in p.feature_lists[key][:MAX_FRAMES]]
+        frames = [
+            s.values[0] if s.type == BYTES_LIST and len(s.values) else b""
+            for s in p.feature_lists[key][:MAX_FRAMES]
+        ]
         feats[key] = Feature(BYTES_LIST, frames)
     return feats
 

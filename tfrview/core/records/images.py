@@ -123,13 +123,21 @@ def _tensor(b: bytes):
 
     try:
         t = tensor_pb2.TensorProto.FromString(b)
-    except Exception:  # not a TensorProto (protobuf raises several types): no tensor image, said by the caller
+    except (
+        Exception
+    ):  # not a TensorProto (protobuf raises several types): no tensor image, said by the caller
         return None
     dt = {
-        tensor_pb2.DT_UINT8: np.uint8, tensor_pb2.DT_UINT16: np.uint16, tensor_pb2.DT_FLOAT: np.float32,
-        tensor_pb2.DT_DOUBLE: np.float64, tensor_pb2.DT_INT32: np.int32, tensor_pb2.DT_INT64: np.int64,
-        tensor_pb2.DT_HALF: np.float16, tensor_pb2.DT_INT16: np.int16, tensor_pb2.DT_INT8: np.int8,
-    }.get(t.dtype)  # fmt: skip
+        tensor_pb2.DT_UINT8: np.uint8,
+        tensor_pb2.DT_UINT16: np.uint16,
+        tensor_pb2.DT_FLOAT: np.float32,
+        tensor_pb2.DT_DOUBLE: np.float64,
+        tensor_pb2.DT_INT32: np.int32,
+        tensor_pb2.DT_INT64: np.int64,
+        tensor_pb2.DT_HALF: np.float16,
+        tensor_pb2.DT_INT16: np.int16,
+        tensor_pb2.DT_INT8: np.int8,
+    }.get(t.dtype)
     shape = [d.size for d in t.tensor_shape.dim]
     if dt is None or not shape or any(s <= 0 for s in shape):
         return None
@@ -192,8 +200,11 @@ def find_images(features: dict[str, Feature]) -> list[ImageRef]:
 def _size_features(features: dict[str, Feature]) -> dict[str, Feature]:
     """The int64 scalars named like a height, width or channels: all `_raw_shape` looks at (a record
     of 10,000 keys would otherwise be searched 10,000 times over)."""
-    return {k: f for k, f in features.items()
-            if f.type == INT64_LIST and len(f.values) == 1 and (_H.search(k) or _W.search(k) or _C.search(k))}  # fmt: skip
+    return {
+        k: f
+        for k, f in features.items()
+        if f.type == INT64_LIST and len(f.values) == 1 and (_H.search(k) or _W.search(k) or _C.search(k))
+    }
 
 
 def _raw_shape(features, key, nbytes):
@@ -233,7 +244,9 @@ def to_display(arr: np.ndarray) -> tuple[np.ndarray, list[str]]:
         return np.ascontiguousarray(arr), notes
     if arr.dtype == np.uint16:
         notes.append("16-bit scaled to 8-bit")
-        return _blockwise(arr, lambda a: ((a.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)), notes
+        return _blockwise(
+            arr, lambda a: ((a.astype(np.uint32) * 255 + 32767) // 65535).astype(np.uint8)
+        ), notes
     finite_all = True
     lo, hi = np.inf, -np.inf
     for block in _blocks(arr):
@@ -294,7 +307,10 @@ def open_image(b: bytes):
         im = Image.open(io.BytesIO(b))
     w, h = im.size
     if w * h > MAX_IMAGE_PIXELS:
-        raise ImageError(too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels", "MAX_IMAGE_PIXELS") + ": a decompression bomb?")
+        raise ImageError(
+            too_large(f"the {w}x{h} image", w * h, MAX_IMAGE_PIXELS, "pixels", "MAX_IMAGE_PIXELS")
+            + ": a decompression bomb?"
+        )
     check_decoded_size(im)
     return im
 
@@ -305,7 +321,14 @@ def check_decoded_size(im) -> None:
     w, h = im.size
     need = w * h * len(im.getbands()) * _BYTES_PER_BAND.get(im.mode, 1)
     if need > MAX_IMAGE_DECODED_BYTES:
-        raise ImageError(too_large(f"the {w}x{h} {im.mode} image, decoded,", need, MAX_IMAGE_DECODED_BYTES, name="MAX_IMAGE_DECODED_BYTES"))
+        raise ImageError(
+            too_large(
+                f"the {w}x{h} {im.mode} image, decoded,",
+                need,
+                MAX_IMAGE_DECODED_BYTES,
+                name="MAX_IMAGE_DECODED_BYTES",
+            )
+        )
 
 
 def decode_encoded(b: bytes, ref: ImageRef, max_side: int | None = None) -> DecodedImage:

@@ -33,6 +33,7 @@ class PayloadKind(enum.StrEnum):
         return _TITLES[self]
 
 
+# A kind's plain string is in it too: a StrEnum hashes and compares as its value.
 FEATURE_KINDS = frozenset(
     {
         PayloadKind.EXAMPLE,
@@ -40,10 +41,13 @@ FEATURE_KINDS = frozenset(
         PayloadKind.EXAMPLE_LIST,
         PayloadKind.EVENT,
     }
-)  # fmt: skip  (a kind's plain string is in it too: a StrEnum hashes and compares as its value)
+)
 _TITLES = {
-    PayloadKind.EXAMPLE: "Example", PayloadKind.SEQUENCE_EXAMPLE: "SequenceExample",
-    PayloadKind.EXAMPLE_LIST: "ExampleListWithContext", PayloadKind.EVENT: "TensorBoard event",
-    PayloadKind.PROTOBUF: "other protobuf", PayloadKind.MESSAGE: "message by the loaded schema",
+    PayloadKind.EXAMPLE: "Example",
+    PayloadKind.SEQUENCE_EXAMPLE: "SequenceExample",
+    PayloadKind.EXAMPLE_LIST: "ExampleListWithContext",
+    PayloadKind.EVENT: "TensorBoard event",
+    PayloadKind.PROTOBUF: "other protobuf",
+    PayloadKind.MESSAGE: "message by the loaded schema",
     PayloadKind.BYTES: "opaque bytes",
-}  # fmt: skip
+}

@@ -34,7 +34,10 @@ class LabelMap(dict):
         return text == self.get(i) or text in self.names.get(i, ())
 
     def to_json(self) -> dict:
-        return {"names": {str(k): v for k, v in self.items()}, "aliases": {str(k): list(v) for k, v in self.names.items()}}
+        return {
+            "names": {str(k): v for k, v in self.items()},
+            "aliases": {str(k): list(v) for k, v in self.names.items()},
+        }
 
     @classmethod
     def from_json(cls, d: dict | None) -> LabelMap | None:
@@ -96,7 +99,10 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
     fd, st = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_LABEL_MAP_BYTES:
-            raise TfrviewError(f"{name}: " + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES, name="MAX_LABEL_MAP_BYTES"))
+            raise TfrviewError(
+                f"{name}: "
+                + too_large("the label map", st.st_size, MAX_LABEL_MAP_BYTES, name="MAX_LABEL_MAP_BYTES")
+            )
         try:
             text = fh.read(MAX_LABEL_MAP_BYTES + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -127,7 +133,9 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
     tried = spent = skipped = 0
     for c, size in cands:
         if tried >= LABEL_MAP_CANDIDATES or spent + size > LABEL_MAP_CANDIDATE_BYTES:
-            skipped += 1  # too many tried, or this one would pass the bytes limit: a smaller one may still fit
+            skipped += (
+                1  # too many tried, or this one would pass the bytes limit: a smaller one may still fit
+            )
             continue
         tried += 1
         spent += size

@@ -18,8 +18,13 @@ IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
 def mask_keys(features: dict[str, Feature]) -> list[str]:
     """Segmentation masks by convention: DeepLab's image/segmentation/class/encoded, TFDS'
     segmentation_mask, any */segmentation*/encoded."""
-    return [k for k, f in features.items() if f.type == BYTES_LIST and len(f.values)
-            and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))]  # fmt: skip
+    return [
+        k
+        for k, f in features.items()
+        if f.type == BYTES_LIST
+        and len(f.values)
+        and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))
+    ]
 
 
 INSTANCE_MASK_KEY = "image/object/mask"  # the OD API's per-object masks
@@ -33,7 +38,6 @@ def is_mask_key(key: str, features: dict[str, Feature]) -> bool:
 
 def mask_pixels(b: bytes) -> np.ndarray | None:
     """A mask image's class ids (2-D), or None if the bytes are no image."""
-
 
     try:
         with warnings.catch_warnings():
@@ -53,8 +57,9 @@ class MaskOverlay:
     names: dict = field(default_factory=dict)  # class id -> name (a label map's, or an instance's box)
 
 
-def mask_overlay(features: dict[str, Feature], width: int, height: int,
-                 instance_colours: list[str] | None = None) -> MaskOverlay | None:  # fmt: skip
+def mask_overlay(
+    features: dict[str, Feature], width: int, height: int, instance_colours: list[str] | None = None
+) -> MaskOverlay | None:
     """The record's segmentation mask (or its instance masks, each in its box's class colour:
     `instance_colours`, the palette keys of the boxes in order) coloured for drawing over an image
     of width x height; None when it has none of that size."""
@@ -97,7 +102,9 @@ def mask_size_notes(features: dict[str, Feature], width: int, height: int) -> li
         if off:
             i, got = off[0]
             more = f" and {len(off) - 1:,} more" if len(off) > 1 else ""
-            out.append(f"instance mask {i}{more}: {got[0]}×{got[1]} differs from the image {width}×{height}: not drawn")
+            out.append(
+                f"instance mask {i}{more}: {got[0]}×{got[1]} differs from the image {width}×{height}: not drawn"
+            )
     return out
 
 

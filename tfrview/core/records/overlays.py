@@ -97,8 +97,6 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
     return Overlay(r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)
 
 
-
-
 def _keypoints(r: RecordReading, width: int, height: int, boxes: int, shown: int) -> tuple:
     """The OD API's keypoints (normalised x and y, box after box, the same number for each box),
     in pixels; a keypoint marked invisible, negative or NaN is one the labeller did not place.

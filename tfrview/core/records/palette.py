@@ -7,15 +7,32 @@ import hashlib
 
 # Distinct, readable on photos (Tableau-like), one per class.
 PALETTE = (
-    "#e6194b", "#3cb44b", "#ffe119", "#4363d8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
-    "#bcf60c", "#fabebe", "#008080", "#e6beff", "#9a6324", "#fffac8", "#800000", "#aaffc3",
-)  # fmt: skip
-
+    "#e6194b",
+    "#3cb44b",
+    "#ffe119",
+    "#4363d8",
+    "#f58231",
+    "#911eb4",
+    "#46f0f0",
+    "#f032e6",
+    "#bcf60c",
+    "#fabebe",
+    "#008080",
+    "#e6beff",
+    "#9a6324",
+    "#fffac8",
+    "#800000",
+    "#aaffc3",
+)
 
 
 def palette_hex(key: str) -> str:
     """The same colour for the same class in every record, window and export."""
-    i = int(key) if key.lstrip("-").isdigit() else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
+    i = (
+        int(key)
+        if key.lstrip("-").isdigit()
+        else int.from_bytes(hashlib.blake2s(key.encode(), digest_size=2).digest(), "little")
+    )
     return PALETTE[i % len(PALETTE)]
 
 

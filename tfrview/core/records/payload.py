@@ -47,6 +47,7 @@ EVENT = PayloadKind.EVENT
 EXAMPLE_LIST = PayloadKind.EXAMPLE_LIST
 KINDS = tuple(PayloadKind)
 
+
 def fixed_as_float(wire_type: int, value: int) -> float | None:
     """A fixed64 / fixed32 field read as a double / float, when that reading is plausible (a
     finite value of a sensible size, from bits that are not a small integer): schema-less
@@ -151,7 +152,9 @@ def top_fields(buf: bytes, limit: int | None = None) -> list[tuple[int, int, int
     return out
 
 
-def parse_wire(buf: bytes, depth: int = 0, max_fields: int = MAX_WIRE_FIELDS, notes: list[str] | None = None) -> list[WireField]:
+def parse_wire(
+    buf: bytes, depth: int = 0, max_fields: int = MAX_WIRE_FIELDS, notes: list[str] | None = None
+) -> list[WireField]:
     """A schema-less field tree. Length-delimited values become nested trees when they parse fully
     as messages and do not look like text; otherwise they stay bytes. At most `max_fields` fields
     in all and MAX_NESTING levels; `notes` receives a line for each limit hit."""
@@ -244,7 +247,9 @@ def parse_clean_example(data: bytes, check_keys: bool = True):
     return None
 
 
-def _cut(n: int, limit: int, what: str, notes: list[str], unit: str = "values", name: str = "MAX_LIST_VALUES") -> int:
+def _cut(
+    n: int, limit: int, what: str, notes: list[str], unit: str = "values", name: str = "MAX_LIST_VALUES"
+) -> int:
     """How many of n items to decode under `limit` (limits.`name`), noting it when the limit bites."""
     if n <= limit:
         return n
@@ -571,7 +576,10 @@ _big_decodes = threading.Lock()
 def decode(data: bytes) -> Payload:
     """Full decode into plain values, within the limits. Never raises on any input."""
     if isinstance(data, PayloadHead):
-        note = too_large("the record", data.full_size, MAX_DECODE_BYTES, name="MAX_DECODE_BYTES") + f"; its first {len(data):,} bytes are shown"
+        note = (
+            too_large("the record", data.full_size, MAX_DECODE_BYTES, name="MAX_DECODE_BYTES")
+            + f"; its first {len(data):,} bytes are shown"
+        )
         return Payload(BYTES, raw=bytes(data), limits=(note,), full_size=data.full_size)
     data = bytes(data)
     notes: list[str] = []
@@ -585,7 +593,6 @@ def decode(data: bytes) -> Payload:
         notes.append("nested too deeply to decode")
         p = Payload(BYTES, raw=data)
     if notes:
-
         p = replace(p, limits=tuple(dict.fromkeys(notes))[:20])
     return p
 
@@ -598,13 +605,17 @@ def _decode_small(data: bytes, notes: list[str]) -> Payload:
     kind = sniff_kind(data)
     if kind == EXAMPLE:  # an Example the fast path would not vouch for, accepted by the slower walk
         ex = _pb().Example.FromString(data)
-        return Payload(EXAMPLE, features=_features_from_proto(ex.features.feature.items(), "features", notes), raw=data)
+        return Payload(
+            EXAMPLE, features=_features_from_proto(ex.features.feature.items(), "features", notes), raw=data
+        )
     if kind == SEQUENCE_EXAMPLE:
         se = _pb().SequenceExample.FromString(data)
         ctx = _features_from_proto(se.context.feature.items(), "context", notes)
         items = sorted(se.feature_lists.feature_list.items())
         lists = {}
-        for key, fl in items[: _cut(len(items), MAX_FEATURES, "feature_lists", notes, "keys", "MAX_FEATURES")]:
+        for key, fl in items[
+            : _cut(len(items), MAX_FEATURES, "feature_lists", notes, "keys", "MAX_FEATURES")
+        ]:
             steps = fl.feature
             k = _cut(len(steps), MAX_STEPS, key, notes, "steps", "MAX_STEPS")
             lists[key] = [feature_from_proto(f, f"{key}[{i}]", notes) for i, f in enumerate(steps[:k])]

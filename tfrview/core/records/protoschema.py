@@ -59,13 +59,17 @@ def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageS
         for f in fds.file:
             pool.Add(f)
     except Exception as exc:  # protobuf raises TypeError/KeyError for an inconsistent set
-        raise TfrviewError(f"{printable(str(p))}: the schema does not load ({printable(str(exc))[:200]})") from None
+        raise TfrviewError(
+            f"{printable(str(p))}: the schema does not load ({printable(str(exc))[:200]})"
+        ) from None
     names = message_names(p)
     if message is None:
         tops = [f"{f.package}.{m.name}" if f.package else m.name for f in fds.file for m in f.message_type]
         if len(tops) != 1:
-            raise TfrviewError(f"{printable(str(p))}: defines {len(tops)} messages; name one with --message "
-                               f"(e.g. {', '.join(tops[:3])})")  # fmt: skip
+            raise TfrviewError(
+                f"{printable(str(p))}: defines {len(tops)} messages; name one with --message "
+                f"(e.g. {', '.join(tops[:3])})"
+            )
         message = tops[0]
     try:
         desc = pool.FindMessageTypeByName(message)
@@ -74,8 +78,10 @@ def load_schema(path: str | os.PathLike, message: str | None = None) -> MessageS
         if len(near) == 1:
             desc = pool.FindMessageTypeByName(near[0])
         else:
-            raise TfrviewError(f"{printable(str(p))}: no message {printable(message)!r} "
-                               f"(it has {', '.join(names[:5])}{', …' if len(names) > 5 else ''})") from None  # fmt: skip
+            raise TfrviewError(
+                f"{printable(str(p))}: no message {printable(message)!r} "
+                f"(it has {', '.join(names[:5])}{', …' if len(names) > 5 else ''})"
+            ) from None
     return MessageSchema(desc.full_name, message_factory.GetMessageClass(desc))
 
 
@@ -185,7 +191,13 @@ def _bounded(buf: memoryview, desc, path: str, depth: int, notes: list[str]):
                     piece, changed = None, True
                 else:
                     have[num] = got + 1
-        if piece is not None and f is not None and f.message_type is not None and wt == 2 and z - a > MAX_LIST_VALUES:
+        if (
+            piece is not None
+            and f is not None
+            and f.message_type is not None
+            and wt == 2
+            and z - a > MAX_LIST_VALUES
+        ):
             where = f"{path}{f.name}[{have.get(num, 1) - 1}]." if f.is_repeated else f"{path}{f.name}."
             sub = buf[a:z]
             inner = _bounded(sub, f.message_type, where, depth + 1, notes)
@@ -195,7 +207,11 @@ def _bounded(buf: memoryview, desc, path: str, depth: int, notes: list[str]):
             pieces.append(piece)
     for num, n in total.items():
         if n > MAX_LIST_VALUES:
-            notes.append(cut_note(path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES, "MAX_LIST_VALUES"))
+            notes.append(
+                cut_note(
+                    path + desc.fields_by_number[num].name, "values", n, MAX_LIST_VALUES, "MAX_LIST_VALUES"
+                )
+            )
     return b"".join(pieces) if changed else buf
 
 
@@ -237,12 +253,13 @@ def _descriptor_set(p: Path):
     so is a file over MAX_SCHEMA_BYTES."""
     from google.protobuf import descriptor_pb2  # heavy: protobuf on first use only
 
-
     fd, st = open_regular(p)
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > MAX_SCHEMA_BYTES:
-            raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES,
-                                                                      name="MAX_SCHEMA_BYTES"))  # fmt: skip
+            raise TfrviewError(
+                f"{printable(str(p))}: "
+                + too_large("the schema", st.st_size, MAX_SCHEMA_BYTES, name="MAX_SCHEMA_BYTES")
+            )
         if p.suffix == ".proto":
             return _compile(p)
         try:
@@ -250,14 +267,19 @@ def _descriptor_set(p: Path):
         except OSError as exc:
             raise TfrviewError(f"{printable(str(p))}: cannot read ({exc.strerror or exc})") from None
     if len(data) > MAX_SCHEMA_BYTES:  # it grew since its size was read
-        raise TfrviewError(f"{printable(str(p))}: " + too_large("the schema", len(data), MAX_SCHEMA_BYTES, name="MAX_SCHEMA_BYTES"))
+        raise TfrviewError(
+            f"{printable(str(p))}: "
+            + too_large("the schema", len(data), MAX_SCHEMA_BYTES, name="MAX_SCHEMA_BYTES")
+        )
     try:
         fds = descriptor_pb2.FileDescriptorSet.FromString(data)
     except Exception:
         fds = None
     if fds is None or not fds.file:
-        raise TfrviewError(f"{printable(str(p))}: not a descriptor set (make one with protoc --include_imports "
-                           "--descriptor_set_out=schema.desc your.proto)")  # fmt: skip
+        raise TfrviewError(
+            f"{printable(str(p))}: not a descriptor set (make one with protoc --include_imports "
+            "--descriptor_set_out=schema.desc your.proto)"
+        )
     return fds
 
 
@@ -267,12 +289,16 @@ def _compile(p: Path):
     try:
         from grpc_tools import protoc  # optional dependency
     except ImportError:
-        raise TfrviewError(f"{printable(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
-                           "descriptor set: protoc --include_imports --descriptor_set_out=schema.desc "
-                           f"{p.name}") from None  # fmt: skip
+        raise TfrviewError(
+            f"{printable(str(p))}: a .proto file needs protoc (pip install grpcio-tools), or give a "
+            "descriptor set: protoc --include_imports --descriptor_set_out=schema.desc "
+            f"{p.name}"
+        ) from None
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "schema.desc"
-        code = protoc.main(["protoc", f"-I{p.parent}", "--include_imports", f"--descriptor_set_out={out}", str(p)])
+        code = protoc.main(
+            ["protoc", f"-I{p.parent}", "--include_imports", f"--descriptor_set_out={out}", str(p)]
+        )
         if code != 0 or not out.exists():
             raise TfrviewError(f"{printable(str(p))}: protoc could not compile it (see its message above)")
         return descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())

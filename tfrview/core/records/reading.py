@@ -150,14 +150,20 @@ class ReadingContext:
             return None, None
         a = self.agreed
         if not has_boxes:
-            same = a is not None and (spec.keys, spec.class_text, spec.class_id) == (a.keys, a.class_text, a.class_id)
+            same = a is not None and (spec.keys, spec.class_text, spec.class_id) == (
+                a.keys,
+                a.class_text,
+                a.class_id,
+            )
             return (a if same else spec), None
         if a is None:
             if len(self._seen) < AGREEING_RECORDS:
                 self._seen.append(spec)
                 if len(self._seen) == AGREEING_RECORDS and len(set(self._seen)) == 1:
                     self.agreed = spec
-                    log.info("the first %d records with boxes agree on %s", AGREEING_RECORDS, spec.convention.words)
+                    log.info(
+                        "the first %d records with boxes agree on %s", AGREEING_RECORDS, spec.convention.words
+                    )
             return spec, None
         if spec == a or (spec.keys, spec.class_text, spec.class_id) != (a.keys, a.class_text, a.class_id):
             return spec, None  # the agreed spec, or other keys: nothing to agree on
@@ -292,7 +298,9 @@ class RecordReading:
         if len(xs) != len(ys) or not len(xs):
             return None
         vis = f.get(KEYPOINT_KEYS[2])
-        visible = np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+        visible = (
+            np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
+        )
         return xs, ys, visible
 
     @property

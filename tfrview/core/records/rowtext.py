@@ -17,8 +17,9 @@ def _image_size(r: RecordReading) -> str | None:
     return f"{size[0]}×{size[1]}" if size else None
 
 
-def payload_row_text(p: Payload, label_map: dict[int, str] | None = None,
-                      context: ReadingContext | None = None) -> str:  # fmt: skip
+def payload_row_text(
+    p: Payload, label_map: dict[int, str] | None = None, context: ReadingContext | None = None
+) -> str:
     """One line (keys and class text from the data are escaped: they may hold anything).
     `context`: the dataset's reading context (else one with `label_map`)."""
     return printable(_summary(p, context if context is not None else ReadingContext(label_map)))
@@ -61,7 +62,8 @@ def _summary(p: Payload, ctx: ReadingContext) -> str:
         keys = sorted({k for ex in p.examples for k in ex})
         shown = ", ".join(keys[:4]) + (" …" if len(keys) > 4 else "")
         return f"{len(p.examples):,} example{'s' if len(p.examples) != 1 else ''} ({shown})" + (
-            f"  ·  context {', '.join(list(p.features)[:4])}" if p.features else "")
+            f"  ·  context {', '.join(list(p.features)[:4])}" if p.features else ""
+        )
     if p.kind == PayloadKind.PROTOBUF:
         return f"protobuf, {len(p.fields)} top-level fields"
     return format_bytes(p.raw, 60)
@@ -103,7 +105,11 @@ def _event_summary(p: Payload) -> str:
     step = int(feats["step"].values[0]) if "step" in feats and len(feats["step"].values) else 0
     parts = [f"step {step:,}"]
     # a tag's own features (samples/height, weights/buckets) are parts of the tag, not tags
-    tags = [k for k in feats if k not in ("wall_time", "step") and ("/" not in k or k.rsplit("/", 1)[0] not in feats)]
+    tags = [
+        k
+        for k in feats
+        if k not in ("wall_time", "step") and ("/" not in k or k.rsplit("/", 1)[0] not in feats)
+    ]
     for k in tags[:4]:
         f = feats[k]
         if f.type == "float_list" and len(f.values) == 1:

@@ -39,7 +39,11 @@ def format_values(f: Feature, max_values: int = 8) -> str:
         parts = [format_number(v, f.type == FLOAT_LIST) for v in shown]
     more = f" … {n - max_values:,} more" if n > max_values else ""
     if f.total is not None:  # a limit decoded only the first n
-        more += " … and more not decoded (limit)" if f.total < 0 else f" (of {f.total:,}; the rest not decoded: limit)"
+        more += (
+            " … and more not decoded (limit)"
+            if f.total < 0
+            else f" (of {f.total:,}; the rest not decoded: limit)"
+        )
     return " ".join(parts) + more if parts else "(empty)"
 
 
@@ -63,7 +67,10 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
             lines.append(f"{indent}{fl.number}: {format_bytes(fl.value)}")
         else:
             as_float = fixed_as_float(fl.wire_type, fl.value)
-            lines.append(f"{indent}{fl.number}: {fl.value}" + (f"  # as a float: {as_float:.10g}" if as_float is not None else ""))
+            lines.append(
+                f"{indent}{fl.number}: {fl.value}"
+                + (f"  # as a float: {as_float:.10g}" if as_float is not None else "")
+            )
     if len(fields) > max_values * 8:
         lines.append(f"{indent}… {len(fields) - max_values * 8} more fields")
     return lines
@@ -72,7 +79,9 @@ def _format_wire(fields: list[WireField], indent: str, max_values: int) -> list[
 def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
     lines: list[str] = []
     if p.kind in FEATURE_KINDS:
-        label = "context" if p.kind in (PayloadKind.SEQUENCE_EXAMPLE, PayloadKind.EXAMPLE_LIST) else "features"
+        label = (
+            "context" if p.kind in (PayloadKind.SEQUENCE_EXAMPLE, PayloadKind.EXAMPLE_LIST) else "features"
+        )
         lines.append(f"{indent}{label} {{")
         for k, f in p.features.items():
             lines.append(f"{indent}  {format_feature(k, f, max_values)}")
@@ -100,4 +109,3 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
         lines.append(f"{indent}{format_bytes(p.raw)}")
     lines += [f"{indent}limit: {printable(note)}" for note in p.limits]
     return "\n".join(lines)
-

@@ -27,9 +27,14 @@ def scale_overlay(ov: Overlay, s: float) -> Overlay:
     return Overlay(ov.spec, boxes, ov.caption, ov.notes, keypoints, ov.total, ov.limit)
 
 
-def make_thumbnail(data: bytes, size: int = 160, label_map: dict[int, str] | None = None,
-                   boxes: bool = True, cell: tuple[int, int] | None = None,
-                   specs: tuple[BoxSpec, ...] = ()) -> Thumbnail:  # fmt: skip
+def make_thumbnail(
+    data: bytes,
+    size: int = 160,
+    label_map: dict[int, str] | None = None,
+    boxes: bool = True,
+    cell: tuple[int, int] | None = None,
+    specs: tuple[BoxSpec, ...] = (),
+) -> Thumbnail:
     """`cell` (width, height): the thumbnail fits inside it (default: size x size). `specs`: the box
     specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws."""
 

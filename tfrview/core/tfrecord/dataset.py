@@ -30,9 +30,24 @@ from tfrview.core.tfrecord.source import Source, open_remote_many
 
 # Files in a directory that are never record files.
 _SIDE_FILES = {
-    ".idx", ".index", ".tfindex", ".pbtxt", ".json", ".jsonl", ".txt", ".md", ".csv", ".yaml", ".yml",
-    ".py", ".png", ".jpg", ".jpeg", ".html", ".lock",
-}  # fmt: skip
+    ".idx",
+    ".index",
+    ".tfindex",
+    ".pbtxt",
+    ".json",
+    ".jsonl",
+    ".txt",
+    ".md",
+    ".csv",
+    ".yaml",
+    ".yml",
+    ".py",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".html",
+    ".lock",
+}
 log = logging.getLogger(__name__)
 _SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 
@@ -64,9 +79,13 @@ def expand_arg(a: str) -> list[Path]:
     if _is_dir(p):
         try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
             with os.scandir(p) as it:
-                found = [p / e.name for e in it
-                         if not e.name.startswith(".") and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
-                         and e.is_file()]  # fmt: skip
+                found = [
+                    p / e.name
+                    for e in it
+                    if not e.name.startswith(".")
+                    and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                    and e.is_file()
+                ]
         except OSError as exc:
             raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
         if not found:
@@ -139,8 +158,11 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
         for i in range(int(total)):
             if i not in nums:
                 name = f"{prefix}{i:0{width}d}-of-{total}{suffix}"
-                missing.append(RemotePath(f"{str(parent).rstrip('/')}/{name}") if isinstance(parent, RemotePath)
-                               else parent / name)  # fmt: skip
+                missing.append(
+                    RemotePath(f"{str(parent).rstrip('/')}/{name}")
+                    if isinstance(parent, RemotePath)
+                    else parent / name
+                )
     return missing
 
 
@@ -198,7 +220,9 @@ class RecordFile:
 
 
 class Dataset:
-    def __init__(self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None) -> None:
+    def __init__(
+        self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None
+    ) -> None:
         self.files = files
         present = [f.path for f in files if not f.missing]
         self.name = name or shard_name(present)
@@ -224,7 +248,9 @@ class Dataset:
                 files.append(RecordFile(p, None, error=str(exc)))
         gaps = missing_shard_paths(paths)
         for gap in gaps:  # a row where the shard would be, saying it is not there
-            _insert_in_place(files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True))
+            _insert_in_place(
+                files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True)
+            )
         return cls(failed + files, missing=[p.name for p in gaps])
 
     # numbering -----------------------------------------------------------------------------------
@@ -249,7 +275,11 @@ class Dataset:
         """Global numbers of the records whose status has any of `bits` (e.g. BAD_DATA_CRC), at numpy
         speed: never a Python loop over records on a UI thread."""
         starts = self.starts()
-        parts = [np.flatnonzero(f.index.status & bits) + starts[fi] for fi, f in enumerate(self.files) if f.index.count]
+        parts = [
+            np.flatnonzero(f.index.status & bits) + starts[fi]
+            for fi, f in enumerate(self.files)
+            if f.index.count
+        ]
         return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, dtype=np.int64)
 
     def global_number(self, file_no: int, local: int) -> int:
@@ -305,7 +335,9 @@ class Dataset:
             fi, k = self.locate(n)
             f = self.files[fi]
             if f.source is not None and f.source.remote:
-                by_file.setdefault(fi, []).append((int(f.index.offsets[k]), int(f.index.lengths[k]) + OVERHEAD))
+                by_file.setdefault(fi, []).append(
+                    (int(f.index.offsets[k]), int(f.index.lengths[k]) + OVERHEAD)
+                )
         for fi, spans in by_file.items():
             with contextlib.suppress(SourceError):  # said when the record itself is read
                 self.files[fi].source.prefetch(spans)

@@ -87,7 +87,11 @@ def _header_follows(source: Source, pos: int) -> bool:
     if len(head) < HEADER_SIZE or masked_crc(head[:8]) != U32.unpack_from(head, 8)[0]:
         return False
     length = int.from_bytes(head[:8], "little")
-    return pos + length + OVERHEAD <= source.file_size and length <= CAUSE_BYTES and data_crc_ok(source, pos, length)
+    return (
+        pos + length + OVERHEAD <= source.file_size
+        and length <= CAUSE_BYTES
+        and data_crc_ok(source, pos, length)
+    )
 
 
 def _is_text(b: bytes) -> bool:
@@ -99,7 +103,6 @@ def _looks(b: bytes) -> str:
     """What prepended or appended bytes look like: text (an HTTP header, an error page), or binary."""
     text = b[:200].decode("utf-8", "replace")
     if _is_text(b):
-
         first = printable(text.strip().splitlines()[0] if text.strip() else text)[:60]
         return f"text starting {first!r}: an HTTP header or an error page saved with the data?"
     return f"binary, starting {b[:8].hex(' ')}"
@@ -174,15 +177,19 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
                 cause = _record_cause(source, start, length)
             elif not said:
                 said = True
-                cause = (f"not examined for a cause: the damaged records before it took the "
-                         f"{human_bytes(CAUSE_SEARCH_BYTES)} searched a file (limits.CAUSE_SEARCH_BYTES)")  # fmt: skip
+                cause = (
+                    f"not examined for a cause: the damaged records before it took the "
+                    f"{human_bytes(CAUSE_SEARCH_BYTES)} searched a file (limits.CAUSE_SEARCH_BYTES)"
+                )
             for a, n in runs.values() if not cause else ():
                 if a < start + length + OVERHEAD and start < a + n:  # a zeroed run reaches into the record
                     cause = f"part of its bytes lie in {_zeros_words(a, n)}"
                     break
         elif p.kind is ProblemKind.TRUNCATED and _header_follows(source, p.offset + p.length):
-            cause = (f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
-                     "(a cut copy with another appended, or a download resumed from the wrong place)")  # fmt: skip
+            cause = (
+                f"cut short, and whole records follow from byte {p.offset + p.length:,}: two files joined "
+                "(a cut copy with another appended, or a download resumed from the wrong place)"
+            )
         elif p.kind is ProblemKind.TRUNCATED:
             cause = _size_cause(source.file_size)
             if not cause and _zeros_to_end(source, p.offset + HEADER_SIZE):
@@ -191,12 +198,18 @@ def name_causes(source: Source, problems: list[Problem], offsets, lengths) -> li
             region = source.read(p.offset, min(p.length, CAUSE_BYTES))
             at_end = p.offset + p.length >= source.file_size
             if _all_zero(region):
-                cause = (f"{human_bytes(p.length)} of zeros: blocks a disk or filesystem lost, or space never written"
-                         if p.kind is ProblemKind.UNREADABLE_BYTES else "zero padding after the last record")  # fmt: skip
+                cause = (
+                    f"{human_bytes(p.length)} of zeros: blocks a disk or filesystem lost, or space never written"
+                    if p.kind is ProblemKind.UNREADABLE_BYTES
+                    else "zero padding after the last record"
+                )
             elif p.kind is ProblemKind.TRAILING_BYTES or (at_end and p.offset > 0 and _is_text(region)):
                 looks = _looks(region)
-                cause = (f"{human_bytes(p.length)} appended after the last record ({looks})" if _is_text(region)
-                         else f"{human_bytes(p.length)} appended after the last record (another file's bytes? {looks})")  # fmt: skip
+                cause = (
+                    f"{human_bytes(p.length)} appended after the last record ({looks})"
+                    if _is_text(region)
+                    else f"{human_bytes(p.length)} appended after the last record (another file's bytes? {looks})"
+                )
             elif p.offset == 0:
                 cause = f"{human_bytes(p.length)} before the first record: prepended to the file ({_looks(region)})"
             elif p.offset in runs:
@@ -221,5 +234,7 @@ def file_cause(source: Source, problems: list[Problem]) -> str:
     )
     which = f"its {ev.walked:,}" if ev.every_record else f"the first {ev.walked:,}"
     cut = f" (proof searches stopped at limits.{ev.cut}: more may be)" if ev.cut else ""
-    return (f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
-            f"records are whole{cut}: `tfrview repair` restores them")  # fmt: skip
+    return (
+        f"{LINE_ENDINGS}: {ev.conversion}; with it undone ({how}), {ev.proven:,} of {which} "
+        f"records are whole{cut}: `tfrview repair` restores them"
+    )

@@ -95,7 +95,9 @@ def _load_extension():
                 if callable(getattr(mod, "crc32c", None)):
                     return mod
     except (ImportError, OSError, ValueError) as exc:
-        logging.getLogger(__name__).debug("crc32c's extension not loaded alone (%s): the package instead", exc)
+        logging.getLogger(__name__).debug(
+            "crc32c's extension not loaded alone (%s): the package instead", exc
+        )
     return None
 
 

@@ -369,7 +369,9 @@ def scan(
             if whole:  # only its length was wrong: its data and CRC end exactly where q starts
                 rec = b.add_one(prev, q - prev - OVERHEAD, BAD_LENGTH_CRC)
                 b.problems.append(_overstated(prev, rec, claimed, q - prev - OVERHEAD))
-            elif q - prev >= OVERHEAD:  # a record cut short (or CR bytes lost): a damaged row, not lost from sight
+            elif (
+                q - prev >= OVERHEAD
+            ):  # a record cut short (or CR bytes lost): a damaged row, not lost from sight
                 rec = b.add_one(prev, q - prev - OVERHEAD, CUT_SHORT | BAD_LENGTH_CRC | BAD_DATA_CRC)
                 b.problems.append(_cut_short(prev, claimed, q - prev, q, rec))
             else:
@@ -417,7 +419,9 @@ def scan(
             )
         elif sync == -1:
             zeros = region <= BIG_RECORD_BYTES and _all_zero(st, pos, region)
-            b.problems.append(_tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes, zeros))
+            b.problems.append(
+                _tail_problem(pos, region, b.record_at_cursor() == 0 and pos == 0, first_bytes, zeros)
+            )
         else:
             msg = f"{region} unreadable bytes at {pos} (no valid record header); resynchronised at {nxt}"
             b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, pos, region, None, msg))
@@ -443,7 +447,9 @@ def _crc_cut(st: Stream, b: _Builder, pos: int) -> bool:
         if pos < st.base:
             return False
         a = pos - st.base + HEADER_SIZE
-        if U32.pack(masked_crc(st.buf[a : a + length]))[:kept] != bytes(st.buf[a + length : a + length + kept]):
+        if U32.pack(masked_crc(st.buf[a : a + length]))[:kept] != bytes(
+            st.buf[a + length : a + length + kept]
+        ):
             return False  # not its CRC's first bytes: data lost (a cut copy, dropped CR bytes), not a cut CRC
     rec = b.add_one(pos, length, CRC_CUT)
     msg = (
@@ -720,7 +726,11 @@ def verify(
             if inner is not None:
                 q, whole, count = inner
                 splits.append((o, (o + q, whole)))
-                first = f"its first {q - OVERHEAD} data bytes are a whole record" if whole else f"its first {q} bytes are not a record"
+                first = (
+                    f"its first {q - OVERHEAD} data bytes are a whole record"
+                    if whole
+                    else f"its first {q} bytes are not a record"
+                )
                 msg = (
                     f"corrupted record at {o}: record {k}'s header claims {ln} bytes over {count} intact records "
                     f"that start at {o + q}; {first}"
@@ -741,7 +751,10 @@ def _whole_when_fetched_again(source: Source, offset: int, length: int) -> bool:
     again = source.refetch(offset, length + OVERHEAD)
     if again is None or len(again) < length + OVERHEAD:
         return False
-    return masked_crc(again[HEADER_SIZE : HEADER_SIZE + length]) == U32.unpack_from(again, HEADER_SIZE + length)[0]
+    return (
+        masked_crc(again[HEADER_SIZE : HEADER_SIZE + length])
+        == U32.unpack_from(again, HEADER_SIZE + length)[0]
+    )
 
 
 def _bad_crcs(mv: memoryview, starts: np.ndarray, lengths: np.ndarray, first: int) -> list[int]:
@@ -749,12 +762,19 @@ def _bad_crcs(mv: memoryview, starts: np.ndarray, lengths: np.ndarray, first: in
     CRC; the masking and the comparison with the stored CRCs are numpy over the whole span (the
     per-record Python work of a 100-byte record is most of its cost)."""
     crc = crc32c_function()
-    got = np.fromiter((crc(mv[o : o + n]) for o, n in zip(starts.tolist(), lengths.tolist(), strict=True)),
-                      dtype=np.uint32, count=len(starts))  # fmt: skip
+    got = np.fromiter(
+        (crc(mv[o : o + n]) for o, n in zip(starts.tolist(), lengths.tolist(), strict=True)),
+        dtype=np.uint32,
+        count=len(starts),
+    )
     raw = np.frombuffer(mv, dtype=np.uint8)
     at = starts + lengths
-    stored = (raw[at].astype(np.uint32) | raw[at + 1].astype(np.uint32) << 8
-              | raw[at + 2].astype(np.uint32) << 16 | raw[at + 3].astype(np.uint32) << 24)  # fmt: skip
+    stored = (
+        raw[at].astype(np.uint32)
+        | raw[at + 1].astype(np.uint32) << 8
+        | raw[at + 2].astype(np.uint32) << 16
+        | raw[at + 3].astype(np.uint32) << 24
+    )
     return (np.flatnonzero(mask_array(got) != stored) + first).tolist()
 
 

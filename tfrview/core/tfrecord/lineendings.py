@@ -142,13 +142,17 @@ def put_back_crs(
     if ways_within(m, k, PROOF_SPACE) is None:
         exp = _log10_comb(m, k)
         many = f"{comb(m, k):,}" if exp < 12 else f"about 10^{int(exp)}"
-        return None, (f"{many} ways to put back its {k} lost CR bytes: its data CRC cannot single one out "
-                      "(limits.PROOF_SPACE)")  # fmt: skip
+        return None, (
+            f"{many} ways to put back its {k} lost CR bytes: its data CRC cannot single one out "
+            "(limits.PROOF_SPACE)"
+        )
     budget = budget or ProofBudget()
     steps = search_steps(m, k)
     if steps > budget.work:
-        return None, (f"{_BUDGET} (limits.PROOF_WORK: placing its {k} lost CR bytes among its {m:,} LF bytes "
-                      f"takes about {steps:,} steps, over the limit of {budget.work:,})")  # fmt: skip
+        return None, (
+            f"{_BUDGET} (limits.PROOF_WORK: placing its {k} lost CR bytes among its {m:,} LF bytes "
+            f"takes about {steps:,} steps, over the limit of {budget.work:,})"
+        )
     if budget.over():
         return None, budget.spent()
     if k <= m - k:
@@ -176,8 +180,9 @@ def _with_crs(data: bytes, at: list[int]) -> bytes:
     return b"".join(pieces)
 
 
-def _search_insertions(data: bytes, lfs: np.ndarray, k: int, stored_masked: int,
-                       budget: ProofBudget) -> list[tuple[int, ...]] | None:  # fmt: skip
+def _search_insertions(
+    data: bytes, lfs: np.ndarray, k: int, stored_masked: int, budget: ProofBudget
+) -> list[tuple[int, ...]] | None:
     """Placements of k CR bytes before LF bytes of `data` that pass the data CRC (up to 2)."""
     target = np.uint32(crc32c_function()(data) ^ unmask(stored_masked))
     r = registers_before(data, lfs)
@@ -188,8 +193,9 @@ def _search_insertions(data: bytes, lfs: np.ndarray, k: int, stored_masked: int,
     return _placements(c, k, target, 2, budget)
 
 
-def _search_removals(data: bytes, lfs: np.ndarray, s: int, stored_masked: int, lf_after: bool,
-                     budget: ProofBudget) -> list[tuple[int, ...]] | None:  # fmt: skip
+def _search_removals(
+    data: bytes, lfs: np.ndarray, s: int, stored_masked: int, lf_after: bool, budget: ProofBudget
+) -> list[tuple[int, ...]] | None:
     """Which s of the LF bytes had no CR, when most had one: the same search from the other side,
     every CR put back and s taken out again (taking one out is the same change as putting it in,
     carried one byte less for each one taken out after it: z's inverse)."""
@@ -206,8 +212,9 @@ def _search_removals(data: bytes, lfs: np.ndarray, s: int, stored_masked: int, l
     return _placements(c, s, target, 2, budget)
 
 
-def _placements(c: list[np.ndarray], k: int, target: np.uint32, limit: int,
-                budget: ProofBudget) -> list[tuple[int, ...]] | None:  # fmt: skip
+def _placements(
+    c: list[np.ndarray], k: int, target: np.uint32, limit: int, budget: ProofBudget
+) -> list[tuple[int, ...]] | None:
     """Up to `limit` ascending index tuples a_1 < ... < a_k with XOR of c[k-i][a_i] equal to target;
     None when the budget's time ran out first. The first k-2 by enumeration, in batches of heads
     looked up together; the last two by lookups in the sorted c[0]."""
@@ -328,7 +335,11 @@ class LfCounts:
             self._prefix = np.concatenate([[0], np.cumsum(per, dtype=np.int64)])
         first, last = -(-a // self.BLOCK), b // self.BLOCK  # the whole blocks inside [a, b)
         inside = int(self._prefix[last] - self._prefix[first])
-        return self.buf.count(b"\n", a, first * self.BLOCK) + inside + self.buf.count(b"\n", last * self.BLOCK, b)
+        return (
+            self.buf.count(b"\n", a, first * self.BLOCK)
+            + inside
+            + self.buf.count(b"\n", last * self.BLOCK, b)
+        )
 
 
 def _record_end(buf: bytes, pos: int, hl: int, length: int, lfs: LfCounts | None = None) -> int | None:
@@ -389,13 +400,22 @@ def _restore(buf: bytes, body: int, e: int, lost: int, budget: ProofBudget) -> t
         fix = one_flipped_bit(data, stored) if len(data) <= MAX_REPAIR_BYTES else None
         if fix is None:
             return None, "", "its data CRC fails, and no one flipped bit explains it"
-        return fix.data, ("its stored CRC had one flipped bit" if fix.in_crc else
-                          f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit})"), ""  # fmt: skip
+        return (
+            fix.data,
+            (
+                "its stored CRC had one flipped bit"
+                if fix.in_crc
+                else f"one flipped bit restored (data byte {fix.byte:,}, bit {fix.bit})"
+            ),
+            "",
+        )
     data, stored = buf[body : e - 4], U32.unpack_from(buf, e - 4)[0]
     fixed, why = put_back_crs(data, lost, stored, buf[e - 4] == LF, budget)
     if fixed is not None:
         return fixed, "", ""
-    tail = buf[e - 3 : e + 1]  # one lost CR was in the stored CRC (before its LF, or before the next header's)
+    tail = buf[
+        e - 3 : e + 1
+    ]  # one lost CR was in the stored CRC (before its LF, or before the next header's)
     for i in (j for j in range(len(tail)) if tail[j] == LF):
         crc_bytes = (tail[:i] + b"\r" + tail[i:])[:4]
         got, other = put_back_crs(
@@ -420,7 +440,13 @@ def walk(buf: bytes, budget: ProofBudget | None = None) -> Iterator[Walked]:
         end = _record_end(buf, pos, head[1], head[0], lfs) if head else None
         if head is None or end is None:
             nxt = _next_header(buf, pos + 1)
-            yield Walked(pos, nxt, None, why="bytes that frame no record, with or without CR bytes put back", framed=False)
+            yield Walked(
+                pos,
+                nxt,
+                None,
+                why="bytes that frame no record, with or without CR bytes put back",
+                framed=False,
+            )
             pos = nxt
             continue
         length, hl = head
@@ -449,8 +475,6 @@ class Evidence:
     cut: str = ""  # the limit that stopped its proof searches, if one did (fewer records proven)
 
 
-
-
 def _tally(buf: bytes, records: int, whole: bool, budget: ProofBudget) -> tuple[int, int, int]:
     walked = proven = restored = 0
     for w in walk(buf, budget):
@@ -465,7 +489,10 @@ def _tally(buf: bytes, records: int, whole: bool, budget: ProofBudget) -> tuple[
 
 
 def detect(
-    head: bytes, whole: bool = False, records: int = LINE_ENDINGS_HEAD_RECORDS, seconds: float = PROOF_DETECT_SECONDS
+    head: bytes,
+    whole: bool = False,
+    records: int = LINE_ENDINGS_HEAD_RECORDS,
+    seconds: float = PROOF_DETECT_SECONDS,
 ) -> Evidence | None:
     """The line-ending conversion the first records of a file prove, if any: CR bytes put back
     that the CRCs confirm (CR LF became LF), or many more records whole once every CR LF is LF

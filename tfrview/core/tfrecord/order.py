@@ -25,9 +25,9 @@ def status_rank(status: np.ndarray) -> np.ndarray:
     return rank
 
 
-
 class NotSortable(TfrviewError, ValueError):
     """A column the table cannot sort by (a person's choice; a ValueError too, as it was)."""
+
 
 def column_key(indexes: list[RecordIndex], numbers: np.ndarray, column: str) -> np.ndarray:
     """The sort key of records `numbers` (global, over the files in order, rising: the table's rows

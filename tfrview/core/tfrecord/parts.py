@@ -220,8 +220,12 @@ def _frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tu
 
 def _u32_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The little-endian u32 at each position of `at` in a byte array."""
-    return (raw[at].astype(np.uint32) | raw[at + 1].astype(np.uint32) << 8
-            | raw[at + 2].astype(np.uint32) << 16 | raw[at + 3].astype(np.uint32) << 24)  # fmt: skip
+    return (
+        raw[at].astype(np.uint32)
+        | raw[at + 1].astype(np.uint32) << 8
+        | raw[at + 2].astype(np.uint32) << 16
+        | raw[at + 3].astype(np.uint32) << 24
+    )
 
 
 def _all_whole(

@@ -39,8 +39,19 @@ from tfrview.core.tfrecord.framing import Compression
 
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://")
 # The extra that brings each scheme's back-end (pyproject's optional dependencies).
-EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
-          "adl": "azure", "http": "http", "https": "http", "hf": "hf"}  # fmt: skip
+EXTRAS = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "az": "azure",
+    "abfs": "azure",
+    "abfss": "azure",
+    "adl": "azure",
+    "http": "http",
+    "https": "http",
+    "hf": "hf",
+}
 
 PAGE = 1 << 20  # fetched bytes are kept in pages of this size; a read fetches at least one
 HEAD_BYTES = 64 * 1024  # read at open to tell the compression (as local files)
@@ -164,10 +175,15 @@ def _timeouts_for(scheme: str) -> dict:
         timeout = aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read)
         return {"client_kwargs": {"timeout": timeout, "trace_configs": [_range_guard()]}}
     if scheme in ("s3", "s3a"):
-        return {"config_kwargs": {"connect_timeout": connect, "read_timeout": read,
-                                  "retries": {"total_max_attempts": 1},
-                                  # botocore's pool holds 10 connections: NET_IN_FLIGHT requests need as many
-                                  "max_pool_connections": max(10, limits.NET_IN_FLIGHT)}}  # fmt: skip
+        return {
+            "config_kwargs": {
+                "connect_timeout": connect,
+                "read_timeout": read,
+                "retries": {"total_max_attempts": 1},
+                # botocore's pool holds 10 connections: NET_IN_FLIGHT requests need as many
+                "max_pool_connections": max(10, limits.NET_IN_FLIGHT),
+            }
+        }
     return {}
 
 
@@ -196,9 +212,11 @@ def _range_guard():
             if n is None or n > NET_WHOLE_OBJECT_BYTES:
                 resp.close()
                 said = "an unsaid length" if n is None else f"{n:,} bytes"
-                raise RangeIgnored(f"the server ignores byte ranges: it sends the whole object ({said}) for each "
-                                   f"read, over the {NET_WHOLE_OBJECT_BYTES >> 20} MB tfrview accepts so "
-                                   "(limits.NET_WHOLE_OBJECT_BYTES)")  # fmt: skip
+                raise RangeIgnored(
+                    f"the server ignores byte ranges: it sends the whole object ({said}) for each "
+                    f"read, over the {NET_WHOLE_OBJECT_BYTES >> 20} MB tfrview accepts so "
+                    "(limits.NET_WHOLE_OBJECT_BYTES)"
+                )
 
         guard = aiohttp.TraceConfig()
         guard.on_request_end.append(on_request_end)
@@ -238,8 +256,15 @@ def _timeout_hit(chain: list[BaseException], budget: str) -> str | None:
     return None
 
 
-_CUT = ("ClientPayloadError", "ContentLengthError", "TransferEncodingError", "IncompleteRead",
-        "ServerDisconnectedError", "ResponseStreamingError", "ConnectionResetError")  # fmt: skip
+_CUT = (
+    "ClientPayloadError",
+    "ContentLengthError",
+    "TransferEncodingError",
+    "IncompleteRead",
+    "ServerDisconnectedError",
+    "ResponseStreamingError",
+    "ConnectionResetError",
+)
 
 
 def network_error(url: str, exc: BaseException, budget: str = "") -> NetworkError:
@@ -337,8 +362,18 @@ class RemoteInfo:
 
 
 def _version(info: dict) -> str:
-    for k in ("ETag", "etag", "generation", "VersionId", "version_id", "LastModified", "last_modified",
-              "mtime", "updated", "Last-Modified"):  # fmt: skip
+    for k in (
+        "ETag",
+        "etag",
+        "generation",
+        "VersionId",
+        "version_id",
+        "LastModified",
+        "last_modified",
+        "mtime",
+        "updated",
+        "Last-Modified",
+    ):
         v = info.get(k)
         if v:
             return f"{k}={v}"
@@ -399,8 +434,6 @@ def note_listed(url: str, size: int, version: str) -> None:
     _listed[url] = RemoteInfo(url, int(size), version)
 
 
-
-
 def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
     """Listings that lack sizes or versions (an HTTP index page) are completed by asking each
     object, concurrently: 64 shards behind 100 ms cost 0.2 s, not 6.4 s."""
@@ -430,7 +463,11 @@ def expand(url: str) -> list[RemoteInfo]:
         info = {"type": "directory"} if url.endswith("/") else ask_info(url, fs, path)
         if info.get("type") == "directory":
             listed = with_retries(url, lambda: fs.ls(path, detail=True))
-            items = [(i["name"], i) for i in listed if i.get("type", "file") != "directory" and not i["name"].endswith("/")]
+            items = [
+                (i["name"], i)
+                for i in listed
+                if i.get("type", "file") != "directory" and not i["name"].endswith("/")
+            ]
             items = [(p, i) for p, i in items if not p.rstrip("/").rsplit("/", 1)[-1].startswith(".")]
             if not items:
                 raise NetworkError(f"{printable(url)}: no objects under it")
@@ -687,10 +724,14 @@ class RemoteBytes:
         if len(data) == self.size and end - start < self.size:  # a server that ignores Range sent it all
             data = data[start:end]
         if len(data) < end - start:
-            raise short_answer(self.url, self.fs, self.path, self.size, start + len(data), end - start, len(data))
+            raise short_answer(
+                self.url, self.fs, self.path, self.size, start + len(data), end - start, len(data)
+            )
         if len(data) != end - start:
-            raise NetworkError(f"{printable(self.url)}: the server sent {len(data):,} bytes for a range of "
-                               f"{end - start:,}; the object may have changed since it was opened")  # fmt: skip
+            raise NetworkError(
+                f"{printable(self.url)}: the server sent {len(data):,} bytes for a range of "
+                f"{end - start:,}; the object may have changed since it was opened"
+            )
         return data
 
 
@@ -708,8 +749,10 @@ def short_answer(url: str, fs, path: str, size: int, served_to: int, asked: int,
             return network_error(url, exc)
         last = b""
     if len(last) == 1:
-        return NetworkError(f"{name}: the server sent {got:,} bytes for a range of {asked:,}; "
-                            "the object may have changed since it was opened")  # fmt: skip
+        return NetworkError(
+            f"{name}: the server sent {got:,} bytes for a range of {asked:,}; "
+            "the object may have changed since it was opened"
+        )
     served = served_to if not last else len(last)  # more than one byte: it ignores ranges, sends it all
     logging.getLogger(__name__).info("%s: claimed %d bytes, serves %d", url, size, served)
     return NetworkError(f"{name}: the server claims {size:,} bytes but serves {served:,}")
@@ -756,8 +799,11 @@ def trim_kept(max_bytes: int, keep: str = "") -> tuple[int, int]:
     stays readable by it until it closes it."""
     where = kept_dir() / "data"
     try:
-        files = [(e.stat().st_mtime, e.stat().st_blocks * 512, e) for e in os.scandir(where)
-                 if e.name.endswith(".bin")]  # fmt: skip
+        files = [
+            (e.stat().st_mtime, e.stat().st_blocks * 512, e)
+            for e in os.scandir(where)
+            if e.name.endswith(".bin")
+        ]
     except OSError:
         return 0, 0
     total = sum(b for _, b, _ in files)

@@ -71,13 +71,20 @@ def index_source(
 
     idx = RecordIndex()
     if prefix is not None:
-        idx.apply(IndexChunk(0, prefix.offsets, prefix.lengths, prefix.status, tuple(prefix.problems),
-                             start, start, False))  # fmt: skip
+        idx.apply(
+            IndexChunk(
+                0, prefix.offsets, prefix.lengths, prefix.status, tuple(prefix.problems), start, start, False
+            )
+        )
     noted = notice is None
     for chunk in scan(source, splits=splits, start=start, first=idx.count):
         idx.apply(chunk)
         if progress:
-            phase = "index" if source.compression == Compression.NONE else f"index ({human_bytes(chunk.reached)} inflated)"
+            phase = (
+                "index"
+                if source.compression == Compression.NONE
+                else f"index ({human_bytes(chunk.reached)} inflated)"
+            )
             progress(phase, chunk.consumed, source.file_size)
         if not noted:
             note = inflation_note(str(source.path), source.compression, chunk.reached, chunk.consumed)
@@ -93,7 +100,9 @@ def verify_index(source: Source, idx: RecordIndex, progress: Progress | None = N
     return found
 
 
-def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None, start: int = 0) -> tuple[list[Problem], dict]:
+def _verify_pass(
+    source: Source, idx: RecordIndex, progress: Progress | None, start: int = 0
+) -> tuple[list[Problem], dict]:
     found: list[Problem] = []
     splits: dict[int, tuple[int, bool]] = {}
     total = int(idx.scanned) or 1
@@ -107,7 +116,10 @@ def _verify_pass(source: Source, idx: RecordIndex, progress: Progress | None, st
 
 
 def index_and_verify(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None, jobs: int = 1
+    source: Source,
+    progress: Progress | None = None,
+    notice: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> tuple[RecordIndex, list[Problem]]:
     """Index, then every data CRC. When verify finds headers that overstate their length over whole
     records, index again framing those records at their true length, so no intact record is lost
@@ -182,8 +194,13 @@ def reframing_needed(source: Source, idx: RecordIndex) -> bool:
     st = idx.status
     for p in problems:  # verify found whole records inside a damaged one (overstated_split)
         k = p.record
-        if p.kind == ProblemKind.BAD_LENGTH_CRC and k is not None and k < idx.count and st[k] & BAD_DATA_CRC \
-                and not st[k] & BAD_LENGTH_CRC:  # fmt: skip
+        if (
+            p.kind == ProblemKind.BAD_LENGTH_CRC
+            and k is not None
+            and k < idx.count
+            and st[k] & BAD_DATA_CRC
+            and not st[k] & BAD_LENGTH_CRC
+        ):
             return True
     if coincidence_splits(source, idx, problems):
         return True
@@ -204,8 +221,11 @@ def line_ending_splits(source: Source, idx: RecordIndex) -> dict[int, tuple[int,
     if ev is None or ev.conversion is not Conversion.TO_LF:
         return {}
     ends = {int(o): int(o) + int(n) + OVERHEAD for o, n in zip(idx.offsets, idx.lengths, strict=True)}
-    return {start: (end, SPLIT_CUT) for start, end, framed in spans(source.read(0, source.file_size))
-            if framed and ends.get(start) != end}  # fmt: skip
+    return {
+        start: (end, SPLIT_CUT)
+        for start, end, framed in spans(source.read(0, source.file_size))
+        if framed and ends.get(start) != end
+    }
 
 
 def sort_problems(problems) -> tuple[Problem, ...]:
@@ -215,7 +235,10 @@ def sort_problems(problems) -> tuple[Problem, ...]:
 
 
 def verify_source(
-    source: Source, progress: Progress | None = None, notice: Callable[[str], None] | None = None, jobs: int = 1
+    source: Source,
+    progress: Progress | None = None,
+    notice: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> tuple[RecordIndex, FileReport]:
     idx, data_problems = index_and_verify(source, progress, notice, jobs)
     return idx, make_report(source, idx, data_problems)

@@ -469,7 +469,10 @@ class _Inflater:
                 f"({text.split(': ')[-1]}): the trailer is damaged, or the data is (the records' own CRCs say which)"
             )
             # zlib checks the CRC before reading the 4-byte size: the next member starts 1 or 5 bytes on
-            nxt = next((n for n in (failed_at + 1, failed_at + 5) if self.data[n : n + 2] == b"\x1f\x8b"), failed_at + 1)
+            nxt = next(
+                (n for n in (failed_at + 1, failed_at + 5) if self.data[n : n + 2] == b"\x1f\x8b"),
+                failed_at + 1,
+            )
             if self.wbits == 31 and self.data[nxt : nxt + 2] == b"\x1f\x8b":
                 self.soft_errors.append(note)  # the member's data is all out: go on with the next one
                 self.d = zlib.decompressobj(self.wbits)
@@ -510,8 +513,10 @@ class _CheckpointList:
         """A checkpoint every `spacing` bytes of output, or of input: a stream of tiny GZIP
         members costs its time by the input (a member per byte: 21 bytes of input per byte out)."""
         last = self.positions[-1] if self.positions else 0
-        if self.positions and (out_pos <= last or (out_pos - last < self.spacing and
-                                                   inflater.in_pos - self.last_in < self.spacing)):  # fmt: skip
+        if self.positions and (
+            out_pos <= last
+            or (out_pos - last < self.spacing and inflater.in_pos - self.last_in < self.spacing)
+        ):
             return
         with self.lock:
             self.last_in = inflater.in_pos
@@ -545,7 +550,9 @@ class _InflatingStream(Stream):
     def _pull(self) -> bytes:
         out = self._inf.read(_OUTPUT_BLOCK)
         for note in self._inf.soft_errors:
-            self.problems.append(Problem(ProblemKind.DECOMPRESSION_ERROR, self.end + len(out), None, None, note))
+            self.problems.append(
+                Problem(ProblemKind.DECOMPRESSION_ERROR, self.end + len(out), None, None, note)
+            )
         self._inf.soft_errors.clear()
         if out:
             self.end += len(out)
@@ -815,7 +822,9 @@ def open_regular(path: str | os.PathLike) -> tuple[int, os.stat_result]:
         what = not_regular(st.st_mode)
         if what is not None:
             name = printable(p)
-            raise SourceError(f"{name}: is a directory" if what == "a directory" else f"{name}: not a regular file ({what})")
+            raise SourceError(
+                f"{name}: is a directory" if what == "a directory" else f"{name}: not a regular file ({what})"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -912,4 +921,3 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
             except SourceError as exc:
                 out[p] = exc
     return out
-

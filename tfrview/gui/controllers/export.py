@@ -43,8 +43,17 @@ from tfrview.gui.workers.scan import ScanPhase
 class ExportController(QObject):
     """Salvage, exports and saved images: each a task on a worker, behind a progress dialog."""
 
-    def __init__(self, window: QMainWindow, session: DatasetSession, table: QTableView, model: RecordTableModel,
-                 problems: ProblemsModel, image_panel: ImagePanel, labels_shown, data_dir) -> None:  # fmt: skip
+    def __init__(
+        self,
+        window: QMainWindow,
+        session: DatasetSession,
+        table: QTableView,
+        model: RecordTableModel,
+        problems: ProblemsModel,
+        image_panel: ImagePanel,
+        labels_shown,
+        data_dir,
+    ) -> None:
         super().__init__(window)
         self.window = window  # the parent of dialogs, and its status bar
         self.session = session
@@ -116,8 +125,14 @@ class ExportController(QObject):
 
     def _write_spec(self, what: str, path: Path, comp: str) -> dict:
         opened = [f for f in self.ds.files if f.source is not None]
-        return {"job": "write", "what": what, "paths": [str(f.path) for f in opened],
-                "counts": [f.index.count for f in opened], "out": str(path), "compression": comp}  # fmt: skip
+        return {
+            "job": "write",
+            "what": what,
+            "paths": [str(f.path) for f in opened],
+            "counts": [f.index.count for f in opened],
+            "out": str(path),
+            "compression": comp,
+        }
 
     def _ask_compression(self, default: str) -> str | None:
         items = [f"same as the source ({default})", "none", "gzip", "zlib"]
@@ -136,8 +151,11 @@ class ExportController(QObject):
     def save_intact(self) -> None:
         p = self.session.index_progress
         if p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR):
-            QMessageBox.information(self.window, "Save intact records",
-                                    "The scan stopped before every CRC was checked: Resume it first.")  # fmt: skip
+            QMessageBox.information(
+                self.window,
+                "Save intact records",
+                "The scan stopped before every CRC was checked: Resume it first.",
+            )
             return
         if p is None or p.phase is not ScanPhase.DONE:
             QMessageBox.information(
@@ -174,7 +192,9 @@ class ExportController(QObject):
         can be proven whole again (one flipped bit); the report says what, how, and what was left."""
         p = self.session.index_progress
         if p is None or p.phase is not ScanPhase.DONE:
-            QMessageBox.information(self.window, "Repair", "Wait until every CRC is checked (see the status bar).")
+            QMessageBox.information(
+                self.window, "Repair", "Wait until every CRC is checked (see the status bar)."
+            )
             return
         chosen = self._ask_new_file("Repair into a new file", "repaired")
         if chosen is not None:
@@ -186,20 +206,33 @@ class ExportController(QObject):
             value: RepairResult | Failed = end
             if isinstance(end, Wrote):
                 w = end.wrote
-                value = RepairResult(**{**w, "repaired": [Repair(**r) for r in w["repaired"]],
-                                        "dropped": [tuple(d) for d in w["dropped"]]})  # fmt: skip
+                value = RepairResult(
+                    **{
+                        **w,
+                        "repaired": [Repair(**r) for r in w["repaired"]],
+                        "dropped": [tuple(d) for d in w["dropped"]],
+                    }
+                )
             if on_done is not None:
                 on_done(value)
                 return
             if self._said_failed("Repair", value):
                 return
-            lines = [f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
-                     f"{len(value.dropped):,} left out."]  # fmt: skip
+            lines = [
+                f"Wrote {value.written:,} records to {path}: {len(value.repaired):,} repaired, "
+                f"{len(value.dropped):,} left out."
+            ]
             lines += [f"The file: {value.file_fix}."] if value.file_fix else []
-            lines += ["(The files changed since they were shown: the records are numbered as repair framed them.)"
-                      ] if isinstance(end, Wrote) and end.renumbered else []  # fmt: skip
+            lines += (
+                ["(The files changed since they were shown: the records are numbered as repair framed them.)"]
+                if isinstance(end, Wrote) and end.renumbered
+                else []
+            )
             lines += [f"{r.where}: {r.how}" for r in value.repaired[:20]]
-            lines += [f"left out {f'record {k}' if k is not None else 'a record'}: {why}" for k, why in value.dropped[:10]]
+            lines += [
+                f"left out {f'record {k}' if k is not None else 'a record'}: {why}"
+                for k, why in value.dropped[:10]
+            ]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
 
         self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)
@@ -213,14 +246,18 @@ class ExportController(QObject):
                 return
             if self._said_failed("Save intact records", value):
                 return
-            text = (f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
-                    f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
-                    f"region{'s' if value.damaged_regions != 1 else ''}.")  # fmt: skip
+            text = (
+                f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
+                f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
+                f"region{'s' if value.damaged_regions != 1 else ''}."
+            )
             if value.reheadered:
                 text += f"\nKept {value.reheadered} record(s) whose header was damaged, with a new header."
             QMessageBox.information(self.window, "Save intact records", text)
 
-        self._run_job("Writing intact records…", self.model.total(), self._write_spec("salvage", path, comp), done)
+        self._run_job(
+            "Writing intact records…", self.model.total(), self._write_spec("salvage", path, comp), done
+        )
 
     def export(self, what: str) -> None:
         numbers = self.selected_records()
@@ -253,7 +290,6 @@ class ExportController(QObject):
         """Which of these records are known to fail their data CRC (verified so far)."""
         import numpy as np
 
-
         nums = np.asarray(numbers, dtype=np.int64)
         return nums[np.isin(nums, self.ds.numbers_with(BAD_DATA_CRC))].tolist()
 
@@ -267,8 +303,10 @@ class ExportController(QObject):
         box.setWindowTitle("Export records")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setText(f"{len(damaged):,} of the {len(numbers):,} records fail their data CRC.")
-        box.setInformativeText("They are left out unless you keep them; kept, they keep their failing CRC, "
-                               "so the new file still says they are damaged.")  # fmt: skip
+        box.setInformativeText(
+            "They are left out unless you keep them; kept, they keep their failing CRC, "
+            "so the new file still says they are damaged."
+        )
         leave = box.addButton("Leave them out", QMessageBox.ButtonRole.AcceptRole)
         keep = box.addButton("Keep them, damaged", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -305,17 +343,28 @@ class ExportController(QObject):
         spans = tempfile.NamedTemporaryFile(dir=where, suffix=".npz", delete=False)  # noqa: SIM115 - removed when done
         spans.close()
         ex.save_spans(spans.name, self.ds, numbers)
-        spec = {"job": "export", "what": what, "paths": [str(f.path) for f in self.ds.files], "out": str(path),
-                "spans": spans.name, "compression": comp, "keep_damaged": keep_damaged,
-                "label_map": label_map_json(self.session.label_map),
-                "box_specs": [s.to_json() for s in remembered_specs()],
-                "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {}}  # fmt: skip
+        spec = {
+            "job": "export",
+            "what": what,
+            "paths": [str(f.path) for f in self.ds.files],
+            "out": str(path),
+            "spans": spans.name,
+            "compression": comp,
+            "keep_damaged": keep_damaged,
+            "label_map": label_map_json(self.session.label_map),
+            "box_specs": [s.to_json() for s in remembered_specs()],
+            "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {},
+        }
 
         def done(end: Wrote | Failed) -> None:
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
-            value = end if isinstance(end, Failed) else ex.ExportResult(**{**end.wrote, "notes": tuple(end.wrote["notes"])})
+            value = (
+                end
+                if isinstance(end, Failed)
+                else ex.ExportResult(**{**end.wrote, "notes": tuple(end.wrote["notes"])})
+            )
             if on_done is not None:
                 on_done(value)
                 return
@@ -336,8 +385,15 @@ class ExportController(QObject):
         if panel.qimage is None or panel.current is None:
             QMessageBox.information(self.window, "Save image", "The selected record has no image to save.")
             return
-        with_boxes = QMessageBox.question(self.window, "Save image", "Draw the boxes and labels on the saved image?",
-                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes  # fmt: skip
+        with_boxes = (
+            QMessageBox.question(
+                self.window,
+                "Save image",
+                "Draw the boxes and labels on the saved image?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            )
+            == QMessageBox.StandardButton.Yes
+        )
         name = f"record-{panel.current.number}{'-boxes' if with_boxes else ''}.png"
         path, _ = QFileDialog.getSaveFileName(
             self.window, "Save image", str(Path(write_dir()) / name), "PNG (*.png);;JPEG (*.jpg)"
@@ -360,8 +416,9 @@ class ExportController(QObject):
             QMessageBox.warning(self.window, "Save image", str(exc))
             return False
         if with_boxes:
-            img = render_overlay_on_image(img, panel.current.overlay, self.labels_shown(), panel.view.mask,
-                                          panel.view.mask_opacity)  # fmt: skip
+            img = render_overlay_on_image(
+                img, panel.current.overlay, self.labels_shown(), panel.view.mask, panel.view.mask_opacity
+            )
         fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
         buf = QBuffer()
         buf.open(QIODevice.OpenModeFlag.WriteOnly)

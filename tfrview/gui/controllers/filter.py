@@ -26,8 +26,15 @@ class FilterController(QObject):
     state_changed = Signal(object)  # JobState
     cleared = Signal()  # the table shows every record again
 
-    def __init__(self, session: DatasetSession, model: RecordTableModel, problems: ProblemsModel,
-                 edit: FilterEdit, status: QLabel, parent=None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        session: DatasetSession,
+        model: RecordTableModel,
+        problems: ProblemsModel,
+        edit: FilterEdit,
+        status: QLabel,
+        parent=None,
+    ) -> None:
         super().__init__(parent)
         self.session = session
         self.model = model
@@ -78,8 +85,13 @@ class FilterController(QObject):
         for r in self.problems.rows:
             if r.target is not None:
                 problems.setdefault(str(r.target), []).append(str(r.problem.kind))
-        spec = {**self.session.job_spec("filter"), "expr": text, "problems": problems, "known_keys": sorted(known),
-                "complete": complete}  # fmt: skip
+        spec = {
+            **self.session.job_spec("filter"),
+            "expr": text,
+            "problems": problems,
+            "known_keys": sorted(known),
+            "complete": complete,
+        }
         self.run_job(spec, text)
 
     def run_text(self, text: str) -> None:
@@ -237,12 +249,17 @@ class FilterController(QObject):
     def _set_state(self, state: JobState) -> None:
         self.state = state
         n, total = self.model.match_count, self.model.total()
-        words = {Phase.RUNNING: f"filtering {100 * state.done // max(state.total, 1)}%",
-                 Phase.FAILED: f"filter failed: {state.error}", Phase.STOPPED: "stopped"}.get(state.phase, self.note)  # fmt: skip
+        words = {
+            Phase.RUNNING: f"filtering {100 * state.done // max(state.total, 1)}%",
+            Phase.FAILED: f"filter failed: {state.error}",
+            Phase.STOPPED: "stopped",
+        }.get(state.phase, self.note)
         if self.provisional:  # short: the box beside it keeps its room
             words = (words + ", " if words else "") + "QA still running"
-            self.status.setToolTip("The QA checks are still finding problems: the filter runs again as they "
-                                   "arrive and when the checks end, so this count may change.")  # fmt: skip
+            self.status.setToolTip(
+                "The QA checks are still finding problems: the filter runs again as they "
+                "arrive and when the checks end, so this count may change."
+            )
         self.status.setText(f"{n:,} of {total:,} records match" + (f" · {words}" if words else ""))
         if self.selection is not None and state.phase is Phase.DONE:
             self.expr = f"plot selection: {n:,} record{'s' if n != 1 else ''} ({self.selection['what']})"
@@ -255,8 +272,11 @@ class FilterController(QObject):
             self.edit.blockSignals(True)
             self.edit.setText(text)
             self.edit.blockSignals(False)
-        self.edit.setToolTip("the records a click on a plot selected: no filter expression says them; "
-                             "Esc or ✕ clears" if self.selection is not None else "")  # fmt: skip
+        self.edit.setToolTip(
+            "the records a click on a plot selected: no filter expression says them; Esc or ✕ clears"
+            if self.selection is not None
+            else ""
+        )
 
     def _show_error(self, error) -> None:
         self.edit.setProperty("error", bool(error))

@@ -29,7 +29,9 @@ HISTOGRAMS = (*BOX_MEASURES, CLASSES, *SHARD_PLOTS)  # plots that are never a se
 
 
 class PlotController(QObject):
-    def __init__(self, session: DatasetSession, window: QMainWindow, data_dir, filtering=None, shards=None) -> None:
+    def __init__(
+        self, session: DatasetSession, window: QMainWindow, data_dir, filtering=None, shards=None
+    ) -> None:
         super().__init__(window)
         self.session = session
         self.window = window
@@ -158,11 +160,18 @@ class PlotController(QObject):
         filterable = any(self._class_filter(n) for n in names[:50])
 
         keys = c.get("colour_keys") or {}
-        self.panel.show_categories({"key": CLASSES, "names": names, "counts": [v for _, v in c["counts"]],
-                                    "colours": [palette_hex(keys.get(n, n)) for n in names],
-                                    "title": f"{c['title']} ({len(names):,})", "x_name": "class",
-                                    "y_name": c.get("counted", "records"),
-                                    "filterable": filterable})  # fmt: skip
+        self.panel.show_categories(
+            {
+                "key": CLASSES,
+                "names": names,
+                "counts": [v for _, v in c["counts"]],
+                "colours": [palette_hex(keys.get(n, n)) for n in names],
+                "title": f"{c['title']} ({len(names):,})",
+                "x_name": "class",
+                "y_name": c.get("counted", "records"),
+                "filterable": filterable,
+            }
+        )
 
     def _class_filter(self, name: str) -> str | None:
         """The filter that shows a class's records: by its text, or by its id; the keys and ids
@@ -182,9 +191,17 @@ class PlotController(QObject):
         h = self.shards.health()
         values = h.records if SHARD_PLOTS[key] == "records" else h.problems.sum(axis=1)
         names = file_labels([f.path for f in self.session.ds.files])  # as the table's file column says them
-        self.panel.show_categories({"key": key, "names": names, "counts": values.tolist(),
-                                    "title": f"{key} ({len(h):,} files)", "x_name": "shard", "y_name": SHARD_PLOTS[key],
-                                    "colour": "#1f77b4" if SHARD_PLOTS[key] == "records" else "#d62728"})  # fmt: skip
+        self.panel.show_categories(
+            {
+                "key": key,
+                "names": names,
+                "counts": values.tolist(),
+                "title": f"{key} ({len(h):,} files)",
+                "x_name": "shard",
+                "y_name": SHARD_PLOTS[key],
+                "colour": "#1f77b4" if SHARD_PLOTS[key] == "records" else "#d62728",
+            }
+        )
 
     @Slot(str, int)
     def _on_category(self, key: str, i: int) -> None:
@@ -230,17 +247,17 @@ class PlotController(QObject):
     @Slot()
     def save_png(self) -> None:
 
-
         if self.panel.plot is None:
             return
 
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save plot", str(Path(write_dir()) / "plot.png"), "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save plot", str(Path(write_dir()) / "plot.png"), "PNG (*.png)"
+        )
         if path:
             remember_write(path)
             self.write_png(Path(path))
 
     def write_png(self, path) -> None:
-
 
         buf = QBuffer()
         buf.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -24,8 +24,9 @@ REFRESH_COST_SHARE = 20  # ... and at least this many times what one refresh cos
 class ShardsController(QObject):
     shard_shown = Signal(int)  # the first record of the file now shown (to select it)
 
-    def __init__(self, session: DatasetSession, problems: ProblemsModel, filtering: FilterController,
-                 window: QWidget) -> None:  # fmt: skip
+    def __init__(
+        self, session: DatasetSession, problems: ProblemsModel, filtering: FilterController, window: QWidget
+    ) -> None:
         super().__init__(window)
         self.session = session
         self.problems = problems
@@ -102,7 +103,8 @@ class ShardsController(QObject):
         starts = ds.starts()
         first, stop = int(starts[fi]), int(starts[fi + 1])
         note = "" if self.session.scan_over else "this file's records so far"
-        self.filtering.show_records(f"file == {json.dumps(ds.files[fi].path.name)}",
-                                    np.arange(first, stop, dtype=np.int64), note)  # fmt: skip
+        self.filtering.show_records(
+            f"file == {json.dumps(ds.files[fi].path.name)}", np.arange(first, stop, dtype=np.int64), note
+        )
         if stop > first:
             self.shard_shown.emit(first)

@@ -125,8 +125,15 @@ def default_order(c: ProblemColumns) -> np.ndarray:
     return np.lexsort((c.offset, c.place, c.rank))
 
 
-def arrange(c: ProblemColumns, order: np.ndarray, query: ProblemsQuery, matches: np.ndarray | None,
-            kind_names: list[str], file_names: list[str], titles) -> Arrangement:  # fmt: skip
+def arrange(
+    c: ProblemColumns,
+    order: np.ndarray,
+    query: ProblemsQuery,
+    matches: np.ndarray | None,
+    kind_names: list[str],
+    file_names: list[str],
+    titles,
+) -> Arrangement:
     """The panel's entries. `order` is `default_order(c)`, `matches` the sorted record numbers of the
     table's filter (None: no filter), `titles(group)` a group's title (sorting by message)."""
     if not len(order):
@@ -163,7 +170,9 @@ def arrange(c: ProblemColumns, order: np.ndarray, query: ProblemsQuery, matches:
     elif col == "count":
         o = np.lexsort((-c.place[f], -c.rank[f], sizes))
     elif col == "message":
-        text = np.array([titles(int(c.group[i])) if n > 1 else "" for i, n in zip(f, sizes, strict=True)], dtype=object)
+        text = np.array(
+            [titles(int(c.group[i])) if n > 1 else "" for i, n in zip(f, sizes, strict=True)], dtype=object
+        )
         o = np.argsort(text, kind="stable")
     else:
         o = np.arange(len(f))  # the default order already
@@ -203,7 +212,14 @@ class ProblemsModel(QAbstractTableModel):
         self.arrangement = EMPTY
         self.open_groups: set[int] = set()  # group numbers (Repeats) the person opened
         self._lines = Lines.of(EMPTY, np.zeros(0, dtype=bool))
-        self.columns = ["record", *(["file"] if len(file_names) > 1 else []), "kind", "severity", "count", "message"]
+        self.columns = [
+            "record",
+            *(["file"] if len(file_names) > 1 else []),
+            "kind",
+            "severity",
+            "count",
+            "message",
+        ]
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(_ARRANGE_MS)
@@ -279,8 +295,9 @@ class ProblemsModel(QAbstractTableModel):
     def _columns_now(self) -> ProblemColumns:
         if self._columns is None:
             c = self._cols
-            self._columns = ProblemColumns(**{k: np.array(v, dtype=bool if k == "has_target" else np.int64)
-                                              for k, v in c.items()})  # fmt: skip
+            self._columns = ProblemColumns(
+                **{k: np.array(v, dtype=bool if k == "has_target" else np.int64) for k, v in c.items()}
+            )
             self._order = default_order(self._columns)
             self._sorted_rows = None
         return self._columns
@@ -312,7 +329,9 @@ class ProblemsModel(QAbstractTableModel):
         self._timer.stop()
         c = self._columns_now()
         kind_names = sorted(self._kinds, key=self._kinds.__getitem__)
-        arrangement = arrange(c, self._order, self.query, self.matches, kind_names, self.file_names, self.repeats.title)
+        arrangement = arrange(
+            c, self._order, self.query, self.matches, kind_names, self.file_names, self.repeats.title
+        )
         self.view_changed, self._view_pending = self._view_pending, False
         self.beginResetModel()
         self.arrangement = arrangement
@@ -348,7 +367,9 @@ class ProblemsModel(QAbstractTableModel):
 
     def is_open(self, line: int) -> bool:
         e = int(self._lines.entry[line])
-        return bool(self._lines.child[line] < 0 and self._size(e) > 1 and self._group_of(e) in self.open_groups)
+        return bool(
+            self._lines.child[line] < 0 and self._size(e) > 1 and self._group_of(e) in self.open_groups
+        )
 
     @property
     def shown(self) -> int:
@@ -468,7 +489,10 @@ class ProblemsModel(QAbstractTableModel):
                 if grouped:
                     members = self._entry_rows(e)
                     place = self._columns_now().place[members]
-                    first, last = self._all[int(members[place.argmin()])], self._all[int(members[place.argmax()])]
+                    first, last = (
+                        self._all[int(members[place.argmin()])],
+                        self._all[int(members[place.argmax()])],
+                    )
                     return f"{'▾' if self.is_open(line) else '▸'} {_place(first)} … {_place(last)}"
                 return f"{'      ' if child else ''}{_place(row)}"
             if col == "file":
@@ -494,7 +518,12 @@ class ProblemsModel(QAbstractTableModel):
             extra = (
                 f"\nbytes {p.offset:,}..{p.offset + p.length:,}" if p.length else f"\nat byte {p.offset:,}"
             )
-            return p.message + (f"\ndetail: {p.detail}" if p.detail else "") + extra + (f"\ncause: {p.cause}" if p.cause else "")
+            return (
+                p.message
+                + (f"\ndetail: {p.detail}" if p.detail else "")
+                + extra
+                + (f"\ncause: {p.cause}" if p.cause else "")
+            )
         return None
 
 

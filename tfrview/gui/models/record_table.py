@@ -32,7 +32,6 @@ _QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, ima
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
 
 
-
 def number_text(value: int) -> str:
     """How the #, offset and size columns write a number: with thousands separators."""
     return f"{value:,}"
@@ -47,11 +46,11 @@ def file_labels(paths) -> list[str]:
     return [p.name for p in paths]
 
 
-
 def problem_line(problem: Problem, where: str = "") -> str:
     """The one line a person reads for a record's problem ("kind: text", after where the damage
     lies when it is beside the record): made to be shown, never read back."""
     return f"{where + ': ' if where else ''}{problem.kind}: {problem.text}"
+
 
 class RecordTableModel(ColumnsModel):
     sort_refused = Signal(str)  # a column that cannot be sorted was clicked: why
@@ -69,7 +68,9 @@ class RecordTableModel(ColumnsModel):
         self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
         # each record's problems as data (`Problem`s); their text is made only to be shown (problem_line)
         self._problem_at: dict[tuple[int, int], list[Problem]] = {}
-        self._gap_at: dict[tuple[int, int], list[tuple[str, Problem]]] = {}  # damaged regions next to a record
+        self._gap_at: dict[
+            tuple[int, int], list[tuple[str, Problem]]
+        ] = {}  # damaged regions next to a record
         self._qa_at: dict[tuple[int, int], list[Problem]] = {}  # findings of the QA checks
         self._qa_severity: dict[tuple[int, int], Severity] = {}  # the worst of them, per record
         self.multi_file = len(dataset.files) > 1
@@ -249,9 +250,11 @@ class RecordTableModel(ColumnsModel):
     def problem_lines(self, n: int) -> list[str]:
         """Every problem of record n, a line each: its own, the damage beside it, QA findings."""
         key = self.locate(n)
-        return [*(problem_line(p) for p in self._problem_at.get(key, ())),
-                *(problem_line(p, where) for where, p in self._gap_at.get(key, ())),
-                *(problem_line(p) for p in self._qa_at.get(key, ()))]  # fmt: skip
+        return [
+            *(problem_line(p) for p in self._problem_at.get(key, ())),
+            *(problem_line(p, where) for where, p in self._gap_at.get(key, ())),
+            *(problem_line(p) for p in self._qa_at.get(key, ())),
+        ]
 
     def problems_text(self, n: int) -> str:
         """Every problem of record n, one per line ('' if none): for a tooltip, never read back."""
@@ -454,10 +457,16 @@ class RecordTableModel(ColumnsModel):
                 key = self.locate(n)
                 if key in self._gap_at:
                     return _GAP_BG
-                if self._qa_severity.get(key, Severity.INFO) != Severity.INFO:  # notes keep the row plain: a tint
+                if (
+                    self._qa_severity.get(key, Severity.INFO) != Severity.INFO
+                ):  # notes keep the row plain: a tint
                     return _QA_BG  # then still means something when most records carry a note
             return None
-        if role == Qt.ItemDataRole.ForegroundRole and col == "status" and self.status_of(n) == RecordStatus.UNVERIFIED:
+        if (
+            role == Qt.ItemDataRole.ForegroundRole
+            and col == "status"
+            and self.status_of(n) == RecordStatus.UNVERIFIED
+        ):
             return _UNVERIFIED_FG
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = self.problems_text(n)

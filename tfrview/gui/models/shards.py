@@ -12,7 +12,17 @@ from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.core.units import human_bytes
 from tfrview.gui.models.base import ColumnsModel
 
-COLUMNS = ["file", "records", "ok", "damaged", "unverified", "errors", "warnings", "notes", "size"]  # record status words
+COLUMNS = [
+    "file",
+    "records",
+    "ok",
+    "damaged",
+    "unverified",
+    "errors",
+    "warnings",
+    "notes",
+    "size",
+]  # record status words
 _BAD = QBrush(QColor(176, 0, 32))
 _WARN = QBrush(QColor(150, 90, 0))
 _NUMERIC = set(COLUMNS) - {"file"}

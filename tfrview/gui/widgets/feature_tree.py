@@ -88,7 +88,9 @@ class FeatureTree(QTreeWidget):
         for text in limits:
             item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
             item.setToolTip(3, text)
-        root = QTreeWidgetItem(self, [type_name, "message", str(len(message)), "decoded with the loaded schema"])
+        root = QTreeWidgetItem(
+            self, [type_name, "message", str(len(message)), "decoded with the loaded schema"]
+        )
         self._named(root, message)
         root.setExpanded(True)
 
@@ -100,7 +102,9 @@ class FeatureTree(QTreeWidget):
                 break
             label = printable(str(k)) if isinstance(value, dict) else f"[{k}]"
             if isinstance(v, dict | list):
-                item = QTreeWidgetItem(parent, [label, "message" if isinstance(v, dict) else "list", str(len(v)), ""])
+                item = QTreeWidgetItem(
+                    parent, [label, "message" if isinstance(v, dict) else "list", str(len(v)), ""]
+                )
                 self._named(item, v)
             else:
                 QTreeWidgetItem(parent, [label, type(v).__name__, "", printable(str(v))[:500]])
@@ -161,7 +165,8 @@ class FeatureTree(QTreeWidget):
         n = len(f.values)
         shown = printable(key)  # keys come from the data: one line, control characters escaped
         item = QTreeWidgetItem(
-            parent, [shown, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)]
+            parent,
+            [shown, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)],
         )
         item.setData(0, _JSON, ("feature", key, f))
         item.setToolTip(3, item.text(3)[:2000])
@@ -227,8 +232,11 @@ class FeatureTree(QTreeWidget):
                 )
             else:
                 as_float = fixed_as_float(fl.wire_type, fl.value)
-                shown = str(fl.value) + (f"  (as {'double' if fl.wire_type == 1 else 'float'}: {as_float:.10g})"
-                                         if as_float is not None else "")  # fmt: skip
+                shown = str(fl.value) + (
+                    f"  (as {'double' if fl.wire_type == 1 else 'float'}: {as_float:.10g})"
+                    if as_float is not None
+                    else ""
+                )
                 item = QTreeWidgetItem(parent, [f"field {fl.number}", wt, "", shown])
             item.setData(0, _JSON, ("wire", fl))
 

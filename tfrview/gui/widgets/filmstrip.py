@@ -35,7 +35,9 @@ class Filmstrip(QListWidget):
             for t, (index, pixels, overlay) in enumerate(frames):
                 item = QListWidgetItem(f"{t}")
                 if pixels is not None:
-                    item.setIcon(QIcon(QPixmap.fromImage(render_overlay_on_image(to_qimage(pixels), overlay, False))))
+                    item.setIcon(
+                        QIcon(QPixmap.fromImage(render_overlay_on_image(to_qimage(pixels), overlay, False)))
+                    )
                 else:
                     item.setText(f"{t} ⚠")
                     item.setToolTip("this frame does not decode")

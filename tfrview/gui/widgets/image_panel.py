@@ -136,7 +136,9 @@ class ImagePanel(QWidget):
         img = v.decoded
         facts = [f"<b>{ref.key}</b> {ref.detail} {img.width}×{img.height}"]
         if v.frames and ref.key in v.payload.feature_lists:
-            facts[0] = f"<b>{ref.key}</b> frame {ref.index} of {len(v.payload.feature_lists[ref.key]):,} · {ref.detail} {img.width}×{img.height}"
+            facts[0] = (
+                f"<b>{ref.key}</b> frame {ref.index} of {len(v.payload.feature_lists[ref.key]):,} · {ref.detail} {img.width}×{img.height}"
+            )
         facts += [f"<i>{n}</i>" for n in img.notes]
         ov = v.overlay
         if ov is not None and ov.spec is not None:
@@ -148,12 +150,19 @@ class ImagePanel(QWidget):
             facts.append("no boxes found")
         if has_mask:  # the legend: each class's colour and share of the mask
             total = sum(n for _, n in v.mask.classes) or 1
-            facts.append(f"{v.mask.key}: " + " ".join(
-                f"<span style='color:{palette_hex(str(c))}'>■</span> {html.escape(str(v.mask.names.get(c, c)))} "
-                f"({100 * n / total:.0f}%)"
-                for c, n in v.mask.classes[:12]))  # fmt: skip
+            facts.append(
+                f"{v.mask.key}: "
+                + " ".join(
+                    f"<span style='color:{palette_hex(str(c))}'>■</span> {html.escape(str(v.mask.names.get(c, c)))} "
+                    f"({100 * n / total:.0f}%)"
+                    for c, n in v.mask.classes[:12]
+                )
+            )
         facts += [f"<span style='color:#b00020'>⚠ {html.escape(n)}</span>" for n in v.mask_notes]
         if damaged:
-            facts.insert(0, f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
-                            "the image may be corrupt</span>")  # fmt: skip
+            facts.insert(
+                0,
+                f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
+                "the image may be corrupt</span>",
+            )
         self.facts.setText(" · ".join(facts))

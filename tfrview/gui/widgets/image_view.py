@@ -45,8 +45,14 @@ class ImageView(QWidget):
         self.mask = None  # QImage of the coloured mask (records.masks), drawn over the image
         self.mask_opacity = 0.5
         self.unlabelled = np.empty(0, dtype=np.int64)  # boxes whose label found no free slot, last paint
-        self.layers = (self._paint_image, self._paint_mask, self._paint_boxes, self._paint_keypoints, self._paint_labels,
-                       self._paint_caption)  # fmt: skip
+        self.layers = (
+            self._paint_image,
+            self._paint_mask,
+            self._paint_boxes,
+            self._paint_keypoints,
+            self._paint_labels,
+            self._paint_caption,
+        )
 
     def sizeHint(self) -> QSize:
         return QSize(480, 360)
@@ -194,8 +200,9 @@ class ImageView(QWidget):
         if self._scaled_key != key:
             w = max(1, round(self.image.width() * scale))
             h = max(1, round(self.image.height() * scale))
-            self._scaled = self.image.scaled(w, h, Qt.AspectRatioMode.IgnoreAspectRatio,
-                                             Qt.TransformationMode.SmoothTransformation)  # fmt: skip
+            self._scaled = self.image.scaled(
+                w, h, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation
+            )
             self._scaled_key = key
         return self._scaled
 

@@ -100,8 +100,13 @@ class PlotPanel(QWidget):
         self._x = np.asarray(s["x"], dtype=np.float64)
         self._records = np.asarray(s["records"], dtype=np.int64)
         self.plot.clear()
-        self.plot.plot(self._x, np.asarray(s["y"], dtype=np.float64), pen=pg.mkPen("#1f77b4", width=1.5),
-                       symbol="o" if len(self._x) <= 200 else None, symbolSize=4)  # fmt: skip
+        self.plot.plot(
+            self._x,
+            np.asarray(s["y"], dtype=np.float64),
+            pen=pg.mkPen("#1f77b4", width=1.5),
+            symbol="o" if len(self._x) <= 200 else None,
+            symbolSize=4,
+        )
         self.plot.setLabel("bottom", s["x_name"])
         self.plot.setLabel("left", s["key"])
         every = f", every {s['stride']}th shown" if s["stride"] > 1 else ""
@@ -114,8 +119,9 @@ class PlotPanel(QWidget):
         self._edges = np.asarray(h["edges"], dtype=np.float64)
         self._hist_key = h["key"]
         counts = np.asarray(h["counts"], dtype=np.float64)
-        self.plot.addItem(pg.BarGraphItem(x0=self._edges[:-1], x1=self._edges[1:], height=counts,
-                                          brush="#1f77b4", pen="w"))  # fmt: skip
+        self.plot.addItem(
+            pg.BarGraphItem(x0=self._edges[:-1], x1=self._edges[1:], height=counts, brush="#1f77b4", pen="w")
+        )
         self.plot.setLabel("bottom", h["key"])
         self.plot.setLabel("left", "values")
         click = " · click a bar to filter the table to it"
@@ -138,8 +144,10 @@ class PlotPanel(QWidget):
         units = "normalised" if h.get("normalised") else "pixels"
         self.plot.setLabel("bottom", f"box centre x ({units})")
         self.plot.setLabel("left", f"box centre y ({units})")
-        self.status.setText(f"{h['boxes']:,} box centres, brighter where more lie (log scale) · click a cell to "
-                            "filter the table to its records")  # fmt: skip
+        self.status.setText(
+            f"{h['boxes']:,} box centres, brighter where more lie (log scale) · click a cell to "
+            "filter the table to its records"
+        )
 
     def show_scatter(self, s: dict) -> None:
         """Each distinct image size, its dot growing with the number of images of that size."""
@@ -148,13 +156,21 @@ class PlotPanel(QWidget):
         self._scatter = s
         counts = np.asarray(s["count"], dtype=np.float64)
         sizes = 6 + 18 * np.sqrt(counts / counts.max())
-        self.plot.addItem(pg.ScatterPlotItem(x=np.asarray(s["width"], dtype=np.float64),
-                                             y=np.asarray(s["height"], dtype=np.float64), size=sizes,
-                                             brush=pg.mkBrush(31, 119, 180, 160), pen=pg.mkPen("w")))  # fmt: skip
+        self.plot.addItem(
+            pg.ScatterPlotItem(
+                x=np.asarray(s["width"], dtype=np.float64),
+                y=np.asarray(s["height"], dtype=np.float64),
+                size=sizes,
+                brush=pg.mkBrush(31, 119, 180, 160),
+                pen=pg.mkPen("w"),
+            )
+        )
         self.plot.setLabel("bottom", "image width (pixels)")
         self.plot.setLabel("left", "image height (pixels)")
-        self.status.setText(f"{s['images']:,} decoded images in {len(counts):,} sizes (a bigger dot: more images) "
-                            "· click a dot to filter the table to them")  # fmt: skip
+        self.status.setText(
+            f"{s['images']:,} decoded images in {len(counts):,} sizes (a bigger dot: more images) "
+            "· click a dot to filter the table to them"
+        )
 
     def show_categories(self, c: dict) -> None:
         """Named bars (classes, shards): `names`, `counts`, a title; a click filters the table to
@@ -165,7 +181,11 @@ class PlotPanel(QWidget):
         counts = np.asarray(c["counts"], dtype=np.float64)
         x = np.arange(len(counts))
         colours = c.get("colours")  # a bar each (classes, in the colours their boxes have), else one
-        fill = {"brushes": [pg.mkBrush(h) for h in colours]} if colours else {"brush": c.get("colour", "#1f77b4")}
+        fill = (
+            {"brushes": [pg.mkBrush(h) for h in colours]}
+            if colours
+            else {"brush": c.get("colour", "#1f77b4")}
+        )
         self.plot.addItem(pg.BarGraphItem(x=x, height=counts, width=0.8, pen="w", **fill))
         step = max(1, len(counts) // 30)  # names that fit under the bars
         self.plot.getAxis("bottom").setTicks([[(int(i), c["names"][i][:24]) for i in x[::step]]])
@@ -194,7 +214,11 @@ class PlotPanel(QWidget):
             return
         if self._cats is not None:
             i = round(at.x())
-            if 0 <= i < len(self._cats["names"]) and abs(at.x() - i) <= 0.4 and self._cats.get("filterable", True):
+            if (
+                0 <= i < len(self._cats["names"])
+                and abs(at.x() - i) <= 0.4
+                and self._cats.get("filterable", True)
+            ):
                 self.category_clicked.emit(self._cats["key"], i)
             return
         if not len(self._x) and self._edges is None:

@@ -186,7 +186,9 @@ class ProblemsPanel(QWidget):
         """`causes`: file name -> why it broke; shown above the problems (at most 5 files)."""
         import html  # standard library, used here only
 
-        lines = [f"<b>{html.escape(name)}</b>: {html.escape(text)}" for name, text in list(causes.items())[:5]]
+        lines = [
+            f"<b>{html.escape(name)}</b>: {html.escape(text)}" for name, text in list(causes.items())[:5]
+        ]
         if len(causes) > 5:
             lines.append(f"… and {len(causes) - 5} more files")
         self.causes.setText("<br>".join(lines))
@@ -215,8 +217,11 @@ class ProblemsPanel(QWidget):
             a = m.addAction(f"{kind}  ({n:,})")
             a.setCheckable(True)
             a.setChecked(kind not in hidden)
-            a.toggled.connect(lambda on, k=kind: self.set_hidden_kinds(
-                self.model.query.hidden_kinds - {k} if on else self.model.query.hidden_kinds | {k}))  # fmt: skip
+            a.toggled.connect(
+                lambda on, k=kind: self.set_hidden_kinds(
+                    self.model.query.hidden_kinds - {k} if on else self.model.query.hidden_kinds | {k}
+                )
+            )
 
     def set_hidden_kinds(self, hidden: frozenset[str]) -> None:
         self.model.set_query(replace(self.model.query, hidden_kinds=frozenset(hidden)))

@@ -123,7 +123,9 @@ class GalleryView(QuietListView):
 
     def row_height(self) -> int:
         grid = self.gridSize()
-        return grid.height() if grid.isValid() and grid.height() > 0 else self.sizeHintForRow(0) + self.spacing()
+        return (
+            grid.height() if grid.isValid() and grid.height() > 0 else self.sizeHintForRow(0) + self.spacing()
+        )
 
     def wheelEvent(self, event) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ControlModifier or event.angleDelta().y() == 0:

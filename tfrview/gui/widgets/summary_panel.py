@@ -29,7 +29,11 @@ def bar_at(y: float, top: float, font_height: float, bars: int) -> int | None:
 
 
 def render_bars(
-    p: QPainter, rect: QRectF, title: str, counts: list[tuple[str, int]], max_bars: int = 30,
+    p: QPainter,
+    rect: QRectF,
+    title: str,
+    counts: list[tuple[str, int]],
+    max_bars: int = 30,
     colour_keys: dict[str, str] | None = None,
 ) -> None:
     """A horizontal bar per label, longest first, in the class colours the image view uses (a
@@ -60,8 +64,10 @@ def render_bars(
             fm.elidedText(str(k), Qt.TextElideMode.ElideRight, label_w - 8),
         )
         w = bar_w * c / top
-        p.fillRect(QRectF(rect.left() + label_w, y + 1, max(w, 1), line - 6),
-                   class_color((colour_keys or {}).get(str(k), str(k))))  # fmt: skip
+        p.fillRect(
+            QRectF(rect.left() + label_w, y + 1, max(w, 1), line - 6),
+            class_color((colour_keys or {}).get(str(k), str(k))),
+        )
         p.drawText(
             QRectF(rect.left() + label_w + w + 4, y, count_w, line - 4),
             Qt.AlignmentFlag.AlignVCenter,
@@ -92,7 +98,9 @@ class BarChart(QWidget):
         if i is not None:
             self.class_clicked.emit(str(self.counts[i][0]))
 
-    def set_data(self, title: str, counts: list[tuple[str, int]], colour_keys: dict[str, str] | None = None) -> None:
+    def set_data(
+        self, title: str, counts: list[tuple[str, int]], colour_keys: dict[str, str] | None = None
+    ) -> None:
         self.title, self.counts, self.colour_keys = title, counts, colour_keys or {}
         self.updateGeometry()
         self.update()
@@ -103,8 +111,13 @@ class BarChart(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(250, 250, 250))
-        render_bars(p, QRectF(self.rect()).adjusted(8, 6, -8, -6), self.title, self.counts,
-                    colour_keys=self.colour_keys)  # fmt: skip
+        render_bars(
+            p,
+            QRectF(self.rect()).adjusted(8, 6, -8, -6),
+            self.title,
+            self.counts,
+            colour_keys=self.colour_keys,
+        )
         p.end()
 
 
@@ -149,11 +162,16 @@ class SummaryPanel(QWidget):
             types = "/".join(TYPE_SHORT.get(t, t) for t in k["types"])
             lo, hi = k["values_per_record"]
             cells = [
-                key, types, f"{100 * k['presence']:.0f}%", f"{lo}" if lo == hi else f"{lo}–{hi}",
-                _num(k["min"]) if "min" in k else "", _num(k["max"]) if "max" in k else "",
-                _num(k["mean"]) if "mean" in k else "", str(k["nan"]) if k["nan"] else "",
+                key,
+                types,
+                f"{100 * k['presence']:.0f}%",
+                f"{lo}" if lo == hi else f"{lo}–{hi}",
+                _num(k["min"]) if "min" in k else "",
+                _num(k["max"]) if "max" in k else "",
+                _num(k["mean"]) if "mean" in k else "",
+                str(k["nan"]) if k["nan"] else "",
                 ", ".join(f"{v} ×{c:,}" for v, c in k["top"]),
-            ]  # fmt: skip
+            ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c in (2, 3, 4, 5, 6, 7):
@@ -164,8 +182,11 @@ class SummaryPanel(QWidget):
                     item.setForeground(QColor(176, 0, 32))
                 item.setToolTip(text)
                 self.table.setItem(r, c, item)
-        self.chart.set_data(s["classes"]["title"], [(str(k), int(v)) for k, v in s["classes"]["counts"]],
-                            s["classes"].get("colour_keys"))  # fmt: skip
+        self.chart.set_data(
+            s["classes"]["title"],
+            [(str(k), int(v)) for k, v in s["classes"]["counts"]],
+            s["classes"].get("colour_keys"),
+        )
 
     def show_progress(self, text: str) -> None:
         self.status.setText(text)

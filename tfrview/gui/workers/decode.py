@@ -65,7 +65,11 @@ THUMB = 48
 FRAME_THUMB = 96
 
 
-_last_strip: tuple = (None, None, ())  # (record key, label map, filmstrip): another frame of the record reuses it
+_last_strip: tuple = (
+    None,
+    None,
+    (),
+)  # (record key, label map, filmstrip): another frame of the record reuses it
 
 
 def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
@@ -114,7 +118,6 @@ def _thumbnails(feats, refs) -> dict:
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
-
         cut: list[str] = []
         named = decode_with(view.payload.raw, req.schema, cut)
         if named is not None:  # a list the schema's decode cut is a limit row, as an Example's is
@@ -126,7 +129,6 @@ def build_view(req: DecodeRequest, read=None) -> RecordView:
 def _build_view(req: DecodeRequest, read=None) -> RecordView:
     data = req.data
     if data is None:
-
         try:
             data = read(req.number)
         except (TfrviewError, IndexError) as exc:
@@ -145,7 +147,6 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
 
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
-
         feats = frame_features(p, refs[i].index)
 
     shown_is_mask = is_mask_key(refs[i].key, feats)
@@ -162,8 +163,20 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         ov = replace(ov, notes=(*ov.notes, "boxes drawn on the EXIF-rotated image"))
     if ov.limit is not None:  # boxes past MAX_BOXES_DRAWN: a limit row in the tree, as a list cut is
         p = replace(p, limits=(*p.limits, f"boxes: {ov.limit}"))
-    return RecordView(req.number, p, refs, i, img, None, ov, thumbnails=thumbs, preview=_preview(img, req.fit),
-                      mask=mask, frames=strip, mask_notes=mask_notes)  # fmt: skip
+    return RecordView(
+        req.number,
+        p,
+        refs,
+        i,
+        img,
+        None,
+        ov,
+        thumbnails=thumbs,
+        preview=_preview(img, req.fit),
+        mask=mask,
+        frames=strip,
+        mask_notes=mask_notes,
+    )
 
 
 def _preview(img: DecodedImage, fit: tuple[int, int] | None) -> tuple | None:

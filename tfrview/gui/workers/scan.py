@@ -75,7 +75,9 @@ class ScanWorker(Worker):
 
     problem_found = Signal(int, object)  # file number, Problem
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
-    child_failed = Signal(int, object)  # file number, messages.Failed: its scan process failed (done here instead)
+    child_failed = Signal(
+        int, object
+    )  # file number, messages.Failed: its scan process failed (done here instead)
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -112,7 +114,9 @@ class ScanWorker(Worker):
     def work(self) -> None:
         ahead = self._reader_ahead()
         try:
-            framed = self._phase("index", self._index_child, self._index_here, lambda f: f.source.file_size, ahead)
+            framed = self._phase(
+                "index", self._index_child, self._index_here, lambda f: f.source.file_size, ahead
+            )
         finally:
             if ahead is not None:
                 ahead.shutdown(wait=False, cancel_futures=True)
@@ -225,15 +229,23 @@ class ScanWorker(Worker):
         got = self._stored_by_file
         if fi not in got:
             files = self.dataset.files
-            batch = [k for k in range(fi, min(fi + STORE_BATCH, len(files)))
-                     if files[k].source is not None and _maybe_plain(files[k].source)
-                     and not files[k].index.count and k not in got]  # fmt: skip
+            batch = [
+                k
+                for k in range(fi, min(fi + STORE_BATCH, len(files)))
+                if files[k].source is not None
+                and _maybe_plain(files[k].source)
+                and not files[k].index.count
+                and k not in got
+            ]
             paths = [str(files[k].path) for k in batch]
             first_part = {}
             for t in plan(paths, True, self.label_map_json):
                 first_part.setdefault(t.file_no, t)
-            both = load_many([first_part[i] for i in range(len(batch))]  # one query, one identity a file
-                             + [ShardTask(p, k) for p, k in zip(paths, batch, strict=True)], index_only=True)  # fmt: skip
+            both = load_many(
+                [first_part[i] for i in range(len(batch))]  # one query, one identity a file
+                + [ShardTask(p, k) for p, k in zip(paths, batch, strict=True)],
+                index_only=True,
+            )
             deep, scan = both[: len(batch)], both[len(batch) :]
             got.clear()  # files before this batch are done with
             for k, a, b in zip(batch, deep, scan, strict=True):
@@ -254,8 +266,11 @@ class ScanWorker(Worker):
             if not getattr(f.source, "sniffed", True):  # this very file (the store's identity): plain
                 f.source.assume_plain()
             problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
-            f.index.apply(IndexChunk(0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True,
-                                     r.scanned))  # fmt: skip
+            f.index.apply(
+                IndexChunk(
+                    0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True, r.scanned
+                )
+            )
             self._report(fi, problems)
             self.stored_files += 1
             self.stored_at = r.analysed_at if self.stored_at is None else min(self.stored_at, r.analysed_at)
@@ -374,8 +389,12 @@ class ScanWorker(Worker):
         (never silence: a failing child is a bug or a broken install worth knowing of)."""
         if self.cancelled:
             return  # we killed it
-        log.warning("the scan process for %s failed (%s: %s); framed in the window's process instead",
-                    self.dataset.files[fi].path, failed.kind, failed.message)  # fmt: skip
+        log.warning(
+            "the scan process for %s failed (%s: %s); framed in the window's process instead",
+            self.dataset.files[fi].path,
+            failed.kind,
+            failed.message,
+        )
         self.child_failed.emit(fi, failed)
 
     def _emit(self, phase: str, done: int, total: int) -> None:

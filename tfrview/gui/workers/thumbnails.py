@@ -55,8 +55,9 @@ class ThumbnailPool(Worker):
 
         while (n := self._queue.take()) is not None:
             try:
-                thumb = make_thumbnail(self.dataset.read(n), self.size, self.label_map, cell=self.cell,
-                                       specs=self.specs)  # fmt: skip
+                thumb = make_thumbnail(
+                    self.dataset.read(n), self.size, self.label_map, cell=self.cell, specs=self.specs
+                )
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
             except Exception as exc:  # a bug must not kill the pool: said, and logged
