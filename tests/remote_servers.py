@@ -200,9 +200,8 @@ def _serve(root: str, port: int, latency: float) -> None:
     os.chdir(root)
     _Handler.latency = latency
     ThreadingHTTPServer.daemon_threads = True
-    ThreadingHTTPServer.request_queue_size = (
-        256  # the default 5 drops concurrent connects: a 1 s SYN retry each
-    )
+    # the default 5 drops concurrent connects: a 1 s SYN retry each
+    ThreadingHTTPServer.request_queue_size = 256
     ThreadingHTTPServer(("127.0.0.1", port), _Handler).serve_forever()
 
 
@@ -406,9 +405,8 @@ class HostileHTTPServer(_Threaded):
                 server._get(self, server.gets)
 
         class Server(ThreadingHTTPServer):
-            request_queue_size = (
-                128  # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
-            )
+            # the default 5 drops concurrent connects (many in flight): 1 s SYN retries
+            request_queue_size = 128
 
             def handle_error(self, request, client_address) -> None:
                 pass  # a client that hangs up mid-body (as tfrview does on purpose) is no news

@@ -466,9 +466,8 @@ def cmd_info(args) -> int:
     of = group_of(groups, len(paths))
     every = args.verbose or len(paths) <= FILES_LISTED
     tasks = plan(paths, args.all, None, notices=True)
-    results = join_parts(
-        _run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask)
-    )  # one per file, in order
+    # one per file, in order
+    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
     summaries: dict[int, tuple[dict, object, list]] = {}
     printed: set[int] = set()  # files whose block is printed
     picks = _sample_picks([r for r in results if r.error is None and r.deep is None], args.sample)
@@ -1337,10 +1336,11 @@ def main(argv: list[str] | None = None) -> int:
     from tfrview.core.logs import configure_cli
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    # before the command (after it, -v is the command's)
     verbose = bool(argv) and argv[0] in (
         "-v",
         "--verbose",
-    )  # before the command (after it, -v is the command's)
+    )
     if verbose:
         argv = argv[1:]
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
@@ -1350,9 +1350,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv or not verbose:
             return open_window(argv, verbose)
     configure_cli(verbose)
-    logging.getLogger("tfrview.cli").debug(
-        "tfrview %s: %s", __version__, " ".join(argv)
-    )  # (as -m, __name__ is __main__)
+    # (as -m, __name__ is __main__)
+    logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))
     _prestart_parts(argv)
     args = build_parser().parse_args(argv)
     if not args.command:

@@ -108,9 +108,8 @@ def test_verify_and_info_on_a_dask_cluster_equal_the_local_pool(shards, cluster,
 @pytest.mark.slow  # make test-slow; kept out of make test's five minutes
 def test_a_worker_lost_mid_run_changes_nothing(cluster, tmp_path):
     address, workers = cluster
-    slow = (
-        tmp_path / "slow"
-    )  # shards that take a while each (every image decoded), so a worker is lost mid-task
+    # shards that take a while each (every image decoded), so a worker is lost mid-task
+    slow = tmp_path / "slow"
     slow.mkdir()
     payloads = payloads_of(RACCOON)
     for k in range(12):

@@ -15,10 +15,11 @@ from tests.helpers import framed, payloads_of
 from tfrview.core.tfrecord.framing import encode_header, encode_record
 
 HANG = 60  # seconds: a command still running then has hung (each answers in about one)
+# with repair and export --parquet: what reaches the search
 COMMANDS = (
     ["info"],
     ["verify", "--checks", "--json"],
-)  # with repair and export --parquet: what reaches the search
+)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

@@ -135,9 +135,8 @@ def test_repair_puts_back_the_cr_bytes_dos2unix_dropped(tmp_path):
     rep = _run_json("repair", str(src), "-o", str(out), "--json")
     assert "CR bytes put back" in rep["file_fix"]
     left_out = [d["record"] for d in rep["dropped"]]
-    assert (
-        left_out == [11] and "cannot single one out" in rep["dropped"][0]["why"]
-    )  # 4 CR LF in a 160 KB JPEG
+    # 4 CR LF in a 160 KB JPEG
+    assert left_out == [11] and "cannot single one out" in rep["dropped"][0]["why"]
     assert all("CR byte" in r["how"] and "proven by both CRCs" in r["how"] for r in rep["repaired"])
     assert len(rep["repaired"]) == sum(p.count(b"\r\n") > 0 for p in pls[:11])
     assert payloads_of(out) == pls[:11]  # byte-exact originals

@@ -111,9 +111,8 @@ def test_results_are_remembered_until_the_file_changes(tmp_path):
     assert not changed.from_cache and changed.damaged == 1
     from tfrview.core.analysis.cache import analysis_dir, clear, load
 
-    assert not list(tmp_path.glob("*.parquet")) and not list(
-        tmp_path.glob(".partial*")
-    )  # never beside the data
+    # never beside the data
+    assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".partial*"))
     n, size = clear()
     assert (
         n >= 1 and size > 0 and load(task) is None and not [p for p in analysis_dir().iterdir() if p.is_dir()]
@@ -141,9 +140,8 @@ def test_fact_table_columns(demo):
     assert {"n", "file", "record", "offset", "size", "crc", "kind", "image_width", "boxes"} <= set(
         t.column_names
     )
-    assert (
-        "image/encoded" in t.column_names and t.column("image/encoded").null_count == t.num_rows
-    )  # no images
+    # no images
+    assert "image/encoded" in t.column_names and t.column("image/encoded").null_count == t.num_rows
     assert "image/object/class/text#len" in t.column_names
     assert t.column("image_width").to_pylist()[0] == 320
     assert t.column("crc").to_pylist().count("ok") == a.shards[0].records

@@ -154,9 +154,8 @@ def test_box_measures_come_from_the_stored_facts(tmp_path):
     cx, cy, n = box_centres(table)
     assert np.allclose(cx, [0.2, 0.7, 0.5]) and np.allclose(cy, [0.4, 0.05, 0.25]) and list(n) == [0, 0, 1]
     h = heatmap(cx, cy, bins=10)
-    assert (
-        h["normalised"] and h["boxes"] == 3 and np.asarray(h["counts"])[2, 4] == 1
-    )  # x 0.2, y 0.4 (counts[x bin, y bin])
+    # x 0.2, y 0.4 (counts[x bin, y bin])
+    assert h["normalised"] and h["boxes"] == 3 and np.asarray(h["counts"])[2, 4] == 1
     assert select(table, "box width", *n_of["box width"]).tolist() == [0]  # record 0's second box
     assert select(table, "box width", [0.5], [1.0], closed=True).tolist() == [1]  # the last bar includes 1.0
     assert select(table, "box centres (heat map)", *n_of["box centres (heat map)"]).tolist() == [0]

@@ -63,9 +63,8 @@ def test_appended_http_error_text_is_quoted():
         f"{len(page)} B appended after the last record (text starting 'HTTP/1.1 503 Service "
         "Unavailable': an HTTP header or an error page saved with the data?)"
     )
-    long_page = (
-        page + b"<p>Internal error, please retry later.</p>\n" * 60
-    )  # framed as unreadable bytes, or not
+    # framed as unreadable bytes, or not
+    long_page = page + b"<p>Internal error, please retry later.</p>\n" * 60
     assert all("text starting 'HTTP/1.1 503" in c for _, _, c in _causes(data + long_page))
     (binary,) = _causes(data + bytes(range(256)) * 2)
     assert (

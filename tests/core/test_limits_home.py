@@ -205,9 +205,8 @@ def test_no_literal_timeout_or_cache_size_outside_limits() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call):
                 for k in node.keywords:
-                    once = (
-                        k.arg == "maxsize" and isinstance(k.value, ast.Constant) and k.value.value == 1
-                    )  # one answer
+                    # one answer
+                    once = k.arg == "maxsize" and isinstance(k.value, ast.Constant) and k.value.value == 1
                     if (
                         k.arg in ("timeout", "maxsize")
                         and _is_number(k.value)

@@ -48,9 +48,8 @@ payloads = st.one_of(
     st.builds(lambda n, b: bytes([b]) * n, st.integers(0, 300), st.integers(0, 255)),
     st.builds(lambda b: b"\x1f\x8b\x08" + b, st.binary(max_size=64)),  # looks like a GZIP member
     st.builds(lambda b: gzip.compress(b, mtime=0), st.binary(max_size=200)),  # is one
-    st.builds(
-        lambda ps: b"".join(frame(p) for p in ps), st.lists(st.binary(max_size=40), max_size=4)
-    ),  # framing inside
+    # framing inside
+    st.builds(lambda ps: b"".join(frame(p) for p in ps), st.lists(st.binary(max_size=40), max_size=4)),
     st.builds(lambda n: header(n), st.integers(0, 1 << 20)),  # a bare header as a payload
 )
 
@@ -201,9 +200,8 @@ def compressed_streams(draw) -> Stream:
     several GZIP members, with records from a few bytes to a few MB (larger than the inflate
     window): big enough that reads start at inflate checkpoints where zlib holds input it has not
     inflated yet (the wrong bytes of issue 26.1)."""
-    kind = draw(
-        st.sampled_from(["text", "mixed", "text", "random", "zeros"])
-    )  # text-like most: ratios over 4:1
+    # text-like most: ratios over 4:1
+    kind = draw(st.sampled_from(["text", "mixed", "text", "random", "zeros"]))
     big = draw(st.booleans())
     sizes = draw(
         st.lists(

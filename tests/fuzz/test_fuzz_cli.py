@@ -53,9 +53,8 @@ def check_run(args: list[str], baseline: float, inputs: list[Path] = (), timeout
     before = {p: _digest(p) for p in inputs}
     code, out, err, rss, seconds = H.run_cli(args, timeout=timeout)
     what = " ".join(repr(a) for a in args)
-    assert "internal error" not in err, (
-        f"internal error of the CLI: {what}: {err[-600:]}"
-    )  # (bench/fuzz.py counts these)
+    # (bench/fuzz.py counts these)
+    assert "internal error" not in err, f"internal error of the CLI: {what}: {err[-600:]}"
     assert code in (0, 1, 2), f"{what}: exit {code} ({err[-300:]})"
     assert "Traceback" not in err, f"{what}: {err[-600:]}"
     for line in err.splitlines():
@@ -148,9 +147,8 @@ def test_hostile_output_paths(tmp_path, baseline_mb):
     os.symlink(loop.name, loop)
     code, _, err = check_run(["salvage", str(good), "-o", str(loop)], baseline_mb, [good])
     assert code == 2 and "exists" in err  # a symlink loop is a name that exists: never written through
-    long = tmp_path / (
-        "n" * 246 + ".tfrecord"
-    )  # 255 bytes, the most a name may have: its temporary name must fit too
+    # 255 bytes, the most a name may have: its temporary name must fit too
+    long = tmp_path / ("n" * 246 + ".tfrecord")
     code, out, err = check_run(["salvage", str(good), "-o", str(long)], baseline_mb, [good])
     assert code == 0 and long.is_file(), err
     code, _, err = check_run(["salvage", str(good), "-o", str(tmp_path / "no-such-dir" / "x")], baseline_mb)

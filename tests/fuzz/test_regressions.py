@@ -299,9 +299,8 @@ def test_pillow_warnings_never_reach_stderr(tmp_path, baseline_mb):
     buf = io.BytesIO()
     exif = Image.Exif()
     exif[0x0112] = 6
-    Image.new("RGB", (40, 30), "red").save(
-        buf, "JPEG", exif=exif.tobytes()[:-6] + b"\xff" * 6
-    )  # corrupt EXIF
+    # corrupt EXIF
+    Image.new("RGB", (40, 30), "red").save(buf, "JPEG", exif=exif.tobytes()[:-6] + b"\xff" * 6)
     path = H.payload_file(tmp_path / "exif.tfrecord", [H.image_example(buf.getvalue(), b"jpeg")])
     code, out, err = check_run(["verify", "--checks", str(path)], baseline_mb, [path])
     assert "Warning" not in err and "PIL" not in err

@@ -49,9 +49,8 @@ def test_the_mask_is_drawn_over_the_image_with_an_opacity_slider_and_a_legend(qt
     assert panel.view.mask_opacity == 0.8
     from tfrview.core.records.palette import palette_rgb
 
-    assert panel.view.mask.pixel(10, 10) & 0xFFFFFF == int(
-        "{:02x}{:02x}{:02x}".format(*palette_rgb("3")), 16
-    )  # class 3's colour
+    # class 3's colour
+    assert panel.view.mask.pixel(10, 10) & 0xFFFFFF == int("{:02x}{:02x}{:02x}".format(*palette_rgb("3")), 16)
     assert panel.view.mask.pixel(40, 40) >> 24 == 0  # background: transparent
     panel.image_chosen.emit(1)  # showing the mask image itself: no mask drawn over it
     qtbot.waitUntil(lambda: panel.current is not None and panel.current.image_index == 1, timeout=10000)

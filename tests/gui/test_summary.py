@@ -64,9 +64,8 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
 
     qtbot.waitUntil(niced_or_gone, timeout=10000)  # it lowers its priority first thing after start-up
     wait_checks(qtbot, w)
-    assert (
-        d.summary is not None and not d.summary_partial and d.summary["records"] == 38
-    )  # every intact record
+    # every intact record
+    assert d.summary is not None and not d.summary_partial and d.summary["records"] == 38
 
 
 def test_reopening_an_analysed_dataset_uses_the_stored_analysis(qtbot, open_window, tmp_path):

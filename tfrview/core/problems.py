@@ -59,9 +59,8 @@ class ProblemKind(enum.StrEnum):
     IMAGE_SIZE_MISMATCH = "image_size_mismatch"
     IMAGE_EXIF_ROTATION = "image_exif_rotation"
     DUPLICATE_IMAGE = "duplicate_image"
-    MASK_SIZE_MISMATCH = (
-        "mask_size_mismatch"  # a segmentation or instance mask of another size than the image
-    )
+    # a segmentation or instance mask of another size than the image
+    MASK_SIZE_MISMATCH = "mask_size_mismatch"
     MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
     MASK_COUNT_MISMATCH = "mask_count_mismatch"  # instance masks and boxes differ in number
     MASK_EMPTY = "mask_empty"  # an instance mask with no pixel set
@@ -78,9 +77,8 @@ class ProblemKind(enum.StrEnum):
     NAN_OR_INF = "nan_or_inf"
     MISSING_FEATURE = "missing_feature"
     FEATURE_TYPE_MISMATCH = "feature_type_mismatch"
-    LIMIT_EXCEEDED = (
-        "limit_exceeded"  # a resource limit (tfrview.core.limits) kept part of a record unchecked
-    )
+    # a resource limit (tfrview.core.limits) kept part of a record unchecked
+    LIMIT_EXCEEDED = "limit_exceeded"
 
     @property
     def severity(self) -> Severity:
@@ -141,9 +139,8 @@ class Problem:
     message: str
     cause: str = ""  # why, where the bytes show it (tfrecord.forensics); "" when they do not
     feature: str = ""  # the feature key a finding is about: repeats group by kind and feature
-    detail: str = (
-        ""  # what varies from record to record (quoted data bytes, a class text), apart from the message
-    )
+    # what varies from record to record (quoted data bytes, a class text), apart from the message
+    detail: str = ""
 
     def __post_init__(self) -> None:
         for name in (

@@ -816,9 +816,8 @@ class MainWindow(QMainWindow):
             return
         status = self.model.status_of(view.number)
         fi, k = self.model.locate(view.number)
-        own = (
-            self.model.problems_at(fi, k) if status != RecordStatus.OK else []
-        )  # an unverified record cut in its CRC says so
+        # an unverified record cut in its CRC says so
+        own = self.model.problems_at(fi, k) if status != RecordStatus.OK else []
         note = "\n".join(problem_line(p) for p in own)
         if self._tree_for != (view.number, view.payload.raw, note, view.named_type):
             if view.named is not None:

@@ -37,15 +37,13 @@ log = logging.getLogger(__name__)
 class DatasetSession(QObject):
     index_progressed = Signal(object)  # IndexProgress
     problem_found = Signal(int, object)  # file number, Problem (framing, CRC and QA alike)
-    file_reframed = Signal(
-        int, object
-    )  # file number, its RecordIndex as every command frames it (swap it in)
+    # file number, its RecordIndex as every command frames it (swap it in)
+    file_reframed = Signal(int, object)
     cause_found = Signal(int, str, int, str)  # file number, problem kind, its offset: why it happened
     file_cause_found = Signal(int, str)  # file number, why the whole file broke (a line-ending conversion)
     file_failed = Signal(int, str)  # file number, why it could not be opened or read
-    child_failed = Signal(
-        int, object
-    )  # file number, messages.Failed: a scan process failed (framed here instead)
+    # file number, messages.Failed: a scan process failed (framed here instead)
+    child_failed = Signal(int, object)
     sample_ready = Signal(object)  # SampleFacts: a sample of records, once every file is framed
     scan_ended = Signal(object)  # the last IndexProgress (done, cancelled or error)
     analysis_started = Signal()  # QA findings of an earlier run are void
@@ -61,9 +59,8 @@ class DatasetSession(QObject):
         self.label_map: dict[int, str] | None = None
         self.label_map_path: Path | None = None
         self.label_map_auto = False  # found beside the data (dropped if it does not fit it)
-        self.label_map_files: list[int] | None = (
-            None  # the files a map found beside the data is for (None: all)
-        )
+        # the files a map found beside the data is for (None: all)
+        self.label_map_files: list[int] | None = None
         self.label_map_note = ""  # why a label map found beside the data is not used ("" if none was dropped)
         self.index_progress: IndexProgress | None = None
         self.sample: SampleFacts | None = None

@@ -332,9 +332,8 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         meta["digest_keys"] = keys
         arrays["digest_record"] = np.array([n for n, _, _ in deep.digests], np.int64)
         arrays["digest_key"] = np.array([slot[k] for _, k, _ in deep.digests], np.int32)
-        arrays["digest_hash"] = np.frombuffer(
-            b"".join(h for _, _, h in deep.digests), np.uint8
-        )  # 16 bytes each
+        # 16 bytes each
+        arrays["digest_hash"] = np.frombuffer(b"".join(h for _, _, h in deep.digests), np.uint8)
         facts = _table_bytes(deep.facts)
     layout, pieces, at = [], [], 0
     for name, a in arrays.items():

@@ -107,9 +107,8 @@ def check_boxes(r: RecordReading, size: tuple[int, int] | None) -> list[Finding]
     eps = 1e-6 if normalized else 0.5
     # every box checked by array operations: a record of a million boxes costs arrays, not objects
     with np.errstate(invalid="ignore", over="ignore"):
-        finite = (
-            np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)
-        )  # NaN or inf: said once, as nan_or_inf
+        # NaN or inf: said once, as nan_or_inf
+        finite = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(y0) & np.isfinite(y1)
         low = np.minimum(np.minimum(x0, x1), np.minimum(y0, y1)) < -eps
         outside = np.flatnonzero(
             finite & (low | (np.maximum(x0, x1) > limit_w + eps) | (np.maximum(y0, y1) > limit_h + eps))
@@ -320,9 +319,8 @@ class ImageKeys:
 
     images: Counter = field(default_factory=Counter)  # key -> records whose value is an image
     seen: Counter = field(default_factory=Counter)  # key -> records holding one bytes value
-    odd: dict[str, list[tuple[int, str, str]]] = field(
-        default_factory=dict
-    )  # key -> (record, what it holds, detail)
+    # key -> (record, what it holds, detail)
+    odd: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
 
     def add(self, n: int, features: dict[str, Feature]) -> None:
         slots = None

@@ -138,16 +138,13 @@ class DatasetSummary:
     lists: dict[str, KeyStats] = field(default_factory=dict)  # SequenceExample feature lists: presence, steps
     box_classes: Counter = field(default_factory=Counter)
     record_labels: Counter = field(default_factory=Counter)
-    class_keys: dict = field(
-        default_factory=dict
-    )  # box class name -> the key its boxes are coloured by (their id)
+    # box class name -> the key its boxes are coloured by (their id)
+    class_keys: dict = field(default_factory=dict)
     other_keys: int = 0  # features (and feature lists) of keys past TRACKED_KEYS: counted, no statistics
-    class_text_key: str | None = (
-        None  # the key the boxes' class names come from (the first file's, first record's)
-    )
-    class_id_key: str | None = (
-        None  # the key of the boxes' class ids: a bar of the classes chart filters by it
-    )
+    # the key the boxes' class names come from (the first file's, first record's)
+    class_text_key: str | None = None
+    # the key of the boxes' class ids: a bar of the classes chart filters by it
+    class_id_key: str | None = None
     # the box keys the readings found (the first record with boxes): what the data holds, so the Plot
     # panel offers box plots for every convention the reading knows (OD API, COCO, TFDS, pixel corners)
     box_keys: list[str] | None = None

@@ -39,9 +39,8 @@ class DatasetAnalysis:
     schema: Schema = field(default_factory=Schema)
     summary: DatasetSummary = field(default_factory=DatasetSummary)
     image_keys: ImageKeys = field(default_factory=ImageKeys)
-    dataset_problems: dict[int, list[Problem]] = field(
-        default_factory=dict
-    )  # file -> problems found by merging
+    # file -> problems found by merging
+    dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)
     groups: list[DatasetGroup] = field(default_factory=list)  # the datasets the files hold, each judged alone
 
     def problems(self, file_no: int) -> list[Problem]:

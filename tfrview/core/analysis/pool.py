@@ -164,9 +164,8 @@ def _run_tasks(
         for t in some:
             hit = next(found) if t.read_cache else None
             if hit is None:
-                left.append(
-                    replace(t, read_cache=False) if t.read_cache else t
-                )  # the worker only reads the file
+                # the worker only reads the file
+                left.append(replace(t, read_cache=False) if t.read_cache else t)
             else:
                 yield hit
         if cancelled():

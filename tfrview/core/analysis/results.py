@@ -43,14 +43,12 @@ class DeepResult:
     summary: object  # datasummary.DatasetSummary
     _facts: object  # pyarrow.Table, one row per framed record; or a function that reads it (`facts`)
     signatures: list  # distinct checks.Signature of this file
-    signature_of: (
-        np.ndarray
-    )  # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
+    # int32 per record of the part (lo..hi): index into `signatures`, -1 when not judged
+    signature_of: np.ndarray
     digests: list[tuple[int, str, bytes]]  # (record, key, image hash), in record order
     class_zero: list[tuple[int, str]]  # (record, class-id key) of records whose class ids hold 0
-    class_ids: set[int] = field(
-        default_factory=set
-    )  # the class ids the file uses (CLASS_IDS_TRACKED at most)
+    # the class ids the file uses (CLASS_IDS_TRACKED at most)
+    class_ids: set[int] = field(default_factory=set)
     image_keys: object = None  # checks.ImageKeys: keys that hold images by the data, not by name
 
     @property

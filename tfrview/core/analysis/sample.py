@@ -22,9 +22,8 @@ class SampleFacts:
 
     kinds: dict[str, int]
     class_ids: frozenset[int]
-    keys: frozenset[str] = (
-        frozenset()
-    )  # feature keys of the sampled records (the filter checks keys with them)
+    # feature keys of the sampled records (the filter checks keys with them)
+    keys: frozenset[str] = frozenset()
 
 
 def sample_facts(

@@ -42,9 +42,8 @@ class Repair:
 class RepairResult:
     written: int = 0
     repaired: list[Repair] = field(default_factory=list)
-    dropped: list[tuple[int | None, str]] = field(
-        default_factory=list
-    )  # (record, why it could not be proven)
+    # (record, why it could not be proven)
+    dropped: list[tuple[int | None, str]] = field(default_factory=list)
     reheadered: int = 0
     damaged_regions: int = 0
     file_fix: str = ""  # what was undone in the whole file first (a line-ending conversion)

@@ -44,9 +44,8 @@ class DecodedImage:
     pixels: np.ndarray
     source_size: tuple[int, int]  # (width, height) as stored, before EXIF orientation
     notes: tuple[str, ...] = ()  # e.g. "EXIF orientation 6 applied", "16-bit scaled to 8-bit"
-    full_size: tuple[int, int] | None = (
-        None  # (width, height) shown at full size: after EXIF, before any thumbnail
-    )
+    # (width, height) shown at full size: after EXIF, before any thumbnail
+    full_size: tuple[int, int] | None = None
 
     @property
     def scale(self) -> float:

@@ -133,9 +133,8 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
     tried = spent = skipped = 0
     for c, size in cands:
         if tried >= LABEL_MAP_CANDIDATES or spent + size > LABEL_MAP_CANDIDATE_BYTES:
-            skipped += (
-                1  # too many tried, or this one would pass the bytes limit: a smaller one may still fit
-            )
+            # too many tried, or this one would pass the bytes limit: a smaller one may still fit
+            skipped += 1
             continue
         tried += 1
         spent += size

@@ -197,6 +197,7 @@ _NORMALIZED_TWIN = {
     BoxConvention.COCO_XYWH: BoxConvention.TFDS_YXYX,
 }  # what a pixel convention's keys are detected as when every value lies in [0, 1]
 _CORNERS = ("xmin", "ymin", "xmax", "ymax")
+# the record-level label: the first found wins
 LABEL_KEYS = (
     "label",
     "labels",
@@ -213,7 +214,7 @@ LABEL_KEYS = (
     "digit",
     "species",
     "target",
-)  # the record-level label: the first found wins
+)
 KEYPOINT_KEYS = ("image/object/keypoint/x", "image/object/keypoint/y", "image/object/keypoint/visibility")
 _KEYPOINT_KEYS = KEYPOINT_KEYS
 OBJECT_PREFIXES = ("image/object/", "objects/")  # the prefixes of per-object lists: OD API, TFDS

@@ -18,12 +18,13 @@ from tfrview.core.tfrecord.source import Source
 from tfrview.core.units import human_bytes
 
 LINE_ENDINGS = "line-ending conversion"
+# where copies stop
 _ROUND = (
     (1 << 30, "1 GiB"),
     (1 << 20, "1 MiB"),
     (64 << 10, "64 KiB"),
     (4 << 10, "4 KiB"),
-)  # where copies stop
+)
 
 
 def _all_zero(b: bytes) -> bool:

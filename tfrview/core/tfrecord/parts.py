@@ -246,9 +246,8 @@ def _all_whole(
     a, z = int(starts[0]), int(ends[-1])
     y = raw[a:z].copy()
     rot = _u32_at(raw, ends - 4) - np.uint32(MASK_DELTA)
-    crc = (rot >> np.uint32(17)) | (
-        rot << np.uint32(15)
-    )  # unmasked: crc32c of the data, if the footer is right
+    # unmasked: crc32c of the data, if the footer is right
+    crc = (rot >> np.uint32(17)) | (rot << np.uint32(15))
     share = np.array([_length_share(int(m)) for m in uniq], dtype=np.uint32)[inverse]
     want = crc ^ share  # r(header || data), if the footer is right
     f = ends - 4 - a

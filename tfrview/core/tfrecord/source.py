@@ -879,6 +879,7 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
     """Sources for many remote objects (or the NetworkError each failed with): sizes from their
     listing, first bytes in one batched request per back-end (none for objects opened before and
     unchanged since)."""
+    # start-up: kept off the CLI's path
     from tfrview.core.tfrecord.remote import (
         NetworkError,
         RemoteInfo,
@@ -888,7 +889,7 @@ def open_remote_many(paths: list[RemotePath]) -> dict[RemotePath, object]:
         known_compression,
         remember_compression,
         url_scheme,
-    )  # start-up: kept off the CLI's path
+    )
 
     out: dict[RemotePath, object] = {}
     infos = []

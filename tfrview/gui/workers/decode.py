@@ -65,11 +65,12 @@ THUMB = 48
 FRAME_THUMB = 96
 
 
+# (record key, label map, filmstrip): another frame of the record reuses it
 _last_strip: tuple = (
     None,
     None,
     (),
-)  # (record key, label map, filmstrip): another frame of the record reuses it
+)
 
 
 def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:

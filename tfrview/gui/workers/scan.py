@@ -75,9 +75,8 @@ class ScanWorker(Worker):
 
     problem_found = Signal(int, object)  # file number, Problem
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
-    child_failed = Signal(
-        int, object
-    )  # file number, messages.Failed: its scan process failed (done here instead)
+    # file number, messages.Failed: its scan process failed (done here instead)
+    child_failed = Signal(int, object)
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -121,9 +120,10 @@ class ScanWorker(Worker):
             if ahead is not None:
                 ahead.shutdown(wait=False, cancel_futures=True)
         if framed:
+            # read here: on a cold file each read waits
             self.result.emit(
                 sample_facts(self.dataset, ids_of=64 if self.class_ids else 0, ids_files=self.ids_files)
-            )  # read here: on a cold file each read waits
+            )
             total = self._total("verify")
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
                 self._reframe()
