@@ -110,6 +110,9 @@ def _first_header(source: Source, lo: int, hi: int, buf: bytearray) -> int:
     size = source.file_size
     block = 4096
     while p < hi:
+        p = max(p, source.data_from(p))  # a sparse file's holes hold no header: never read
+        if p >= hi:
+            return -1
         n = min(block, hi - p, size - p - HEADER_SIZE + 1)
         if n <= 0:
             return -1
@@ -386,7 +389,9 @@ def frame_in_parts(
     from tfrview.core import childproc
 
     rs = ranges(source.file_size, jobs, started=len(childproc.started_ahead(__name__)) >= jobs - 1)
-    if len(rs) < 2:
+    if len(rs) < 2 or not _valid(source.read(0, HEADER_SIZE)):
+        # a file damaged from its first byte (zeros, another format) is the sequential framing's:
+        # it resynchronises past damage and strides over zeros; parts would each search theirs
         return None
     path = str(source.path)
     procs = [_spawn(path, lo, hi) for lo, hi in rs[1:]]

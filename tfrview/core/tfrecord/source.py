@@ -646,6 +646,16 @@ class Source:
         with self._read_lock:
             return self._read_inflated(offset, n)
 
+    def data_from(self, pos: int) -> int:
+        """The first byte at or after `pos` outside a sparse plain file's holes (SEEK_DATA), the
+        file's size when only a hole follows, `pos` itself where that cannot be told cheaply."""
+        if self.compression != Compression.NONE or not isinstance(self._data, FileBytes):
+            return pos
+        try:
+            return min(self._data.seek_data(pos), self.file_size)
+        except OSError as exc:
+            return self.file_size if exc.errno == errno.ENXIO else pos
+
     def span(self, offset: int, n: int, buf: bytearray | None = None) -> memoryview | bytes:
         """Bytes [offset, offset+n) for one pass over many records: read into `buf` (grown as
         needed and reused by the caller) for a plain file, else a fresh copy."""
