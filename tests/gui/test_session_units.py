@@ -228,13 +228,13 @@ def test_the_plot_controller_without_the_main_window(qtbot, session_of, tmp_path
 def test_a_bug_in_a_thumbnail_is_said_and_logged_with_its_traceback(qtbot, tmp_path, monkeypatch, caplog):
     """A failure that is no data error (a bug) shows as the thumbnail's error and lands in the log
     with its traceback, not only in the cell."""
-    import tfrview.core.records.thumbs as thumbs
+    import tfrview.gui.workers.thumbnails as thumbnails
     from tfrview.gui.workers.thumbnails import ThumbnailPool
 
     def broken(*_a, **_k):
         raise ZeroDivisionError("a bug in thumbnails")
 
-    monkeypatch.setattr(thumbs, "make_thumbnail", broken)  # the one way to make a bug happen on purpose
+    monkeypatch.setattr(thumbnails, "make_thumbnail", broken)  # the one way to make a bug happen on purpose
     path = tmp_path / "t.tfrecord"
     path.write_bytes(framed(payloads(3))[0])
     ds = Dataset.open([str(path)])

@@ -113,9 +113,7 @@ def test_reopening_a_split_takes_every_file_from_the_store_a_batch_at_a_time(
     again = open_window([tmp_path])
     d = Driver(qtbot, again)
     assert d.stored_files == shards
-    assert asked == [
-        shards,
-        shards,
-    ]  # one query for the deep pass's results, one for the scan's, no file alone
+    # one query for the deep pass's results and the scan's together (one identity a file), no file alone
+    assert asked == [2 * shards]
     assert again.model.total() == 4 * shards
     assert again.model.status_of(7 * 4 + 2) == "damaged" and again.model.status_of(7 * 4 + 1) == "ok"

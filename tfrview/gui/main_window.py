@@ -422,7 +422,12 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _select_first(self) -> None:
-        if self._selected is None and self.model.rowCount():
+        # never over a selection the person made in the meantime (Ctrl+A as the first rows arrive)
+        if (
+            self._selected is None
+            and self.model.rowCount()
+            and not self.table.selectionModel().hasSelection()
+        ):
             self.table.selectRow(0)
 
     @Slot(object)
