@@ -24,13 +24,14 @@ def test_the_table_summarises_custom_records_by_field_name(qtbot, open_window, t
         timeout=10000,
     )
     w.select_record(1)
-    qtbot.waitUntil(
-        lambda: w.tree.topLevelItemCount() > 0 and w.tree.topLevelItem(0).text(0) == "acme.Frame",
-        timeout=10000,
-    )
-    ts = next(
-        w.tree.topLevelItem(0).child(i)
-        for i in range(w.tree.topLevelItem(0).childCount())
-        if w.tree.topLevelItem(0).child(i).text(0) == "timestamp_micros"
-    )
+
+    def field(name: str):
+        top = w.tree.topLevelItem(0) if w.tree.topLevelItemCount() else None
+        if top is None or top.text(0) != "acme.Frame":
+            return None
+        return next((top.child(i) for i in range(top.childCount()) if top.child(i).text(0) == name), None)
+
+    # record 0 (selected first as the window opened) reads acme.Frame too: wait for record 1's tree
+    qtbot.waitUntil(lambda: field("name") is not None and field("name").text(3) == "frame 1", timeout=10000)
+    ts = field("timestamp_micros")
     assert (ts.text(1), ts.text(3)) == ("int", "8")

@@ -742,10 +742,19 @@ class MainWindow(QMainWindow):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_gallery_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            n = self.gallery_model.record_number(current.row())
-            if n != self._selected:
-                self.select_record(n)
+        if not current.isValid():
+            return
+        n = self.gallery_model.record_number(current.row())
+        if n == self._selected:
+            return
+        row = self.model.row_of(n)
+        sm = self.table.selectionModel()
+        if row is not None and sm.isRowSelected(row, QModelIndex()):
+            # inside the table's selection (Ctrl+A, then the Gallery tab, which makes its first item
+            # current): the record shown moves, the person's selection stays
+            sm.setCurrentIndex(self.model.index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+        else:
+            self.select_record(n)
 
     def data_dir(self) -> str:
         """The folder of the data: where dialogs that read about this dataset open (label maps,
