@@ -35,17 +35,16 @@ from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     OVERHEAD,
     crc32c_module,
-    masked_length_crcs,
     valid_header_positions,
 )
 from tfrview.core.tfrecord.index import (
     VERIFIED,
     IndexChunk,
     RecordIndex,
-    _bad_crcs,
     data_crc_ok,
 )
 from tfrview.core.tfrecord.source import Source
+from tfrview.core.tfrecord.window import LONG, NOT_WHOLE, frame_window, header_valid
 
 if TYPE_CHECKING:
     import subprocess
@@ -81,14 +80,6 @@ def ranges(size: int, jobs: int, started: bool = False) -> list[tuple[int, int]]
 
 
 _LEAD = 40 << 20
-
-
-def cores() -> int:
-    """The cores this process may use: how many ranges a big file is framed in."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def worth_splitting(source: Source, jobs: int) -> bool:
@@ -143,170 +134,29 @@ def frame_range(source: Source, lo: int, hi: int) -> Part:
             clean = False
             break
         span = source.span(pos, n, buf)
-        starts, nxt, why = _frame_window(span, n, hi - pos, pos + n == size)
+        starts, nxt, why = frame_window(span, n, hi - pos, pos + n == size)
         if isinstance(span, memoryview):
             span.release()
         if len(starts):
             kept.append((starts + pos).astype(np.uint64))
         pos += nxt
-        if why == _NOT_WHOLE:
+        if why == NOT_WHOLE:
             clean = False
             break
-        if why == _LONG:  # one record longer than the window: framed alone, its data CRC streamed
+        if why == LONG:  # one record longer than the window: framed alone, its data CRC streamed
             head = source.read(pos, HEADER_SIZE)
             length = int.from_bytes(head[:8], "little")
-            if pos + length + OVERHEAD > size or not _valid(head) or not data_crc_ok(source, pos, length):
+            if (
+                pos + length + OVERHEAD > size
+                or not header_valid(head)
+                or not data_crc_ok(source, pos, length)
+            ):
                 clean = False
                 break
             kept.append(np.array([pos], dtype=np.uint64))
             pos += length + OVERHEAD
     offsets = np.concatenate(kept) if kept else np.empty(0, np.uint64)
     return Part(lo, hi, start, offsets, pos, clean)
-
-
-_MORE, _LONG, _NOT_WHOLE = range(3)
-_U64 = struct.Struct("<Q")
-_zero_crcs: dict[int, int] = {}  # crc32c of n zero bytes, by n
-
-
-def _frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tuple[np.ndarray, int, int]:
-    """The whole records of one window of n bytes that start before `hi` (relative positions), where
-    framing goes on, and how: _MORE (at the next window, or at or past hi), _LONG (a record longer
-    than the window starts there), _NOT_WHOLE (a record whose header or data CRC fails starts there,
-    or the file ends inside one). `at_end`: the window ends where the file does.
-
-    The chain of records is followed by one lean Python loop (a length read a record); the header
-    CRCs are then checked by numpy, once per distinct length, and the data CRCs of all the window's
-    records by one CRC over a copy of the window (`_all_whole`), one at a time only when that fails."""
-    unpack = _U64.unpack_from
-    out: list[int] = []
-    add = out.append
-    stop = min(n - HEADER_SIZE, hi - 1)  # a whole header in the window, and a start before hi
-    p = 0
-    while p <= stop:
-        add(p)
-        p += unpack(span, p)[0] + OVERHEAD
-    starts = np.array(out, dtype=np.int64)
-    ends = np.empty_like(starts)
-    ends[:-1] = starts[1:]
-    if len(ends):
-        ends[-1] = min(p, 1 << 62)
-    why = _MORE
-    if p > n:  # the last record does not fit in the window
-        p = int(starts[-1])
-        starts, ends = starts[:-1], ends[:-1]
-        why = _NOT_WHOLE if at_end else _LONG if p == 0 else _MORE
-    elif p < hi and p != n:  # fewer than a header's bytes left before the window's end
-        why = _NOT_WHOLE if at_end else _MORE
-    if not len(starts):
-        return starts, p, why
-    raw = np.frombuffer(span, dtype=np.uint8, count=n)
-    lengths = ends - starts - OVERHEAD
-    uniq, inverse = np.unique(lengths, return_inverse=True)
-    ok = (
-        _u32_at(raw, starts + 8)
-        == masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
-    )
-    if not ok.all():  # framing stops at the first header that fails
-        j = int(np.argmin(ok))
-        p, why = int(starts[j]), _NOT_WHOLE
-        starts, ends, lengths, inverse = starts[:j], ends[:j], lengths[:j], inverse[:j]
-        if not j:
-            return starts, p, why
-    if not _all_whole(raw, starts, ends, uniq, inverse):
-        bad = _bad_crcs(memoryview(span)[:n], starts + HEADER_SIZE, lengths, 0)
-        if bad:
-            j = bad[0]
-            return starts[:j], int(starts[j]), _NOT_WHOLE
-    return starts, p, why
-
-
-def _u32_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The little-endian u32 at each position of `at` in a byte array."""
-    return (
-        raw[at].astype(np.uint32)
-        | raw[at + 1].astype(np.uint32) << 8
-        | raw[at + 2].astype(np.uint32) << 16
-        | raw[at + 3].astype(np.uint32) << 24
-    )
-
-
-def _all_whole(
-    raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, uniq: np.ndarray, inverse: np.ndarray
-) -> bool:
-    """Do the data CRCs of all these contiguous records (valid headers) pass? One CRC over a copy of
-    their bytes in which each footer is replaced by the raw CRC (no initial value, no final xor) its
-    header and data must have if the footer is right: a record whose data and footer agree then adds
-    nothing to the raw CRC of the whole (r(M || r(M)) = 0), so the copy's CRC is that of as many zero
-    bytes. The header's share of that raw CRC depends on the length alone (`_length_share`). A
-    record that does not agree always shows when it is the only one in the window (x^k is invertible
-    modulo the CRC's polynomial); two that cancel each other have odds of 2^-32. When it fails, the
-    records are checked one at a time (`_bad_crcs`)."""
-    from tfrview.core.tfrecord.framing import MASK_DELTA
-
-    crc32c = crc32c_module()
-
-    a, z = int(starts[0]), int(ends[-1])
-    y = raw[a:z].copy()
-    rot = _u32_at(raw, ends - 4) - np.uint32(MASK_DELTA)
-    # unmasked: crc32c of the data, if the footer is right
-    crc = (rot >> np.uint32(17)) | (rot << np.uint32(15))
-    share = np.array([_length_share(int(m)) for m in uniq], dtype=np.uint32)[inverse]
-    want = crc ^ share  # r(header || data), if the footer is right
-    f = ends - 4 - a
-    for k in range(4):
-        y[f + k] = (want >> np.uint32(8 * k)).astype(np.uint8)
-    return crc32c.crc32c(y) == _zero_crc(z - a)
-
-
-def _length_share(n: int) -> int:
-    """What turns crc32c(data) of an n-byte record into r(header || data): crc32c of n zero bytes
-    (the initial value and final xor) and r(header || n zero bytes) (the header's share), remembered."""
-    got = _shares.get(n)
-    if got is None:
-        from tfrview.core.tfrecord.framing import encode_header
-
-        crc32c = crc32c_module()
-        zeros = _zeros()
-        tail = memoryview(zeros)[:n] if n <= len(zeros) else bytes(n)
-        header_share = crc32c.crc32c(tail, crc32c.crc32c(encode_header(n))) ^ _zero_crc(n + HEADER_SIZE)
-        got = _zero_crc(n) ^ header_share
-        if len(_shares) < 1 << 16:
-            _shares[n] = got
-    return got
-
-
-_shares: dict[int, int] = {}
-
-
-def _zero_crc(n: int) -> int:
-    """crc32c of n zero bytes (the CRC's initial value and final xor alone), remembered."""
-    crc32c = crc32c_module()
-    got = _zero_crcs.get(n)
-    if got is None:
-        zeros = _zeros()
-        got = crc32c.crc32c(bytes(n)) if n > len(zeros) else crc32c.crc32c(memoryview(zeros)[:n])
-        if len(_zero_crcs) < 1 << 16:
-            _zero_crcs[n] = got
-    return got
-
-
-_ZERO_BUF: list[bytes] = []
-
-
-def _zeros() -> bytes:
-    if not _ZERO_BUF:
-        _ZERO_BUF.append(bytes(8 << 20))
-    return _ZERO_BUF[0]
-
-
-def _valid(head: bytes) -> bool:
-    from tfrview.core.tfrecord.framing import HEADER, length_crc
-
-    if len(head) < HEADER_SIZE:
-        return False
-    length, crc = HEADER.unpack(head)
-    return length_crc(length) == crc
 
 
 def join(parts: list[Part], size: int) -> tuple[np.ndarray, int, bool]:
@@ -389,7 +239,7 @@ def frame_in_parts(
     from tfrview.core import childproc
 
     rs = ranges(source.file_size, jobs, started=len(childproc.started_ahead(__name__)) >= jobs - 1)
-    if len(rs) < 2 or not _valid(source.read(0, HEADER_SIZE)):
+    if len(rs) < 2 or not header_valid(source.read(0, HEADER_SIZE)):
         # a file damaged from its first byte (zeros, another format) is the sequential framing's:
         # it resynchronises past damage and strides over zeros; parts would each search theirs
         return None

@@ -8,16 +8,16 @@ reads it and says why (its answer for a clean file is the same: tests/core/test_
 from __future__ import annotations
 
 import os
-from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
 from tfrview.core import limits
 from tfrview.core.errors import SourceError
-from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, Compression
-from tfrview.core.tfrecord.index import _END, VERIFIED, _bad_crcs, _frame_run
+from tfrview.core.tfrecord.framing import OVERHEAD, Compression
+from tfrview.core.tfrecord.index import VERIFIED
 from tfrview.core.tfrecord.source import _DETECT_BYTES, detect_compression, open_regular
+from tfrview.core.tfrecord.window import MORE, frame_window
 
 
 @dataclass
@@ -50,22 +50,14 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
         os.close(fd)
     if len(data) != size or detect_compression(data[:_DETECT_BYTES]) != Compression.NONE:
         return None
-    starts = array("Q")
-    pos, why = _frame_run(data, 0, size, size, starts, {})
-    if why != _END or pos != size or not starts:
-        return None
-    rel = np.frombuffer(starts, dtype=np.uint64)
+    starts, end, why = frame_window(data, size, size, True)
+    if why != MORE or end != size or not len(starts):
+        return None  # not whole (a header or data CRC fails, a record cut short): the usual path says why
+    rel = starts.astype(np.uint64)
     lengths = np.empty_like(rel)
     lengths[:-1] = np.diff(rel) - np.uint64(OVERHEAD)
     lengths[-1] = np.uint64(size - int(rel[-1]) - OVERHEAD)
-    if len(lengths) and int(lengths.max()) > limits.STREAM_PIECE:
+    if int(lengths.max()) > limits.STREAM_PIECE:
         return None  # a big record is streamed by verify: not a small file's case
-    mv = memoryview(data)
-    try:
-        bad = _bad_crcs(mv, rel.astype(np.int64) + HEADER_SIZE, lengths.astype(np.int64), 0)
-    finally:
-        mv.release()
-    if bad:
-        return None
     kept = data if size <= 2 * ends else data[:ends] + data[size - ends :]
-    return WholeFile(st, kept, rel.copy(), lengths, np.full(len(rel), VERIFIED, np.uint8))
+    return WholeFile(st, kept, rel, lengths, np.full(len(rel), VERIFIED, np.uint8))
