@@ -118,7 +118,7 @@ def main() -> None:
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores as default_jobs
 
     cores = default_jobs()
     print(f"cores: {cores}{'  (+1 busy process competing)' if args.busy else ''}", flush=True)

@@ -317,7 +317,7 @@ def split_main(a) -> None:
     import shutil
     import tempfile
 
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores as default_jobs
 
     records = a.records or (2_000_000 if a.shards == 2048 else a.shards * 100)
     t = time.perf_counter()
@@ -368,7 +368,7 @@ def big_main(a) -> None:
     import shutil
     import tempfile
 
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores as default_jobs
 
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -440,7 +440,7 @@ def main() -> None:
 
 
 def _main(a) -> None:
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores as default_jobs
 
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)

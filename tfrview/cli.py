@@ -131,15 +131,19 @@ def cmd_verify(args) -> int:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`. The files may hold several
     datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
+    from tfrview.core.tfrecord.dataset import name_files
+
+    failed, paths = name_files(args.paths)
+    if len(paths) > 1 and args.jobs > 1 and not args.dask:
+        from tfrview.core.analysis.pool import start_early
+
+        start_early(args.jobs)  # the workers start while this process loads the pass and plans it
     from tfrview.core.analysis.merge import merge
     from tfrview.core.records.labelmap import label_map_misfit
-    from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
     from tfrview.core.tfrecord.status import status_counts
-
-    failed, paths = name_files(args.paths)
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
     errors = 0
     for i, (path, err) in enumerate(failed):
@@ -909,7 +913,7 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
 def _verified_input(args):
     """The input of salvage and repair, checked against the output first, then framed and verified
     with a progress line: (source, index, report), the source open while the caller writes."""
-    from tfrview.core.tfrecord.parts import cores
+    from tfrview.core.childproc import cores
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
@@ -1077,15 +1081,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_jobs(p) -> None:
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores
 
     p.add_argument(
         "-j",
         "--jobs",
         type=_int_at_least(1),
-        default=default_jobs(),
+        default=cores(),
         metavar="N",
-        help=f"worker processes, one file each at a time (default: {default_jobs()}, the cores here)",
+        help=f"worker processes, one file each at a time (default: {cores()}, the cores here)",
     )
     p.add_argument(
         "--dask",

@@ -13,6 +13,15 @@ from tfrview.core.logs import configure_child
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 
 
+def cores() -> int:
+    """The cores this process may use: the default number of worker processes, and of the ranges a
+    big plain file is framed in (one rule, in a module that loads no numpy: the CLI's parser asks)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def child_argv(module: str, *args: str) -> list[str]:
     """`python -m module args`, with this interpreter."""
     return [sys.executable, "-m", module, *args]

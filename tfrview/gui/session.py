@@ -312,13 +312,13 @@ class DatasetSession(QObject):
 
 def analysis_jobs() -> int:
     """Worker processes for the analysis (View › Worker Processes; default: the cores)."""
-    from tfrview.core.analysis import default_jobs
+    from tfrview.core.childproc import cores
 
     v = QSettings().value("analysis/jobs")
     try:
-        return max(1, int(v)) if v is not None else default_jobs()
+        return max(1, int(v)) if v is not None else cores()
     except (TypeError, ValueError):
-        return default_jobs()
+        return cores()
 
 
 def _analysis_note(msg: Summary) -> str:

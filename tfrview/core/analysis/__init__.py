@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tfrview.core.analysis.merge import DatasetAnalysis
-    from tfrview.core.analysis.pool import default_jobs, run_tasks
+    from tfrview.core.analysis.pool import run_tasks
     from tfrview.core.analysis.results import ShardResult, ShardTask
     from tfrview.core.analysis.shard import analyze_shard, plan
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 # a worker on a busy machine).
 _WHERE = {
     "DatasetAnalysis": "merge",
-    "default_jobs": "pool",
     "run_tasks": "pool",
     "ShardResult": "results",
     "ShardTask": "results",
@@ -47,7 +46,6 @@ __all__ = [
     "ShardTask",
     "analyze",
     "analyze_shard",
-    "default_jobs",
     "plan",
     "run_tasks",
 ]

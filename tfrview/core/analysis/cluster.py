@@ -27,10 +27,10 @@ def _client(address: str):
         raise TfrviewError("--dask needs Dask: pip install 'tfrview[dask]'") from None
     try:
         if address == LOCAL:
-            from tfrview.core.analysis.pool import default_jobs
+            from tfrview.core.childproc import cores
 
             cluster = LocalCluster(
-                n_workers=default_jobs(), threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=cores(), threads_per_worker=1, processes=True, dashboard_address=None
             )
             return Client(cluster), cluster
         return Client(address, timeout="20s"), None

@@ -29,7 +29,7 @@ from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
-from tfrview.core.childproc import lower_priority
+from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES, SPARE_EXIT_SECONDS
 from tfrview.core.logs import configure_child
@@ -57,7 +57,6 @@ from tfrview.core.procs.messages import (
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
-from tfrview.core.tfrecord.parts import cores
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.tfrecord.report import index_and_verify

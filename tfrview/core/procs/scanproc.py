@@ -94,11 +94,11 @@ def _verify_all(src, out: BinaryIO) -> int:
     """Verify mode: the file framed again quietly, then verify chunks streamed. A big plain file is
     framed and checked in parts on every core (`tfrecord.parts`): the whole records they agree on
     from the start are sent as verified at once, and only the rest is framed and checked here."""
-    from tfrview.core.tfrecord.parts import clean_prefix, cores, frame_in_parts, worth_splitting
+    from tfrview.core.tfrecord.parts import clean_prefix, frame_in_parts, worth_splitting
     from tfrview.core.tfrecord.report import index_source  # start-up of this process
 
     prefix, start = None, 0
-    jobs = cores()
+    jobs = childproc.cores()
     if worth_splitting(src, jobs):
         parts = frame_in_parts(src, jobs)
         if parts is not None:

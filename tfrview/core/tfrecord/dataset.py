@@ -361,7 +361,7 @@ class Dataset:
         """Every open file framed and verified as `tfrview verify` does it (`index_and_verify`, with
         its second framing where a header swallowed whole records): the one record numbering that
         `dump`, `salvage`, `repair` and the reports share. Every CRC is read."""
-        from tfrview.core.tfrecord.parts import cores
+        from tfrview.core.childproc import cores
         from tfrview.core.tfrecord.report import index_and_verify, sort_problems
 
         for f in self.files:
