@@ -13,6 +13,7 @@ from tfrview.core.errors import SourceError
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.procs import jobs
 from tfrview.core.procs import messages as m
+from tfrview.core.procs.requests import FilterRequest, Request, SeriesRequest
 
 
 def _every_kind() -> list:
@@ -63,9 +64,9 @@ def test_failed_says_one_line_and_the_kind_of_error():
     assert m.Failed.of(OSError("a\nb")).message == "a b"
 
 
-def _run_child(spec: dict) -> list:
-    """Runs a job process on `spec` and returns its messages."""
-    proc = jobs.spawn(spec)
+def _run_child(request: Request) -> list:
+    """Runs a job process on `request` and returns its messages."""
+    proc = jobs.spawn(request)
     out = list(jobs.read_lines(proc))
     proc.wait()
     return out
@@ -74,7 +75,7 @@ def _run_child(spec: dict) -> list:
 def test_a_job_ends_with_done_after_its_results(tmp_path):
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(30))[0])
-    out = _run_child({"job": "filter", "expr": "record < 3", "paths": [str(path)], "counts": [30]})
+    out = _run_child(FilterRequest(expr="record < 3", paths=(str(path),), counts=(30,)))
     assert out[-1] == m.Done() and not any(isinstance(x, m.Failed) for x in out)
     assert [n for x in out if isinstance(x, m.Matches) for n in x.matches] == [0, 1, 2]
 
@@ -84,7 +85,7 @@ def test_a_job_that_fails_says_so_once_and_logs_it(tmp_path):
     and the child's log line on its stderr."""
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(5))[0])
-    proc = jobs.spawn({"job": "series", "key": "size", "paths": [str(path)], "counts": [5]})
+    proc = jobs.spawn(SeriesRequest(key="size", paths=(str(path),), counts=(5,)))
     out = list(jobs.read_lines(proc))
     assert out == [m.Failed("the analysis is not stored yet: plots come from it", "NotStored")]
     proc.error_file.seek(0)
@@ -141,9 +142,8 @@ def test_a_plot_job_sends_its_plot_or_fails_saying_why(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the job process inherits it
     path = _examples(tmp_path)
     analyze([str(path)], deep=True, jobs=1)
-    spec = {"job": "series", "paths": [str(path)], "counts": [20]}
-    out = _run_child({**spec, "key": "loss", "mode": "over"})
+    out = _run_child(SeriesRequest(paths=(str(path),), counts=(20,), key="loss"))
     assert [type(x) for x in out] == [m.Plot, m.Done] and out[0].series_key == "loss"
     assert out[0].data["series"]["y"][:2] == [1.0, 0.5]
-    out = _run_child({**spec, "key": "nothing_here", "mode": "over"})
+    out = _run_child(SeriesRequest(paths=(str(path),), counts=(20,), key="nothing_here"))
     assert out == [m.Failed("no feature 'nothing_here' in the stored facts", "NoPlot")]

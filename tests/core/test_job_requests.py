@@ -1,5 +1,6 @@
 """Typed job requests (procs.requests): each kind survives its one-line JSON framing whole, anything
-else is refused with a clear word."""
+else is refused with a clear word, and a job process given a line that is no request answers with
+one `Failed` (never a traceback, never silence)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import re
 
 import pytest
 
+from tfrview.core import childproc
+from tfrview.core.procs import jobs
+from tfrview.core.procs import messages as m
 from tfrview.core.procs import requests as rq
 
 
@@ -42,6 +46,11 @@ def _every_kind() -> list[rq.Request]:
             problems={"3": [{"kind": "bad_data_crc", "message": "data CRC mismatch"}]},
         ),
     ]
+
+
+def test_every_job_has_a_request():
+    assert {t.JOB for t in jobs.JOBS} == {"analyze", "filter", "series", "select", "write", "export"}
+    assert {type(r) for r in _every_kind()} == set(jobs.JOBS)
 
 
 @pytest.mark.parametrize("request_", _every_kind(), ids=lambda r: r.JOB)
@@ -86,3 +95,30 @@ def test_a_missing_field_is_named():
 def test_text_that_is_no_json_is_a_value_error():
     with pytest.raises(ValueError):
         rq.decode("not json")
+
+
+def _child_given(line: str) -> tuple[list, int, str]:
+    proc = childproc.spawn("tfrview.core.procs.jobs", stdin_text=line, text=True, keep_stderr=True)
+    out = list(jobs.read_lines(proc))
+    code = proc.wait()
+    proc.error_file.seek(0)
+    return out, code, proc.error_file.read()
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ('{"job": "launch_missiles", "paths": []}', "unknown job 'launch_missiles'"),
+        ('{"job": "analyze", "paths": ["a"], "spec": 1}', "unexpected fields ['spec'] for the analyze job"),
+        ("{not json", "Expecting property name enclosed in double quotes"),
+    ],
+)
+def test_a_child_given_a_bad_request_answers_one_failed(line, why):
+    """Not run, not a traceback: one `Failed` of kind BadRequest saying why, and its log line."""
+    out, code, err = _child_given(line)
+    assert len(out) == 1 and isinstance(out[0], m.Failed), out
+    assert out[0].kind == "BadRequest" and "\n" not in out[0].message
+    assert out[0].message.startswith("the job process could not read its request: ")
+    assert why in out[0].message
+    assert code == 1
+    assert "Traceback" not in err and "could not read its request" in err
