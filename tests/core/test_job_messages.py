@@ -10,6 +10,9 @@ import pytest
 
 from tests.helpers import framed, payloads
 from tfrview.core.errors import SourceError
+from tfrview.core.output.export import ExportResult
+from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.procs import jobs
 from tfrview.core.procs import messages as m
@@ -27,7 +30,14 @@ def _every_kind() -> list:
         m.Summary({"records": 10}, False, 2, 2, 1700000000.5),
         m.Matches([1, 5, 9], 10, 40),
         m.Note("the stored facts keep a only in part"),
-        m.Wrote({"written": 3, "dropped": 1}, True),
+        m.Wrote(
+            RepairResult(
+                3, [Repair(2, "one flipped bit"), Repair(None, "CR put back", 80)], [(5, "no proof")]
+            ),
+            True,
+        ),
+        m.Wrote(SalvageResult(3, 1, 0, 2)),
+        m.Wrote(ExportResult(4, 1, ("record 2: no image",))),
         m.Done(),
         m.Failed("cannot write /x: permission denied", "OutputError"),
     ]
@@ -39,6 +49,8 @@ def test_every_message_survives_its_framing():
         assert line.endswith("\n") and "\n" not in line[:-1]
         assert m.decode(line) == msg, msg
     assert m.decode(m.encode(m.Plot({"series": {"key": "loss"}}))).series_key == "loss"
+    repaired = m.decode(m.encode(_every_kind()[8])).result  # as the window reads it: no rebuilding
+    assert repaired.repaired[1].where == "the record at byte 80" and repaired.dropped == [(5, "no proof")]
 
 
 @pytest.mark.parametrize(
@@ -48,6 +60,8 @@ def test_every_message_survives_its_framing():
         '{"type": "launch_missiles"}',
         '{"type": "progress", "phase": "a", "done": 1}',  # a field missing
         '{"type": "done", "extra": 1}',  # a field no message has
+        '{"type": "wrote", "kind": "launch", "result": {}}',  # a result no writer returns
+        '{"type": "wrote", "kind": "salvage", "result": {"written": 1}}',  # its fields missing
         "[1, 2]",
         "not json",
     ],

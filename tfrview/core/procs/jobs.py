@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from tfrview.core import childproc
@@ -432,7 +432,7 @@ def job_write(req: WriteRequest) -> None:
 
         write = repair_many if req.what == "repair" else salvage_many
         res = write(parts, req.out, req.compression, progress)
-        _emit(Wrote(asdict(res), counts is not None and [i.count for _, i in parts] != list(counts)))
+        _emit(Wrote(res, counts is not None and [i.count for _, i in parts] != list(counts)))
 
 
 def job_export(req: ExportRequest) -> None:
@@ -487,7 +487,7 @@ def job_export(req: ExportRequest) -> None:
 
             specs = tuple(BoxSpec.from_json(s) for s in req.box_specs)  # the person's choices
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress, specs)
-        _emit(Wrote(asdict(res)))
+        _emit(Wrote(res))
 
 
 JOBS: dict[type, Callable] = {  # each request's job, by its class

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
-from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.repair import RepairResult
 from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
 from tfrview.core.procs.requests import ExportRequest, Request, WriteRequest
@@ -203,16 +203,7 @@ class ExportController(QObject):
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
 
         def done(end: Wrote | Failed) -> None:
-            value: RepairResult | Failed = end
-            if isinstance(end, Wrote):
-                w = end.wrote
-                value = RepairResult(
-                    **{
-                        **w,
-                        "repaired": [Repair(**r) for r in w["repaired"]],
-                        "dropped": [tuple(d) for d in w["dropped"]],
-                    }
-                )
+            value: RepairResult | Failed = end.result if isinstance(end, Wrote) else end
             if on_done is not None:
                 on_done(value)
                 return
@@ -240,7 +231,7 @@ class ExportController(QObject):
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
 
         def done(end: Wrote | Failed) -> None:
-            value: SalvageResult | Failed = end if isinstance(end, Failed) else SalvageResult(**end.wrote)
+            value: SalvageResult | Failed = end if isinstance(end, Failed) else end.result
             if on_done is not None:
                 on_done(value)
                 return
@@ -359,11 +350,7 @@ class ExportController(QObject):
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
-            value = (
-                end
-                if isinstance(end, Failed)
-                else ex.ExportResult(**{**end.wrote, "notes": tuple(end.wrote["notes"])})
-            )
+            value: ex.ExportResult | Failed = end if isinstance(end, Failed) else end.result
             if on_done is not None:
                 on_done(value)
                 return
