@@ -232,9 +232,10 @@ class DatasetSession(QObject):
     # the analysis pass ---------------------------------------------------------------------------------
 
     def request(self, cls: type[R], **fields) -> R:
-        """A job request over the files that opened, with `fields`: of the window's number of each
-        file, its record count (a stored analysis is used only if it frames the same records), the
-        label map, the box keys chosen and the worker processes, those `cls` has."""
+        """A `cls` request over the files that opened: `fields`, and of what the window knows of the
+        files those `cls` has (their paths, the window's number of each and its record count: a
+        stored analysis is used only if it frames the same records; the label map, the box keys
+        chosen, the worker processes). One place, so each job gets the same facts."""
         mine = {f.name for f in dataclass_fields(cls)}
         opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
         files = {
