@@ -17,14 +17,15 @@ sys.path.insert(0, str(ROOT))
 
 from tfrview.core.procs.jobs import read_lines, spawn  # noqa: E402
 from tfrview.core.procs.messages import Failed, Matches, ProblemFound, Summary  # noqa: E402
+from tfrview.core.procs.requests import AnalyzeRequest, FilterRequest, Request  # noqa: E402
 
 
-def run(spec: dict) -> tuple[float, float | None, int]:
+def run(request: Request) -> tuple[float, float | None, int]:
     """(seconds to finish, seconds to the first result, results)."""
     t0 = time.perf_counter()
     first = None
     count = 0
-    for msg in read_lines(spawn(spec)):
+    for msg in read_lines(spawn(request)):
         if isinstance(msg, Failed):
             raise SystemExit(f"job failed: {msg.message}")
         got = len(msg.matches) if isinstance(msg, Matches) else int(isinstance(msg, (ProblemFound, Summary)))
@@ -50,7 +51,7 @@ def main() -> None:
             pass
     print(f"{a.records:,} small Examples ({path.stat().st_size / 1e6:.0f} MB), each job in a child process:")
     for expr in ("label == 3 and len(x) > 9", 'id contains "00042" or not label'):
-        total, first, n = run({"job": "filter", "paths": [str(path)], "expr": expr})
+        total, first, n = run(FilterRequest(paths=(str(path),), expr=expr))
         ok = total < 10
         print(
             f"  filter {expr!r:<38} {total:5.1f} s ({a.records / total / 1e3:.0f} k rec/s), first matches "
@@ -65,7 +66,7 @@ def main() -> None:
     import tempfile
 
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tfrview-bench-cache-")  # nothing stored: it runs
-    total, _, _ = run({"job": "analyze", "paths": [str(sub)]})
+    total, _, _ = run(AnalyzeRequest(paths=(str(sub),)))
     print(
         f"  analysis (QA checks and summary in one pass) over 200,000 small Examples   {total:5.1f} s "
         f"({200_000 / total / 1e3:.0f} k rec/s; index and CRC pass included)"

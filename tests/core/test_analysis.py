@@ -173,6 +173,7 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     import uuid
 
     from tfrview.core.procs.jobs import read_lines, spawn
+    from tfrview.core.procs.requests import AnalyzeRequest
 
     paths = []
     for i in range(6):
@@ -181,7 +182,7 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
         paths.append(str(p))
     mark = uuid.uuid4().hex
     monkeypatch.setenv("TFRVIEW_TEST_MARK", mark)
-    proc = spawn({"job": "analyze", "paths": paths, "jobs": 2})
+    proc = spawn(AnalyzeRequest(paths=tuple(paths), jobs=2))
     from tfrview.core.procs.messages import Progress
 
     for msg in read_lines(proc):
@@ -199,7 +200,10 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
 def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
     """Once every file's analysis is stored, the window's filter job answers from the fact tables
     (array operations), with the same matches the record-by-record filter gives."""
+    from dataclasses import replace
+
     from tfrview.core.procs import jobs
+    from tfrview.core.procs.requests import FilterRequest
 
     data, _ = framed(payloads(40))
     paths = []
@@ -207,17 +211,17 @@ def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
         p = tmp_path / f"f{i}.tfrecord"
         p.write_bytes(data)
         paths.append(str(p))
-    spec = {
-        "expr": "size > 25 and not problem",
-        "paths": paths,
-        "problems": {"3": ["bad_data_crc"]},
-        "counts": [40, 40],
-    }
+    request = FilterRequest(
+        expr="size > 25 and not problem",
+        paths=tuple(paths),
+        problems={"3": ["bad_data_crc"]},
+        counts=(40, 40),
+    )
 
     def run_job() -> list[int]:
         got = []
         monkeypatch.setattr(jobs, "_emit", lambda msg: got.extend(getattr(msg, "matches", ())))
-        jobs.job_filter(spec)
+        jobs.job_filter(request)
         return got
 
     slow = run_job()  # nothing stored yet: record by record
@@ -227,7 +231,7 @@ def test_the_filter_job_uses_stored_fact_tables(tmp_path, monkeypatch):
     monkeypatch.setattr(fx, "compile_filter", lambda node: pytest.fail("read the records"))
     fast = run_job()
     assert fast == slow and 3 not in fast and len(fast) > 10
-    spec["counts"] = [41, 40]  # the window frames differently: the facts are not used
+    request = replace(request, counts=(41, 40))  # the window frames differently: the facts are not used
     with pytest.raises(pytest.fail.Exception):
         run_job()
 

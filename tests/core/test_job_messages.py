@@ -10,9 +10,13 @@ import pytest
 
 from tests.helpers import framed, payloads
 from tfrview.core.errors import SourceError
+from tfrview.core.output.export import ExportResult
+from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.procs import jobs
 from tfrview.core.procs import messages as m
+from tfrview.core.procs.requests import FilterRequest, Request, SeriesRequest
 
 
 def _every_kind() -> list:
@@ -26,7 +30,14 @@ def _every_kind() -> list:
         m.Summary({"records": 10}, False, 2, 2, 1700000000.5),
         m.Matches([1, 5, 9], 10, 40),
         m.Note("the stored facts keep a only in part"),
-        m.Wrote({"written": 3, "dropped": 1}, True),
+        m.Wrote(
+            RepairResult(
+                3, [Repair(2, "one flipped bit"), Repair(None, "CR put back", 80)], [(5, "no proof")]
+            ),
+            True,
+        ),
+        m.Wrote(SalvageResult(3, 1, 0, 2)),
+        m.Wrote(ExportResult(4, 1, ("record 2: no image",))),
         m.Done(),
         m.Failed("cannot write /x: permission denied", "OutputError"),
     ]
@@ -38,6 +49,8 @@ def test_every_message_survives_its_framing():
         assert line.endswith("\n") and "\n" not in line[:-1]
         assert m.decode(line) == msg, msg
     assert m.decode(m.encode(m.Plot({"series": {"key": "loss"}}))).series_key == "loss"
+    repaired = m.decode(m.encode(_every_kind()[8])).result  # as the window reads it: no rebuilding
+    assert repaired.repaired[1].where == "the record at byte 80" and repaired.dropped == [(5, "no proof")]
 
 
 @pytest.mark.parametrize(
@@ -47,6 +60,8 @@ def test_every_message_survives_its_framing():
         '{"type": "launch_missiles"}',
         '{"type": "progress", "phase": "a", "done": 1}',  # a field missing
         '{"type": "done", "extra": 1}',  # a field no message has
+        '{"type": "wrote", "kind": "launch", "result": {}}',  # a result no writer returns
+        '{"type": "wrote", "kind": "salvage", "result": {"written": 1}}',  # its fields missing
         "[1, 2]",
         "not json",
     ],
@@ -63,9 +78,9 @@ def test_failed_says_one_line_and_the_kind_of_error():
     assert m.Failed.of(OSError("a\nb")).message == "a b"
 
 
-def _run_child(spec: dict) -> list:
-    """Runs a job process on `spec` and returns its messages."""
-    proc = jobs.spawn(spec)
+def _run_child(request: Request) -> list:
+    """Runs a job process on `request` and returns its messages."""
+    proc = jobs.spawn(request)
     out = list(jobs.read_lines(proc))
     proc.wait()
     return out
@@ -74,7 +89,7 @@ def _run_child(spec: dict) -> list:
 def test_a_job_ends_with_done_after_its_results(tmp_path):
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(30))[0])
-    out = _run_child({"job": "filter", "expr": "record < 3", "paths": [str(path)], "counts": [30]})
+    out = _run_child(FilterRequest(expr="record < 3", paths=(str(path),), counts=(30,)))
     assert out[-1] == m.Done() and not any(isinstance(x, m.Failed) for x in out)
     assert [n for x in out if isinstance(x, m.Matches) for n in x.matches] == [0, 1, 2]
 
@@ -84,7 +99,7 @@ def test_a_job_that_fails_says_so_once_and_logs_it(tmp_path):
     and the child's log line on its stderr."""
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(5))[0])
-    proc = jobs.spawn({"job": "series", "key": "size", "paths": [str(path)], "counts": [5]})
+    proc = jobs.spawn(SeriesRequest(key="size", paths=(str(path),), counts=(5,)))
     out = list(jobs.read_lines(proc))
     assert out == [m.Failed("the analysis is not stored yet: plots come from it", "NotStored")]
     proc.error_file.seek(0)
@@ -141,9 +156,8 @@ def test_a_plot_job_sends_its_plot_or_fails_saying_why(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the job process inherits it
     path = _examples(tmp_path)
     analyze([str(path)], deep=True, jobs=1)
-    spec = {"job": "series", "paths": [str(path)], "counts": [20]}
-    out = _run_child({**spec, "key": "loss", "mode": "over"})
+    out = _run_child(SeriesRequest(paths=(str(path),), counts=(20,), key="loss"))
     assert [type(x) for x in out] == [m.Plot, m.Done] and out[0].series_key == "loss"
     assert out[0].data["series"]["y"][:2] == [1.0, 0.5]
-    out = _run_child({**spec, "key": "nothing_here", "mode": "over"})
+    out = _run_child(SeriesRequest(paths=(str(path),), counts=(20,), key="nothing_here"))
     assert out == [m.Failed("no feature 'nothing_here' in the stored facts", "NoPlot")]

@@ -39,10 +39,11 @@ def test_every_worker_adds_the_records_it_decodes_to_one_counter(tmp_path):
 def test_the_analysis_job_reports_records_from_the_start_and_while_a_file_runs(tmp_path):
     from tfrview.core.procs.jobs import read_lines, spawn
     from tfrview.core.procs.messages import Done, Progress, Summary
+    from tfrview.core.procs.requests import AnalyzeRequest
 
     n = 60_000
     path = _file(tmp_path / "one.tfrecord", n)
-    proc = spawn({"job": "analyze", "paths": [path], "counts": [n], "jobs": 1})
+    proc = spawn(AnalyzeRequest(paths=(path,), counts=(n,), jobs=1))
     lines = list(read_lines(proc))
     proc.wait()
     assert lines[0] == Progress("records", 0, n)  # before any record is decoded
@@ -83,8 +84,9 @@ def test_the_partial_summary_joins_parts_finished_and_parts_so_far_once_each():
 
     from tfrview.core.analysis.datasummary import DatasetSummary
     from tfrview.core.procs.jobs import _RecordProgress
+    from tfrview.core.procs.requests import AnalyzeRequest
 
-    said = _RecordProgress({"counts": [100]}, DatasetSummary())
+    said = _RecordProgress(AnalyzeRequest(paths=("a",), counts=(100,)), DatasetSummary())
     said.summaries = progress.make_summaries()
     done, so_far = DatasetSummary(records=60), DatasetSummary(records=25)
     said.finished(("a", 0), done)

@@ -8,6 +8,7 @@ import pytest
 from tests.helpers import framed, payloads
 from tfrview.core.procs import jobs
 from tfrview.core.procs.messages import Done, Summary, encode
+from tfrview.core.procs.requests import AnalyzeRequest
 
 
 @pytest.fixture
@@ -18,17 +19,10 @@ def spare_allowed(monkeypatch):
     jobs.drop_spare()
 
 
-def _spec(tmp_path) -> dict:
+def _request(tmp_path) -> AnalyzeRequest:
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(50))[0])
-    return {
-        "job": "analyze",
-        "paths": [str(path)],
-        "files": [0],
-        "counts": [50],
-        "label_map": None,
-        "jobs": 1,
-    }
+    return AnalyzeRequest(paths=(str(path),), files=(0,), counts=(50,), label_map=None, jobs=1)
 
 
 def _run(proc) -> list:
@@ -38,7 +32,7 @@ def _run(proc) -> list:
 def test_the_next_job_runs_in_the_spare(spare_allowed, tmp_path):
     jobs.prewarm()
     spare = jobs._spare[0]
-    proc = jobs.spawn(_spec(tmp_path))
+    proc = jobs.spawn(_request(tmp_path))
     assert proc is spare and jobs._spare is None
     out = _run(proc)
     assert out[-1] == Done() and any(isinstance(o, Summary) and not o.partial for o in out)
@@ -48,7 +42,7 @@ def test_a_spare_of_another_environment_is_not_used(spare_allowed, tmp_path, mon
     jobs.prewarm()
     spare = jobs._spare[0]
     monkeypatch.setenv("TFRVIEW_SOMETHING_CHANGED", "1")
-    proc = jobs.spawn(_spec(tmp_path))
+    proc = jobs.spawn(_request(tmp_path))
     assert proc is not spare and spare.wait(timeout=10) is not None  # killed, never fed
     assert encode(_run(proc)[-1]) == '{"type": "done"}\n'
 
@@ -57,7 +51,7 @@ def test_an_unused_spare_ends_when_dropped(spare_allowed):
     jobs.prewarm()
     spare = jobs._spare[0]
     jobs.drop_spare()
-    assert spare.wait(timeout=10) == 0  # its stdin closed before any spec: it ends quietly
+    assert spare.wait(timeout=10) == 0  # its stdin closed before any request: it ends quietly
 
 
 def test_no_spare_when_the_environment_says_so(monkeypatch):

@@ -10,6 +10,7 @@ from tests.helpers import framed, payloads
 def test_about_names_the_log_file_and_a_failed_job_is_logged(qtbot, open_window, tmp_path, monkeypatch):
     from tfrview.core import logs
     from tfrview.core.procs.messages import Failed
+    from tfrview.core.procs.requests import SeriesRequest
     from tfrview.gui.workers.jobs import JobWorker
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -25,7 +26,7 @@ def test_about_names_the_log_file_and_a_failed_job_is_logged(qtbot, open_window,
         log_path = logs.configure_file()
         other = tmp_path / "never-analysed.tfrecord"  # the window's own file may be analysed by now
         other.write_bytes(framed(payloads(4))[0])
-        job = JobWorker({"job": "series", "key": "size", "paths": [str(other)], "counts": [4]})
+        job = JobWorker(SeriesRequest(key="size", paths=(str(other),), counts=(4,)))
         got = []
         job.result.connect(got.extend)
         job.start()

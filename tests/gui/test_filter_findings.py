@@ -59,20 +59,16 @@ def test_a_plot_selection_says_itself_in_the_filter_box_and_esc_clears_it(qtbot,
     d.wait_checks()
     w.select_record(4)
     qtbot.waitUntil(lambda: d.shown_record() == 4, timeout=10000)
-    spec = {
-        **w.session.job_spec("select"),
-        "plot": "image sizes (scatter)",
-        "lo": [8, 8],
-        "hi": [8, 8],
-        "closed": False,
-    }
-    w.filtering.run_job(spec, what="image 8 × 8")  # as a click on the scatter's dot does
+    from tfrview.core.procs.requests import SelectRequest
+
+    request = w.session.request(SelectRequest, plot="image sizes (scatter)", lo=(8, 8), hi=(8, 8))
+    w.filtering.run_job(request, what="image 8 × 8")  # as a click on the scatter's dot does
     d.wait_filter()
     assert d.shown_records() == [0, 1, 2, 3, 4]
     assert d.filter_text == "plot selection: 5 records (image 8 × 8)"
     d.press_escape()  # focus elsewhere, nothing running: Esc clears the filter
     assert w.model.filter_rows is None and d.filter_text == ""
-    w.filtering.run_job(spec, what="image 8 × 8")
+    w.filtering.run_job(request, what="image 8 × 8")
     d.wait_filter()
     w.filter_edit.clear()  # the box's ✕ clears a plot selection as any filter
     assert w.model.filter_rows is None and d.shown_records() == [0, 1, 2, 3, 4]

@@ -149,12 +149,12 @@ def test_repair_runs_in_a_job_process_and_says_a_refusal_in_one_line(
     before = damaged_file.read_bytes()
     started = []
     original = JobWorker.start
-    JobWorker.start = lambda self: (started.append(self.spec), original(self))[1]
+    JobWorker.start = lambda self: (started.append(self.request), original(self))[1]
     try:
         failed = run_and_wait(qtbot, lambda cb: w.exporting.write_repaired(damaged_file, "none", on_done=cb))
     finally:
         JobWorker.start = original
-    assert [s["job"] for s in started] == ["write"] and started[0]["what"] == "repair"
+    assert [s.JOB for s in started] == ["write"] and started[0].what == "repair"
     assert isinstance(failed, Failed) and not failed.stopped
     message = failed.message
     assert "\n" not in message and "Error:" not in message and "input" in message

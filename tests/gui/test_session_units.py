@@ -8,6 +8,7 @@ import pytest
 from tests.helpers import framed, payloads
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.procs import messages as m
+from tfrview.core.procs.requests import AnalyzeRequest, SeriesRequest
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.job_state import Phase
 from tfrview.gui.workers.jobs import JobWorker
@@ -65,7 +66,7 @@ def _fed(s, *msgs) -> None:
 
 def test_the_session_takes_each_kind_of_analysis_message(qtbot, session_of, tmp_path):
     s = session_of([_damaged(tmp_path)])
-    s.analyzer = JobWorker({"job": "analyze"}, s)  # never started: the messages are fed here
+    s.analyzer = JobWorker(AnalyzeRequest(paths=()), s)  # never started: the messages are fed here
     problems, causes, plots, states = [], [], [], []
     s.problem_found.connect(lambda fi, p: problems.append((fi, p)))
     s.cause_found.connect(lambda *a: causes.append(a))
@@ -96,8 +97,8 @@ def test_the_session_takes_each_kind_of_analysis_message(qtbot, session_of, tmp_
 
 def test_a_failed_analysis_is_said_and_a_replaced_one_is_not_heard(qtbot, session_of, tmp_path):
     s = session_of([_damaged(tmp_path)])
-    old = JobWorker({"job": "analyze"}, s)
-    s.analyzer = JobWorker({"job": "analyze"}, s)
+    old = JobWorker(AnalyzeRequest(paths=()), s)
+    s.analyzer = JobWorker(AnalyzeRequest(paths=()), s)
     s._on_analysis_items(old, [m.Failed("late words of a replaced run", "internal")])
     assert s.checks.phase is Phase.IDLE  # not this run's
     _fed(s, m.Progress("analysis", 0, 1), m.Failed("cannot read the store: disk I/O error", "StoreError"))
@@ -215,13 +216,15 @@ def test_the_plot_controller_without_the_main_window(qtbot, session_of, tmp_path
     }
     s.plot_ready.emit(m.Plot({"series": series}))
     assert c._ready["loss"] == m.Plot({"series": series}) and "3 values" in c.panel.status.text()
-    c.job = JobWorker({"job": "series"}, c)  # never started: its messages are fed here
+    c.job = JobWorker(SeriesRequest(paths=(), key="size"), c)  # never started: its messages are fed here
     histogram = {"key": "size", "edges": [0, 1, 2], "counts": [4, 6], "values": 10}
     c._on_items(c.job, [m.Plot({"histogram": histogram})])
     assert c.panel.status.text().startswith("10 values in 2 bars")
     c._on_items(c.job, [m.Failed("no feature 'size' in the stored facts", "NoPlot")])
     assert c.panel.status.text() == "⚠ no feature 'size' in the stored facts"
-    c._on_items(JobWorker({"job": "series"}, c), [m.Failed("a replaced job's words", "internal")])
+    c._on_items(
+        JobWorker(SeriesRequest(paths=(), key="size"), c), [m.Failed("a replaced job's words", "internal")]
+    )
     assert "replaced" not in c.panel.status.text()
 
 

@@ -53,7 +53,7 @@ def test_one_analysis_job_brings_checks_and_summary_and_its_workers_are_niced(qt
         lambda: d.analysis_worker is not None and d.analysis_worker.proc is not None, timeout=20000
     )
     proc = d.analysis_worker.proc
-    assert proc.args[-1] == "tfrview.core.procs.jobs" and d.analysis_worker.spec["job"] == "analyze"
+    assert proc.args[-1] == "tfrview.core.procs.jobs" and d.analysis_worker.request.JOB == "analyze"
     want = min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
 
     def niced_or_gone() -> bool:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
@@ -23,6 +25,7 @@ from tfrview.core.procs.messages import (
     Progress,
     Summary,
 )
+from tfrview.core.procs.requests import AnalyzeRequest, Request
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.dialogs import remembered_specs
@@ -32,6 +35,8 @@ from tfrview.gui.workers.jobs import JobWorker, replace_job
 from tfrview.gui.workers.scan import IndexProgress, ScanPhase, ScanWorker
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=Request)
 
 
 class DatasetSession(QObject):
@@ -226,20 +231,24 @@ class DatasetSession(QObject):
 
     # the analysis pass ---------------------------------------------------------------------------------
 
-    def job_spec(self, job: str) -> dict:
-        """A job over the files that opened, with the window's number of each and its record count
-        (a stored analysis is used only if it frames the same records)."""
+    def request(self, cls: type[R], **fields) -> R:
+        """A `cls` request over the files that opened: `fields`, and of what the window knows of the
+        files those `cls` has (their paths, the window's number of each and its record count: a
+        stored analysis is used only if it frames the same records; the label map, the box keys
+        chosen, the worker processes). One place, so each job gets the same facts."""
+        mine = {f.name for f in dataclass_fields(cls)}
         opened = [(fi, f) for fi, f in enumerate(self.ds.files) if f.source is not None]
-        return {
-            "job": job,
-            "paths": [str(f.path) for _, f in opened],
-            "files": [fi for fi, _ in opened],
-            "counts": [f.index.count for _, f in opened],
+        files = {
+            "paths": tuple(str(f.path) for _, f in opened),
+            "files": tuple(fi for fi, _ in opened),
+            "counts": tuple(f.index.count for _, f in opened),
             "label_map": label_map_json(self.label_map),
-            "label_map_files": self.label_map_files,
-            "jobs": analysis_jobs(),
-            "box_specs": [s.to_json() for s in remembered_specs()],
+            "label_map_files": None if self.label_map_files is None else tuple(self.label_map_files),
+            "box_specs": tuple(s.to_json() for s in remembered_specs()),
         }
+        if "jobs" in mine:
+            files["jobs"] = analysis_jobs()
+        return cls(**{k: v for k, v in files.items() if k in mine}, **fields)
 
     def start_analysis(self) -> None:
         """The analysis pass over the whole dataset in a child process; QA findings and the summary
@@ -250,7 +259,7 @@ class DatasetSession(QObject):
         self._set_checks(JobState().started())
         self.analyzer = replace_job(
             self.analyzer,
-            JobWorker(self.job_spec("analyze"), self),
+            JobWorker(self.request(AnalyzeRequest), self),
             self._on_analysis_items,
             self._on_analysis_done,
             self._on_analysis_error,

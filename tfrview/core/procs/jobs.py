@@ -2,8 +2,9 @@
 
     echo '{"job": "analyze", "paths": [...], "label_map": {...}}' | python -m tfrview.core.procs.jobs
 
-Each output line is one typed message (`procs.messages`, one JSON object a line): progress, a
-job's results, and last `Done` or `Failed` (its one line and kind; the error is logged here too). The child opens the same files in the same order as the window, so its record
+Its stdin is one typed request (`procs.requests`, one JSON object on one line; a line that is
+none is the job's `Failed`). Each output line is one typed message (`procs.messages`, one JSON
+object a line): progress, a job's results, and last `Done` or `Failed` (its one line and kind; the error is logged here too). The child opens the same files in the same order as the window, so its record
 numbers (local per file) are the window's.
 """
 
@@ -11,15 +12,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import logging
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from tfrview.core import childproc
@@ -54,6 +54,18 @@ from tfrview.core.procs.messages import (
     decode,
     encode,
 )
+from tfrview.core.procs.requests import (
+    AnalyzeRequest,
+    ExportRequest,
+    FilterRequest,
+    OverFiles,
+    Request,
+    SelectRequest,
+    SeriesRequest,
+    WriteRequest,
+)
+from tfrview.core.procs.requests import decode as decode_request
+from tfrview.core.procs.requests import encode as encode_request
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
@@ -99,23 +111,23 @@ def _ticker(every: float = 0.1):
     return tick
 
 
-def job_analyze(spec: dict) -> None:
+def job_analyze(req: AnalyzeRequest) -> None:
     """The analysis pass over the window's files on a pool of worker processes: QA problems as each
     file finishes (framing and CRC problems the window has found itself), then those only the whole
     dataset shows, and the summary (partial ones as files finish)."""
 
-    paths, files = spec["paths"], spec.get("files") or list(range(len(spec["paths"])))
-    sent_plot = _quick_event_plot(spec)
-    tasks = plan(paths, True, spec.get("label_map") or None, box_specs=tuple(spec.get("box_specs", ())))
-    if spec.get("label_map_files") is not None:  # a map found beside one dataset: its files only
-        mine = set(spec["label_map_files"])
+    paths, files = list(req.paths), req.files or list(range(len(req.paths)))
+    sent_plot = _quick_event_plot(req)
+    tasks = plan(paths, True, req.label_map or None, box_specs=req.box_specs)
+    if req.label_map_files is not None:  # a map found beside one dataset: its files only
+        mine = set(req.label_map_files)
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
     results, cached = [], 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results
-    with _RecordProgress(spec, DatasetSummary()) as said:
+    with _RecordProgress(req, DatasetSummary()) as said:
         for r in run_tasks(
-            tasks, spec.get("jobs"), store_later=later, counter=said.counter, summaries=said.summaries
+            tasks, req.jobs, store_later=later, counter=said.counter, summaries=said.summaries
         ):
             results.append(r)
             cached += r.from_cache
@@ -138,7 +150,7 @@ def job_analyze(spec: dict) -> None:
             _emit(ProblemFound(files[fi], p))
     summary = a.summary.to_json()
     if not sent_plot:
-        _emit_first_plot(spec, a, summary)
+        _emit_first_plot(req, a, summary)
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
@@ -156,8 +168,8 @@ class _RecordProgress:
     workers' summaries of the parts they are decoding and sends the partial summary (the parts
     finished, and those so far) every SUMMARY_SECONDS."""
 
-    def __init__(self, spec: dict, running) -> None:
-        self.total = sum(int(c) for c in spec.get("counts") or ())
+    def __init__(self, req: OverFiles, running) -> None:
+        self.total = sum(int(c) for c in req.counts or ())
         self.stored = 0  # records of results taken from the store (no worker counted them)
         self.counter = None
         self.summaries = None  # the workers' summaries so far (a queue)
@@ -239,23 +251,22 @@ class _RecordProgress:
             self._thread.join()
 
 
-def _quick_event_plot(spec: dict) -> bool:
+def _quick_event_plot(req: AnalyzeRequest) -> bool:
     """Local TensorBoard event files (by their name) not analysed before: their first scalar's plot
     from a quick read, before the analysis (about 0.3 s for 10,000 steps instead of its 0.6 s).
     Whether it was sent."""
     from tfrview.core.analysis.plots import event_scalars, plot  # heavy: pyarrow on first use only
 
-    paths = spec["paths"]
+    paths = list(req.paths)
     if not paths or any(is_url(p) or "tfevents" not in os.path.basename(p) for p in paths):
         return False
 
-    chosen = tuple(spec.get("box_specs", ()))
-    if all(is_stored(t) for t in plan(paths, True, spec.get("label_map") or None, box_specs=chosen)):
+    if all(is_stored(t) for t in plan(paths, True, req.label_map or None, box_specs=req.box_specs)):
         return False  # the stored analysis brings the plot sooner
     try:
         if sum(os.path.getsize(p) for p in paths) > QUICK_EVENT_BYTES:
             return False
-        got = event_scalars(paths, spec.get("counts"))
+        got = event_scalars(paths, None if req.counts is None else list(req.counts))
     except (OSError, TfrviewError):
         return False  # the analysis says what is wrong
     if got is None:
@@ -264,28 +275,28 @@ def _quick_event_plot(spec: dict) -> bool:
     return True
 
 
-def _emit_first_plot(spec: dict, a, summary: dict) -> None:
+def _emit_first_plot(req: AnalyzeRequest, a, summary: dict) -> None:
     """An event file's scalar plot, from the facts in hand, before the summary: the window would
     otherwise start a plot job that reads them again (about 0.8 s more before the plot shows)."""
     from tfrview.core.analysis.plots import plot, scalar_to_show  # heavy: pyarrow on first use only
 
     key = scalar_to_show(summary)
-    counts = spec.get("counts")
+    counts = req.counts
     if key is None or (counts is not None and [len(r.offsets) for r in a.shards] != list(counts)):
         return  # not events, or framed otherwise than the window's records are numbered
     _emit(Plot(plot(a.facts(), key)))
 
 
-def job_filter(spec: dict) -> None:
+def job_filter(req: FilterRequest) -> None:
     """Record numbers (global, in the window's numbering) whose facts match a filter expression.
     `problems` maps a global record number to the kinds of problem the window knows for it."""
 
-    node = resolve_keys(parse(spec["expr"]), set(spec.get("known_keys") or ()), bool(spec.get("complete")))
-    problems = {int(k): v for k, v in (spec.get("problems") or {}).items()}
-    if _filter_facts(spec, node, problems):
+    node = resolve_keys(parse(req.expr), set(req.known_keys), req.complete)
+    problems = {int(k): v for k, v in req.problems.items()}
+    if _filter_facts(req, node, problems):
         return
     test = compile_filter(node)
-    ds = Dataset.open(spec["paths"])
+    ds = Dataset.open(list(req.paths))
     for _ in ds.scan():
         pass
     total = ds.count
@@ -316,14 +327,14 @@ def job_filter(spec: dict) -> None:
     ds.close()
 
 
-def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
+def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> bool:
     """The filter over the stored fact tables, as array operations, when the analysis of every file
     is stored and numbers its records as the window does (else False: read the records)."""
     import numpy as np
 
     from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
-    table = _stored_facts(spec)
+    table = _stored_facts(req)
     if table is None:
         return False
     by_kind: dict[str, list[int]] = {}
@@ -346,24 +357,24 @@ def _filter_facts(spec: dict, node, problems: dict[int, list[str]]) -> bool:
     return True
 
 
-def job_series(spec: dict) -> None:
+def job_series(req: SeriesRequest) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
     of the analysis (no record is read)."""
     from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
 
-    table = _facts_or_say(spec)
-    data = plot(table, spec["key"], spec.get("mode") == "histogram")
+    table = _facts_or_say(req)
+    data = plot(table, req.key, req.histogram)
     if "error" in data:  # no such key, no finite number: the job's Failed, not a plot
         raise NoPlot(data["error"])
     _emit(Plot(data))
 
 
-def job_select(spec: dict) -> None:
+def job_select(req: SelectRequest) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
     from tfrview.core.analysis.plots import select  # heavy: pyarrow on first use only
 
-    table = _facts_or_say(spec)
-    hits = select(table, spec["plot"], spec["lo"], spec["hi"], spec.get("closed", False))
+    table = _facts_or_say(req)
+    hits = select(table, req.plot, list(req.lo), list(req.hi), req.closed)
     _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
 
 
@@ -375,32 +386,32 @@ class NoPlot(TfrviewError):
     """The stored facts have nothing to plot for the key asked (none such, no finite number)."""
 
 
-def _facts_or_say(spec: dict):
+def _facts_or_say(req: OverFiles):
     """The stored fact table for a plot job; NotStored (the job's `Failed`) when it is not stored."""
-    table = _stored_facts(spec)
+    table = _stored_facts(req)
     if table is None:
         raise NotStored("the analysis is not stored yet: plots come from it")
     return table
 
 
-def _stored_facts(spec: dict):
+def _stored_facts(req: OverFiles):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's)."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
-    for i, path in enumerate(spec["paths"]):
-        r = stored_deep(path, i, spec.get("label_map") or None, tuple(spec.get("box_specs", ())))
+    for i, path in enumerate(req.paths):
+        r = stored_deep(path, i, req.label_map or None, req.box_specs)
         if r is None:
             return None
         results.append(r)
-    counts = spec.get("counts")
+    counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
     return DatasetAnalysis(results).facts()
 
 
-def job_write(spec: dict) -> None:
+def job_write(req: WriteRequest) -> None:
     """Salvage or repair the window's files into a new file (`what`: "salvage" or "repair"), here
     and not in the window's process: a repair can be seconds of Python per file. The files are
     framed and verified again here, as `tfrview repair` does; {"renumbered": true} when they frame
@@ -408,30 +419,30 @@ def job_write(spec: dict) -> None:
 
     with contextlib.ExitStack() as opened:
         parts = []
-        for path in spec["paths"]:
+        for path in req.paths:
             src = opened.enter_context(open_source(path))
             parts.append((src, index_and_verify(src, None, None, cores())[0]))
-        counts = spec.get("counts")
+        counts = req.counts
         total = sum(idx.count for _, idx in parts)
 
         def progress(k: int) -> bool:
             _emit(Progress("writing", k, total))
             return True
 
-        write = repair_many if spec["what"] == "repair" else salvage_many
-        res = write(parts, spec["out"], spec["compression"], progress)
-        _emit(Wrote(asdict(res), counts is not None and [i.count for _, i in parts] != list(counts)))
+        write = repair_many if req.what == "repair" else salvage_many
+        res = write(parts, req.out, req.compression, progress)
+        _emit(Wrote(res, counts is not None and [i.count for _, i in parts] != list(counts)))
 
 
-def job_export(spec: dict) -> None:
+def job_export(req: ExportRequest) -> None:
     """A selection of records exported (`what`: records, jsonl, images, images_boxes) from the
     spans the window saved (`output.export.save_spans`): read, decoded and written here, never in
     the window's process."""
 
     import numpy as np
 
-    a = np.load(spec["spans"])
-    paths, what, out = spec["paths"], spec["what"], spec["out"]
+    a = np.load(req.spans)
+    paths, what, out = req.paths, req.what, req.out
     with contextlib.ExitStack() as opened:
         sources = {f: opened.enter_context(open_source(paths[f])) for f in np.unique(a["file_no"]).tolist()}
         rows = zip(
@@ -453,14 +464,14 @@ def job_export(spec: dict) -> None:
         inputs = [Path(p) for p in paths]
         if what == "records":
             res = ex.export_records(
-                ex.copies_of_spans(spans, spec.get("keep_damaged", False)),
+                ex.copies_of_spans(spans, req.keep_damaged),
                 Path(out),
-                spec.get("compression", "none"),
+                req.compression,
                 inputs,
                 progress,
             )
         elif what == "jsonl":
-            problems = spec.get("problems", {})
+            problems = req.problems
 
             def facts(n, src, off, ln, st):
                 extra = {"file": str(src.path), "crc": ex.crc_word(st), "problems": problems.get(str(n), [])}
@@ -470,26 +481,38 @@ def job_export(spec: dict) -> None:
         else:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
 
-            label_map = LabelMap.from_json(spec.get("label_map"))
+            label_map = LabelMap.from_json(req.label_map)
             from tfrview.core.records.reading import BoxSpec
 
-            specs = tuple(BoxSpec.from_json(s) for s in spec.get("box_specs", ()))  # the person's choices
+            specs = tuple(BoxSpec.from_json(s) for s in req.box_specs)  # the person's choices
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress, specs)
-        _emit(Wrote(asdict(res)))
+        _emit(Wrote(res))
 
 
-JOBS = {
-    "analyze": job_analyze,
-    "filter": job_filter,
-    "series": job_series,
-    "select": job_select,
-    "write": job_write,
-    "export": job_export,
+JOBS: dict[type, Callable] = {  # each request's job, by its class
+    AnalyzeRequest: job_analyze,
+    FilterRequest: job_filter,
+    SeriesRequest: job_series,
+    SelectRequest: job_select,
+    WriteRequest: job_write,
+    ExportRequest: job_export,
 }
 
 
+class BadRequest(TfrviewError):
+    """The window sent a line that is no request (`requests.decode` refused it): said as the job's
+    `Failed`, never run."""
+
+
+def _read_request(text: str) -> Request:
+    try:
+        return decode_request(text)
+    except ValueError as exc:
+        raise BadRequest(f"the job process could not read its request: {exc}") from exc
+
+
 def _import_ahead() -> None:
-    """What the jobs import, imported by a spare process while it waits for its spec."""
+    """What the jobs import, imported by a spare process while it waits for its request."""
     import pyarrow.compute  # noqa: F401
 
     import tfrview.core.analysis.checks
@@ -507,12 +530,12 @@ def child_main() -> int:
     configure_child()
     _keep_pipe_to_ourselves()
     try:
-        _import_ahead()  # a spare process does this while it waits; a job started for a spec needs them anyway
+        _import_ahead()  # a spare process does this while it waits; a job started for a request needs them anyway
         text = sys.stdin.read()
         if not text:
             return 0  # a spare never used: the window closed its stdin
-        spec = json.loads(text)
-        JOBS[spec["job"]](spec)
+        request = _read_request(text)
+        JOBS[type(request)](request)
         _emit(Done())
     except BrokenPipeError:
         return 0
@@ -534,7 +557,9 @@ def child_main() -> int:
 
 
 _spare_lock = threading.Lock()
-_spare: tuple[subprocess.Popen, dict] | None = None  # a started job process waiting for its spec, and its env
+_spare: tuple[subprocess.Popen, dict] | None = (
+    None  # a started job process waiting for its request, and its env
+)
 
 
 NO_SPARE_ENV = "TFRVIEW_NO_SPARE"  # set (to anything): no spare process (the test suite: each spare
@@ -568,28 +593,27 @@ def drop_spare() -> None:
             spare[0].wait(timeout=SPARE_EXIT_SECONDS)
 
 
-def spawn(spec: dict) -> subprocess.Popen:
-    """A job process running `spec`, its JSON lines on stdout: the spare one when it is alive and
+def spawn(request: Request) -> subprocess.Popen:
+    """A job process running `request`, its JSON lines on stdout: the spare one when it is alive and
     was started with the environment a new one would get, else a new one."""
     global _spare
+    line = encode_request(request)
     with _spare_lock:
         spare, _spare = _spare, None
     if spare is not None:
         proc, env = spare
         if proc.poll() is None and env == childproc.child_env():
             try:
-                proc.stdin.write(json.dumps(spec))
+                proc.stdin.write(line)
                 proc.stdin.close()
                 return proc
             except (BrokenPipeError, OSError) as exc:  # a spare that died meanwhile: a new process instead
-                log.debug("the spare job process could not take a spec: %s", exc)
+                log.debug("the spare job process could not take a request: %s", exc)
         with contextlib.suppress(OSError):  # a dead spare's pipe: it is killed and reaped below
             proc.stdin.close()
         proc.kill()
         proc.wait()
-    return childproc.spawn(
-        "tfrview.core.procs.jobs", stdin_text=json.dumps(spec), text=True, keep_stderr=True
-    )
+    return childproc.spawn("tfrview.core.procs.jobs", stdin_text=line, text=True, keep_stderr=True)
 
 
 def read_lines(proc: subprocess.Popen) -> Iterator[Message]:

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.problems import Problem
+
+if TYPE_CHECKING:
+    from tfrview.core.output.export import ExportResult
+    from tfrview.core.output.repair import RepairResult
+    from tfrview.core.output.salvage import SalvageResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +119,51 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Wrote:
-    """What a salvage, repair or export wrote (the result dataclass as a dict); `renumbered` when
-    the job framed the files otherwise than the window numbered them."""
+    """What a salvage, repair or export wrote, as the result dataclass its writer returned (the
+    window reads it as it is, never rebuilds it); `renumbered` when the job framed the files
+    otherwise than the window numbered them."""
 
     TYPE: ClassVar[str] = "wrote"
-    wrote: dict
+    result: RepairResult | SalvageResult | ExportResult
     renumbered: bool = False
+
+    def to_json(self) -> dict:
+        kind = _WRITERS[type(self.result).__name__]
+        return {"type": self.TYPE, "kind": kind, "result": asdict(self.result), "renumbered": self.renumbered}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Wrote:
+        extra = set(d) - {"type", "kind", "result", "renumbered"}
+        if extra:
+            raise ValueError(f"unexpected fields {sorted(extra)} in a wrote message")
+        return cls(_result_of(d["kind"], d["result"]), bool(d.get("renumbered", False)))
+
+
+_WRITERS = {"RepairResult": "repair", "SalvageResult": "salvage", "ExportResult": "export"}
+
+
+def _result_of(kind: str, r: dict) -> RepairResult | SalvageResult | ExportResult:
+    """The result dataclass `Wrote.to_json` wrote as `kind`; its sequences as the writer holds them.
+    Imported here, not above: the window's scan process reads messages and writes nothing."""
+    if kind == "repair":
+        from tfrview.core.output.repair import Repair, RepairResult
+
+        return RepairResult(
+            **{
+                **r,
+                "repaired": [Repair(**x) for x in r["repaired"]],
+                "dropped": [tuple(x) for x in r["dropped"]],
+            }
+        )
+    if kind == "salvage":
+        from tfrview.core.output.salvage import SalvageResult
+
+        return SalvageResult(**r)
+    if kind == "export":
+        from tfrview.core.output.export import ExportResult
+
+        return ExportResult(**{**r, "notes": tuple(r["notes"])})
+    raise ValueError(f"unknown kind of result {kind!r} in a wrote message")
 
 
 @dataclass(frozen=True, slots=True)

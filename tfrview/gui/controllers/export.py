@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
-from tfrview.core.output.repair import Repair, RepairResult
+from tfrview.core.output.repair import RepairResult
 from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
+from tfrview.core.procs.requests import ExportRequest, Request, WriteRequest
 from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.index import BAD_DATA_CRC
 from tfrview.core.tfrecord.report import intact_numbers
@@ -79,14 +80,14 @@ class ExportController(QObject):
             rows = np.arange(self.model.rowCount(), dtype=np.int64)
         return self.model.record_numbers(rows)
 
-    def _run_job(self, title: str, total: int, spec: dict, on_done) -> None:
+    def _run_job(self, title: str, total: int, request: Request, on_done) -> None:
         """A job process that writes a new file (salvage, repair, export), with a progress dialog;
         `on_done` gets the job's ending, the one shape: `messages.Wrote`, or `messages.Failed`
         (`.stopped` when a person stopped it: Cancel, or the job raised `errors.Cancelled`)."""
         dlg = QProgressDialog(title, "Cancel", 0, max(total, 1), self.window)
         dlg.setWindowModality(Qt.WindowModality.WindowModal)
         dlg.setMinimumDuration(300)
-        worker = JobWorker(spec, self)
+        worker = JobWorker(request, self)
         outcome: list[Wrote | Failed] = []
 
         def items(batch: list) -> None:
@@ -123,16 +124,15 @@ class ExportController(QObject):
             QMessageBox.warning(self.window, title, value.message)
         return True
 
-    def _write_spec(self, what: str, path: Path, comp: str) -> dict:
+    def _write_request(self, what: str, path: Path, comp: str) -> WriteRequest:
         opened = [f for f in self.ds.files if f.source is not None]
-        return {
-            "job": "write",
-            "what": what,
-            "paths": [str(f.path) for f in opened],
-            "counts": [f.index.count for f in opened],
-            "out": str(path),
-            "compression": comp,
-        }
+        return WriteRequest(
+            what=what,
+            paths=tuple(str(f.path) for f in opened),
+            counts=tuple(f.index.count for f in opened),
+            out=str(path),
+            compression=comp,
+        )
 
     def _ask_compression(self, default: str) -> str | None:
         items = [f"same as the source ({default})", "none", "gzip", "zlib"]
@@ -203,16 +203,7 @@ class ExportController(QObject):
     def write_repaired(self, path: Path, comp: str, on_done=None) -> None:
 
         def done(end: Wrote | Failed) -> None:
-            value: RepairResult | Failed = end
-            if isinstance(end, Wrote):
-                w = end.wrote
-                value = RepairResult(
-                    **{
-                        **w,
-                        "repaired": [Repair(**r) for r in w["repaired"]],
-                        "dropped": [tuple(d) for d in w["dropped"]],
-                    }
-                )
+            value: RepairResult | Failed = end.result if isinstance(end, Wrote) else end
             if on_done is not None:
                 on_done(value)
                 return
@@ -235,12 +226,12 @@ class ExportController(QObject):
             ]
             QMessageBox.information(self.window, "Repair", "\n".join(lines))
 
-        self._run_job("Repairing…", self.model.total(), self._write_spec("repair", path, comp), done)
+        self._run_job("Repairing…", self.model.total(), self._write_request("repair", path, comp), done)
 
     def write_intact(self, path: Path, comp: str, on_done=None) -> None:
 
         def done(end: Wrote | Failed) -> None:
-            value: SalvageResult | Failed = end if isinstance(end, Failed) else SalvageResult(**end.wrote)
+            value: SalvageResult | Failed = end if isinstance(end, Failed) else end.result
             if on_done is not None:
                 on_done(value)
                 return
@@ -256,7 +247,7 @@ class ExportController(QObject):
             QMessageBox.information(self.window, "Save intact records", text)
 
         self._run_job(
-            "Writing intact records…", self.model.total(), self._write_spec("salvage", path, comp), done
+            "Writing intact records…", self.model.total(), self._write_request("salvage", path, comp), done
         )
 
     def export(self, what: str) -> None:
@@ -343,28 +334,23 @@ class ExportController(QObject):
         spans = tempfile.NamedTemporaryFile(dir=where, suffix=".npz", delete=False)  # noqa: SIM115 - removed when done
         spans.close()
         ex.save_spans(spans.name, self.ds, numbers)
-        spec = {
-            "job": "export",
-            "what": what,
-            "paths": [str(f.path) for f in self.ds.files],
-            "out": str(path),
-            "spans": spans.name,
-            "compression": comp,
-            "keep_damaged": keep_damaged,
-            "label_map": label_map_json(self.session.label_map),
-            "box_specs": [s.to_json() for s in remembered_specs()],
-            "problems": {str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {},
-        }
+        request = ExportRequest(
+            what=what,
+            paths=tuple(str(f.path) for f in self.ds.files),
+            out=str(path),
+            spans=spans.name,
+            compression=comp,
+            keep_damaged=keep_damaged,
+            label_map=label_map_json(self.session.label_map),
+            box_specs=tuple(s.to_json() for s in remembered_specs()),
+            problems={str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {},
+        )
 
         def done(end: Wrote | Failed) -> None:
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
-            value = (
-                end
-                if isinstance(end, Failed)
-                else ex.ExportResult(**{**end.wrote, "notes": tuple(end.wrote["notes"])})
-            )
+            value: ex.ExportResult | Failed = end if isinstance(end, Failed) else end.result
             if on_done is not None:
                 on_done(value)
                 return
@@ -377,7 +363,7 @@ class ExportController(QObject):
                 text += "\n" + "\n".join(value.notes)
             QMessageBox.information(self.window, "Export", text)
 
-        self._run_job(f"Exporting {len(numbers):,} records…", len(numbers), spec, done)
+        self._run_job(f"Exporting {len(numbers):,} records…", len(numbers), request, done)
 
     @Slot()
     def save_image(self) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel
 from tfrview.core.analysis.filterexpr import FilterError, facts_used, parse, resolve_keys
 from tfrview.core.limits import FILTER_RERUN_SECONDS
 from tfrview.core.procs.messages import Failed, Matches, Note
+from tfrview.core.procs.requests import FilterRequest, SelectRequest
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
@@ -46,7 +47,7 @@ class FilterController(QObject):
         self.job: JobWorker | None = None
         self.expr = ""  # the expression the table's matches answer ("" for none, or a plot selection)
         self.on_findings = False  # it asks for `problem`: the QA findings, which the analysis brings
-        self.selection: dict | None = None  # a plot selection no expression says: its spec and words
+        self.selection: dict | None = None  # a plot selection no expression says: its request and words
         self._rerun = QTimer(self)  # findings arrived: the filter on them runs again, debounced
         self._rerun.setSingleShot(True)
         self._rerun.setInterval(int(FILTER_RERUN_SECONDS * 1000))
@@ -70,7 +71,7 @@ class FilterController(QObject):
             return
         if self.selection is not None and text == self.expr:
             sel = self.selection
-            self.run_job(sel["spec"], note=sel["note"], what=sel["what"])
+            self.run_job(sel["request"], note=sel["note"], what=sel["what"])
             return  # Enter on a plot selection's words: that selection again
         known, complete = self.known_keys()
         try:
@@ -85,14 +86,10 @@ class FilterController(QObject):
         for r in self.problems.rows:
             if r.target is not None:
                 problems.setdefault(str(r.target), []).append(str(r.problem.kind))
-        spec = {
-            **self.session.job_spec("filter"),
-            "expr": text,
-            "problems": problems,
-            "known_keys": sorted(known),
-            "complete": complete,
-        }
-        self.run_job(spec, text)
+        request = self.session.request(
+            FilterRequest, expr=text, problems=problems, known_keys=tuple(sorted(known)), complete=complete
+        )
+        self.run_job(request, text)
 
     def run_text(self, text: str) -> None:
         """A filter written for the person (a clicked bar): shown in the box and run."""
@@ -101,13 +98,15 @@ class FilterController(QObject):
         self.edit.blockSignals(False)
         self.apply()
 
-    def run_job(self, spec: dict, text: str = "", note: str = "", what: str = "") -> None:
+    def run_job(
+        self, request: FilterRequest | SelectRequest, text: str = "", note: str = "", what: str = ""
+    ) -> None:
         """A job whose matches the table shows: a filter, or the records behind a click on a plot
         (`what` says them: no expression can, so the box says "plot selection: N records (what)"
         and Esc or the box's clear button clears it as any filter; `note` is said after the count)."""
         self._stop_job()
         self._rerun.stop()
-        self.selection = {"spec": spec, "note": note, "what": what} if what else None
+        self.selection = {"request": request, "note": note, "what": what} if what else None
         self.on_findings = self.on_findings and bool(text) and not what
         self.expr = text or (f"plot selection: {what}" if what else "")
         self._set_box(self.expr)
@@ -115,7 +114,7 @@ class FilterController(QObject):
         self.problems.set_matches(self.model.filter_rows[:0])
         self.note = note
         self._set_state(JobState().started())
-        self.job = replace_job(None, JobWorker(spec, self), self._on_items, self._on_done, self._on_error)
+        self.job = replace_job(None, JobWorker(request, self), self._on_items, self._on_done, self._on_error)
 
     def show_records(self, text: str, numbers: np.ndarray, note: str = "") -> None:
         """A filter whose matches are known already (a shard's records): shown at once, no job."""

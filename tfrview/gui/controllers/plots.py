@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.procs.messages import Failed, Plot
+from tfrview.core.procs.requests import SelectRequest, SeriesRequest
 from tfrview.core.records.palette import palette_hex
 from tfrview.gui.models.record_table import file_labels
 from tfrview.gui.session import DatasetSession
@@ -131,8 +132,8 @@ class PlotController(QObject):
             self.job = None
             self._on_items(None, [self._ready[key]])
             return
-        spec = {**self.session.job_spec("series"), "key": key, "mode": "histogram" if histogram else "over"}
-        self.job = replace_job(self.job, JobWorker(spec, self), self._on_items, None, self._on_error)
+        request = self.session.request(SeriesRequest, key=key, histogram=histogram)
+        self.job = replace_job(self.job, JobWorker(request, self), self._on_items, None, self._on_error)
 
     def _on_items(self, worker: Worker | None, items: list) -> None:
         if worker is not self.job:
@@ -241,8 +242,8 @@ class PlotController(QObject):
 
     def _select(self, key: str, lo: list, hi: list, closed: bool, what: str) -> None:
         if self.filtering is not None:
-            spec = {**self.session.job_spec("select"), "plot": key, "lo": lo, "hi": hi, "closed": closed}
-            self.filtering.run_job(spec, what=what)
+            request = self.session.request(SelectRequest, plot=key, lo=tuple(lo), hi=tuple(hi), closed=closed)
+            self.filtering.run_job(request, what=what)
 
     @Slot()
     def save_png(self) -> None:

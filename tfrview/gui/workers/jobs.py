@@ -8,6 +8,7 @@ import logging
 import time
 
 from tfrview.core.procs.messages import Failed, Message, Plot, Summary
+from tfrview.core.procs.requests import Request
 from tfrview.gui.workers.base import Worker, stop_child
 
 log = logging.getLogger(__name__)
@@ -21,9 +22,9 @@ class JobWorker(Worker):
     typed messages (`core.procs.messages`) in batches, as `result` (a list of messages). Cancelling kills the child: it only
     reads the data and writes to its pipe."""
 
-    def __init__(self, spec: dict, parent=None) -> None:
+    def __init__(self, request: Request, parent=None) -> None:
         super().__init__(parent)
-        self.spec = spec
+        self.request = request
         self.proc = None
 
     def _wake(self) -> None:
@@ -35,7 +36,7 @@ class JobWorker(Worker):
         from tfrview.core.procs.jobs import prewarm, read_lines, spawn
 
         try:
-            self.proc = spawn(self.spec)
+            self.proc = spawn(self.request)
             prewarm()  # the next job (a filter, a plot) starts as fast
         except OSError as exc:
             raise OSError(f"could not start the job: {exc}") from exc
@@ -46,7 +47,7 @@ class JobWorker(Worker):
                 if self.cancelled:
                     break
                 if isinstance(msg, Failed):
-                    log.warning("%s job failed (%s): %s", self.spec.get("job"), msg.kind, msg.message)
+                    log.warning("%s job failed (%s): %s", self.request.JOB, msg.kind, msg.message)
                 batch.append(msg)
                 if time.monotonic() - last > BATCH_SECONDS or isinstance(msg, AT_ONCE):
                     self.result.emit(batch)

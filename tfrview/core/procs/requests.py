@@ -1,0 +1,148 @@
+"""What the window asks a job process to do, as frozen dataclasses with one JSON framing.
+
+Why: a job used to be a plain dict built in four places of the window and read by key in the job,
+so a key misspelt on either side was a default silently taken, or a KeyError in the child. A
+request is now a type, one per job, whose fields are every thing that job reads; the job process
+decodes one and dispatches on its class. On the wire a request is one JSON object on one line on
+the job's stdin, with its `job` word:
+
+    {"job": "filter", "paths": ["a.tfrecord"], "expr": "label == 3", ...}
+
+Never pickle (the window's bytes are never code to the child) and nothing executed: `decode`
+takes exactly what `encode` wrote, and anything else (an unknown job, a field missing or unknown)
+is a `ValueError`. The mirror of `procs.messages`, the other way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverFiles:
+    """The window's files as its stored analysis is keyed: their paths, record counts (a stored
+    analysis is used only when it frames the same records), label map and chosen box keys. The
+    fields every job over the analysis shares; not a request itself."""
+
+    JOB: ClassVar[str] = ""
+    paths: tuple[str, ...]
+    counts: tuple[int, ...] | None = None  # None: any framing will do
+    label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
+    box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnalyzeRequest(OverFiles):
+    """The analysis pass: QA problems, causes and the summary of every file."""
+
+    JOB: ClassVar[str] = "analyze"
+    files: tuple[int, ...] | None = None  # the window's number of each path (None: 0, 1, …)
+    label_map_files: tuple[int, ...] | None = None  # the files a map found beside one dataset is for
+    jobs: int | None = None  # worker processes (None: the default)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilterRequest(OverFiles):
+    """The records whose facts match a filter expression."""
+
+    JOB: ClassVar[str] = "filter"
+    expr: str
+    known_keys: tuple[str, ...] = ()
+    complete: bool = False  # `known_keys` are every key there is
+    problems: dict[str, list[str]] = field(default_factory=dict)  # record (as text) -> problem kinds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeriesRequest(OverFiles):
+    """A plot of one feature or fact over the dataset, from its stored facts."""
+
+    JOB: ClassVar[str] = "series"
+    key: str
+    histogram: bool = False  # its histogram rather than its values over the records
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelectRequest(OverFiles):
+    """The records behind a clicked bar, cell or point of a plot of facts."""
+
+    JOB: ClassVar[str] = "select"
+    plot: str
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    closed: bool = False  # `hi` included (the last bar)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteRequest:
+    """Salvage or repair the window's files into a new file."""
+
+    JOB: ClassVar[str] = "write"
+    what: Literal["salvage", "repair"]
+    paths: tuple[str, ...]
+    out: str
+    compression: str
+    counts: tuple[int, ...] | None = None  # the window's framing, to say when the job's differs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExportRequest:
+    """A selection of records exported from the spans the window saved (`output.export.save_spans`)."""
+
+    JOB: ClassVar[str] = "export"
+    what: Literal["records", "jsonl", "images", "images_boxes"]
+    paths: tuple[str, ...]
+    out: str
+    spans: str  # the .npz of where the records are
+    compression: str = "none"
+    keep_damaged: bool = False
+    label_map: dict | None = None
+    box_specs: tuple[dict, ...] = ()
+    problems: dict[str, list[dict]] = field(default_factory=dict)  # record (as text) -> its problems (jsonl)
+
+
+Request = AnalyzeRequest | FilterRequest | SeriesRequest | SelectRequest | WriteRequest | ExportRequest
+
+_JOBS: dict[str, type] = {
+    t.JOB: t
+    for t in (AnalyzeRequest, FilterRequest, SeriesRequest, SelectRequest, WriteRequest, ExportRequest)
+}
+
+
+def to_json(request: Request) -> dict[str, Any]:
+    """The request as a JSON-able dict with its `job` word."""
+    return {"job": request.JOB, **asdict(request)}
+
+
+def from_json(d: Any) -> Request:
+    """The request a `to_json` dict describes; ValueError for anything else (an unknown job, a
+    missing or unexpected field). JSON's lists become the tuples the fields hold."""
+    if not isinstance(d, dict):
+        raise ValueError(f"a job request is a JSON object, not {type(d).__name__}")
+    cls = _JOBS.get(d.get("job"))
+    if cls is None:
+        raise ValueError(f"unknown job {d.get('job')!r}")
+    known = {f.name: f for f in fields(cls)}
+    extra = set(d) - set(known) - {"job"}
+    if extra:
+        raise ValueError(f"unexpected fields {sorted(extra)} for the {cls.JOB} job")
+    kw = {}
+    for k, v in d.items():
+        if k == "job":
+            continue
+        kw[k] = tuple(v) if isinstance(v, list) and str(known[k].type).startswith("tuple") else v
+    try:
+        return cls(**kw)
+    except TypeError as exc:  # a required field missing
+        raise ValueError(f"a malformed request for the {cls.JOB} job: {exc}") from exc
+
+
+def encode(request: Request) -> str:
+    """One line of JSON (the whole of a job process's stdin)."""
+    return json.dumps(to_json(request))
+
+
+def decode(text: str | bytes) -> Request:
+    """The request `encode` wrote; ValueError for anything else."""
+    return from_json(json.loads(text))
