@@ -144,6 +144,7 @@ def cmd_verify(args) -> int:
     from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
     from tfrview.core.tfrecord.status import status_counts
+
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
     errors = 0
     for i, (path, err) in enumerate(failed):
