@@ -135,9 +135,9 @@ def cmd_verify(args) -> int:
 
     failed, paths = name_files(args.paths)
     if len(paths) > 1 and args.jobs > 1 and not args.dask:
-        from tfrview.core.analysis.pool import start_early
+        from tfrview.core.analysis.early import start_early
 
-        start_early(args.jobs)  # the workers start while this process loads the pass and plans it
+        start_early(args.jobs)  # (started by _prestart already when the words said so)
     from tfrview.core.analysis.merge import merge
     from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.groups import group_files, group_of
@@ -1357,7 +1357,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_cli(verbose)
     # (as -m, __name__ is __main__)
     logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))
-    _prestart_parts(argv)
+    _prestart(argv)
     args = build_parser().parse_args(argv)
     if not args.command:
         build_parser().print_help()
@@ -1389,14 +1389,17 @@ def main(argv: list[str] | None = None) -> int:
         return failed(exc)
 
 
-def _prestart_parts(argv: list[str]) -> None:
-    """`verify` of one big plain file frames it in parts on every core (`tfrecord.parts`): its part
-    processes are started now, before the parser, the pass's imports and its plan (~0.3 s), so their
-    own start-up (~0.2 s) no longer delays the framing. A guess from the words alone: a wrong one
-    costs an idle process that ends with this one."""
-    if not argv or argv[0] != "verify" or any(a in ("--dask", "--checks") for a in argv):
+def _prestart(argv: list[str]) -> None:
+    """`verify`'s worker processes started now, before the parser, the pass's imports and its plan
+    (~0.3 s), so their own start-up (~0.2-0.3 s) overlaps this process's instead of following it:
+    for one big plain file the part processes that frame it on every core (`tfrecord.parts`), for a
+    folder, a pattern or several files the pool that runs the pass (`analysis.early`). A guess from
+    the words alone: a wrong one costs idle processes that end with this one."""
+    if not argv or argv[0] != "verify" or any(a == "--dask" or a.startswith("--dask=") for a in argv):
         return
     from itertools import pairwise
+
+    from tfrview.core.childproc import cores  # not parts itself: it loads numpy
 
     jobs = None
     for flag, value in pairwise(argv):
@@ -1406,24 +1409,35 @@ def _prestart_parts(argv: list[str]) -> None:
         if a.startswith(("--jobs=", "-j")) and a not in ("-j",):
             tail = a.split("=", 1)[1] if "=" in a else a[2:]
             jobs = int(tail) if tail.isdigit() else 1
+    jobs = cores() if jobs is None else jobs
     files = [a for a in argv[1:] if not a.startswith("-") and not a.isdigit()]
-    if len(files) != 1:
+    if jobs <= 1 or not files:
         return
+    if len(files) == 1 and os.path.isfile(files[0]):
+        if "--checks" not in argv:
+            _prestart_parts(files[0], jobs)
+        return
+    from tfrview.core.analysis.early import start_early  # loads no numpy
+
+    start_early(jobs)
+
+
+def _prestart_parts(path: str, jobs: int) -> None:
+    """One plain file's part processes, when its first length looks like one (a small number)."""
     import stat
 
-    from tfrview.core.childproc import start_parts_ahead  # not parts itself: it loads numpy (~0.15 s)
+    from tfrview.core.childproc import start_parts_ahead
 
     try:
-        st = os.stat(files[0])
+        st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             return
-        with open(files[0], "rb") as f:  # a plain file's first length: a small number, little-endian
+        with open(path, "rb") as f:  # a plain file's first length: a small number, little-endian
             head = f.read(12)
     except OSError:
         return
     if len(head) == 12 and head[:2] != b"\x1f\x8b" and int.from_bytes(head[:8], "little") < st.st_size:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        start_parts_ahead(st.st_size, jobs if jobs is not None else cores)
+        start_parts_ahead(st.st_size, jobs)
 
 
 def open_window(paths: list[str], verbose: bool = False) -> int:

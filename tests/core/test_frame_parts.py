@@ -244,13 +244,13 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     (tmp_path / "gz.tfrecord").write_bytes(b"\x1f\x8b" + bytes(60))
     monkeypatch.setattr(limits, "FRAME_PARTS_BYTES", 1)
     monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
-    cli._prestart_parts(["verify", "--checks", str(path), "-j", "3"])
-    cli._prestart_parts(["verify", str(tmp_path / "gz.tfrecord"), "-j", "3"])
+    cli._prestart(["verify", "--checks", str(path), "-j", "3"])
+    cli._prestart(["verify", str(tmp_path / "gz.tfrecord"), "-j", "3"])
     from tfrview.core.childproc import started_ahead
 
     ahead = started_ahead(P.__name__)
     assert ahead == []  # a deep pass, a file that is no plain TFRecord: none
-    cli._prestart_parts(["verify", "--quiet", str(path), "-j", "3"])
+    cli._prestart(["verify", "--quiet", str(path), "-j", "3"])
     started = list(ahead)
     assert len(started) == 2 and P.ranges(len(data), 3, started=True)[0][1] < P.ranges(len(data), 3)[0][1]
     src = open_source(path)
@@ -268,3 +268,28 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     proc.stdin.close()  # what the caller's exit does
     assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b""
     proc.stdout.close()
+
+
+def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it(tmp_path):
+    """The pool's workers start before the parser (cli._prestart); the pass runs on them, with the
+    answer one worker gives."""
+    from dataclasses import replace
+
+    from tfrview import cli
+    from tfrview.core.analysis import early
+    from tfrview.core.analysis.pool import run_tasks
+    from tfrview.core.analysis.shard import plan
+
+    for i in range(6):
+        (tmp_path / f"s-{i:05d}-of-00006.tfrecord").write_bytes(b"".join(_records(50, 3 + i)))
+    cli._prestart(["verify", "-j", "1", str(tmp_path)])
+    assert early._EARLY == []  # one worker: nothing to start ahead
+    cli._prestart(["verify", "--jobs=2", str(tmp_path)])
+    assert len(early._EARLY) == 1 and early._EARLY[0][0] == 2
+    pool = early._EARLY[0][1]
+    paths = sorted(str(p) for p in tmp_path.iterdir())
+    tasks = [replace(t, read_cache=False, write_cache=False) for t in plan(paths, False, None)]
+    got = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 2))
+    assert early._EARLY == [] and pool._shutdown_thread  # taken by the pass, and ended by it
+    one = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 1))
+    assert got == one and [n for _, n, _ in got] == [50] * 6

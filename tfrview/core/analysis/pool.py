@@ -15,6 +15,7 @@ from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
+from tfrview.core.analysis.early import take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
@@ -114,35 +115,11 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
     return out
 
 
-_EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started by start_early, not yet taken
-
-
-def start_early(jobs: int) -> None:
-    """Start `jobs` worker processes now, before the caller lists and plans its files: each one's
-    start-up (a Python and numpy, ~0.3 s) then overlaps the plan and the store's questions instead
-    of following them (verify of 2,048 shards waited ~0.4 s for its workers). The next `run_tasks`
-    of `jobs` workers without progress hooks takes them; never taken, they end with this process."""
-    if jobs <= 1 or _EARLY:
-        return
-    from tfrview.core.analysis.progress import initializer  # start-up of this process
-
-    init, initargs = initializer(None, None)
-    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=init, initargs=initargs)
-    for _ in range(jobs):
-        pool.submit(_ready)  # a submit starts every worker; each then loads what a task needs
-    _EARLY.append((jobs, pool))
-
-
-def _ready() -> None:
-    """A worker's first call: the modules a task loads on its first file, loaded while it waits."""
-    from tfrview.core.analysis import cache  # noqa: F401  (start-up of this process)
-    from tfrview.core.tfrecord import smallfile  # noqa: F401  (start-up of this process)
-
-
 def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
     """The early pool when it fits (as many workers, no progress hooks), else a new one."""
-    if _EARLY and counter is None and summaries is None and _EARLY[0][0] == jobs:
-        return _EARLY.pop()[1]
+    early = take_early(jobs) if counter is None and summaries is None else None
+    if early is not None:
+        return early
     from tfrview.core.analysis.progress import initializer  # start-up of this process
 
     init, initargs = initializer(counter, summaries)
