@@ -1358,7 +1358,11 @@ def main(argv: list[str] | None = None) -> int:
     # (as -m, __name__ is __main__)
     logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))
     _prestart(argv)
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:  # a wrong word: what started ahead ends with the message
+        _drop_prestarted()
+        raise
     if not args.command:
         build_parser().print_help()
         return 2
@@ -1373,20 +1377,23 @@ def main(argv: list[str] | None = None) -> int:
         return fail(msg, escaped=True)
 
     try:
-        return args.func(args)
-    except (KeyboardInterrupt, Cancelled) as exc:
-        failed(exc)
-        return 130
-    except BrokenPipeError:  # the reader of our output went away (| head): not an error
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except (TfrviewError, OSError, MemoryError, RecursionError) as exc:
-        return failed(exc)
-    except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
-        if os.environ.get("TFRVIEW_DEBUG"):
-            raise
-        return failed(exc)
+        try:
+            return args.func(args)
+        except (KeyboardInterrupt, Cancelled) as exc:
+            failed(exc)
+            return 130
+        except BrokenPipeError:  # the reader of our output went away (| head): not an error
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        except (TfrviewError, OSError, MemoryError, RecursionError) as exc:
+            return failed(exc)
+        except Exception as exc:  # a bug: still one line, and it says so (TFRVIEW_DEBUG=1 shows where)
+            if os.environ.get("TFRVIEW_DEBUG"):
+                raise
+            return failed(exc)
+    finally:
+        _drop_prestarted()
 
 
 def _prestart(argv: list[str]) -> None:
@@ -1417,9 +1424,18 @@ def _prestart(argv: list[str]) -> None:
         if "--checks" not in argv:
             _prestart_parts(files[0], jobs)
         return
-    from tfrview.core.analysis.early import start_early  # loads no numpy
+    if len(files) > 1 or os.path.isdir(files[0]) or any(c in files[0] for c in "*?["):
+        from tfrview.core.analysis.early import start_early  # loads no numpy
 
-    start_early(jobs)
+        start_early(jobs)  # local files, not a URL's objects: its listing may say one
+
+
+def _drop_prestarted() -> None:
+    """Processes started ahead that nothing took (an error first, a pass that needed none) end now,
+    not after their start-up."""
+    from tfrview.core.analysis.early import drop_early
+
+    drop_early()
 
 
 def _prestart_parts(path: str, jobs: int) -> None:

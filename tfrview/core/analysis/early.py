@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from tfrview.core.childproc import worker_start
+from tfrview.core.limits import WORKER_EXIT_SECONDS
 
 _EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
 
@@ -33,6 +34,19 @@ def take_early(jobs: int) -> ProcessPoolExecutor | None:
     if _EARLY and _EARLY[0][0] == jobs:
         return _EARLY.pop()[1]
     return None
+
+
+def drop_early() -> None:
+    """End a pool started ahead that no pass took, at once (not after its workers' start-up)."""
+    while _EARLY:
+        pool = _EARLY.pop()[1]
+        procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=WORKER_EXIT_SECONDS)
 
 
 def ready() -> None:
