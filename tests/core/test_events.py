@@ -179,7 +179,8 @@ def test_image_sizes_and_the_records_behind_a_point():
 def test_the_quick_scalar_table_equals_the_analysis_plot(tmp_path):
     """An event file's plot before the analysis (a quick read) is the plot the analysis makes."""
     from tfrview.core.analysis import analyze
-    from tfrview.core.analysis.plots import event_scalars, plot, scalar_to_show
+    from tfrview.core.analysis.plot_names import scalar_to_show
+    from tfrview.core.analysis.plots import event_scalars, plot
 
     path = tmp_path / "events.out.tfevents.1.host"
     write_records(path, _events(120))

@@ -50,7 +50,7 @@ from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, r
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
-from tfrview.gui.models.record_table import RecordTableModel, file_labels, number_text, problem_line
+from tfrview.gui.models.record_table import RecordTableModel, number_text, problem_line
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
@@ -223,7 +223,7 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([720, 560])
         self.setCentralWidget(self.splitter)
 
-        self.problems = ProblemsModel(file_labels([f.path for f in self.ds.files]), self)
+        self.problems = ProblemsModel(self.model._file_labels, self)  # the table's, made once
         self.problems_panel = ProblemsPanel(self.problems, self)
         self.problems_panel.add_action(self.action_groups.export.repair, "Repair…")
         self.problems_view = self.problems_panel.tree

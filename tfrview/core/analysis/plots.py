@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.facts import BOX_META, column_of
+from tfrview.core.analysis.plot_names import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, first_scalar
 from tfrview.core.limits import SERIES_POINTS
 from tfrview.core.records.events import event_features
 from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
@@ -24,10 +25,6 @@ from tfrview.core.tfrecord.source import open_source
 
 log = logging.getLogger(__name__)
 
-BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # histograms of the boxes
-BOX_CENTRES = "box centres (heat map)"
-IMAGE_SIZES = "image sizes (scatter)"
-PLOTS = (*BOX_MEASURES, BOX_CENTRES, IMAGE_SIZES)  # plots of facts that are not a feature of their own
 HEAT_BINS = (8, 64)  # a heat map's cells a side: about 4 boxes a cell on average, within these
 
 
@@ -248,22 +245,6 @@ def _plot_of_facts(table: pa.Table, key: str) -> dict:
     return {"histogram": bars(key, finite)} if len(finite) else {"error": f"no finite {key}"}
 
 
-def scalar_to_show(summary: dict) -> str | None:
-    """The scalar a TensorBoard event file opens on (what people open one to see): its first
-    top-level numeric tag other than `step`; None for other data."""
-    if not summary.get("kinds", {}).get("event"):
-        return None
-    feats = summary.get("keys", {})
-    return _first_scalar(
-        k for k, v in feats.items() if set(v.get("types", ())) & {"float_list", "int64_list"}
-    )
-
-
-def _first_scalar(keys) -> str | None:
-    """The rule `scalar_to_show` applies: the first top-level numeric tag other than `step`."""
-    return next((k for k in sorted(keys) if k != "step" and "/" not in k), None)
-
-
 def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[str, pa.Table] | None:
     """The scalar an event file opens on and a table of it over steps (n, step, the tag), read
     straight from local event files before the analysis: framing and the Event parse only, a
@@ -290,7 +271,7 @@ def event_scalars(paths: list[str], counts: list[int] | None = None) -> tuple[st
                     if f.type in (FLOAT_LIST, INT64_LIST) and key != "step" and len(f.values):
                         values.setdefault(key, {})[n] = float(f.values[0])
                 n += 1
-    key = _first_scalar(values)
+    key = first_scalar(values)
     if key is None:
         return None
     col = values[key]

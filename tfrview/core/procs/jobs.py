@@ -28,6 +28,7 @@ from tfrview.core.analysis.cache import is_stored, store_many
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
+from tfrview.core.analysis.plot_names import scalar_to_show
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
@@ -278,7 +279,7 @@ def _quick_event_plot(req: AnalyzeRequest) -> bool:
 def _emit_first_plot(req: AnalyzeRequest, a, summary: dict) -> None:
     """An event file's scalar plot, from the facts in hand, before the summary: the window would
     otherwise start a plot job that reads them again (about 0.8 s more before the plot shows)."""
-    from tfrview.core.analysis.plots import plot, scalar_to_show  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
 
     key = scalar_to_show(summary)
     counts = req.counts

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from tfrview.core.analysis.plots import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
+from tfrview.core.analysis.plot_names import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.procs.messages import Failed, Plot
 from tfrview.core.procs.requests import SelectRequest, SeriesRequest

@@ -37,10 +37,13 @@ def number_text(value: int) -> str:
     return f"{value:,}"
 
 
+_SHARD_NUMBER = re.compile(r"(\d+)-of-\d+")
+
+
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
-
-    m = [re.search(r"(\d+)-of-\d+", p.name) for p in paths]
+    search = _SHARD_NUMBER.search
+    m = [search(p.name) for p in paths]
     if len(paths) > 1 and all(m):
         return [x.group(1) for x in m]
     return [p.name for p in paths]
