@@ -23,6 +23,7 @@ NOT_LIMITS = {
     "core/tfrecord/lineendings.py": {"_SETUP_STEPS", "_PREFIX_STEPS", "_SEEN_BITS"},  # cost model
     "core/records/payload.py": {"_FEW"},  # which of two equivalent parsers is faster
     "core/analysis/plain.py": {"_FEW"},  # likewise
+    "core/tfrecord/smallfile.py": {"_FEW_BYTES"},  # likewise: one record at a time or numpy
     "core/analysis/facts.py": {"_EXACT"},  # integers a double holds exactly: a fact of float64
     "core/analysis/checks.py": {"MOST", "MOSTLY_IMAGES"},  # shares that define a finding
     "core/analysis/results.py": {"IDENTITY_ENDS"},  # bytes of a file's identity: a stored format

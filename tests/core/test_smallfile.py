@@ -49,7 +49,11 @@ def _same(a, b) -> None:
         [os.urandom(128 * 1024 - 16)],  # exactly 2 x 64 KB
     ],
 )
-def test_a_clean_file_reads_as_the_usual_path_reads_it(tmp_path, monkeypatch, records):
+@pytest.mark.parametrize("few_bytes", [32 << 10, 0])  # checked record by record, or by numpy
+def test_a_clean_file_reads_as_the_usual_path_reads_it(tmp_path, monkeypatch, records, few_bytes):
+    from tfrview.core.tfrecord import smallfile
+
+    monkeypatch.setattr(smallfile, "_FEW_BYTES", few_bytes)
     path = tmp_path / "clean.tfrecord"
     path.write_bytes(b"".join(encode_record(r) for r in records))
     task = ShardTask(str(path), 3, read_cache=False, write_cache=False)
@@ -78,7 +82,11 @@ def _damaged(tmp_path):
     return data
 
 
-def test_damage_compression_and_odd_files_go_the_usual_way(tmp_path, monkeypatch):
+@pytest.mark.parametrize("few_bytes", [32 << 10, 0])  # checked record by record, or by numpy
+def test_damage_compression_and_odd_files_go_the_usual_way(tmp_path, monkeypatch, few_bytes):
+    from tfrview.core.tfrecord import smallfile
+
+    monkeypatch.setattr(smallfile, "_FEW_BYTES", few_bytes)
     _damaged(tmp_path)
     for name in ("flipped", "header", "cut", "tail", "gz", "empty", "garbage", "fifo"):
         path = tmp_path / (f"{name}.tfrecord" + (".gz" if name == "gz" else ""))

@@ -8,14 +8,15 @@ reads it and says why (its answer for a clean file is the same: tests/core/test_
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
 from tfrview.core import limits
 from tfrview.core.errors import SourceError
-from tfrview.core.tfrecord.framing import OVERHEAD, Compression
-from tfrview.core.tfrecord.index import VERIFIED
+from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, Compression
+from tfrview.core.tfrecord.index import _END, VERIFIED, _bad_crcs, _frame_run
 from tfrview.core.tfrecord.source import _DETECT_BYTES, detect_compression, open_regular
 from tfrview.core.tfrecord.window import MORE, frame_window
 
@@ -50,10 +51,9 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
         os.close(fd)
     if len(data) != size or detect_compression(data[:_DETECT_BYTES]) != Compression.NONE:
         return None
-    starts, end, why = frame_window(data, size, size, True)
-    if why != MORE or end != size or not len(starts):
+    rel = _whole_records(data, size)
+    if rel is None:
         return None  # not whole (a header or data CRC fails, a record cut short): the usual path says why
-    rel = starts.astype(np.uint64)
     lengths = np.empty_like(rel)
     lengths[:-1] = np.diff(rel) - np.uint64(OVERHEAD)
     lengths[-1] = np.uint64(size - int(rel[-1]) - OVERHEAD)
@@ -61,3 +61,28 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
         return None  # a big record is streamed by verify: not a small file's case
     kept = data if size <= 2 * ends else data[:ends] + data[size - ends :]
     return WholeFile(st, kept, rel, lengths, np.full(len(rel), VERIFIED, np.uint8))
+
+
+_FEW_BYTES = 32 << 10  # below this, records checked one by one beat numpy's fixed cost a call
+
+
+def _whole_records(data: bytes, size: int) -> np.ndarray | None:
+    """Where each record of `data` starts (uint64) when every record is whole, else None. A file of
+    a few records is framed and checked one record at a time (~1.5 us a record); a bigger one by
+    `window.frame_window` (~0.15 ms a call, then ~0.3 us a record): a 100-record shard took 0.15
+    ms the first way and 0.25-0.35 ms the second, a 1,000-record one 0.7 ms and 0.45 ms."""
+    if size >= _FEW_BYTES:
+        starts, end, why = frame_window(data, size, size, True)
+        return starts.astype(np.uint64) if why == MORE and end == size and len(starts) else None
+    found = array("Q")
+    pos, why = _frame_run(data, 0, size, size, found, {})
+    if why != _END or pos != size or not found:
+        return None
+    rel = np.frombuffer(found, dtype=np.uint64)
+    lengths = np.diff(np.append(rel, np.uint64(size))) - np.uint64(OVERHEAD)
+    mv = memoryview(data)
+    try:
+        bad = _bad_crcs(mv, rel.astype(np.int64) + HEADER_SIZE, lengths.astype(np.int64), 0)
+    finally:
+        mv.release()
+    return None if bad else rel.copy()
