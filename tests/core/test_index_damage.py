@@ -214,3 +214,21 @@ def test_a_damaged_gzip_trailer_costs_no_record_and_is_named():
     a, b = gzip.compress(data[: offs[25]], mtime=0), gzip.compress(data[offs[25] :], mtime=0)
     src, idx, vprobs = index_bytes(a[:-8] + bytes(4) + a[-4:] + b)  # the first member's trailer: read on
     assert idx.count == 50 and not vprobs and len(idx.problems) == 1
+
+
+def test_a_byte_lost_at_a_boundary_that_the_crc_before_it_repeats_loses_no_record():
+    """Found by Hypothesis (test_properties): the byte deleted is the next record's first length
+    byte, and the CRC before it ends in that same byte, so the next record frames whole one byte
+    early, inside that CRC. Both records pass their CRCs: both are kept, and the shared byte said."""
+    from tfrview.core.tfrecord.framing import encode_record
+
+    last = b"\0\0\0\0"
+    one = next(bytes([v]) for v in range(256) if encode_record(bytes([v]))[-1] == len(last))
+    recs = [encode_record(b"\0\0\0"), encode_record(one), encode_record(last)]
+    data = b"".join(recs)
+    at = len(recs[0]) + len(recs[1])  # where the last record's header starts
+    src, idx, data_problems = index_bytes(data[:at] + data[at + 1 :])
+    assert read_all(src, idx) == [b"\0\0\0", one, last] and data_problems == []
+    assert list(idx.status) == [VERIFIED] * 3
+    assert [(str(p.kind), p.offset, p.length) for p in idx.problems] == [("unreadable_bytes", at - 1, 1)]
+    assert "bytes were lost at this boundary" in idx.problems[0].message

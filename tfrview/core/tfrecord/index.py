@@ -362,6 +362,19 @@ def scan(
                 break
         # A damaged header (_BAD), or the stream ends inside a record (_SHORT at end of stream).
         cut = _cut_short_previous(st, b, pos)
+        if cut is not None and cut[2] == _OVERLAP:
+            # A deletion at a record boundary whose lost byte(s) the record's last CRC bytes happen
+            # to repeat: the next record frames whole from inside that CRC. Both pass their CRCs,
+            # so both are kept (nothing intact is lost) and the shared bytes are said.
+            prev, q, _ = cut
+            n = pos - q
+            msg = (
+                f"{n} byte{'s' if n != 1 else ''} at {q} end the CRC of the record at {prev} and begin the "
+                f"header of the record after it: bytes were lost at this boundary (both records pass their CRCs)"
+            )
+            b.problems.append(Problem(ProblemKind.UNREADABLE_BYTES, q, n, None, msg))
+            pos = q
+            continue
         if cut is not None:  # the previous record's header claimed bytes of the records after it
             prev, q, whole = cut
             claimed = _length_at(st, prev)
@@ -507,9 +520,15 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bo
         if not 0 <= q < pos:
             return None
         if crc_ok:
-            return (prev, q, False) if _chain_passes(st, q, pos) else None
+            if not _chain_passes(st, q, pos):
+                return None
+            # q inside its CRC: bytes were lost at the boundary, its data stands whole before q
+            return (prev, q, _OVERLAP) if q >= prev + HEADER_SIZE + length else (prev, q, False)
         return prev, q, _whole_record(st, prev, q)
     return None
+
+
+_OVERLAP = "overlap"  # `_cut_short_previous`: both the record and the framing from inside its CRC are whole
 
 
 def _chain_passes(st: Stream, q: int, pos: int) -> bool:
