@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfrview.core.procs.jobs import read_lines, spawn  # noqa: E402
+from tfrview.core.procs.launch import read_lines, spawn  # noqa: E402
 from tfrview.core.procs.messages import Failed, Matches, ProblemFound, Summary  # noqa: E402
 from tfrview.core.procs.requests import AnalyzeRequest, FilterRequest, Request  # noqa: E402
 

@@ -172,7 +172,7 @@ def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     import time
     import uuid
 
-    from tfrview.core.procs.jobs import read_lines, spawn
+    from tfrview.core.procs.launch import read_lines, spawn
     from tfrview.core.procs.requests import AnalyzeRequest
 
     paths = []

@@ -14,7 +14,7 @@ from tfrview.core.output.export import ExportResult
 from tfrview.core.output.repair import Repair, RepairResult
 from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.problems import Problem, ProblemKind
-from tfrview.core.procs import jobs
+from tfrview.core.procs import launch
 from tfrview.core.procs import messages as m
 from tfrview.core.procs.requests import FilterRequest, Request, SeriesRequest
 
@@ -80,8 +80,8 @@ def test_failed_says_one_line_and_the_kind_of_error():
 
 def _run_child(request: Request) -> list:
     """Runs a job process on `request` and returns its messages."""
-    proc = jobs.spawn(request)
-    out = list(jobs.read_lines(proc))
+    proc = launch.spawn(request)
+    out = list(launch.read_lines(proc))
     proc.wait()
     return out
 
@@ -99,8 +99,8 @@ def test_a_job_that_fails_says_so_once_and_logs_it(tmp_path):
     and the child's log line on its stderr."""
     path = tmp_path / "s.tfrecord"
     path.write_bytes(framed(payloads(5))[0])
-    proc = jobs.spawn(SeriesRequest(key="size", paths=(str(path),), counts=(5,)))
-    out = list(jobs.read_lines(proc))
+    proc = launch.spawn(SeriesRequest(key="size", paths=(str(path),), counts=(5,)))
+    out = list(launch.read_lines(proc))
     assert out == [m.Failed("the analysis is not stored yet: plots come from it", "NotStored")]
     proc.error_file.seek(0)
     assert "the analysis is not stored yet" in proc.error_file.read()
@@ -117,7 +117,7 @@ def test_a_child_that_dies_without_a_word_is_a_failed_message(tmp_path):
         code += "sys.stderr.write('segmentation fault, more or less\\n'); sys.exit(3)"
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True)
         proc.error_file = err
-        out = list(jobs.read_lines(proc))
+        out = list(launch.read_lines(proc))
     assert out[0] == m.Progress("a", 1, 2)
     assert out[1] == m.Failed("job exited with code 3: segmentation fault, more or less", "exited")
 
@@ -129,7 +129,7 @@ def test_a_line_that_is_no_message_is_logged_and_passed_over(caplog):
     code = f"print({chr(10).join(lines)!r})"
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     with caplog.at_level("WARNING", logger="tfrview.core.procs.jobs"):
-        out = list(jobs.read_lines(proc))
+        out = list(launch.read_lines(proc))
     proc.wait()
     assert out == [m.Done()]
     assert "warning from some library" in caplog.text

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tfrview.core import childproc
-from tfrview.core.procs import jobs
+from tfrview.core.procs import jobs, launch
 from tfrview.core.procs import messages as m
 from tfrview.core.procs import requests as rq
 
@@ -99,7 +99,7 @@ def test_text_that_is_no_json_is_a_value_error():
 
 def _child_given(line: str) -> tuple[list, int, str]:
     proc = childproc.spawn("tfrview.core.procs.jobs", stdin_text=line, text=True, keep_stderr=True)
-    out = list(jobs.read_lines(proc))
+    out = list(launch.read_lines(proc))
     code = proc.wait()
     proc.error_file.seek(0)
     return out, code, proc.error_file.read()

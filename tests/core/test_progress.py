@@ -37,7 +37,7 @@ def test_every_worker_adds_the_records_it_decodes_to_one_counter(tmp_path):
 
 
 def test_the_analysis_job_reports_records_from_the_start_and_while_a_file_runs(tmp_path):
-    from tfrview.core.procs.jobs import read_lines, spawn
+    from tfrview.core.procs.launch import read_lines, spawn
     from tfrview.core.procs.messages import Done, Progress, Summary
     from tfrview.core.procs.requests import AnalyzeRequest
 

@@ -78,7 +78,7 @@ def make_app(argv: list[str] | None = None):
     from PySide6.QtCore import QCoreApplication  # heavy: PySide6 on first use only
     from PySide6.QtWidgets import QApplication  # heavy: PySide6 on first use only
 
-    from tfrview.core.procs.jobs import prewarm  # start-up of this process
+    from tfrview.core.procs.launch import prewarm  # start-up of this process
 
     # The analysis job's process starts now, its imports done while the window is made (after
     # PySide's import: it sets an environment variable, and a spare of another environment is

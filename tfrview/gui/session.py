@@ -171,7 +171,7 @@ class DatasetSession(QObject):
                 self.file_failed.emit(fi, f.error)
         self._ended = False
         if self.run_checks:  # the analysis job follows the scan: its process starts meanwhile
-            from tfrview.core.procs.jobs import prewarm
+            from tfrview.core.procs.launch import prewarm
 
             prewarm()
         w = ScanWorker(self.ds, self, class_ids=self.label_map_auto)

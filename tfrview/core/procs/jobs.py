@@ -10,19 +10,16 @@ numbers (local per file) are the window's.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import os
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from tfrview.core import childproc
 from tfrview.core.analysis import plan, run_tasks
 from tfrview.core.analysis.cache import is_stored, store_many
 from tfrview.core.analysis.datasummary import DatasetSummary
@@ -32,14 +29,13 @@ from tfrview.core.analysis.plot_names import scalar_to_show
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
-from tfrview.core.limits import QUICK_EVENT_BYTES, SPARE_EXIT_SECONDS
+from tfrview.core.limits import QUICK_EVENT_BYTES
 from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
 from tfrview.core.output.repair import repair_many
 from tfrview.core.output.salvage import salvage_many
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
-    ENDS,
     CauseFound,
     Done,
     Failed,
@@ -52,7 +48,6 @@ from tfrview.core.procs.messages import (
     Progress,
     Summary,
     Wrote,
-    decode,
     encode,
 )
 from tfrview.core.procs.requests import (
@@ -66,7 +61,6 @@ from tfrview.core.procs.requests import (
     WriteRequest,
 )
 from tfrview.core.procs.requests import decode as decode_request
-from tfrview.core.procs.requests import encode as encode_request
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
@@ -555,91 +549,6 @@ def child_main() -> int:
         _emit(Failed.of(exc))
         return 1
     return 0
-
-
-_spare_lock = threading.Lock()
-_spare: tuple[subprocess.Popen, dict] | None = (
-    None  # a started job process waiting for its request, and its env
-)
-
-
-NO_SPARE_ENV = "TFRVIEW_NO_SPARE"  # set (to anything): no spare process (the test suite: each spare
-# costs ~0.5 s of CPU, and there a window rarely runs a second job to use it)
-
-
-def prewarm() -> None:
-    """Start a spare job process now, so that the next job skips Python's start-up and imports
-    (about 0.3 s: the window's analysis, filter and plot jobs). One at most; it ends when its
-    stdin closes (`drop_spare`, or this process ending)."""
-    global _spare
-    if os.environ.get(NO_SPARE_ENV):
-        return
-    with _spare_lock:
-        if _spare is not None and _spare[0].poll() is None:
-            return
-        proc = childproc.spawn("tfrview.core.procs.jobs", text=True, keep_stderr=True, stdin_later=True)
-        _spare = (proc, childproc.child_env())
-
-
-@atexit.register
-def drop_spare() -> None:
-    """End the spare process, if any (its stdin closes: it exits at once)."""
-    global _spare
-    with _spare_lock:
-        spare, _spare = _spare, None
-    if spare is not None:
-        with contextlib.suppress(OSError):  # already gone: nothing to end
-            spare[0].stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):  # at exit: the OS reaps it, never wait longer
-            spare[0].wait(timeout=SPARE_EXIT_SECONDS)
-
-
-def spawn(request: Request) -> subprocess.Popen:
-    """A job process running `request`, its JSON lines on stdout: the spare one when it is alive and
-    was started with the environment a new one would get, else a new one."""
-    global _spare
-    line = encode_request(request)
-    with _spare_lock:
-        spare, _spare = _spare, None
-    if spare is not None:
-        proc, env = spare
-        if proc.poll() is None and env == childproc.child_env():
-            try:
-                proc.stdin.write(line)
-                proc.stdin.close()
-                return proc
-            except (BrokenPipeError, OSError) as exc:  # a spare that died meanwhile: a new process instead
-                log.debug("the spare job process could not take a request: %s", exc)
-        with contextlib.suppress(OSError):  # a dead spare's pipe: it is killed and reaped below
-            proc.stdin.close()
-        proc.kill()
-        proc.wait()
-    return childproc.spawn("tfrview.core.procs.jobs", stdin_text=line, text=True, keep_stderr=True)
-
-
-def read_lines(proc: subprocess.Popen) -> Iterator[Message]:
-    """The job's messages; if it dies without saying why, a `Failed` with its last stderr lines.
-    A line that is no message (a library printing on the pipe) is logged and passed over."""
-    ended = False
-    for line in proc.stdout:
-        try:
-            msg = decode(line)
-        except ValueError as exc:
-            log.warning("a job process sent a line that is no message (%s): %.200s", exc, line.rstrip())
-            continue
-        ended = ended or isinstance(msg, ENDS)
-        yield msg
-    if not ended:
-        code = proc.wait()
-        if code not in (0, -9):  # -9: killed on purpose (cancelled)
-            tail = ""
-            err = getattr(proc, "error_file", None)
-            if err is not None:
-                err.seek(0)
-                tail = " ".join(err.read().strip().splitlines()[-3:])
-            failed = Failed(f"job exited with code {code}: {tail or 'no message'}", "exited")
-            log.warning("%s", failed.message)
-            yield failed
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ class JobWorker(Worker):
             proc.kill()
 
     def work(self) -> None:
-        from tfrview.core.procs.jobs import prewarm, read_lines, spawn
+        from tfrview.core.procs.launch import prewarm, read_lines, spawn
 
         try:
             self.proc = spawn(self.request)
