@@ -141,10 +141,14 @@ def load(task: ShardTask, index_only: bool = False) -> ShardResult | None:
         return None
 
 
-def load_many(tasks: list[ShardTask], index_only: bool = False) -> list[ShardResult | None]:
+def load_many(
+    tasks: list[ShardTask], index_only: bool = False, identities: dict | None = None
+) -> list[ShardResult | None]:
     """`load` of many files with one query (a task of many small files asks the store once; the
-    window reopening 10,000 shards asks it once for a few hundred, `index_only`)."""
-    by_path: dict[str, object] = {}  # a file asked for twice (its scan and its deep pass): read once
+    window reopening 10,000 shards asks it once for a few hundred, `index_only`). `identities`:
+    each path's identity, filled here and taken from it by a caller that asks again."""
+    # a file asked for twice (its scan and its deep pass): read once
+    by_path: dict[str, object] = identities if identities is not None else {}
     for t in tasks:
         if t.path not in by_path:
             by_path[t.path] = identity_of(t.path)

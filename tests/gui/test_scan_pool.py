@@ -1,0 +1,57 @@
+"""The window's scan of a split of many small shards runs on the pass's worker pool (as `verify`
+does) and gives every file the index, CRC status and problems the scan in this process gives."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+
+from tests.helpers import framed, payloads
+from tfrview.core.analysis import cache
+from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.gui.workers import scan
+from tfrview.gui.workers.scan import ScanWorker
+
+
+def _split(folder, n: int):
+    folder.mkdir()
+    data, offs = framed(payloads(30))
+    for i in range(n):
+        b = bytearray(data)
+        if i == 7:
+            b[offs[4] + 20] ^= 1  # a data byte: a bad data CRC
+        if i == 9:
+            b = b[: offs[12] + 5]  # cut short inside a record
+        path = folder / f"s-{i:05d}-of-{n:05d}.tfrecord"
+        path.write_bytes(gzip.compress(bytes(b)) if i == 11 else bytes(b))
+    return folder
+
+
+def _scanned(folder, use_subprocess: bool):
+    ds = Dataset.open([str(folder)])
+    w = ScanWorker(ds, use_subprocess=use_subprocess)
+    problems: list = []
+    w.problem_found.connect(lambda fi, p: problems.append((fi, p.kind, p.offset, p.length)))
+    w.work()
+    return ds, w, sorted(problems)
+
+
+def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan, "POOL_MIN_FILES", 16)
+    folder = _split(tmp_path / "split", 24)
+    here, _, here_problems = _scanned(folder, False)
+    pooled, w, pooled_problems = _scanned(folder, True)
+    assert len(w._pool_files) == 23  # every shard but the first, framed by the pool
+    for a, b in zip(here.files, pooled.files, strict=True):
+        assert a.index.count == b.index.count and a.index.done and b.index.done, a.path
+        for name in ("offsets", "lengths", "status"):
+            assert np.array_equal(getattr(a.index, name), getattr(b.index, name)), (a.path, name)
+    assert pooled_problems == here_problems and {fi for fi, *_ in here_problems} == {7, 9}
+    assert pooled.files[11].source.compression == "gzip"  # framed here, with its checkpoints
+    n, _ = cache.usage()
+    assert n >= 20  # the pool stored what it framed: a reopen or `info` takes it from the store
+    again, w2, again_problems = _scanned(folder, True)
+    assert again_problems == here_problems and w2.stored_files >= 20
+    assert [f.index.count for f in again.files] == [f.index.count for f in here.files]
