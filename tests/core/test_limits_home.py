@@ -56,7 +56,7 @@ PIECES = {
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
-    "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH"},
+    "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH", "POOL_MIN_FILES"},
 }
 
 
