@@ -39,14 +39,18 @@ def take_early(jobs: int) -> ProcessPoolExecutor | None:
 def drop_early() -> None:
     """End a pool started ahead that no pass took, at once (not after its workers' start-up)."""
     while _EARLY:
-        pool = _EARLY.pop()[1]
-        procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=WORKER_EXIT_SECONDS)
+        stop_pool(_EARLY.pop()[1])
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once: a worker halfway through a 10 GB file is not waited for."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=WORKER_EXIT_SECONDS)
 
 
 def ready() -> None:

@@ -16,11 +16,10 @@ from dataclasses import replace
 from multiprocessing import get_context
 
 from tfrview.core import limits
-from tfrview.core.analysis.early import take_early
+from tfrview.core.analysis.early import stop_pool, take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
-from tfrview.core.limits import WORKER_EXIT_SECONDS
 
 
 def stored(task: ShardTask) -> ShardResult | None:
@@ -229,15 +228,4 @@ def _run_tasks(
                 if nxt is not None:
                     pending.add(pool.submit(analyze_batch, nxt))
     finally:
-        _stop(pool)
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Stop at once: a worker halfway through a 10 GB file is not waited for."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    for p in procs:
-        p.join(timeout=WORKER_EXIT_SECONDS)
+        stop_pool(pool)
