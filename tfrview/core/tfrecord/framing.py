@@ -121,6 +121,14 @@ def length_crc(length: int) -> int:
     return masked_crc(U64.pack(length))
 
 
+def header_valid(head: bytes) -> bool:
+    """Do the first 12 bytes of `head` make a record header, its length's masked CRC matching?"""
+    if len(head) < HEADER_SIZE:
+        return False
+    length, crc = HEADER.unpack_from(head, 0)
+    return length_crc(length) == crc
+
+
 def encode_header(length: int) -> bytes:
     return HEADER.pack(length, length_crc(length))
 

@@ -35,6 +35,7 @@ from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     OVERHEAD,
     crc32c_module,
+    header_valid,
     valid_header_positions,
 )
 from tfrview.core.tfrecord.index import (
@@ -44,7 +45,7 @@ from tfrview.core.tfrecord.index import (
     data_crc_ok,
 )
 from tfrview.core.tfrecord.source import Source
-from tfrview.core.tfrecord.window import LONG, NOT_WHOLE, frame_window, header_valid
+from tfrview.core.tfrecord.window import LONG, NOT_WHOLE, frame_window
 
 if TYPE_CHECKING:
     import subprocess

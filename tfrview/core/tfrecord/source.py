@@ -32,6 +32,7 @@ from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     OVERHEAD,
     Compression,
+    header_valid,
     length_crc,
     valid_header_positions,
 )
@@ -120,13 +121,6 @@ class FileBytes:
 # --- detection -----------------------------------------------------------------------------------
 
 
-def _valid_header(head: bytes) -> bool:
-    if len(head) < HEADER_SIZE:
-        return False
-    length, crc = HEADER.unpack_from(head, 0)
-    return length_crc(length) == crc
-
-
 def _framed_bytes(buf: bytes, start: int = 0) -> int:
     """How many bytes of `buf` a chain of valid record headers from `start` explains (a record that
     runs past the end of `buf` counts up to there: `buf` is only the head of the stream)."""
@@ -143,7 +137,7 @@ def _framed_bytes(buf: bytes, start: int = 0) -> int:
 def _best_plain_chain(buf: bytes) -> int:
     """Bytes explained by the longest header chain starting anywhere in `buf` (the first header may
     be damaged, so every start is tried; a random start validates with odds of 2^-32)."""
-    if _valid_header(buf):
+    if header_valid(buf):
         return _framed_bytes(buf)
     n = len(buf) - HEADER_SIZE + 1
     best = 0
@@ -180,7 +174,7 @@ def detect_compression(head: bytes) -> Compression:
         cmf, flg = head[0], head[1]
         if cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0:
             candidates.append(Compression.ZLIB)
-    if not candidates or (_valid_header(head) and _framed_bytes(head) >= len(head)):
+    if not candidates or (header_valid(head) and _framed_bytes(head) >= len(head)):
         return Compression.NONE
     best, best_score = Compression.NONE, _best_plain_chain(head)
     for name in candidates:

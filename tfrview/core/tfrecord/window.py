@@ -11,11 +11,9 @@ import struct
 import numpy as np
 
 from tfrview.core.tfrecord.framing import (
-    HEADER,
     HEADER_SIZE,
     OVERHEAD,
     crc32c_module,
-    length_crc,
     masked_length_crcs,
 )
 from tfrview.core.tfrecord.index import _bad_crcs
@@ -154,11 +152,3 @@ def _zeros() -> bytes:
     if not _ZERO_BUF:
         _ZERO_BUF.append(bytes(8 << 20))
     return _ZERO_BUF[0]
-
-
-def header_valid(head: bytes) -> bool:
-    """Is this a record header whose length's masked CRC matches?"""
-    if len(head) < HEADER_SIZE:
-        return False
-    length, crc = HEADER.unpack(head)
-    return length_crc(length) == crc
