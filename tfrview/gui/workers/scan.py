@@ -14,9 +14,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 
 from tfrview.core import childproc
-from tfrview.core.analysis.pool import run_tasks
 from tfrview.core.analysis.sample import sample_facts
-from tfrview.core.analysis.shard import plan
 from tfrview.core.limits import SMALL_FILE_WHOLE_BYTES, inflation_note
 from tfrview.core.procs.messages import Failed
 from tfrview.core.tfrecord.dataset import Dataset
@@ -266,6 +264,7 @@ class ScanWorker(Worker):
         was 20,000 queries, one file after another."""
         from tfrview.core.analysis.cache import load_many
         from tfrview.core.analysis.results import ShardTask
+        from tfrview.core.analysis.shard import plan
 
         got = self._stored_by_file
         if fi not in got:
@@ -302,6 +301,9 @@ class ScanWorker(Worker):
         here too, as any other, and said in the scan's own words."""
         if not self.use_subprocess:
             return
+        from tfrview.core.analysis.pool import run_tasks  # start-up: kept off the first paint
+        from tfrview.core.analysis.shard import plan  # start-up: kept off the first paint
+
         files = self.dataset.files
         picks = [
             fi
@@ -336,15 +338,8 @@ class ScanWorker(Worker):
         whole = r.error is None and r.compression == "none" and not r.problems and not r.damaged
         if not whole or r.identity is None or tuple(r.identity[:2]) != tuple(src.identity or ()):
             return False  # framed here, which says why
-        if not getattr(src, "sniffed", True):  # this very file (its identity): plain
-            src.assume_plain()
-        f.index.apply(
-            IndexChunk(0, r.offsets, r.lengths, r.status, (), r.scanned, r.file_size, True, r.scanned)
-        )
-        if r.from_cache:
-            self.stored_files += 1
-            self.stored_at = r.analysed_at if self.stored_at is None else min(self.stored_at, r.analysed_at)
-        self._tick("index", base + src.file_size, total, True)
+        stored_at = r.analysed_at if r.from_cache else None
+        self._take_whole(fi, f, r.offsets, r.lengths, r.status, (), r.scanned, base, total, stored_at)
         return True
 
     def _from_store(self, fi, f, base, total) -> bool:
@@ -357,18 +352,10 @@ class ScanWorker(Worker):
         for r in self._stored(fi):
             if r.error is not None or r.compression != "none":
                 continue
-            if not getattr(f.source, "sniffed", True):  # this very file (the store's identity): plain
-                f.source.assume_plain()
             problems = tuple(p for p in r.problems if p.kind not in QA_KINDS)
-            f.index.apply(
-                IndexChunk(
-                    0, r.offsets, r.lengths, r.status, problems, r.scanned, r.file_size, True, r.scanned
-                )
+            self._take_whole(
+                fi, f, r.offsets, r.lengths, r.status, problems, r.scanned, base, total, r.analysed_at
             )
-            self._report(fi, problems)
-            self.stored_files += 1
-            self.stored_at = r.analysed_at if self.stored_at is None else min(self.stored_at, r.analysed_at)
-            self._tick("index", base + f.source.file_size, total, True)
             return True
         return False
 
@@ -402,12 +389,26 @@ class ScanWorker(Worker):
         whole = frame_whole(str(src.path), 0)
         if whole is None or (whole.stat.st_dev, whole.stat.st_ino) != tuple(src.identity):
             return False
-        if not getattr(src, "sniffed", True):  # this very file (its identity): plain
-            src.assume_plain()
-        size = whole.stat.st_size
-        f.index.apply(IndexChunk(0, whole.offsets, whole.lengths, whole.status, (), size, size, True, size))
-        self._tick("index", base + size, total, True)
+        self._take_whole(fi, f, whole.offsets, whole.lengths, whole.status, (), src.file_size, base, total)
         return True
+
+    def _take_whole(
+        self, fi, f, offsets, lengths, status, problems, scanned: int, base, total, stored_at=None
+    ) -> None:
+        """A file framed and verified elsewhere (by the pool, in the store, from one read) taken at
+        once: its index as one chunk, its problems said, its compression plain (this very file, by
+        its identity); `stored_at`: when a stored result read it."""
+        src = f.source
+        if not getattr(src, "sniffed", True):
+            src.assume_plain()
+        f.index.apply(
+            IndexChunk(0, offsets, lengths, status, problems, scanned, src.file_size, True, scanned)
+        )
+        self._report(fi, problems)
+        if stored_at is not None:
+            self.stored_files += 1
+            self.stored_at = stored_at if self.stored_at is None else min(self.stored_at, stored_at)
+        self._tick("index", base + src.file_size, total, True)
 
     def _index_child(self, fi, f, base, total) -> bool:
         from tfrview.core.procs.scanproc import read_frames, spawn
