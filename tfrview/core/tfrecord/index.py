@@ -9,6 +9,7 @@ goes on from there, reporting the skipped bytes. Data CRCs are checked by `verif
 
 from __future__ import annotations
 
+import enum
 import time
 from array import array
 from collections.abc import Iterator
@@ -362,7 +363,7 @@ def scan(
                 break
         # A damaged header (_BAD), or the stream ends inside a record (_SHORT at end of stream).
         cut = _cut_short_previous(st, b, pos)
-        if cut is not None and cut[2] == _OVERLAP:
+        if cut is not None and cut[2] is _Cut.OVERLAP:
             # A deletion at a record boundary whose lost byte(s) the record's last CRC bytes happen
             # to repeat: the next record frames whole from inside that CRC. Both pass their CRCs,
             # so both are kept (nothing intact is lost) and the shared bytes are said.
@@ -376,10 +377,10 @@ def scan(
             pos = q
             continue
         if cut is not None:  # the previous record's header claimed bytes of the records after it
-            prev, q, whole = cut
+            prev, q, how = cut
             claimed = _length_at(st, prev)
             b.drop_last_pending()
-            if whole:  # only its length was wrong: its data and CRC end exactly where q starts
+            if how is _Cut.WHOLE:  # only its length was wrong: its data and CRC end exactly where q starts
                 rec = b.add_one(prev, q - prev - OVERHEAD, BAD_LENGTH_CRC)
                 b.problems.append(_overstated(prev, rec, claimed, q - prev - OVERHEAD))
             elif (
@@ -490,11 +491,11 @@ def _length_at(st: Stream, pos: int) -> int:
     return HEADER.unpack_from(st.buf, pos - st.base)[0]
 
 
-def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bool] | None:
+def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, _Cut] | None:
     """When damage follows a record, that record's header may have claimed bytes that belong to the
     records after it: a writer that crashed and resumed (the record was cut short), or a header
-    rewritten with an overstated length. Returns (its offset, the sync point q inside it, whether
-    [offset, q) is itself one whole record, proven by its data CRC) when such a q is found.
+    rewritten with an overstated length. Returns (its offset, the sync point q inside it, what that
+    makes of the record: `_Cut`) when such a q is found.
 
     A record whose own CRC passes is proven whole and is kept, unless the framing from q explains
     bytes past `pos` that keeping it would call damage: a header (length, masked CRC of the length)
@@ -523,12 +524,18 @@ def _cut_short_previous(st: Stream, b: _Builder, pos: int) -> tuple[int, int, bo
             if not _chain_passes(st, q, pos):
                 return None
             # q inside its CRC: bytes were lost at the boundary, its data stands whole before q
-            return (prev, q, _OVERLAP) if q >= prev + HEADER_SIZE + length else (prev, q, False)
-        return prev, q, _whole_record(st, prev, q)
+            return prev, q, _Cut.OVERLAP if q >= prev + HEADER_SIZE + length else _Cut.SHORT
+        return prev, q, _Cut.WHOLE if _whole_record(st, prev, q) else _Cut.SHORT
     return None
 
 
-_OVERLAP = "overlap"  # `_cut_short_previous`: both the record and the framing from inside its CRC are whole
+class _Cut(enum.Enum):
+    """What `_cut_short_previous` found of the record before damage, whose framing a sync point q
+    inside it continues."""
+
+    WHOLE = "whole"  # [offset, q) is one whole record by its data CRC: only its length was wrong
+    SHORT = "short"  # it was cut short (or kept, by its CRC, unless the framing from q explains more)
+    OVERLAP = "overlap"  # it is whole, and so is the framing from inside its CRC: bytes lost between
 
 
 def _chain_passes(st: Stream, q: int, pos: int) -> bool:
