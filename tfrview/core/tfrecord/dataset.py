@@ -22,6 +22,7 @@ from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
 from tfrview.core.problems import Problem
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
+from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
 from tfrview.core.tfrecord.paths import real_path
@@ -50,7 +51,6 @@ _SIDE_FILES = {
     ".lock",
 }
 log = logging.getLogger(__name__)
-_SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 
 
 @contextlib.contextmanager
@@ -157,7 +157,7 @@ def shard_name(paths: list[Path]) -> str:
         return "(no files)"
     if len(paths) == 1:
         return paths[0].name
-    m = [_SHARD.match(p.name) for p in paths]
+    m = [SHARD_NAME.match(p.name) for p in paths]
     if all(m) and len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
         x = m[0]
         return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
@@ -171,7 +171,7 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
     stopped early: the one answer `verify`, `info`, `dump` and the window all give."""
     groups: dict[tuple, tuple[Path, set[int]]] = {}
     for p in paths:
-        m = _SHARD.match(p.name)
+        m = SHARD_NAME.match(p.name)
         if m:
             key = (str(p.parent), m["prefix"], m["total"], m["suffix"], len(m["num"]))
             groups.setdefault(key, (p.parent, set()))[1].add(int(m["num"]))
@@ -197,7 +197,7 @@ def missing_shard_problem(path: Path) -> Problem:
     """The problem a missing shard is: file-level (no offset, no record), named by the file expected."""
     from tfrview.core.problems import ProblemKind
 
-    m = _SHARD.match(path.name)
+    m = SHARD_NAME.match(path.name)
     total = int(m["total"]) if m else 0
     msg = f"{printable(path.name)} is not there: the set's names say it has {total:,} shards"
     return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SHARD = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
+# A shard set's name, `train-00003-of-00016.tfrecord`: the one rule the dataset, its groups and the
+# window's file column read a shard number by.
+SHARD_NAME = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suffix>.*)$")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -38,7 +40,7 @@ def _split(path) -> tuple[str, str]:
 
 def _key_and_name(name: str) -> tuple[tuple, str]:
     """What files of one dataset share in their name, and the name the dataset is called by."""
-    m = _SHARD.match(name)
+    m = SHARD_NAME.match(name)
     if m:
         return ("shard", m["prefix"], m["total"], m["suffix"], len(m["num"])), (
             f"{m['prefix']}{'?' * len(m['num'])}-of-{m['total']}{m['suffix']}"

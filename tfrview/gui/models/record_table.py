@@ -7,7 +7,6 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
-import re
 import time
 from collections import OrderedDict
 
@@ -20,6 +19,7 @@ from tfrview.core.limits import CACHE_ROWS, ROW_CAP
 from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
 from tfrview.core.records.rowtext import row_text
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
 from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
@@ -37,15 +37,12 @@ def number_text(value: int) -> str:
     return f"{value:,}"
 
 
-_SHARD_NUMBER = re.compile(r"(\d+)-of-\d+")
-
-
 def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of a shard set, else the file name."""
-    search = _SHARD_NUMBER.search
-    m = [search(p.name) for p in paths]
+    match = SHARD_NAME.match
+    m = [match(p.name) for p in paths]
     if len(paths) > 1 and all(m):
-        return [x.group(1) for x in m]
+        return [x["num"] for x in m]
     return [p.name for p in paths]
 
 
