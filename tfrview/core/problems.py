@@ -58,7 +58,23 @@ class ProblemKind(enum.StrEnum):
     IMAGE_FORMAT_MISMATCH = "image_format_mismatch"  # the bytes are one format, */format names another
     IMAGE_SIZE_MISMATCH = "image_size_mismatch"
     IMAGE_EXIF_ROTATION = "image_exif_rotation"
-    DUPLICATE_IMAGE = "duplicate_image"
+    DUPLICATE_IMAGE = "duplicate_image"  # the same pixels twice in one split
+    # dataset-level QA after the merge (analysis.datasetqa): copies, image quality, label rules
+    NEAR_DUPLICATE_IMAGE = "near_duplicate_image"  # a perceptual-hash neighbour in the same split
+    SPLIT_LEAK = "split_leak"  # an exact or near copy in another split (test in train)
+    IMAGE_DARK = "image_dark"
+    IMAGE_BRIGHT = "image_bright"
+    IMAGE_BLURRY = "image_blurry"
+    IMAGE_LOW_INFORMATION = "image_low_information"
+    IMAGE_BLANK = "image_blank"  # one colour, or nearly (an all-black camera frame)
+    IMAGE_ODD_ASPECT = "image_odd_aspect"
+    IMAGE_ODD_SIZE = "image_odd_size"
+    CLASS_IMBALANCE = "class_imbalance"
+    BOX_SIZE_OUTLIER = "box_size_outlier"
+    DUPLICATE_BOX = "duplicate_box"
+    OVERLAPPING_CLASSES = "overlapping_classes"
+    TINY_BOX = "tiny_box"
+    CLASS_MISSING_IN_SPLIT = "class_missing_in_split"
     # a segmentation or instance mask of another size than the image
     MASK_SIZE_MISMATCH = "mask_size_mismatch"
     MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
@@ -124,6 +140,21 @@ _SEVERITY = {
     ProblemKind.IMAGE_EXIF_ROTATION: Severity.INFO,
     ProblemKind.LABEL_TEXT_CASE: Severity.INFO,
     ProblemKind.IMAGE_SIZE_TYPE: Severity.ERROR,
+    ProblemKind.NEAR_DUPLICATE_IMAGE: Severity.INFO,
+    ProblemKind.SPLIT_LEAK: Severity.WARNING,
+    ProblemKind.IMAGE_DARK: Severity.INFO,
+    ProblemKind.IMAGE_BRIGHT: Severity.INFO,
+    ProblemKind.IMAGE_BLURRY: Severity.INFO,
+    ProblemKind.IMAGE_LOW_INFORMATION: Severity.INFO,
+    ProblemKind.IMAGE_BLANK: Severity.WARNING,
+    ProblemKind.IMAGE_ODD_ASPECT: Severity.INFO,
+    ProblemKind.IMAGE_ODD_SIZE: Severity.INFO,
+    ProblemKind.CLASS_IMBALANCE: Severity.INFO,
+    ProblemKind.BOX_SIZE_OUTLIER: Severity.INFO,
+    ProblemKind.DUPLICATE_BOX: Severity.WARNING,
+    ProblemKind.OVERLAPPING_CLASSES: Severity.WARNING,
+    ProblemKind.TINY_BOX: Severity.INFO,
+    ProblemKind.CLASS_MISSING_IN_SPLIT: Severity.WARNING,
 }
 
 

@@ -9,7 +9,7 @@ kept within limits.FACT_VALUES / FACT_BYTES / FACT_KEYS (a file and a dataset); 
 null, never guessed.
 
 A feature's column is named by its key (`column_of`), except a key that is a fact column's name
-(or `n`, `problems`, `image`, which merge and the Parquet export add), starts with `feature:`, or
+(or `n`, `split`, `problems`, `image`, which merge and the Parquet export add), starts with `feature:`, or
 holds a `#`: its column is `feature:` and the key with each `#` doubled (`a#len` -> `feature:a##len`).
 So a derived `#len` column, which ends in an odd run of `#` before `len`, never shares a name with a
 feature's column, whatever the keys; `key_of` reads a column's key back.
@@ -33,7 +33,8 @@ from tfrview.core.tfrecord.status import WORDS, status_codes
 log = logging.getLogger(__name__)
 
 META = ("file", "record", "offset", "size", "crc", "kind", "image_width", "image_height", "boxes")
-RESERVED = frozenset((*META, "n", "problems", "image"))  # columns of facts, merge and the Parquet export
+# columns of facts, merge (`n`, `split`, the dataset step's) and the Parquet export
+RESERVED = frozenset((*META, "n", "split", "problems", "image"))
 LEN_SUFFIX = "#len"
 PREFIX = "feature:"
 KEY_META = b"tfrview.keys"  # schema metadata: column name -> feature key, where they differ

@@ -11,6 +11,7 @@ everything order-dependent is decided by file number here, at the end.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,10 +26,15 @@ from tfrview.core.analysis.checks import (
 )
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.results import DeepResult, ShardResult
+from tfrview.core.analysis.rules import DatasetRules
 from tfrview.core.errors import FileChangedError
 from tfrview.core.limits import DUPLICATES_TRACKED
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.groups import DatasetGroup, group_files
+from tfrview.core.tfrecord.splits import split_of_files
+
+if TYPE_CHECKING:
+    from tfrview.core.analysis.datasetqa import DatasetQA
 
 
 @dataclass
@@ -42,6 +48,9 @@ class DatasetAnalysis:
     # file -> problems found by merging
     dataset_problems: dict[int, list[Problem]] = field(default_factory=dict)
     groups: list[DatasetGroup] = field(default_factory=list)  # the datasets the files hold, each judged alone
+    splits: list[str] = field(default_factory=list)  # each file's split (tfrecord.splits; "" none)
+    rules: DatasetRules = field(default_factory=DatasetRules)  # the dataset step's thresholds
+    qa: DatasetQA | None = None  # the dataset step's tables and notes (a deep analysis only)
 
     def problems(self, file_no: int) -> list[Problem]:
         """Every problem of one file: its own and those only the whole dataset shows."""
@@ -68,11 +77,18 @@ class DatasetAnalysis:
         from tfrview.core.analysis.facts import concat  # heavy: pyarrow on first use only
 
         tables, base = [], 0
-        for s in self.shards:
+        for fi, s in enumerate(self.shards):
             if s.deep is not None:
                 t = s.deep.facts
+                t = t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64)))
+                split = self.splits[fi] if fi < len(self.splits) else ""
                 tables.append(
-                    t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64)))
+                    t.append_column(
+                        "split",
+                        pa.DictionaryArray.from_arrays(
+                            pa.array(np.zeros(t.num_rows, dtype=np.int32)), pa.array([split])
+                        ),
+                    )
                 )
             base += len(s.offsets)
         if not tables:
@@ -80,12 +96,20 @@ class DatasetAnalysis:
         return concat(tables)
 
 
-def merge(results: list[ShardResult], groups: list[DatasetGroup] | None = None) -> DatasetAnalysis:
+def merge(
+    results: list[ShardResult],
+    groups: list[DatasetGroup] | None = None,
+    splits: list[str] | None = None,
+    rules: DatasetRules | None = None,
+) -> DatasetAnalysis:
     """The files' results as one analysis. `groups`: which files form one dataset (default: by
-    their names, `tfrecord.groups.group_files`); each is judged against its own schema."""
+    their names, `tfrecord.groups.group_files`); each is judged against its own schema. `splits`:
+    each file's split (default: by their paths, `tfrecord.splits`). `rules`: the thresholds of the
+    dataset step (`datasetqa`), run when every file was decoded."""
     shards = join_parts(results)
-    out = DatasetAnalysis(shards)
+    out = DatasetAnalysis(shards, rules=rules or DatasetRules())
     out.groups = groups if groups is not None else group_files([s.path for s in shards])
+    out.splits = list(splits) if splits is not None else split_of_files([s.path for s in shards])
     for s in shards:
         if s.deep is not None:
             out.summary.merge(s.deep.summary)
@@ -110,6 +134,10 @@ def merge(results: list[ShardResult], groups: list[DatasetGroup] | None = None) 
     for fi, p in _duplicates(shards, names):
         out.dataset_problems.setdefault(fi, []).append(p)
     _say_other_keys(out)
+    if any(s.deep is not None for s in shards):
+        from tfrview.core.analysis import datasetqa  # pyarrow and the steps: a deep analysis only
+
+        out.qa = datasetqa.run(out, out.rules)
     return out
 
 

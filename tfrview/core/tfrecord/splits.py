@@ -1,0 +1,65 @@
+"""Which split a file belongs to: `train`, `validation`, `test`, named by its path (a folder
+`train/`, TFX's `Split-train/`, a file-name prefix `train-00000-of-00016`, TFDS's
+`mnist-train.tfrecord-00000-of-00001`), or by the person (`--split NAME=PATH...`, the window's
+choice). The one rule every command, the fact table's `split` column and the window read.
+
+A file no rule names is in no split (""). The aliases below all mean one split: `val`, `valid`,
+`dev` and `eval` are `validation`, so a `val/` folder beside `train/` compares with TFDS's
+`validation`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The words a path names a split by, and the split each means.
+ALIASES = {
+    "train": "train",
+    "training": "train",
+    "val": "validation",
+    "valid": "validation",
+    "validation": "validation",
+    "dev": "validation",
+    "eval": "validation",
+    "evaluation": "validation",
+    "test": "test",
+    "testing": "test",
+}
+# A split word as a whole path component, or a name's part between separators (`-`, `_`, `.`), with
+# TFX's `Split-` before it: `Split-train/`, `train-00000-of-00016`, `mnist-test.tfrecord-00000-of-00001`,
+# COCO's `val2017`.
+_WORD = re.compile(
+    r"(?:^|[-_.])(?:split-)?(" + "|".join(sorted(ALIASES, key=len, reverse=True)) + r")(?=$|[-_.\d])"
+)
+
+
+def split_of_path(path: str) -> str:
+    """The split a path names ("" when none): the file name first, then its folders from the
+    nearest out (`val/train-0.tfrecord` is in `train`: the name is the closer word)."""
+    parts = str(path).replace("\\", "/").rstrip("/").split("/")
+    for part in reversed(parts):
+        m = _WORD.search(part.lower())
+        if m:
+            return ALIASES[m.group(1)]
+    return ""
+
+
+def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None) -> list[str]:
+    """Each file's split: `named` ((split, paths) the person gave, first match wins; a path named
+    there is that file or a folder above it) before the names the paths hold."""
+    from tfrview.core.tfrecord.paths import real_path  # start-up: kept off the CLI's path
+
+    def key(p: str) -> str:
+        return p.rstrip("/") if "://" in p else real_path(p).rstrip("/")
+
+    given = [(name, [key(str(p)) for p in ps]) for name, ps in (named or [])]
+    out = []
+    for p in paths:
+        s = str(p)
+        real = key(s)
+        hit = next(
+            (name for name, roots in given for r in roots if real == r or real.startswith(r + "/")),
+            None,
+        )
+        out.append(hit if hit is not None else split_of_path(s))
+    return out
