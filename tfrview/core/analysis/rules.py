@@ -93,5 +93,7 @@ def _parsed(word: str, name: str, value: str, now):
             raise ValueError(value)
         return type(now)(value)
     except ValueError:
-        kind = "yes or no" if isinstance(now, bool) else type(now).__name__
-        raise RuleError(f"--rule {word!r}: {name} takes a {kind}, as in {name}={now}") from None
+        kind = (
+            "yes or no" if isinstance(now, bool) else "a whole number" if isinstance(now, int) else "a number"
+        )
+        raise RuleError(f"--rule {word!r}: {name} takes {kind}, as in {name}={now}") from None
