@@ -110,51 +110,59 @@ def _cut(table: pa.Table, col: str, per: np.ndarray, values_a_box: int) -> tuple
     lens = col + LEN_SUFFIX
     if lens not in table.column_names:
         return 0, 0
-    total = np.asarray(table[lens].combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)) // values_a_box
+    total = (
+        np.asarray(table[lens].combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)) // values_a_box
+    )
     over = np.maximum(total - per, 0)
     over[per == 0] = 0  # a record left out for its lists' lengths is a record check's, not a limit's
     return int(over.sum()), int(np.count_nonzero(over))
 
 
+def value_codes(col) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """A class column (ids or texts, a list a record or one value) as each row's count of values,
+    each value's code into the names returned (-1: a null text), and those names: a text as it
+    is, an id as `reading.class_name` names it (no label map here: the dataset step runs after the
+    merge). Texts are dictionary-encoded by Arrow: a name a class, never a string a value."""
+    if is_list(col.type):
+        lengths = np.asarray(pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False))
+        flat = pc.list_flatten(col)
+    else:
+        lengths = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=np.int64)
+        flat = col.drop_null()
+    if pa.types.is_dictionary(flat.type):
+        flat = flat.cast(flat.type.value_type)
+    if pa.types.is_string(flat.type) or pa.types.is_binary(flat.type):
+        enc = pc.dictionary_encode(flat)
+        idx = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        words = [
+            w.decode("utf-8", "replace") if isinstance(w, bytes) else str(w)
+            for w in enc.dictionary.to_pylist()
+        ]
+    elif pa.types.is_integer(flat.type):
+        ids = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
+        uniq, idx = np.unique(ids, return_inverse=True)
+        words = [class_name(int(i)) for i in uniq.tolist()]
+    else:
+        return None
+    return lengths.astype(np.int64), np.asarray(idx, dtype=np.int64).reshape(-1), words
+
+
 def box_classes(table: pa.Table, boxes: TableBoxes) -> tuple[np.ndarray, list[str]]:
     """Each box's class as a code into the names returned (-1: its record gives none for it): its
-    class text, else its class id named as `reading.class_name` names it (no label map here: the
-    dataset step runs after the merge), the i-th value of the class lists for box i, as a reading
-    reads them. Texts are dictionary-encoded by Arrow: a name a class, never a string a box."""
-    names: list[str] = []
+    class text, else its class id (`value_codes`), the i-th value of the class lists for box i, as
+    a reading reads them."""
     code: dict[str, int] = {}
     out = np.full(len(boxes), -1, dtype=np.int64)
-    for key, is_text in ((boxes.spec.class_id, False), (boxes.spec.class_text, True)):  # text wins
+    for key in (boxes.spec.class_id, boxes.spec.class_text):  # the text, where there is one, wins
         col = column_of(key) if key else None
-        if col is None or col not in table.column_names:
+        got = value_codes(table[col].combine_chunks()) if col in table.column_names else None
+        if got is None:
             continue
-        c = table[col].combine_chunks()
-        if is_list(c.type):
-            lengths = np.asarray(pc.list_value_length(c).fill_null(0).to_numpy(zero_copy_only=False))
-            flat = pc.list_flatten(c)
-        else:
-            lengths = np.asarray(c.is_valid().to_numpy(zero_copy_only=False), dtype=np.int64)
-            flat = c.drop_null()
-        if is_text != (pa.types.is_string(flat.type) or pa.types.is_binary(flat.type)):
-            continue
-        if is_text:
-            enc = pc.dictionary_encode(flat)
-            idx = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-            words = [
-                w.decode("utf-8", "replace") if isinstance(w, bytes) else str(w)
-                for w in enc.dictionary.to_pylist()
-            ]
-        else:
-            ids = np.asarray(flat.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-            uniq, idx = np.unique(ids, return_inverse=True)
-            words = [class_name(int(i)) for i in uniq.tolist()]
+        lengths, idx, words = got
         local = np.array([code.setdefault(w, len(code)) for w in words] + [-1], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         has = boxes.slot < lengths[boxes.row]
-        at = starts[boxes.row[has]] + boxes.slot[has]
-        got = local[idx[at]]  # -1 indexes the trailing -1: a null text
-        keep = got >= 0
-        where = np.flatnonzero(has)[keep]
-        out[where] = got[keep]
-    names = list(code)
-    return out, names
+        mine = local[idx[starts[boxes.row[has]] + boxes.slot[has]]]  # -1 indexes the trailing -1
+        keep = mine >= 0
+        out[np.flatnonzero(has)[keep]] = mine[keep]
+    return out, list(code)
