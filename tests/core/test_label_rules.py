@@ -228,3 +228,33 @@ def test_verify_checks_json_names_the_label_kinds(planted, capsys):
         (p["record"], p["kind"]) for f in out["files"] for p in f["problems"] if p["kind"] in LABEL_KINDS
     }
     assert code == 1 and kinds == {(n, str(k)) for n, k in PLANTED.items()}
+
+
+def test_pixel_boxes_are_judged_at_their_own_size(where):
+    """COCO's [x, y, width, height] in pixels: a box 2 px high is tiny whatever the image's size."""
+    rng = np.random.default_rng(11)
+    recs = []
+    for i in range(30):
+        boxes = [
+            [x, y, w, h]
+            for (x, y), (w, h) in zip(rng.uniform(0, 300, (2, 2)), rng.uniform(40, 60, (2, 2)), strict=True)
+        ]
+        boxes[1][0] += 320  # apart from box 0
+        if i == 9:
+            boxes[1][3] = 2.0
+        recs.append(
+            make_example(
+                **{
+                    "image/width": [640],
+                    "image/height": [480],
+                    "bbox": [float(v) for b in boxes for v in b],
+                    "category_id": [1, 2],
+                }
+            )
+        )
+    path = where / "coco.tfrecord"
+    write_records(path, recs)
+    a = merge(_results([path]))
+    assert _found(a) == {0: {(9, ProblemKind.TINY_BOX), (9, ProblemKind.BOX_SIZE_OUTLIER)}}
+    (tiny,) = [p for p in a.problems(0) if p.kind == ProblemKind.TINY_BOX]
+    assert "e.g. box 1 (id 2):" in tiny.message and "×2.0 px in a 640×480 image" in tiny.message

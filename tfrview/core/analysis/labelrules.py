@@ -279,24 +279,20 @@ def tiny_boxes(got: Labelled, lr: LabelRules) -> list[tuple[int, int, Finding]]:
     return out
 
 
-def _group_medians(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each element's group median (groups by `key`) and its group's size, by one sort."""
+def _group_medians(dense: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each element's group median (groups: `dense`, codes 0..k-1), by one float sort (numpy's
+    lexsort of two keys costs ~5 times as much): the group, then the value scaled into [0, 0.5)
+    (finite values only; two values closer than ~1e-9 of their range may swap, which moves a median
+    by no more than that)."""
     if not len(values):
-        return np.empty(0), np.empty(0, dtype=np.int64)
-    # one float sort (numpy's lexsort of two keys costs ~5 times as much): the group, then the value
-    # scaled into [0, 0.5) (finite values only; the order of two values closer than ~1e-9 of their
-    # range may swap, which moves a median by no more than that)
-    _, dense = np.unique(key, return_inverse=True)
+        return np.empty(0, np.float32)
     lo, hi = float(values.min()), float(values.max())
     order = np.argsort(dense + (values.astype(np.float64) - lo) / (2 * (hi - lo) + 1e-300))
-    k, v = key[order], values[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.empty(0, np.int64)
-    counts = np.diff(np.r_[starts, len(k)])
+    v = values[order]
+    counts = np.bincount(dense)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     med = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2
-    of = np.repeat(np.arange(len(starts)), counts)
-    m, n = np.empty(len(values)), np.empty(len(values), dtype=np.int64)
-    m[order], n[order] = med[of], counts[of]
-    return m, n
+    return med[dense].astype(np.float32)
 
 
 def _inside(got: Labelled) -> np.ndarray:
@@ -305,13 +301,10 @@ def _inside(got: Labelled) -> np.ndarray:
     the image when its size is known."""
     x0, y0, x1, y1 = got.corners
     iw, ih = got.size
-    norm = got.normalized
-    eps = np.where(norm, 1e-6, 0.5)
-    w_lim = np.where(norm, 1.0, np.where(np.isfinite(iw), iw, np.inf))
-    h_lim = np.where(norm, 1.0, np.where(np.isfinite(ih), ih, np.inf))
     with np.errstate(invalid="ignore"):
-        low = np.minimum(x0, y0) >= -eps
-        return low & (x1 <= w_lim + eps) & (y1 <= h_lim + eps)
+        in_units = (np.minimum(x0, y0) >= -1e-6) & (x1 <= 1 + 1e-6) & (y1 <= 1 + 1e-6)
+        in_pixels = (np.minimum(x0, y0) >= -0.5) & ~(x1 > iw + 0.5) & ~(y1 > ih + 0.5)  # NaN: unknown
+    return np.where(got.normalized, in_units, in_pixels)
 
 
 def size_outliers(got: Labelled, lr: LabelRules, groups: np.ndarray) -> list[tuple[int, int, Finding]]:
@@ -322,29 +315,30 @@ def size_outliers(got: Labelled, lr: LabelRules, groups: np.ndarray) -> list[tup
         unknown = ~np.isfinite(aspect)
         aspect[unknown] = wn[unknown] / hn[unknown]
         aspect = np.log(aspect, out=aspect)
-    del wp, hp, wn, hn
+    del wp, hp, wn, hn, unknown
     ok = np.flatnonzero(np.isfinite(area) & np.isfinite(aspect) & (got.cls >= 0) & _inside(got))
-    if not len(ok):
-        return []
-    key = groups[got.file[ok]] * (len(got.names) + 1) + got.cls[ok]
-    z = {}
+    _, dense, sizes = np.unique(
+        groups[got.file[ok]] * (len(got.names) + 1) + got.cls[ok], return_inverse=True, return_counts=True
+    )
+    judged = sizes[dense] >= lr.outlier_min_boxes  # whole classes: a class's median is of all its boxes
+    ok, dense = ok[judged], np.unique(dense[judged], return_inverse=True)[1].reshape(-1)
+    z, med = {}, {}
     for what, v in (("area", area[ok]), ("aspect", aspect[ok])):
-        med, n = _group_medians(key, v)
-        mad, _ = _group_medians(key, np.abs(v - med))
-        z[what] = (np.abs(v - med) / np.maximum(MAD_SIGMA * mad, MIN_SPREAD), med, n)
-    judged = z["area"][2] >= lr.outlier_min_boxes
-    far = judged & ((z["area"][0] > lr.outlier_sigma) | (z["aspect"][0] > lr.outlier_sigma))
+        med[what] = _group_medians(dense, v)
+        dev = np.abs(v - med[what])
+        z[what] = dev / np.maximum(MAD_SIGMA * _group_medians(dense, dev), MIN_SPREAD)
+    far = (z["area"] > lr.outlier_sigma) | (z["aspect"] > lr.outlier_sigma)
     hits, far_at = ok[far], np.flatnonzero(far)
     out = []
     for at, k in _runs(got.file, got.record, hits):
         i, j = int(hits[at]), int(far_at[at])
         fi = int(got.file[i])
-        by = "area" if z["area"][0][j] >= z["aspect"][0][j] else "aspect"
-        zz, med = z[by][0][j], z[by][1][j]
+        by = "area" if z["area"][j] >= z["aspect"][j] else "aspect"
+        zz, m = z[by][j], med[by][j]
         if by == "area":
-            what = f"area {np.exp(area[i]):.2%} of the image, the class's median {np.exp(med):.2%}"
+            what = f"area {np.exp(area[i]):.2%} of the image, the class's median {np.exp(m):.2%}"
         else:
-            what = f"aspect {np.exp(aspect[i]):.3g}, the class's median {np.exp(med):.3g}"
+            what = f"aspect {np.exp(aspect[i]):.3g}, the class's median {np.exp(m):.3g}"
         msg = (
             f"{k} box(es) far from their class's sizes (over {lr.outlier_sigma:g} robust σ, outlier_sigma), "
             f"e.g. box {int(got.slot[i])} ({_name(got, i)}): {what}, {zz:.1f} σ from it"
