@@ -128,7 +128,7 @@ def test_each_planted_case_is_found_at_its_record_and_no_clean_record_is_flagged
     assert _found(a) == {0: {(n, k) for n, k in PLANTED.items()}}
     by_kind = {p.kind: p for p in a.problems(0) if p.kind in LABEL_KINDS}
     assert by_kind[ProblemKind.CLASS_IMBALANCE].message == (
-        "class 'zebra' has 1 boxes, under 1/50 (imbalance_ratio) of the 61 of the largest class, 'cat'"
+        "class 'zebra' has 1 box, under 1/50 (imbalance_ratio) of the 61 of the largest class, 'cat'"
     )
     assert by_kind[ProblemKind.TINY_BOX].message.startswith(
         "3 box(es) under 4 px wide or high (tiny_pixels), e.g. box 0 (cat): 2.4×3.2 px in a 16×16 image"
@@ -196,7 +196,7 @@ def test_without_boxes_the_record_labels_are_judged_and_said_once(where):
     assert (rare.kind, rare.record, rare.feature) == (ProblemKind.CLASS_IMBALANCE, 120, "label")
     assert (
         rare.message
-        == "class 'id 7' has 1 records, under 1/50 (imbalance_ratio) of the 60 of the largest class, 'id 0'"
+        == "class 'id 7' has 1 record, under 1/50 (imbalance_ratio) of the 60 of the largest class, 'id 0'"
     )
     assert a.qa.notes == [
         "no boxes: the box rules (tiny_box, box_size_outlier, duplicate_box, overlapping_classes) were not run; "

@@ -416,6 +416,11 @@ def box_pairs(got: Labelled, lr: LabelRules) -> list[tuple[int, int, Finding]]:
 # --- class rules -------------------------------------------------------------------------------------
 
 
+def _count(n: int, unit: str) -> str:
+    """'1 box', '3 boxes', '1 record'."""
+    return f"{n:,} {unit}" if n != 1 else f"1 {unit.removesuffix('es') if unit == BOX_UNIT else unit[:-1]}"
+
+
 def _where(split: str, group: str | None) -> str:
     parts = ([f"split {split}"] if split else []) + ([f"dataset {group}"] if group else [])
     return " in " + ", ".join(parts) if parts else ""
@@ -450,7 +455,7 @@ def imbalance(
             gi = int(groups[fi])
             gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
             msg = (
-                f"class {got.names[classes[m]]!r} has {int(counts[m]):,} {unit}{_where(splits[fi], gname)}, "
+                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), unit)}{_where(splits[fi], gname)}, "
                 f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
                 f"{got.names[classes[top]]!r}"
             )
@@ -488,7 +493,7 @@ def missing_in_split(got: Labelled, splits: list[str], qa) -> list[tuple[int, in
                 continue
             i = int(idx[f])
             fi = int(got.file[i])
-            msg = f"class {got.names[cl]!r} has {k:,} {unit} in split {TRAIN} and none in split {held}"
+            msg = f"class {got.names[cl]!r} has {_count(k, unit)} in split {TRAIN} and none in split {held}"
             out.append(
                 (fi, int(got.record[i]), Finding(ProblemKind.CLASS_MISSING_IN_SPLIT, msg, got.class_keys[fi]))
             )
