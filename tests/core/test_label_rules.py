@@ -147,6 +147,7 @@ def test_each_planted_case_is_found_at_its_record_and_no_clean_record_is_flagged
         ("zebra", 1),
     ]
     assert a.qa.notes == []
+    assert json.loads(json.dumps(a.qa.to_json()))["tables"]["classes"] == table  # plain data
 
 
 def test_rule_words_change_the_answer(planted):

@@ -10,7 +10,8 @@ run once after the merge over every box the fact tables keep, with the threshold
   (1.4826 x the median absolute deviation, at least `MIN_SPREAD`) from its class's median, in
   classes of at least `outlier_min_boxes` boxes of one dataset group; boxes outside their image
   are the record checks' (`box_out_of_bounds`) and left out.
-- `duplicate_box`: two boxes of one class in one record with IoU >= `duplicate_iou`.
+- `duplicate_box`: two boxes of one class in one record with IoU >= `duplicate_iou` (two boxes
+  whose record names no class for either count as one class).
 - `overlapping_classes`: two boxes of different classes in one record with IoU >= `overlap_iou`.
 - `tiny_box`: a box under `tiny_pixels` wide or high at its image's size (a box of no size is the
   record checks' `box_zero_area`, not this).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -51,7 +53,13 @@ HELD_OUT = (ALIASES["validation"], ALIASES["test"])
 MIN_SPREAD = 0.25
 MAD_SIGMA = 1.4826  # the MAD of a normal distribution times this is its standard deviation
 PAIRS_A_PIECE = 1 << 19  # box pairs compared at once (memory: ~60 bytes a pair)
-BOX_UNIT, RECORD_UNIT = "boxes", "records"
+
+
+class Unit(StrEnum):
+    """What the class rules count: boxes, or records by their record label (a dataset without boxes)."""
+
+    BOXES = "boxes"
+    RECORDS = "records"
 
 
 @dataclass
@@ -61,7 +69,7 @@ class Labelled:
     class (a code into `names`, -1: none), corners in their own units and the image's size (NaN
     unknown); `specs`: each file's box spec (the keys a finding names)."""
 
-    unit: str
+    unit: Unit
     file: np.ndarray
     record: np.ndarray
     slot: np.ndarray
@@ -88,7 +96,7 @@ def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
         return []
     out: list[tuple[int, int, Finding]] = []
     splits = _file_splits(analysis)
-    if got.unit == BOX_UNIT:
+    if got.unit == Unit.BOXES:
         if got.cut:
             qa.notes.append(
                 f"{got.cut:,} boxes of {got.cut_rows:,} records past the fact table's {FACT_VALUES:,} "
@@ -160,7 +168,7 @@ def _gather_boxes(analysis) -> Labelled | None:
     if not files:
         return None
     return Labelled(
-        BOX_UNIT,
+        Unit.BOXES,
         np.concatenate(files),
         np.concatenate(records),
         np.concatenate(slots),
@@ -207,7 +215,7 @@ def _gather_labels(analysis) -> Labelled | None:
         return None
     file = np.concatenate(files)
     return Labelled(
-        RECORD_UNIT,
+        Unit.RECORDS,
         file,
         np.concatenate(records),
         np.full(len(file), -1, dtype=np.int32),
@@ -416,9 +424,12 @@ def box_pairs(got: Labelled, lr: LabelRules) -> list[tuple[int, int, Finding]]:
 # --- class rules -------------------------------------------------------------------------------------
 
 
-def _count(n: int, unit: str) -> str:
+def _count(n: int, unit: Unit) -> str:
     """'1 box', '3 boxes', '1 record'."""
-    return f"{n:,} {unit}" if n != 1 else f"1 {unit.removesuffix('es') if unit == BOX_UNIT else unit[:-1]}"
+    return f"{n:,} {unit}" if n != 1 else f"1 {_ONE[unit]}"
+
+
+_ONE = {Unit.BOXES: "box", Unit.RECORDS: "record"}
 
 
 def _where(split: str, group: str | None) -> str:
@@ -441,7 +452,6 @@ def imbalance(
     keys, first, counts = np.unique(cell * ncls + got.cls[ok], return_index=True, return_counts=True)
     cells, classes = keys // ncls, keys % ncls
     many_groups = len({int(g) for g in groups}) > 1
-    unit = "boxes" if got.unit == BOX_UNIT else "records"
     out = []
     for c in np.unique(cells).tolist():
         mine = np.flatnonzero(cells == c)
@@ -455,7 +465,7 @@ def imbalance(
             gi = int(groups[fi])
             gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
             msg = (
-                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), unit)}{_where(splits[fi], gname)}, "
+                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), got.unit)}{_where(splits[fi], gname)}, "
                 f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
                 f"{got.names[classes[top]]!r}"
             )
@@ -475,7 +485,6 @@ def missing_in_split(got: Labelled, splits: list[str], qa) -> list[tuple[int, in
     ok = got.cls >= 0
     idx = np.flatnonzero(ok & (code == present.index(TRAIN)))
     classes, first, counts = np.unique(got.cls[idx], return_index=True, return_counts=True)
-    unit = "boxes" if got.unit == BOX_UNIT else "records"
     out = []
     for held in HELD_OUT:
         if held not in present:
@@ -483,7 +492,7 @@ def missing_in_split(got: Labelled, splits: list[str], qa) -> list[tuple[int, in
         there = ok & (code == present.index(held))
         if not there.any():
             qa.notes.append(
-                f"split {held} has no labelled {unit}: class_missing_in_split was not judged for it"
+                f"split {held} has no labelled {got.unit}: class_missing_in_split was not judged for it"
             )
             continue
         have = np.zeros(len(got.names), dtype=bool)
@@ -493,7 +502,9 @@ def missing_in_split(got: Labelled, splits: list[str], qa) -> list[tuple[int, in
                 continue
             i = int(idx[f])
             fi = int(got.file[i])
-            msg = f"class {got.names[cl]!r} has {_count(k, unit)} in split {TRAIN} and none in split {held}"
+            msg = (
+                f"class {got.names[cl]!r} has {_count(k, got.unit)} in split {TRAIN} and none in split {held}"
+            )
             out.append(
                 (fi, int(got.record[i]), Finding(ProblemKind.CLASS_MISSING_IN_SPLIT, msg, got.class_keys[fi]))
             )
@@ -522,4 +533,4 @@ def class_table(got: Labelled, splits: list[str]) -> dict:
         for c in np.argsort(-totals, kind="stable").tolist()
         if totals[c]
     ]
-    return {"unit": got.unit, "splits": names, "rows": rows}
+    return {"unit": str(got.unit), "splits": names, "rows": rows}
