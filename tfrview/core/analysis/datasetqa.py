@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfrview.core.analysis import labelrules
 from tfrview.core.analysis.rules import DatasetRules
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ class DatasetQA:
 
 # The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`.
 STEPS: list = []
+STEPS.append(labelrules.step)  # class balance, box sizes, duplicate and overlapping boxes, splits
 
 
 def run(analysis, rules: DatasetRules) -> DatasetQA:

@@ -13,12 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import BOX_META, column_of
+from tfrview.core.analysis.factboxes import box_spec, is_list, table_boxes
+from tfrview.core.analysis.facts import column_of
 from tfrview.core.analysis.plot_names import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, first_scalar
 from tfrview.core.limits import SERIES_POINTS
 from tfrview.core.records.events import event_features
 from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
-from tfrview.core.records.reading import BoxConvention, BoxSpec, corners
 from tfrview.core.tfrecord.index import RecordIndex, scan
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.source import open_source
@@ -28,64 +28,14 @@ log = logging.getLogger(__name__)
 HEAT_BINS = (8, 64)  # a heat map's cells a side: about 4 boxes a cell on average, within these
 
 
-def is_list(t) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t)
-
-
-def box_spec(table: pa.Table) -> BoxSpec:
-    """The box spec the records' readings found (`facts.BOX_META`); a table stored without one is
-    read by the Object Detection API's keys, as before that was stored."""
-    raw = (table.schema.metadata or {}).get(BOX_META)
-    if raw:
-        try:
-            return BoxSpec.from_json(raw)
-        except (ValueError, KeyError, TypeError):
-            log.warning("fact table box spec unreadable: %r", raw[:200])
-    return BoxSpec(
-        BoxConvention.OD_NORMALIZED, tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax"))
-    )
-
-
-def _values(col) -> tuple[np.ndarray, np.ndarray] | None:
-    """A fact column's values flattened and each row's count of them (a plain column: 1, or 0 when null)."""
-    if is_list(col.type):
-        lengths = np.asarray(pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False))
-        flat = pc.list_flatten(col).to_numpy(zero_copy_only=False)
-    elif pa.types.is_floating(col.type) or pa.types.is_integer(col.type):
-        lengths = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=np.int64)
-        flat = col.drop_null().to_numpy(zero_copy_only=False)
-    else:
-        return None
-    return np.asarray(flat, dtype=np.float64), lengths
-
-
 def boxes(table: pa.Table) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """Every box, flattened: [xmin, xmax, ymin, ymax] in the boxes' own units (the coordinate rule
-    of `reading.corners`, by the spec the readings found) and each box's record number; records
-    whose corner lists differ in length, or whose flat list is no whole number of boxes, are left
-    out (a check reports them). None: no boxes."""
-    spec = box_spec(table)
-    cols = [column_of(k) for k in spec.keys]
-    if any(c not in table.column_names for c in cols):
-        return None
-    got = [_values(table[c].combine_chunks()) for c in cols]
-    if any(g is None for g in got):
+    """Every box, flattened: [xmin, xmax, ymin, ymax] in the boxes' own units and each box's record
+    number (`factboxes.table_boxes`, the one reading of boxes from a fact table). None: no boxes."""
+    got = table_boxes(table)
+    if got is None:
         return None
     n = np.asarray(table["n"].to_numpy(zero_copy_only=False))
-    lengths = [g[1] for g in got]
-    if spec.convention.corners:
-        same = np.all([ln == lengths[0] for ln in lengths], axis=0)
-        flat = [g[0][np.repeat(same, ln)] for g, ln in zip(got, lengths, strict=True)]
-        per = np.where(same, lengths[0], 0)
-    else:
-        whole = lengths[0] % 4 == 0
-        keep = np.repeat(whole, lengths[0])
-        flat = [got[0][0][keep]]
-        per = np.where(whole, lengths[0] // 4, 0)
-    if not len(flat[0]):
-        return None
-    x0, y0, x1, y1 = corners(spec.convention, flat)
-    return [x0, x1, y0, y1], np.repeat(n, per)
+    return [got.x0, got.x1, got.y0, got.y1], n[got.row]
 
 
 def box_measure(table: pa.Table, measure: str) -> tuple[np.ndarray, np.ndarray] | None:

@@ -33,10 +33,14 @@ class QualityRules:
 
 @dataclass(frozen=True)
 class LabelRules:
-    # a class with fewer boxes (or records) than the largest class's, divided by this, is rare
+    # a class with fewer boxes (or records, for a record label) than the largest class's, divided
+    # by this, is rare (within a dataset group and split)
     imbalance_ratio: float = 50.0
-    # a box whose size or aspect is this many robust standard deviations from its class's
+    # a box whose size (log of its area in the image) or aspect (log of width / height) is this many
+    # robust standard deviations (1.4826 x the median absolute deviation) from its class's median
     outlier_sigma: float = 5.0
+    # only classes with at least this many boxes (in a dataset group) are judged for outliers
+    outlier_min_boxes: int = 20
     # two boxes of one class in one image with at least this IoU are one box twice
     duplicate_iou: float = 0.95
     # two boxes of different classes with at least this IoU are two classes on one object

@@ -1,0 +1,536 @@
+"""Label rules across the dataset (issue 21, item 4): a step of the dataset QA (`datasetqa.STEPS`),
+run once after the merge over every box the fact tables keep, with the thresholds of
+`rules.LabelRules`.
+
+- `class_imbalance`: a class with fewer boxes than the largest class's / `imbalance_ratio`, within
+  each dataset group and split (records, by their record label, in a dataset without boxes); one
+  finding a rare class, at its first record, with both counts.
+- `box_size_outlier`: a box whose log area (in the image's units) or log aspect (width / height, in
+  pixels when the image's size is known) is more than `outlier_sigma` robust standard deviations
+  (1.4826 x the median absolute deviation, at least `MIN_SPREAD`) from its class's median, in
+  classes of at least `outlier_min_boxes` boxes of one dataset group; boxes outside their image
+  are the record checks' (`box_out_of_bounds`) and left out.
+- `duplicate_box`: two boxes of one class in one record with IoU >= `duplicate_iou` (two boxes
+  whose record names no class for either count as one class).
+- `overlapping_classes`: two boxes of different classes in one record with IoU >= `overlap_iou`.
+- `tiny_box`: a box under `tiny_pixels` wide or high at its image's size (a box of no size is the
+  record checks' `box_zero_area`, not this).
+- `class_missing_in_split`: a class with boxes in `train` and none in `validation` or `test` (only
+  when the files hold two splits or more, and the held-out split has labels at all).
+
+Where boxes come from: the fact table, by the spec the records' readings found
+(`factboxes.table_boxes`, `reading.corners`), as arrays over all of them: pairs are compared only
+within a record, records of one box count at a time, a bounded piece of pairs at once. Findings about
+boxes are one a record and rule ("3 boxes ..., e.g. box 7: ..."), so a million boxes never make a
+million problems of one record. The per-class counts go to `qa.tables["classes"]`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from tfrview.core.analysis.checks import Finding
+from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
+from tfrview.core.analysis.facts import column_of
+from tfrview.core.analysis.rules import DatasetRules, LabelRules
+from tfrview.core.limits import FACT_VALUES
+from tfrview.core.problems import ProblemKind
+from tfrview.core.records.reading import LABEL_KEYS, BoxSpec
+from tfrview.core.tfrecord.splits import ALIASES
+
+log = logging.getLogger(__name__)
+
+TRAIN = ALIASES["train"]
+HELD_OUT = (ALIASES["validation"], ALIASES["test"])
+# The least robust spread (log units) a class's boxes are judged against: a class whose boxes are
+# all one size (MAD 0, as in synthetic or cropped data) flags only boxes e^(5 x 0.25), about 3.5
+# times, larger, smaller, longer or flatter than its median at the default outlier_sigma, never
+# every box that differs a little.
+MIN_SPREAD = 0.25
+MAD_SIGMA = 1.4826  # the MAD of a normal distribution times this is its standard deviation
+PAIRS_A_PIECE = 1 << 19  # box pairs compared at once (memory: ~60 bytes a pair)
+
+
+class Unit(StrEnum):
+    """What the class rules count: boxes, or records by their record label (a dataset without boxes)."""
+
+    BOXES = "boxes"
+    RECORDS = "records"
+
+
+@dataclass
+class Labelled:
+    """Every box of the dataset (or, without boxes, every record label value), in dataset order
+    (file, then record, then box), as arrays: its file and record, its number in its record, its
+    class (a code into `names`, -1: none), corners in their own units and the image's size (NaN
+    unknown); `specs`: each file's box spec (the keys a finding names)."""
+
+    unit: Unit
+    file: np.ndarray
+    record: np.ndarray
+    slot: np.ndarray
+    cls: np.ndarray
+    names: list[str]
+    corners: tuple[np.ndarray, ...] = ()
+    size: tuple[np.ndarray, np.ndarray] = ()
+    normalized: np.ndarray | None = None  # each box's convention is normalized (else pixels)
+    specs: dict[int, BoxSpec] = field(default_factory=dict)
+    class_keys: dict[int, str] = field(default_factory=dict)
+    cut: int = 0
+    cut_rows: int = 0
+
+    def __len__(self) -> int:
+        return len(self.file)
+
+
+def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
+    """The label rules over a merged, deep analysis (a `datasetqa` step)."""
+    lr = rules.labels
+    got = gather(analysis)
+    if got is None:
+        qa.notes.append("no boxes and no record labels: the label rules were not run")
+        return []
+    out: list[tuple[int, int, Finding]] = []
+    splits = _file_splits(analysis)
+    if got.unit == Unit.BOXES:
+        if got.cut:
+            qa.notes.append(
+                f"{got.cut:,} boxes of {got.cut_rows:,} records past the fact table's {FACT_VALUES:,} "
+                "values a list were not judged by the label rules (limits.FACT_VALUES)"
+            )
+        out += tiny_boxes(got, lr)
+        out += size_outliers(got, lr, _file_groups(analysis))
+        out += box_pairs(got, lr)
+    else:
+        qa.notes.append(
+            "no boxes: the box rules (tiny_box, box_size_outlier, duplicate_box, overlapping_classes) were "
+            "not run; class balance is judged by the record labels"
+        )
+    out += imbalance(got, lr, _file_groups(analysis), splits, analysis)
+    out += missing_in_split(got, splits, qa)
+    qa.tables["classes"] = class_table(got, splits)
+    out.sort(key=lambda t: (t[0], t[1]))
+    return out
+
+
+# --- gathering ---------------------------------------------------------------------------------------
+
+
+def gather(analysis) -> Labelled | None:
+    """Every box of every deep file's fact table; without any, every record label value. None:
+    neither."""
+    got = _gather_boxes(analysis)
+    return got if got is not None else _gather_labels(analysis)
+
+
+def _gather_boxes(analysis) -> Labelled | None:
+    names: dict[str, int] = {}
+    files, records, slots, classes, norm = [], [], [], [], []
+    xs: list[list[np.ndarray]] = [[], [], [], []]
+    widths, heights = [], []
+    specs: dict[int, BoxSpec] = {}
+    keys: dict[int, str] = {}
+    cut = cut_rows = 0
+    for fi, s in enumerate(analysis.shards):
+        if s.deep is None:
+            continue
+        t = s.deep.facts
+        boxes = table_boxes(t)
+        if boxes is None:
+            continue
+        specs[fi] = boxes.spec
+        keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
+        cut, cut_rows = cut + boxes.cut, cut_rows + boxes.cut_rows
+        cls, local = box_classes(t, boxes)
+        remap = np.array([names.setdefault(w, len(names)) for w in local] + [-1], dtype=np.int64)
+        rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
+        files.append(np.full(len(boxes), fi, dtype=np.int32))
+        records.append(rec[boxes.row])
+        slots.append(boxes.slot.astype(np.int32))
+        classes.append(remap[cls].astype(np.int32))
+        for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
+            xs[i].append(np.asarray(c, dtype=np.float32))
+        for name, acc in (("image_width", widths), ("image_height", heights)):
+            col = (
+                t[name].combine_chunks().cast("float32").fill_null(np.nan) if name in t.column_names else None
+            )
+            full = (
+                np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
+                if col is not None
+                else np.full(t.num_rows, np.nan, np.float32)
+            )
+            acc.append(full[boxes.row])
+        norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
+    if not files:
+        return None
+    return Labelled(
+        Unit.BOXES,
+        np.concatenate(files),
+        np.concatenate(records),
+        np.concatenate(slots),
+        np.concatenate(classes),
+        list(names),
+        tuple(np.concatenate(c) for c in xs),
+        (np.concatenate(widths), np.concatenate(heights)),
+        np.concatenate(norm),
+        specs,
+        keys,
+        cut,
+        cut_rows,
+    )
+
+
+def _gather_labels(analysis) -> Labelled | None:
+    """The record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8
+    values a record, as a reading takes a record label) of every file."""
+    names: dict[str, int] = {}
+    files, records, classes = [], [], []
+    keys: dict[int, str] = {}
+    for fi, s in enumerate(analysis.shards):
+        if s.deep is None:
+            continue
+        t = s.deep.facts
+        for key in LABEL_KEYS:
+            col = column_of(key)
+            if col not in t.column_names:
+                continue
+            got = value_codes(t[col].combine_chunks())
+            if got is None:
+                continue
+            lengths, idx, words = got
+            ok = (lengths >= 1) & (lengths <= 8)
+            keep = np.repeat(ok, lengths)
+            remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
+            rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
+            files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
+            records.append(np.repeat(rec, lengths)[keep])
+            classes.append(remap[idx[keep]].astype(np.int32))
+            keys[fi] = key
+            break
+    if not files or not sum(len(f) for f in files):
+        return None
+    file = np.concatenate(files)
+    return Labelled(
+        Unit.RECORDS,
+        file,
+        np.concatenate(records),
+        np.full(len(file), -1, dtype=np.int32),
+        np.concatenate(classes),
+        list(names),
+        class_keys=keys,
+    )
+
+
+def _file_splits(analysis) -> list[str]:
+    return [analysis.splits[fi] if fi < len(analysis.splits) else "" for fi in range(len(analysis.shards))]
+
+
+def _file_groups(analysis) -> np.ndarray:
+    """Each file's dataset group (its own number when no group names it)."""
+    out = np.arange(len(analysis.shards), dtype=np.int64) + len(analysis.groups)
+    for gi, g in enumerate(analysis.groups):
+        for fi in g.files:
+            if fi < len(out):
+                out[fi] = gi
+    return out
+
+
+# --- box rules ---------------------------------------------------------------------------------------
+
+
+def _sizes(got: Labelled) -> tuple[np.ndarray, ...]:
+    """Each box's width and height in pixels and in the image's units (NaN where the image's size
+    is needed and unknown), float32 as the corners are."""
+    x0, y0, x1, y1 = got.corners
+    w, h = x1 - x0, y1 - y0
+    iw, ih = got.size
+    norm = got.normalized
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wp, hp = np.where(norm, w * iw, w), np.where(norm, h * ih, h)
+        wn, hn = np.where(norm, w, w / iw), np.where(norm, h, h / ih)
+    return wp, hp, wn, hn
+
+
+def _runs(file: np.ndarray, record: np.ndarray, hits: np.ndarray) -> list[tuple[int, int]]:
+    """Hits (indices in dataset order, ascending) grouped by record: (first hit's position, count)."""
+    if not len(hits):
+        return []
+    f, r = file[hits], record[hits]
+    starts = np.flatnonzero(np.r_[True, (f[1:] != f[:-1]) | (r[1:] != r[:-1])])
+    counts = np.diff(np.r_[starts, len(hits)])
+    return list(zip(starts.tolist(), counts.tolist(), strict=True))
+
+
+def _name(got: Labelled, i: int) -> str:
+    c = int(got.cls[i])
+    return got.names[c] if c >= 0 else "no class"
+
+
+def tiny_boxes(got: Labelled, lr: LabelRules) -> list[tuple[int, int, Finding]]:
+    wp, hp, _, _ = _sizes(got)
+    with np.errstate(invalid="ignore"):
+        tiny = (wp > 0) & (hp > 0) & ((wp < lr.tiny_pixels) | (hp < lr.tiny_pixels))
+    hits = np.flatnonzero(tiny)
+    out = []
+    for at, k in _runs(got.file, got.record, hits):
+        i = int(hits[at])
+        fi = int(got.file[i])
+        msg = (
+            f"{k} box(es) under {lr.tiny_pixels:g} px wide or high (tiny_pixels), e.g. box {int(got.slot[i])} "
+            f"({_name(got, i)}): {wp[i]:.1f}×{hp[i]:.1f} px in a {got.size[0][i]:.0f}×{got.size[1][i]:.0f} image"
+        )
+        out.append((fi, int(got.record[i]), Finding(ProblemKind.TINY_BOX, msg, got.specs[fi].keys[0])))
+    return out
+
+
+def _group_medians(dense: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each element's group median (groups: `dense`, codes 0..k-1), by one float sort (numpy's
+    lexsort of two keys costs ~5 times as much): the group, then the value scaled into [0, 0.5)
+    (finite values only; two values closer than ~1e-9 of their range may swap, which moves a median
+    by no more than that)."""
+    if not len(values):
+        return np.empty(0, np.float32)
+    lo, hi = float(values.min()), float(values.max())
+    order = np.argsort(dense + (values.astype(np.float64) - lo) / (2 * (hi - lo) + 1e-300))
+    v = values[order]
+    counts = np.bincount(dense)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    med = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2
+    return med[dense].astype(np.float32)
+
+
+def _inside(got: Labelled) -> np.ndarray:
+    """Boxes within their image, as the record checks judge it (`box_out_of_bounds` says the
+    others; their size says nothing of their class's): normalised corners in [0, 1], pixel ones in
+    the image when its size is known."""
+    x0, y0, x1, y1 = got.corners
+    iw, ih = got.size
+    with np.errstate(invalid="ignore"):
+        in_units = (np.minimum(x0, y0) >= -1e-6) & (x1 <= 1 + 1e-6) & (y1 <= 1 + 1e-6)
+        in_pixels = (np.minimum(x0, y0) >= -0.5) & ~(x1 > iw + 0.5) & ~(y1 > ih + 0.5)  # NaN: unknown
+    return np.where(got.normalized, in_units, in_pixels)
+
+
+def size_outliers(got: Labelled, lr: LabelRules, groups: np.ndarray) -> list[tuple[int, int, Finding]]:
+    wp, hp, wn, hn = _sizes(got)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        area = np.log(wn * hn)
+        aspect = wp / hp  # in pixels where the image's size is known, else in its units
+        unknown = ~np.isfinite(aspect)
+        aspect[unknown] = wn[unknown] / hn[unknown]
+        aspect = np.log(aspect, out=aspect)
+    del wp, hp, wn, hn, unknown
+    ok = np.flatnonzero(np.isfinite(area) & np.isfinite(aspect) & (got.cls >= 0) & _inside(got))
+    _, dense, sizes = np.unique(
+        groups[got.file[ok]] * (len(got.names) + 1) + got.cls[ok], return_inverse=True, return_counts=True
+    )
+    judged = sizes[dense] >= lr.outlier_min_boxes  # whole classes: a class's median is of all its boxes
+    ok, dense = ok[judged], np.unique(dense[judged], return_inverse=True)[1].reshape(-1)
+    z, med = {}, {}
+    for what, v in (("area", area[ok]), ("aspect", aspect[ok])):
+        med[what] = _group_medians(dense, v)
+        dev = np.abs(v - med[what])
+        z[what] = dev / np.maximum(MAD_SIGMA * _group_medians(dense, dev), MIN_SPREAD)
+    far = (z["area"] > lr.outlier_sigma) | (z["aspect"] > lr.outlier_sigma)
+    hits, far_at = ok[far], np.flatnonzero(far)
+    out = []
+    for at, k in _runs(got.file, got.record, hits):
+        i, j = int(hits[at]), int(far_at[at])
+        fi = int(got.file[i])
+        by = "area" if z["area"][j] >= z["aspect"][j] else "aspect"
+        zz, m = z[by][j], med[by][j]
+        if by == "area":
+            what = f"area {np.exp(area[i]):.2%} of the image, the class's median {np.exp(m):.2%}"
+        else:
+            what = f"aspect {np.exp(aspect[i]):.3g}, the class's median {np.exp(m):.3g}"
+        msg = (
+            f"{k} box(es) far from their class's sizes (over {lr.outlier_sigma:g} robust σ, outlier_sigma), "
+            f"e.g. box {int(got.slot[i])} ({_name(got, i)}): {what}, {zz:.1f} σ from it"
+        )
+        out.append(
+            (fi, int(got.record[i]), Finding(ProblemKind.BOX_SIZE_OUTLIER, msg, got.specs[fi].keys[0]))
+        )
+    return out
+
+
+def _iou(c: tuple[np.ndarray, ...], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x0, y0, x1, y1 = c
+    iw = np.minimum(x1[a], x1[b]) - np.maximum(x0[a], x0[b])
+    ih = np.minimum(y1[a], y1[b]) - np.maximum(y0[a], y0[b])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    union = (x1[a] - x0[a]) * (y1[a] - y0[a]) + (x1[b] - x0[b]) * (y1[b] - y0[b]) - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
+
+
+def box_pairs(got: Labelled, lr: LabelRules) -> list[tuple[int, int, Finding]]:
+    """`duplicate_box` and `overlapping_classes`: every pair of boxes within a record, records of
+    one box count at a time (an (m, c) block of box numbers and c's pairs), PAIRS_A_PIECE at once."""
+    c = got.corners  # float32: an IoU to 1e-6 is plenty, at half the memory
+    n = len(got)
+    starts = np.flatnonzero(
+        np.r_[True, (got.file[1:] != got.file[:-1]) | (got.record[1:] != got.record[:-1])]
+    )
+    counts = np.diff(np.r_[starts, n])
+    found: dict[ProblemKind, list[np.ndarray]] = {
+        ProblemKind.DUPLICATE_BOX: [],
+        ProblemKind.OVERLAPPING_CLASSES: [],
+    }
+    cls = got.cls
+    for k in np.unique(counts[counts >= 2]).tolist():
+        first = starts[counts == k]
+        iu, ju = np.triu_indices(k, 1)
+        step_ = max(1, PAIRS_A_PIECE // len(iu))
+        for lo in range(0, len(first), step_):
+            s = first[lo : lo + step_, None]
+            a, b = (s + iu).ravel(), (s + ju).ravel()
+            iou = _iou(c, a, b)
+            same = cls[a] == cls[b]
+            dup = same & (iou >= lr.duplicate_iou)
+            over = ~same & (cls[a] >= 0) & (cls[b] >= 0) & (iou >= lr.overlap_iou)
+            for kind, m in ((ProblemKind.DUPLICATE_BOX, dup), (ProblemKind.OVERLAPPING_CLASSES, over)):
+                if m.any():
+                    found[kind].append(np.stack([a[m], b[m], iou[m]], axis=1))
+    out = []
+    for kind, pieces in found.items():
+        if not pieces:
+            continue
+        pairs = np.concatenate(pieces)
+        pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+        a = pairs[:, 0].astype(np.int64)
+        for at, k in _runs(got.file, got.record, a):
+            i, j, iou = int(a[at]), int(pairs[at, 1]), float(pairs[at, 2])
+            fi = int(got.file[i])
+            si, sj = int(got.slot[i]), int(got.slot[j])
+            if kind == ProblemKind.DUPLICATE_BOX:
+                msg = (
+                    f"{k} pair(s) of boxes of one class with IoU ≥ {lr.duplicate_iou:g} (duplicate_iou): "
+                    f"one box twice, e.g. boxes {si} and {sj} ({_name(got, i)}), IoU {iou:.3f}"
+                )
+            else:
+                msg = (
+                    f"{k} pair(s) of boxes of different classes with IoU ≥ {lr.overlap_iou:g} (overlap_iou): "
+                    f"two classes on one object, e.g. box {si} ({_name(got, i)}) and box {sj} "
+                    f"({_name(got, j)}), IoU {iou:.3f}"
+                )
+            out.append((fi, int(got.record[i]), Finding(kind, msg, got.specs[fi].keys[0])))
+    return out
+
+
+# --- class rules -------------------------------------------------------------------------------------
+
+
+def _count(n: int, unit: Unit) -> str:
+    """'1 box', '3 boxes', '1 record'."""
+    return f"{n:,} {unit}" if n != 1 else f"1 {_ONE[unit]}"
+
+
+_ONE = {Unit.BOXES: "box", Unit.RECORDS: "record"}
+
+
+def _where(split: str, group: str | None) -> str:
+    parts = ([f"split {split}"] if split else []) + ([f"dataset {group}"] if group else [])
+    return " in " + ", ".join(parts) if parts else ""
+
+
+def imbalance(
+    got: Labelled, lr: LabelRules, groups: np.ndarray, splits: list[str], analysis
+) -> list[tuple[int, int, Finding]]:
+    """`class_imbalance` within each (dataset group, split): one finding a rare class, at its first
+    record there."""
+    ok = np.flatnonzero(got.cls >= 0)
+    if not len(ok):
+        return []
+    split_names = sorted(set(splits))
+    split_code = np.array([split_names.index(s) for s in splits], dtype=np.int64)
+    cell = groups[got.file[ok]] * len(split_names) + split_code[got.file[ok]]
+    ncls = len(got.names)
+    keys, first, counts = np.unique(cell * ncls + got.cls[ok], return_index=True, return_counts=True)
+    cells, classes = keys // ncls, keys % ncls
+    many_groups = len({int(g) for g in groups}) > 1
+    out = []
+    for c in np.unique(cells).tolist():
+        mine = np.flatnonzero(cells == c)
+        if len(mine) < 2:
+            continue
+        top = mine[np.argmax(counts[mine])]
+        big = int(counts[top])
+        for m in mine[counts[mine] * lr.imbalance_ratio < big].tolist():
+            i = int(ok[first[m]])
+            fi = int(got.file[i])
+            gi = int(groups[fi])
+            gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
+            msg = (
+                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), got.unit)}{_where(splits[fi], gname)}, "
+                f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
+                f"{got.names[classes[top]]!r}"
+            )
+            out.append(
+                (fi, int(got.record[i]), Finding(ProblemKind.CLASS_IMBALANCE, msg, got.class_keys[fi]))
+            )
+    return out
+
+
+def missing_in_split(got: Labelled, splits: list[str], qa) -> list[tuple[int, int, Finding]]:
+    """`class_missing_in_split`: classes with boxes (or records) in train and none in a held-out
+    split that has labels; only when the files hold two splits or more."""
+    present = sorted({s for s in splits if s})
+    if len(present) < 2 or TRAIN not in present:
+        return []
+    code = np.array([present.index(s) if s else -1 for s in splits], dtype=np.int64)[got.file]
+    ok = got.cls >= 0
+    idx = np.flatnonzero(ok & (code == present.index(TRAIN)))
+    classes, first, counts = np.unique(got.cls[idx], return_index=True, return_counts=True)
+    out = []
+    for held in HELD_OUT:
+        if held not in present:
+            continue
+        there = ok & (code == present.index(held))
+        if not there.any():
+            qa.notes.append(
+                f"split {held} has no labelled {got.unit}: class_missing_in_split was not judged for it"
+            )
+            continue
+        have = np.zeros(len(got.names), dtype=bool)
+        have[got.cls[there]] = True
+        for cl, f, k in zip(classes.tolist(), first.tolist(), counts.tolist(), strict=True):
+            if have[cl]:
+                continue
+            i = int(idx[f])
+            fi = int(got.file[i])
+            msg = (
+                f"class {got.names[cl]!r} has {_count(k, got.unit)} in split {TRAIN} and none in split {held}"
+            )
+            out.append(
+                (fi, int(got.record[i]), Finding(ProblemKind.CLASS_MISSING_IN_SPLIT, msg, got.class_keys[fi]))
+            )
+    return out
+
+
+def class_table(got: Labelled, splits: list[str]) -> dict:
+    """Per-class counts for the report (JSON-ready): `unit` (boxes or records), `splits` (each
+    split; `all` when the files name none, `none` for files of no split beside named ones) and a
+    row a class, largest first: its name (null: boxes of no class), its count in each split and its
+    total."""
+    present = sorted(set(splits))
+    names = [s or ("all" if len(present) == 1 else "none") for s in present]
+    sp = np.array([present.index(s) for s in splits], dtype=np.int64)[got.file]
+    ncls = len(got.names) + 1
+    counts = np.bincount(sp * ncls + (got.cls.astype(np.int64) + 1), minlength=len(names) * ncls).reshape(
+        len(names), ncls
+    )
+    totals = counts.sum(axis=0)
+    rows = [
+        {
+            "class": got.names[c - 1] if c else None,
+            "counts": {s: int(counts[i, c]) for i, s in enumerate(names)},
+            "total": int(totals[c]),
+        }
+        for c in np.argsort(-totals, kind="stable").tolist()
+        if totals[c]
+    ]
+    return {"unit": str(got.unit), "splits": names, "rows": rows}
