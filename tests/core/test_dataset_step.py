@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfrview.core.analysis import datasetqa
+from tfrview.core.analysis import factcolumns
 from tfrview.core.analysis.merge import merge
 from tfrview.core.analysis.results import ShardTask
 from tfrview.core.analysis.shard import analyze_shard
@@ -43,7 +43,7 @@ def test_columns_over_files_with_splits(tmp_path):
         ],
     )
     assert a.splits == ["train", "train", "test"]
-    c = datasetqa.columns(a, ["score", "id", "absent"])
+    c = factcolumns.columns(a, ["score", "id", "absent"])
     assert c.split_names == ["test", "train"]
     assert c.file.tolist() == [0, 0, 0, 1, 1, 2, 2]
     assert c.record.tolist() == [0, 1, 2, 0, 1, 0, 1]

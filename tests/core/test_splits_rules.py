@@ -26,6 +26,9 @@ from tfrview.core.tfrecord.splits import split_of_files, split_of_path
         ("data/trainer_logs.tfrecord", ""),
         ("data/device-00001.tfrecord", ""),
         ("pets_examples.record", ""),
+        ("/home/me/test_data/x.tfrecord", ""),  # a folder names a split by its whole name only
+        ("/tmp/pytest-of-me/pytest-3/test_leak0/data.tfrecord", ""),
+        ("/data/validation_images/x.tfrecord", ""),
     ],
 )
 def test_split_named_by_path(path, split):

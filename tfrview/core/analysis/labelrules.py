@@ -35,6 +35,7 @@ import numpy as np
 
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
+from tfrview.core.analysis.factcolumns import facts_of
 from tfrview.core.analysis.facts import column_of
 from tfrview.core.analysis.rules import DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
@@ -138,7 +139,7 @@ def _gather_boxes(analysis) -> Labelled | None:
     for fi, s in enumerate(analysis.shards):
         if s.deep is None:
             continue
-        t = s.deep.facts
+        t = facts_of(s)
         boxes = table_boxes(t)
         if boxes is None:
             continue
@@ -193,7 +194,7 @@ def _gather_labels(analysis) -> Labelled | None:
     for fi, s in enumerate(analysis.shards):
         if s.deep is None:
             continue
-        t = s.deep.facts
+        t = facts_of(s)
         for key in LABEL_KEYS:
             col = column_of(key)
             if col not in t.column_names:

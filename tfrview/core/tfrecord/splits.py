@@ -33,12 +33,20 @@ _WORD = re.compile(
 )
 
 
+# A folder names a split only by its whole name (`train/`, `Split-eval/`, `val2017/`): a folder
+# `test_data/` or pytest's `test_something0/` holds data, not a test split.
+_FOLDER = re.compile(r"(?:split-)?(" + "|".join(sorted(ALIASES, key=len, reverse=True)) + r")\d*")
+
+
 def split_of_path(path: str) -> str:
     """The split a path names ("" when none): the file name first, then its folders from the
     nearest out (`val/train-0.tfrecord` is in `train`: the name is the closer word)."""
     parts = str(path).replace("\\", "/").rstrip("/").split("/")
-    for part in reversed(parts):
-        m = _WORD.search(part.lower())
+    m = _WORD.search(parts[-1].lower())
+    if m:
+        return ALIASES[m.group(1)]
+    for part in reversed(parts[:-1]):
+        m = _FOLDER.fullmatch(part.lower())
         if m:
             return ALIASES[m.group(1)]
     return ""
