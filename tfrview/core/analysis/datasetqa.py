@@ -101,14 +101,23 @@ class DatasetQA:
         return {"tables": self.tables, "notes": self.notes}
 
 
-# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`.
-STEPS: list = []
+# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`, named
+# "module:function" and imported when run: a step reads `columns` from here, so this module
+# importing it would be an import cycle (tests/test_import_cycles.py).
+STEPS: list = ["tfrview.core.analysis.imagequality:step"]
 
 
 def run(analysis, rules: DatasetRules) -> DatasetQA:
     """Every step over a merged, deep analysis; its findings go to `analysis.dataset_problems`."""
+    import importlib
+
     qa = DatasetQA()
-    for step in STEPS:
+    for name in STEPS:
+        if callable(name):
+            step = name
+        else:
+            module, _, func = name.partition(":")
+            step = getattr(importlib.import_module(module), func)
         for fi, n, finding in step(analysis, rules, qa):
             s = analysis.shards[fi]
             analysis.dataset_problems.setdefault(fi, []).append(finding.at(s.offsets[n], s.lengths[n], n))
