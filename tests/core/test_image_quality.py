@@ -206,3 +206,33 @@ def test_step_settable_rules(tmp_path):
     strict = DatasetRules().with_words(["dark_brightness=5"])
     assert not [f for _, _, f in step(a, strict, qa) if f.kind == ProblemKind.IMAGE_DARK]
     assert qa.tables["image_quality"]["rules"]["dark_brightness"] == 5.0
+
+
+def test_plots_offer_the_scores(tmp_path):
+    from tfrview.core.analysis.plot_names import IMAGE_SCORES
+    from tfrview.core.analysis.plots import plot
+
+    assert set(IMAGE_SCORES) == set(imagesignals.SCORE_COLUMNS) - {"gray_as_color"}
+    rng = np.random.default_rng(8)
+    a, _ = qa_of(tmp_path, [record(jpeg(scene(rng))) for _ in range(4)])
+    t = a.facts()
+    got = plot(t, "brightness", histogram=True)["histogram"]
+    assert got["values"] == 4 and sum(got["counts"]) == 4
+    assert got["edges"][0] <= min(t["brightness"].to_pylist()) <= got["edges"][-1]
+    series = plot(t, "blur")["series"]
+    assert series["records"] == [0, 1, 2, 3] and series["y"] == pytest.approx(t["blur"].to_pylist())
+
+
+def test_stored_results_keep_the_columns(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rng = np.random.default_rng(9)
+    p = tmp_path / "d.tfrecord"
+    write_records(p, [record(jpeg(scene(rng))) for _ in range(3)])
+    first = analyze([str(p)], deep=True, jobs=1).facts()
+    assert (tmp_path / "cache" / "tfrview" / "analysis" / "results.sqlite3").is_file()
+    again = analyze([str(p)], deep=True, jobs=1)  # from the store
+    t = again.facts()
+    for name in COLUMNS:
+        assert t.schema.field(name).type == first.schema.field(name).type
+        assert t[name].to_pylist() == first[name].to_pylist()
+    assert again.qa.tables["image_quality"]["images"] == 3
