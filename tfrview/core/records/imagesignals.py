@@ -201,10 +201,11 @@ def signals(
     """Every hash and score of one decoded (draft) image; `full_size`: the image's (width, height)
     before the draft, for `aspect` and `pixels` (default: the array's own); `grey_u8`: its luma
     when the decoder made it already (Pillow's "L", the same ITU-R 601 weights, rounded)."""
-    g = grey(pixels)
+    g8 = grey_u8 if grey_u8 is not None else np.clip(np.rint(grey(pixels)), 0, 255).astype(np.uint8)
+    g = g8.astype(np.float32)  # one grey for every score and hash (8-bit, as the histogram counts it)
     h, w = g.shape
     fw, fh = full_size or (w, h)
-    brightness, contrast, entropy, blank = histogram_scores(grey_u8 if grey_u8 is not None else g)
+    brightness, contrast, entropy, blank = histogram_scores(g8)
     return ImageSignals(
         pixel_hash(pixels),
         phash(g),
