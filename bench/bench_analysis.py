@@ -115,9 +115,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default="/tmp/tfrview-bench")
     ap.add_argument("--busy", action="store_true", help="one competing busy process for the whole run")
+    ap.add_argument("--signals", action="store_true", help="only the image signals' cost (issue 21)")
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
+    if args.signals:
+        print(f"cores: {os.cpu_count()}", flush=True)
+        signals_cost(make_jpeg_shards(d / "jpeg-32x1000", 32, 1000)[:8])
+        return
     from tfrview.core.childproc import cores as default_jobs
 
     cores = default_jobs()
@@ -166,6 +171,7 @@ def main() -> None:
         )
         line("  speed-up with 2 workers", f"{w1 / w2:.2f}x", ">= 1.8x", w1 / w2 >= 1.8)
         line("  records/s per worker (1 worker)", f"{n / w1:,.0f}", ">= 800", n / w1 >= 800)
+        signals_cost(jpegs[:8])
 
         filter_ms = bench_filter(1_000_000)
         line(
@@ -205,6 +211,45 @@ def main() -> None:
         if busy is not None:
             busy.kill()
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def signals_cost(paths: list[Path]) -> None:
+    """What the image hashes and quality scores add to the deep pass (issue 21: <= 15 %): the pass
+    over the same JPEG shards, one worker, in child processes with and without the signals
+    (TFRVIEW_BENCH_NO_SIGNALS, read only by analysis.shard for this figure), best of 3 each."""
+    code = (
+        "import sys, time; from tfrview.core.analysis import analyze; t = time.perf_counter(); "
+        "analyze(sys.argv[1:], deep=True, jobs=1, use_cache=False); print(time.perf_counter() - t)"
+    )
+
+    def run(off: bool) -> float:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if off:
+            env["TFRVIEW_BENCH_NO_SIGNALS"] = "1"
+        out = subprocess.run(
+            [sys.executable, "-c", code, *map(str, paths)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return float(out.stdout.split()[-1])
+
+    times = {False: [], True: []}
+    for _ in range(3):  # interleaved, so a busy moment of the machine falls on both
+        for off in (True, False):
+            times[off].append(run(off))
+    with_s, without = min(times[False]), min(times[True])
+    n = len(paths) * 1000
+    line(f"deep pass, {n:,} JPEG records, no image signals", f"{without:.2f} s", "", None)
+    line(f"deep pass, {n:,} JPEG records, with image signals", f"{with_s:.2f} s", "", None)
+    extra = with_s / without - 1
+    line(
+        f"  hashes and quality scores add ({os.cpu_count()} cores)",
+        f"{extra * 100:+.1f} %",
+        "<= 15 %",
+        extra <= 0.15,
+    )
 
 
 def bench_filter(n: int) -> float:

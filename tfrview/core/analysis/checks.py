@@ -18,6 +18,7 @@ import numpy as np
 
 from tfrview.core.limits import FACT_KEYS, IMAGE_KEY_ODD_TRACKED, TRACKED_KEYS
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.records import imagesignals
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import (
     ImageRef,
@@ -27,6 +28,7 @@ from tfrview.core.records.images import (
     open_image,
     sniff_image_format,
 )
+from tfrview.core.records.imagesignals import ImageSignals
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.payload import Payload, decode
 from tfrview.core.records.reading import (
@@ -157,10 +159,12 @@ class ImageFacts:
     height: int
     bands: int
     orientation: int
+    signals: ImageSignals | None = None  # its hashes and scores, when asked (records.imagesignals)
 
 
-def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
-    """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data."""
+def inspect_image(b: bytes, ref: ImageRef, signals: bool = False) -> ImageFacts:
+    """Header facts and a reduced decode (JPEG draft) that fails on truncated or corrupt data.
+    `signals`: the hashes and quality scores of that same small image too (no second decode)."""
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pillow's "Corrupt EXIF data" and the like: not for stderr
@@ -172,14 +176,47 @@ def inspect_image(b: bytes, ref: ImageRef) -> ImageFacts:
                 im.draft(im.mode, (max(1, w // 8), max(1, h // 8)))
             check_decoded_size(im)
             im.load()
-    return ImageFacts(ref, w, h, bands, orientation)
+            sig = _signals_of(im, (w, h)) if signals else None
+    return ImageFacts(ref, w, h, bands, orientation, sig)
+
+
+def _signals_of(im, full: tuple[int, int]) -> ImageSignals:
+    """`imagesignals.signals` of a loaded Pillow image: 8-bit grey or RGB pixels (16-bit grey
+    scaled to 8 bits, palette and CMYK as RGB, alpha dropped), its luma by Pillow's own "L"."""
+    signals = imagesignals.signals
+    mode = im.mode
+    if mode == "L":
+        a = np.asarray(im)
+        return signals(a, full, a)
+    if mode == "RGB":
+        return signals(np.asarray(im), full, np.asarray(im.convert("L")))
+    if mode in ("I", "F") or mode.startswith("I;16"):
+        a = np.asarray(im, dtype=np.float64)
+        top = 65535.0 if mode.startswith("I") and a.size and a.max() > 255 else 255.0
+        g = np.clip(np.rint(a * (255.0 / top)), 0, 255).astype(np.uint8)
+        return signals(g, full, g)
+    if len(im.getbands()) in (1, 2) and mode != "P":  # 1, LA, La: grey (and alpha)
+        g = np.asarray(im.convert("L"))
+        return signals(g, full, g)
+    rgb = im.convert("RGB")
+    return signals(np.asarray(rgb), full, np.asarray(rgb.convert("L")))
 
 
 def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int, int] | None]:
     """Undecodable images, stated sizes that differ from the image, EXIF rotations that swap width
     and height. Also returns the first image's (width, height) for box checks."""
+    found, size, _ = look_at_images(features)
+    return found, size
+
+
+def look_at_images(
+    features: dict[str, Feature], signals: bool = False
+) -> tuple[list[Finding], tuple[int, int] | None, ImageSignals | None]:
+    """`check_images`, and (`signals`) the hashes and scores of the first image that decodes, the
+    one its (width, height) is of; None when no encoded image decodes (never a blank's scores)."""
     out: list[Finding] = []
     size = None
+    sig = None
     stated = image_size_from_features(features)
     chans = next(
         (
@@ -193,7 +230,7 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
         if ref.storage != "encoded":
             continue
         try:
-            facts = inspect_image(features[ref.key].values[ref.index], ref)
+            facts = inspect_image(features[ref.key].values[ref.index], ref, signals and size is None)
         except Exception as exc:  # Pillow raises many types for broken data
             from tfrview.core.records.images import ImageError, decode_error_text
 
@@ -204,6 +241,7 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
             continue
         if size is None:
             size = (facts.width, facts.height)
+            sig = facts.signals
             if stated and stated != size:
                 out.append(
                     Finding(
@@ -227,7 +265,7 @@ def check_images(features: dict[str, Feature]) -> tuple[list[Finding], tuple[int
                         f"({facts.height}×{facts.width}), TensorFlow's decoders do not",
                     )
                 )
-    return out, size or stated
+    return out, size or stated, sig
 
 
 # Formats `*/format` names, as Pillow's sniffing (records.sniff) calls them; "raw" and the like
@@ -848,6 +886,7 @@ class RecordLook:
     image_size: tuple[int, int] | None = None
     boxes: int = 0
     class_zero_key: str | None = None
+    signals: ImageSignals | None = None  # the first decodable image's hashes and scores (if asked)
 
 
 def check_record(
@@ -873,8 +912,10 @@ def look_and_check(
     names: list[str] | None = None,
     od_dataset: bool | None = None,
     reading: RecordReading | None = None,
+    signals: bool = False,
 ) -> tuple[list[Finding], RecordLook]:
-    """`check_record`, and what it learnt of the record (image size, box count, class id 0).
+    """`check_record`, and what it learnt of the record (image size, box count, class id 0; with
+    `signals`, its first image's hashes and quality scores, from the decode the checks make).
     `reading`: the record's reading when the caller has it (else read here, with the label map)."""
     out: list[Finding] = [
         Finding(ProblemKind.LIMIT_EXCEEDED, f"not every value was checked: {note}") for note in p.limits
@@ -888,7 +929,7 @@ def look_and_check(
     feats = p.features
     r = reading if reading is not None else read_record(p, ReadingContext(label_map))
     spec = r.spec
-    img_findings, size = check_images(feats)
+    img_findings, size, sig = look_at_images(feats, signals)
     out += check_image_slots(feats)
     out += img_findings
     out += check_boxes(r, size)
@@ -903,7 +944,7 @@ def look_and_check(
     if duplicates is not None:
         out += duplicates.check(feats, record, names)
     # the fact table's `boxes` is the reading's count (what is drawn), not the first list's
-    return out, RecordLook(size, r.box_count, r.class_zero_key)
+    return out, RecordLook(size, r.box_count, r.class_zero_key, sig)
 
 
 @dataclass(frozen=True)

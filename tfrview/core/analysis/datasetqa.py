@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from tfrview.core.analysis import labelrules
+from tfrview.core.analysis import imagequality, labelrules
 from tfrview.core.analysis.rules import DatasetRules
 
 log = logging.getLogger(__name__)
@@ -32,9 +32,12 @@ class DatasetQA:
         return {"tables": self.tables, "notes": self.notes}
 
 
-# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`.
-STEPS: list = []
-STEPS.append(labelrules.step)  # class balance, box sizes, duplicate and overlapping boxes, splits
+# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`; a step
+# reads its columns through `factcolumns`, never from here (no import cycle).
+STEPS: list = [
+    imagequality.step,  # dark, bright, blurry, blank, low-information, odd aspect and size
+    labelrules.step,  # class balance, box sizes, duplicate and overlapping boxes, splits
+]
 
 
 def run(analysis, rules: DatasetRules) -> DatasetQA:

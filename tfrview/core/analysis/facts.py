@@ -3,7 +3,10 @@ need of it, as Arrow columns (written to Parquet, so DuckDB, polars and pandas r
 
 Columns: `file`, `record` (number within the file), `offset`, `size`, `crc` (a `tfrecord.status` word),
 `kind` (example, sequence_example, protobuf, bytes; null for damaged records), `image_width`,
-`image_height`, `boxes`, then one column per feature key: a plain column when every record holding
+`image_height`, `boxes`, the first decodable image's signals (`records.imagesignals.COLUMNS`:
+`pixel_hash`, `phash`, `dhash` int64; `brightness`, `contrast`, `blur`, `entropy`, `blank`, `aspect`
+float32; `pixels` int64; `gray_as_color` bool; null for a record with no image that decodes, and
+for every row of the plain-Example column path, which holds no images), then one column per feature key: a plain column when every record holding
 the key holds one value, else a list column with a `<column>#len` column of list lengths. Values are
 kept within limits.FACT_VALUES / FACT_BYTES / FACT_KEYS (a file and a dataset); what is left out is
 null, never guessed.
@@ -27,12 +30,28 @@ import pyarrow.compute as pc
 
 from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
+from tfrview.core.records.imagesignals import COLUMNS as SIGNALS
+from tfrview.core.records.imagesignals import ImageSignals
 from tfrview.core.records.payload import Payload
 from tfrview.core.tfrecord.status import WORDS, status_codes
 
 log = logging.getLogger(__name__)
 
-META = ("file", "record", "offset", "size", "crc", "kind", "image_width", "image_height", "boxes")
+META = ("file", "record", "offset", "size", "crc", "kind", "image_width", "image_height", "boxes", *SIGNALS)
+# the signal columns' Arrow types (records.imagesignals says what each means)
+SIGNAL_TYPES = {
+    "pixel_hash": pa.int64(),
+    "phash": pa.int64(),
+    "dhash": pa.int64(),
+    "brightness": pa.float32(),
+    "contrast": pa.float32(),
+    "blur": pa.float32(),
+    "entropy": pa.float32(),
+    "blank": pa.float32(),
+    "aspect": pa.float32(),
+    "pixels": pa.int64(),
+    "gray_as_color": pa.bool_(),
+}
 # columns of facts, merge (`n`, `split`, the dataset step's) and the Parquet export
 RESERVED = frozenset((*META, "n", "split", "problems", "image"))
 LEN_SUFFIX = "#len"
@@ -127,14 +146,28 @@ class FactsBuilder:
         self._kind_rows: list[int] = []
         self._kinds: list[str] = []
         self._image: list[tuple[int, int, int, int]] = []  # (row, width, height, boxes)
+        self._signal_rows: list[int] = []  # rows whose first image decoded, with its signals
+        self._signals: list[tuple] = []
         self._keys: dict[str, _KeyValues] = {}
         self.dropped_keys = 0
         self._specs: Counter = Counter()  # box spec (records/reading.BoxSpec) -> records read with it
         self._plain: list[np.ndarray] = []  # rows of plain Examples added a batch at a time
 
-    def add(self, record: int, p: Payload, image_size: tuple[int, int] | None, boxes: int, spec=None) -> None:
-        """One record's facts; `spec`: the box spec its reading found (the plots read boxes by it)."""
+    def add(
+        self,
+        record: int,
+        p: Payload,
+        image_size: tuple[int, int] | None,
+        boxes: int,
+        spec=None,
+        signals: ImageSignals | None = None,
+    ) -> None:
+        """One record's facts; `spec`: the box spec its reading found (the plots read boxes by it);
+        `signals`: its first decodable image's hashes and scores (None: no image decoded)."""
         row = record - self.first
+        if signals is not None:
+            self._signal_rows.append(row)
+            self._signals.append(signals.row())
         if spec is not None:
             self._specs[spec] += 1
         self._kind_rows.append(row)
@@ -208,6 +241,7 @@ class FactsBuilder:
             if len(plain):
                 full[plain] = 0 if name == "boxes" else -1
             cols[name] = pa.array(full, mask=full < 0)
+        cols.update(self._signal_columns(n))
         renamed = {}
         for key, acc in sorted(self._keys.items()):
             col = column_of(key)
@@ -218,6 +252,20 @@ class FactsBuilder:
         if self._specs:
             meta[BOX_META] = self._specs.most_common(1)[0][0].to_json().encode()
         return pa.table(cols, metadata=meta or None)
+
+    def _signal_columns(self, n: int) -> dict[str, pa.Array]:
+        """The image signal columns: a value at the rows whose image decoded, null elsewhere."""
+        rows = np.asarray(self._signal_rows, dtype=np.int64)
+        have = np.zeros(n, dtype=bool)
+        have[rows] = True
+        out = {}
+        for j, name in enumerate(SIGNALS):
+            t = SIGNAL_TYPES[name]
+            full = np.zeros(n, dtype=t.to_pandas_dtype())
+            if len(rows):
+                full[rows] = [v[j] for v in self._signals]
+            out[name] = pa.array(full, type=t, mask=~have)
+        return out
 
 
 def _key_columns(col: str, acc: _KeyValues, n: int) -> dict[str, pa.Array]:

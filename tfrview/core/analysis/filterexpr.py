@@ -280,8 +280,10 @@ def resolve_keys(node, known: set[str], complete: bool = False):
     match are left alone, as they may live in records not sampled)."""
     import difflib  # standard library, used here only
 
+    from tfrview.core.records.imagesignals import COLUMNS  # the image signals' fact columns
+
     def name_of(name: str, pos: int, right: bool) -> str:
-        if not known or name in known:
+        if not known or name in known or (name in COLUMNS and not right):
             return name
         ends = sorted(k for k in known if k.rsplit("/", 1)[-1] == name)
         if len(ends) == 1:

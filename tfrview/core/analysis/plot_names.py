@@ -9,6 +9,10 @@ BOX_MEASURES = ("box width", "box height", "box area", "box aspect (w/h)")  # hi
 BOX_CENTRES = "box centres (heat map)"
 IMAGE_SIZES = "image sizes (scatter)"
 PLOTS = (*BOX_MEASURES, BOX_CENTRES, IMAGE_SIZES)  # plots of facts that are not a feature of their own
+# the image quality scores (fact columns of records.imagesignals, named here without loading numpy):
+# `plots.plot` draws each as a histogram or over the records, as a numeric feature, and the filter
+# reads them by the same names (a clicked bar's `brightness >= 12 and brightness < 17`)
+IMAGE_SCORES = ("brightness", "contrast", "blur", "entropy", "blank", "aspect", "pixels")
 
 
 def scalar_to_show(summary: dict) -> str | None:

@@ -15,7 +15,14 @@ import pyarrow.compute as pc
 
 from tfrview.core.analysis.factboxes import box_spec, is_list, table_boxes
 from tfrview.core.analysis.facts import column_of
-from tfrview.core.analysis.plot_names import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, first_scalar
+from tfrview.core.analysis.plot_names import (
+    BOX_CENTRES,
+    BOX_MEASURES,
+    IMAGE_SCORES,
+    IMAGE_SIZES,
+    PLOTS,
+    first_scalar,
+)
 from tfrview.core.limits import SERIES_POINTS
 from tfrview.core.records.events import event_features
 from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
@@ -133,6 +140,8 @@ def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
     if key in PLOTS:
         return _plot_of_facts(table, key)
     name = column_of(key)
+    if name not in table.column_names and key in IMAGE_SCORES:
+        name = key  # an image's score (records.imagesignals): a fact column of its own name
     if name not in table.column_names:
         return {"error": f"no feature {key!r} in the stored facts"}
     y = table[name]

@@ -27,8 +27,23 @@ class DuplicateRules:
 
 @dataclass(frozen=True)
 class QualityRules:
-    # thresholds are filled by analysis.imagequality (documented there)
-    pass
+    # (analysis.imagequality) an image is named only when it passes its fixed bound AND is this many
+    # robust standard deviations (1.4826 x MAD) from its split's median, on the bad side
+    quality_sigma: float = 2.0
+    # dark: mean brightness (0-255) below this
+    dark_brightness: float = 40.0
+    # bright: mean brightness (0-255) above this
+    bright_brightness: float = 215.0
+    # blurry: variance of the Laplacian at the 64 px working scale below this
+    blurry_blur: float = 100.0
+    # low information: grey-histogram entropy below this many bits (a blank image is named blank only)
+    low_entropy: float = 4.0
+    # blank: at least this fraction of pixels within 8 grey levels of the dominant one
+    blank_fraction: float = 0.95
+    # odd aspect: width/height above this, or below its inverse
+    odd_aspect: float = 3.0
+    # odd size: a pixel count this many times below or above the split's median
+    odd_size_ratio: float = 8.0
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,11 @@ def _say(msg: str) -> None:
     print(f"tfrview: {printable(msg)}; Ctrl-C stops", file=sys.stderr, flush=True)
 
 
+# The first image's hashes and quality scores in the fact table. Off only for the benchmark that
+# measures what they cost (bench/bench_analysis.py sets TFRVIEW_BENCH_NO_SIGNALS in a child).
+SIGNALS = not os.environ.get("TFRVIEW_BENCH_NO_SIGNALS")
+
+
 def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepResult]:
     """Decode every intact record once: record checks, schema counts, statistics, facts."""
     from tfrview.core.analysis import progress  # start-up: kept off the CLI's path
@@ -244,7 +249,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if schema.other > other and schema.first_other < 0:
             schema.first_other = n  # where the notice of keys past limits.TRACKED_KEYS is said
         summary.add(p, label_map, r)
-        findings, look = look_and_check(p, (0, n), None, label_map, None, od_dataset=False, reading=r)
+        findings, look = look_and_check(
+            p, (0, n), None, label_map, None, od_dataset=False, reading=r, signals=SIGNALS
+        )
         for f in findings:
             problems.append(f.at(offs[n], lens[n], n))
         sig = signature(p, schema.types)
@@ -259,7 +266,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             zero.append((n, look.class_zero_key))
         if len(ids) < CLASS_IDS_TRACKED and p.features:
             ids.update(r.dataset_class_ids)
-        facts.add(n, p, look.image_size, look.boxes, r.spec)
+        facts.add(n, p, look.image_size, look.boxes, r.spec, look.signals)
         plain.learnt(n, int(sig_of[n - out.lo]))
     plain.flush()
     progress.records_done(len(numbers) - max(len(numbers) - 1, 0) // progress.EVERY * progress.EVERY)

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import column_of, len_column_of
+from tfrview.core.analysis.facts import SIGNALS, column_of, len_column_of
 from tfrview.core.analysis.filterexpr import (
     And,
     Cmp,
@@ -127,8 +127,12 @@ class Matcher:
         return _Vals(r, pa.array(kinds, pa.string()), "str")
 
     def _column(self, key: str):
-        """The column of a feature key (None if no record has it)."""
-        return self._raw(column_of(key))
+        """The column of a feature key (None if no record has it); a word no feature is called that
+        names an image signal (`blur`, `brightness`: records.imagesignals) is that fact column."""
+        col = self._raw(column_of(key))
+        if col is None and key in SIGNALS:
+            return self._raw(key)
+        return col
 
     def _raw(self, name: str):
         if name not in self.t.column_names:
