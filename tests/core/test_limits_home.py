@@ -44,6 +44,9 @@ NOT_LIMITS = {
     "core/tfrecord/bitflip.py": {"_BLOCK"},  # the search's stride, not its extent
     "core/tfrecord/forensics.py": {"ZERO_RUN_MIN", "_SLACK", "_BLOCK"},  # likewise, and zeroed blocks
     "core/tfrecord/parts.py": {"_MARGIN", "_LEAD"},  # records framed again; a range's overlap
+    # what a score means: blur's working scale, grey levels that count as equal bands
+    "core/records/imagesignals.py": {"BLUR_SIDE", "GRAY_TOLERANCE"},
+    "core/analysis/imagequality.py": {"MAD_SIGMA"},  # a normal distribution's sigma per MAD: a fact
 }
 # How work is split, not how much of it is allowed: piece, batch and message sizes. Each bounds the
 # memory of one step, never what is read or kept in all; a path-choosing threshold likewise.
@@ -195,6 +198,7 @@ def test_every_exception_listed_still_exists() -> None:
 LITERAL_OK = {
     ("core/analysis/pool.py", "timeout"),  # wait(timeout=0.2): how often the pool looks, not a bound
     ("cli.py", "maxsize"),  # _stamp: a second's words, a few hundred at most whatever the input
+    ("core/records/imagesignals.py", "maxsize"),  # resize matrices by draft size: a few KB each
 }
 
 

@@ -243,7 +243,8 @@ class FactsBuilder:
             cols[name] = pa.array(full, mask=full < 0)
         cols.update(self._signal_columns(n))
         renamed = {}
-        for key, acc in sorted(self._keys.items()):
+        # by column name, as `concat` orders them: an escaped key (`feature:pixels`) sorts as named
+        for key, acc in sorted(self._keys.items(), key=lambda kv: column_of(kv[0])):
             col = column_of(key)
             if col != key:
                 renamed[col] = key
