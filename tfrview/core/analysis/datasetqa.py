@@ -96,19 +96,31 @@ class DatasetQA:
 
     tables: dict[str, object] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # per-record columns a step adds to the merged fact table: name -> {file: array a row}
+    # (`DatasetAnalysis.facts`; `duplicates`: dup_group, leak); never in the JSON
+    record_columns: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"tables": self.tables, "notes": self.notes}
 
 
-# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`.
-STEPS: list = []
+# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`, named
+# "module:function" and imported when run: a step reads `columns` from here, so this module
+# importing it would be an import cycle (tests/test_import_cycles.py).
+STEPS: list = ["tfrview.core.analysis.duplicates:step"]
 
 
 def run(analysis, rules: DatasetRules) -> DatasetQA:
     """Every step over a merged, deep analysis; its findings go to `analysis.dataset_problems`."""
+    import importlib
+
     qa = DatasetQA()
-    for step in STEPS:
+    for name in STEPS:
+        if callable(name):
+            step = name
+        else:
+            module, _, func = name.partition(":")
+            step = getattr(importlib.import_module(module), func)
         for fi, n, finding in step(analysis, rules, qa):
             s = analysis.shards[fi]
             analysis.dataset_problems.setdefault(fi, []).append(finding.at(s.offsets[n], s.lengths[n], n))
