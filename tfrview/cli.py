@@ -211,6 +211,7 @@ def cmd_verify(args) -> int:
             "datasets": [g.to_json([str(p) for p in paths]) for g in groups],
             "totals": totals,
         }
+        _report_duplicates(analysis, doc)
         print(json.dumps(doc))
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
@@ -231,9 +232,35 @@ def cmd_verify(args) -> int:
             print(f"  missing_shard: {entry['problems'][0]['message']}")
         if len(failed) + len(paths) > 1 and not args.quiet:
             print(_totals_line(totals, every, len(groups)))
+        if not args.quiet:
+            _report_duplicates(analysis, None)
     if errors:
         return 2
     return 0 if all(r.ok for r in reports.values()) and not gaps else 1
+
+
+def _report_duplicates(analysis, doc: dict | None) -> None:
+    """The dataset step's copies (`analysis.duplicates`): into the --json `doc` (`leakage`, a row
+    per split pair; `duplicate_groups`), or as text lines when `doc` is None."""
+    tables = analysis.qa.tables if analysis.qa is not None else {}
+    if "leakage" not in tables:
+        return
+    if doc is not None:
+        doc["leakage"] = tables["leakage"]
+        doc["duplicate_groups"] = tables["duplicate_groups"]
+        doc["duplicates"] = tables["duplicates"]
+        return
+    d = tables["duplicates"]
+    print(
+        f"copies: {d['groups']:,} groups of exact or near copies, {d['in_groups']:,} of {d['images']:,} images"
+    )
+    for row in tables["leakage"]:
+        share = 100.0 * row["with_copy"] / max(row["images"], 1)
+        print(
+            f"  {row['with_copy']:,} of {row['images']:,} {printable(row['split'] or 'unsplit')} images "
+            f"({share:.1f} %) have a copy in {printable(row['other'] or 'no split')}: "
+            f"{row['exact']:,} exact, {row['near']:,} near"
+        )
 
 
 FILES_LISTED = 8  # past this many files, text output lists only the files with problems (-v: all)

@@ -235,3 +235,22 @@ def test_near_pairs_are_every_pair_within_the_certain_distance():
 def test_components_join_chains():
     label = components(6, np.array([0, 3, 4]), np.array([5, 2, 3]))
     assert label.tolist() == [0, 1, 2, 2, 2, 0]
+
+
+def test_verify_prints_the_leakage_table(merged, capsys):
+    from tfrview.cli import _report_duplicates
+
+    _report_duplicates(merged, None)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "copies: 72 groups of exact or near copies, 144 of 222 images"
+    assert "  12 of 42 validation images (28.6 %) have a copy in train: 6 exact, 6 near" in out
+    doc: dict = {}
+    _report_duplicates(merged, doc)
+    import json
+
+    back = json.loads(json.dumps(doc))
+    assert {(r["split"], r["other"], r["with_copy"]) for r in back["leakage"]} == {
+        ("train", "validation", 12),
+        ("validation", "train", 12),
+    }
+    assert len(back["duplicate_groups"]) == 72
