@@ -458,6 +458,7 @@ class Driver:
     def click_copy(self, row: int, member: int) -> None:
         """A click on a member's thumbnail in the Duplicates view, as the person does."""
         from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
 
         from tfrview.gui.widgets.duplicates_view import member_rects
 
@@ -465,4 +466,4 @@ class Driver:
         index = view.model().index(row, 0)
         view.scrollTo(index)
         rect = member_rects(view.visualRect(index), len(view.model().rows[row].members))[member]
-        self.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a script has no qtbot

@@ -31,14 +31,23 @@ def member_at(row_rect: QRect, row: CopyRow, x: int, y: int) -> int | None:
 
 
 def paint_group(
-    p: QPainter, rect: QRect, row: CopyRow, pixmaps: list[QPixmap | None], selected: bool
+    p: QPainter,
+    rect: QRect,
+    row: CopyRow,
+    pixmaps: list[QPixmap | None],
+    selected: bool,
+    text: QColor,
+    highlight: QColor,
 ) -> None:
     """A group's title, then each member's thumbnail (scaled to fit, a grey cell until it comes)
-    with its split and record number under it; `+N more` where the row runs out."""
+    with its split and record number under it; `+N more` where the row runs out. `text`,
+    `highlight`: the view's palette colours."""
     p.save()
     if selected:
-        p.fillRect(rect, QColor(48, 84, 140, 60))
-    p.setPen(QColor(220, 220, 220) if not row.exact else QColor(240, 200, 120))
+        shade = QColor(highlight)
+        shade.setAlpha(50)
+        p.fillRect(rect, shade)
+    p.setPen(text)
     bold = QFont(p.font())
     bold.setBold(True)
     p.setFont(bold)
@@ -56,14 +65,14 @@ def paint_group(
             x = cell.left() + (cell.width() - scaled.width()) // 2
             y = cell.top() + (cell.height() - scaled.height()) // 2
             p.drawPixmap(x, y, scaled)
-        p.setPen(QColor(200, 200, 200))
+        p.setPen(text)
         caption = QRect(cell.left(), cell.bottom() + 2, cell.width(), CAPTION_H)
         p.drawText(
             caption, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, f"{m.split or '–'} · #{m.n:,}"
         )
     rest = len(row.members) - len(cells) + row.more
     if rest > 0 and cells:
-        p.setPen(QColor(200, 200, 200))
+        p.setPen(text)
         last = cells[-1]
         p.drawText(
             QRect(last.right() + GAP, last.top(), max(60, rect.right() - last.right() - GAP), CELL_H),
@@ -82,7 +91,16 @@ class _GroupDelegate(QStyledItemDelegate):
         cells = member_rects(option.rect, len(row.members))
         pixmaps = [model.pixmap(m.n) for m in row.members[: len(cells)]]
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        paint_group(painter, option.rect, row, pixmaps, selected)
+        pal = option.palette
+        paint_group(
+            painter,
+            option.rect,
+            row,
+            pixmaps,
+            selected,
+            pal.color(pal.ColorRole.Text),
+            pal.color(pal.ColorRole.Highlight),
+        )
 
     def sizeHint(self, option, index) -> QSize:
         return QSize(option.rect.width() or 800, ROW_H)
