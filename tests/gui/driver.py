@@ -466,4 +466,6 @@ class Driver:
         index = view.model().index(row, 0)
         view.scrollTo(index)
         rect = member_rects(view.visualRect(index), len(view.model().rows[row].members))[member]
-        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a script has no qtbot
+        QTest.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
+        )  # a script has no qtbot
