@@ -66,9 +66,10 @@ class NearIndex:
         return list(combinations(range(self.blocks), self.exact_blocks))
 
     def candidates(self, n: int) -> float:
-        """The pairs expected to share some chosen blocks, for uniform words."""
-        widths = np.diff(self.edges)
-        return float(sum(n * (n - 1) / 2 / 2.0 ** int(widths[list(t)].sum()) for t in self.tables()))
+        """The pairs expected to share some chosen blocks, for uniform words: at most this (every
+        table's key as narrow as its narrowest blocks make it; no table listed)."""
+        narrowest = int(np.sort(np.diff(self.edges))[: self.exact_blocks].sum())
+        return comb(self.blocks, self.exact_blocks) * n * (n - 1) / 2 / 2.0**narrowest
 
 
 def plan(n: int, distance: int, budget: int = DUPLICATE_CANDIDATES) -> NearIndex:
