@@ -230,10 +230,10 @@ def cmd_verify(args) -> int:
         for entry in gaps:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
-        if len(failed) + len(paths) > 1 and not args.quiet:
-            print(_totals_line(totals, every, len(groups)))
         if not args.quiet:
             _report_duplicates(analysis, None)
+        if len(failed) + len(paths) > 1 and not args.quiet:
+            print(_totals_line(totals, every, len(groups)))
     if errors:
         return 2
     return 0 if all(r.ok for r in reports.values()) and not gaps else 1
@@ -241,16 +241,21 @@ def cmd_verify(args) -> int:
 
 def _report_duplicates(analysis, doc: dict | None) -> None:
     """The dataset step's copies (`analysis.duplicates`): into the --json `doc` (`leakage`, a row
-    per split pair; `duplicate_groups`), or as text lines when `doc` is None."""
+    per split pair; `duplicate_groups`; `duplicates`, with the step's notes), or as text lines when
+    `doc` is None (before the totals line; the step's notes on stderr, as the label map's are)."""
     tables = analysis.qa.tables if analysis.qa is not None else {}
-    if "leakage" not in tables:
+    if "duplicates" not in tables:
         return
     if doc is not None:
-        doc["leakage"] = tables["leakage"]
-        doc["duplicate_groups"] = tables["duplicate_groups"]
+        doc["leakage"] = tables.get("leakage", [])
+        doc["duplicate_groups"] = tables.get("duplicate_groups", [])
         doc["duplicates"] = tables["duplicates"]
         return
     d = tables["duplicates"]
+    if "leakage" not in tables:
+        return  # no image hashed: said in --json's notes (the image checks say it once in text)
+    for note in d.get("notes", []):
+        print(f"note: {printable(note)}", file=sys.stderr)
     print(
         f"copies: {d['groups']:,} groups of exact or near copies, {d['in_groups']:,} of {d['images']:,} images"
     )

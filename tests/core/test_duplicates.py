@@ -200,12 +200,22 @@ def test_filter_reads_dup_group_and_leak(merged):
     assert len(match(facts, parse("not leak and dup_group"))[0]) == 2 * (20 + 40)
 
 
-def test_a_dataset_without_images_says_no_duplicates_step_ran(tmp_path):
+def test_a_dataset_without_images_says_no_duplicates_step_ran(tmp_path, capsys):
     path = tmp_path / "train.tfrecord"
     write_records(path, [record(None) for _ in range(5)])
     a = analyze([str(path)], deep=True, jobs=1, use_cache=False)
     assert any("No duplicates step" in n for n in a.qa.notes)
     assert "leakage" not in a.qa.tables and "dup_group" not in a.facts().column_names
+    from tfrview.cli import _report_duplicates
+
+    doc: dict = {}
+    _report_duplicates(a, doc)
+    assert doc["duplicates"]["notes"] == [
+        "No duplicates step: no record's image was hashed (no decoded images)"
+    ]
+    assert doc["leakage"] == [] and doc["duplicate_groups"] == []
+    _report_duplicates(a, None)  # the text says nothing: the image checks say it once
+    assert capsys.readouterr() == ("", "")
 
 
 def test_run_pairs_pairs_equal_keys_only():

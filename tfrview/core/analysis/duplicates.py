@@ -109,7 +109,7 @@ def _block_values(words: np.ndarray, index: NearIndex) -> list[np.ndarray]:
 def _run_pairs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of positions whose keys are equal, without looking at other pairs: sort, then
     pair each position with the next k of its run, k = 1, 2, ... while runs are that long."""
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key)  # any order within a run: a pair is a pair either way round
     k = key[order]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     lengths = np.diff(np.r_[starts, len(k)])
@@ -154,6 +154,8 @@ def near_pairs(
         key = np.zeros(n, np.uint64)
         for c in chosen:
             key = (key << np.uint64(widths[c])) | blocks[c]
+        if int(widths[list(chosen)].sum()) <= 32:
+            key = key.astype(np.uint32)  # a narrower sort
         a, b = _run_pairs(key)
         if not len(a):
             continue
@@ -221,7 +223,7 @@ def group_hashes(
         # by thousands): the index sees each distinct word once
         # by thousands): the index sees each distinct word once, and the images that share one
         # are chained in sorted order (n - 1 links at most, never every pair)
-        order = np.argsort(phash, kind="stable")
+        order = np.argsort(phash)
         same = np.flatnonzero(phash[order][1:] == phash[order][:-1])
         sa, sb = order[same], order[same + 1]
         ok = hamming(dhash[sa], dhash[sb]) <= confirm
@@ -250,6 +252,7 @@ def _where(analysis, fi: int, n: int, split: str) -> str:
 def step(analysis, rules, qa) -> list:
     """Findings at records, `qa.tables["leakage"]`, `qa.tables["duplicate_groups"]`, and the
     per-record `dup_group` and `leak` arrays (`qa.record_columns`, for `DatasetAnalysis.facts`)."""
+    said: list[str] = []  # this step's notes: in qa.notes and its own table, for the report
     cols = columns(analysis, HASHES)
     valid = (
         cols.valid["pixel_hash"] & cols.valid["phash"] & cols.valid["dhash"]
@@ -257,11 +260,13 @@ def step(analysis, rules, qa) -> list:
         else np.zeros(0, bool)
     )
     if not valid.any():
-        qa.notes.append("No duplicates step: no record's image was hashed (no decoded images)")
+        said.append("No duplicates step: no record's image was hashed (no decoded images)")
+        qa.notes.extend(said)
+        qa.tables["duplicates"] = {"images": 0, "groups": 0, "in_groups": 0, "notes": said}
         return []
     tracked = np.flatnonzero(valid)
     if len(tracked) > DUPLICATES_TRACKED:
-        qa.notes.append(
+        said.append(
             too_large(
                 "the dataset's hashed images",
                 len(tracked),
@@ -278,7 +283,7 @@ def step(analysis, rules, qa) -> list:
     dh = cols.values["dhash"][tracked].astype(np.int64)
     g = group_hashes(pixel, ph, dh, r.near_distance, r.confirm_distance, r.check_near)
     if g.index is not None and g.index.certain < r.near_distance:
-        qa.notes.append(
+        said.append(
             f"Near copies of {len(tracked):,} images: pairs within {g.index.certain} bits are all found; "
             f"pairs {g.index.certain + 1}-{r.near_distance} bits apart when {g.index.exact_blocks} of the "
             f"hash's {g.index.blocks} blocks still agree (limits.DUPLICATE_CANDIDATES)"
@@ -361,7 +366,7 @@ def step(analysis, rules, qa) -> list:
                 }
             )
     if g.count > DUPLICATE_GROUPS_SHOWN:
-        qa.notes.append(
+        said.append(
             too_large(
                 "the duplicate groups", g.count, DUPLICATE_GROUPS_SHOWN, "groups", "DUPLICATE_GROUPS_SHOWN"
             )
@@ -386,7 +391,9 @@ def step(analysis, rules, qa) -> list:
         "in_groups": int((g.group >= 0).sum()),
         "near_distance": r.near_distance,
         "certain_bits": g.index.certain if g.index is not None else None,
+        "notes": said,
     }
+    qa.notes.extend(said)
     _leave_columns(qa, cols, tracked, g.group, leak)
     return findings
 
