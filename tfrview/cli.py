@@ -211,6 +211,7 @@ def cmd_verify(args) -> int:
             "datasets": [g.to_json([str(p) for p in paths]) for g in groups],
             "totals": totals,
         }
+        _report_duplicates(analysis, doc)
         print(json.dumps(doc))
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
@@ -229,11 +230,42 @@ def cmd_verify(args) -> int:
         for entry in gaps:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
+        if not args.quiet:
+            _report_duplicates(analysis, None)
         if len(failed) + len(paths) > 1 and not args.quiet:
             print(_totals_line(totals, every, len(groups)))
     if errors:
         return 2
     return 0 if all(r.ok for r in reports.values()) and not gaps else 1
+
+
+def _report_duplicates(analysis, doc: dict | None) -> None:
+    """The dataset step's copies (`analysis.duplicates`): into the --json `doc` (`leakage`, a row
+    per split pair; `duplicate_groups`; `duplicates`, with the step's notes), or as text lines when
+    `doc` is None (before the totals line; the step's notes on stderr, as the label map's are)."""
+    tables = analysis.qa.tables if analysis.qa is not None else {}
+    if "duplicates" not in tables:
+        return
+    if doc is not None:
+        doc["leakage"] = tables.get("leakage", [])
+        doc["duplicate_groups"] = tables.get("duplicate_groups", [])
+        doc["duplicates"] = tables["duplicates"]
+        return
+    d = tables["duplicates"]
+    if "leakage" not in tables:
+        return  # no image hashed: said in --json's notes (the image checks say it once in text)
+    for note in d.get("notes", []):
+        print(f"note: {printable(note)}", file=sys.stderr)
+    print(
+        f"copies: {d['groups']:,} groups of exact or near copies, {d['in_groups']:,} of {d['images']:,} images"
+    )
+    for row in tables["leakage"]:
+        share = 100.0 * row["with_copy"] / max(row["images"], 1)
+        print(
+            f"  {row['with_copy']:,} of {row['images']:,} {printable(row['split'] or 'unsplit')} images "
+            f"({share:.1f} %) have a copy in {printable(row['other'] or 'no split')}: "
+            f"{row['exact']:,} exact, {row['near']:,} near"
+        )
 
 
 FILES_LISTED = 8  # past this many files, text output lists only the files with problems (-v: all)

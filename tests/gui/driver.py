@@ -431,3 +431,41 @@ class Driver:
         """The column the header's sort indicator shows."""
         hh = self.window.table.horizontalHeader()
         return self.window.model.columns[hh.sortIndicatorSection()]
+
+    # issue 21: the Duplicates view ---------------------------------------------------------------------
+
+    def show_duplicates(self) -> None:
+        """Bring the Duplicates tab (beside the Gallery) to the front."""
+        self.window.tabs.setCurrentWidget(self.window.duplicates_view)
+
+    def duplicates_tab_text(self) -> str:
+        return self.window.tabs.tabText(self.window.tabs.indexOf(self.window.duplicates_view))
+
+    def duplicate_rows(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """Each group the view lists: its title and its members as (split, record number)."""
+        from tfrview.gui.models.duplicates import GROUP_ROLE
+
+        m = self.window.duplicates_model
+        rows = [m.data(m.index(r, 0), GROUP_ROLE) for r in range(m.rowCount())]
+        return [(row.title, [(c.split, c.n) for c in row.members]) for row in rows]
+
+    def duplicate_thumbnails_ready(self, row: int) -> bool:
+        """Whether every member of a listed group has its thumbnail (asked when painted)."""
+        m = self.window.duplicates_model
+        group = m.rows[row]
+        return all(m.pixmap(c.n) is not None for c in group.members)
+
+    def click_copy(self, row: int, member: int) -> None:
+        """A click on a member's thumbnail in the Duplicates view, as the person does."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+
+        from tfrview.gui.widgets.duplicates_view import member_rects
+
+        view = self.window.duplicates_view
+        index = view.model().index(row, 0)
+        view.scrollTo(index)
+        rect = member_rects(view.visualRect(index), len(view.model().rows[row].members))[member]
+        QTest.mouseClick(
+            view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
+        )  # a script has no qtbot

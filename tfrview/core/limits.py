@@ -303,6 +303,13 @@ TOP_TRACK = 5000
 # Distinct image hashes remembered for the duplicate-image check (analysis/merge.py): 5 M hashes
 # in a dict; past it, further images are not compared with the rest.
 DUPLICATES_TRACKED = 5_000_000
+# Candidate pairs the near-copy index of analysis/duplicates.py expects to compare (its choice of
+# shared hash bytes keeps the expected count under this: ~16 bytes each in arrays, ~0.5 GB at most).
+DUPLICATE_CANDIDATES = 30_000_000
+# The duplicate groups the report and the window list (analysis/duplicates.py: every record's
+# dup_group column still has them all), and the members listed a group (with a count of the rest).
+DUPLICATE_GROUPS_SHOWN = 10_000
+DUPLICATE_GROUP_MEMBERS_SHOWN = 32
 # A feature layout of more keys than this is never remembered by a ReadingContext (records/reading.py):
 # READING_LAYOUTS layouts of 10,000 keys each would hold 10 M tuples.
 READING_LAYOUT_KEYS = 256

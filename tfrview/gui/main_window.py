@@ -48,12 +48,14 @@ from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, remembered_specs
 from tfrview.gui.job_state import JobState, Phase
+from tfrview.gui.models.duplicates import DuplicatesModel
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, number_text, problem_line
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
+from tfrview.gui.widgets.duplicates_view import DuplicatesView
 from tfrview.gui.widgets.elided_label import ElidedLabel
 from tfrview.gui.widgets.feature_tree import FeatureTree
 from tfrview.gui.widgets.filter_edit import FilterEdit
@@ -98,6 +100,7 @@ class MainWindow(QMainWindow):
         s.analysis_started.connect(self._on_analysis_started)
         s.checks_changed.connect(self._update_status)
         s.summary_ready.connect(self._on_summary)
+        s.duplicates_ready.connect(self._on_duplicates)
         s.label_map_changed.connect(self._on_label_map_changed)
         self.model.set_label_map(s.label_map)
         self.thumbs.label_map = s.label_map
@@ -215,6 +218,12 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.table, "Records")
         self.tabs.addTab(self.gallery, "Gallery")
+        self.duplicates_model = DuplicatesModel(self.thumbs, self)  # the gallery's thumbnail pool
+        self.thumbs.result.connect(self.duplicates_model.on_thumbnail)
+        self.duplicates_view = DuplicatesView(self)
+        self.duplicates_view.setModel(self.duplicates_model)
+        self.duplicates_view.record_chosen.connect(self._on_copy_chosen)
+        self.tabs.addTab(self.duplicates_view, "Duplicates")
         self.tabs.currentChanged.connect(self._on_tab)
         left_lay.addWidget(self.tabs, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -551,6 +560,26 @@ class MainWindow(QMainWindow):
         self.model.clear_qa()
         self._update_problem_counts()
         self.summary_panel.show_progress("computing the summary…")
+        self.duplicates_model.clear()
+        self._name_duplicates_tab()
+
+    @Slot(object)
+    def _on_duplicates(self, msg) -> None:
+        """The analysis's groups of copies (messages.DuplicateGroups), in the Duplicates tab."""
+        self.duplicates_model.set_groups(msg, self.ds.global_number)
+        self._name_duplicates_tab()
+
+    def _name_duplicates_tab(self) -> None:
+        n = self.duplicates_model.total
+        self.tabs.setTabText(
+            self.tabs.indexOf(self.duplicates_view), f"Duplicates ({n:,})" if n else "Duplicates"
+        )
+
+    @Slot(int)
+    def _on_copy_chosen(self, n: int) -> None:
+        """A member clicked in the Duplicates view: that record, shown in the table."""
+        self.tabs.setCurrentWidget(self.table)
+        self.select_record(n)
 
     @Slot(object, bool)
     def _on_summary(self, summary: dict, partial: bool) -> None:

@@ -18,6 +18,7 @@ from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.procs.messages import (
     CauseFound,
     Done,
+    DuplicateGroups,
     Failed,
     FileCause,
     Plot,
@@ -55,6 +56,7 @@ class DatasetSession(QObject):
     checks_changed = Signal(object)  # JobState of the analysis pass
     summary_ready = Signal(object, bool)  # the summary dict, and whether it is partial
     plot_ready = Signal(object)  # messages.Plot: the plot an event file opens on, sent with the analysis
+    duplicates_ready = Signal(object)  # messages.DuplicateGroups: the analysis's groups of copies
     label_map_changed = Signal(str)  # a note for the person ("" when they chose it)
 
     def __init__(self, dataset: Dataset, run_checks: bool = True, parent=None) -> None:
@@ -285,6 +287,8 @@ class DatasetSession(QObject):
                     self.file_cause_found.emit(fi, text)
                 case Plot():
                     self.plot_ready.emit(msg)
+                case DuplicateGroups():
+                    self.duplicates_ready.emit(msg)
                 case Summary():
                     self.summary = msg.summary
                     self.summary_partial = msg.partial

@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from tfrview.core.analysis import imagequality, labelrules
+import numpy as np
+
+from tfrview.core.analysis import duplicates, imagequality, labelrules
 from tfrview.core.analysis.rules import DatasetRules
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,9 @@ class DatasetQA:
 
     tables: dict[str, object] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # per-record columns a step adds to the merged fact table: name -> {file: array a row}
+    # (`DatasetAnalysis.facts`; `duplicates`: dup_group, leak); never in the JSON
+    record_columns: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"tables": self.tables, "notes": self.notes}
@@ -35,6 +40,7 @@ class DatasetQA:
 # The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`; a step
 # reads its columns through `factcolumns`, never from here (no import cycle).
 STEPS: list = [
+    duplicates.step,  # exact and near copies, and copies across splits (leakage)
     imagequality.step,  # dark, bright, blurry, blank, low-information, odd aspect and size
     labelrules.step,  # class balance, box sizes, duplicate and overlapping boxes, splits
 ]

@@ -70,6 +70,24 @@ class DatasetAnalysis:
     def deep(self) -> bool:
         return all(s.deep is not None for s in self.shards if s.error is None)
 
+    def _step_columns(self, t, fi: int):
+        """The dataset step's per-record columns: `dup_group` (null when in no group) and `leak`
+        (true, or null when no copy is in another split: the filter's `leak` alone asks for a value)."""
+        import pyarrow as pa  # heavy: pyarrow on first use only
+
+        made = self.qa.record_columns if self.qa is not None else {}
+        for name in ("dup_group", "leak"):
+            if name not in made:
+                continue
+            arr = made[name].get(fi)
+            if arr is None or len(arr) != t.num_rows:
+                arr = np.full(t.num_rows, -1 if name == "dup_group" else False)
+            if name == "dup_group":
+                t = t.append_column(name, pa.array(arr.astype(np.int64), mask=arr < 0))
+            else:
+                t = t.append_column(name, pa.array(arr.astype(bool), mask=~arr.astype(bool)))
+        return t
+
     def facts(self):
         """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
         import pyarrow as pa  # heavy: pyarrow on first use only
@@ -82,14 +100,13 @@ class DatasetAnalysis:
                 t = s.deep.facts
                 t = t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64)))
                 split = self.splits[fi] if fi < len(self.splits) else ""
-                tables.append(
-                    t.append_column(
-                        "split",
-                        pa.DictionaryArray.from_arrays(
-                            pa.array(np.zeros(t.num_rows, dtype=np.int32)), pa.array([split])
-                        ),
-                    )
+                t = t.append_column(
+                    "split",
+                    pa.DictionaryArray.from_arrays(
+                        pa.array(np.zeros(t.num_rows, dtype=np.int32)), pa.array([split])
+                    ),
                 )
+                tables.append(self._step_columns(t, fi))
             base += len(s.offsets)
         if not tables:
             return None
@@ -262,8 +279,13 @@ def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:
 
 
 def _duplicates(shards: list[ShardResult], names: list[str]):
-    """The same image stored twice: each later copy names where it was first seen."""
+    """The same image's bytes stored twice: each later copy names where it was first seen. Two
+    records whose first images the pass hashed (a `pixel_hash` fact) are left to the dataset step
+    (`analysis.duplicates`), which groups exact and near copies by their pixels and says a copy in
+    another split is a leak; this byte check stays for images the pass could not hash (no decode,
+    or a pass before the hashes), so no pair is said twice."""
     first: dict[bytes, tuple[int, int]] = {}
+    hashed: dict[int, set[int]] = {}
     for fi, s in enumerate(shards):
         if s.deep is None:
             continue
@@ -273,5 +295,19 @@ def _duplicates(shards: list[ShardResult], names: list[str]):
                 if len(first) < DUPLICATES_TRACKED:
                     first[h] = (fi, n)
             elif seen != (fi, n):
+                if n in _hashed(shards, fi, hashed) and seen[1] in _hashed(shards, seen[0], hashed):
+                    continue
                 where = f" of {names[seen[0]]}" if seen[0] != fi else ""
                 yield fi, _at(s, n, duplicate_finding(key, seen[1], where))
+
+
+def _hashed(shards: list[ShardResult], fi: int, memo: dict[int, set[int]]) -> set[int]:
+    """The records of a file whose image the pass hashed (read once a file, on a copy's first hit)."""
+    if fi not in memo:
+        t = shards[fi].deep.facts
+        if "pixel_hash" not in t.column_names:
+            memo[fi] = set()
+        else:
+            valid = np.asarray(t.column("pixel_hash").is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            memo[fi] = set(t.column("record").to_numpy()[valid].tolist())
+    return memo[fi]

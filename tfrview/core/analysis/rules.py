@@ -19,8 +19,14 @@ class RuleError(TfrviewError):
 
 @dataclass(frozen=True)
 class DuplicateRules:
-    # near duplicates: the largest Hamming distance between two images' 64-bit perceptual hashes
-    near_distance: int = 10
+    # near duplicates: the largest Hamming distance between two images' 64-bit DCT hashes (phash).
+    # 12 of 64 bits: re-encoding and brightness shifts of 10 % move 0-2 bits, resizing to 50-90 %
+    # up to 10, crops of 5 % up to 14 (measured on planted copies of draft-decoded images); two
+    # distinct images of one scene and palette were 16 or more apart
+    near_distance: int = 12
+    # a near pair is kept only when the difference hashes (dhash) agree within this many bits too:
+    # copies were within 20, so it drops chance agreements of the DCT hash without losing copies
+    confirm_distance: int = 22
     # find near duplicates too, not only exact copies
     check_near: bool = True
 

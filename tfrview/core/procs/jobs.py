@@ -37,7 +37,9 @@ from tfrview.core.output.salvage import salvage_many
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     CauseFound,
+    CopyGroup,
     Done,
+    DuplicateGroups,
     Failed,
     FileCause,
     Matches,
@@ -143,6 +145,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
             _emit(ProblemFound(files[fi], p))
+    _emit_duplicates(a, files)
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(req, a, summary)
@@ -150,6 +153,18 @@ def job_analyze(req: AnalyzeRequest) -> None:
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
         store_many(later)  # one transaction
+
+
+def _emit_duplicates(a: DatasetAnalysis, files: list[int]) -> None:
+    """The dataset step's groups of copies, in the window's file numbers (`DuplicateGroups`)."""
+    tables = a.qa.tables if a.qa is not None else {}
+    if "duplicate_groups" not in tables:
+        return
+    groups = tuple(
+        CopyGroup(g["group"], g["exact"], tuple((files[f], r, s) for f, r, s in g["members"]), g["more"])
+        for g in tables["duplicate_groups"]
+    )
+    _emit(DuplicateGroups(groups, tables["duplicates"]["groups"]))
 
 
 PROGRESS_SECONDS = 0.25  # how often the analysis says how many records it has decoded

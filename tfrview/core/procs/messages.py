@@ -167,6 +167,44 @@ def _result_of(kind: str, r: dict) -> RepairResult | SalvageResult | ExportResul
 
 
 @dataclass(frozen=True, slots=True)
+class CopyGroup:
+    """One group of copies the dataset step found (`analysis.duplicates`): its number (the
+    `dup_group` fact), whether every member has the same pixels, and its members as (the window's
+    file number, record in that file, split), the first `limits.DUPLICATE_GROUP_MEMBERS_SHOWN`,
+    with a count of the rest."""
+
+    number: int
+    exact: bool
+    members: tuple[tuple[int, int, str], ...]
+    more: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateGroups:
+    """The analysis's groups of copies and near copies, for the window's Duplicates view, sent once
+    after the merge (no message when the dataset step ran no duplicates step)."""
+
+    TYPE: ClassVar[str] = "duplicate_groups"
+    groups: tuple[CopyGroup, ...]
+    total: int  # groups found (more than `groups` past limits.DUPLICATE_GROUPS_SHOWN)
+
+    def to_json(self) -> dict:
+        return {
+            "type": self.TYPE,
+            "total": self.total,
+            "groups": [[g.number, g.exact, [list(m) for m in g.members], g.more] for g in self.groups],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> DuplicateGroups:
+        groups = tuple(
+            CopyGroup(int(n), bool(exact), tuple((int(f), int(r), str(s)) for f, r, s in members), int(more))
+            for n, exact, members, more in d["groups"]
+        )
+        return cls(groups, int(d["total"]))
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The job succeeded: its last message."""
 
@@ -202,7 +240,18 @@ class Failed:
 
 
 Message = (
-    Progress | ProblemFound | CauseFound | FileCause | Plot | Summary | Matches | Note | Wrote | Done | Failed
+    Progress
+    | ProblemFound
+    | CauseFound
+    | FileCause
+    | Plot
+    | Summary
+    | Matches
+    | Note
+    | Wrote
+    | DuplicateGroups
+    | Done
+    | Failed
 )
 ENDS = (Done, Failed)  # a job's last message is one of these
 
@@ -218,6 +267,7 @@ _TYPES: dict[str, type] = {
         Matches,
         Note,
         Wrote,
+        DuplicateGroups,
         Done,
         Failed,
     )
