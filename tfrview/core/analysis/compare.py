@@ -380,10 +380,17 @@ def _numeric(va: np.ndarray, vb: np.ndarray, rules: DriftRules):
     if hi <= lo:
         hi = lo + 1.0
     edges = np.linspace(lo, hi, HISTOGRAM_BINS + 1)
-    ca, _ = np.histogram(va, edges)
-    cb, _ = np.histogram(vb, edges)
+    ca, cb = _binned(va, lo, hi), _binned(vb, lo, hi)
     bars = Bars(tuple(int(x) for x in ca), tuple(int(x) for x in cb), edges=tuple(float(e) for e in edges))
     return Measure.JENSEN_SHANNON, js_divergence(ca, cb), rules.js_divergence, bars
+
+
+def _binned(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Counts in HISTOGRAM_BINS equal bins over [lo, hi] (the last bin holds hi), by one bincount:
+    np.histogram sorts blocks of the values."""
+    k = ((v - lo) * (HISTOGRAM_BINS / (hi - lo))).astype(np.int64)
+    np.clip(k, 0, HISTOGRAM_BINS - 1, out=k)
+    return np.bincount(k, minlength=HISTOGRAM_BINS)
 
 
 def js_divergence(ca: np.ndarray, cb: np.ndarray) -> float:
@@ -400,8 +407,10 @@ def js_divergence(ca: np.ndarray, cb: np.ndarray) -> float:
 
 def _derived(a: Side, b: Side, rules: DriftRules) -> list[FeatureShift]:
     """Class balance (the classes' key as the readings found it), image sizes, box sizes."""
+    import pyarrow as pa
+
     from tfrview.core.analysis.facts import column_of
-    from tfrview.core.analysis.plots import box_measure
+    from tfrview.core.analysis.plots import boxes
 
     out = []
 
@@ -428,18 +437,22 @@ def _derived(a: Side, b: Side, rules: DriftRules) -> list[FeatureShift]:
         wb, hb = _size(b.table)
         if len(wa) and len(wb):
             sa, sb = wa * (1 << 32) + ha, wb * (1 << 32) + hb
-            both = np.concatenate([sa, sb])
-            u, inv = np.unique(both, return_inverse=True)
+            both = pa.array(np.concatenate([sa, sb])).dictionary_encode()  # a hash: no sort
+            inv = both.indices.to_numpy()
+            u = both.dictionary.to_numpy()
             ca = np.bincount(inv[: len(sa)], minlength=len(u))
             cb = np.bincount(inv[len(sa) :], minlength=len(u))
             names = [f"{int(x >> 32)}×{int(x & 0xFFFFFFFF)}" for x in u.tolist()]
             add(IMAGE_SIZE, _categorical(ca, cb, names, True, rules))
             add(IMAGE_WIDTH, _numeric(wa.astype(np.float64), wb.astype(np.float64), rules))
             add(IMAGE_HEIGHT, _numeric(ha.astype(np.float64), hb.astype(np.float64), rules))
-    for m in BOX_MEASURES[:3]:
-        ga, gb = box_measure(a.table, m), box_measure(b.table, m)
-        if ga is not None and gb is not None:
-            add(m, _numeric(ga[0], gb[0], rules))
+    ga, gb = boxes(a.table), boxes(b.table)  # once a side: width, height and area from them
+    if ga is not None and gb is not None:
+        (ax0, ax1, ay0, ay1), _ = ga
+        (bx0, bx1, by0, by1), _ = gb
+        aw, ah, bw, bh = ax1 - ax0, ay1 - ay0, bx1 - bx0, by1 - by0
+        for m, va, vb in zip(BOX_MEASURES[:3], (aw, ah, aw * ah), (bw, bh, bw * bh), strict=True):
+            add(m, _numeric(va, vb, rules))
     return out
 
 
