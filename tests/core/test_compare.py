@@ -159,3 +159,35 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, data):
         capsys, "train", "holdout", data, "--split", f"holdout={data / 'validation-00000-of-00001.tfrecord'}"
     )
     assert code == 1 and "holdout" in out
+
+
+def test_the_compare_job_answers_with_a_typed_message_and_selects_a_bars_records(data, monkeypatch):
+    from tfrview.core.procs import jobs
+    from tfrview.core.procs.messages import Compared, Matches, decode, encode
+    from tfrview.core.procs.requests import CompareRequest, CompareSelectRequest
+    from tfrview.core.procs.requests import decode as decode_request
+    from tfrview.core.procs.requests import encode as encode_request
+
+    paths = tuple(str(data / f"{s}-00000-of-00001.tfrecord") for s in ("train", "validation"))
+    got: list = []
+    monkeypatch.setattr(jobs, "_emit", lambda msg: got.append(decode(encode(msg))))  # over the wire
+    req = CompareRequest(paths=paths, counts=(N, N), a="train", b="validation", jobs=1)
+    jobs.JOBS[type(req)](decode_request(encode_request(req)))
+    (msg,) = got
+    assert isinstance(msg, Compared) and msg.selectable
+    assert {f.key for f in msg.comparison.drifted if not f.derived} == {
+        "only_train",
+        "id",
+        "colour",
+        "score",
+        "weight",
+    }
+    got.clear()
+    pick = CompareSelectRequest(
+        paths=paths, counts=(N, N), a="train", b="validation", jobs=1, side="b", key="colour", category="blue"
+    )
+    jobs.JOBS[type(pick)](decode_request(encode_request(pick)))
+    (m,) = got
+    assert isinstance(m, Matches) and m.matches == [N + i for i in range(0, N, 5)]
+    with pytest.raises(jobs.TfrviewError, match="splits found: train, validation"):
+        jobs.job_compare(CompareRequest(paths=paths, a="train", b="test", jobs=1))
