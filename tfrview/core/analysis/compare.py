@@ -22,7 +22,7 @@ import numpy as np
 
 from tfrview.core.analysis.plot_names import BOX_MEASURES
 from tfrview.core.analysis.rules import DriftRules
-from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
+from tfrview.core.records.feature import BYTES_LIST, INT64_LIST
 
 log = logging.getLogger(__name__)
 
@@ -204,14 +204,17 @@ class Comparison:
 @dataclass
 class Side:
     """One side: its fact table (files' tables joined, with `n`, each record's number as the
-    window numbers it), the feature types each of its files held (a key's type across files is
-    kept, not unified away), its name, files and the class keys the readings found."""
+    window numbers it), each key's types and the records holding it (the files' schemas summed:
+    a key's types across files are kept, not unified away, and a value the fact table left out
+    for its size still counts as present), its name, files and the class keys the readings found."""
 
     name: str
     table: object  # pyarrow.Table
     types: dict[str, set[str]] = field(default_factory=dict)
     files: int = 0
     class_keys: tuple[str, ...] = ()  # the summary's class text key, else id key
+    presence: dict[str, int] = field(default_factory=dict)  # key -> records holding a value of it
+    records: int = 0  # records decoded
 
 
 def side_of(name: str, results: list, first_numbers: list[int] | None = None) -> Side:
@@ -219,45 +222,32 @@ def side_of(name: str, results: list, first_numbers: list[int] | None = None) ->
     first record number in the window (default: counted from 0 over these files)."""
     import pyarrow as pa  # heavy: pyarrow on first use only
 
+    from tfrview.core.analysis.checks import Schema
     from tfrview.core.analysis.datasummary import DatasetSummary
-    from tfrview.core.analysis.facts import concat, key_of
+    from tfrview.core.analysis.facts import concat
 
-    tables, types, base = [], {}, 0
-    summary = DatasetSummary()
+    tables, base = [], 0
+    summary, schema = DatasetSummary(), Schema()
     for i, r in enumerate(results):
         first = first_numbers[i] if first_numbers is not None else base
         base += len(r.offsets)
         if r.deep is None:
             continue
         summary.merge(r.deep.summary)
+        schema.merge(r.deep.schema)
         t = r.deep.facts
-        t = t.add_column(0, "n", pa.array(np.arange(first, first + t.num_rows, dtype=np.int64)))
-        for f in t.schema:
-            k = key_of(f.name)
-            if k is not None and not k[1]:
-                types.setdefault(k[0], set()).add(_type_word(f.type))
-        tables.append(t)
-    if not tables:
+        tables.append(t.add_column(0, "n", pa.array(np.arange(first, first + t.num_rows, dtype=np.int64))))
+    if not tables or not schema.records:
         raise_empty(name)
     keys = tuple(k for k in (summary.class_text_key, summary.class_id_key) if k)
-    return Side(name, concat(tables), types, len(tables), keys)
+    types = {k: set(c) for k, c in schema.types.items()}
+    return Side(name, concat(tables), types, len(tables), keys, dict(schema.presence), schema.records)
 
 
 def raise_empty(name: str) -> None:
     from tfrview.core.errors import TfrviewError
 
     raise TfrviewError(f"{name}: no record was decoded, nothing to compare")
-
-
-def _type_word(t) -> str:
-    import pyarrow as pa
-
-    v = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else t
-    if pa.types.is_integer(v):
-        return INT64_LIST
-    if pa.types.is_floating(v):
-        return FLOAT_LIST
-    return BYTES_LIST
 
 
 def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
@@ -267,12 +257,12 @@ def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
 
     rules = rules or DriftRules()
     ta, tb = a.table, b.table
-    da, db = _decoded(ta), _decoded(tb)
+    da, db = a.records, b.records
     out: list[FeatureShift] = []
     for key in sorted(set(a.types) | set(b.types)):
         col = column_of(key)
-        pa_ = _presence(ta, col, da) if key in a.types else None
-        pb_ = _presence(tb, col, db) if key in b.types else None
+        pa_ = a.presence.get(key, 0) / da if key in a.types else None
+        pb_ = b.presence.get(key, 0) / db if key in b.types else None
         sa, sb = tuple(sorted(a.types.get(key, ()))), tuple(sorted(b.types.get(key, ())))
         shifts: list[Shift] = []
         if not pa_:
@@ -285,7 +275,7 @@ def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
             if abs(pa_ - pb_) > rules.presence_change:
                 shifts.append(Shift.PRESENCE)
         measure = value = threshold = bars = None
-        if pa_ and pb_ and sa == sb:
+        if pa_ and pb_ and sa == sb and col in ta.column_names and col in tb.column_names:
             got = _distribution(
                 _flat(ta, col), _flat(tb, col), sa[0], rules, categorical=key in a.class_keys + b.class_keys
             )
@@ -297,17 +287,6 @@ def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
     out += _derived(a, b, rules)
     out.sort(key=FeatureShift.rank)
     return Comparison(a.name, b.name, a.files, b.files, da, db, rules, tuple(out))
-
-
-def _decoded(t) -> int:
-    """Records decoded (a damaged record has no kind): presence is a share of these."""
-    return t.num_rows - t["kind"].null_count if "kind" in t.column_names else t.num_rows
-
-
-def _presence(t, col: str, decoded: int) -> float:
-    if col not in t.column_names or not decoded:
-        return 0.0
-    return (t.num_rows - t[col].null_count) / decoded
 
 
 def _flat(t, col: str):
@@ -338,8 +317,8 @@ def _distribution(fa, fb, type_word: str, rules: DriftRules, categorical: bool =
         askable = pa.types.is_string(both.dictionary.type)
         names = both.dictionary.to_pylist()
         return _categorical(ca, cb, names, askable, rules)
-    va = np.asarray(fa.to_numpy(zero_copy_only=False), dtype=np.float64)
-    vb = np.asarray(fb.to_numpy(zero_copy_only=False), dtype=np.float64)
+    va = fa.to_numpy(zero_copy_only=False)  # float32 stays float32: bins need no more
+    vb = fb.to_numpy(zero_copy_only=False)
     if type_word == INT64_LIST:
         lo = min(va.min(), vb.min())
         hi = max(va.max(), vb.max())
@@ -350,6 +329,7 @@ def _distribution(fa, fb, type_word: str, rules: DriftRules, categorical: bool =
             if categorical or len(used) <= CATEGORY_INTS:
                 values = (used + int(lo)).tolist()
                 return _categorical(ca[used], cb[used], values, True, rules)
+        va, vb = va.astype(np.float64), vb.astype(np.float64)
     return _numeric(va, vb, rules)
 
 
@@ -373,10 +353,14 @@ def _categorical(ca: np.ndarray, cb: np.ndarray, values: list, askable: bool, ru
 
 
 def _numeric(va: np.ndarray, vb: np.ndarray, rules: DriftRules):
-    va, vb = va[np.isfinite(va)], vb[np.isfinite(vb)]
     if not len(va) or not len(vb):
         return None
     lo, hi = float(min(va.min(), vb.min())), float(max(va.max(), vb.max()))
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a NaN or an infinity: finite values only
+        va, vb = va[np.isfinite(va)], vb[np.isfinite(vb)]
+        if not len(va) or not len(vb):
+            return None
+        lo, hi = float(min(va.min(), vb.min())), float(max(va.max(), vb.max()))
     if hi <= lo:
         hi = lo + 1.0
     edges = np.linspace(lo, hi, HISTOGRAM_BINS + 1)
@@ -388,8 +372,11 @@ def _numeric(va: np.ndarray, vb: np.ndarray, rules: DriftRules):
 def _binned(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Counts in HISTOGRAM_BINS equal bins over [lo, hi] (the last bin holds hi), by one bincount:
     np.histogram sorts blocks of the values."""
-    k = ((v - lo) * (HISTOGRAM_BINS / (hi - lo))).astype(np.int64)
-    np.clip(k, 0, HISTOGRAM_BINS - 1, out=k)
+    x = v - v.dtype.type(lo)  # in the values' own precision (float32 halves the bytes walked)
+    x *= v.dtype.type(HISTOGRAM_BINS / (hi - lo))
+    k = x.astype(np.intp)
+    np.minimum(k, HISTOGRAM_BINS - 1, out=k)
+    np.maximum(k, 0, out=k)
     return np.bincount(k, minlength=HISTOGRAM_BINS)
 
 
