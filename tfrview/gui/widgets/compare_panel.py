@@ -176,11 +176,7 @@ class ComparePanel(QWidget):
         self.plot.addItem(
             pg.BarGraphItem(x=x + 0.2, height=sb, width=0.4, brush=COLOUR_B, pen="w", name=f"B {names[1]}")
         )
-        labels = (
-            list(b.names)
-            if b.names
-            else [f"{lo:.3g}–{hi:.3g}" for lo, hi in zip(b.edges[:-1], b.edges[1:], strict=True)]
-        )
+        labels = list(b.names) if b.names else [f"≥{lo:.3g}" for lo in b.edges[:-1]]  # a bin by its low edge
         step = max(1, len(labels) // 12)
         self.plot.getAxis("bottom").setTicks(
             [[(float(i), labels[i][:16]) for i in range(0, len(labels), step)]]
@@ -194,6 +190,10 @@ class ComparePanel(QWidget):
             else ""
         )
         measure = "" if f.measure is None else f" · {f.measure} {f.value:.4f} (threshold {f.threshold:g})"
+        if not b.names:
+            self.plot.setLabel("bottom", f"{f.key}: {len(labels)} equal bins over both sides' range")
+        else:
+            self.plot.setLabel("bottom", "")
         self.chart_title.setText(f"{f.key}{measure}{more} · click a bar to show its records")
 
     def _on_click(self, ev) -> None:
