@@ -1053,7 +1053,12 @@ def cmd_compare(args) -> int:
         sides = [list(range(len(pa_))), list(range(len(pa_), len(paths)))]
         names = [args.a, args.b]
     groups = group_files(paths, False)
-    tasks = _grouped_plan(paths, groups, True, [None] * len(groups), notices=True)
+    wanted_files = {i for files in sides for i in files}  # a split compared with neither is not read
+    tasks = [
+        t
+        for t in _grouped_plan(paths, groups, True, [None] * len(groups), notices=True)
+        if t.file_no in wanted_files
+    ]
     results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
     by_file = {r.file_no: r for r in results}
     for r in results:
