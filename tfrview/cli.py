@@ -30,6 +30,7 @@ COMMANDS = (
     "salvage",
     "repair",
     "cache",
+    "compare",
     "install-desktop",
     "uninstall-desktop",
 )
@@ -45,6 +46,7 @@ examples:
   tfrview verify -j 16 'gs-mirror/train-*'  16 worker processes (default: one per core)
   tfrview export --parquet t.parquet data/  one row per record, for DuckDB, polars, pandas
   tfrview cache --clear                     forget stored results and fetched remote bytes
+  tfrview compare train validation data/    how validation differs from train; exit 1 past a threshold
   tfrview dump file.tfrecord --records 10:20
   tfrview dump file.tfrecord --json | head  one JSON object per record
   tfrview index file.tfrecord -o file.idx   DALI / tfrecord-style index
@@ -1025,6 +1027,122 @@ def cmd_repair(args) -> int:
     return 0
 
 
+# --- compare ------------------------------------------------------------------------------------------
+
+
+def _split_args(words: list[str] | None) -> list[tuple[str, list[str]]]:
+    """`--split NAME=PATH` words as (split, paths), paths of one name gathered (a small helper the
+    splits work's own `--split` parsing may replace)."""
+    named: dict[str, list[str]] = {}
+    for word in words or ():
+        name, eq, path = word.partition("=")
+        if not eq or not name.strip() or not path.strip():
+            raise TfrviewError(f"--split {word!r}: say NAME=PATH, as in --split val=data/holdout")
+        named.setdefault(name.strip(), []).append(path.strip())
+    return list(named.items())
+
+
+def cmd_compare(args) -> int:
+    """Side A against side B (two splits of the dataset the PATHs name, or two paths) from their
+    fact tables (stored deep passes are taken, others made and stored): the features that shifted
+    first, with the measure and its threshold. Exit 1 when a threshold is passed."""
+    from tfrview.core.analysis.compare import compare, side_of
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.analysis.rules import DatasetRules
+    from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.groups import group_files
+    from tfrview.core.tfrecord.splits import ALIASES, split_of_files
+
+    rules = DatasetRules().with_words(args.rule or []).drift
+
+    def named(words: list[str]) -> list[str]:
+        failed, paths = name_files(words)
+        for _, err in failed:
+            raise TfrviewError(err)
+        return [str(p) for p in paths]
+
+    if args.paths:
+        paths = named(args.paths)
+        splits = split_of_files(paths, _split_args(args.split))
+        found = sorted({s for s in splits if s})
+        wanted = []
+        for name in (args.a, args.b):
+            s = name if name in found else ALIASES.get(name.lower(), name)
+            if s not in found:
+                raise TfrviewError(
+                    f"no split {name!r} in {len(paths):,} file{'s' if len(paths) != 1 else ''} (splits found: "
+                    + (", ".join(found) if found else "none; name them with --split NAME=PATH")
+                    + ")"
+                )
+            wanted.append(s)
+        sides = [[i for i, s in enumerate(splits) if s == w] for w in wanted]
+        names = wanted
+    else:
+        if args.split:
+            raise TfrviewError("--split names splits of the PATHs: give the dataset's PATHs after A and B")
+        pa_, pb_ = named([args.a]), named([args.b])
+        paths = pa_ + pb_
+        sides = [list(range(len(pa_))), list(range(len(pa_), len(paths)))]
+        names = [args.a, args.b]
+    groups = group_files(paths, False)
+    wanted_files = {i for files in sides for i in files}  # a split compared with neither is not read
+    tasks = [
+        t
+        for t in _grouped_plan(paths, groups, True, [None] * len(groups), notices=True)
+        if t.file_no in wanted_files
+    ]
+    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
+    by_file = {r.file_no: r for r in results}
+    for r in results:
+        if r.error is not None:
+            print(f"tfrview: {printable(r.error)}", file=sys.stderr)
+    a, b = (
+        side_of(n, [by_file[i] for i in files if i in by_file]) for n, files in zip(names, sides, strict=True)
+    )
+    c = compare(a, b, rules)
+    if args.json:
+        print(json.dumps(c.to_json()))
+    else:
+        _print_compare(c, args.verbose)
+    return 1 if c.drifted else 0
+
+
+def _print_compare(c, every: bool) -> None:
+    from tfrview.core.analysis.compare import Shift
+
+    def pct(x) -> str:
+        return "absent" if x is None else f"{100 * x:.1f} %"
+
+    print(
+        f"{printable(c.a)}: {c.records_a:,} records in {c.files_a:,} file{'s' if c.files_a != 1 else ''}"
+        f" · {printable(c.b)}: {c.records_b:,} records in {c.files_b:,} file{'s' if c.files_b != 1 else ''}"
+    )
+    drifted = c.drifted
+    print(f"shifted: {len(drifted)} of {len(c.features)} features" + (":" if drifted else ""))
+    width = max((len(printable(f.key)) for f in c.features), default=0)
+    for f in c.features if every else drifted:
+        words = []
+        for s in f.shifts:
+            match s:
+                case Shift.ONLY_IN_A:
+                    words.append(f"only in {printable(c.a)}")
+                case Shift.ONLY_IN_B:
+                    words.append(f"only in {printable(c.b)}")
+                case Shift.TYPE_CHANGED:
+                    words.append(f"type {'/'.join(f.types_a)} → {'/'.join(f.types_b)}")
+                case Shift.PRESENCE:
+                    words.append(
+                        f"presence {pct(f.presence_a)} → {pct(f.presence_b)} "
+                        f"(change {abs(f.presence_a - f.presence_b):.3f} > {c.rules.presence_change:g})"
+                    )
+        if f.measure is not None:
+            op = ">" if Shift.DISTRIBUTION in f.shifts else "≤"
+            words.append(f"{f.measure} {f.value:.4f} {op} {f.threshold:g}")
+        print(f"  {'✗' if f.drifted else ' '} {printable(f.key):<{width}}  {'; '.join(words)}")
+    if not every and len(c.features) > len(drifted):
+        print(f"  ({len(c.features) - len(drifted)} unchanged: -v lists every feature)")
+
+
 # --- export and cache ---------------------------------------------------------------------------------
 
 
@@ -1263,6 +1381,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
+
+    p = add(
+        "compare",
+        "compare two splits of a dataset, or two datasets: presence, types, and TFDV's L-infinity "
+        "distance and Jensen-Shannon divergence per feature; exit 0 alike, 1 past a threshold, 2 error",
+        "  tfrview compare train validation data/\n  tfrview compare train test 'data/*' --json\n"
+        "  tfrview compare old/ new/ --rule infinity_norm=0.05\n"
+        "  tfrview compare train val data/ --split val=data/holdout\n",
+    )
+    p.add_argument("a", metavar="A", help="a split of the PATHs (train, validation, test…), or a path")
+    p.add_argument("b", metavar="B", help="the other split, or the other path")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="the dataset whose splits A and B are")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument(
+        "--rule",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a threshold: infinity_norm, js_divergence, presence_change (default 0.1 each)",
+    )
+    p.add_argument(
+        "--split", action="append", metavar="NAME=PATH", help="files under PATH are split NAME (repeatable)"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="list every feature, not only shifted ones")
+    _add_jobs(p)
+    p.set_defaults(func=cmd_compare)
 
     p = add(
         "cache",

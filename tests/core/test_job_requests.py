@@ -34,6 +34,10 @@ def _every_kind() -> list[rq.Request]:
         ),
         rq.SeriesRequest(**over, key="loss", histogram=True),
         rq.SelectRequest(**over, plot="image sizes (scatter)", lo=(8.0, 8.0), hi=(9.0, 9.5), closed=True),
+        rq.CompareRequest(
+            **over, a="train", b="validation", other=("x/",), rules=("infinity_norm=0.2",), jobs=2
+        ),
+        rq.CompareSelectRequest(**over, a="train", side="b", key="label", derived=True, lo=0.5, hi=1.5),
         rq.WriteRequest(
             what="repair", paths=("a.tfrecord",), out="/tmp/o.tfrecord", compression="gzip", counts=(4,)
         ),
@@ -49,7 +53,16 @@ def _every_kind() -> list[rq.Request]:
 
 
 def test_every_job_has_a_request():
-    assert {t.JOB for t in jobs.JOBS} == {"analyze", "filter", "series", "select", "write", "export"}
+    assert {t.JOB for t in jobs.JOBS} == {
+        "analyze",
+        "filter",
+        "series",
+        "select",
+        "compare",
+        "compare_select",
+        "write",
+        "export",
+    }
     assert {type(r) for r in _every_kind()} == set(jobs.JOBS)
 
 

@@ -29,6 +29,7 @@ NOT_LIMITS = {
     "core/analysis/results.py": {"IDENTITY_ENDS"},  # bytes of a file's identity: a stored format
     "core/analysis/cache.py": {"FORMAT", "_SCHEMA", "_TOUCH_AFTER"},  # store versions; a cadence
     "core/analysis/progress.py": {"EVERY", "SUMMARY_SECONDS"},  # cadences of progress messages
+    "core/analysis/compare.py": {"CATEGORY_INTS"},  # which integers are ids: a rule of meaning, no bound
     "core/procs/jobs.py": {"PROGRESS_SECONDS"},  # a cadence
     "core/records/textfmt.py": {"TEXT_LIMIT"},  # presentation: a text cell's width
     "cli.py": {"FILES_LISTED"},  # presentation: files listed in text output

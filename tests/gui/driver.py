@@ -174,6 +174,49 @@ class Driver:
         m = self.window.model
         return [m.record_number(r) for r in range(m.rowCount())]
 
+    # the Compare view ----------------------------------------------------------------------------
+
+    def compare(self, a: str, b: str, timeout: int = ANALYSIS_TIMEOUT_MS) -> list[tuple[str, str, bool]]:
+        """Compare split `a` with split `b` in the Compare view; its rows, in order: (feature,
+        shift words, drifted)."""
+        c = self.window.comparing
+        c.panel.comparison = None
+        c.compare(a, b)
+        self.qtbot.waitUntil(lambda: c.panel.comparison is not None, timeout=timeout)
+        return [
+            (f.key, c.panel.table.item(i, 1).text(), f.drifted)
+            for i, f in enumerate(c.panel.comparison.features)
+        ]
+
+    def compare_bars(self, feature: str) -> list[str]:
+        """The bars' names the Compare view charts for a feature (its row selected)."""
+        c = self.window.comparing
+        keys = [f.key for f in c.panel.comparison.features]
+        c.panel.table.selectRow(keys.index(feature))
+        b = c.panel.feature.bars
+        return list(b.names) if b.names else [f"{lo:g}" for lo in b.edges[:-1]]
+
+    def click_compare_bar(self, side: str, bar: str) -> list[int]:
+        """A click on side `side`'s ("a" or "b") bar named `bar` of the charted feature: the records
+        the table then shows."""
+        c = self.window.comparing
+        plot = c.panel.plot.getPlotItem()
+        i = self.compare_bars(c.panel.feature.key).index(bar)
+        x = i - 0.2 if side == "a" else i + 0.2
+        assert c.panel.bar_at(x) == (side, i)
+        from PySide6.QtCore import QPointF, Qt
+        from PySide6.QtTest import QTest
+
+        view = c.panel.plot
+        at = view.mapFromScene(plot.vb.mapViewToScene(QPointF(x, 0.0)))
+        at.setY(at.y() - 2)  # just above the axis: inside the bar
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+        self.qtbot.waitUntil(
+            lambda: self.filter_state.running or "plot selection" in self.filter_text, timeout=5000
+        )
+        self.wait_filter()
+        return self.shown_records()
+
     # the Problems and Shards panels --------------------------------------------------------------------
 
     def problems_shown(self) -> list[tuple[str, str, str]]:

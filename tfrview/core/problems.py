@@ -121,6 +121,26 @@ FRAMING_KINDS = frozenset(
     }
 )
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
+# what only the dataset step after the merge finds (analysis.datasetqa), never one record's checks
+DATASET_STEP_KINDS = frozenset(
+    {
+        ProblemKind.NEAR_DUPLICATE_IMAGE,
+        ProblemKind.SPLIT_LEAK,
+        ProblemKind.IMAGE_DARK,
+        ProblemKind.IMAGE_BRIGHT,
+        ProblemKind.IMAGE_BLURRY,
+        ProblemKind.IMAGE_LOW_INFORMATION,
+        ProblemKind.IMAGE_BLANK,
+        ProblemKind.IMAGE_ODD_ASPECT,
+        ProblemKind.IMAGE_ODD_SIZE,
+        ProblemKind.CLASS_IMBALANCE,
+        ProblemKind.BOX_SIZE_OUTLIER,
+        ProblemKind.DUPLICATE_BOX,
+        ProblemKind.OVERLAPPING_CLASSES,
+        ProblemKind.TINY_BOX,
+        ProblemKind.CLASS_MISSING_IN_SPLIT,
+    }
+)
 
 _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: Severity.ERROR,

@@ -42,6 +42,7 @@ from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.gui.actions import WindowActions, build_actions
+from tfrview.gui.controllers.compare import CompareController
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -271,6 +272,11 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
         self.tabifyDockWidget(self.problems_dock, self.plot_dock)
         self.plot_dock.hide()
+        self.comparing = CompareController(self.session, self, self.filtering)
+        self.compare_dock = self.comparing.dock
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.compare_dock)
+        self.tabifyDockWidget(self.problems_dock, self.compare_dock)
+        self.compare_dock.hide()
 
         sb = self.statusBar()
         self.status_label = ElidedLabel("opening…", self)  # never wider than the window leaves it
@@ -341,7 +347,13 @@ class MainWindow(QMainWindow):
         for action in a.view.image_tools:
             v.addAction(action)
         v.addSeparator()
-        for dock in (self.problems_dock, self.summary_dock, self.plot_dock, self.shards_dock):
+        for dock in (
+            self.problems_dock,
+            self.summary_dock,
+            self.plot_dock,
+            self.compare_dock,
+            self.shards_dock,
+        ):
             toggle = dock.toggleViewAction()
             # a panel asked for comes to the front of the tabs it shares, not shown behind another
             toggle.triggered.connect(lambda on, d=dock: self._raise_dock(d) if on else None)
@@ -1087,6 +1099,7 @@ class MainWindow(QMainWindow):
             w.wait()
         self.exporting.shutdown()
         self.plots.shutdown()
+        self.comparing.shutdown()
         self.filtering.stop()
 
         self.ds.close()

@@ -71,17 +71,31 @@ class LabelRules:
 
 
 @dataclass(frozen=True)
+class DriftRules:
+    # `compare`: the largest L-infinity distance of a categorical feature's value shares (TFDV's
+    # measure; TFDV sets no default: its guide's 0.01 flags the sampling noise of any split under
+    # ~10,000 records, Google's wrappers' 0.3 misses a class that halves)
+    infinity_norm: float = 0.1
+    # `compare`: the largest Jensen-Shannon divergence (log 2, 0..1) of a numeric feature's
+    # histograms on common bins (TFDV's measure; no default there either)
+    js_divergence: float = 0.1
+    # `compare`: the largest change in the fraction of records that hold a feature (TFDV has none)
+    presence_change: float = 0.1
+
+
+@dataclass(frozen=True)
 class DatasetRules:
     duplicates: DuplicateRules = field(default_factory=DuplicateRules)
     quality: QualityRules = field(default_factory=QualityRules)
     labels: LabelRules = field(default_factory=LabelRules)
+    drift: DriftRules = field(default_factory=DriftRules)
 
     def names(self) -> dict[str, object]:
         """Every rule by its name (`near_distance`), with its value."""
         return {f.name: getattr(part, f.name) for part in self._parts() for f in fields(part)}
 
     def _parts(self):
-        return (self.duplicates, self.quality, self.labels)
+        return tuple(getattr(self, f.name) for f in fields(self))
 
     def with_words(self, words: list[str]) -> DatasetRules:
         """These rules with `NAME=VALUE` words applied (`--rule near_distance=6`); a word that names
@@ -90,7 +104,7 @@ class DatasetRules:
         for word in words:
             name, eq, value = word.partition("=")
             name = name.strip()
-            for attr in ("duplicates", "quality", "labels"):
+            for attr in (f.name for f in fields(out)):
                 part = getattr(out, attr)
                 f = next((f for f in fields(part) if f.name == name), None)
                 if f is not None:

@@ -37,6 +37,7 @@ from tfrview.core.output.salvage import salvage_many
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     CauseFound,
+    Compared,
     CopyGroup,
     Done,
     DuplicateGroups,
@@ -54,6 +55,8 @@ from tfrview.core.procs.messages import (
 )
 from tfrview.core.procs.requests import (
     AnalyzeRequest,
+    CompareRequest,
+    CompareSelectRequest,
     ExportRequest,
     FilterRequest,
     OverFiles,
@@ -388,6 +391,76 @@ def job_select(req: SelectRequest) -> None:
     _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
 
 
+def job_compare(req: CompareRequest) -> None:
+    """Two splits of the window's files (or a split of them and another dataset) compared from
+    their fact tables (`analysis.compare`); files not analysed before are analysed here and stored."""
+    from tfrview.core.analysis.compare import compare
+    from tfrview.core.analysis.rules import DatasetRules
+
+    a, b, selectable = _compare_sides(req)
+    rules = DatasetRules().with_words(list(req.rules)).drift
+    _emit(Compared(compare(a, b, rules), selectable))
+
+
+def job_compare_select(req: CompareSelectRequest) -> None:
+    """The records of one side behind a clicked bar of the Compare view, as filter matches."""
+    from tfrview.core.analysis.compare import records_in_bar
+
+    a, b, selectable = _compare_sides(req)
+    if not selectable or (req.side == "b" and req.other):
+        raise TfrviewError("those records are not the window's: open that dataset to see them")
+    side = a if req.side == "a" else b
+    nan = float("nan")
+    hits = records_in_bar(
+        side,
+        req.key,
+        req.derived,
+        nan if req.lo is None else req.lo,
+        nan if req.hi is None else req.hi,
+        req.closed,
+        req.category,
+    )
+    total = sum(req.counts or ()) or int(side.table.num_rows)
+    _emit(Matches(hits.tolist(), total, total))
+
+
+def _compare_sides(req: CompareRequest):
+    """The two `compare.Side`s a request names, and whether side A's record numbers are the
+    window's. A split that names no file is a one-line error listing the splits there are."""
+    from tfrview.core.analysis.compare import side_of
+    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.splits import split_of_files
+
+    def deep(paths: list[str], label_map) -> list:
+        tasks = plan(paths, True, label_map, box_specs=req.box_specs)
+        return sorted(join_parts(list(run_tasks(tasks, req.jobs))), key=lambda r: r.file_no)
+
+    paths = list(req.paths)
+    mine = deep(paths, req.label_map or None)
+    firsts, base = [], 0
+    for r in mine:
+        firsts.append(base)
+        base += len(r.offsets)
+    selectable = req.counts is None or [len(r.offsets) for r in mine] == list(req.counts)
+    splits = split_of_files(paths)
+    found = sorted({s for s in splits if s})
+
+    def split(name: str):
+        if name and name not in found:
+            raise TfrviewError(f"no split {name!r} here (splits found: {', '.join(found) or 'none'})")
+        keep = [i for i, s in enumerate(splits) if not name or s == name]
+        return side_of(name or "this dataset", [mine[i] for i in keep], [firsts[i] for i in keep])
+
+    a = split(req.a)
+    if req.other:
+        failed, others = name_files(list(req.other))
+        for _, err in failed:
+            raise TfrviewError(err)
+        return a, side_of(", ".join(req.other), deep([str(p) for p in others], None)), selectable
+    return a, split(req.b), selectable
+
+
 class NotStored(TfrviewError):
     """A plot job asked for facts the store does not hold (yet)."""
 
@@ -504,6 +577,8 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     FilterRequest: job_filter,
     SeriesRequest: job_series,
     SelectRequest: job_select,
+    CompareRequest: job_compare,
+    CompareSelectRequest: job_compare_select,
     WriteRequest: job_write,
     ExportRequest: job_export,
 }

@@ -21,6 +21,7 @@ from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.problems import Problem
 
 if TYPE_CHECKING:
+    from tfrview.core.analysis.compare import Comparison
     from tfrview.core.output.export import ExportResult
     from tfrview.core.output.repair import RepairResult
     from tfrview.core.output.salvage import SalvageResult
@@ -107,6 +108,29 @@ class Matches:
     matches: list[int] = field(default_factory=list)
     upto: int = 0
     total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """A compare job's answer: the comparison as `analysis.compare` made it (read back as that
+    dataclass, never rebuilt from text); `selectable`: the window's record numbers are the job's,
+    so a bar of side A (and of side B when it is the window's too) can show its records."""
+
+    TYPE: ClassVar[str] = "compared"
+    comparison: Comparison
+    selectable: bool = True
+
+    def to_json(self) -> dict:
+        return {"type": self.TYPE, "comparison": self.comparison.to_json(), "selectable": self.selectable}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Compared:
+        from tfrview.core.analysis.compare import Comparison  # the scan process never needs it
+
+        extra = set(d) - {"type", "comparison", "selectable"}
+        if extra:
+            raise ValueError(f"unexpected fields {sorted(extra)} in a compared message")
+        return cls(Comparison.from_json(d["comparison"]), bool(d.get("selectable", True)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +271,7 @@ Message = (
     | Plot
     | Summary
     | Matches
+    | Compared
     | Note
     | Wrote
     | DuplicateGroups
@@ -265,6 +290,7 @@ _TYPES: dict[str, type] = {
         Plot,
         Summary,
         Matches,
+        Compared,
         Note,
         Wrote,
         DuplicateGroups,

@@ -75,6 +75,33 @@ class SelectRequest(OverFiles):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompareRequest(OverFiles):
+    """Two splits of the window's files compared (`analysis.compare`), or split `a` of them ("":
+    all of them) against the files at the paths `other`."""
+
+    JOB: ClassVar[str] = "compare"
+    a: str
+    b: str = ""
+    other: tuple[str, ...] = ()  # another dataset's files, folders or globs: side B
+    rules: tuple[str, ...] = ()  # `--rule` words (`rules.DatasetRules.with_words`)
+    jobs: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompareSelectRequest(CompareRequest):
+    """The records of one side behind a clicked bar of the Compare view's chart, as filter matches."""
+
+    JOB: ClassVar[str] = "compare_select"
+    side: Literal["a", "b"] = "a"
+    key: str = ""
+    derived: bool = False
+    lo: float | None = None
+    hi: float | None = None
+    closed: bool = False
+    category: str | int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteRequest:
     """Salvage or repair the window's files into a new file."""
 
@@ -102,11 +129,29 @@ class ExportRequest:
     problems: dict[str, list[dict]] = field(default_factory=dict)  # record (as text) -> its problems (jsonl)
 
 
-Request = AnalyzeRequest | FilterRequest | SeriesRequest | SelectRequest | WriteRequest | ExportRequest
+Request = (
+    AnalyzeRequest
+    | FilterRequest
+    | SeriesRequest
+    | SelectRequest
+    | CompareRequest
+    | CompareSelectRequest
+    | WriteRequest
+    | ExportRequest
+)
 
 _JOBS: dict[str, type] = {
     t.JOB: t
-    for t in (AnalyzeRequest, FilterRequest, SeriesRequest, SelectRequest, WriteRequest, ExportRequest)
+    for t in (
+        AnalyzeRequest,
+        FilterRequest,
+        SeriesRequest,
+        SelectRequest,
+        CompareRequest,
+        CompareSelectRequest,
+        WriteRequest,
+        ExportRequest,
+    )
 }
 
 
