@@ -3,7 +3,9 @@ dataclass a concern, gathered in `DatasetRules`, set by `--rule NAME=VALUE` on t
 window's settings. A threshold is read at the dataset step, after the merge: the per-record scores
 and hashes the pass stores never depend on one, so a new threshold needs no new pass.
 
-Each field's comment is its documentation (`tfrview rules` prints them; the README lists them).
+Each field's documentation is in its metadata (`rule(default, doc)`; `tfrview rules` prints them,
+`DatasetRules.docs()` lists them; a field still documented by a comment above it is read from the
+source, so a concern's rules added that way are listed too).
 """
 
 from __future__ import annotations
@@ -17,12 +19,18 @@ class RuleError(TfrviewError):
     """A `--rule` the person gave that names no rule or holds no number."""
 
 
+def rule(default, doc: str):
+    """A rule's field: its default and its one line of documentation (`tfrview rules` prints it;
+    kept in the field's metadata so the dataclass stays frozen and the text has one home)."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class DuplicateRules:
-    # near duplicates: the largest Hamming distance between two images' 64-bit perceptual hashes
-    near_distance: int = 10
-    # find near duplicates too, not only exact copies
-    check_near: bool = True
+    near_distance: int = rule(
+        10, "near duplicates: the largest Hamming distance between two images' 64-bit perceptual hashes"
+    )
+    check_near: bool = rule(True, "find near duplicates too, not only exact copies")
 
 
 @dataclass(frozen=True)
@@ -33,16 +41,20 @@ class QualityRules:
 
 @dataclass(frozen=True)
 class LabelRules:
-    # a class with fewer boxes (or records) than the largest class's, divided by this, is rare
-    imbalance_ratio: float = 50.0
-    # a box whose size or aspect is this many robust standard deviations from its class's
-    outlier_sigma: float = 5.0
-    # two boxes of one class in one image with at least this IoU are one box twice
-    duplicate_iou: float = 0.95
-    # two boxes of different classes with at least this IoU are two classes on one object
-    overlap_iou: float = 0.9
-    # a box under this many pixels wide or high at its image's size is tiny
-    tiny_pixels: float = 4.0
+    imbalance_ratio: float = rule(
+        50.0, "a class with fewer boxes (or records) than the largest class's, divided by this, is rare"
+    )
+    outlier_sigma: float = rule(
+        5.0,
+        "a box whose size or aspect is this many robust standard deviations from its class's is an outlier",
+    )
+    duplicate_iou: float = rule(
+        0.95, "two boxes of one class in one image with at least this IoU are one box twice"
+    )
+    overlap_iou: float = rule(
+        0.9, "two boxes of different classes with at least this IoU are two classes on one object"
+    )
+    tiny_pixels: float = rule(4.0, "a box under this many pixels wide or high at its image's size is tiny")
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,17 @@ class DatasetRules:
     def names(self) -> dict[str, object]:
         """Every rule by its name (`near_distance`), with its value."""
         return {f.name: getattr(part, f.name) for part in self._parts() for f in fields(part)}
+
+    def docs(self) -> list[RuleDoc]:
+        """Every rule with its concern, type, default and one line of documentation, in order."""
+        out = []
+        for attr, part in zip(("duplicates", "quality", "labels"), self._parts(), strict=True):
+            comments = _comments(type(part))
+            for f in fields(part):
+                doc = f.metadata.get("doc") or comments.get(f.name, "")
+                default = getattr(type(part)(), f.name)
+                out.append(RuleDoc(f.name, attr, type(default).__name__, default, doc))
+        return out
 
     def _parts(self):
         return (self.duplicates, self.quality, self.labels)
@@ -80,6 +103,40 @@ class DatasetRules:
                 out, **{attr: replace(part, **{name: _parsed(word, name, value, getattr(part, name))})}
             )
         return out
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """One rule as `tfrview rules` shows it."""
+
+    name: str
+    concern: str  # duplicates, quality, labels
+    type: str  # int, float, bool
+    default: object
+    doc: str
+
+
+def _comments(cls) -> dict[str, str]:
+    """The comment lines just above each field of a rules class, by field name (the older way of
+    documenting a rule; `rule(default, doc)` is the one to use)."""
+    import inspect
+    import re
+
+    try:
+        lines = inspect.getsource(cls).splitlines()
+    except (OSError, TypeError):
+        return {}
+    out, said = {}, []
+    for line in lines[1:]:
+        text = line.strip()
+        if text.startswith("#"):
+            said.append(text.lstrip("#").strip())
+            continue
+        m = re.match(r"(\w+)\s*:", text)
+        if m and said:
+            out[m.group(1)] = " ".join(said)
+        said = []
+    return out
 
 
 def _parsed(word: str, name: str, value: str, now):

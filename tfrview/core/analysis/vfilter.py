@@ -114,9 +114,11 @@ class Matcher:
             return _Vals(rows, self.t.column("n").to_numpy(), "num")
         if name == "size":
             return _Vals(rows, self.t.column("size").to_numpy().astype(np.int64), "num")
-        if name in ("kind", "file"):
+        if name in ("kind", "file", "split"):
             col = pc.cast(self._raw(name), pa.string())
             valid = col.is_valid().to_numpy(zero_copy_only=False)
+            if name == "split":  # "" is no split: nothing to compare, as a missing feature
+                valid &= pc.not_equal(col, "").fill_null(False).to_numpy(zero_copy_only=False)
             return _Vals(rows[valid], col.filter(pa.array(valid)), "str")
         # problem: one value per problem kind a record has
         parts = [(r, np.full(len(r), k, dtype=object)) for k, r in self.problems.items() if len(r)]

@@ -299,17 +299,18 @@ def job_filter(req: FilterRequest) -> None:
     matches: list[int] = []
     last = time.monotonic()
     base = 0
-    for f in ds.files:
+    splits = _splits_of(req)
+    for fi, f in enumerate(ds.files):
         if f.source is None:
             continue
-        name = f.path.name
+        name, split = f.path.name, splits[fi] if fi < len(splits) else ""
         offs, lens = f.index.offsets, f.index.lengths
         read = f.source.bulk_reader()
         for k in range(f.index.count):
             n = base + k
             o = int(offs[k])
             data = bounded_payload(read, o, int(lens[k]))
-            if test(facts_for(data, n, name, problems.get(n, []))):
+            if test(facts_for(data, n, name, problems.get(n, []), split=split)):
                 matches.append(n)
             if k % 4096 == 0:
                 now = time.monotonic()
@@ -403,7 +404,17 @@ def _stored_facts(req: OverFiles):
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
-    return DatasetAnalysis(results).facts()
+    return DatasetAnalysis(results, splits=_splits_of(req)).facts()
+
+
+def _splits_of(req: OverFiles) -> list[str]:
+    """Each of the request's files' split: the window's (the person may have chosen), else the
+    split its path names."""
+    if req.splits is not None and len(req.splits) == len(req.paths):
+        return list(req.splits)
+    from tfrview.core.tfrecord.splits import split_of_files
+
+    return split_of_files(list(req.paths))
 
 
 def job_write(req: WriteRequest) -> None:

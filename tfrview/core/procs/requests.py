@@ -31,6 +31,7 @@ class OverFiles:
     counts: tuple[int, ...] | None = None  # None: any framing will do
     label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
     box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
+    splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
