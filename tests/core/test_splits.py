@@ -100,3 +100,34 @@ def test_a_file_in_no_split_has_none_in_the_filter(tmp_path):
     a = merge(list(run_tasks(plan([str(p) for p in paths], True, None), 1)), splits=["", "test"])
     hits, _ = match(a.facts(), parse("not split"))
     assert hits.tolist() == list(range(6))
+
+
+def test_the_analysis_job_sends_each_splits_summary_and_takes_the_windows_splits(tmp_path, monkeypatch):
+    import io
+
+    from tfrview.core.procs import jobs
+    from tfrview.core.procs.messages import SplitSummary, Summary, decode
+    from tfrview.core.procs.requests import AnalyzeRequest
+
+    paths = _two_splits(tmp_path)
+    out = io.StringIO()
+    monkeypatch.setattr(jobs, "_OUT", out)  # the job's pipe to the window, as lines to read back
+    req = AnalyzeRequest(
+        paths=tuple(map(str, paths)),
+        files=(0, 1),
+        splits=("mine", "validation"),
+        rules=("near_distance=4",),
+        jobs=1,
+    )
+    jobs.job_analyze(req)
+    msgs = [decode(line) for line in out.getvalue().splitlines()]
+    splits = [msg for msg in msgs if isinstance(msg, SplitSummary)]
+    assert [(s.split, s.files, s.summary["records"]) for s in splits] == [
+        ("mine", [0], 6),
+        ("validation", [1], 6),
+    ]
+    assert isinstance(msgs[-1], Summary) and msgs[-1].summary["records"] == 12
+    out = io.StringIO()
+    monkeypatch.setattr(jobs, "_OUT", out)
+    jobs.job_analyze(AnalyzeRequest(paths=(str(paths[0]),), jobs=1))  # one split: no split summary
+    assert not any(isinstance(decode(x), SplitSummary) for x in out.getvalue().splitlines() if x.strip())

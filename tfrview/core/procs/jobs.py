@@ -26,6 +26,7 @@ from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.plot_names import scalar_to_show
+from tfrview.core.analysis.rules import DatasetRules
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
@@ -46,6 +47,7 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    SplitSummary,
     Summary,
     Wrote,
     encode,
@@ -139,13 +141,19 @@ def job_analyze(req: AnalyzeRequest) -> None:
                 if time.monotonic() - last > 1.0 and len(results) < len(tasks):
                     _emit(Summary(said.summary_json(), True))
                     last = time.monotonic()
-    a = merge(results)
+    a = merge(results, splits=_splits_of(req), rules=DatasetRules().with_words(list(req.rules)))
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
             _emit(ProblemFound(files[fi], p))
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(req, a, summary)
+    for split, mine in _by_split(a):
+        one = DatasetSummary()
+        for fi in mine:
+            if a.shards[fi].deep is not None:
+                one.merge(a.shards[fi].deep.summary)
+        _emit(SplitSummary(split, one.to_json(), [files[fi] for fi in mine]))
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
@@ -405,6 +413,15 @@ def _stored_facts(req: OverFiles):
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
     return DatasetAnalysis(results, splits=_splits_of(req)).facts()
+
+
+def _by_split(a) -> list[tuple[str, list[int]]]:
+    """(split, its files) of a merged analysis, in the order splits first appear; [] when its files
+    are all in one split (the whole dataset's summary says it all)."""
+    out: dict[str, list[int]] = {}
+    for fi, split in enumerate(a.splits):
+        out.setdefault(split, []).append(fi)
+    return list(out.items()) if len(out) > 1 else []
 
 
 def _splits_of(req: OverFiles) -> list[str]:

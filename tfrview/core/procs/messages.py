@@ -100,6 +100,18 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class SplitSummary:
+    """One split's summary (`DatasetSummary.to_json()` of its files), sent by the analysis before
+    the whole dataset's last `Summary` when the files are in more than one split; `files` the
+    window's numbers of its files."""
+
+    TYPE: ClassVar[str] = "split_summary"
+    split: str
+    summary: dict
+    files: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Matches:
     """Record numbers (global) a filter or a plot selection matched, among the first `upto`."""
 
@@ -202,7 +214,18 @@ class Failed:
 
 
 Message = (
-    Progress | ProblemFound | CauseFound | FileCause | Plot | Summary | Matches | Note | Wrote | Done | Failed
+    Progress
+    | ProblemFound
+    | CauseFound
+    | FileCause
+    | Plot
+    | Summary
+    | SplitSummary
+    | Matches
+    | Note
+    | Wrote
+    | Done
+    | Failed
 )
 ENDS = (Done, Failed)  # a job's last message is one of these
 
@@ -215,6 +238,7 @@ _TYPES: dict[str, type] = {
         FileCause,
         Plot,
         Summary,
+        SplitSummary,
         Matches,
         Note,
         Wrote,

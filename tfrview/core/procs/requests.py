@@ -42,6 +42,7 @@ class AnalyzeRequest(OverFiles):
     files: tuple[int, ...] | None = None  # the window's number of each path (None: 0, 1, …)
     label_map_files: tuple[int, ...] | None = None  # the files a map found beside one dataset is for
     jobs: int | None = None  # worker processes (None: the default)
+    rules: tuple[str, ...] = ()  # the dataset step's thresholds as `NAME=VALUE` words (analysis.rules)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
