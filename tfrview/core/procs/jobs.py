@@ -26,8 +26,8 @@ from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.plot_names import scalar_to_show
-from tfrview.core.analysis.rules import DatasetRules
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
+from tfrview.core.analysis.rules import DatasetRules
 from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
