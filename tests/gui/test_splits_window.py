@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.gui.driver import Driver
-from tfrview.core.procs.requests import AnalyzeRequest
 from tfrview.core.output.writer import write_records
+from tfrview.core.procs.requests import AnalyzeRequest
 from tfrview.demo import _example
 
 
