@@ -131,3 +131,37 @@ def test_the_analysis_job_sends_each_splits_summary_and_takes_the_windows_splits
     monkeypatch.setattr(jobs, "_OUT", out)
     jobs.job_analyze(AnalyzeRequest(paths=(str(paths[0]),), jobs=1))  # one split: no split summary
     assert not any(isinstance(decode(x), SplitSummary) for x in out.getvalue().splitlines() if x.strip())
+
+
+def test_plots_of_one_split_and_of_the_splits_overlaid(tmp_path, monkeypatch):
+    import io
+
+    from tfrview.core import analyze
+    from tfrview.core.analysis.plots import of_split, overlay
+    from tfrview.core.procs import jobs
+    from tfrview.core.procs.messages import Matches, Plot, decode
+    from tfrview.core.procs.requests import SelectRequest, SeriesRequest
+
+    paths = _two_splits(tmp_path)
+    facts = analyze([str(p) for p in paths], deep=True, jobs=1).facts()
+    assert of_split(facts, "validation").column("n").to_pylist() == list(range(6, 12))
+    got = overlay(facts, "label", histogram=True)["overlay"]
+    assert [p["split"] for p in got] == ["train", "validation"]
+    assert all(abs(sum(p["histogram"]["share"]) - 1) < 1e-9 for p in got)
+    assert [p["histogram"]["values"] for p in got] == [6, 6]
+
+    def run(req) -> list:
+        out = io.StringIO()
+        monkeypatch.setattr(jobs, "_OUT", out)
+        jobs.JOBS[type(req)](req)
+        return [decode(x) for x in out.getvalue().splitlines()]
+
+    base = dict(paths=tuple(map(str, paths)), splits=("train", "mine"))
+    msgs = run(SeriesRequest(**base, key="label", by_split=True, histogram=True))
+    plot = next(m for m in msgs if isinstance(m, Plot))
+    assert [p["split"] for p in plot.data["overlay"]] == ["train", "mine"]  # the window's splits
+    msgs = run(SeriesRequest(**base, key="label", split="mine"))
+    plot = next(m for m in msgs if isinstance(m, Plot))
+    assert plot.data["series"]["records"] == list(range(6, 12))
+    msgs = run(SelectRequest(**base, plot="box width", lo=(0.0,), hi=(1.0,), split="mine"))
+    assert next(m for m in msgs if isinstance(m, Matches)).total == 12

@@ -99,3 +99,23 @@ def test_shards_put_in_a_split_are_analysed_with_it_and_each_split_has_a_summary
     qtbot.waitUntil(lambda: set(s.split_summaries) == {"train", "validation"}, timeout=20000)
     assert s.split_summaries["validation"]["records"] == 6
     assert panel.split_box.findData("test") == -1
+
+
+def test_the_plot_panel_offers_each_split_and_the_splits_overlaid(qtbot, open_window, tmp_path):
+    w = open_window([_tfds_like(tmp_path)])
+    p = w.plots.panel
+    assert [p.split_box.itemText(i) for i in range(p.split_box.count())] == [
+        "all records",
+        "splits overlaid",
+        "split test",
+        "split train",
+        "split validation",
+    ]
+    assert p.split_choice == (None, False)
+    p.choose_split("validation")
+    assert p.split_choice == ("validation", False)
+    p.choose_split(None, overlaid=True)
+    assert p.split_choice == (None, True)
+    w.shards_panel.assign_split(list(range(len(w.ds.files))), "all")  # one split: nothing to overlay
+    assert [p.split_box.itemText(i) for i in range(p.split_box.count())] == ["all records", "split all"]
+    assert p.split_choice == (None, False)

@@ -364,10 +364,12 @@ def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> b
 def job_series(req: SeriesRequest) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
     of the analysis (no record is read)."""
-    from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plots import of_split, overlay, plot  # heavy: pyarrow on first use only
 
     table = _facts_or_say(req)
-    data = plot(table, req.key, req.histogram)
+    if req.split is not None:
+        table = of_split(table, req.split)
+    data = overlay(table, req.key, req.histogram) if req.by_split else plot(table, req.key, req.histogram)
     if "error" in data:  # no such key, no finite number: the job's Failed, not a plot
         raise NoPlot(data["error"])
     _emit(Plot(data))
@@ -375,11 +377,14 @@ def job_series(req: SeriesRequest) -> None:
 
 def job_select(req: SelectRequest) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
-    from tfrview.core.analysis.plots import select  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plots import of_split, select  # heavy: pyarrow on first use only
 
     table = _facts_or_say(req)
+    total = table.num_rows
+    if req.split is not None:  # a bar of one split's plot: that split's records
+        table = of_split(table, req.split)
     hits = select(table, req.plot, list(req.lo), list(req.hi), req.closed)
-    _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
+    _emit(Matches(hits.tolist(), total, total))
 
 
 class NotStored(TfrviewError):

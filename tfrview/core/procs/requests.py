@@ -63,6 +63,8 @@ class SeriesRequest(OverFiles):
     JOB: ClassVar[str] = "series"
     key: str
     histogram: bool = False  # its histogram rather than its values over the records
+    split: str | None = None  # one split's records only (None: every record)
+    by_split: bool = False  # each split's plot, overlaid for comparison (`{"overlay": [...]}`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +76,7 @@ class SelectRequest(OverFiles):
     lo: tuple[float, ...]
     hi: tuple[float, ...]
     closed: bool = False  # `hi` included (the last bar)
+    split: str | None = None  # the plot was of one split's records (None: every record)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -131,7 +131,7 @@ class ShardsController(QObject):
         for x in self.session.splits:
             counts[x] = counts.get(x, 0) + 1
         self.split_note.setText(
-            "  ".join(f"{name or NO_SPLIT} {n:,}" for name, n in counts.items())
+            "  shards: " + " · ".join(f"{name or NO_SPLIT} {n:,}" for name, n in counts.items())
             if self.session.split_names()
             else "no splits named by the paths: right-click shards to put them in one"
         )
