@@ -31,6 +31,7 @@ COMMANDS = (
     "repair",
     "cache",
     "compare",
+    "rules",
     "install-desktop",
     "uninstall-desktop",
 )
@@ -45,6 +46,8 @@ examples:
   tfrview verify --checks data/             also boxes, images, labels, NaNs, missing features
   tfrview verify -j 16 'gs-mirror/train-*'  16 worker processes (default: one per core)
   tfrview export --parquet t.parquet data/  one row per record, for DuckDB, polars, pandas
+  tfrview verify --checks --split train=a/ --split validation='b/*'   splits named by the person
+  tfrview rules                             every --rule NAME=VALUE, its default and what it does
   tfrview cache --clear                     forget stored results and fetched remote bytes
   tfrview compare train validation data/    how validation differs from train; exit 1 past a threshold
   tfrview dump file.tfrecord --records 10:20
@@ -124,6 +127,91 @@ def _open_sources(paths: list[str]):
     return [(f.path, f.source, f.error) for f in Dataset.open(paths).files]
 
 
+# --- splits and rules ---------------------------------------------------------------------------------
+
+
+def _files_and_splits(args) -> tuple[list, list, list[str]]:
+    """What the arguments name (`name_files`: (argument, why) for those naming nothing, the files)
+    with the files each `--split NAME=PATH` names added, and each file's split (`tfrecord.splits`:
+    the person's words first, then the paths' own names). A --split naming nothing: SplitError."""
+    from tfrview.core.tfrecord.dataset import name_files
+    from tfrview.core.tfrecord.splits import named_splits, split_of_files
+
+    named = named_splits(getattr(args, "split", None) or [])
+    if not args.paths and not named:
+        raise TfrviewError("name at least one PATH (or --split NAME=PATH)")
+    failed, paths = name_files(list(args.paths) + [p for _, ps in named for p in ps])
+    return failed, paths, split_of_files(paths, named)
+
+
+def _shows_splits(splits: list[str], args) -> bool:
+    """Whether the output names splits: the person named some, or the files are in more than one
+    (shards all of `train-*` are one dataset, not a dataset with splits: their output is as it was)."""
+    return bool(getattr(args, "split", None)) or len(set(splits)) > 1
+
+
+def _rules(args):
+    """The dataset step's thresholds with `--rule NAME=VALUE` applied (a bad word: RuleError)."""
+    from tfrview.core.analysis.rules import DatasetRules
+
+    return DatasetRules().with_words(getattr(args, "rule", None) or [])
+
+
+def _split_totals(entries: list[dict]) -> dict:
+    """Files, records and bytes of each split, in the order splits first appear ("" is a file in no
+    split, listed last as "(none)"); {} when no entry names a split (`_shows_splits`)."""
+    if not any("split" in e for e in entries):
+        return {}
+    out: dict[str, dict] = {}
+    for e in sorted(entries, key=lambda e: not e.get("split")):
+        t = out.setdefault(e.get("split") or "(none)", {"files": 0, "records": 0, "bytes": 0})
+        t["files"] += 1
+        t["records"] += e.get("records", 0) if "error" not in e else 0
+        t["bytes"] += e.get("bytes", 0) if "error" not in e else 0
+    return out
+
+
+def _splits_line(splits: dict) -> str:
+    """One line of records per split: `splits: train 1,024 files 9,800,000 records · validation ...`."""
+    return "splits: " + " · ".join(
+        f"{printable(name)} {t['files']:,} file{'s' if t['files'] != 1 else ''} {t['records']:,} records"
+        for name, t in splits.items()
+    )
+
+
+def cmd_rules(args) -> int:
+    """Every rule of the dataset step (`--rule NAME=VALUE`), its default and what it does."""
+    from tfrview.core.analysis.rules import DatasetRules
+
+    docs = DatasetRules().docs()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "rules": [
+                        {
+                            "name": d.name,
+                            "concern": d.concern,
+                            "type": d.type,
+                            "default": d.default,
+                            "doc": d.doc,
+                        }
+                        for d in docs
+                    ]
+                }
+            )
+        )
+        return 0
+    width = max((len(f"{d.name}={d.default}") for d in docs), default=0)
+    concern = None
+    for d in docs:
+        if d.concern != concern:
+            concern = d.concern
+            print(f"{concern}:")
+        print(f"  {f'{d.name}={d.default}':<{width}}  {d.doc}")
+    return 0
+
+
 # --- verify -------------------------------------------------------------------------------------------
 
 
@@ -133,9 +221,9 @@ def cmd_verify(args) -> int:
     a stored result is never taken for a verification, as a bit can rot without changing a file's
     size or time. Results are stored for the window and `info`. The files may hold several
     datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
-    from tfrview.core.tfrecord.dataset import name_files
-
-    failed, paths = name_files(args.paths)
+    failed, paths, splits = _files_and_splits(args)
+    rules = _rules(args)
+    shows = _shows_splits(splits, args)
     if len(paths) > 1 and args.jobs > 1 and not args.dask:
         from tfrview.core.analysis.early import start_early
 
@@ -161,7 +249,7 @@ def cmd_verify(args) -> int:
     ]
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
-    analysis = merge(results, groups)
+    analysis = merge(results, groups, splits=splits, rules=rules)
     misfits = [
         None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
         for g, (lm, lm_path) in zip(groups, maps, strict=True)
@@ -205,7 +293,10 @@ def cmd_verify(args) -> int:
             )
             entries[at] = {**rep.to_json(), "record_status": status_counts(r.status)}
         entries[at]["dataset"] = groups[of[fi]].name
+        if shows:
+            entries[at]["split"] = splits[fi]
     totals = _totals([e for e in entries if e is not None])
+    by_split = _split_totals([e for e in entries if e is not None])
     gaps = _add_missing(paths, entries, totals)
     if args.json:
         doc = {
@@ -214,6 +305,8 @@ def cmd_verify(args) -> int:
             "totals": totals,
         }
         _report_duplicates(analysis, doc)
+        if by_split:
+            doc["splits"] = by_split
         print(json.dumps(doc))
     else:
         every = args.verbose or len(paths) <= FILES_LISTED
@@ -228,12 +321,14 @@ def cmd_verify(args) -> int:
                 )
             for fi in g.files:
                 if fi in reports and (every or not reports[fi].ok):
-                    _print_verify(reports[fi], args.quiet)
+                    _print_verify(reports[fi], args.quiet, splits[fi] if shows else None)
         for entry in gaps:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
         if not args.quiet:
             _report_duplicates(analysis, None)
+        if by_split and not args.quiet:
+            print(_splits_line(by_split))
         if len(failed) + len(paths) > 1 and not args.quiet:
             print(_totals_line(totals, every, len(groups)))
     if errors:
@@ -429,13 +524,15 @@ def _without_label_map(analysis, files) -> None:
         s.problems = [p for p in s.problems if str(p.kind) not in _LABEL_MAP_KINDS]
 
 
-def _print_verify(rep, quiet: bool) -> None:
+def _print_verify(rep, quiet: bool, split: str | None = None) -> None:
+    """A file's verdict (with its split when the dataset has splits: `_shows_splits`)."""
+    in_split = f", split {printable(split or '(none)')}" if split is not None else ""
     if rep.ok:
         if not quiet:
             extra = "" if rep.records else "  (empty: TensorFlow reads this as zero records)"
             print(
                 f"{printable(rep.path)}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
-                f"compression {rep.compression}{extra}"
+                f"compression {rep.compression}{in_split}{extra}"
             )
         return
     n = len(rep.problems)
@@ -443,7 +540,7 @@ def _print_verify(rep, quiet: bool) -> None:
         f"{printable(rep.path)}: {n} problem{'s' if n != 1 else ''}  {rep.records:,} intact records, "
         f"{rep.damaged_records:,} damaged, "
         + (f"{rep.unverified_records:,} unverified, " if rep.unverified_records else "")
-        + f"compression {rep.compression}"
+        + f"compression {rep.compression}{in_split}"
     )
     if rep.cause:
         print(f"  cause: {rep.cause}")
@@ -489,10 +586,10 @@ def cmd_info(args) -> int:
     for each file with framing problems and one for each dataset (-v: every file)."""
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.merge import join_parts
-    from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.groups import group_files, group_of
 
-    failed, paths = name_files(args.paths)
+    failed, paths, splits = _files_and_splits(args)
+    shows = _shows_splits(splits, args)
     out: list[dict] = []
     errors = 0
     for path, err in failed:
@@ -515,11 +612,15 @@ def cmd_info(args) -> int:
             errors += 1
             if args.json:
                 out.append({"path": r.path, "error": r.error, "dataset": groups[of[r.file_no]].name})
+                if shows:
+                    out[-1]["split"] = splits[r.file_no]
             else:
                 print(f"tfrview: {printable(r.error)}", file=sys.stderr)
             continue
         info, framing, cs = _info_of(r, picks.get(r.file_no))
         info["dataset"] = groups[of[r.file_no]].name
+        if shows:
+            info["split"] = splits[r.file_no]
         out.append(info)
         summaries[r.file_no] = (info, cs, r.lengths)
         if not args.json and (every or framing or info["damaged_records"]):
@@ -527,9 +628,13 @@ def cmd_info(args) -> int:
             printed.add(r.file_no)
     datasets = [_dataset_info(g, summaries) for g in groups]
     totals = _totals(out)
+    by_split = _split_totals([e for e in out if "path" in e])
     gaps = _add_missing(paths, out, totals)
     if args.json:
-        print(json.dumps({"files": out, "datasets": datasets, "totals": totals}))
+        doc = {"files": out, "datasets": datasets, "totals": totals}
+        if by_split:
+            doc["splits"] = by_split
+        print(json.dumps(doc))
     else:
         if len(paths) > 1:
             shown = [
@@ -544,6 +649,8 @@ def cmd_info(args) -> int:
         for entry in gaps:
             print(printable(entry["path"]))
             print(f"  problem       {entry['problems'][0]['message']}")
+        if by_split:
+            print(_splits_line(by_split))
         if len(paths) > 1 or gaps:
             print(_totals_line(totals, every, len(groups)))
     return 2 if errors else 0
@@ -700,6 +807,8 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         print(f"  files         {info['files']:,}")
     elif info.get("dataset") and info["dataset"] != Path(info["path"]).name:  # one of a dataset's files
         print(f"  dataset       {printable(info['dataset'])}")
+    if info.get("split"):
+        print(f"  split         {printable(info['split'])}")
     size = human_bytes(info["bytes"])
     if info["compression"] != Compression.NONE:
         size += f" ({human_bytes(info['stream_bytes'])} uncompressed)"
@@ -1150,11 +1259,11 @@ def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
     from tfrview.core.analysis.merge import merge
     from tfrview.core.analysis.parquet_export import write_parquet
-    from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.groups import group_files
 
     out = Path(args.parquet)
-    failed, paths = name_files(args.paths)
+    failed, paths, splits = _files_and_splits(args)
+    rules = _rules(args)
     for _, err in failed:
         raise TfrviewError(err)
     _check_output(out, paths, args.force)
@@ -1165,7 +1274,7 @@ def cmd_export(args) -> int:
     unreadable = [r for r in results if r.error is not None]
     for r in unreadable:
         print(f"tfrview: {printable(r.error)}", file=sys.stderr)
-    res = write_parquet(merge(results, groups), out, images=args.images)
+    res = write_parquet(merge(results, groups, splits=splits, rules=rules), out, images=args.images)
     print(
         f"{printable(str(out))}: wrote {res.rows:,} records, {res.columns} columns"
         + (f", {res.images:,} images" if args.images else "")
@@ -1261,6 +1370,28 @@ def _add_grouping(p) -> None:
     )
 
 
+def _add_splits(p, rules: bool = False) -> None:
+    """--split NAME=PATH (every command that analyses files together) and --rule NAME=VALUE (those
+    that run the dataset step)."""
+    p.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="the files PATH names (a file, folder or glob; added to the files analysed) are split NAME "
+        "(repeatable; default: the split a path names: train/, val/, test/, train-00000-of-00016, "
+        "Split-eval/; val, valid, dev and eval mean validation)",
+    )
+    if rules:
+        p.add_argument(
+            "--rule",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a threshold of the dataset-level checks (repeatable; `tfrview rules` lists them)",
+        )
+
+
 def _add_new_file_args(p) -> None:
     """PATH, -o OUT, --compression and --force: a command that writes one new file from one input."""
     from tfrview.core.tfrecord.framing import Compression
@@ -1306,7 +1437,7 @@ def build_parser() -> argparse.ArgumentParser:
         "what a file holds: compression, records, payload kinds, feature keys and types",
         "  tfrview info train.tfrecord\n  tfrview info 'train-*' --json\n  tfrview info big.tfrecord --all\n",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories, globs or shard patterns")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, globs or shard patterns")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument(
         "--sample",
@@ -1322,6 +1453,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"a block for every file (past {FILES_LISTED} files: only files with framing problems, "
         "then one block a dataset and the totals)",
     )
+    _add_splits(p)
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_info)
@@ -1330,9 +1462,10 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         "check framing and both CRCs of every record; exit 0 clean, 1 problems, 2 error",
         "  tfrview verify train.tfrecord\n  tfrview verify data/ --quiet || echo damaged\n"
-        "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n",
+        "  tfrview verify shard.gz --json\n  tfrview verify --checks data/ --label-map label_map.pbtxt\n"
+        "  tfrview verify --checks --split train=a/ --split test='b/*' --rule near_distance=6\n",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument(
         "--json",
         action="store_true",
@@ -1358,6 +1491,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"list every file (past {FILES_LISTED} files only those with problems are listed, "
         "then the totals)",
     )
+    _add_splits(p, rules=True)
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_verify)
@@ -1367,9 +1501,10 @@ def build_parser() -> argparse.ArgumentParser:
         "write the fact table (one row per record: facts, features, problems) as Parquet",
         "  tfrview export --parquet train.parquet 'train-*'\n"
         "  tfrview export --parquet train.parquet data/ --images\n"
-        "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n",
+        "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n"
+        "  tfrview export --parquet all.parquet --split train=train/ --split validation=val/\n",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument("--parquet", metavar="OUT", required=True, help="the Parquet file to write")
     p.add_argument(
         "--images", action="store_true", help="add each record's first image's bytes (column image)"
@@ -1378,6 +1513,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)"
     )
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _add_splits(p, rules=True)
     _add_grouping(p)
     _add_jobs(p)
     p.set_defaults(func=cmd_export)
@@ -1406,6 +1542,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="list every feature, not only shifted ones")
     _add_jobs(p)
     p.set_defaults(func=cmd_compare)
+
+    p = add(
+        "rules",
+        "every threshold of the dataset-level checks (--rule NAME=VALUE), its default and what it does",
+        "  tfrview rules\n  tfrview rules --json\n  tfrview verify --checks data/ --rule near_distance=6\n",
+    )
+    p.add_argument("--json", action="store_true", help='one JSON object: {"rules": [...]}')
+    p.set_defaults(func=cmd_rules)
 
     p = add(
         "cache",

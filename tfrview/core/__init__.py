@@ -46,6 +46,11 @@ _HOMES = {
     "ShardResult": "tfrview.core.analysis",
     "merge": "tfrview.core.analysis.merge",
     "DatasetAnalysis": "tfrview.core.analysis",
+    "DatasetRules": "tfrview.core.analysis.rules",
+    "RuleError": "tfrview.core.analysis.rules",
+    "split_of_path": "tfrview.core.tfrecord.splits",
+    "split_of_files": "tfrview.core.tfrecord.splits",
+    "SplitError": "tfrview.core.tfrecord.splits",
     "write_records": "tfrview.core.output.writer",
     "salvage": "tfrview.core.output.salvage",
 }

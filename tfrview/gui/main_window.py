@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         s.checks_changed.connect(self._update_status)
         s.summary_ready.connect(self._on_summary)
         s.duplicates_ready.connect(self._on_duplicates)
+        s.split_summary_ready.connect(self._on_split_summary)
         s.label_map_changed.connect(self._on_label_map_changed)
         self.model.set_label_map(s.label_map)
         self.thumbs.label_map = s.label_map
@@ -246,6 +247,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problems_dock)
         self.problems_dock.hide()  # shown when the first problem turns up
         self.summary_panel = SummaryPanel(self)
+        self.summary_panel.split_chosen.connect(self._show_chosen_summary)
         self.summary_dock = QDockWidget("Dataset Summary", self)
         self.summary_dock.setObjectName("summary")
         self.summary_dock.setWidget(self.summary_panel)
@@ -595,8 +597,23 @@ class MainWindow(QMainWindow):
 
     @Slot(object, bool)
     def _on_summary(self, summary: dict, partial: bool) -> None:
-        self.summary_panel.show_summary(summary, partial)
+        if self.summary_panel.shown_split is None or partial:
+            self.summary_panel.show_summary(summary, partial)
         self.filtering.offer_keys()
+
+    @Slot(str)
+    def _on_split_summary(self, _split: str) -> None:
+        """A split's summary arrived: the panel's chooser offers it (the one shown is kept)."""
+        self.summary_panel.set_splits(list(self.session.split_summaries))
+        self._show_chosen_summary(self.summary_panel.shown_split)
+
+    @Slot(object)
+    def _show_chosen_summary(self, split: str | None) -> None:
+        """The Dataset Summary of the split chosen (None: the whole dataset's)."""
+        s = self.session
+        summary = s.summary if split is None else s.split_summaries.get(split)
+        if summary is not None:
+            self.summary_panel.show_summary(summary, s.summary_partial if split is None else False)
 
     @Slot(object)
     def _on_sample(self, facts: SampleFacts) -> None:

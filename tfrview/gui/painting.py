@@ -23,6 +23,16 @@ SEVERITY_COLOURS = {
     Severity.WARNING: QColor(200, 120, 0),
     Severity.INFO: QColor(60, 90, 140),
 }
+# Splits overlaid in a plot, in the order they are drawn: strong, apart from each other on white
+# (class colours are pale for some words: `train` and `test` were two light yellows).
+SPLIT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
+
+
+def split_colour(i: int) -> QColor:
+    """The colour of the i-th split drawn in a plot."""
+    return QColor(SPLIT_COLOURS[i % len(SPLIT_COLOURS)])
+
+
 _BADGE_MARK = {Severity.ERROR: "!", Severity.WARNING: "!", Severity.INFO: "i"}
 
 

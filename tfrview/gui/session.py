@@ -24,11 +24,13 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    SplitSummary,
     Summary,
 )
 from tfrview.core.procs.requests import AnalyzeRequest, Request
 from tfrview.core.records.labelmap import find_label_map, label_map_misfit, load_label_map
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.splits import split_of_files
 from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.workers.base import Worker
@@ -58,6 +60,8 @@ class DatasetSession(QObject):
     plot_ready = Signal(object)  # messages.Plot: the plot an event file opens on, sent with the analysis
     duplicates_ready = Signal(object)  # messages.DuplicateGroups: the analysis's groups of copies
     label_map_changed = Signal(str)  # a note for the person ("" when they chose it)
+    splits_changed = Signal()  # the files' splits (`splits`): the person assigned some
+    split_summary_ready = Signal(str)  # a split's summary arrived (`split_summaries[name]`)
 
     def __init__(self, dataset: Dataset, run_checks: bool = True, parent=None) -> None:
         super().__init__(parent)
@@ -74,6 +78,9 @@ class DatasetSession(QObject):
         self.checks = JobState()
         self.summary: dict | None = None
         self.summary_partial = True
+        # each file's split: named by its path (tfrecord.splits), or chosen in the window
+        self.splits: list[str] = split_of_files([str(f.path) for f in dataset.files])
+        self.split_summaries: dict[str, dict] = {}  # the last analysis's summary of each split
         self.analysis_note = ""  # "checked <when>" when every file's stored analysis still holds
         self.indexer: ScanWorker | None = None
         self.analyzer: JobWorker | None = None
@@ -143,6 +150,29 @@ class DatasetSession(QObject):
         )
         log.info("%s", self.label_map_note)
         self.label_map_changed.emit(self.label_map_note)
+
+    # splits --------------------------------------------------------------------------------------------
+
+    def split_names(self) -> list[str]:
+        """The splits the files are in, in the order they first appear ("" for none left out)."""
+        return list(dict.fromkeys(s for s in self.splits if s))
+
+    def set_split(self, files: list[int], name: str) -> None:
+        """The person puts these files in split `name` ("" takes them out of any); the next
+        analysis merges with it (the summaries per split, the filter's and the plots' `split`), so
+        one already run runs again."""
+        name = name.strip()
+        changed = False
+        for fi in files:
+            if 0 <= fi < len(self.splits) and self.splits[fi] != name:
+                self.splits[fi] = name
+                changed = True
+        if not changed:
+            return
+        log.info("%d file(s) put in split %r", len(files), name)
+        self.splits_changed.emit()
+        if self.checks.phase is not Phase.IDLE:
+            self.start_analysis()
 
     # the scan ------------------------------------------------------------------------------------------
 
@@ -247,6 +277,7 @@ class DatasetSession(QObject):
             "label_map": label_map_json(self.label_map),
             "label_map_files": None if self.label_map_files is None else tuple(self.label_map_files),
             "box_specs": tuple(s.to_json() for s in remembered_specs()),
+            "splits": tuple(self.splits[fi] for fi, _ in opened),
         }
         if "jobs" in mine:
             files["jobs"] = analysis_jobs()
@@ -257,6 +288,7 @@ class DatasetSession(QObject):
         arrive as files finish (at once for files analysed before and unchanged since)."""
         if self._closed:
             return
+        self.split_summaries = {}
         self.analysis_started.emit()
         self._set_checks(JobState().started())
         self.analyzer = replace_job(
@@ -289,6 +321,9 @@ class DatasetSession(QObject):
                     self.plot_ready.emit(msg)
                 case DuplicateGroups():
                     self.duplicates_ready.emit(msg)
+                case SplitSummary(split=split, summary=summary):
+                    self.split_summaries[split] = summary
+                    self.split_summary_ready.emit(split)
                 case Summary():
                     self.summary = msg.summary
                     self.summary_partial = msg.partial

@@ -31,7 +31,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.records.kinds import PayloadKind
 
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
-FACTS = {"problem", "kind", "record", "size", "file"}
+FACTS = {"problem", "kind", "record", "size", "file", "split"}
 QUANTIFIERS = ("any", "all")  # words only before "(": any(problem != "x")
 OPS = ("==", "!=", "<=", ">=", "<", ">")
 
@@ -122,7 +122,7 @@ class Len:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    name: str  # problem, kind, record, size, file
+    name: str  # problem, kind, record, size, file, split
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +269,31 @@ class _Parser:
 
 def parse(text: str):
     """The AST of a filter. Raises FilterError with the position of the mistake."""
-    return _Parser(text).parse()
+    return _split_words(_Parser(text).parse())
+
+
+def _split_words(node):
+    """`split == "val"` means the split `val` names (`tfrecord.splits.ALIASES`: validation), as a
+    `val/` folder does: a split is compared by its one name."""
+    from tfrview.core.tfrecord.splits import ALIASES
+
+    def word(n):
+        return Lit(ALIASES[n.value.lower()]) if isinstance(n, Lit) and str(n.value).lower() in ALIASES else n
+
+    def walk(n):
+        if isinstance(n, Cmp):
+            if n.op != "contains" and Fact("split") in (n.left, n.right):
+                return Cmp(n.op, word(n.left), word(n.right))
+            return n
+        if isinstance(n, Quant):
+            return Quant(n.kind, walk(n.cmp))
+        if isinstance(n, Not):
+            return Not(walk(n.inner))
+        if isinstance(n, And | Or):
+            return type(n)(tuple(walk(x) for x in n.items))
+        return n
+
+    return walk(node)
 
 
 def resolve_keys(node, known: set[str], complete: bool = False):
@@ -347,6 +371,7 @@ class RecordFacts:
     problems: list[str]
     kind: Callable[[], str]
     values: Callable[[str], list]
+    split: str = ""  # the file's split (tfrecord.splits; "" none)
 
 
 def _num(x) -> bool:
@@ -396,7 +421,7 @@ def _list_values(f) -> list:
 
 
 def facts_for(
-    data: bytes, number: int, file: str, problems: list[str], keys: set[str] = frozenset()
+    data: bytes, number: int, file: str, problems: list[str], keys: set[str] = frozenset(), split: str = ""
 ) -> RecordFacts:
     """Lazy facts: the payload is parsed only if the filter asks for a feature or the kind, and once."""
     from tfrview.core.records.payload import parse_clean_example, sniff_kind
@@ -424,7 +449,7 @@ def facts_for(
             return []
         return _list_values(feats[key])
 
-    return RecordFacts(number, len(data), file, problems, lambda: parsed()[0], values)
+    return RecordFacts(number, len(data), file, problems, lambda: parsed()[0], values, split)
 
 
 # --- compiling: the AST into nested closures, once per filter (evaluating 1M records) ----------------
@@ -499,6 +524,7 @@ def _compile_vals(node) -> Callable[[RecordFacts], list]:
             "record": lambda r: [r.number],
             "size": lambda r: [r.size],
             "file": lambda r: [r.file],
+            "split": lambda r: [r.split] if r.split else [],
         }[node.name]
     test = compile_filter(node)
     return lambda r: [test(r)]

@@ -133,6 +133,36 @@ def select(table: pa.Table, plot: str, lo: list[float], hi: list[float], closed:
     return np.unique(n[hit]).astype(np.int64)
 
 
+def of_split(table: pa.Table, split: str) -> pa.Table:
+    """The rows of one split (the fact table's `split` column; "" the files in none)."""
+    if "split" not in table.column_names:
+        return table if not split else table.slice(0, 0)
+    return table.filter(pc.equal(pc.cast(table["split"], pa.string()), split))
+
+
+def overlay(table: pa.Table, key: str, histogram: bool = False) -> dict:
+    """Each split's plot of a key, for comparison: {"overlay": [{"split": name, **plot}, ...]} in
+    the splits' order, a histogram's counts also as `share` (a split's fraction of its values, so a
+    validation set ten times smaller compares with train); {"error"} when no split has one."""
+    names = (
+        [str(x) for x in pc.unique(pc.cast(table["split"], pa.string())).to_pylist()]
+        if "split" in table.column_names
+        else [""]
+    )
+    parts = []
+    for name in names:
+        one = plot(of_split(table, name), key, histogram)
+        if "error" in one:
+            continue
+        if "histogram" in one:
+            counts = np.asarray(one["histogram"]["counts"], dtype=np.float64)
+            one["histogram"]["share"] = (counts / max(counts.sum(), 1.0)).tolist()
+        parts.append({"split": name, **one})
+    if not parts:
+        return plot(table, key, histogram)  # its error says why
+    return {"overlay": parts}
+
+
 def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
     """The plot of a key, as the job sends it: {"series"}, {"histogram"}, {"heatmap"}, {"scatter"}
     or {"error"}. A feature is drawn over `step` when the records have one (TensorBoard events,

@@ -3,7 +3,8 @@ dataclass a concern, gathered in `DatasetRules`, set by `--rule NAME=VALUE` on t
 window's settings. A threshold is read at the dataset step, after the merge: the per-record scores
 and hashes the pass stores never depend on one, so a new threshold needs no new pass.
 
-Each field's comment is its documentation (`tfrview rules` prints them; the README lists them).
+Each field's documentation is in its metadata (`rule(default, doc)`: `tfrview rules` prints them,
+`DatasetRules.docs()` lists them, the README's tables say the same).
 """
 
 from __future__ import annotations
@@ -17,70 +18,84 @@ class RuleError(TfrviewError):
     """A `--rule` the person gave that names no rule or holds no number."""
 
 
+def rule(default, doc: str):
+    """A rule's field: its default and its one line of documentation (`tfrview rules` prints it;
+    kept in the field's metadata so the dataclass stays frozen and the text has one home)."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class DuplicateRules:
-    # near duplicates: the largest Hamming distance between two images' 64-bit DCT hashes (phash).
-    # 12 of 64 bits: re-encoding and brightness shifts of 10 % move 0-2 bits, resizing to 50-90 %
-    # up to 10, crops of 5 % up to 14 (measured on planted copies of draft-decoded images); two
-    # distinct images of one scene and palette were 16 or more apart
-    near_distance: int = 12
-    # a near pair is kept only when the difference hashes (dhash) agree within this many bits too:
-    # copies were within 20, so it drops chance agreements of the DCT hash without losing copies
-    confirm_distance: int = 22
-    # find near duplicates too, not only exact copies
-    check_near: bool = True
+    near_distance: int = rule(
+        12,
+        "near duplicates: the largest Hamming distance between two images' 64-bit DCT hashes (phash). 12 of 64 bits: re-encoding and brightness shifts of 10 % move 0-2 bits, resizing to 50-90 % up to 10, crops of 5 % up to 14 (measured on planted copies of draft-decoded images); two distinct images of one scene and palette were 16 or more apart",
+    )
+    confirm_distance: int = rule(
+        22,
+        "a near pair is kept only when the difference hashes (dhash) agree within this many bits too: copies were within 20, so it drops chance agreements of the DCT hash without losing copies",
+    )
+    check_near: bool = rule(True, "find near duplicates too, not only exact copies")
 
 
 @dataclass(frozen=True)
 class QualityRules:
-    # (analysis.imagequality) an image is named only when it passes its fixed bound AND is this many
-    # robust standard deviations (1.4826 x MAD) from its split's median, on the bad side
-    quality_sigma: float = 2.0
-    # dark: mean brightness (0-255) below this
-    dark_brightness: float = 40.0
-    # bright: mean brightness (0-255) above this
-    bright_brightness: float = 215.0
-    # blurry: variance of the Laplacian at the 64 px working scale below this
-    blurry_blur: float = 100.0
-    # low information: grey-histogram entropy below this many bits (a blank image is named blank only)
-    low_entropy: float = 4.0
-    # blank: at least this fraction of pixels within 8 grey levels of the dominant one
-    blank_fraction: float = 0.95
-    # odd aspect: width/height above this, or below its inverse
-    odd_aspect: float = 3.0
-    # odd size: a pixel count this many times below or above the split's median
-    odd_size_ratio: float = 8.0
+    quality_sigma: float = rule(
+        2.0,
+        "(analysis.imagequality) an image is named only when it passes its fixed bound AND is this many robust standard deviations (1.4826 x MAD) from its split's median, on the bad side",
+    )
+    dark_brightness: float = rule(40.0, "dark: mean brightness (0-255) below this")
+    bright_brightness: float = rule(215.0, "bright: mean brightness (0-255) above this")
+    blurry_blur: float = rule(
+        100.0, "blurry: variance of the Laplacian at the 64 px working scale below this"
+    )
+    low_entropy: float = rule(
+        4.0,
+        "low information: grey-histogram entropy below this many bits (a blank image is named blank only)",
+    )
+    blank_fraction: float = rule(
+        0.95, "blank: at least this fraction of pixels within 8 grey levels of the dominant one"
+    )
+    odd_aspect: float = rule(3.0, "odd aspect: width/height above this, or below its inverse")
+    odd_size_ratio: float = rule(
+        8.0, "odd size: a pixel count this many times below or above the split's median"
+    )
 
 
 @dataclass(frozen=True)
 class LabelRules:
-    # a class with fewer boxes (or records, for a record label) than the largest class's, divided
-    # by this, is rare (within a dataset group and split)
-    imbalance_ratio: float = 50.0
-    # a box whose size (log of its area in the image) or aspect (log of width / height) is this many
-    # robust standard deviations (1.4826 x the median absolute deviation) from its class's median
-    outlier_sigma: float = 5.0
-    # only classes with at least this many boxes (in a dataset group) are judged for outliers
-    outlier_min_boxes: int = 20
-    # two boxes of one class in one image with at least this IoU are one box twice
-    duplicate_iou: float = 0.95
-    # two boxes of different classes with at least this IoU are two classes on one object
-    overlap_iou: float = 0.9
-    # a box under this many pixels wide or high at its image's size is tiny
-    tiny_pixels: float = 4.0
+    imbalance_ratio: float = rule(
+        50.0,
+        "a class with fewer boxes (or records, for a record label) than the largest class's, divided by this, is rare (within a dataset group and split)",
+    )
+    outlier_sigma: float = rule(
+        5.0,
+        "a box whose size (log of its area in the image) or aspect (log of width / height) is this many robust standard deviations (1.4826 x the median absolute deviation) from its class's median",
+    )
+    outlier_min_boxes: int = rule(
+        20, "only classes with at least this many boxes (in a dataset group) are judged for outliers"
+    )
+    duplicate_iou: float = rule(
+        0.95, "two boxes of one class in one image with at least this IoU are one box twice"
+    )
+    overlap_iou: float = rule(
+        0.9, "two boxes of different classes with at least this IoU are two classes on one object"
+    )
+    tiny_pixels: float = rule(4.0, "a box under this many pixels wide or high at its image's size is tiny")
 
 
 @dataclass(frozen=True)
 class DriftRules:
-    # `compare`: the largest L-infinity distance of a categorical feature's value shares (TFDV's
-    # measure; TFDV sets no default: its guide's 0.01 flags the sampling noise of any split under
-    # ~10,000 records, Google's wrappers' 0.3 misses a class that halves)
-    infinity_norm: float = 0.1
-    # `compare`: the largest Jensen-Shannon divergence (log 2, 0..1) of a numeric feature's
-    # histograms on common bins (TFDV's measure; no default there either)
-    js_divergence: float = 0.1
-    # `compare`: the largest change in the fraction of records that hold a feature (TFDV has none)
-    presence_change: float = 0.1
+    infinity_norm: float = rule(
+        0.1,
+        "`compare`: the largest L-infinity distance of a categorical feature's value shares (TFDV's measure; TFDV sets no default: its guide's 0.01 flags the sampling noise of any split under ~10,000 records, Google's wrappers' 0.3 misses a class that halves)",
+    )
+    js_divergence: float = rule(
+        0.1,
+        "`compare`: the largest Jensen-Shannon divergence (log 2, 0..1) of a numeric feature's histograms on common bins (TFDV's measure; no default there either)",
+    )
+    presence_change: float = rule(
+        0.1, "`compare`: the largest change in the fraction of records that hold a feature (TFDV has none)"
+    )
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,16 @@ class DatasetRules:
     def names(self) -> dict[str, object]:
         """Every rule by its name (`near_distance`), with its value."""
         return {f.name: getattr(part, f.name) for part in self._parts() for f in fields(part)}
+
+    def docs(self) -> list[RuleDoc]:
+        """Every rule with its concern, type, default and one line of documentation, in order."""
+        out = []
+        for attr, part in zip((f.name for f in fields(self)), self._parts(), strict=True):
+            for f in fields(part):
+                doc = f.metadata.get("doc", "")
+                default = getattr(type(part)(), f.name)
+                out.append(RuleDoc(f.name, attr, type(default).__name__, default, doc))
+        return out
 
     def _parts(self):
         return tuple(getattr(self, f.name) for f in fields(self))
@@ -119,6 +144,17 @@ class DatasetRules:
                 out, **{attr: replace(part, **{name: _parsed(word, name, value, getattr(part, name))})}
             )
         return out
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """One rule as `tfrview rules` shows it."""
+
+    name: str
+    concern: str  # duplicates, quality, labels, drift
+    type: str  # int, float, bool
+    default: object
+    doc: str
 
 
 def _parsed(word: str, name: str, value: str, now):

@@ -114,9 +114,11 @@ class Matcher:
             return _Vals(rows, self.t.column("n").to_numpy(), "num")
         if name == "size":
             return _Vals(rows, self.t.column("size").to_numpy().astype(np.int64), "num")
-        if name in ("kind", "file"):
+        if name in ("kind", "file", "split"):
             col = pc.cast(self._raw(name), pa.string())
             valid = col.is_valid().to_numpy(zero_copy_only=False)
+            if name == "split":  # "" is no split: nothing to compare, as a missing feature
+                valid &= pc.not_equal(col, "").fill_null(False).to_numpy(zero_copy_only=False)
             return _Vals(rows[valid], col.filter(pa.array(valid)), "str")
         # problem: one value per problem kind a record has
         parts = [(r, np.full(len(r), k, dtype=object)) for k, r in self.problems.items() if len(r)]
@@ -125,6 +127,26 @@ class Matcher:
         r = np.concatenate([p[0] for p in parts])
         kinds = np.concatenate([p[1] for p in parts])
         return _Vals(r, pa.array(kinds, pa.string()), "str")
+
+    def _on_dictionary(self, op: str, name: str, value) -> np.ndarray | None:
+        """A text fact stored as a dictionary (`split`, `kind`, `file`: a few words over a million
+        rows) compared with a literal: each word once, then the rows by their codes (~10 ms, not
+        the second a million strings cost). None when the column is not one."""
+        if name not in ("kind", "file", "split"):
+            return None
+        col = self._raw(name)
+        if col is None or not pa.types.is_dictionary(col.type):
+            return None
+        words = pc.cast(col.dictionary, pa.string())
+        hit = _against(op, _Vals(np.arange(len(words)), words, "str"), value)
+        if hit is None:
+            return np.zeros(self.n, dtype=bool)
+        ok = np.zeros(len(words) + 1, dtype=bool)  # the last: a null row
+        ok[np.flatnonzero(hit)] = True
+        if name == "split":  # "" is no split: it matches nothing, as a missing feature
+            ok[: len(words)] &= np.asarray(words.to_pylist(), dtype=object) != ""
+        codes = col.indices.fill_null(len(words)).to_numpy(zero_copy_only=False).astype(np.int64)
+        return ok[codes]
 
     def _column(self, key: str):
         """The column of a feature key (None if no record has it); a word no feature is called that
@@ -183,6 +205,10 @@ class Matcher:
             if op == "contains":  # "cat" contains word: the text holds the value
                 return self._pairs(op, _lit_vals(left.value, self.n), self.values(right))
             left, right, op = right, left, flipped
+        if isinstance(left, Fact) and isinstance(right, Lit):
+            fast = self._on_dictionary(op, left.name, right.value)
+            if fast is not None:
+                return fast
         a = self.values(left)
         m = np.zeros(self.n, dtype=bool)
         if isinstance(right, Lit):

@@ -27,6 +27,7 @@ from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, r
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.plot_names import scalar_to_show
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
+from tfrview.core.analysis.rules import DatasetRules
 from tfrview.core.childproc import cores, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
@@ -49,6 +50,7 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    SplitSummary,
     Summary,
     Wrote,
     encode,
@@ -144,7 +146,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
                 if time.monotonic() - last > 1.0 and len(results) < len(tasks):
                     _emit(Summary(said.summary_json(), True))
                     last = time.monotonic()
-    a = merge(results)
+    a = merge(results, splits=_splits_of(req), rules=DatasetRules().with_words(list(req.rules)))
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
             _emit(ProblemFound(files[fi], p))
@@ -152,6 +154,12 @@ def job_analyze(req: AnalyzeRequest) -> None:
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(req, a, summary)
+    for split, mine in _by_split(a):
+        one = DatasetSummary()
+        for fi in mine:
+            if a.shards[fi].deep is not None:
+                one.merge(a.shards[fi].deep.summary)
+        _emit(SplitSummary(split, one.to_json(), [files[fi] for fi in mine]))
     read = [r.analysed_at for r in results if r.error is None]
     _emit(Summary(summary, False, cached, len(results), min(read) if read else None))
     if later:
@@ -317,17 +325,18 @@ def job_filter(req: FilterRequest) -> None:
     matches: list[int] = []
     last = time.monotonic()
     base = 0
-    for f in ds.files:
+    splits = _splits_of(req)
+    for fi, f in enumerate(ds.files):
         if f.source is None:
             continue
-        name = f.path.name
+        name, split = f.path.name, splits[fi] if fi < len(splits) else ""
         offs, lens = f.index.offsets, f.index.lengths
         read = f.source.bulk_reader()
         for k in range(f.index.count):
             n = base + k
             o = int(offs[k])
             data = bounded_payload(read, o, int(lens[k]))
-            if test(facts_for(data, n, name, problems.get(n, []))):
+            if test(facts_for(data, n, name, problems.get(n, []), split=split)):
                 matches.append(n)
             if k % 4096 == 0:
                 now = time.monotonic()
@@ -373,10 +382,12 @@ def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> b
 def job_series(req: SeriesRequest) -> None:
     """A plot of one feature or fact over the dataset (`analysis.plots.plot`), from the stored facts
     of the analysis (no record is read)."""
-    from tfrview.core.analysis.plots import plot  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plots import of_split, overlay, plot  # heavy: pyarrow on first use only
 
     table = _facts_or_say(req)
-    data = plot(table, req.key, req.histogram)
+    if req.split is not None:
+        table = of_split(table, req.split)
+    data = overlay(table, req.key, req.histogram) if req.by_split else plot(table, req.key, req.histogram)
     if "error" in data:  # no such key, no finite number: the job's Failed, not a plot
         raise NoPlot(data["error"])
     _emit(Plot(data))
@@ -384,11 +395,14 @@ def job_series(req: SeriesRequest) -> None:
 
 def job_select(req: SelectRequest) -> None:
     """The records behind a clicked bar, cell or point of a plot of facts, as filter matches."""
-    from tfrview.core.analysis.plots import select  # heavy: pyarrow on first use only
+    from tfrview.core.analysis.plots import of_split, select  # heavy: pyarrow on first use only
 
     table = _facts_or_say(req)
+    total = table.num_rows
+    if req.split is not None:  # a bar of one split's plot: that split's records
+        table = of_split(table, req.split)
     hits = select(table, req.plot, list(req.lo), list(req.hi), req.closed)
-    _emit(Matches(hits.tolist(), table.num_rows, table.num_rows))
+    _emit(Matches(hits.tolist(), total, total))
 
 
 def job_compare(req: CompareRequest) -> None:
@@ -491,7 +505,26 @@ def _stored_facts(req: OverFiles):
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
-    return DatasetAnalysis(results).facts()
+    return DatasetAnalysis(results, splits=_splits_of(req)).facts()
+
+
+def _by_split(a) -> list[tuple[str, list[int]]]:
+    """(split, its files) of a merged analysis, in the order splits first appear; [] when its files
+    are all in one split (the whole dataset's summary says it all)."""
+    out: dict[str, list[int]] = {}
+    for fi, split in enumerate(a.splits):
+        out.setdefault(split, []).append(fi)
+    return list(out.items()) if len(out) > 1 else []
+
+
+def _splits_of(req: OverFiles) -> list[str]:
+    """Each of the request's files' split: the window's (the person may have chosen), else the
+    split its path names."""
+    if req.splits is not None and len(req.splits) == len(req.paths):
+        return list(req.splits)
+    from tfrview.core.tfrecord.splits import split_of_files
+
+    return split_of_files(list(req.paths))
 
 
 def job_write(req: WriteRequest) -> None:

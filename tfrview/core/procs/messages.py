@@ -101,6 +101,18 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class SplitSummary:
+    """One split's summary (`DatasetSummary.to_json()` of its files), sent by the analysis before
+    the whole dataset's last `Summary` when the files are in more than one split; `files` the
+    window's numbers of its files."""
+
+    TYPE: ClassVar[str] = "split_summary"
+    split: str
+    summary: dict
+    files: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Matches:
     """Record numbers (global) a filter or a plot selection matched, among the first `upto`."""
 
@@ -270,6 +282,7 @@ Message = (
     | FileCause
     | Plot
     | Summary
+    | SplitSummary
     | Matches
     | Compared
     | Note
@@ -289,6 +302,7 @@ _TYPES: dict[str, type] = {
         FileCause,
         Plot,
         Summary,
+        SplitSummary,
         Matches,
         Compared,
         Note,

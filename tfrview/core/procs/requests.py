@@ -31,6 +31,7 @@ class OverFiles:
     counts: tuple[int, ...] | None = None  # None: any framing will do
     label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
     box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
+    splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +42,7 @@ class AnalyzeRequest(OverFiles):
     files: tuple[int, ...] | None = None  # the window's number of each path (None: 0, 1, …)
     label_map_files: tuple[int, ...] | None = None  # the files a map found beside one dataset is for
     jobs: int | None = None  # worker processes (None: the default)
+    rules: tuple[str, ...] = ()  # the dataset step's thresholds as `NAME=VALUE` words (analysis.rules)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +63,8 @@ class SeriesRequest(OverFiles):
     JOB: ClassVar[str] = "series"
     key: str
     histogram: bool = False  # its histogram rather than its values over the records
+    split: str | None = None  # one split's records only (None: every record)
+    by_split: bool = False  # each split's plot, overlaid for comparison (`{"overlay": [...]}`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +76,7 @@ class SelectRequest(OverFiles):
     lo: tuple[float, ...]
     hi: tuple[float, ...]
     closed: bool = False  # `hi` included (the last bar)
+    split: str | None = None  # the plot was of one split's records (None: every record)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

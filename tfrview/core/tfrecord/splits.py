@@ -10,7 +10,11 @@ A file no rule names is in no split (""). The aliases below all mean one split: 
 
 from __future__ import annotations
 
+import os
 import re
+
+from tfrview.core.errors import TfrviewError
+from tfrview.core.termtext import printable
 
 # The words a path names a split by, and the split each means.
 ALIASES = {
@@ -39,14 +43,15 @@ _FOLDER = re.compile(r"(?:split-)?(" + "|".join(sorted(ALIASES, key=len, reverse
 
 
 def split_of_path(path: str) -> str:
-    """The split a path names ("" when none): the file name first, then its folders from the
-    nearest out (`val/train-0.tfrecord` is in `train`: the name is the closer word)."""
+    """The split a path names ("" when none): the file name first, then the folder it is in, by
+    its whole name (`val/train-0.tfrecord` is in `train`: the name is the closer word). Folders
+    further out are not read: `/home/test/data/x.tfrecord` or a `test_data/` folder names no split."""
     parts = str(path).replace("\\", "/").rstrip("/").split("/")
     m = _WORD.search(parts[-1].lower())
     if m:
         return ALIASES[m.group(1)]
-    for part in reversed(parts[:-1]):
-        m = _FOLDER.fullmatch(part.lower())
+    if len(parts) > 1:
+        m = _FOLDER.fullmatch(parts[-2].lower())
         if m:
             return ALIASES[m.group(1)]
     return ""
@@ -71,3 +76,29 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
         )
         out.append(hit if hit is not None else split_of_path(s))
     return out
+
+
+class SplitError(TfrviewError):
+    """A `--split` the person gave that is no `NAME=PATH` or names no file."""
+
+
+def named_splits(words: list[str]) -> list[tuple[str, list[str]]]:
+    """`--split NAME=PATH` words as (split, the files PATH names), in the order given; PATH a file,
+    a folder or a glob (`tfrecord.dataset.name_files`). Words of one NAME add up. A word without a
+    name or a path, or whose path names no file, is a SplitError in one line."""
+    from tfrview.core.tfrecord.dataset import name_files  # start-up: kept off the CLI's path
+
+    out: dict[str, list[str]] = {}
+    for word in words:
+        name, eq, path = word.partition("=")
+        name, path = name.strip(), path.strip()
+        if not eq or not name or not path:
+            raise SplitError(f"--split {printable(word)}: say NAME=PATH, as in train=data/train/")
+        failed, files = name_files([path])
+        if not failed and len(files) == 1 and "://" not in path and not os.path.lexists(files[0]):
+            failed = [(path, "no such file")]  # a plain name is taken as given: here it must be there
+        if failed or not files:
+            why = failed[0][1] if failed else "no files"
+            raise SplitError(f"--split {printable(word)}: names no file ({printable(why)})")
+        out.setdefault(ALIASES.get(name.lower(), name), []).extend(str(f) for f in files)
+    return list(out.items())

@@ -58,6 +58,13 @@ class PlotController(QObject):
         session.summary_ready.connect(self._on_summary)
         session.plot_ready.connect(self._on_plot_ready)
         session.analysis_started.connect(self._ready.clear)
+        session.splits_changed.connect(self._on_splits)
+        self._on_splits()
+
+    @Slot()
+    def _on_splits(self) -> None:
+        """The splits to plot one of, or overlay: the session's (named by paths or the person)."""
+        self.panel.set_splits(self.session.split_names())
 
     @Slot(object)
     def _on_plot_ready(self, msg: Plot) -> None:
@@ -126,13 +133,16 @@ class PlotController(QObject):
             self._show_shards(key)
             return
         histogram = self.panel.histogram
-        if not histogram and key in self._ready:
+        split, by_split = self.panel.split_choice
+        if not histogram and key in self._ready and split is None and not by_split:
             if self.job is not None:
                 self.job.cancel()
             self.job = None
             self._on_items(None, [self._ready[key]])
             return
-        request = self.session.request(SeriesRequest, key=key, histogram=histogram)
+        request = self.session.request(
+            SeriesRequest, key=key, histogram=histogram, split=split, by_split=by_split
+        )
         self.job = replace_job(self.job, JobWorker(request, self), self._on_items, None, self._on_error)
 
     def _on_items(self, worker: Worker | None, items: list) -> None:
@@ -140,6 +150,8 @@ class PlotController(QObject):
             return
         for msg in items:
             match msg:
+                case Plot(data={"overlay": parts}):
+                    self.panel.show_overlay(parts)
                 case Plot(data={"series": series}):
                     self.panel.show_series(series)
                 case Plot(data={"histogram": histogram}):
@@ -230,7 +242,9 @@ class PlotController(QObject):
             self._select(key, [lo], [hi], closed, f"{key} in [{lo:.4g}, {hi:.4g}{']' if closed else ')'}")
             return
         k = json.dumps(key)
-        self.filtering.run_text(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}")
+        split, _ = self.panel.split_choice
+        of = "" if split is None else f" and split == {json.dumps(split)}"  # a bar of that split's plot
+        self.filtering.run_text(f"{k} >= {lo:.10g} and {k} {'<=' if closed else '<'} {hi:.10g}{of}")
 
     @Slot(str, list, list)
     def _on_area(self, key: str, lo: list, hi: list) -> None:
@@ -242,7 +256,10 @@ class PlotController(QObject):
 
     def _select(self, key: str, lo: list, hi: list, closed: bool, what: str) -> None:
         if self.filtering is not None:
-            request = self.session.request(SelectRequest, plot=key, lo=tuple(lo), hi=tuple(hi), closed=closed)
+            split, _ = self.panel.split_choice
+            request = self.session.request(
+                SelectRequest, plot=key, lo=tuple(lo), hi=tuple(hi), closed=closed, split=split
+            )
             self.filtering.run_job(request, what=what)
 
     @Slot()

@@ -1,5 +1,8 @@
 """The Shards panel: per-file health of a dataset of many files (records, intact, damaged,
-problems by severity), sortable; double-click shows that file's records in the table."""
+problems by severity) and each file's split, sortable; double-click shows that file's records in
+the table (on its split: that split's records). A chooser narrows it to one split; the person
+puts selected shards in a split from the context menu (the session keeps the splits, the next
+analysis uses them)."""
 
 from __future__ import annotations
 
@@ -7,15 +10,24 @@ import json
 import time
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tfrview.core.analysis.shard_health import ShardHealth, shard_health
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.models.problems import ProblemsModel
-from tfrview.gui.models.shards import ShardsModel
+from tfrview.gui.models.shards import NO_SPLIT, ShardsModel
 from tfrview.gui.session import DatasetSession
-from tfrview.gui.widgets.record_table_view import QuietTableView, plain_rows
+from tfrview.gui.widgets.record_table_view import QuietTableView, plain_rows, selected_rows
 
 REFRESH_MS = 1000  # while the figures change, and only while the panel is visible
 REFRESH_COST_SHARE = 20  # ... and at least this many times what one refresh cost (5 % of the UI thread)
@@ -39,13 +51,33 @@ class ShardsController(QObject):
         h.resizeSection(0, 300)
         for i in range(1, len(self.model.columns)):
             h.resizeSection(i, 80)
+        h.resizeSection(self.model.columns.index("split"), 100)
         h.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         view.setSortingEnabled(True)
         view.activated.connect(self._on_activated)
         view.doubleClicked.connect(self._on_activated)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self._on_menu)
+        self.chooser = QComboBox(window)
+        self.chooser.setObjectName("split_chooser")
+        self.chooser.setToolTip("Show the shards of one split, or all")
+        self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.chooser.currentIndexChanged.connect(self._on_chosen)
+        self.split_note = QLabel(window)
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 2, 6, 2)
+        top.addWidget(QLabel("Split:", window))
+        top.addWidget(self.chooser)
+        top.addWidget(self.split_note, 1)
+        body = QWidget(window)
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addLayout(top)
+        lay.addWidget(view, 1)
         self.dock = QDockWidget("Shards", window)
         self.dock.setObjectName("shards")
-        self.dock.setWidget(view)
+        self.dock.setWidget(body)
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self._refresh_if_changed)
@@ -55,6 +87,91 @@ class ShardsController(QObject):
         problems.arranged.connect(self.note_changed)
         session.index_progressed.connect(self.note_changed)
         session.scan_ended.connect(self.note_changed)
+        session.splits_changed.connect(self._on_splits)
+        self._on_splits()
+
+    # splits --------------------------------------------------------------------------------------------
+
+    @property
+    def shown_split(self) -> str | None:
+        """The split the panel is narrowed to (None: all; "" the files in none)."""
+        return self.chooser.currentData()
+
+    @Slot()
+    def _on_splits(self) -> None:
+        """The session's splits changed (or are first known): the chooser lists them (All first,
+        the files in no split last), keeping the one chosen while it still exists."""
+        names = self.session.split_names()
+        keep = self.shown_split
+        self.chooser.blockSignals(True)
+        self.chooser.clear()
+        self.chooser.addItem("All", None)
+        for name in names:
+            self.chooser.addItem(name, name)
+        if names and any(not x for x in self.session.splits):
+            self.chooser.addItem(NO_SPLIT, "")
+        at = self.chooser.findData(keep) if keep is not None else 0
+        self.chooser.setCurrentIndex(max(at, 0))
+        self.chooser.blockSignals(False)
+        self.chooser.setEnabled(bool(names))
+        self._apply_split()
+
+    @Slot(int)
+    def _on_chosen(self, _index: int) -> None:
+        self._apply_split()
+
+    def choose_split(self, name: str | None) -> None:
+        """Narrow the panel to one split (None: every file)."""
+        at = self.chooser.findData(name)
+        self.chooser.setCurrentIndex(at if at >= 0 else 0)
+
+    def _apply_split(self) -> None:
+        self.model.set_splits(self.session.splits, self.shown_split)
+        counts = {}
+        for x in self.session.splits:
+            counts[x] = counts.get(x, 0) + 1
+        self.split_note.setText(
+            "  shards: " + " · ".join(f"{name or NO_SPLIT} {n:,}" for name, n in counts.items())
+            if self.session.split_names()
+            else "no splits named by the paths: right-click shards to put them in one"
+        )
+        self._set_title()
+
+    def _set_title(self) -> None:
+        total = len(self.session.ds.files)
+        shown = self.model.rowCount()
+        self.dock.setWindowTitle(
+            f"Shards ({total:,})" if self.shown_split is None else f"Shards ({shown:,} of {total:,})"
+        )
+
+    def selected_files(self) -> list[int]:
+        """The files of the rows selected (numpy over the selection's ranges)."""
+        rows = selected_rows(self.view.selectionModel().selection())
+        return [self.model.file_at(int(r)) for r in rows if r < len(self.model.order)]
+
+    def assign_split(self, files: list[int], name: str) -> None:
+        """Put these files in split `name` ("" none): the session's, for the next analysis."""
+        self.session.set_split([f for f in files if f < len(self.session.splits)], name)
+
+    @Slot(QPoint)
+    def _on_menu(self, at: QPoint) -> None:
+        files = self.selected_files()
+        if not files:
+            return
+        menu = QMenu(self.view)
+        what = f"{len(files):,} shard{'s' if len(files) != 1 else ''}"
+        put = menu.addAction(f"Put {what} in Split…")
+        out = menu.addAction(f"Take {what} out of Any Split")
+        chosen = menu.exec(self.view.viewport().mapToGlobal(at))
+        if chosen is put:
+            names = self.session.split_names() or ["train", "validation", "test"]
+            name, ok = QInputDialog.getItem(
+                self.view, "Put in Split", f"The split of {what} (any word):", names, 0, True
+            )
+            if ok and name.strip():
+                self.assign_split(files, name)
+        elif chosen is out:
+            self.assign_split(files, "")
 
     @Slot()
     def note_changed(self, *_args) -> None:
@@ -79,7 +196,7 @@ class ShardsController(QObject):
         REFRESH_COST_SHARE times as long, so the panel never takes more than that share of it."""
         t0 = time.perf_counter()
         self.model.set_health(self.health())
-        self.dock.setWindowTitle(f"Shards ({len(self.session.ds.files):,})")
+        self._set_title()
         self.changed = False
         cost_ms = (time.perf_counter() - t0) * 1000
         self.timer.setInterval(max(REFRESH_MS, int(cost_ms * REFRESH_COST_SHARE)))
@@ -93,8 +210,14 @@ class ShardsController(QObject):
 
     @Slot(QModelIndex)
     def _on_activated(self, index: QModelIndex) -> None:
-        if index.isValid():
-            self.show_shard(self.model.file_at(index.row()))
+        if not index.isValid():
+            return
+        fi = self.model.file_at(index.row())
+        split = self.model.split_of(fi)
+        if self.model.columns[index.column()] == "split" and split:
+            self.filtering.run_text(f"split == {json.dumps(split)}")  # the split's records
+            return
+        self.show_shard(fi)
 
     def show_shard(self, fi: int) -> None:
         """The table shows one file's records: a filter on that file, its matches known at once

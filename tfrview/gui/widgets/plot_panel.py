@@ -2,7 +2,9 @@
 training logs, else over the record number) or its histogram, the boxes' measures and centres
 (a heat map), image sizes (a scatter), class balance and records or problems per shard, drawn by
 pyqtgraph. A click on a point of a series selects its record; a click on a bar, a cell or a
-point of the others filters the table to the records behind it. Save PNG… writes the plot. pyqtgraph is imported when the first plot is drawn, not at
+point of the others filters the table to the records behind it. A dataset with splits plots
+every record, one split's, or each split's overlaid (a histogram as each split's share of its
+values, so splits of different sizes compare). Save PNG… writes the plot. pyqtgraph is imported when the first plot is drawn, not at
 start-up (it costs a few hundred milliseconds)."""
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+_ALL, _OVERLAY, _ONE = "all", "overlay", "split:"  # the split chooser's item data (Qt compares strings)
 
 
 class PlotPanel(QWidget):
@@ -31,12 +35,18 @@ class PlotPanel(QWidget):
         self.mode = QComboBox(self)
         self.mode.addItems(["over step or record", "histogram"])
         self.mode.currentTextChanged.connect(lambda _t: self._on_key(self.keys.currentText()))
+        self.split_box = QComboBox(self)  # every record, one split, or the splits overlaid
+        self.split_box.setObjectName("plot_split")
+        self.split_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.split_box.setVisible(False)
+        self.split_box.currentIndexChanged.connect(lambda _i: self._on_key(self.keys.currentText()))
         self.status = QLabel("the plot comes from the analysis", self)
         self.save_button = QPushButton("Save PNG…", self)
         self.save_button.clicked.connect(self.save_requested)
         bar.addWidget(QLabel("feature:", self))
         bar.addWidget(self.keys)
         bar.addWidget(self.mode)
+        bar.addWidget(self.split_box)
         bar.addWidget(self.status, 1)
         bar.addWidget(self.save_button)
         lay.addLayout(bar)
@@ -61,6 +71,74 @@ class PlotPanel(QWidget):
             self.keys.setCurrentText(want)
             if want != current:
                 self.key_chosen.emit(want)
+
+    def set_splits(self, names: list[str]) -> None:
+        """The splits to choose from (none: the chooser hides), keeping the choice if it is there."""
+        keep = self.split_box.currentData()
+        self.split_box.blockSignals(True)
+        self.split_box.clear()
+        self.split_box.addItem("all records", _ALL)
+        if len(names) > 1:
+            self.split_box.addItem("splits overlaid", _OVERLAY)
+        for name in names:
+            self.split_box.addItem(f"split {name}", _ONE + name)
+        at = self.split_box.findData(keep) if keep is not None else 0
+        self.split_box.setCurrentIndex(max(at, 0))
+        self.split_box.blockSignals(False)
+        self.split_box.setVisible(bool(names))
+
+    @property
+    def split_choice(self) -> tuple[str | None, bool]:
+        """(the one split plotted or None, whether the splits are overlaid)."""
+        data = self.split_box.currentData() or _ALL
+        return (data[len(_ONE) :] if data.startswith(_ONE) else None), data == _OVERLAY
+
+    def choose_split(self, split: str | None, overlaid: bool = False) -> None:
+        """Plot one split's records (None: all), or the splits overlaid."""
+        data = _OVERLAY if overlaid else (_ALL if split is None else _ONE + split)
+        self.split_box.setCurrentIndex(max(self.split_box.findData(data), 0))
+
+    def show_overlay(self, parts: list[dict]) -> None:
+        """Each split's series or histogram (as its share of the split's values) in its own
+        colour, with a legend; clicks select nothing (a bar is no one split's range)."""
+        from tfrview.gui.painting import split_colour
+
+        pg = self._ensure_plot()
+        self._reset()
+        legend = self.plot.addLegend(offset=(-10, 10))
+        legend.clear()
+        key, said = "", []
+        for i, part in enumerate(parts):
+            colour = split_colour(i)
+            width = max(4.0 - 1.0 * i, 1.5)  # the first drawn widest: a split equal to it still shows
+            name = part["split"] or "(none)"
+            if "histogram" in part:
+                h = part["histogram"]
+                key = h["key"]
+                self.plot.plot(
+                    np.asarray(h["edges"], dtype=np.float64),
+                    np.asarray(h["share"], dtype=np.float64),
+                    stepMode="center",
+                    pen=pg.mkPen(colour, width=width),
+                    name=name,
+                )
+                said.append(f"{name} {h['values']:,}")
+            elif "series" in part:
+                s = part["series"]
+                key = s["key"]
+                self.plot.plot(
+                    np.asarray(s["x"], dtype=np.float64),
+                    np.asarray(s["y"], dtype=np.float64),
+                    pen=pg.mkPen(colour, width=width),
+                    name=name,
+                )
+                self.plot.setLabel("bottom", s["x_name"])
+                said.append(f"{name} {s['points']:,}")
+        hist = any("histogram" in p for p in parts)
+        self.plot.setLabel("left", "share of the split's values" if hist else key)
+        if hist:
+            self.plot.setLabel("bottom", key)
+        self.status.setText("splits overlaid: " + " · ".join(said) + " values")
 
     @Slot(str)
     def _on_key(self, key: str) -> None:

@@ -6,6 +6,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -126,10 +128,20 @@ def _num(x: float) -> str:
 
 
 class SummaryPanel(QWidget):
+    split_chosen = Signal(object)  # the split whose summary to show (None: the whole dataset)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.status = QLabel("The summary is computed after the QA checks.", self)
         self.status.setContentsMargins(6, 4, 6, 4)
+        self.split_box = QComboBox(self)  # the whole dataset, or one split (shown when it has splits)
+        self.split_box.setObjectName("summary_split")
+        self.split_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.split_box.addItem("All splits", None)
+        self.split_box.setVisible(False)
+        self.split_box.currentIndexChanged.connect(
+            lambda _i: self.split_chosen.emit(self.split_box.currentData())
+        )
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -146,16 +158,40 @@ class SummaryPanel(QWidget):
         split.setSizes([800, 320])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.status)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 6, 0)
+        top.addWidget(self.status, 1)
+        top.addWidget(self.split_box)
+        lay.addLayout(top)
         lay.addWidget(split, 1)
+
+    def set_splits(self, names: list[str]) -> None:
+        """The splits whose summaries can be shown (none: the chooser hides), keeping the one
+        chosen while it is still there."""
+        keep = self.split_box.currentData()
+        self.split_box.blockSignals(True)
+        self.split_box.clear()
+        self.split_box.addItem("All splits", None)
+        for name in names:
+            self.split_box.addItem(f"Split: {name or '(none)'}", name)
+        at = self.split_box.findData(keep) if keep is not None else 0
+        self.split_box.setCurrentIndex(max(at, 0))
+        self.split_box.blockSignals(False)
+        self.split_box.setVisible(bool(names))
+
+    @property
+    def shown_split(self) -> str | None:
+        return self.split_box.currentData()
 
     def show_summary(self, s: dict, partial: bool) -> None:
         records = s["records"]
         kinds = ", ".join(
             f"{k.replace('_', ' ')} {v:,}" for k, v in sorted(s["kinds"].items(), key=lambda kv: -kv[1])
         )
+        split = self.shown_split
+        of = "" if split is None else f"split {split or '(none)'}: "
         self.status.setText(
-            f"{'so far: ' if partial else ''}{records:,} intact records ({kinds}), {len(s['keys'])} feature keys"
+            f"{'so far: ' if partial else ''}{of}{records:,} intact records ({kinds}), {len(s['keys'])} feature keys"
         )
         self.table.setRowCount(len(s["keys"]))
         for r, (key, k) in enumerate(s["keys"].items()):
