@@ -228,6 +228,59 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
     return {row[0] for row in rows} if _run(put, False) else set()
 
 
+def answer_key(tasks: list[ShardTask], what: object) -> tuple[str, list] | None:
+    """The key of a whole pass's answer over these tasks (`store_answer`), from every file's
+    identity as it is now and `what` else the answer depends on (the window's file numbers), with
+    those identities; None when a file has none (it cannot be read, or it is an object with no
+    version): such a pass is never remembered whole."""
+    identities: dict[str, object] = {}
+    keys = []
+    for t in tasks:
+        if t.path not in identities:
+            identities[t.path] = identity_of(t.path)
+        i = identities[t.path]
+        if i is None:
+            return None
+        keys.append(_key(t, i))
+    digest = hashlib.sha256(json.dumps([FORMAT, "answer", what, keys], default=str).encode())
+    return "answer-" + digest.hexdigest()[:32], [identities[t.path] for t in tasks]
+
+
+def load_answer(key: str) -> str | None:
+    """A whole pass's answer stored under `key`, as it was stored (None if not there): a split of
+    10,000 unchanged shards reopens from one row, not 10,000 results read and merged again."""
+
+    def read(c: sqlite3.Connection) -> str | None:
+        row = c.execute("SELECT meta FROM entries WHERE key = ? AND format = ?", (key, FORMAT)).fetchone()
+        return None if row is None else bytes(row[0]).decode()
+
+    return _run(read, None)
+
+
+def store_answer(key: str, text: str, max_bytes: int | None = None) -> bool:
+    """Remember a whole pass's answer (the text its job sent) under `key` (`answer_key`); a row of
+    the one store, so its bytes count toward limits.CACHE_MAX_BYTES and it is evicted like any."""
+    limit = limits.CACHE_MAX_BYTES if max_bytes is None else max_bytes
+    blob = text.encode()
+    size = len(key) + len(blob)
+    if size > limit:
+        return False
+    row = (key, FORMAT, size, time.time(), blob, b"", None)
+
+    def put(c: sqlite3.Connection) -> bool:
+        with _write(c):
+            c.execute(
+                "INSERT INTO entries (key, format, size, used, meta, arrays, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET format = excluded.format, size = excluded.size,"
+                " used = excluded.used, meta = excluded.meta, arrays = excluded.arrays, facts = excluded.facts",
+                row,
+            )
+            _evict(c, limit, keep=key)
+        return True
+
+    return _run(put, False)
+
+
 def _unchanged(path: str, identity) -> bool:
     """Whether a file is still as `identity` saw it before it was read. A local file by its stat
     alone: a write since changes its ctime (which no one can set back), and hashing its ends again

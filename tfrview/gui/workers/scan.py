@@ -80,6 +80,7 @@ class ScanWorker(Worker):
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
     # file number, messages.Failed: its scan process failed (done here instead)
     child_failed = Signal(int, object)
+    stored_found = Signal()  # the first file's results came from the store: the split was analysed before
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -406,6 +407,8 @@ class ScanWorker(Worker):
         )
         self._report(fi, problems)
         if stored_at is not None:
+            if not self.stored_files:
+                self.stored_found.emit()
             self.stored_files += 1
             self.stored_at = stored_at if self.stored_at is None else min(self.stored_at, stored_at)
         self._tick("index", base + src.file_size, total, True)
