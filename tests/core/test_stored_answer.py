@@ -58,10 +58,10 @@ def test_a_changed_file_is_analysed_again(tmp_path, monkeypatch, own_store):
 
     paths = build_demo(tmp_path / "demo")
     before = _answer(_analyze(paths, monkeypatch))[-1].summary["records"]
-    key = answer_key(plan(list(map(str, paths)), True), [3, 4])
+    key = answer_key(plan(list(map(str, paths)), True), ["analysis", [3, 4]])
     data = paths[1].read_bytes()
     paths[1].write_bytes(data[: len(data) // 2])  # cut short: other records, another identity
-    assert answer_key(plan(list(map(str, paths)), True), [3, 4])[0] != key[0]
+    assert answer_key(plan(list(map(str, paths)), True), ["analysis", [3, 4]])[0] != key[0]
     again = _analyze(paths, monkeypatch)
     *_, summary = _answer(again)
     assert summary.cached == 1 and summary.files == 2  # the changed file was read, the other stored

@@ -55,3 +55,25 @@ def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, 
     again, w2, again_problems = _scanned(folder, True)
     assert again_problems == here_problems and w2.stored_files >= 20
     assert [f.index.count for f in again.files] == [f.index.count for f in here.files]
+
+
+def test_a_reopened_split_takes_every_index_from_its_stored_scan(qtbot, tmp_path, monkeypatch):
+    """The whole split's scan is stored as one answer (analysis.splitindex): a reopen takes every
+    file's index, CRC status and framing problems from it, as the first scan found them, without a
+    pool or a file's own stored result; a file changed since is scanned again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan, "POOL_MIN_FILES", 16)
+    folder = _split(tmp_path / "split", 20)
+    (folder / "s-00011-of-00020.tfrecord").write_bytes(framed(payloads(30))[0])  # no gzip: all plain
+    first, _, first_problems = _scanned(folder, True)
+    again, w, again_problems = _scanned(folder, True)
+    assert w.stored_files == 20 and not w._pool_files  # every file from the answer: no pool started
+    assert again_problems == first_problems and {fi for fi, *_ in first_problems} == {7, 9}
+    for a, b in zip(first.files, again.files, strict=True):
+        assert b.index.done and b.index.scanned == a.index.scanned, a.path
+        for name in ("offsets", "lengths", "status"):
+            assert np.array_equal(getattr(a.index, name), getattr(b.index, name)), (a.path, name)
+    data, _ = framed(payloads(31))
+    (folder / "s-00003-of-00020.tfrecord").write_bytes(data)  # changed: one more record
+    changed, w3, _ = _scanned(folder, True)
+    assert changed.files[3].index.count == 31 and w3.stored_files < 20  # not the stored answer

@@ -117,7 +117,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
     if req.label_map_files is not None:  # a map found beside one dataset: its files only
         mine = set(req.label_map_files)
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
-    memo = None if sent_plot else answer_key(tasks, list(files))
+    memo = None if sent_plot else answer_key(tasks, ["analysis", list(files)])
     if memo is not None and _say_stored_answer(memo[0]):
         return
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
@@ -169,11 +169,11 @@ def _say_stored_answer(key: str) -> bool:
     """The answer of a pass over these very files stored whole (`_remember_answer`), said as it was
     first said: reopening 10,000 unchanged shards read and merged 10,000 stored results (~9 s on 2
     cores); whether there was one."""
-    text = load_answer(key)
-    if text is None:
+    got = load_answer(key)
+    if got is None:
         return False
     with _EMIT_LOCK:
-        _OUT.write(text)
+        _OUT.write(got[0].decode())
         _OUT.flush()
     return True
 
@@ -189,7 +189,7 @@ def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told
     ):
         return
     records = sum(len(s.offsets) for s in a.shards)
-    store_answer(key, encode(Progress("records", records, records)) + "".join(told))
+    store_answer(key, (encode(Progress("records", records, records)) + "".join(told)).encode())
 
 
 PROGRESS_SECONDS = 0.25  # how often the analysis says how many records it has decoded
