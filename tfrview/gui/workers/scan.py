@@ -142,9 +142,14 @@ class ScanWorker(Worker):
         )
 
     def work(self) -> None:
-        memo = self._split_answer()
-        if memo is not None and self._from_answer(memo[0]):
-            memo = None  # taken: nothing new to remember
+        memo = None
+        if self._answer_may_serve():
+            # the first rows at once, as without an answer: its key reads every file's identity first
+            self._at(0)
+            self._whole_here(0, self.dataset.files[0], 0, self._total("index"))
+            memo = self._split_answer()
+            if memo is not None and self._from_answer(memo[0]):
+                memo = None  # taken: nothing new to remember
         ahead = self._reader_ahead()
         try:
             self._start_pool()
@@ -169,19 +174,22 @@ class ScanWorker(Worker):
                 if memo is not None:
                     self._remember_answer(*memo)
 
+    def _answer_may_serve(self) -> bool:
+        """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
+        local files, none framed yet and none known to be compressed (any other is scanned file by
+        file)."""
+        files = self.dataset.files
+        return len(files) >= POOL_MIN_FILES and not any(
+            f.source is None or f.source.remote or f.index.count or not _maybe_plain(f.source) for f in files
+        )
+
     def _split_answer(self) -> tuple[str, list] | None:
         """The key of this split's stored scan (every file's index: `analysis.splitindex`) and the
-        files' identities, for a split of at least POOL_MIN_FILES local files none of them framed
-        yet and none known to be compressed; None for any other (scanned file by file)."""
-        files = self.dataset.files
-        if len(files) < POOL_MIN_FILES or any(
-            f.source is None or f.source.remote or f.index.count or not _maybe_plain(f.source) for f in files
-        ):
-            return None
+        files' identities; None if a file has no identity."""
         from tfrview.core.analysis.cache import answer_key
         from tfrview.core.analysis.results import ShardTask
 
-        return answer_key([ShardTask(str(f.path), fi) for fi, f in enumerate(files)], ["scan"])
+        return answer_key([ShardTask(str(f.path), fi) for fi, f in enumerate(self.dataset.files)], ["scan"])
 
     def _from_answer(self, key: str) -> bool:
         """Every file's index and CRC status from the split's stored scan, at once; False if there
@@ -202,9 +210,14 @@ class ScanWorker(Worker):
         total = self._total("index")
         base = 0
         for fi, (f, x) in enumerate(zip(self.dataset.files, indexes, strict=True)):
+            if f.index.count:  # the first file, framed for the first rows: the same records
+                base += f.source.file_size
+                continue
             self._at(fi)
             self._take_whole(fi, f, x.offsets, x.lengths, x.status, x.problems, x.scanned, base, total, at)
             base += f.source.file_size
+            if fi % 256 == 0:
+                time.sleep(0)  # the UI thread's turn for the GIL
         self._counts = None  # counted again from every file at the next report
         return True
 
