@@ -129,11 +129,14 @@ def job_analyze(req: AnalyzeRequest) -> None:
     results, cached = [], 0
     last = time.monotonic()
     later: list = []  # files analysed here, stored once the window has the results
+    by_files = _ticker() if not req.counts else None  # records not counted yet (started beside the scan)
     with _RecordProgress(req, DatasetSummary()) as said:
         for r in run_tasks(
             tasks, req.jobs, store_later=later, counter=said.counter, summaries=said.summaries
         ):
             results.append(r)
+            if by_files is not None:
+                by_files("files", len(results), len(tasks))
             cached += r.from_cache
             said.stored += (r.hi - r.lo) if r.from_cache else 0
             for p in r.problems:
