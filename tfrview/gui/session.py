@@ -146,6 +146,9 @@ class DatasetSession(QObject):
         )
         log.info("%s", self.label_map_note)
         self.label_map_changed.emit(self.label_map_note)
+        if self.analyzer is not None and self.checks.phase is not Phase.IDLE:
+            # an analysis started beside the scan (`_on_stored_found`) judged with that map: again
+            self.start_analysis(early=self._holding())
 
     # the scan ------------------------------------------------------------------------------------------
 
