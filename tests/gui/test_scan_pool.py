@@ -33,6 +33,8 @@ def _scanned(folder, use_subprocess: bool):
     w = ScanWorker(ds, use_subprocess=use_subprocess)
     problems: list = []
     w.problem_found.connect(lambda fi, p: problems.append((fi, p.kind, p.offset, p.length)))
+    w.said_stored = []  # stored_found: the window's analysis then starts beside the scan
+    w.stored_found.connect(lambda: w.said_stored.append(True))
     w.work()
     return ds, w, sorted(problems)
 
@@ -44,6 +46,8 @@ def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, 
     here, _, here_problems = _scanned(folder, False)
     pooled, w, pooled_problems = _scanned(folder, True)
     assert len(w._pool_files) == 23  # every shard but the first, framed by the pool
+    # a damaged shard's result the pool stored during this scan is no sign of an earlier analysis
+    assert not w.said_stored
     for a, b in zip(here.files, pooled.files, strict=True):
         assert a.index.count == b.index.count and a.index.done and b.index.done, a.path
         for name in ("offsets", "lengths", "status"):
@@ -53,7 +57,7 @@ def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, 
     n, _ = cache.usage()
     assert n >= 20  # the pool stored what it framed: a reopen or `info` takes it from the store
     again, w2, again_problems = _scanned(folder, True)
-    assert again_problems == here_problems and w2.stored_files >= 20
+    assert again_problems == here_problems and w2.stored_files >= 20 and w2.said_stored == [True]
     assert [f.index.count for f in again.files] == [f.index.count for f in here.files]
 
 

@@ -78,7 +78,8 @@ class ScanWorker(Worker):
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
     # file number, messages.Failed: its scan process failed (done here instead)
     child_failed = Signal(int, object)
-    stored_found = Signal()  # the first file's results came from the store: the split was analysed before
+    # the first file's results came from a store written before this scan: the split was analysed before
+    stored_found = Signal()
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -102,6 +103,7 @@ class ScanWorker(Worker):
         self._pool = None  # the pass's results for the small files (`_pooled`), as they finish
         self._pool_files: set[int] = set()
         self._pool_got: dict[int, object] = {}
+        self._began = 0.0  # when `work` started (a stored result read before it: `stored_found`)
 
     def _total(self, phase: str) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -142,6 +144,7 @@ class ScanWorker(Worker):
         )
 
     def work(self) -> None:
+        self._began = time.time()  # results stored before this are an earlier run's
         memo = None
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
@@ -485,7 +488,7 @@ class ScanWorker(Worker):
         )
         self._report(fi, problems)
         if stored_at is not None:
-            if not self.stored_files:
+            if not self.stored_files and stored_at < self._began:  # (not stored by this scan's pool)
                 self.stored_found.emit()
             self.stored_files += 1
             self.stored_at = stored_at if self.stored_at is None else min(self.stored_at, stored_at)
