@@ -1,7 +1,7 @@
 """Window figures against the targets of the main-window issue. Makes its own files (cached).
 
     python bench/bench_gui.py [--dir /tmp/tfrview-bench] [--runs 5] [--busy]
-    python bench/bench_gui.py --shards 2048|10000 [--runs 1] [--limit 600] [--shot out.png]
+    python bench/bench_gui.py --shards 2048|10000 [--runs 1] [--limit 600] [--shot out.png] [--store DIR]
     python bench/bench_gui.py --big [--limit 600] [--shot out.png]
 
 For each file, a fresh process (python start-up included) opens the window and reports:
@@ -328,12 +328,12 @@ def split_main(a) -> None:
         f"load {os.getloadavg()[0]:.1f}"
     )
     for _ in range(a.runs):
-        cache = tempfile.mkdtemp(prefix="tfrview-bench-cache-")
+        kept = bool(a.store) and Path(a.store).exists()  # --store: a store kept from an earlier run
+        cache = a.store or tempfile.mkdtemp(prefix="tfrview-bench-cache-")
+        runs = [("cold (empty store)", a.shot)] if not kept else []
+        runs.append(("warm (stored results)", a.shot.replace(".png", "-warm.png")))
         try:
-            for label, shot in (
-                ("cold (empty store)", a.shot),
-                ("warm (stored results)", a.shot.replace(".png", "-warm.png")),
-            ):
+            for label, shot in runs:
                 r = run_split_child(folder, cache, a.limit, shot)
                 print(
                     f"  {label}: {r['records']:,} records, {r['shard_rows']:,} shard rows, analysis {r['phase']}"
@@ -358,7 +358,8 @@ def split_main(a) -> None:
                     f"({'PASS' if r['top_shard'] == bad else 'MISS'})"
                 )
         finally:
-            shutil.rmtree(cache, ignore_errors=True)
+            if not a.store:
+                shutil.rmtree(cache, ignore_errors=True)
 
 
 def big_main(a) -> None:
@@ -430,6 +431,12 @@ def main() -> None:
         "--big", action="store_true", help="one 2,000,000-record file: selection, gallery, progress"
     )
     ap.add_argument("--shot", default="", help="save a screenshot of the window at the end (a .png)")
+    ap.add_argument(
+        "--store",
+        default="",
+        help="with --shards: the cache folder to use and keep (if it exists, only the warm run: "
+        "reopens measured again and again without the cold pass)",
+    )
     a = ap.parse_args()
     busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"]) if a.busy else None
     try:

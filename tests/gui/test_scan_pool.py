@@ -33,6 +33,8 @@ def _scanned(folder, use_subprocess: bool):
     w = ScanWorker(ds, use_subprocess=use_subprocess)
     problems: list = []
     w.problem_found.connect(lambda fi, p: problems.append((fi, p.kind, p.offset, p.length)))
+    w.said_stored = []  # stored_found: the window's analysis then starts beside the scan
+    w.stored_found.connect(lambda: w.said_stored.append(True))
     w.work()
     return ds, w, sorted(problems)
 
@@ -44,6 +46,8 @@ def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, 
     here, _, here_problems = _scanned(folder, False)
     pooled, w, pooled_problems = _scanned(folder, True)
     assert len(w._pool_files) == 23  # every shard but the first, framed by the pool
+    # a damaged shard's result the pool stored during this scan is no sign of an earlier analysis
+    assert not w.said_stored
     for a, b in zip(here.files, pooled.files, strict=True):
         assert a.index.count == b.index.count and a.index.done and b.index.done, a.path
         for name in ("offsets", "lengths", "status"):
@@ -53,5 +57,28 @@ def test_a_split_of_small_shards_is_framed_by_the_pool_as_here(qtbot, tmp_path, 
     n, _ = cache.usage()
     assert n >= 20  # the pool stored what it framed: a reopen or `info` takes it from the store
     again, w2, again_problems = _scanned(folder, True)
-    assert again_problems == here_problems and w2.stored_files >= 20
+    assert again_problems == here_problems and w2.stored_files >= 20 and w2.said_stored == [True]
     assert [f.index.count for f in again.files] == [f.index.count for f in here.files]
+
+
+def test_a_reopened_split_takes_every_index_from_its_stored_scan(qtbot, tmp_path, monkeypatch):
+    """The whole split's scan is stored as one answer (analysis.splitindex): a reopen takes every
+    file's index, CRC status and framing problems from it, as the first scan found them, without a
+    pool or a file's own stored result; a file changed since is scanned again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan, "POOL_MIN_FILES", 16)
+    folder = _split(tmp_path / "split", 20)
+    (folder / "s-00011-of-00020.tfrecord").write_bytes(framed(payloads(30))[0])  # no gzip: all plain
+    first, _, first_problems = _scanned(folder, True)
+    again, w, again_problems = _scanned(folder, True)
+    # every file but the first (framed at once for the first rows) from the answer: no pool started
+    assert w.stored_files == 19 and not w._pool_files
+    assert again_problems == first_problems and {fi for fi, *_ in first_problems} == {7, 9}
+    for a, b in zip(first.files, again.files, strict=True):
+        assert b.index.done and b.index.scanned == a.index.scanned, a.path
+        for name in ("offsets", "lengths", "status"):
+            assert np.array_equal(getattr(a.index, name), getattr(b.index, name)), (a.path, name)
+    data, _ = framed(payloads(31))
+    (folder / "s-00003-of-00020.tfrecord").write_bytes(data)  # changed: one more record
+    changed, w3, _ = _scanned(folder, True)
+    assert changed.files[3].index.count == 31 and w3.stored_files < 20  # not the stored answer

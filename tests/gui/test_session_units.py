@@ -295,3 +295,28 @@ def test_the_shards_controller_without_the_main_window(qtbot, session_of, tmp_pa
         and filtering.expr == 'file == "d.tfrecord"'
         and filtering.job is None
     )
+
+
+def test_an_analysis_beside_the_scan_is_heard_once_the_scan_ends(qtbot, session_of, tmp_path):
+    """An analysis started beside the scan (a split analysed before): its progress shows at once,
+    its findings and its end wait for the scan, whose framing numbers them."""
+    s = session_of([_damaged(tmp_path)])
+    s.indexer = JobWorker(AnalyzeRequest(paths=()), s)  # stands for the running scan (never started)
+    s._early_for = s.indexer
+    s.analyzer = JobWorker(AnalyzeRequest(paths=()), s)
+    problems = []
+    s.problem_found.connect(lambda fi, p: problems.append((fi, p.kind)))
+    finding = Problem(ProblemKind.NAN_OR_INF, 0, 40, 3, "NaN in loss", feature="loss")
+    _fed(
+        s,
+        m.Progress("records", 40, 40),
+        m.ProblemFound(0, finding),
+        m.Summary({"records": 40}, False),
+        m.Done(),
+    )
+    s._on_analysis_done(s.analyzer)
+    assert (s.checks.done, s.checks.total) == (40, 40) and s.checks.phase is Phase.RUNNING
+    assert problems == [] and s.summary is None  # held
+    s._on_index_done(s.indexer)  # the scan ends
+    assert problems == [(0, ProblemKind.NAN_OR_INF)] and s.summary == {"records": 40}
+    assert s.checks.phase is Phase.DONE and s._held == [] and s._early_for is None

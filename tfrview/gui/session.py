@@ -87,6 +87,11 @@ class DatasetSession(QObject):
         self._ended = False
         self._stop_asked = False  # Stop before the scan had started: it stops at its first chance
         self._closed = False  # shut down: nothing new starts (a listener may close the window mid-signal)
+        self._early_for: ScanWorker | None = None  # the scan an analysis started beside (`_on_stored_found`)
+        # the analysis's words that came while the scan still ran, and its end (said once it ends):
+        # a QA finding is numbered by the files before it, which must be framed first
+        self._held: list = []
+        self._held_end: Worker | None = None
 
     # the label map -------------------------------------------------------------------------------------
 
@@ -150,6 +155,9 @@ class DatasetSession(QObject):
         )
         log.info("%s", self.label_map_note)
         self.label_map_changed.emit(self.label_map_note)
+        if self.analyzer is not None and self.checks.phase is not Phase.IDLE:
+            # an analysis started beside the scan (`_on_stored_found`) judged with that map: again
+            self.start_analysis(early=self._holding())
 
     # splits --------------------------------------------------------------------------------------------
 
@@ -216,6 +224,7 @@ class DatasetSession(QObject):
         w.result.connect(self._on_sample)
         w.error.connect(self._on_index_error)
         w.done.connect(self._on_index_done)
+        w.stored_found.connect(self._on_stored_found)
         self.indexer = w
         if self._stop_asked:
             w.cancel()
@@ -251,6 +260,24 @@ class DatasetSession(QObject):
         self.file_failed.emit(fi, message)
         self.index_progressed.emit(p)
 
+    @Slot()
+    def _on_stored_found(self) -> None:
+        """The scan took a file's results from the store: the split was analysed before, so its
+        analysis (likely stored whole: `procs.jobs._say_stored_answer`) starts now, beside the scan,
+        not after it (10,000 unchanged shards: the findings ~5 s sooner). Its words wait for the
+        scan's end (`_on_analysis_items`). Only a first analysis: a rerun follows its scan."""
+        w = self.indexer
+        if (
+            w is None
+            or self.sender() is not w
+            or not self.run_checks
+            or self._closed
+            or self.checks.phase is not Phase.IDLE
+        ):
+            return
+        self._early_for = w
+        self.start_analysis(early=True)
+
     @Slot(object)
     def _on_index_done(self, worker: Worker) -> None:
         if worker is not self.indexer:
@@ -258,7 +285,11 @@ class DatasetSession(QObject):
         p = self.index_progress
         self.scan_ended.emit(p)
         self._ended = True
-        if p is not None and p.phase is ScanPhase.DONE and self.run_checks and not self._closed:
+        early = self._early_for is worker and self.analyzer is not None
+        self._early_for = None
+        if early:
+            self._say_held()
+        elif p is not None and p.phase is ScanPhase.DONE and self.run_checks and not self._closed:
             self.start_analysis()
 
     # the analysis pass ---------------------------------------------------------------------------------
@@ -283,17 +314,22 @@ class DatasetSession(QObject):
             files["jobs"] = analysis_jobs()
         return cls(**{k: v for k, v in files.items() if k in mine}, **fields)
 
-    def start_analysis(self) -> None:
+    def start_analysis(self, early: bool = False) -> None:
         """The analysis pass over the whole dataset in a child process; QA findings and the summary
-        arrive as files finish (at once for files analysed before and unchanged since)."""
+        arrive as files finish (at once for files analysed before and unchanged since). `early`:
+        beside the scan, before the window has counted the records (the job counts them)."""
         if self._closed:
             return
         self.split_summaries = {}
+        self._held, self._held_end = [], None  # a run replaced: what it said is void
         self.analysis_started.emit()
         self._set_checks(JobState().started())
+        req = self.request(AnalyzeRequest)
+        if early:
+            req = replace(req, counts=None)
         self.analyzer = replace_job(
             self.analyzer,
-            JobWorker(self.request(AnalyzeRequest), self),
+            JobWorker(req, self),
             self._on_analysis_items,
             self._on_analysis_done,
             self._on_analysis_error,
@@ -303,9 +339,26 @@ class DatasetSession(QObject):
         self.checks = state
         self.checks_changed.emit(state)
 
+    def _holding(self) -> bool:
+        """Whether the analysis's words wait: it started beside a scan that still runs."""
+        return self._early_for is not None and self._early_for is self.indexer
+
+    def _say_held(self) -> None:
+        """What the analysis said while the scan ran, now that every file is framed."""
+        held, end = self._held, self._held_end
+        self._held, self._held_end = [], None
+        if held and self.analyzer is not None:
+            self._on_analysis_items(self.analyzer, held)
+        if end is not None:
+            self._on_analysis_done(end)
+
     def _on_analysis_items(self, worker: Worker, items: list) -> None:
         if worker is not self.analyzer:
             return  # the last words of a run that was replaced (e.g. by a new label map)
+        if self._holding():
+            now = [m for m in items if isinstance(m, Progress)]  # how far it is: at once
+            self._held += [m for m in items if not isinstance(m, Progress)]
+            items = now
         state = self.checks
         for msg in items:
             match msg:
@@ -344,8 +397,12 @@ class DatasetSession(QObject):
 
     @Slot(object)
     def _on_analysis_done(self, worker: Worker) -> None:
-        if worker is self.analyzer:
-            self._set_checks(self.checks.finished())
+        if worker is not self.analyzer:
+            return
+        if self._holding():
+            self._held_end = worker  # ended after what it said, which waits for the scan
+            return
+        self._set_checks(self.checks.finished())
 
     # the end -------------------------------------------------------------------------------------------
 

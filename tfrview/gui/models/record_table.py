@@ -144,10 +144,13 @@ class RecordTableModel(ColumnsModel):
             f = files[i]
             idx = f.index
             final = f.source is None or idx is None or idx.done
-            # the arrays may lag the count for a moment while the indexer grows them: read what is there
-            n = min(idx.count, len(idx.offsets), len(idx.lengths)) if idx is not None else 0
+            count = idx.count if idx is not None else 0
             if final and i == first:
                 first += 1
+            if not count:  # (not framed yet: no array views made for it, 10,000 of them a call)
+                continue
+            # the arrays may lag the count for a moment while the indexer grows them: read what is there
+            n = min(count, len(idx.offsets), len(idx.lengths))
             if not n:
                 continue
             offset = max(offset, int(idx.offsets[n - 1]))

@@ -18,7 +18,7 @@ from tfrview.core.analysis.sample import sample_facts
 from tfrview.core.limits import SMALL_FILE_WHOLE_BYTES, inflation_note
 from tfrview.core.procs.messages import Failed
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.index import IndexChunk, verify
+from tfrview.core.tfrecord.index import VERIFIED, IndexChunk, verify
 from tfrview.core.tfrecord.smallfile import frame_whole
 from tfrview.gui.workers.base import Worker, stop_child
 
@@ -31,8 +31,6 @@ POOL_MIN_FILES = 64  # a split of at least this many small files is framed by th
 
 def _first_unverified(index) -> int:
     """The first record whose data CRC was not checked yet (a scan stopped in its verify pass)."""
-    from tfrview.core.tfrecord.index import VERIFIED
-
     unchecked = np.flatnonzero((index.status & VERIFIED) == 0)
     return int(unchecked[0]) if len(unchecked) else index.count
 
@@ -80,6 +78,8 @@ class ScanWorker(Worker):
     reframed = Signal(int, object)  # file number, its RecordIndex as `index_and_verify` frames it
     # file number, messages.Failed: its scan process failed (done here instead)
     child_failed = Signal(int, object)
+    # the first file's results came from a store written before this scan: the split was analysed before
+    stored_found = Signal()
 
     def __init__(
         self, dataset: Dataset, parent=None, use_subprocess: bool = True, class_ids: bool = False
@@ -103,6 +103,7 @@ class ScanWorker(Worker):
         self._pool = None  # the pass's results for the small files (`_pooled`), as they finish
         self._pool_files: set[int] = set()
         self._pool_got: dict[int, object] = {}
+        self._began = 0.0  # when `work` started (a stored result read before it: `stored_found`)
 
     def _total(self, phase: str) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -143,6 +144,15 @@ class ScanWorker(Worker):
         )
 
     def work(self) -> None:
+        self._began = time.time()  # results stored before this are an earlier run's
+        memo = None
+        if self._answer_may_serve():
+            # the first rows at once, as without an answer: its key reads every file's identity first
+            self._at(0)
+            self._whole_here(0, self.dataset.files[0], 0, self._total("index"))
+            memo = self._split_answer()
+            if memo is not None and self._from_answer(memo[0]):
+                memo = None  # taken: nothing new to remember
         ahead = self._reader_ahead()
         try:
             self._start_pool()
@@ -164,6 +174,78 @@ class ScanWorker(Worker):
             if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
                 self._reframe()
                 self._emit("done", total, total)
+                if memo is not None:
+                    self._remember_answer(*memo)
+
+    def _answer_may_serve(self) -> bool:
+        """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
+        local files, none framed yet and none known to be compressed (any other is scanned file by
+        file)."""
+        files = self.dataset.files
+        return len(files) >= POOL_MIN_FILES and not any(
+            f.source is None or f.source.remote or f.index.count or not _maybe_plain(f.source) for f in files
+        )
+
+    def _split_answer(self) -> tuple[str, list] | None:
+        """The key of this split's stored scan (every file's index: `analysis.splitindex`) and the
+        files' identities; None if a file has no identity."""
+        from tfrview.core.analysis.cache import answer_key
+        from tfrview.core.analysis.results import ShardTask
+
+        return answer_key([ShardTask(str(f.path), fi) for fi, f in enumerate(self.dataset.files)], ["scan"])
+
+    def _from_answer(self, key: str) -> bool:
+        """Every file's index and CRC status from the split's stored scan, at once; False if there
+        is none (or it cannot be read: said in the log, and the files are scanned)."""
+        from tfrview.core.analysis import splitindex
+        from tfrview.core.analysis.cache import load_answer
+
+        got = load_answer(key)
+        if got is None:
+            return False
+        try:
+            indexes, at = splitindex.unpack(*got)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            log.info("the stored scan of %s is unreadable (%s): scanned again", self.dataset.name, exc)
+            return False
+        if len(indexes) != len(self.dataset.files):
+            return False
+        total = self._total("index")
+        base = 0
+        for fi, (f, x) in enumerate(zip(self.dataset.files, indexes, strict=True)):
+            if f.index.count:  # the first file, framed for the first rows: the same records
+                base += f.source.file_size
+                continue
+            self._at(fi)
+            self._take_whole(fi, f, x.offsets, x.lengths, x.status, x.problems, x.scanned, base, total, at)
+            base += f.source.file_size
+            if fi % 256 == 0:
+                time.sleep(0)  # the UI thread's turn for the GIL
+        self._counts = None  # counted again from every file at the next report
+        return True
+
+    def _remember_answer(self, key: str, identities: list) -> None:
+        """Every file's index stored as the split's scan, when each file is plain, framed to its end
+        and unchanged since its identity was taken (its records would be another file's)."""
+        from tfrview.core.analysis import splitindex
+        from tfrview.core.analysis.cache import still, store_answer
+
+        files = self.dataset.files
+        if self.cancelled or any(
+            f.source is None or not f.index.done or f.source.compression != "none" for f in files
+        ):
+            return
+        if not still([str(f.path) for f in files], identities):
+            return
+        text, arrays = splitindex.pack(
+            [
+                splitindex.FileIndex(
+                    f.index.offsets, f.index.lengths, f.index.status, tuple(f.index.problems), f.index.scanned
+                )
+                for f in files
+            ]
+        )
+        store_answer(key, text, arrays)
 
     def _reframe(self) -> None:
         """A damaged file that `index_and_verify` frames otherwise (records a header swallowed, a
@@ -406,6 +488,8 @@ class ScanWorker(Worker):
         )
         self._report(fi, problems)
         if stored_at is not None:
+            if not self.stored_files and stored_at < self._began:  # (not stored by this scan's pool)
+                self.stored_found.emit()
             self.stored_files += 1
             self.stored_at = stored_at if self.stored_at is None else min(self.stored_at, stored_at)
         self._tick("index", base + src.file_size, total, True)

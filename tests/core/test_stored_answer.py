@@ -1,0 +1,68 @@
+"""A pass over files analysed before and unchanged since is said from one stored row: the analysis
+job's whole answer (QA findings, causes, the summary), not every file's result read and merged."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tfrview.core.procs import jobs
+from tfrview.core.procs.messages import ProblemFound, Progress, Summary, decode
+from tfrview.core.procs.requests import AnalyzeRequest
+
+
+@pytest.fixture
+def own_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _analyze(paths, monkeypatch) -> list:
+    out = io.StringIO()
+    monkeypatch.setattr(jobs, "_OUT", out)
+    req = AnalyzeRequest(paths=tuple(map(str, paths)), files=(3, 4), counts=None, jobs=1)
+    jobs.job_analyze(req)
+    return [decode(line) for line in out.getvalue().splitlines()]
+
+
+def _answer(lines: list) -> list:
+    """What the window keeps of a pass: all but its progress and its partial summaries."""
+    return [m for m in lines if not isinstance(m, Progress) and not (isinstance(m, Summary) and m.partial)]
+
+
+def test_an_unchanged_split_is_answered_from_its_stored_answer(tmp_path, monkeypatch, own_store):
+    from tfrview.demo import build_demo
+
+    paths = build_demo(tmp_path / "demo")
+    first = _analyze(paths, monkeypatch)
+    again = _analyze(paths, monkeypatch)
+    found = [m for m in _answer(first) if isinstance(m, ProblemFound)]
+    assert found and {m.file for m in found} <= {3, 4}  # the window's numbers of the files
+    # the same findings, causes and summary, every file now said to come from the store
+    *said_first, summary_first = _answer(first)
+    *said_again, summary_again = _answer(again)
+    assert said_again == said_first
+    assert summary_again.summary == summary_first.summary and not summary_again.partial
+    assert summary_again.cached == summary_again.files == len(paths) and summary_first.cached == 0
+    # first its records counted (every framed one: the intact ones the summary counts, and more)
+    assert (
+        isinstance(again[0], Progress) and again[0].done == again[0].total >= summary_first.summary["records"]
+    )
+    assert len(again) == len(said_first) + 2
+
+
+def test_a_changed_file_is_analysed_again(tmp_path, monkeypatch, own_store):
+    from tfrview.core.analysis.cache import answer_key
+    from tfrview.core.analysis.shard import plan
+    from tfrview.demo import build_demo
+
+    paths = build_demo(tmp_path / "demo")
+    before = _answer(_analyze(paths, monkeypatch))[-1].summary["records"]
+    key = answer_key(plan(list(map(str, paths)), True), ["analysis", [3, 4]])
+    data = paths[1].read_bytes()
+    paths[1].write_bytes(data[: len(data) // 2])  # cut short: other records, another identity
+    assert answer_key(plan(list(map(str, paths)), True), ["analysis", [3, 4]])[0] != key[0]
+    again = _analyze(paths, monkeypatch)
+    *_, summary = _answer(again)
+    assert summary.cached == 1 and summary.files == 2  # the changed file was read, the other stored
+    assert summary.summary["records"] < before  # the records the cut file still holds
