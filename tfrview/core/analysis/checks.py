@@ -180,10 +180,23 @@ def inspect_image(b: bytes, ref: ImageRef, signals: bool = False) -> ImageFacts:
     return ImageFacts(ref, w, h, bands, orientation, sig)
 
 
+# The longer side an image without a draft (PNG, WebP...) is reduced to, at least, before its signals
+# are taken: as small as a JPEG's draft of a large photo, and past every working scale the scores use.
+SIGNAL_SIDE = 256
+
+
 def _signals_of(im, full: tuple[int, int]) -> ImageSignals:
     """`imagesignals.signals` of a loaded Pillow image: 8-bit grey or RGB pixels (16-bit grey
     scaled to 8 bits, palette and CMYK as RGB, alpha dropped), its luma by Pillow's own "L"."""
     signals = imagesignals.signals
+    k = max(im.size) // SIGNAL_SIDE  # a PNG has no draft: 7,000 x 7,000 16-bit pixels as floats cost 1.3 GB
+    if k > 1:
+        w, h = im.size
+        small = (max(1, w // k), max(1, h // k))
+        reducible = im.mode not in ("P", "1") and not im.mode.startswith("I;16")
+        from PIL import Image  # start-up: kept off the CLI's path
+
+        im = im.reduce(k) if reducible else im.resize(small, Image.Resampling.NEAREST)
     mode = im.mode
     if mode == "L":
         a = np.asarray(im)
