@@ -304,7 +304,7 @@ def cmd_verify(args) -> int:
             "datasets": [g.to_json([str(p) for p in paths]) for g in groups],
             "totals": totals,
         }
-        _report_duplicates(analysis, doc)
+        _report_dataset_step(analysis, doc)
         if by_split:
             doc["splits"] = by_split
         print(json.dumps(doc))
@@ -326,7 +326,7 @@ def cmd_verify(args) -> int:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
         if not args.quiet:
-            _report_duplicates(analysis, None)
+            _report_dataset_step(analysis, None)
         if by_split and not args.quiet:
             print(_splits_line(by_split))
         if len(failed) + len(paths) > 1 and not args.quiet:
@@ -336,23 +336,26 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports.values()) and not gaps else 1
 
 
-def _report_duplicates(analysis, doc: dict | None) -> None:
-    """The dataset step's copies (`analysis.duplicates`): into the --json `doc` (`leakage`, a row
-    per split pair; `duplicate_groups`; `duplicates`, with the step's notes), or as text lines when
-    `doc` is None (before the totals line; the step's notes on stderr, as the label map's are)."""
-    tables = analysis.qa.tables if analysis.qa is not None else {}
-    if "duplicates" not in tables:
+def _report_dataset_step(analysis, doc: dict | None) -> None:
+    """What the dataset step found beyond findings (`analysis.datasetqa`): into the --json `doc`
+    (`leakage`, a row per split pair; `duplicate_groups`; `duplicates`; `image_quality`, the
+    thresholds used and counts; `classes`, per class and split; `dataset_notes`), or as text when
+    `doc` is None: the step's notes on stderr, as the label map's are, and the copies and leakage
+    lines before the totals line."""
+    if analysis.qa is None:
         return
+    tables = analysis.qa.tables
     if doc is not None:
-        doc["leakage"] = tables.get("leakage", [])
-        doc["duplicate_groups"] = tables.get("duplicate_groups", [])
-        doc["duplicates"] = tables["duplicates"]
+        for name in ("leakage", "duplicate_groups", "duplicates", "image_quality", "classes"):
+            if name in tables:
+                doc[name] = tables[name]
+        doc["dataset_notes"] = list(analysis.qa.notes)
         return
-    d = tables["duplicates"]
-    if "leakage" not in tables:
-        return  # no image hashed: said in --json's notes (the image checks say it once in text)
-    for note in d.get("notes", []):
+    for note in analysis.qa.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
+    d = tables.get("duplicates")
+    if d is None or "leakage" not in tables:
+        return  # no image hashed: its note said so
     print(
         f"copies: {d['groups']:,} groups of exact or near copies, {d['in_groups']:,} of {d['images']:,} images"
     )
@@ -1139,18 +1142,6 @@ def cmd_repair(args) -> int:
 # --- compare ------------------------------------------------------------------------------------------
 
 
-def _split_args(words: list[str] | None) -> list[tuple[str, list[str]]]:
-    """`--split NAME=PATH` words as (split, paths), paths of one name gathered (a small helper the
-    splits work's own `--split` parsing may replace)."""
-    named: dict[str, list[str]] = {}
-    for word in words or ():
-        name, eq, path = word.partition("=")
-        if not eq or not name.strip() or not path.strip():
-            raise TfrviewError(f"--split {word!r}: say NAME=PATH, as in --split val=data/holdout")
-        named.setdefault(name.strip(), []).append(path.strip())
-    return list(named.items())
-
-
 def cmd_compare(args) -> int:
     """Side A against side B (two splits of the dataset the PATHs name, or two paths) from their
     fact tables (stored deep passes are taken, others made and stored): the features that shifted
@@ -1160,7 +1151,7 @@ def cmd_compare(args) -> int:
     from tfrview.core.analysis.rules import DatasetRules
     from tfrview.core.tfrecord.dataset import name_files
     from tfrview.core.tfrecord.groups import group_files
-    from tfrview.core.tfrecord.splits import ALIASES, split_of_files
+    from tfrview.core.tfrecord.splits import ALIASES, named_splits, split_of_files
 
     rules = DatasetRules().with_words(args.rule or []).drift
 
@@ -1172,7 +1163,7 @@ def cmd_compare(args) -> int:
 
     if args.paths:
         paths = named(args.paths)
-        splits = split_of_files(paths, _split_args(args.split))
+        splits = split_of_files(paths, named_splits(args.split or []))
         found = sorted({s for s in splits if s})
         wanted = []
         for name in (args.a, args.b):

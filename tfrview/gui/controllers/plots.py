@@ -11,7 +11,14 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from tfrview.core.analysis.plot_names import BOX_CENTRES, BOX_MEASURES, IMAGE_SIZES, PLOTS, scalar_to_show
+from tfrview.core.analysis.plot_names import (
+    BOX_CENTRES,
+    BOX_MEASURES,
+    IMAGE_SCORES,
+    IMAGE_SIZES,
+    PLOTS,
+    scalar_to_show,
+)
 from tfrview.core.output.atomic import atomic_write_bytes
 from tfrview.core.procs.messages import Failed, Plot
 from tfrview.core.procs.requests import SelectRequest, SeriesRequest
@@ -88,6 +95,7 @@ class PlotController(QObject):
             keys += [*BOX_MEASURES, BOX_CENTRES]  # the boxes themselves
         if any("image" in k or k.endswith("encoded") for k in feats):
             keys.append(IMAGE_SIZES)
+            keys += list(IMAGE_SCORES)  # each image's quality scores (records.imagesignals), by name
         if summary.get("classes", {}).get("counts"):
             keys.append(CLASSES)
         if len(self.session.ds.files) > 1 and self.shards is not None:
