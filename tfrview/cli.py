@@ -1208,10 +1208,7 @@ def cmd_compare(args) -> int:
 
 
 def _print_compare(c, every: bool) -> None:
-    from tfrview.core.analysis.compare import Shift
-
-    def pct(x) -> str:
-        return "absent" if x is None else f"{100 * x:.1f} %"
+    from tfrview.core.analysis.compare import Shift, shift_words
 
     print(
         f"{printable(c.a)}: {c.records_a:,} records in {c.files_a:,} file{'s' if c.files_a != 1 else ''}"
@@ -1221,20 +1218,7 @@ def _print_compare(c, every: bool) -> None:
     print(f"shifted: {len(drifted)} of {len(c.features)} features" + (":" if drifted else ""))
     width = max((len(printable(f.key)) for f in c.features), default=0)
     for f in c.features if every else drifted:
-        words = []
-        for s in f.shifts:
-            match s:
-                case Shift.ONLY_IN_A:
-                    words.append(f"only in {printable(c.a)}")
-                case Shift.ONLY_IN_B:
-                    words.append(f"only in {printable(c.b)}")
-                case Shift.TYPE_CHANGED:
-                    words.append(f"type {'/'.join(f.types_a)} → {'/'.join(f.types_b)}")
-                case Shift.PRESENCE:
-                    words.append(
-                        f"presence {pct(f.presence_a)} → {pct(f.presence_b)} "
-                        f"(change {abs(f.presence_a - f.presence_b):.3f} > {c.rules.presence_change:g})"
-                    )
+        words = shift_words(f, printable(c.a), printable(c.b), c.rules.presence_change)
         if f.measure is not None:
             op = ">" if Shift.DISTRIBUTION in f.shifts else "≤"
             words.append(f"{f.measure} {f.value:.4f} {op} {f.threshold:g}")

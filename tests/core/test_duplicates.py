@@ -204,18 +204,22 @@ def test_a_dataset_without_images_says_no_duplicates_step_ran(tmp_path, capsys):
     path = tmp_path / "train.tfrecord"
     write_records(path, [record(None) for _ in range(5)])
     a = analyze([str(path)], deep=True, jobs=1, use_cache=False)
-    assert any("No duplicates step" in n for n in a.qa.notes)
     assert "leakage" not in a.qa.tables and "dup_group" not in a.facts().column_names
-    from tfrview.cli import _report_duplicates
+    from tfrview.cli import _report_dataset_step
 
     doc: dict = {}
-    _report_duplicates(a, doc)
+    _report_dataset_step(a, doc)
     assert doc["duplicates"]["notes"] == [
         "No duplicates step: no record's image was hashed (no decoded images)"
     ]
-    assert doc["leakage"] == [] and doc["duplicate_groups"] == []
-    _report_duplicates(a, None)  # the text says nothing: the image checks say it once
-    assert capsys.readouterr() == ("", "")
+    assert "leakage" not in doc and "duplicate_groups" not in doc
+    assert [n for n in doc["dataset_notes"] if "image" in n] == [
+        "no image in the data decoded: the image quality checks (dark, bright, blurry, blank, low "
+        "information, odd aspect, odd size) did not run"
+    ]
+    _report_dataset_step(a, None)  # the text says once that no image decoded, on stderr
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("no image in the data decoded") == 1 and "duplicates" not in err
 
 
 def test_run_pairs_pairs_equal_keys_only():
@@ -249,14 +253,14 @@ def test_components_join_chains():
 
 
 def test_verify_prints_the_leakage_table(merged, capsys):
-    from tfrview.cli import _report_duplicates
+    from tfrview.cli import _report_dataset_step
 
-    _report_duplicates(merged, None)
+    _report_dataset_step(merged, None)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "copies: 72 groups of exact or near copies, 144 of 192 images"
     assert "  12 of 32 validation images (37.5 %) have a copy in train: 6 exact, 6 near" in out
     doc: dict = {}
-    _report_duplicates(merged, doc)
+    _report_dataset_step(merged, doc)
     import json
 
     back = json.loads(json.dumps(doc))

@@ -508,3 +508,32 @@ def records_in_bar(
         rows = np.unique(rows_of[rows])
     n = np.asarray(t["n"].to_numpy(zero_copy_only=False), dtype=np.int64)
     return np.unique(n[rows])
+
+
+def shift_words(f: FeatureShift, a: str, b: str, presence_change: float | None = None) -> list[str]:
+    """What flagged a feature, a few words each: only in a side, a type change, presence, a
+    distribution (the CLI's line and the Compare view's column). `presence_change`: the threshold,
+    to say the presence's shares and change (else the word alone)."""
+    words = []
+    for s in f.shifts:
+        match s:
+            case Shift.ONLY_IN_A:
+                words.append(f"only in {a}")
+            case Shift.ONLY_IN_B:
+                words.append(f"only in {b}")
+            case Shift.TYPE_CHANGED:
+                words.append(f"type {'/'.join(f.types_a)} → {'/'.join(f.types_b)}")
+            case Shift.PRESENCE if presence_change is not None:
+                words.append(
+                    f"presence {_share(f.presence_a)} → {_share(f.presence_b)} "
+                    f"(change {abs(f.presence_a - f.presence_b):.3f} > {presence_change:g})"
+                )
+            case Shift.PRESENCE:
+                words.append("presence")
+            case Shift.DISTRIBUTION if presence_change is None:
+                words.append("distribution")
+    return words
+
+
+def _share(x: float | None) -> str:
+    return "absent" if x is None else f"{100 * x:.1f} %"

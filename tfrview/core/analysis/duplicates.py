@@ -261,7 +261,7 @@ def step(analysis, rules, qa) -> list:
     )
     if not valid.any():
         said.append("No duplicates step: no record's image was hashed (no decoded images)")
-        qa.notes.extend(said)
+        # in its own table only: the image checks say once that no image decoded (qa.notes)
         qa.tables["duplicates"] = {"images": 0, "groups": 0, "in_groups": 0, "notes": said}
         return []
     tracked = np.flatnonzero(valid)

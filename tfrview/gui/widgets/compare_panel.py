@@ -21,30 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfrview.core.analysis.compare import Comparison, FeatureShift, Shift
+from tfrview.core.analysis.compare import Comparison, FeatureShift, shift_words
 
 COLOUR_A, COLOUR_B = "#1f77b4", "#ff7f0e"
 OTHER = "another dataset…"  # side B's last choice: a folder picked in a dialog
 ALL = "all files"
 COLUMNS = ("feature", "shift", "measure", "value", "threshold", "presence A", "presence B")
-
-
-def shift_words(f: FeatureShift, a: str, b: str) -> str:
-    """What flagged a feature, in a few words (pure: the table's second column)."""
-    words = []
-    for s in f.shifts:
-        match s:
-            case Shift.ONLY_IN_A:
-                words.append(f"only in {a}")
-            case Shift.ONLY_IN_B:
-                words.append(f"only in {b}")
-            case Shift.TYPE_CHANGED:
-                words.append(f"type {'/'.join(f.types_a)} → {'/'.join(f.types_b)}")
-            case Shift.PRESENCE:
-                words.append("presence")
-            case Shift.DISTRIBUTION:
-                words.append("distribution")
-    return ", ".join(words)
 
 
 class ComparePanel(QWidget):
@@ -121,7 +103,7 @@ class ComparePanel(QWidget):
         for i, f in enumerate(c.features):
             cells = (
                 f.key,
-                shift_words(f, "A", "B"),
+                ", ".join(shift_words(f, "A", "B")),
                 "" if f.measure is None else str(f.measure),
                 "" if f.value is None else f"{f.value:.4f}",
                 "" if f.threshold is None else f"{f.threshold:g}",
@@ -164,7 +146,9 @@ class ComparePanel(QWidget):
         self.plot.clear()
         b = f.bars
         if b is None:
-            self.chart_title.setText(f"{f.key}: no values to chart ({shift_words(f, 'A', 'B') or 'alike'})")
+            self.chart_title.setText(
+                f"{f.key}: no values to chart ({', '.join(shift_words(f, 'A', 'B')) or 'alike'})"
+            )
             return
         ca, cb = np.asarray(b.counts_a, float), np.asarray(b.counts_b, float)
         sa, sb = ca / max(ca.sum(), 1.0), cb / max(cb.sum(), 1.0)
