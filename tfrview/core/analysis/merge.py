@@ -279,13 +279,11 @@ def _schema_problems(s: ShardResult, schema: Schema) -> list[Problem]:
 
 
 def _duplicates(shards: list[ShardResult], names: list[str]):
-    """The same image's bytes stored twice: each later copy names where it was first seen. Two
-    records whose first images the pass hashed (a `pixel_hash` fact) are left to the dataset step
-    (`analysis.duplicates`), which groups exact and near copies by their pixels and says a copy in
-    another split is a leak; this byte check stays for images the pass could not hash (no decode,
-    or a pass before the hashes), so no pair is said twice."""
+    """The same image's bytes stored twice: each later copy names where it was first seen. The
+    pass keeps byte digests only of records whose image it could not hash (`shard._deep`): a hashed
+    image is the dataset step's (`analysis.duplicates`, exact and near copies by their pixels, a
+    copy in another split a leak), so no pair is said twice."""
     first: dict[bytes, tuple[int, int]] = {}
-    hashed: dict[int, set[int]] = {}
     for fi, s in enumerate(shards):
         if s.deep is None:
             continue
@@ -295,19 +293,5 @@ def _duplicates(shards: list[ShardResult], names: list[str]):
                 if len(first) < DUPLICATES_TRACKED:
                     first[h] = (fi, n)
             elif seen != (fi, n):
-                if n in _hashed(shards, fi, hashed) and seen[1] in _hashed(shards, seen[0], hashed):
-                    continue
                 where = f" of {names[seen[0]]}" if seen[0] != fi else ""
                 yield fi, _at(s, n, duplicate_finding(key, seen[1], where))
-
-
-def _hashed(shards: list[ShardResult], fi: int, memo: dict[int, set[int]]) -> set[int]:
-    """The records of a file whose image the pass hashed (read once a file, on a copy's first hit)."""
-    if fi not in memo:
-        t = shards[fi].deep.facts
-        if "pixel_hash" not in t.column_names:
-            memo[fi] = set()
-        else:
-            valid = np.asarray(t.column("pixel_hash").is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            memo[fi] = set(t.column("record").to_numpy()[valid].tolist())
-    return memo[fi]

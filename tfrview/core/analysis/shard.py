@@ -260,7 +260,8 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         if (
             p.features and p.kind != PayloadKind.EVENT
         ):  # one sample image logged at many steps is no duplicate
-            digests.extend((n, k, h) for k, h in image_digests(p.features))
+            if look.signals is None:  # a hashed image's copies are the dataset step's (pixel_hash)
+                digests.extend((n, k, h) for k, h in image_digests(p.features))
             image_keys.add(n, p.features)
         if look.class_zero_key:
             zero.append((n, look.class_zero_key))
