@@ -76,6 +76,7 @@ class ComparePanel(QWidget):
 
     def set_splits(self, splits: list[str]) -> None:
         """The splits the dataset's paths name; A defaults to train, B to the next one."""
+        splits = sorted(splits, key=lambda s: s != "train")  # train first, the others as they came
         self.side_a.clear()
         self.side_a.addItems([*splits, ALL])
         self.side_b.clear()
@@ -97,8 +98,13 @@ class ComparePanel(QWidget):
         self.status.setText(f"⚠ {text}")
 
     def show_comparison(self, c: Comparison) -> None:
-        """Every feature compared, drifted first (as the comparison orders them)."""
+        """Every feature compared, drifted first (as the comparison orders them); the pickers say
+        which sides these are (a comparison asked for elsewhere too)."""
         self.comparison = c
+        for combo, name in ((self.side_a, c.a), (self.side_b, c.b)):
+            at = combo.findText(name)
+            if at >= 0:
+                combo.setCurrentIndex(at)
         self.table.setRowCount(len(c.features))
         for i, f in enumerate(c.features):
             cells = (
