@@ -326,7 +326,7 @@ def cmd_verify(args) -> int:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
             print(f"  missing_shard: {entry['problems'][0]['message']}")
         if not args.quiet:
-            _report_dataset_step(analysis, None)
+            _report_dataset_step(analysis, None, args.verbose)
         if by_split and not args.quiet:
             print(_splits_line(by_split))
         if len(failed) + len(paths) > 1 and not args.quiet:
@@ -336,11 +336,12 @@ def cmd_verify(args) -> int:
     return 0 if all(r.ok for r in reports.values()) and not gaps else 1
 
 
-def _report_dataset_step(analysis, doc: dict | None) -> None:
+def _report_dataset_step(analysis, doc: dict | None, verbose: bool = False) -> None:
     """What the dataset step found beyond findings (`analysis.datasetqa`): into the --json `doc`
     (`leakage`, a row per split pair; `duplicate_groups`; `duplicates`; `image_quality`, the
     thresholds used and counts; `classes`, per class and split; `dataset_notes`), or as text when
-    `doc` is None: the step's notes on stderr, as the label map's are, and the copies and leakage
+    `doc` is None: a note of a limit hit on stderr (in the words every limit is said in), the
+    others (a step with nothing to judge: no image, no box) with -v only, and the copies and leakage
     lines before the totals line."""
     if analysis.qa is None:
         return
@@ -352,7 +353,10 @@ def _report_dataset_step(analysis, doc: dict | None) -> None:
         doc["dataset_notes"] = list(analysis.qa.notes)
         return
     for note in analysis.qa.notes:
-        print(f"note: {printable(note)}", file=sys.stderr)
+        if "(limits." in note:
+            print(f"tfrview: {printable(note)}", file=sys.stderr)
+        elif verbose:
+            print(f"note: {printable(note)}", file=sys.stderr)
     d = tables.get("duplicates")
     if d is None or "leakage" not in tables:
         return  # no image hashed: its note said so

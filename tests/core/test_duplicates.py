@@ -217,7 +217,9 @@ def test_a_dataset_without_images_says_no_duplicates_step_ran(tmp_path, capsys):
         "no image in the data decoded: the image quality checks (dark, bright, blurry, blank, low "
         "information, odd aspect, odd size) did not run"
     ]
-    _report_dataset_step(a, None)  # the text says once that no image decoded, on stderr
+    _report_dataset_step(a, None)  # a step with nothing to judge is no news in the text...
+    assert capsys.readouterr() == ("", "")
+    _report_dataset_step(a, None, verbose=True)  # ...but -v says it, once
     out, err = capsys.readouterr()
     assert out == "" and err.count("no image in the data decoded") == 1 and "duplicates" not in err
 
