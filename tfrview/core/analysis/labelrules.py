@@ -35,7 +35,7 @@ import numpy as np
 
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
-from tfrview.core.analysis.factcolumns import facts_of
+from tfrview.core.analysis.factcolumns import tables_of
 from tfrview.core.analysis.facts import column_of
 from tfrview.core.analysis.rules import DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
@@ -139,33 +139,35 @@ def _gather_boxes(analysis) -> Labelled | None:
     for fi, s in enumerate(analysis.shards):
         if s.deep is None:
             continue
-        t = facts_of(s)
-        boxes = table_boxes(t)
-        if boxes is None:
-            continue
-        specs[fi] = boxes.spec
-        keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
-        cut, cut_rows = cut + boxes.cut, cut_rows + boxes.cut_rows
-        cls, local = box_classes(t, boxes)
-        remap = np.array([names.setdefault(w, len(names)) for w in local] + [-1], dtype=np.int64)
-        rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-        files.append(np.full(len(boxes), fi, dtype=np.int32))
-        records.append(rec[boxes.row])
-        slots.append(boxes.slot.astype(np.int32))
-        classes.append(remap[cls].astype(np.int32))
-        for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
-            xs[i].append(np.asarray(c, dtype=np.float32))
-        for name, acc in (("image_width", widths), ("image_height", heights)):
-            col = (
-                t[name].combine_chunks().cast("float32").fill_null(np.nan) if name in t.column_names else None
-            )
-            full = (
-                np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
-                if col is not None
-                else np.full(t.num_rows, np.nan, np.float32)
-            )
-            acc.append(full[boxes.row])
-        norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
+        for t in tables_of(s):  # a big file's parts one at a time, never joined
+            boxes = table_boxes(t)
+            if boxes is None:
+                continue
+            specs[fi] = boxes.spec
+            keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
+            cut, cut_rows = cut + boxes.cut, cut_rows + boxes.cut_rows
+            cls, local = box_classes(t, boxes)
+            remap = np.array([names.setdefault(w, len(names)) for w in local] + [-1], dtype=np.int64)
+            rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
+            files.append(np.full(len(boxes), fi, dtype=np.int32))
+            records.append(rec[boxes.row])
+            slots.append(boxes.slot.astype(np.int32))
+            classes.append(remap[cls].astype(np.int32))
+            for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
+                xs[i].append(np.asarray(c, dtype=np.float32))
+            for name, acc in (("image_width", widths), ("image_height", heights)):
+                col = (
+                    t[name].combine_chunks().cast("float32").fill_null(np.nan)
+                    if name in t.column_names
+                    else None
+                )
+                full = (
+                    np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
+                    if col is not None
+                    else np.full(t.num_rows, np.nan, np.float32)
+                )
+                acc.append(full[boxes.row])
+            norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
     if not files:
         return None
     return Labelled(
@@ -194,24 +196,24 @@ def _gather_labels(analysis) -> Labelled | None:
     for fi, s in enumerate(analysis.shards):
         if s.deep is None:
             continue
-        t = facts_of(s)
-        for key in LABEL_KEYS:
-            col = column_of(key)
-            if col not in t.column_names:
-                continue
-            got = value_codes(t[col].combine_chunks())
-            if got is None:
-                continue
-            lengths, idx, words = got
-            ok = (lengths >= 1) & (lengths <= 8)
-            keep = np.repeat(ok, lengths)
-            remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
-            rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-            files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
-            records.append(np.repeat(rec, lengths)[keep])
-            classes.append(remap[idx[keep]].astype(np.int32))
-            keys[fi] = key
-            break
+        for t in tables_of(s):  # a big file's parts one at a time, never joined
+            for key in LABEL_KEYS:
+                col = column_of(key)
+                if col not in t.column_names:
+                    continue
+                got = value_codes(t[col].combine_chunks())
+                if got is None:
+                    continue
+                lengths, idx, words = got
+                ok = (lengths >= 1) & (lengths <= 8)
+                keep = np.repeat(ok, lengths)
+                remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
+                rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
+                files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
+                records.append(np.repeat(rec, lengths)[keep])
+                classes.append(remap[idx[keep]].astype(np.int32))
+                keys[fi] = key
+                break
     if not files or not sum(len(f) for f in files):
         return None
     file = np.concatenate(files)

@@ -50,6 +50,7 @@ class DeepResult:
     # the class ids the file uses (CLASS_IDS_TRACKED at most)
     class_ids: set[int] = field(default_factory=set)
     image_keys: object = None  # checks.ImageKeys: keys that hold images by the data, not by name
+    parts: list | None = None  # a joined file's parts' results, whose tables are read one at a time
 
     @property
     def facts(self):
