@@ -215,7 +215,14 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
     if not rows:
         return set()
 
-    def put(c: sqlite3.Connection) -> None:
+    return {row[0] for row in rows} if _put_rows(rows, limit) else set()
+
+
+def _put_rows(rows: list[tuple], limit: int) -> bool:
+    """Rows of `entries` written (a row a key: a newer one replaces it) in one transaction, then
+    the least recently used evicted down to `limit`, never the last row written; whether it was."""
+
+    def put(c: sqlite3.Connection) -> bool:
         with _write(c):
             c.executemany(
                 "INSERT INTO entries (key, format, size, used, meta, arrays, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -226,7 +233,7 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
             _evict(c, limit, keep=rows[-1][0])
         return True
 
-    return {row[0] for row in rows} if _run(put, False) else set()
+    return _run(put, False)
 
 
 def answer_key(tasks: list[ShardTask], what: object) -> tuple[str, list] | None:
@@ -279,20 +286,7 @@ def store_answer(key: str, text: bytes, arrays: bytes = b"", max_bytes: int | No
     size = len(key) + len(text) + len(arrays)
     if size > limit:
         return False
-    row = (key, FORMAT, size, time.time(), text, arrays, None)
-
-    def put(c: sqlite3.Connection) -> bool:
-        with _write(c):
-            c.execute(
-                "INSERT INTO entries (key, format, size, used, meta, arrays, facts) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (key) DO UPDATE SET format = excluded.format, size = excluded.size,"
-                " used = excluded.used, meta = excluded.meta, arrays = excluded.arrays, facts = excluded.facts",
-                row,
-            )
-            _evict(c, limit, keep=key)
-        return True
-
-    return _run(put, False)
+    return _put_rows([(key, FORMAT, size, time.time(), text, arrays, None)], limit)
 
 
 def _unchanged(path: str, identity) -> bool:
