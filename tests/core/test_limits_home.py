@@ -47,7 +47,7 @@ NOT_LIMITS = {
     "core/tfrecord/parts.py": {"_MARGIN", "_LEAD"},  # records framed again; a range's overlap
     # what a score means: blur's working scale, grey levels that count as equal bands
     "core/records/imagesignals.py": {"BLUR_SIDE", "GRAY_TOLERANCE"},
-    "core/analysis/imagequality.py": {"MAD_SIGMA"},  # a normal distribution's sigma per MAD: a fact
+    "core/analysis/rules.py": {"MAD_SIGMA"},  # a normal distribution's sigma per MAD: a fact
 }
 # How work is split, not how much of it is allowed: piece, batch and message sizes. Each bounds the
 # memory of one step, never what is read or kept in all; a path-choosing threshold likewise.

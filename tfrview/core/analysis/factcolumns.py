@@ -9,23 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-def facts_of(shard):
-    """A file's fact table for one step, not kept: a stored table is read again when asked
-    (`DeepResult.facts` would keep it, and 2,048 shards' tables held at once cost what the pass
-    bounds); a table computed in this process is the one it holds."""
-    f = shard.deep._facts
-    return f() if callable(f) else f
-
-
 def tables_of(shard):
     """A file's fact table in its parts, each read and let go in turn: a big file's deep pass ran in
     parts (`merge._joined`), and their 2 M rows joined cost 240 MB more than the widest part."""
-    parts = getattr(shard.deep, "parts", None)
-    if not parts:
-        yield facts_of(shard)
-        return
-    for d in parts:
-        yield d._facts() if callable(d._facts) else d._facts
+    for d in shard.deep.parts or (shard.deep,):
+        yield d.read_facts()
 
 
 @dataclass

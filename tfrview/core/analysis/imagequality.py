@@ -32,13 +32,12 @@ import numpy as np
 
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factcolumns import columns
-from tfrview.core.analysis.rules import DatasetRules
+from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules
 from tfrview.core.problems import ProblemKind
 
 log = logging.getLogger(__name__)
 
 SCORES = ("brightness", "blur", "entropy", "blank", "aspect", "pixels")
-MAD_SIGMA = 1.4826  # a normal distribution's standard deviation per median absolute deviation
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
 from tfrview.core.analysis.factcolumns import tables_of
 from tfrview.core.analysis.facts import column_of
-from tfrview.core.analysis.rules import DatasetRules, LabelRules
+from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
 from tfrview.core.problems import ProblemKind
 from tfrview.core.records.reading import LABEL_KEYS, BoxSpec
@@ -52,7 +52,6 @@ HELD_OUT = (ALIASES["validation"], ALIASES["test"])
 # times, larger, smaller, longer or flatter than its median at the default outlier_sigma, never
 # every box that differs a little.
 MIN_SPREAD = 0.25
-MAD_SIGMA = 1.4826  # the MAD of a normal distribution times this is its standard deviation
 PAIRS_A_PIECE = 1 << 19  # box pairs compared at once (memory: ~60 bytes a pair)
 
 

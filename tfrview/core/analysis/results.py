@@ -60,6 +60,11 @@ class DeepResult:
             self._facts = self._facts()
         return self._facts
 
+    def read_facts(self):
+        """The fact table, not kept: a stored one is read again when asked (the dataset step reads
+        every file's, and 2,048 shards' tables held at once cost what the pass bounds)."""
+        return self._facts() if callable(self._facts) else self._facts
+
 
 @dataclass
 class ShardResult:

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field, fields, replace
 
 from tfrview.core.errors import TfrviewError
 
+# A normal distribution's standard deviation per median absolute deviation: the robust sigma the
+# `*_sigma` rules count in (image quality, box size outliers).
+MAD_SIGMA = 1.4826
+
 
 class RuleError(TfrviewError):
     """A `--rule` the person gave that names no rule or holds no number."""
