@@ -280,20 +280,24 @@ def _split_words(node):
     def word(n):
         return Lit(ALIASES[n.value.lower()]) if isinstance(n, Lit) and str(n.value).lower() in ALIASES else n
 
-    def walk(n):
-        if isinstance(n, Cmp):
-            if n.op != "contains" and Fact("split") in (n.left, n.right):
-                return Cmp(n.op, word(n.left), word(n.right))
-            return n
-        if isinstance(n, Quant):
-            return Quant(n.kind, walk(n.cmp))
-        if isinstance(n, Not):
-            return Not(walk(n.inner))
-        if isinstance(n, And | Or):
-            return type(n)(tuple(walk(x) for x in n.items))
+    def leaf(n):
+        if isinstance(n, Cmp) and n.op != "contains" and Fact("split") in (n.left, n.right):
+            return Cmp(n.op, word(n.left), word(n.right))
         return n
 
-    return walk(node)
+    return _rebuilt(node, leaf)
+
+
+def _rebuilt(node, leaf):
+    """The filter with `leaf` applied to each of its terms (a comparison, a key, a fact), the
+    `and`, `or`, `not` and `any`/`all` around them kept as they are."""
+    if isinstance(node, Quant):
+        return Quant(node.kind, _rebuilt(node.cmp, leaf))
+    if isinstance(node, Not):
+        return Not(_rebuilt(node.inner, leaf))
+    if isinstance(node, And | Or):
+        return type(node)(tuple(_rebuilt(x, leaf) for x in node.items))
+    return leaf(node)
 
 
 def resolve_keys(node, known: set[str], complete: bool = False):
@@ -323,22 +327,16 @@ def resolve_keys(node, known: set[str], complete: bool = False):
             raise FilterError(f"no record has a feature {name!r}", pos)
         return name
 
-    def walk(n, right: bool = False):
+    def leaf(n, right: bool = False):
         if isinstance(n, Key):
             return replace(n, name=name_of(n.name, n.pos, right))
         if isinstance(n, Len):
             return replace(n, key=name_of(n.key, n.pos, False))
         if isinstance(n, Cmp):
-            return Cmp(n.op, walk(n.left), walk(n.right, right=True))
-        if isinstance(n, Quant):
-            return Quant(n.kind, walk(n.cmp))
-        if isinstance(n, Not):
-            return Not(walk(n.inner))
-        if isinstance(n, And | Or):
-            return type(n)(tuple(walk(x) for x in n.items))
+            return Cmp(n.op, leaf(n.left), leaf(n.right, right=True))
         return n
 
-    return walk(node)
+    return _rebuilt(node, leaf)
 
 
 def facts_used(node) -> set[str]:
