@@ -48,36 +48,81 @@ class _Test:
     side: int  # -1: low values are bad, 1: high, 0: either
     floor: float  # the least robust scale, in the judged units
     words: str  # what the message calls the value
+    rule: str  # the `rules.QualityRules` field that is its fixed bound
+    bound_words: str  # the bound in a message, `{b}` the rule's value
 
 
 _TESTS = (
-    _Test(ProblemKind.IMAGE_DARK, "brightness", False, -1, 10.0, "mean brightness"),
-    _Test(ProblemKind.IMAGE_BRIGHT, "brightness", False, 1, 10.0, "mean brightness"),
-    _Test(ProblemKind.IMAGE_BLURRY, "blur", True, -1, 0.25, "Laplacian variance"),
-    _Test(ProblemKind.IMAGE_BLANK, "blank", False, 1, 0.05, "share of pixels on one grey level"),
-    _Test(ProblemKind.IMAGE_LOW_INFORMATION, "entropy", False, -1, 0.25, "grey entropy (bits)"),
-    _Test(ProblemKind.IMAGE_ODD_ASPECT, "aspect", True, 0, 0.1, "width/height"),
-    _Test(ProblemKind.IMAGE_ODD_SIZE, "pixels", True, 0, 0.25, "pixels"),
+    _Test(
+        ProblemKind.IMAGE_DARK,
+        "brightness",
+        False,
+        -1,
+        10.0,
+        "mean brightness",
+        "dark_brightness",
+        "below {b:g}",
+    ),
+    _Test(
+        ProblemKind.IMAGE_BRIGHT,
+        "brightness",
+        False,
+        1,
+        10.0,
+        "mean brightness",
+        "bright_brightness",
+        "above {b:g}",
+    ),
+    _Test(
+        ProblemKind.IMAGE_BLURRY, "blur", True, -1, 0.25, "Laplacian variance", "blurry_blur", "below {b:g}"
+    ),
+    _Test(
+        ProblemKind.IMAGE_BLANK,
+        "blank",
+        False,
+        1,
+        0.05,
+        "share of pixels on one grey level",
+        "blank_fraction",
+        "at least {b:g}",
+    ),
+    _Test(
+        ProblemKind.IMAGE_LOW_INFORMATION,
+        "entropy",
+        False,
+        -1,
+        0.25,
+        "grey entropy (bits)",
+        "low_entropy",
+        "below {b:g}",
+    ),
+    _Test(
+        ProblemKind.IMAGE_ODD_ASPECT,
+        "aspect",
+        True,
+        0,
+        0.1,
+        "width/height",
+        "odd_aspect",
+        "over {b:g} or under 1/{b:g}",
+    ),
+    _Test(
+        ProblemKind.IMAGE_ODD_SIZE,
+        "pixels",
+        True,
+        0,
+        0.25,
+        "pixels",
+        "odd_size_ratio",
+        "{b:g}x from the median",
+    ),
 )
 
 
-def _bound(t: _Test, rules, median: float) -> tuple[np.ndarray | float, str]:
-    """The fixed bound of a test (for odd size: the context's median times the ratio) as a function
-    of the values, and its words for the message."""
-    q = rules.quality
-    if t.kind == ProblemKind.IMAGE_DARK:
-        return q.dark_brightness, f"below {q.dark_brightness:g}"
-    if t.kind == ProblemKind.IMAGE_BRIGHT:
-        return q.bright_brightness, f"above {q.bright_brightness:g}"
-    if t.kind == ProblemKind.IMAGE_BLURRY:
-        return q.blurry_blur, f"below {q.blurry_blur:g}"
-    if t.kind == ProblemKind.IMAGE_BLANK:
-        return q.blank_fraction, f"at least {q.blank_fraction:g}"
-    if t.kind == ProblemKind.IMAGE_LOW_INFORMATION:
-        return q.low_entropy, f"below {q.low_entropy:g}"
-    if t.kind == ProblemKind.IMAGE_ODD_ASPECT:
-        return q.odd_aspect, f"over {q.odd_aspect:g} or under 1/{q.odd_aspect:g}"
-    return q.odd_size_ratio, f"{q.odd_size_ratio:g}x from the median"
+def _bound(t: _Test, rules) -> tuple[float, str]:
+    """The fixed bound of a test (odd size: a ratio to the context's median) and its words."""
+    b = getattr(rules.quality, t.rule)
+    return b, t.bound_words.format(b=b)
 
 
 def _passes_bound(t: _Test, v: np.ndarray, bound: float, median: float) -> np.ndarray:
@@ -137,7 +182,7 @@ def step(analysis, rules: DatasetRules, qa) -> list:
             scale = max(MAD_SIGMA * float(np.median(np.abs(j - mid))), t.floor)
             median = float(np.median(v))
             medians[t.column], scales[t.column] = median, scale
-            bound, bound_words = _bound(t, rules, median)
+            bound, bound_words = _bound(t, rules)
             z = (j - mid) / scale
             far = z < -rules.quality.quality_sigma if t.side < 0 else z > rules.quality.quality_sigma
             if t.side == 0:
