@@ -72,6 +72,8 @@ def run_round(name: str, node: str, examples: int, seed: int, out: Path) -> tupl
             "no:cacheprovider",
             f"--hypothesis-seed={seed}",
             "--hypothesis-show-statistics",
+            "-m",
+            "slow or not slow",  # the tests make test leaves to make test-slow are fuzzed here too
             node,
         ],
         cwd=ROOT,

@@ -24,15 +24,18 @@ from tests.fuzz.strategies import (
 from tests.helpers import RACCOON, payloads_of
 
 RSS_BUDGET_MB = 300  # beyond the interpreter's own, whatever the input (the promise)
+# Every hostile path through every command costs ~0.7 min of make test's five on 2 cores: three
+# commands (text, checks, JSON) stay in it; the rest run in `make test-slow` and `bench/fuzz.py`.
+_SLOW = pytest.mark.slow
 COMMANDS = (
-    ["info"],
-    ["info", "--json"],
-    ["verify"],
-    ["verify", "--json"],
-    ["verify", "--checks"],
-    ["verify", "--checks", "--json"],
-    ["dump", "--max-values", "3"],
-    ["dump", "--json"],
+    pytest.param(["info"], id="info"),
+    pytest.param(["info", "--json"], id="info --json", marks=_SLOW),
+    pytest.param(["verify"], id="verify", marks=_SLOW),
+    pytest.param(["verify", "--json"], id="verify --json", marks=_SLOW),
+    pytest.param(["verify", "--checks"], id="verify --checks"),
+    pytest.param(["verify", "--checks", "--json"], id="verify --checks --json", marks=_SLOW),
+    pytest.param(["dump", "--max-values", "3"], id="dump --max-values 3", marks=_SLOW),
+    pytest.param(["dump", "--json"], id="dump --json"),
 )
 
 
@@ -104,7 +107,7 @@ def hostile_paths(tmp_path) -> dict[str, Path]:
     }
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_hostile_paths_get_one_line_and_no_hang(hostile_paths, baseline_mb, command):
     for name, path in hostile_paths.items():
         code, out, err = check_run([*command, str(path)], baseline_mb, timeout=30)
@@ -178,6 +181,7 @@ def test_hostile_payloads_through_every_command(tmp_path_factory, baseline_mb, p
         check_run([*command, str(path)], baseline_mb, [path])
 
 
+@pytest.mark.slow  # make test-slow and bench/fuzz.py: the in-process fuzz of the same inputs stays in make test
 @settings(max_examples=max(2, EXAMPLES // 20), deadline=None)
 @given(stripped_cr_files())
 def test_stripped_cr_files_through_the_commands_that_search(tmp_path_factory, baseline_mb, case):
@@ -192,6 +196,7 @@ def test_stripped_cr_files_through_the_commands_that_search(tmp_path_factory, ba
     assert all(g in kept for g in case.good), case.ops
 
 
+@pytest.mark.slow  # make test-slow and bench/fuzz.py: the in-process fuzz of the same inputs stays in make test
 @settings(max_examples=max(2, EXAMPLES // 30), deadline=None)
 @given(compression_bombs())
 def test_compression_bombs_through_the_cli_count_their_records(tmp_path_factory, baseline_mb, case):

@@ -82,9 +82,13 @@ def test_huge_index_files_are_refused_at_once(tmp_path, baseline_mb):
     "name, payload",
     [
         ("int64 list of 40 M", lambda: H.huge_int64_list(40_000_000)),
-        ("500,000 keys", lambda: H.many_keys(500_000)),
+        pytest.param(
+            "500,000 keys", lambda: H.many_keys(500_000), marks=pytest.mark.slow
+        ),  # ~10 s each: make test-slow
         ("5 M steps", lambda: H.many_steps(5_000_000)),
-        ("20 M empty entries", lambda: H.many_empty_bytes(20_000_000)),
+        pytest.param(
+            "20 M empty entries", lambda: H.many_empty_bytes(20_000_000), marks=pytest.mark.slow
+        ),  # ~10 s each: make test-slow
         ("16-bit PNG near the pixel limit", lambda: H.image_example(H.png16(7000, 7000))),
     ],
 )
