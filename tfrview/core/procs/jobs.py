@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from tfrview.core.analysis import plan, run_tasks
+from tfrview.core.analysis import plan, run_tasks, stepcolumns
 from tfrview.core.analysis.cache import answer_key, is_stored, load_answer, store_answer, store_many
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
@@ -132,6 +132,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
     )
     if memo is not None and _say_stored_answer(memo[0]):
         return
+    steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
 
     def tell(msg: Message) -> None:
@@ -168,6 +169,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
         for p in problems:
             tell(ProblemFound(files[fi], p))
     _emit_duplicates(a, files, tell)
+    _remember_step_columns(steps_key, results, a)
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(req, a, summary)
@@ -212,6 +214,21 @@ def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told
         return
     records = sum(len(s.offsets) for s in a.shards)
     store_answer(key, (encode(Progress("records", records, records)) + "".join(told)).encode())
+
+
+def _remember_step_columns(steps_key: tuple[str, list] | None, results: list, a: DatasetAnalysis) -> None:
+    """The dataset step's per-record columns (`dup_group`, `leak`) stored for the filter job
+    (`stepcolumns`), when every file was read well and as its identity saw it before the pass."""
+    if steps_key is None or a.qa is None:
+        return
+    key, identities = steps_key
+    was = {s.path: i for s, i in zip(a.shards, identities, strict=False)}
+    if any(
+        r.error is not None or r.identity is None or tuple(r.identity) != tuple(was.get(r.path, ()))
+        for r in results
+    ):
+        return
+    stepcolumns.store(key, a.qa.record_columns, len(a.shards))
 
 
 def _emit_duplicates(a: DatasetAnalysis, files: list[int], tell: Callable[[Message], None]) -> None:
@@ -403,7 +420,7 @@ def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> b
 
     from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
-    table = _stored_facts(req)
+    table = _stored_facts(req, step_columns=_names_step_columns(node), rules=req.rules)
     if table is None:
         return False
     by_kind: dict[str, list[int]] = {}
@@ -538,9 +555,12 @@ def _facts_or_say(req: OverFiles):
     return table
 
 
-def _stored_facts(req: OverFiles):
+def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
-    stored (or frames other records than the window's)."""
+    stored (or frames other records than the window's). With the dataset step's per-record columns
+    (`dup_group`, `leak`) when they are stored (`stepcolumns`); `step_columns`: the filter names
+    them, so when they are not stored the step runs here over the stored results (and they are
+    stored for the next filter)."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -552,7 +572,27 @@ def _stored_facts(req: OverFiles):
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
-    return DatasetAnalysis(results, splits=_splits_of(req)).facts()
+    splits = _splits_of(req)
+    a = DatasetAnalysis(results, splits=splits)
+    key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
+    columns = stepcolumns.load(key[0] if key is not None else None)
+    if columns is None and step_columns:
+        merged = merge(results, splits=splits, rules=DatasetRules().with_words(list(rules)))
+        columns = merged.qa.record_columns if merged.qa is not None else {}
+        if key is not None:
+            stepcolumns.store(key[0], columns, len(results))
+    if columns:
+        from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
+
+        a.qa = DatasetQA(record_columns=columns)
+    return a.facts()
+
+
+def _names_step_columns(node) -> bool:
+    """Whether a filter names one of the dataset step's per-record columns (`stepcolumns.NAMES`)."""
+    from tfrview.core.analysis.filterexpr import keys_used
+
+    return bool(keys_used(node) & set(stepcolumns.NAMES))
 
 
 def _by_split(a) -> list[tuple[str, list[int]]]:

@@ -54,6 +54,7 @@ class FilterRequest(OverFiles):
     known_keys: tuple[str, ...] = ()
     complete: bool = False  # `known_keys` are every key there is
     problems: dict[str, list[str]] = field(default_factory=dict)  # record (as text) -> problem kinds
+    rules: tuple[str, ...] = ()  # the dataset step's thresholds (`dup_group`, `leak`: as the analysis's)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
