@@ -470,6 +470,12 @@ class Driver:
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         hh.setSortIndicator(section, order)  # what a click on the header does
 
+    def table_column(self, name: str) -> list[str]:
+        """The text of the record table's column `name` in every row, top to bottom."""
+        m = self.window.model
+        c = m.columns.index(name)
+        return [m.data(m.index(r, c)) for r in range(m.rowCount())]
+
     def sorted_column(self) -> str:
         """The column the header's sort indicator shows."""
         hh = self.window.table.horizontalHeader()

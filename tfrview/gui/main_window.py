@@ -145,7 +145,8 @@ class MainWindow(QMainWindow):
         return self.action_groups.by_name()
 
     def _build_ui(self) -> None:
-        self.model = RecordTableModel(self.ds, self)
+        self.model = RecordTableModel(self.ds, self, splits=self.session.splits)
+        self.session.splits_changed.connect(lambda: self.model.set_splits(self.session.splits))
         self.table = RecordTableView(self)
         self.table.go_to_typed.connect(self._on_number_typed)
         self.table.text_typed.connect(self._on_text_typed)
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         widths = {
             "#": 56,
             "file": 64 if self.model._file_labels[0].isdigit() else 140,
+            "split": 84,
             "offset": 84,
             "size": 64,
             "status": 84,
