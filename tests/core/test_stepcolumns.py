@@ -69,3 +69,22 @@ def test_the_analysis_job_stores_them_for_the_filter(tmp_path, monkeypatch):
     assert (
         stepcolumns.load(stepcolumns.key(paths, ["train", "train"], [], None, ())[0]) is None
     )  # other splits
+
+
+def test_the_scores_job_saves_a_score_of_every_record(tmp_path, monkeypatch):
+    """The gallery's Sort by reads an image score of every record from the stored facts."""
+    from tfrview.core.procs.messages import Scores
+    from tfrview.core.procs.requests import ScoresRequest
+
+    paths = copies_split(tmp_path / "split")
+    analyze(paths, deep=True, jobs=1)
+    said: list = []
+    monkeypatch.setattr(jobs, "_emit", said.append)
+    out = tmp_path / "blur.npy"
+    jobs.job_scores(ScoresRequest(paths=tuple(paths), counts=(4, 3), key="blur", out=str(out)))
+    assert said == [Scores("blur", str(out), 7, 7)]
+    got = np.load(out)
+    want = analyze(paths, deep=True, jobs=1).facts().column("blur").to_numpy()
+    assert got.tolist() == want.tolist() and got[0] == got[1] and got[0] != got[2]  # A's copy: A's score
+    with pytest.raises(jobs.NoPlot, match="no 'sharpness' score"):
+        jobs.job_scores(ScoresRequest(paths=tuple(paths), key="sharpness", out=str(out)))

@@ -470,6 +470,19 @@ class Driver:
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         hh.setSortIndicator(section, order)  # what a click on the header does
 
+    def sort_by_choice(
+        self, name: str, descending: bool = False, timeout: int = ANALYSIS_TIMEOUT_MS
+    ) -> list[int]:
+        """Choose `name` in the Sort by box (a column, or an image score such as "blur") and wait
+        for the rows to be sorted by it: the records the gallery then shows, in order."""
+        s = self.window.sorting
+        s.sort_by(name, descending)
+        m = self.window.model
+        if name != "#":
+            self.qtbot.waitUntil(lambda: m.sort_key == (name, descending), timeout=timeout)
+        g = self.window.gallery_model
+        return [g.record_number(r) for r in range(g.rowCount())]
+
     def table_column(self, name: str) -> list[str]:
         """The text of the record table's column `name` in every row, top to bottom."""
         m = self.window.model

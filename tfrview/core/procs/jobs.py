@@ -50,6 +50,7 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    Scores,
     SplitSummary,
     Summary,
     Wrote,
@@ -63,6 +64,7 @@ from tfrview.core.procs.requests import (
     FilterRequest,
     OverFiles,
     Request,
+    ScoresRequest,
     SelectRequest,
     SeriesRequest,
     WriteRequest,
@@ -469,6 +471,27 @@ def job_select(req: SelectRequest) -> None:
     _emit(Matches(hits.tolist(), total, total))
 
 
+def job_scores(req: ScoresRequest) -> None:
+    """A score of every record from the stored facts (an image quality score, `blur`, ...) saved at
+    `req.out` for the gallery's Sort by (`messages.Scores`); NaN where a record has none."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tfrview.core.output.atomic import atomic_file
+
+    table = _facts_or_say(req)
+    if req.key not in table.column_names:
+        raise NoPlot(f"the analysis kept no {req.key!r} score (no record's image was decoded)")
+    total = sum(req.counts) if req.counts else int(table.num_rows)
+    n = table.column("n").to_numpy()
+    values = np.full(max(total, int(n.max(initial=-1)) + 1), np.nan)
+    values[n] = pc.cast(table.column(req.key), pa.float64()).to_numpy(zero_copy_only=False)
+    with atomic_file(Path(req.out), "wb") as f:
+        np.save(f, values)
+    _emit(Scores(req.key, req.out, len(values), int(np.isfinite(values).sum())))
+
+
 def job_compare(req: CompareRequest) -> None:
     """Two splits of the window's files (or a split of them and another dataset) compared from
     their fact tables (`analysis.compare`); files not analysed before are analysed here and stored."""
@@ -697,6 +720,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     FilterRequest: job_filter,
     SeriesRequest: job_series,
     SelectRequest: job_select,
+    ScoresRequest: job_scores,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
     WriteRequest: job_write,

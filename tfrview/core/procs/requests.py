@@ -81,6 +81,16 @@ class SelectRequest(OverFiles):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ScoresRequest(OverFiles):
+    """A score of every record from the stored facts (an image quality score: `blur`,
+    `brightness`, ...), saved at `out` for the gallery's Sort by."""
+
+    JOB: ClassVar[str] = "scores"
+    key: str
+    out: str  # where the job saves the scores (.npy: one float64 a record)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompareRequest(OverFiles):
     """Two splits of the window's files compared (`analysis.compare`), or split `a` of them ("":
     all of them) against the files at the paths `other`."""
@@ -140,6 +150,7 @@ Request = (
     | FilterRequest
     | SeriesRequest
     | SelectRequest
+    | ScoresRequest
     | CompareRequest
     | CompareSelectRequest
     | WriteRequest
@@ -153,6 +164,7 @@ _JOBS: dict[str, type] = {
         FilterRequest,
         SeriesRequest,
         SelectRequest,
+        ScoresRequest,
         CompareRequest,
         CompareSelectRequest,
         WriteRequest,

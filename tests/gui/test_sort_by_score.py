@@ -1,0 +1,34 @@
+"""The gallery's Sort by an image quality score (issue 21, item 3): the scores come from the
+analysis's stored facts by a job, the record table sorts by them as array operations and the
+gallery follows; records with no image come last."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gui.driver import Driver
+from tests.helpers import copies_split
+from tfrview.core.analysis import analyze
+
+
+@pytest.mark.slow  # an analysis and two scores jobs' processes: ~5 s on 2 busy cores
+def test_the_gallery_sorts_by_blur_both_ways(qtbot, open_window, tmp_path):
+    paths = copies_split(tmp_path / "split")
+    blur = analyze(paths, deep=True, jobs=1).facts().column("blur").to_pylist()
+    w = open_window(paths)
+    d = Driver(qtbot, w)
+    d.wait_analysed()
+    assert [w.sort_box.itemText(i) for i in range(w.sort_box.count())][:4] == [
+        "record order",
+        "file",
+        "split",
+        "offset",
+    ]
+    up = d.sort_by_choice("blur")
+    assert [blur[n] for n in up] == sorted(blur) and d.table_records()[0][0] == up[0]
+    down = d.sort_by_choice("blur", descending=True)
+    assert [blur[n] for n in down] == sorted(blur, reverse=True)
+    assert w.table.horizontalHeader().sortIndicatorSection() == -1  # no column says this order
+    d.sort_by("size")  # a click on the header: the box says it
+    assert w.sorting.chosen == "size"
+    assert d.sort_by_choice("#") == list(range(7))
