@@ -202,14 +202,14 @@ class Driver:
         c = self.window.comparing
         plot = c.panel.plot.getPlotItem()
         i = self.compare_bars(c.panel.feature.key).index(bar)
-        x = i - 0.2 if side == "a" else i + 0.2
-        assert c.panel.bar_at(x) == (side, i)
+        y = i - 0.2 if side == "a" else i + 0.2
+        assert c.panel.bar_at(y) == (side, i)
         from PySide6.QtCore import QPointF, Qt
         from PySide6.QtTest import QTest
 
         view = c.panel.plot
-        at = view.mapFromScene(plot.vb.mapViewToScene(QPointF(x, 0.0)))
-        at.setY(at.y() - 2)  # just above the axis: inside the bar
+        at = view.mapFromScene(plot.vb.mapViewToScene(QPointF(0.0, y)))
+        at.setX(at.x() + 2)  # just right of the axis: inside the bar
         QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
         self.qtbot.waitUntil(
             lambda: self.filter_state.running or "plot selection" in self.filter_text, timeout=5000

@@ -116,6 +116,7 @@ class SortController(QObject):
         if name in SCORES:
             self._read_scores(name)
             return
+        self.said.emit("")  # what was said of a score's order no longer holds
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         section = self.model.columns.index(name)
         if (self.header.sortIndicatorSection(), self.header.sortIndicatorOrder()) == (section, order):
