@@ -480,7 +480,9 @@ def job_scores(req: ScoresRequest) -> None:
 
     from tfrview.core.output.atomic import atomic_file
 
-    table = _facts_or_say(req)
+    table = _stored_facts(req)
+    if table is None:
+        raise NotStored("the analysis is not stored yet: the scores come from it")
     if req.key not in table.column_names:
         raise NoPlot(f"the analysis kept no {req.key!r} score (no record's image was decoded)")
     total = sum(req.counts) if req.counts else int(table.num_rows)
