@@ -27,16 +27,17 @@ NAMES: dict[str, str] = {"dup_group": "<i4", "leak": "u1"}
 
 
 def key(
-    paths: list[str], splits: list[str], rules: list[str], label_map, box_specs
+    paths: list[str], splits: list[str], rules: list[str], label_map, box_specs, known: dict | None = None
 ) -> tuple[str, list] | None:
     """The stored answer's key over these files as they are now, with each file's identity (to
     store only what was read from files still as they were); None when some file has no identity,
-    such as an object with no version: never stored."""
+    such as an object with no version: never stored. `known`: the files' identities taken a moment
+    ago (path -> identity; `cache.answer_key`)."""
     from tfrview.core.analysis.cache import answer_key  # sqlite and hashing: the job's, on use
     from tfrview.core.analysis.results import ShardTask
 
     tasks = [ShardTask(p, i, True, label_map or None, tuple(box_specs)) for i, p in enumerate(paths)]
-    return answer_key(tasks, ["record_columns", list(splits), list(rules)])
+    return answer_key(tasks, ["record_columns", list(splits), list(rules)], known)
 
 
 def pack(columns: dict[str, dict[int, np.ndarray]], files: int) -> tuple[bytes, bytes]:

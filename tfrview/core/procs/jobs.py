@@ -134,7 +134,8 @@ def job_analyze(req: AnalyzeRequest) -> None:
     )
     if memo is not None and _say_stored_answer(memo[0]):
         return
-    steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs)
+    known = {t.path: i for t, i in zip(tasks, memo[1], strict=True)} if memo is not None else None
+    steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs, known)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
 
     def tell(msg: Message) -> None:
@@ -582,10 +583,10 @@ def _facts_or_say(req: OverFiles):
 
 def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
-    stored (or frames other records than the window's). With the dataset step's per-record columns
-    (`dup_group`, `leak`) when they are stored (`stepcolumns`); `step_columns`: the filter names
-    them, so when they are not stored the step runs here over the stored results (and they are
-    stored for the next filter)."""
+    stored (or frames other records than the window's). `step_columns` (the filter names them):
+    with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
+    (`stepcolumns`), or when they are not stored, from the step run here over the stored results
+    (and stored for the next filter)."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -599,9 +600,11 @@ def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, 
         return None
     splits = _splits_of(req)
     a = DatasetAnalysis(results, splits=splits)
+    if not step_columns:
+        return a.facts()
     key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
     columns = stepcolumns.load(key[0] if key is not None else None)
-    if columns is None and step_columns:
+    if columns is None:
         merged = merge(results, splits=splits, rules=DatasetRules().with_words(list(rules)))
         columns = merged.qa.record_columns if merged.qa is not None else {}
         if key is not None:
