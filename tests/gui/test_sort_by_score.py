@@ -26,9 +26,12 @@ def test_the_gallery_sorts_by_blur_both_ways(qtbot, open_window, tmp_path):
     ]
     up = d.sort_by_choice("blur")
     assert [blur[n] for n in up] == sorted(blur) and d.table_records()[0][0] == up[0]
+    g = w.gallery_model
+    assert g.data(g.index(0, 0)).startswith(f"#{up[0]} · blur {blur[up[0]]:.3g}")  # why it stands first
     down = d.sort_by_choice("blur", descending=True)
     assert [blur[n] for n in down] == sorted(blur, reverse=True)
     assert w.table.horizontalHeader().sortIndicatorSection() == -1  # no column says this order
     d.sort_by("size")  # a click on the header: the box says it
     assert w.sorting.chosen == "size"
     assert d.sort_by_choice("#") == list(range(7))
+    assert g.data(g.index(0, 0)).startswith("#0") and "blur" not in g.data(g.index(0, 0))

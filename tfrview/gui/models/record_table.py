@@ -344,6 +344,15 @@ class RecordTableModel(ColumnsModel):
         self.scores = {name: np.asarray(values, dtype=np.float64)}
         self._sort((name, descending))
 
+    def score_text(self, n: int) -> str:
+        """What the score the rows are sorted by says of record n (" · blur 31.2"; "" when the rows
+        are not sorted by a score): the gallery's caption shows why an image stands where it does."""
+        if self.sort_key is None or self.sort_key[0] not in self.scores:
+            return ""
+        name, values = self.sort_key[0], self.scores[self.sort_key[0]]
+        v = float(values[n]) if 0 <= n < len(values) else float("nan")
+        return f" · {name} {'none' if v != v else f'{v:.3g}'}"
+
     def set_splits(self, splits: list[str]) -> None:
         """Each file's split changed (the person chose some): the split column says it, a sort by
         it sorts again."""
