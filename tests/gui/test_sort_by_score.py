@@ -35,3 +35,21 @@ def test_the_gallery_sorts_by_blur_both_ways(qtbot, open_window, tmp_path):
     assert w.sorting.chosen == "size"
     assert d.sort_by_choice("#") == list(range(7))
     assert g.data(g.index(0, 0)).startswith("#0") and "blur" not in g.data(g.index(0, 0))
+
+
+@pytest.mark.slow  # an analysis and a scores job's process: ~3 s on 2 busy cores
+def test_a_dataset_without_images_keeps_its_order_and_says_why(qtbot, open_window, tmp_path):
+    from tfrview.core.output.writer import write_records
+    from tfrview.demo import _example
+
+    path = tmp_path / "plain.tfrecord"
+    write_records(path, [_example(label=k).SerializeToString() for k in range(5)])
+    w = open_window([path])
+    d = Driver(qtbot, w)
+    d.wait_analysed()
+    said: list[str] = []
+    w.sorting.said.connect(said.append)
+    w.sorting.sort_by("blur")
+    qtbot.waitUntil(lambda: not w.sorting.running, timeout=60000)
+    assert said[-1] == "no record has a blur score: no image was decoded"
+    assert w.sorting.chosen == "#" and w.model.sort_key is None and d.shown_records() == list(range(5))

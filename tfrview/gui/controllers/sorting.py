@@ -72,8 +72,8 @@ class SortController(QObject):
             "analysis (records with no image last)"
         )
         down.setCheckable(True)
-        down.setToolTip("Descending (largest first)")
-        down.setText("▼" if down.isChecked() else "▲")
+        down.setToolTip("Smallest first, or largest first (as a second click on a column's header)")
+        down.setText(_direction(down.isChecked()))
         box.activated.connect(self._chosen)
         down.toggled.connect(self._turned)
         header.sortIndicatorChanged.connect(self._on_header)
@@ -90,7 +90,7 @@ class SortController(QObject):
             raise ValueError(f"nothing to sort by named {name!r}")
         self.down.blockSignals(True)
         self.down.setChecked(descending)
-        self.down.setText("▼" if descending else "▲")
+        self.down.setText(_direction(descending))
         self.down.blockSignals(False)
         self.box.setCurrentIndex(i)
         self._chosen(i)
@@ -107,7 +107,7 @@ class SortController(QObject):
 
     @Slot(bool)
     def _turned(self, descending: bool) -> None:
-        self.down.setText("▼" if descending else "▲")
+        self.down.setText(_direction(descending))
         self._sort()
 
     def _sort(self) -> None:
@@ -135,7 +135,7 @@ class SortController(QObject):
             self.box.setCurrentIndex(i)
             self.down.blockSignals(True)
             self.down.setChecked(order == Qt.SortOrder.DescendingOrder)
-            self.down.setText("▼" if self.down.isChecked() else "▲")
+            self.down.setText(_direction(self.down.isChecked()))
             self.down.blockSignals(False)
 
     # a score, read by a job ------------------------------------------------------------------------------
@@ -157,6 +157,10 @@ class SortController(QObject):
                     values = np.load(path)
                     if key != self.chosen:
                         continue  # the person chose something else meanwhile
+                    if not scored:
+                        self.said.emit(f"no record has a {key} score: no image was decoded")
+                        self._show_sorted()
+                        continue
                     self.header.blockSignals(True)
                     self.header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # no column says this order
                     self.header.blockSignals(False)
@@ -169,10 +173,23 @@ class SortController(QObject):
                     )
                 case Failed(message=message) if not msg.stopped:
                     self.said.emit(f"cannot sort by {self.chosen}: {message}")
+                    self._show_sorted()
 
     def _on_error(self, worker: Worker, message: str) -> None:
         if worker is self.job:
             self.said.emit(f"cannot sort by {self.chosen}: {message}")
+            self._show_sorted()
+
+    def _show_sorted(self) -> None:
+        """The box and the button say what the rows are sorted by still (a score that could not
+        be read left them as they were)."""
+        name, descending = self.model.sort_key or ("#", False)
+        i = self.box.findData(name)
+        self.box.setCurrentIndex(max(i, 0))
+        self.down.blockSignals(True)
+        self.down.setChecked(descending)
+        self.down.setText(_direction(descending))
+        self.down.blockSignals(False)
 
     @Slot(object)
     def _on_done(self, worker: Worker) -> None:
@@ -197,3 +214,8 @@ class SortController(QObject):
 
     def shutdown(self) -> None:
         self._stop()
+
+
+def _direction(descending: bool) -> str:
+    """The direction button's words (the header's arrows point either way by style: words do not)."""
+    return "largest first" if descending else "smallest first"
