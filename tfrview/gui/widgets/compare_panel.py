@@ -190,7 +190,7 @@ class ComparePanel(QWidget):
         shown = [metrics.elidedText(t, Qt.TextElideMode.ElideMiddle, LABEL_PX) for t in labels]
         left = self.plot.getAxis("left")
         left.setTicks([[(float(i), t) for i, t in enumerate(shown)]])
-        left.setWidth(min(LABEL_PX, max((metrics.horizontalAdvance(t) for t in shown), default=20)) + 12)
+        left.setWidth(max((metrics.horizontalAdvance(t) for t in shown), default=20) + 12)  # cut to fit
         self.plot.setLabel("bottom", "share of values")
         top = float(max(sa.max(initial=0.0), sb.max(initial=0.0))) or 1.0
         self.plot.setXRange(0.0, top * 1.05, padding=0)
@@ -225,7 +225,7 @@ class ComparePanel(QWidget):
         return ("a" if y < i else "b"), i
 
 
-LABEL_PX = 220  # a bar's name is cut in the middle past this width (the whole in the title's words)
+LABEL_PX = 220  # a bar's name is cut in the middle past this width
 ROW_PX = 24  # the height of one category's pair of bars
 
 
