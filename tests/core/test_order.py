@@ -45,6 +45,9 @@ def test_scores_sort_with_records_without_one_last_both_ways():
     down = sort_order(score_key(values, numbers, True), True)
     assert down.tolist() == [4, 2, 0, 5, 3, 1, 6]
     assert sort_order(score_key(values, np.array([1, 3]))).tolist() == [1, 0]
+    signed = np.array([-3.5, 2.0, -0.5, 0.0, -0.0])  # -0.0 and 0.0 tie
+    assert sort_order(score_key(signed, np.arange(5))).tolist() == [0, 2, 3, 4, 1]
+    assert sort_order(score_key(signed, np.arange(5), True), True).tolist() == [1, 3, 4, 2, 0]
 
 
 def test_split_key_by_name_with_no_split_last():

@@ -92,16 +92,17 @@ def sort_order(key: np.ndarray, descending: bool = False) -> np.ndarray:
 
 def score_key(values: np.ndarray, numbers: np.ndarray, descending: bool = False) -> np.ndarray:
     """The sort key of records `numbers` by a score each record has (`values`, a float a record of
-    the dataset, NaN for none: an image quality score from the fact table), as ranks for
-    `sort_order`: equal scores tie (kept in record order), and records with no score come last
-    both ways (a record with no image is no darkest or sharpest one)."""
+    the dataset, NaN for none: an image quality score from the fact table), for `sort_order`: the
+    score's float32 bits as an order-keeping integer (no sort of its own, and narrow enough for
+    `sort_order` to pack: 2 M rows in one int64 sort, where ranking them first cost seconds; scores
+    closer than float32 tells apart tie, kept in record order), records with no score last both
+    ways (a record with no image is no darkest or sharpest one)."""
     numbers = np.asarray(numbers, dtype=np.int64)
-    v = np.full(len(numbers), np.nan)
+    v = np.full(len(numbers), np.nan, dtype=np.float32)
     inside = numbers < len(values)  # records framed after the scores were read have none
-    v[inside] = np.asarray(values, dtype=np.float64)[numbers[inside]]
+    v[inside] = np.asarray(values)[numbers[inside]]
+    bits = v.view(np.int32).astype(np.int64)
+    key = np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)  # negative floats: larger magnitude, smaller
     missing = np.isnan(v)
-    ranks = np.zeros(len(v), dtype=np.int64)
-    if (~missing).any():
-        _, ranks[~missing] = np.unique(v[~missing], return_inverse=True)
-    ranks[missing] = -1 if descending else int(ranks.max(initial=0)) + 1
-    return ranks
+    key[missing] = -(1 << 31) - 1 if descending else (1 << 31)
+    return key
