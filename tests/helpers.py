@@ -82,3 +82,36 @@ def problem_tuples(problems) -> list[tuple]:
 
 def statuses(idx: RecordIndex) -> list[int]:
     return [int(x) for x in np.asarray(idx.status)]
+
+
+def copies_split(root: Path) -> list[str]:
+    """A TFDS-like split with planted copies (the dataset step's `dup_group` and `leak`):
+    train-00000-of-00001 holds images A, A (an exact copy), B, C; validation-00000-of-00001 holds D,
+    B (a copy in another split: a leak), E. Distinct images are noise of their own seed. Records,
+    numbered as the window does: A 0 and 1, B 2 and 5 (leak)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from tfrview.core.output.writer import write_records
+    from tfrview.demo import _example
+
+    def jpeg(seed: int) -> bytes:
+        a = np.random.default_rng(seed).integers(0, 256, (48, 64, 3), dtype=np.uint8)
+        a = np.asarray(Image.fromarray(a).resize((256, 192), Image.Resampling.BICUBIC))
+        b = io.BytesIO()
+        Image.fromarray(a).save(b, "JPEG", quality=90)
+        return b.getvalue()
+
+    def rec(image: bytes) -> bytes:
+        return _example(
+            **{"image/encoded": image, "image/format": "jpeg", "image/class/label": 1}
+        ).SerializeToString()
+
+    a, b, c, d, e = (jpeg(s) for s in range(1, 6))
+    root.mkdir(parents=True, exist_ok=True)
+    paths = [root / "train-00000-of-00001.tfrecord", root / "validation-00000-of-00001.tfrecord"]
+    write_records(paths[0], [rec(x) for x in (a, a, b, c)])
+    write_records(paths[1], [rec(x) for x in (d, b, e)])
+    return [str(p) for p in paths]

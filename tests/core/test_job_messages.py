@@ -40,6 +40,7 @@ def _every_kind() -> list:
         m.Wrote(ExportResult(4, 1, ("record 2: no image",))),
         m.DuplicateGroups((m.CopyGroup(3, False, ((0, 17, "train"), (2, 4, "validation")), 5),), 40),
         m.SplitSummary("validation", {"records": 4}, [2, 3]),
+        m.Scores("blur", "/tmp/blur.npy", 40, 38),
         m.Done(),
         m.Failed("cannot write /x: permission denied", "OutputError"),
     ]

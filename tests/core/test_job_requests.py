@@ -34,6 +34,7 @@ def _every_kind() -> list[rq.Request]:
         ),
         rq.SeriesRequest(**over, key="loss", histogram=True),
         rq.SelectRequest(**over, plot="image sizes (scatter)", lo=(8.0, 8.0), hi=(9.0, 9.5), closed=True),
+        rq.ScoresRequest(**over, key="blur", out="/tmp/blur.npy"),
         rq.CompareRequest(
             **over, a="train", b="validation", other=("x/",), rules=("infinity_norm=0.2",), jobs=2
         ),
@@ -58,6 +59,7 @@ def test_every_job_has_a_request():
         "filter",
         "series",
         "select",
+        "scores",
         "compare",
         "compare_select",
         "write",

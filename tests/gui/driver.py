@@ -202,14 +202,14 @@ class Driver:
         c = self.window.comparing
         plot = c.panel.plot.getPlotItem()
         i = self.compare_bars(c.panel.feature.key).index(bar)
-        x = i - 0.2 if side == "a" else i + 0.2
-        assert c.panel.bar_at(x) == (side, i)
+        y = i - 0.2 if side == "a" else i + 0.2
+        assert c.panel.bar_at(y) == (side, i)
         from PySide6.QtCore import QPointF, Qt
         from PySide6.QtTest import QTest
 
         view = c.panel.plot
-        at = view.mapFromScene(plot.vb.mapViewToScene(QPointF(x, 0.0)))
-        at.setY(at.y() - 2)  # just above the axis: inside the bar
+        at = view.mapFromScene(plot.vb.mapViewToScene(QPointF(0.0, y)))
+        at.setX(at.x() + 2)  # just right of the axis: inside the bar
         QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
         self.qtbot.waitUntil(
             lambda: self.filter_state.running or "plot selection" in self.filter_text, timeout=5000
@@ -469,6 +469,25 @@ class Driver:
         section = self.window.model.columns.index(column)
         order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
         hh.setSortIndicator(section, order)  # what a click on the header does
+
+    def sort_by_choice(
+        self, name: str, descending: bool = False, timeout: int = ANALYSIS_TIMEOUT_MS
+    ) -> list[int]:
+        """Choose `name` in the Sort by box (a column, or an image score such as "blur") and wait
+        for the rows to be sorted by it: the records the gallery then shows, in order."""
+        s = self.window.sorting
+        s.sort_by(name, descending)
+        m = self.window.model
+        if name != "#":
+            self.qtbot.waitUntil(lambda: m.sort_key == (name, descending), timeout=timeout)
+        g = self.window.gallery_model
+        return [g.record_number(r) for r in range(g.rowCount())]
+
+    def table_column(self, name: str) -> list[str]:
+        """The text of the record table's column `name` in every row, top to bottom."""
+        m = self.window.model
+        c = m.columns.index(name)
+        return [m.data(m.index(r, c)) for r in range(m.rowCount())]
 
     def sorted_column(self) -> str:
         """The column the header's sort indicator shows."""

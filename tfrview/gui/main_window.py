@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QComboBox,
     QDockWidget,
     QFileDialog,
     QHBoxLayout,
@@ -47,6 +48,7 @@ from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
+from tfrview.gui.controllers.sorting import SortController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.duplicates import DuplicatesModel
@@ -145,7 +147,8 @@ class MainWindow(QMainWindow):
         return self.action_groups.by_name()
 
     def _build_ui(self) -> None:
-        self.model = RecordTableModel(self.ds, self)
+        self.model = RecordTableModel(self.ds, self, splits=self.session.splits)
+        self.session.splits_changed.connect(lambda: self.model.set_splits(self.session.splits))
         self.table = RecordTableView(self)
         self.table.go_to_typed.connect(self._on_number_typed)
         self.table.text_typed.connect(self._on_text_typed)
@@ -165,6 +168,7 @@ class MainWindow(QMainWindow):
         widths = {
             "#": 56,
             "file": 64 if self.model._file_labels[0].isdigit() else 140,
+            "split": 84,
             "offset": 84,
             "size": 64,
             "status": 84,
@@ -258,6 +262,11 @@ class MainWindow(QMainWindow):
             self.session, self.model, self.problems, self.filter_edit, self.filter_status, self
         )
         self.filtering.cleared.connect(self._reselect)
+        self.sorting = SortController(
+            self.session, self.model, self.table.horizontalHeader(), self.sort_box, self.sort_down, self
+        )
+        self.sorting.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.sorting.scored.connect(self._on_scored)
         self.filtering.state_changed.connect(self._on_filter_state)
         self.shards_panel = ShardsController(self.session, self.problems, self.filtering, self)
         self.shards_panel.shard_shown.connect(self._on_shard_shown)
@@ -323,6 +332,13 @@ class MainWindow(QMainWindow):
         self.filter_status.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.filter_edit, 1)
         lay.addWidget(self.filter_status)
+        lay.addSpacing(8)
+        lay.addWidget(QLabel("Sort by", bar))
+        self.sort_box = QComboBox(bar)
+        self.sort_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.sort_down = QToolButton(bar)
+        lay.addWidget(self.sort_box)
+        lay.addWidget(self.sort_down)
         return bar
 
     def _build_menus(self) -> None:
@@ -771,6 +787,16 @@ class MainWindow(QMainWindow):
         self._sync_gallery(current.row())
         self._request(n)
 
+    @Slot()
+    def _on_scored(self) -> None:
+        """Sorted by an image score: the first rows (the darkest, the blurriest) in view, the
+        record shown kept."""
+        self.table.scrollToTop()
+        self.gallery.scrollToTop()
+        cur = self.table.currentIndex()
+        if cur.isValid():
+            self._sync_gallery(cur.row())
+
     def _sync_gallery(self, row: int) -> None:
         """The gallery's current item follows the table's, silently: a gallery first shown with no
         current item would take its first one, and with it the selection (issue 9)."""
@@ -1118,6 +1144,7 @@ class MainWindow(QMainWindow):
         self.plots.shutdown()
         self.comparing.shutdown()
         self.filtering.stop()
+        self.sorting.shutdown()
 
         self.ds.close()
 

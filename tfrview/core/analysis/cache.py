@@ -236,13 +236,16 @@ def _put_rows(rows: list[tuple], limit: int) -> bool:
     return _run(put, False)
 
 
-def answer_key(tasks: list[ShardTask], what: object) -> tuple[str, list] | None:
+def answer_key(
+    tasks: list[ShardTask], what: object, known: dict[str, object] | None = None
+) -> tuple[str, list] | None:
     """The key of a whole pass's answer over these tasks (`store_answer`), from every file's path
     and identity as they are now, what each task asks, and `what` else the answer depends on (which
     pass, the window's file numbers), with those identities; None when a file has none (it cannot be
     read, or it is an object with no version): such a pass is never remembered whole. One hash of
-    them all (a file's own key costs ~60 us: 0.6 s of 10,000 shards)."""
-    identities: dict[str, object] = {}
+    them all (a file's own key costs ~60 us: 0.6 s of 10,000 shards). `known`: identities taken a
+    moment ago for another key over the same files (path -> identity), not taken again."""
+    identities: dict[str, object] = dict(known or {})
     settings: dict[str, int] = {}
     said: dict[tuple, int] = {}  # the tasks share a few settings: each written out once
     rows = []

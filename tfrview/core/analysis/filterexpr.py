@@ -308,10 +308,11 @@ def resolve_keys(node, known: set[str], complete: bool = False):
     match are left alone, as they may live in records not sampled)."""
     import difflib  # standard library, used here only
 
+    from tfrview.core.analysis.stepcolumns import NAMES  # the dataset step's record columns
     from tfrview.core.records.imagesignals import COLUMNS  # the image signals' fact columns
 
     def name_of(name: str, pos: int, right: bool) -> str:
-        if not known or name in known or (name in COLUMNS and not right):
+        if not known or name in known or ((name in COLUMNS or name in NAMES) and not right):
             return name
         ends = sorted(k for k in known if k.rsplit("/", 1)[-1] == name)
         if len(ends) == 1:
@@ -337,6 +338,23 @@ def resolve_keys(node, known: set[str], complete: bool = False):
         return n
 
     return _rebuilt(node, leaf)
+
+
+def keys_used(node) -> set[str]:
+    """The feature keys (and fact columns such as `blur` or `leak`) a filter names."""
+    if isinstance(node, Key):
+        return {node.name}
+    if isinstance(node, Len):
+        return {node.key}
+    if isinstance(node, Cmp):
+        return keys_used(node.left) | keys_used(node.right)
+    if isinstance(node, Quant):
+        return keys_used(node.cmp)
+    if isinstance(node, Not):
+        return keys_used(node.inner)
+    if isinstance(node, And | Or):
+        return set().union(*(keys_used(x) for x in node.items))
+    return set()
 
 
 def facts_used(node) -> set[str]:

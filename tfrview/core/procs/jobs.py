@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from tfrview.core.analysis import plan, run_tasks
+from tfrview.core.analysis import plan, run_tasks, stepcolumns
 from tfrview.core.analysis.cache import answer_key, is_stored, load_answer, store_answer, store_many
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
@@ -50,6 +50,7 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    Scores,
     SplitSummary,
     Summary,
     Wrote,
@@ -63,6 +64,7 @@ from tfrview.core.procs.requests import (
     FilterRequest,
     OverFiles,
     Request,
+    ScoresRequest,
     SelectRequest,
     SeriesRequest,
     WriteRequest,
@@ -132,6 +134,8 @@ def job_analyze(req: AnalyzeRequest) -> None:
     )
     if memo is not None and _say_stored_answer(memo[0]):
         return
+    known = {t.path: i for t, i in zip(tasks, memo[1], strict=True)} if memo is not None else None
+    steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs, known)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
 
     def tell(msg: Message) -> None:
@@ -168,6 +172,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
         for p in problems:
             tell(ProblemFound(files[fi], p))
     _emit_duplicates(a, files, tell)
+    _remember_step_columns(steps_key, results, a)
     summary = a.summary.to_json()
     if not sent_plot:
         _emit_first_plot(req, a, summary)
@@ -212,6 +217,21 @@ def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told
         return
     records = sum(len(s.offsets) for s in a.shards)
     store_answer(key, (encode(Progress("records", records, records)) + "".join(told)).encode())
+
+
+def _remember_step_columns(steps_key: tuple[str, list] | None, results: list, a: DatasetAnalysis) -> None:
+    """The dataset step's per-record columns (`dup_group`, `leak`) stored for the filter job
+    (`stepcolumns`), when every file was read well and as its identity saw it before the pass."""
+    if steps_key is None or a.qa is None:
+        return
+    key, identities = steps_key
+    was = {s.path: i for s, i in zip(a.shards, identities, strict=False)}
+    if any(
+        r.error is not None or r.identity is None or tuple(r.identity) != tuple(was.get(r.path, ()))
+        for r in results
+    ):
+        return
+    stepcolumns.store(key, a.qa.record_columns, len(a.shards))
 
 
 def _emit_duplicates(a: DatasetAnalysis, files: list[int], tell: Callable[[Message], None]) -> None:
@@ -403,7 +423,7 @@ def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> b
 
     from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
-    table = _stored_facts(req)
+    table = _stored_facts(req, step_columns=_names_step_columns(node), rules=req.rules)
     if table is None:
         return False
     by_kind: dict[str, list[int]] = {}
@@ -450,6 +470,29 @@ def job_select(req: SelectRequest) -> None:
         table = of_split(table, req.split)
     hits = select(table, req.plot, list(req.lo), list(req.hi), req.closed)
     _emit(Matches(hits.tolist(), total, total))
+
+
+def job_scores(req: ScoresRequest) -> None:
+    """A score of every record from the stored facts (an image quality score, `blur`, ...) saved at
+    `req.out` for the gallery's Sort by (`messages.Scores`); NaN where a record has none."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tfrview.core.output.atomic import atomic_file
+
+    table = _stored_facts(req)
+    if table is None:
+        raise NotStored("the analysis is not stored yet: the scores come from it")
+    if req.key not in table.column_names:
+        raise NoPlot(f"the analysis kept no {req.key!r} score (no record's image was decoded)")
+    total = sum(req.counts) if req.counts else int(table.num_rows)
+    n = table.column("n").to_numpy()
+    values = np.full(max(total, int(n.max(initial=-1)) + 1), np.nan)
+    values[n] = pc.cast(table.column(req.key), pa.float64()).to_numpy(zero_copy_only=False)
+    with atomic_file(Path(req.out), "wb") as f:
+        np.save(f, values)
+    _emit(Scores(req.key, req.out, len(values), int(np.isfinite(values).sum())))
 
 
 def job_compare(req: CompareRequest) -> None:
@@ -538,9 +581,12 @@ def _facts_or_say(req: OverFiles):
     return table
 
 
-def _stored_facts(req: OverFiles):
+def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
-    stored (or frames other records than the window's)."""
+    stored (or frames other records than the window's). `step_columns` (the filter names them):
+    with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
+    (`stepcolumns`), or when they are not stored, from the step run here over the stored results
+    (and stored for the next filter)."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -552,7 +598,29 @@ def _stored_facts(req: OverFiles):
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
-    return DatasetAnalysis(results, splits=_splits_of(req)).facts()
+    splits = _splits_of(req)
+    a = DatasetAnalysis(results, splits=splits)
+    if not step_columns:
+        return a.facts()
+    key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
+    columns = stepcolumns.load(key[0] if key is not None else None)
+    if columns is None:
+        merged = merge(results, splits=splits, rules=DatasetRules().with_words(list(rules)))
+        columns = merged.qa.record_columns if merged.qa is not None else {}
+        if key is not None:
+            stepcolumns.store(key[0], columns, len(results))
+    if columns:
+        from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
+
+        a.qa = DatasetQA(record_columns=columns)
+    return a.facts()
+
+
+def _names_step_columns(node) -> bool:
+    """Whether a filter names one of the dataset step's per-record columns (`stepcolumns.NAMES`)."""
+    from tfrview.core.analysis.filterexpr import keys_used
+
+    return bool(keys_used(node) & set(stepcolumns.NAMES))
 
 
 def _by_split(a) -> list[tuple[str, list[int]]]:
@@ -657,6 +725,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     FilterRequest: job_filter,
     SeriesRequest: job_series,
     SelectRequest: job_select,
+    ScoresRequest: job_scores,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
     WriteRequest: job_write,

@@ -154,6 +154,19 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
+class Scores:
+    """A score of every record saved at `path` (.npy, one float64 a record of the dataset, NaN for
+    a record without one): a million numbers in a file, not in a JSON line. `scored`: how many
+    records have one."""
+
+    TYPE: ClassVar[str] = "scores"
+    key: str
+    path: str
+    records: int
+    scored: int
+
+
+@dataclass(frozen=True, slots=True)
 class Wrote:
     """What a salvage, repair or export wrote, as the result dataclass its writer returned (the
     window reads it as it is, never rebuilds it); `renumbered` when the job framed the files
@@ -286,6 +299,7 @@ Message = (
     | Matches
     | Compared
     | Note
+    | Scores
     | Wrote
     | DuplicateGroups
     | Done
@@ -306,6 +320,7 @@ _TYPES: dict[str, type] = {
         Matches,
         Compared,
         Note,
+        Scores,
         Wrote,
         DuplicateGroups,
         Done,

@@ -54,6 +54,7 @@ class FilterRequest(OverFiles):
     known_keys: tuple[str, ...] = ()
     complete: bool = False  # `known_keys` are every key there is
     problems: dict[str, list[str]] = field(default_factory=dict)  # record (as text) -> problem kinds
+    rules: tuple[str, ...] = ()  # the dataset step's thresholds (`dup_group`, `leak`: as the analysis's)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +78,16 @@ class SelectRequest(OverFiles):
     hi: tuple[float, ...]
     closed: bool = False  # `hi` included (the last bar)
     split: str | None = None  # the plot was of one split's records (None: every record)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoresRequest(OverFiles):
+    """A score of every record from the stored facts (an image quality score: `blur`,
+    `brightness`, ...), saved at `out` for the gallery's Sort by."""
+
+    JOB: ClassVar[str] = "scores"
+    key: str
+    out: str  # where the job saves the scores (.npy: one float64 a record)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +150,7 @@ Request = (
     | FilterRequest
     | SeriesRequest
     | SelectRequest
+    | ScoresRequest
     | CompareRequest
     | CompareSelectRequest
     | WriteRequest
@@ -152,6 +164,7 @@ _JOBS: dict[str, type] = {
         FilterRequest,
         SeriesRequest,
         SelectRequest,
+        ScoresRequest,
         CompareRequest,
         CompareSelectRequest,
         WriteRequest,

@@ -8,10 +8,12 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
-from tfrview.core.analysis.filterexpr import FilterError, facts_used, parse, resolve_keys
+from tfrview.core.analysis.filterexpr import FilterError, facts_used, keys_used, parse, resolve_keys
+from tfrview.core.analysis.stepcolumns import NAMES as STEP_COLUMNS
 from tfrview.core.limits import FILTER_RERUN_SECONDS
 from tfrview.core.procs.messages import Failed, Matches, Note
 from tfrview.core.procs.requests import FilterRequest, SelectRequest
+from tfrview.core.records.imagesignals import SCORE_COLUMNS
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
@@ -21,6 +23,7 @@ from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #b00020; }"
+_OF_THE_ANALYSIS = set(STEP_COLUMNS) | set(SCORE_COLUMNS)  # fact columns only the analysis fills
 
 
 class FilterController(QObject):
@@ -80,7 +83,9 @@ class FilterController(QObject):
             self._show_error(exc)
             return
 
-        self.on_findings = "problem" in facts_used(node)
+        # on the QA findings, or on what only the analysis knows (the dataset step's columns, the
+        # image scores): run again as the findings arrive and when the analysis ends
+        self.on_findings = "problem" in facts_used(node) or bool(keys_used(node) & _OF_THE_ANALYSIS)
         self._show_error(None)
         problems: dict[str, list[str]] = {}
         for r in self.problems.rows:

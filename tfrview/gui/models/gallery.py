@@ -57,7 +57,8 @@ class GalleryModel(QAbstractListModel):
             return self.placeholder
         if role == Qt.ItemDataRole.DisplayRole:
             caption = self._captions.get(n, "")
-            return f"#{n}  {caption}" if caption else f"#{n}"
+            head = f"#{n}{self.table.score_text(n)}"
+            return f"{head}  {caption}" if caption else head
         if role == BADGE_ROLE:
             return self.table.severity_of(n)
         if role == Qt.ItemDataRole.ToolTipRole:

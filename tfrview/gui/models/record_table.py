@@ -20,7 +20,7 @@ from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
 from tfrview.core.records.rowtext import row_text
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.groups import SHARD_NAME
-from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, sort_order
+from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, score_key, sort_order
 from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
 
@@ -38,12 +38,23 @@ def number_text(value: int) -> str:
 
 
 def file_labels(paths) -> list[str]:
-    """Short names for the file column: the shard number of a shard set, else the file name."""
+    """Short names for the file column: the shard number of one shard set; of several sets (a
+    split's `train-00000-of-00016` and `validation-00000-of-00004`), what tells them apart, the
+    name before the number with it (`train-00000`, `validation-00000`); else the file name."""
     match = SHARD_NAME.match
     m = [match(p.name) for p in paths]
     if len(paths) > 1 and all(m):
-        return [x["num"] for x in m]
+        if len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
+            return [x["num"] for x in m]
+        if len({x["prefix"] for x in m}) > 1:
+            return [x["prefix"] + x["num"] for x in m]
+        return [f"{x['num']}-of-{x['total']}" for x in m]
     return [p.name for p in paths]
+
+
+def has_splits(splits) -> bool:
+    """Whether the record table shows a Split column: some file is in a split."""
+    return any(splits)
 
 
 def problem_line(problem: Problem, where: str = "") -> str:
@@ -55,9 +66,11 @@ def problem_line(problem: Problem, where: str = "") -> str:
 class RecordTableModel(ColumnsModel):
     sort_refused = Signal(str)  # a column that cannot be sorted was clicked: why
 
-    def __init__(self, dataset: Dataset, parent=None) -> None:
+    def __init__(self, dataset: Dataset, parent=None, splits: list[str] | None = None) -> None:
         super().__init__(parent)
         self.ds = dataset
+        # each file's split (`tfrecord.splits`, or the person's choice: `set_splits`)
+        self.splits: list[str] = list(splits) if splits is not None else [""] * len(dataset.files)
         self.label_map: dict[int, str] | None = None
         self.page_start = 0
         self.row_cap = ROW_CAP
@@ -79,6 +92,7 @@ class RecordTableModel(ColumnsModel):
         self.columns = [
             "#",
             *(["file"] if self.multi_file else []),
+            *(["split"] if self.multi_file and has_splits(self.splits) else []),
             "offset",
             "size",
             "status",
@@ -91,6 +105,7 @@ class RecordTableModel(ColumnsModel):
         self.sort_key: tuple[str, bool] | None = None  # (column, descending)
         self._perm: np.ndarray | None = None
         self._inv: np.ndarray | None = None
+        self.scores: dict[str, np.ndarray] = {}  # a score by which the rows may be sorted (sort_by_score)
 
     # growth -----------------------------------------------------------------------------------------
 
@@ -322,6 +337,32 @@ class RecordTableModel(ColumnsModel):
         descending = order == Qt.SortOrder.DescendingOrder
         self._sort(None if (name == "#" and not descending) else (name, descending))
 
+    def sort_by_score(self, name: str, values: np.ndarray, descending: bool = False) -> None:
+        """The rows ordered by a score every record has (`values`, a float a record of the
+        dataset, NaN for none: an image quality score of the analysis's facts), records with none
+        last; the gallery follows."""
+        self.scores = {name: np.asarray(values, dtype=np.float64)}
+        self._sort((name, descending))
+
+    def score_text(self, n: int) -> str:
+        """What the score the rows are sorted by says of record n (" · blur 31.2"; "" when the rows
+        are not sorted by a score): the gallery's caption shows why an image stands where it does."""
+        if self.sort_key is None or self.sort_key[0] not in self.scores:
+            return ""
+        name, values = self.sort_key[0], self.scores[self.sort_key[0]]
+        v = float(values[n]) if 0 <= n < len(values) else float("nan")
+        return f" · {name} {'none' if v != v else f'{v:.3g}'}"
+
+    def set_splits(self, splits: list[str]) -> None:
+        """Each file's split changed (the person chose some): the split column says it, a sort by
+        it sorts again."""
+        self.splits = list(splits)
+        if "split" in self.columns and self._rows:
+            c = self.columns.index("split")
+            self.dataChanged.emit(self.index(0, c), self.index(self._rows - 1, c))
+        if self.sort_key is not None and self.sort_key[0] == "split":
+            self.resort()
+
     def resort(self) -> None:
         """The sort again, over the rows there are now (the scan ended, a filter changed the rows)."""
         if self.sort_key is not None and self._rows:
@@ -335,7 +376,11 @@ class RecordTableModel(ColumnsModel):
         if key is None or not self._rows:
             self._perm = self._inv = None
         else:
-            keys = column_key([f.index for f in self.ds.files], self._unsorted_numbers(), key[0])
+            numbers_now = self._unsorted_numbers()
+            if key[0] in self.scores:  # a score of every record (the gallery's Sort by)
+                keys = score_key(self.scores[key[0]], numbers_now, key[1])
+            else:
+                keys = column_key([f.index for f in self.ds.files], numbers_now, key[0], self.splits)
             self._perm = sort_order(keys, key[1]).astype(np.int64)
             self._inv = np.empty_like(self._perm)
             self._inv[self._perm] = np.arange(len(self._perm), dtype=np.int64)
@@ -500,5 +545,7 @@ class RecordTableModel(ColumnsModel):
             return str(self.status_of(n))
         if col == "file":
             return self._file_labels[fi]
+        if col == "split":
+            return self.splits[fi] if fi < len(self.splits) else ""
         kind, summary = self._parsed(n)
         return kind.replace("_", " ") if col == "kind" else summary

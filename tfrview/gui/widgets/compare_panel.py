@@ -6,14 +6,18 @@ with the first chart."""
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -66,7 +70,10 @@ class ComparePanel(QWidget):
         self._chart_lay = QVBoxLayout(self.chart_box)
         self._chart_lay.setContentsMargins(0, 0, 0, 0)
         self.chart_title = QLabel("", self.chart_box)
+        self.chart_title.setWordWrap(True)
         self._chart_lay.addWidget(self.chart_title)
+        self.legend = QLabel("", self.chart_box)  # above the plot: never over a bar
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.split.addWidget(self.chart_box)
         self.split.setSizes([520, 480])
         lay.addWidget(self.split, 1)
@@ -137,70 +144,94 @@ class ComparePanel(QWidget):
         self.show_feature(self.comparison.features[row])
 
     def show_feature(self, f: FeatureShift) -> None:
-        """The two sides' shares of the feature's bars, A and B side by side."""
+        """The two sides' shares of the feature's bars, A and B side by side, one row a category
+        (or bin), its name to the left: names of any length stay readable, however many bars (a
+        scroll past 12 or so), and the legend sits above the plot, never over a bar."""
         import pyqtgraph as pg  # heavy: on first use only
 
         self.feature = f
         if self.plot is None:
             pg.setConfigOptions(antialias=True, background="w", foreground="k")
-            self.plot = pg.PlotWidget(self.chart_box)
-            self.plot.showGrid(y=True, alpha=0.3)
-            self.plot.getAxis("left").enableAutoSIPrefix(False)
+            self.scroll = QScrollArea(self.chart_box)
+            self.scroll.setWidgetResizable(True)
+            self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+            self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            self.plot = pg.PlotWidget()
+            self.plot.showGrid(x=True, alpha=0.3)
+            self.plot.setMouseEnabled(x=False, y=False)  # a wheel scrolls the rows, never zooms
+            self.plot.setMenuEnabled(False)
+            self.plot.hideButtons()
+            self.plot.getPlotItem().vb.invertY(True)  # the first bar (the largest difference) on top
+            self.plot.getAxis("bottom").enableAutoSIPrefix(False)
             self.plot.scene().sigMouseClicked.connect(self._on_click)
-            self.plot.addLegend(offset=(-10, 10))
-            self._chart_lay.addWidget(self.plot, 1)
+            self.scroll.setWidget(self.plot)
+            self._chart_lay.addWidget(self.legend)
+            self._chart_lay.addWidget(self.scroll, 1)
         self.plot.clear()
         b = f.bars
         if b is None:
+            self.legend.setText("")
             self.chart_title.setText(
                 f"{f.key}: no values to chart ({', '.join(shift_words(f, 'A', 'B')) or 'alike'})"
             )
             return
         ca, cb = np.asarray(b.counts_a, float), np.asarray(b.counts_b, float)
         sa, sb = ca / max(ca.sum(), 1.0), cb / max(cb.sum(), 1.0)
-        x = np.arange(len(ca), dtype=float)
+        y = np.arange(len(ca), dtype=float)
         names = self.comparison.a, self.comparison.b
-        self.plot.addItem(
-            pg.BarGraphItem(x=x - 0.2, height=sa, width=0.4, brush=COLOUR_A, pen="w", name=f"A {names[0]}")
+        self.plot.addItem(pg.BarGraphItem(x0=0.0, y=y - 0.2, height=0.4, width=sa, brush=COLOUR_A, pen="w"))
+        self.plot.addItem(pg.BarGraphItem(x0=0.0, y=y + 0.2, height=0.4, width=sb, brush=COLOUR_B, pen="w"))
+        self.legend.setText(
+            f"<span style='color:{COLOUR_A}'>■</span> A {escape(names[0])} &nbsp; "
+            f"<span style='color:{COLOUR_B}'>■</span> B {escape(names[1])}"
         )
-        self.plot.addItem(
-            pg.BarGraphItem(x=x + 0.2, height=sb, width=0.4, brush=COLOUR_B, pen="w", name=f"B {names[1]}")
-        )
-        labels = list(b.names) if b.names else [f"≥{lo:.3g}" for lo in b.edges[:-1]]  # a bin by its low edge
-        step = max(1, len(labels) // 12)
-        self.plot.getAxis("bottom").setTicks(
-            [[(float(i), labels[i][:16]) for i in range(0, len(labels), step)]]
-        )
-        self.plot.setLabel("left", "share of values")
+        labels = bar_labels(b.names, b.edges)
+        metrics = self.fontMetrics()
+        shown = [metrics.elidedText(t, Qt.TextElideMode.ElideMiddle, LABEL_PX) for t in labels]
+        left = self.plot.getAxis("left")
+        left.setTicks([[(float(i), t) for i, t in enumerate(shown)]])
+        left.setWidth(max((metrics.horizontalAdvance(t) for t in shown), default=20) + 12)  # cut to fit
+        self.plot.setLabel("bottom", "share of values")
         top = float(max(sa.max(initial=0.0), sb.max(initial=0.0))) or 1.0
-        self.plot.setYRange(0.0, top * 1.3, padding=0)  # room above the bars for the legend
+        self.plot.setXRange(0.0, top * 1.05, padding=0)
+        self.plot.setYRange(-0.6, len(labels) - 0.4, padding=0)
+        self.plot.setMinimumHeight(ROW_PX * len(labels) + 60)  # past the dock's height: it scrolls
         more = (
             f" (the {len(labels)} of {b.categories:,} categories that differ most)"
             if b.categories > len(labels)
             else ""
         )
+        bins = "" if b.names else f" · {len(labels)} equal bins over both sides' range"
         measure = "" if f.measure is None else f" · {f.measure} {f.value:.4f} (threshold {f.threshold:g})"
-        if not b.names:
-            self.plot.setLabel("bottom", f"{f.key}: {len(labels)} equal bins over both sides' range")
-        else:
-            self.plot.setLabel("bottom", "")
-        self.chart_title.setText(f"{f.key}{measure}{more} · click a bar to show its records")
+        self.chart_title.setText(f"{f.key}{measure}{more}{bins} · click a bar to show its records")
+        self.chart_title.setToolTip(self.chart_title.text())
 
     def _on_click(self, ev) -> None:
         if self.plot is None or self.feature is None or self.feature.bars is None:
             return
         at = self.plot.getPlotItem().vb.mapSceneToView(ev.scenePos())
-        hit = self.bar_at(at.x())
+        if at.x() < 0:
+            return  # on the names, not a bar
+        hit = self.bar_at(at.y())
         if hit is not None:
             self.bar_clicked.emit(*hit)
 
-    def bar_at(self, x: float) -> tuple[str, int] | None:
-        """The side and bar number under x: A's bar left of each bar's centre, B's right of it."""
+    def bar_at(self, y: float) -> tuple[str, int] | None:
+        """The side and bar number at height y: A's bar above each row's centre, B's below it."""
         n = len(self.feature.bars.counts_a)
-        i = round(x)
-        if not 0 <= i < n or abs(x - i) > 0.4:
+        i = round(y)
+        if not 0 <= i < n or abs(y - i) > 0.4:
             return None
-        return ("a" if x < i else "b"), i
+        return ("a" if y < i else "b"), i
+
+
+LABEL_PX = 220  # a bar's name is cut in the middle past this width
+ROW_PX = 24  # the height of one category's pair of bars
+
+
+def bar_labels(names, edges) -> list[str]:
+    """Each bar's name: its category, or a bin by its low edge."""
+    return [str(n) for n in names] if names else [f"≥{lo:.3g}" for lo in list(edges)[:-1]]
 
 
 def _pct(x: float | None) -> str:

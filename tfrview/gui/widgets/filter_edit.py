@@ -13,6 +13,8 @@ from PySide6.QtCore import QEvent, QStringListModel, Qt
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
 from tfrview.core.analysis.filterexpr import FACTS
+from tfrview.core.analysis.stepcolumns import NAMES as STEP_COLUMNS
+from tfrview.core.records.imagesignals import SCORE_COLUMNS
 
 _WORD_BEFORE_CURSOR = re.compile(r'"?([A-Za-z_][\w/.\-]*)$')
 _LANGUAGE = ("and", "or", "not", "contains", "len(", "any(", "all(")
@@ -34,8 +36,10 @@ class FilterEdit(QLineEdit):
         self.set_keys(())
 
     def set_keys(self, keys) -> None:
-        """The feature keys to offer (the facts and words of the language are always offered)."""
-        self._words.setStringList(sorted(keys) + sorted(FACTS) + list(_LANGUAGE))
+        """The feature keys to offer (the facts, the image scores and the dataset step's columns
+        of the analysis, and the words of the language are always offered)."""
+        computed = sorted(set(SCORE_COLUMNS) | set(STEP_COLUMNS))
+        self._words.setStringList(sorted(keys) + sorted(FACTS) + computed + list(_LANGUAGE))
 
     def word_at_cursor(self) -> str:
         m = _WORD_BEFORE_CURSOR.search(self.text()[: self.cursorPosition()])

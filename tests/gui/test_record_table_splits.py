@@ -1,0 +1,41 @@
+"""The record table of a split (issue 21): shard sets that share shard numbers (`train-00000` and
+`validation-00000`) told apart in the file column, and a Split column, sortable, that follows the
+person's choice of split."""
+
+from __future__ import annotations
+
+from tests.gui.driver import Driver
+from tfrview.core.output.writer import write_records
+from tfrview.demo import _example
+from tfrview.gui.models.record_table import file_labels
+
+
+def test_file_labels_tell_shard_sets_apart(tmp_path):
+    from pathlib import Path
+
+    one = [Path(f"train-{i:05d}-of-00002.tfrecord") for i in range(2)]
+    assert file_labels(one) == ["00000", "00001"]
+    two = [*one, Path("validation-00000-of-00001.tfrecord")]
+    assert file_labels(two) == ["train-00000", "train-00001", "validation-00000"]
+    tfds = [Path("mnist-train.tfrecord-00000-of-00001"), Path("mnist-test.tfrecord-00000-of-00001")]
+    assert file_labels(tfds) == ["mnist-train.tfrecord-00000", "mnist-test.tfrecord-00000"]
+    assert file_labels([Path("a.tfrecord"), Path("b.tfrecord")]) == ["a.tfrecord", "b.tfrecord"]
+
+
+def test_the_table_shows_and_sorts_each_records_split(qtbot, open_window, tmp_path):
+    for split, shards in (("train", 2), ("validation", 1)):
+        for i in range(shards):
+            recs = [_example(label=k).SerializeToString() for k in range(2)]
+            write_records(tmp_path / f"{split}-{i:05d}-of-{shards:05d}.tfrecord", recs)
+    w = open_window([tmp_path])
+    d = Driver(qtbot, w)
+    assert w.model.columns[:3] == ["#", "file", "split"]
+    files = d.table_column("file")
+    assert sorted(set(files)) == ["train-00000", "train-00001", "validation-00000"]
+    by_file = dict(zip(files, d.table_column("split"), strict=True))
+    assert by_file == {"train-00000": "train", "train-00001": "train", "validation-00000": "validation"}
+    d.sort_by("split", descending=True)
+    assert d.table_column("split") == ["validation"] * 2 + ["train"] * 4
+    fi = [f.path.name for f in w.ds.files].index("train-00001-of-00002.tfrecord")
+    w.session.set_split([fi], "test")  # the person puts a shard in another split
+    assert d.table_column("split") == ["validation"] * 2 + ["train"] * 2 + ["test"] * 2
