@@ -34,9 +34,9 @@ from enum import StrEnum
 import numpy as np
 
 from tfrview.core.analysis.checks import Finding
-from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
-from tfrview.core.analysis.factcolumns import tables_of
-from tfrview.core.analysis.facts import column_of
+from tfrview.core.analysis.factboxes import box_classes, schema_box_spec, table_boxes, value_codes
+from tfrview.core.analysis.factcolumns import RECORD, Step, joined, read
+from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
 from tfrview.core.problems import ProblemKind
@@ -88,9 +88,14 @@ class Labelled:
 
 
 def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
-    """The label rules over a merged, deep analysis (a `datasetqa` step)."""
+    """The label rules over a merged, deep analysis, its fact tables read for them alone (the
+    dataset step reads them once for every step: `STEP`)."""
+    return judge(analysis, rules, qa, gather(analysis))
+
+
+def judge(analysis, rules: DatasetRules, qa, got: Labelled | None) -> list[tuple[int, int, Finding]]:
+    """The label rules over what `LabelGatherer` kept of a merged, deep analysis's fact tables."""
     lr = rules.labels
-    got = gather(analysis)
     if got is None:
         qa.notes.append("no boxes and no record labels: the label rules were not run")
         return []
@@ -123,108 +128,132 @@ def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
 def gather(analysis) -> Labelled | None:
     """Every box of every deep file's fact table; without any, every record label value. None:
     neither."""
-    got = _gather_boxes(analysis)
-    return got if got is not None else _gather_labels(analysis)
+    return read(analysis, [LabelGatherer()])[0]
 
 
-def _gather_boxes(analysis) -> Labelled | None:
-    names: dict[str, int] = {}
-    files, records, slots, classes, norm = [], [], [], [], []
-    xs: list[list[np.ndarray]] = [[], [], [], []]
-    widths, heights = [], []
-    specs: dict[int, BoxSpec] = {}
-    keys: dict[int, str] = {}
-    cut = cut_rows = 0
-    for fi, s in enumerate(analysis.shards):
-        if s.deep is None:
-            continue
-        for t in tables_of(s):  # a big file's parts one at a time, never joined
-            boxes = table_boxes(t)
-            if boxes is None:
+class LabelGatherer:
+    """What the label rules keep of each fact table (a `factcolumns.Gatherer`): its boxes by the
+    table's box spec, with their classes and image sizes, and, until some table has boxes, its
+    record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8 values
+    a record, as a reading takes a record label), all as arrays."""
+
+    def __init__(self) -> None:
+        self.box_names: dict[str, int] = {}
+        self.files: list[np.ndarray] = []
+        self.records: list[np.ndarray] = []
+        self.slots: list[np.ndarray] = []
+        self.classes: list[np.ndarray] = []
+        self.norm: list[np.ndarray] = []
+        self.xs: list[list[np.ndarray]] = [[], [], [], []]
+        self.widths: list[np.ndarray] = []
+        self.heights: list[np.ndarray] = []
+        self.specs: dict[int, BoxSpec] = {}
+        self.keys: dict[int, str] = {}
+        self.cut = self.cut_rows = 0
+        # record labels, kept only while no table has boxes (then let go)
+        self.label_names: dict[str, int] = {}
+        self.label_files: list[np.ndarray] = []
+        self.label_records: list[np.ndarray] = []
+        self.label_classes: list[np.ndarray] = []
+        self.label_keys: dict[int, str] = {}
+
+    def needs(self, schema) -> list[str]:
+        spec = schema_box_spec(schema)
+        cols = [column_of(k) for k in spec.keys]
+        out = [RECORD, *cols, cols[0] + LEN_SUFFIX, "image_width", "image_height"]
+        out += [column_of(k) for k in (spec.class_id, spec.class_text) if k]
+        if not self.files:
+            out += [column_of(k) for k in LABEL_KEYS]
+        return out
+
+    def add(self, fi: int, t) -> None:
+        self._add_boxes(fi, t)
+        if not self.files:
+            self._add_labels(fi, t)
+        elif self.label_files:
+            self.label_files, self.label_records, self.label_classes = [], [], []
+
+    def _add_boxes(self, fi: int, t) -> None:
+        boxes = table_boxes(t)
+        if boxes is None:
+            return
+        self.specs[fi] = boxes.spec
+        self.keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
+        self.cut, self.cut_rows = self.cut + boxes.cut, self.cut_rows + boxes.cut_rows
+        cls, local = box_classes(t, boxes)
+        remap = np.array([self.box_names.setdefault(w, len(self.box_names)) for w in local] + [-1], np.int64)
+        rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
+        self.files.append(np.full(len(boxes), fi, dtype=np.int32))
+        self.records.append(rec[boxes.row])
+        self.slots.append(boxes.slot.astype(np.int32))
+        self.classes.append(remap[cls].astype(np.int32))
+        for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
+            self.xs[i].append(np.asarray(c, dtype=np.float32))
+        for name, acc in (("image_width", self.widths), ("image_height", self.heights)):
+            col = (
+                t[name].combine_chunks().cast("float32").fill_null(np.nan) if name in t.column_names else None
+            )
+            full = (
+                np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
+                if col is not None
+                else np.full(t.num_rows, np.nan, np.float32)
+            )
+            acc.append(full[boxes.row])
+        self.norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
+
+    def _add_labels(self, fi: int, t) -> None:
+        for key in LABEL_KEYS:
+            col = column_of(key)
+            if col not in t.column_names:
                 continue
-            specs[fi] = boxes.spec
-            keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
-            cut, cut_rows = cut + boxes.cut, cut_rows + boxes.cut_rows
-            cls, local = box_classes(t, boxes)
-            remap = np.array([names.setdefault(w, len(names)) for w in local] + [-1], dtype=np.int64)
-            rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-            files.append(np.full(len(boxes), fi, dtype=np.int32))
-            records.append(rec[boxes.row])
-            slots.append(boxes.slot.astype(np.int32))
-            classes.append(remap[cls].astype(np.int32))
-            for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
-                xs[i].append(np.asarray(c, dtype=np.float32))
-            for name, acc in (("image_width", widths), ("image_height", heights)):
-                col = (
-                    t[name].combine_chunks().cast("float32").fill_null(np.nan)
-                    if name in t.column_names
-                    else None
-                )
-                full = (
-                    np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
-                    if col is not None
-                    else np.full(t.num_rows, np.nan, np.float32)
-                )
-                acc.append(full[boxes.row])
-            norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
-    if not files:
-        return None
-    return Labelled(
-        Unit.BOXES,
-        np.concatenate(files),
-        np.concatenate(records),
-        np.concatenate(slots),
-        np.concatenate(classes),
-        list(names),
-        tuple(np.concatenate(c) for c in xs),
-        (np.concatenate(widths), np.concatenate(heights)),
-        np.concatenate(norm),
-        specs,
-        keys,
-        cut,
-        cut_rows,
-    )
+            got = value_codes(t[col].combine_chunks())
+            if got is None:
+                continue
+            lengths, idx, words = got
+            ok = (lengths >= 1) & (lengths <= 8)
+            keep = np.repeat(ok, lengths)
+            names = self.label_names
+            remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
+            rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
+            self.label_files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
+            self.label_records.append(np.repeat(rec, lengths)[keep])
+            self.label_classes.append(remap[idx[keep]].astype(np.int32))
+            self.label_keys[fi] = key
+            return
+
+    def done(self) -> Labelled | None:
+        """What was kept, each array's pieces joined and let go one array at a time."""
+        if self.files:
+            return Labelled(
+                Unit.BOXES,
+                joined(self.files),
+                joined(self.records),
+                joined(self.slots),
+                joined(self.classes),
+                list(self.box_names),
+                tuple(joined(c) for c in self.xs),
+                (joined(self.widths), joined(self.heights)),
+                joined(self.norm),
+                self.specs,
+                self.keys,
+                self.cut,
+                self.cut_rows,
+            )
+        if not sum(len(f) for f in self.label_files):
+            return None
+        file = joined(self.label_files)
+        return Labelled(
+            Unit.RECORDS,
+            file,
+            joined(self.label_records),
+            np.full(len(file), -1, dtype=np.int32),
+            joined(self.label_classes),
+            list(self.label_names),
+            class_keys=self.label_keys,
+        )
 
 
-def _gather_labels(analysis) -> Labelled | None:
-    """The record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8
-    values a record, as a reading takes a record label) of every file."""
-    names: dict[str, int] = {}
-    files, records, classes = [], [], []
-    keys: dict[int, str] = {}
-    for fi, s in enumerate(analysis.shards):
-        if s.deep is None:
-            continue
-        for t in tables_of(s):  # a big file's parts one at a time, never joined
-            for key in LABEL_KEYS:
-                col = column_of(key)
-                if col not in t.column_names:
-                    continue
-                got = value_codes(t[col].combine_chunks())
-                if got is None:
-                    continue
-                lengths, idx, words = got
-                ok = (lengths >= 1) & (lengths <= 8)
-                keep = np.repeat(ok, lengths)
-                remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
-                rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-                files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
-                records.append(np.repeat(rec, lengths)[keep])
-                classes.append(remap[idx[keep]].astype(np.int32))
-                keys[fi] = key
-                break
-    if not files or not sum(len(f) for f in files):
-        return None
-    file = np.concatenate(files)
-    return Labelled(
-        Unit.RECORDS,
-        file,
-        np.concatenate(records),
-        np.full(len(file), -1, dtype=np.int32),
-        np.concatenate(classes),
-        list(names),
-        class_keys=keys,
-    )
+STEP = Step("labelrules", judge, gather=lambda analysis: LabelGatherer())
 
 
 def _file_splits(analysis) -> list[str]:
