@@ -131,19 +131,24 @@ def test_boxes_in_a_later_file_let_the_record_labels_go(tmp_path):
     assert sorted(got.names) == ["cat", "dog"]
 
 
-def test_joined_keeps_each_pieces_type_and_fills_the_missing_rows():
+def test_a_growing_array_keeps_its_pieces_type_and_fills_the_missing_rows():
+    def grown(pieces, expected=4, mask=False):
+        g = factcolumns.Growing(expected, mask)
+        for p in pieces:
+            g.skip(p) if isinstance(p, int) else g.extend(p)
+        return g.array()
+
     big = np.array([2**62 + 1, -3], np.int64)  # a 64-bit hash: a float would lose it
-    out = factcolumns.joined([big.copy(), 3])
+    out = grown([big, 3])  # more rows than expected: doubled, then cut to the rows given
     assert out.dtype == np.int64 and out.tolist() == [2**62 + 1, -3, 0, 0, 0]
-    floats = factcolumns.joined([2, np.array([1.5], np.float32)])
-    assert floats.dtype == np.float32 and np.isnan(floats[:2]).all() and floats[2] == 1.5
-    assert factcolumns.joined([np.array([True]), 1], mask=True).tolist() == [True, False]
-    none = factcolumns.joined([2, 3])
+    floats = grown([2, np.array([1.5], np.float32)], expected=10)
+    assert floats.dtype == np.float32 and len(floats) == 3 and np.isnan(floats[:2]).all() and floats[2] == 1.5
+    assert grown([np.array([True]), 1], mask=True).tolist() == [True, False]
+    assert grown([1, np.array([None, "a"], dtype=object)]).tolist() == [None, None, "a"]
+    assert grown([np.array([1], np.int32), np.array([2.5])]).tolist() == [1.0, 2.5]  # a wider type
+    none = grown([2, 3])
     assert len(none) == 5 and np.isnan(none).all() and not none.flags.writeable
-    assert not factcolumns.joined([2, 3], mask=True).any()
-    pieces = [np.arange(3), 2]
-    factcolumns.joined(pieces)
-    assert pieces == []  # each piece let go once copied
+    assert not grown([2, 3], mask=True).any()
 
 
 def test_a_file_whose_images_are_missing_keeps_the_others_hashes_exact(tmp_path):

@@ -67,20 +67,69 @@ class Columns:
         return len(self.file)
 
 
+class Growing:
+    """One array filled piece by piece in place: allocated once for the rows expected (a dataset's
+    records), doubled past them, never its pieces held beside their join (a 2 M-row column's
+    pieces and join cost twice its size at once, and freed pieces stay in the process's heap).
+    Missing rows (`skip`) cost nothing until some piece brings values; then they are NaN, 0, False
+    or None in the array's type. Only missing rows: one read-only view of NaN (a `mask`: False)."""
+
+    def __init__(self, expected: int, mask: bool = False) -> None:
+        self.expected, self.mask = expected, mask
+        self.arr: np.ndarray | None = None
+        self.n = 0
+
+    def skip(self, k: int) -> None:
+        if self.arr is not None:
+            self._room(k)
+            self.arr[self.n : self.n + k] = _missing(self.arr.dtype)
+        self.n += k
+
+    def extend(self, piece: np.ndarray) -> None:
+        if self.arr is None:
+            self.arr = np.empty(max(self.expected, self.n + len(piece)), piece.dtype)
+            self.arr[: self.n] = _missing(piece.dtype)
+        elif np.result_type(self.arr.dtype, piece.dtype) != self.arr.dtype:  # a wider type: kept whole
+            self.arr = self.arr.astype(np.result_type(self.arr.dtype, piece.dtype))
+        self._room(len(piece))
+        self.arr[self.n : self.n + len(piece)] = piece
+        self.n += len(piece)
+
+    def _room(self, k: int) -> None:
+        if self.n + k > len(self.arr):
+            bigger = np.empty(max(2 * len(self.arr), self.n + k), self.arr.dtype)
+            bigger[: self.n] = self.arr[: self.n]
+            self.arr = bigger
+
+    def array(self) -> np.ndarray:
+        """The rows so far (this object let go of them)."""
+        arr, self.arr = self.arr, None
+        if arr is None:
+            return np.broadcast_to(np.asarray(False if self.mask else np.nan), (self.n,))
+        if len(arr) != self.n:
+            arr.resize(self.n, refcheck=False)  # fewer rows than expected: the rest given back
+        return arr
+
+
+def expected_rows(analysis) -> int:
+    """The fact tables' rows of a merged analysis: one a framed record of each deep file."""
+    return sum(len(s.offsets) for s in analysis.shards if s.deep is not None)
+
+
 class ColumnGatherer:
-    """`Columns` of the names asked, table by table: a column a table lacks, or holds only nulls
-    of (a dataset without images: every hash and score), is a count of missing rows, never an array."""
+    """`Columns` of the names asked, table by table, written into one array a column (`Growing`):
+    a column a table lacks, or holds only nulls of (a dataset without images: every hash and
+    score), is missing rows there, never an array of its own."""
 
     def __init__(self, analysis, names: Sequence[str]) -> None:
         self.names = list(dict.fromkeys(names))
         self.split_names = sorted(set(analysis.splits)) if analysis.splits else [""]
         code = {s: i for i, s in enumerate(self.split_names)}
         self.split_of = [code[s] for s in analysis.splits] if analysis.splits else []
-        self.files: list[np.ndarray] = []
-        self.records: list[np.ndarray] = []
-        self.splits: list[np.ndarray] = []
-        self.vals: dict[str, list] = {n: [] for n in self.names}
-        self.ok: dict[str, list] = {n: [] for n in self.names}
+        rows = expected_rows(analysis)
+        self.file, self.record, self.split = Growing(rows), Growing(rows), Growing(rows)
+        self.vals = {n: Growing(rows) for n in self.names}
+        self.ok = {n: Growing(rows, mask=True) for n in self.names}
 
     def needs(self, schema) -> list[str]:
         return [RECORD, *(n for n in self.names if n in schema.names)]
@@ -89,63 +138,34 @@ class ColumnGatherer:
         import pyarrow as pa  # heavy: pyarrow on first use only
 
         n = table.num_rows
-        self.files.append(np.full(n, file_no, dtype=np.int32))
-        self.records.append(np.array(table.column(RECORD).to_numpy(), dtype=np.int64))  # a copy
-        self.splits.append(np.full(n, self.split_of[file_no] if self.split_of else 0, dtype=np.int16))
+        self.file.extend(np.full(n, file_no, dtype=np.int32))
+        self.record.extend(np.asarray(table.column(RECORD).to_numpy(), dtype=np.int64))
+        self.split.extend(np.full(n, self.split_of[file_no] if self.split_of else 0, dtype=np.int16))
         for name in self.names:
             col = table.column(name).combine_chunks() if name in table.column_names else None
             if col is None or col.null_count == n:
-                self.vals[name].append(n)  # a count of missing rows: filled only if another file has it
-                self.ok[name].append(n)
+                self.vals[name].skip(n)  # filled only if another file has values
+                self.ok[name].skip(n)
                 continue
             if pa.types.is_dictionary(col.type):
                 col = col.cast(col.type.value_type)
-            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            self.ok[name].extend(np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
             t = col.type
             if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
                 filled = col.fill_null(np.nan if pa.types.is_floating(t) else 0)
-                arr = np.array(filled.to_numpy(zero_copy_only=False))  # a copy: the table is let go
+                self.vals[name].extend(np.asarray(filled.to_numpy(zero_copy_only=False)))
             else:
-                arr = np.array(col.to_pylist(), dtype=object)
-            self.vals[name].append(arr)
-            self.ok[name].append(valid)
+                self.vals[name].extend(np.array(col.to_pylist(), dtype=object))
 
     def done(self) -> Columns:
-        if not self.files:
+        if not self.file.n:
             empty = np.empty(0, np.int64)
             return Columns(empty.astype(np.int32), empty, empty.astype(np.int16), self.split_names)
-        out = Columns(
-            joined(self.files),
-            joined(self.records),
-            joined(self.splits),
-            self.split_names,
-        )
-        self.files = self.records = self.splits = []
-        for name in self.names:  # one column's pieces at a time: joined, then let go
-            out.values[name] = joined(self.vals.pop(name))
-            out.valid[name] = joined(self.ok.pop(name), mask=True)
+        out = Columns(self.file.array(), self.record.array(), self.split.array(), self.split_names)
+        for name in self.names:
+            out.values[name] = self.vals.pop(name).array()
+            out.valid[name] = self.ok.pop(name).array()
         return out
-
-
-def joined(pieces: list, mask: bool = False) -> np.ndarray:
-    """Arrays and counts of missing rows as one array in the arrays' type, each piece taken off the
-    list and let go once copied (the pieces and their join are never all held at once). A count
-    is NaN in floats, 0 in integers, False in booleans, None in texts; only counts: one read-only
-    view of NaN (of False for `mask`s, `Columns.valid`)."""
-    kinds = {p.dtype for p in pieces if not isinstance(p, int)}
-    total = sum(p if isinstance(p, int) else len(p) for p in pieces)
-    if not kinds:
-        return np.broadcast_to(np.asarray(False if mask else np.nan), (total,))
-    dtype = np.result_type(*kinds)
-    out = np.empty(total, dtype)
-    at = 0
-    while pieces:
-        p = pieces.pop(0)
-        k = p if isinstance(p, int) else len(p)
-        out[at : at + k] = _missing(dtype) if isinstance(p, int) else p
-        at += k
-        del p
-    return out
 
 
 def _missing(dtype: np.dtype):

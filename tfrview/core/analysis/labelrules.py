@@ -35,7 +35,7 @@ import numpy as np
 
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, schema_box_spec, table_boxes, value_codes
-from tfrview.core.analysis.factcolumns import RECORD, Step, joined, read
+from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
 from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
@@ -128,33 +128,31 @@ def judge(analysis, rules: DatasetRules, qa, got: Labelled | None) -> list[tuple
 def gather(analysis) -> Labelled | None:
     """Every box of every deep file's fact table; without any, every record label value. None:
     neither."""
-    return read(analysis, [LabelGatherer()])[0]
+    return read(analysis, [LabelGatherer(expected_rows(analysis))])[0]
 
 
 class LabelGatherer:
     """What the label rules keep of each fact table (a `factcolumns.Gatherer`): its boxes by the
     table's box spec, with their classes and image sizes, and, until some table has boxes, its
     record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8 values
-    a record, as a reading takes a record label), all as arrays."""
+    a record, as a reading takes a record label), all as arrays, each written in place
+    (`factcolumns.Growing`, sized for `expected` boxes or labels: a dataset's records)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: int = 0) -> None:
+        self.expected = expected
         self.box_names: dict[str, int] = {}
-        self.files: list[np.ndarray] = []
-        self.records: list[np.ndarray] = []
-        self.slots: list[np.ndarray] = []
-        self.classes: list[np.ndarray] = []
-        self.norm: list[np.ndarray] = []
-        self.xs: list[list[np.ndarray]] = [[], [], [], []]
-        self.widths: list[np.ndarray] = []
-        self.heights: list[np.ndarray] = []
+        self.files, self.records, self.slots, self.classes, self.norm = (Growing(expected) for _ in range(5))
+        self.xs = [Growing(expected) for _ in range(4)]
+        self.widths, self.heights = Growing(expected), Growing(expected)
         self.specs: dict[int, BoxSpec] = {}
         self.keys: dict[int, str] = {}
         self.cut = self.cut_rows = 0
-        # record labels, kept only while no table has boxes (then let go)
+        self._no_labels()
+
+    def _no_labels(self) -> None:
+        """Record labels are kept only while no table has boxes (then let go)."""
         self.label_names: dict[str, int] = {}
-        self.label_files: list[np.ndarray] = []
-        self.label_records: list[np.ndarray] = []
-        self.label_classes: list[np.ndarray] = []
+        self.label_files, self.label_records, self.label_classes = (Growing(self.expected) for _ in range(3))
         self.label_keys: dict[int, str] = {}
 
     def needs(self, schema) -> list[str]:
@@ -162,16 +160,16 @@ class LabelGatherer:
         cols = [column_of(k) for k in spec.keys]
         out = [RECORD, *cols, cols[0] + LEN_SUFFIX, "image_width", "image_height"]
         out += [column_of(k) for k in (spec.class_id, spec.class_text) if k]
-        if not self.files:
+        if not self.files.n:
             out += [column_of(k) for k in LABEL_KEYS]
         return out
 
     def add(self, fi: int, t) -> None:
         self._add_boxes(fi, t)
-        if not self.files:
+        if not self.files.n:
             self._add_labels(fi, t)
-        elif self.label_files:
-            self.label_files, self.label_records, self.label_classes = [], [], []
+        elif self.label_files.n:
+            self._no_labels()
 
     def _add_boxes(self, fi: int, t) -> None:
         boxes = table_boxes(t)
@@ -183,12 +181,12 @@ class LabelGatherer:
         cls, local = box_classes(t, boxes)
         remap = np.array([self.box_names.setdefault(w, len(self.box_names)) for w in local] + [-1], np.int64)
         rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
-        self.files.append(np.full(len(boxes), fi, dtype=np.int32))
-        self.records.append(rec[boxes.row])
-        self.slots.append(boxes.slot.astype(np.int32))
-        self.classes.append(remap[cls].astype(np.int32))
+        self.files.extend(np.full(len(boxes), fi, dtype=np.int32))
+        self.records.extend(rec[boxes.row])
+        self.slots.extend(boxes.slot.astype(np.int32))
+        self.classes.extend(remap[cls].astype(np.int32))
         for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
-            self.xs[i].append(np.asarray(c, dtype=np.float32))
+            self.xs[i].extend(np.asarray(c, dtype=np.float32))
         for name, acc in (("image_width", self.widths), ("image_height", self.heights)):
             col = (
                 t[name].combine_chunks().cast("float32").fill_null(np.nan) if name in t.column_names else None
@@ -198,8 +196,8 @@ class LabelGatherer:
                 if col is not None
                 else np.full(t.num_rows, np.nan, np.float32)
             )
-            acc.append(full[boxes.row])
-        self.norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
+            acc.extend(full[boxes.row])
+        self.norm.extend(np.full(len(boxes), boxes.spec.convention.normalized))
 
     def _add_labels(self, fi: int, t) -> None:
         for key in LABEL_KEYS:
@@ -215,45 +213,45 @@ class LabelGatherer:
             names = self.label_names
             remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
             rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
-            self.label_files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
-            self.label_records.append(np.repeat(rec, lengths)[keep])
-            self.label_classes.append(remap[idx[keep]].astype(np.int32))
+            self.label_files.extend(np.full(int(keep.sum()), fi, dtype=np.int32))
+            self.label_records.extend(np.repeat(rec, lengths)[keep])
+            self.label_classes.extend(remap[idx[keep]].astype(np.int32))
             self.label_keys[fi] = key
             return
 
     def done(self) -> Labelled | None:
-        """What was kept, each array's pieces joined and let go one array at a time."""
-        if self.files:
+        """What was kept."""
+        if self.files.n:
             return Labelled(
                 Unit.BOXES,
-                joined(self.files),
-                joined(self.records),
-                joined(self.slots),
-                joined(self.classes),
+                self.files.array(),
+                self.records.array(),
+                self.slots.array(),
+                self.classes.array(),
                 list(self.box_names),
-                tuple(joined(c) for c in self.xs),
-                (joined(self.widths), joined(self.heights)),
-                joined(self.norm),
+                tuple(c.array() for c in self.xs),
+                (self.widths.array(), self.heights.array()),
+                self.norm.array(),
                 self.specs,
                 self.keys,
                 self.cut,
                 self.cut_rows,
             )
-        if not sum(len(f) for f in self.label_files):
+        if not self.label_files.n:
             return None
-        file = joined(self.label_files)
+        file = self.label_files.array()
         return Labelled(
             Unit.RECORDS,
             file,
-            joined(self.label_records),
+            self.label_records.array(),
             np.full(len(file), -1, dtype=np.int32),
-            joined(self.label_classes),
+            self.label_classes.array(),
             list(self.label_names),
             class_keys=self.label_keys,
         )
 
 
-STEP = Step("labelrules", judge, gather=lambda analysis: LabelGatherer())
+STEP = Step("labelrules", judge, gather=lambda analysis: LabelGatherer(expected_rows(analysis)))
 
 
 def _file_splits(analysis) -> list[str]:
@@ -472,37 +470,54 @@ def imbalance(
     got: Labelled, lr: LabelRules, groups: np.ndarray, splits: list[str], analysis
 ) -> list[tuple[int, int, Finding]]:
     """`class_imbalance` within each (dataset group, split): one finding a rare class, at its first
-    record there."""
-    ok = np.flatnonzero(got.cls >= 0)
-    if not len(ok):
+    record there. Counted by a bincount of (cell, class) slots, each row's slot one array; the first
+    rows are looked for only of the rare classes (a sort of every row's slot for them cost 2 M label
+    values ~1 s and ~90 MB)."""
+    has = got.cls >= 0
+    if not has.any():
         return []
     split_names = sorted(set(splits))
     split_code = np.array([split_names.index(s) for s in splits], dtype=np.int64)
-    cell = groups[got.file[ok]] * len(split_names) + split_code[got.file[ok]]
+    cell_ids, file_cell = np.unique(groups * len(split_names) + split_code, return_inverse=True)
     ncls = len(got.names)
-    keys, first, counts = np.unique(cell * ncls + got.cls[ok], return_index=True, return_counts=True)
-    cells, classes = keys // ncls, keys % ncls
-    many_groups = len({int(g) for g in groups}) > 1
-    out = []
+    nkeys = len(cell_ids) * ncls
+    slot = file_cell.reshape(-1)[got.file] * ncls + got.cls
+    slot[~has] = nkeys  # no class: counted apart, never judged
+    if nkeys <= 4 * len(slot) + 65536:  # a count a (cell, class) pair
+        counts = np.bincount(slot, minlength=nkeys + 1)
+        pair = np.arange(nkeys + 1)
+    else:  # too many pairs for a count each: the present ones, by a sort
+        pair, slot, counts = np.unique(slot, return_inverse=True, return_counts=True)
+    present = np.flatnonzero((counts > 0) & (pair < nkeys))  # in (cell, class) order
+    cells, classes, counts_p = pair[present] // ncls, pair[present] % ncls, counts[present]
+    rare: list[tuple[int, int, int]] = []  # (position in present, its cell's largest, its count)
     for c in np.unique(cells).tolist():
         mine = np.flatnonzero(cells == c)
         if len(mine) < 2:
             continue
-        top = mine[np.argmax(counts[mine])]
-        big = int(counts[top])
-        for m in mine[counts[mine] * lr.imbalance_ratio < big].tolist():
-            i = int(ok[first[m]])
-            fi = int(got.file[i])
-            gi = int(groups[fi])
-            gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
-            msg = (
-                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), got.unit)}{_where(splits[fi], gname)}, "
-                f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
-                f"{got.names[classes[top]]!r}"
-            )
-            out.append(
-                (fi, int(got.record[i]), Finding(ProblemKind.CLASS_IMBALANCE, msg, got.class_keys[fi]))
-            )
+        top = mine[np.argmax(counts_p[mine])]
+        big = int(counts_p[top])
+        rare += [(m, int(top), big) for m in mine[counts_p[mine] * lr.imbalance_ratio < big].tolist()]
+    if not rare:
+        return []
+    wanted = np.zeros(len(counts), dtype=bool)
+    wanted[present[[m for m, _, _ in rare]]] = True
+    rows = np.flatnonzero(wanted[slot])
+    found, at = np.unique(slot[rows], return_index=True)
+    first_row = dict(zip(found.tolist(), rows[at].tolist(), strict=True))
+    many_groups = len({int(g) for g in groups}) > 1
+    out = []
+    for m, top, big in rare:
+        i = first_row[int(present[m])]
+        fi = int(got.file[i])
+        gi = int(groups[fi])
+        gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
+        msg = (
+            f"class {got.names[classes[m]]!r} has {_count(int(counts_p[m]), got.unit)}{_where(splits[fi], gname)}, "
+            f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
+            f"{got.names[classes[top]]!r}"
+        )
+        out.append((fi, int(got.record[i]), Finding(ProblemKind.CLASS_IMBALANCE, msg, got.class_keys[fi])))
     return out
 
 
@@ -549,11 +564,12 @@ def class_table(got: Labelled, splits: list[str]) -> dict:
     total."""
     present = sorted(set(splits))
     names = [s or ("all" if len(present) == 1 else "none") for s in present]
-    sp = np.array([present.index(s) for s in splits], dtype=np.int64)[got.file]
     ncls = len(got.names) + 1
-    counts = np.bincount(sp * ncls + (got.cls.astype(np.int64) + 1), minlength=len(names) * ncls).reshape(
-        len(names), ncls
-    )
+    cell = (np.array([present.index(s) for s in splits], dtype=np.int64) * ncls)[got.file]
+    cell += got.cls  # in place: one array a label value, not four
+    cell += 1
+    counts = np.bincount(cell, minlength=len(names) * ncls).reshape(len(names), ncls)
+    del cell
     totals = counts.sum(axis=0)
     rows = [
         {
