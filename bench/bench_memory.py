@@ -121,6 +121,7 @@ def tfrview(code: Path, home: str, *args: str) -> dict:
     p = subprocess.run(
         [sys.executable, "-c", RUN_CODE, sys.executable, "-m", "tfrview", *args],
         env=env_for(code, home),
+        cwd=code,  # `python -m` puts the working folder first on the path, before PYTHONPATH
         capture_output=True,
         text=True,
         check=False,
@@ -156,14 +157,24 @@ def main() -> None:
     ap.add_argument("--before", help="a folder with earlier code: every figure also run with it")
     ap.add_argument("--no-shards", action="store_true", help="only the one file")
     a = ap.parse_args()
-    d = Path(a.dir)
+    d = Path(a.dir).resolve()
     whole = make_whole(d, a.records)
     shards = None if a.no_shards else cut(whole, d, a.shards)
-    codes = [("now", ROOT)] + ([("before", Path(a.before))] if a.before else [])
+    codes = [("now", ROOT)] + ([("before", Path(a.before).resolve())] if a.before else [])
     print(
         f"cores: {os.cpu_count()}  load: {load()}  file: {whole} ({whole.stat().st_size / 1e6:.0f} MB)",
         flush=True,
     )
+    for name, code in codes:  # which package each name runs (a mistake here would compare one with itself)
+        where = subprocess.run(
+            [sys.executable, "-c", "import tfrview; print(tfrview.__file__)"],
+            env=env_for(code, tempfile.gettempdir()),
+            cwd=code,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        print(f"[{name}] runs {where}", flush=True)
     homes: list[str] = []
     try:
         best: dict[str, dict] = {}
