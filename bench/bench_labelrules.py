@@ -72,15 +72,19 @@ def main() -> int:
 
     from tfrview.core.analysis import labelrules
     from tfrview.core.analysis.datasetqa import DatasetQA
+    from tfrview.core.analysis.results import picked
     from tfrview.core.analysis.rules import DatasetRules
     from tfrview.core.tfrecord.groups import DatasetGroup
 
     rng = np.random.default_rng(0)
     per = args.records // args.files
-    shards = [
-        SimpleNamespace(deep=SimpleNamespace(facts=fact_table(0, per, args.boxes, rng)))
-        for _ in range(args.files)
-    ]
+
+    def shard(table):
+        """A merged file's result as the dataset step reads it: its fact table and its records."""
+        deep = SimpleNamespace(facts=table, parts=None, read_facts=lambda pick=None: picked(table, pick))
+        return SimpleNamespace(deep=deep, offsets=np.zeros(table.num_rows, np.uint64))
+
+    shards = [shard(fact_table(0, per, args.boxes, rng)) for _ in range(args.files)]
     half = args.files // 2
     analysis = SimpleNamespace(
         shards=shards,

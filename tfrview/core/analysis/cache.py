@@ -486,7 +486,7 @@ def _result(
         cause=meta.get("cause", ""),
     )
     if deep:
-        r.deep = _load_deep(meta, arrays, lambda: _read_facts(key, task.path))
+        r.deep = _load_deep(meta, arrays, lambda pick=None: _read_facts(key, task.path, pick))
     return r
 
 
@@ -506,9 +506,10 @@ def _table_bytes(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _read_facts(key: str, path: str):
+def _read_facts(key: str, path: str, pick: Callable | None = None):
     """The fact table of a result loaded before (a look at a split needs summaries, not facts). Its
-    row may have been evicted or cleared since: said, never a traceback."""
+    row may have been evicted or cleared since: said, never a traceback. `pick` (the stream's
+    schema -> column names): only those columns are decompressed and kept (`DeepResult.read_facts`)."""
     import pyarrow as pa
 
     row = _run(lambda c: c.execute("SELECT facts FROM entries WHERE key = ?", (key,)).fetchone(), None)
@@ -518,7 +519,15 @@ def _read_facts(key: str, path: str):
             "read (the store was trimmed or cleared): read the file again"
         )
     try:
-        return pa.ipc.open_stream(row[0], options=pa.ipc.IpcReadOptions(use_threads=False)).read_all()
+        fields: list[int] = []
+        if pick is not None:  # the schema message alone, then only the fields asked for
+            schema = pa.ipc.open_stream(row[0]).schema
+            wanted = set(pick(schema))
+            fields = [i for i, n in enumerate(schema.names) if n in wanted]
+            if not fields:  # no field asked for is here: Arrow's empty list would mean all of them
+                return schema.empty_table().select([])
+        options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=fields)
+        return pa.ipc.open_stream(row[0], options=options).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         _run(lambda c: _delete(c, key), None)
         raise StoreError(

@@ -1,9 +1,11 @@
 """The dataset-level QA, run once after the merge over the fact table's columns: copies and
 leakage across splits (`duplicates`), image quality relative to the dataset (`imagequality`),
-label rules across the dataset (`labelrules`). Each step reads the columns it needs as numpy
-arrays (`factcolumns.columns`: only those columns, copied out of the stored tables so a file's
-whole table is never held), and gives findings at records plus the tables a report shows (a leakage table, the
-thresholds a dataset's images were judged by).
+label rules across the dataset (`labelrules`). Each step says up front what it reads
+(`factcolumns.Step`: numeric columns, or a gatherer of what it keeps of each table); `run` reads
+every file's fact table once for all of them, only the union of those columns, each table let go
+before the next (`factcolumns.gathered`), and hands each step its arrays. A step gives findings at
+records plus the tables a report shows (a leakage table, the thresholds a dataset's images were
+judged by).
 
 The per-record scores and hashes come from the pass (`shard.py`, stored with each file's result);
 thresholds only from `rules.DatasetRules`, here: a new threshold needs no new pass.
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.analysis import duplicates, imagequality, labelrules
+from tfrview.core.analysis.factcolumns import Step, gathered
 from tfrview.core.analysis.rules import DatasetRules
 
 log = logging.getLogger(__name__)
@@ -37,20 +40,24 @@ class DatasetQA:
         return {"tables": self.tables, "notes": self.notes}
 
 
-# The steps, in order: each `step(analysis, rules, qa) -> list[(file_no, record, Finding)]`; a step
-# reads its columns through `factcolumns`, never from here (no import cycle).
-STEPS: list = [
-    duplicates.step,  # exact and near copies, and copies across splits (leakage)
-    imagequality.step,  # dark, bright, blurry, blank, low-information, odd aspect and size
-    labelrules.step,  # class balance, box sizes, duplicate and overlapping boxes, splits
+# The steps, in order (`factcolumns.Step`s: what each reads, and its `run(analysis, rules, qa, got)
+# -> list[(file_no, record, Finding)]`); a step's module never imports this one (no import cycle).
+STEPS: list[Step] = [
+    duplicates.STEP,  # exact and near copies, and copies across splits (leakage)
+    imagequality.STEP,  # dark, bright, blurry, blank, low-information, odd aspect and size
+    labelrules.STEP,  # class balance, box sizes, duplicate and overlapping boxes, splits
 ]
 
 
 def run(analysis, rules: DatasetRules) -> DatasetQA:
     """Every step over a merged, deep analysis; its findings go to `analysis.dataset_problems`."""
     qa = DatasetQA()
-    for step in STEPS:
-        for fi, n, finding in step(analysis, rules, qa):
+    steps = list(STEPS)
+    got = gathered(analysis, steps)
+    for i, step in enumerate(steps):
+        data, got[i] = got[i], None  # what only this step read is let go once it has run
+        for fi, n, finding in step.run(analysis, rules, qa, data):
             s = analysis.shards[fi]
             analysis.dataset_problems.setdefault(fi, []).append(finding.at(s.offsets[n], s.lengths[n], n))
+        del data
     return qa

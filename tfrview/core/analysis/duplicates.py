@@ -29,7 +29,7 @@ from math import comb
 import numpy as np
 
 from tfrview.core.analysis.checks import Finding
-from tfrview.core.analysis.factcolumns import columns
+from tfrview.core.analysis.factcolumns import Columns, Step, columns
 from tfrview.core.limits import (
     DUPLICATE_CANDIDATES,
     DUPLICATE_GROUP_MEMBERS_SHOWN,
@@ -250,10 +250,16 @@ def _where(analysis, fi: int, n: int, split: str) -> str:
 
 
 def step(analysis, rules, qa) -> list:
+    """`judge` over the hash columns read for it alone (the dataset step reads them once for every
+    step: `STEP`)."""
+    return judge(analysis, rules, qa, columns(analysis, HASHES))
+
+
+def judge(analysis, rules, qa, cols: Columns) -> list:
     """Findings at records, `qa.tables["leakage"]`, `qa.tables["duplicate_groups"]`, and the
-    per-record `dup_group` and `leak` arrays (`qa.record_columns`, for `DatasetAnalysis.facts`)."""
+    per-record `dup_group` and `leak` arrays (`qa.record_columns`, for `DatasetAnalysis.facts`),
+    from the `HASHES` columns of every file."""
     said: list[str] = []  # this step's notes: in qa.notes and its own table, for the report
-    cols = columns(analysis, HASHES)
     valid = (
         cols.valid["pixel_hash"] & cols.valid["phash"] & cols.valid["dhash"]
         if len(cols)
@@ -410,3 +416,6 @@ def _leave_columns(qa, cols, tracked: np.ndarray, group: np.ndarray, leak: np.nd
     ends = np.r_[starts[1:], len(cols)]
     qa.record_columns["dup_group"] = {int(cols.file[s]): dup[s:e] for s, e in zip(starts, ends, strict=True)}
     qa.record_columns["leak"] = {int(cols.file[s]): lk[s:e] for s, e in zip(starts, ends, strict=True)}
+
+
+STEP = Step("duplicates", judge, columns=tuple(HASHES))

@@ -29,7 +29,12 @@ def is_list(t) -> bool:
 def box_spec(table: pa.Table) -> BoxSpec:
     """The box spec the records' readings found (`facts.BOX_META`); a table stored without one is
     read by the Object Detection API's keys, as before that was stored."""
-    raw = (table.schema.metadata or {}).get(BOX_META)
+    return schema_box_spec(table.schema)
+
+
+def schema_box_spec(schema: pa.Schema) -> BoxSpec:
+    """`box_spec` from a table's schema alone (which columns to read of a stored table)."""
+    raw = (schema.metadata or {}).get(BOX_META)
     if raw:
         try:
             return BoxSpec.from_json(raw)

@@ -1,27 +1,60 @@
-"""Fact columns of every analysed file as numpy arrays, for the dataset step (`datasetqa`) and its
-steps: only the columns asked for, copied out of each file's table, which is read and let go one
-file at a time."""
+"""The fact tables of every analysed file, read once for the whole dataset step (`datasetqa`).
+
+Each step says up front what it reads (`Step`: numeric columns, or a `Gatherer` for what else it
+keeps of a table, as the label rules keep boxes); `read` then reads each file's table once, with
+only the union of the columns every step asks for (a stored table's other columns are never
+decompressed: `DeepResult.read_facts(pick)`), hands it to every step's gatherer, which copies out
+what it keeps as numpy arrays, and lets it go before the next (a big file's parts one at a time).
+Three steps reading every whole table three times cost a 2,000,000-record file ~290 MB of peak
+memory (24 columns decompressed a part, 43 MB each, 3 times over) and a 2,048-shard split three
+store reads a file.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
+RECORD = "record"  # every fact table's record number in its file
 
-def tables_of(shard):
-    """A file's fact table in its parts, each read and let go in turn: a big file's deep pass ran in
-    parts (`merge._joined`), and their 2 M rows joined cost 240 MB more than the widest part."""
-    for d in shard.deep.parts or (shard.deep,):
-        yield d.read_facts()
+
+class Gatherer(Protocol):
+    """What a step keeps of each file's fact table: `needs` names the columns it reads of a table
+    with that schema (asked before the table is read), `add` copies out of the table read (it may
+    hold more columns than asked: other steps'), `done` gives what was kept."""
+
+    def needs(self, schema) -> Iterable[str]: ...
+
+    def add(self, file_no: int, table) -> None: ...
+
+    def done(self) -> object: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of the dataset QA: `run(analysis, rules, qa, got) -> [(file_no, record, Finding)]`
+    over what it read. `columns`: the numeric fact columns it judges, given as one `Columns` that
+    every step asking for columns shares (the union read once, the file, record and split arrays
+    made once); else `gather(analysis)`: a `Gatherer` for what it keeps of each table, given as
+    its `done()`."""
+
+    name: str
+    run: Callable
+    columns: tuple[str, ...] = ()
+    gather: Callable[[object], Gatherer] | None = None
 
 
 @dataclass
 class Columns:
     """Some fact columns of every analysed file, joined in dataset order: `file` (file number),
     `record` (number in its file), `split` (a code into `split_names`) and the asked columns as
-    numpy arrays (a missing or null value: NaN for floats, -1 for integers; `valid[name]` says
-    which rows hold one). Rows are the records of files that have a fact table."""
+    numpy arrays (a missing or null value: NaN for floats, 0 for integers, False for booleans, None
+    for texts; `valid[name]` says which rows hold one). Rows are the records of files that have a
+    fact table. A column no file holds a value of is one read-only view of NaN (a dataset without
+    images asked for eight scores held 8 x 16 MB of NaN a 2 M rows)."""
 
     file: np.ndarray
     record: np.ndarray
@@ -34,66 +67,150 @@ class Columns:
         return len(self.file)
 
 
-def columns(analysis, names: list[str]) -> Columns:
-    """`names` of every file's fact table (a file without one of them: all missing)."""
-    import pyarrow as pa  # heavy: pyarrow on first use only
+class Growing:
+    """One array filled piece by piece in place: allocated once for the rows expected (a dataset's
+    records), doubled past them, never its pieces held beside their join (a 2 M-row column's
+    pieces and join cost twice its size at once, and freed pieces stay in the process's heap).
+    Missing rows (`skip`) cost nothing until some piece brings values; then they are NaN, 0, False
+    or None in the array's type. Only missing rows: one read-only view of NaN (a `mask`: False)."""
 
-    files, records, splits = [], [], []
-    split_names = sorted(set(analysis.splits)) if analysis.splits else [""]
-    code = {s: i for i, s in enumerate(split_names)}
-    vals: dict[str, list[np.ndarray]] = {n: [] for n in names}
-    ok: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    def __init__(self, expected: int, mask: bool = False) -> None:
+        self.expected, self.mask = expected, mask
+        self.arr: np.ndarray | None = None
+        self.n = 0
+
+    def skip(self, k: int) -> None:
+        if self.arr is not None:
+            self._room(k)
+            self.arr[self.n : self.n + k] = _missing(self.arr.dtype)
+        self.n += k
+
+    def extend(self, piece: np.ndarray) -> None:
+        if self.arr is None:
+            self.arr = np.empty(max(self.expected, self.n + len(piece)), piece.dtype)
+            self.arr[: self.n] = _missing(piece.dtype)
+        elif np.result_type(self.arr.dtype, piece.dtype) != self.arr.dtype:  # a wider type: kept whole
+            self.arr = self.arr.astype(np.result_type(self.arr.dtype, piece.dtype))
+        self._room(len(piece))
+        self.arr[self.n : self.n + len(piece)] = piece
+        self.n += len(piece)
+
+    def _room(self, k: int) -> None:
+        if self.n + k > len(self.arr):
+            bigger = np.empty(max(2 * len(self.arr), self.n + k), self.arr.dtype)
+            bigger[: self.n] = self.arr[: self.n]
+            self.arr = bigger
+
+    def array(self) -> np.ndarray:
+        """The rows so far (this object let go of them)."""
+        arr, self.arr = self.arr, None
+        if arr is None:
+            return np.broadcast_to(np.asarray(False if self.mask else np.nan), (self.n,))
+        if len(arr) != self.n:
+            arr.resize(self.n, refcheck=False)  # fewer rows than expected: the rest given back
+        return arr
+
+
+def expected_rows(analysis) -> int:
+    """The fact tables' rows of a merged analysis: one a framed record of each deep file."""
+    return sum(len(s.offsets) for s in analysis.shards if s.deep is not None)
+
+
+class ColumnGatherer:
+    """`Columns` of the names asked, table by table, written into one array a column (`Growing`):
+    a column a table lacks, or holds only nulls of (a dataset without images: every hash and
+    score), is missing rows there, never an array of its own."""
+
+    def __init__(self, analysis, names: Sequence[str]) -> None:
+        self.names = list(dict.fromkeys(names))
+        self.split_names = sorted(set(analysis.splits)) if analysis.splits else [""]
+        code = {s: i for i, s in enumerate(self.split_names)}
+        self.split_of = [code[s] for s in analysis.splits] if analysis.splits else []
+        rows = expected_rows(analysis)
+        self.file, self.record, self.split = Growing(rows), Growing(rows), Growing(rows)
+        self.vals = {n: Growing(rows) for n in self.names}
+        self.ok = {n: Growing(rows, mask=True) for n in self.names}
+
+    def needs(self, schema) -> list[str]:
+        return [RECORD, *(n for n in self.names if n in schema.names)]
+
+    def add(self, file_no: int, table) -> None:
+        import pyarrow as pa  # heavy: pyarrow on first use only
+
+        n = table.num_rows
+        self.file.extend(np.full(n, file_no, dtype=np.int32))
+        self.record.extend(np.asarray(table.column(RECORD).to_numpy(), dtype=np.int64))
+        self.split.extend(np.full(n, self.split_of[file_no] if self.split_of else 0, dtype=np.int16))
+        for name in self.names:
+            col = table.column(name).combine_chunks() if name in table.column_names else None
+            if col is None or col.null_count == n:
+                self.vals[name].skip(n)  # filled only if another file has values
+                self.ok[name].skip(n)
+                continue
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(col.type.value_type)
+            self.ok[name].extend(np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
+            t = col.type
+            if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
+                filled = col.fill_null(np.nan if pa.types.is_floating(t) else 0)
+                self.vals[name].extend(np.asarray(filled.to_numpy(zero_copy_only=False)))
+            else:
+                self.vals[name].extend(np.array(col.to_pylist(), dtype=object))
+
+    def done(self) -> Columns:
+        if not self.file.n:
+            empty = np.empty(0, np.int64)
+            return Columns(empty.astype(np.int32), empty, empty.astype(np.int16), self.split_names)
+        out = Columns(self.file.array(), self.record.array(), self.split.array(), self.split_names)
+        for name in self.names:
+            out.values[name] = self.vals.pop(name).array()
+            out.valid[name] = self.ok.pop(name).array()
+        return out
+
+
+def _missing(dtype: np.dtype):
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "b":
+        return False
+    if dtype.kind == "O":
+        return None
+    return 0
+
+
+def read(analysis, gatherers: Sequence[Gatherer]) -> list:
+    """Every deep file's fact table (a big file's parts in turn) read once with the columns the
+    gatherers need, given to each, and let go; what each kept (`done()`), in their order."""
+
+    def pick(schema) -> set[str]:
+        return {n for g in gatherers for n in g.needs(schema)}
+
     for fi, s in enumerate(analysis.shards):
         if s.deep is None:
             continue
-        for t in tables_of(s):  # a big file's parts one at a time, never joined
-            n = t.num_rows
-            files.append(np.full(n, fi, dtype=np.int32))
-            records.append(t.column("record").to_numpy().astype(np.int64))
-            splits.append(np.full(n, code[analysis.splits[fi]] if analysis.splits else 0, dtype=np.int16))
-            for name in names:
-                if name not in t.column_names:
-                    vals[name].append(n)  # a count of missing rows: filled only if another file has it
-                    ok[name].append(n)
-                    continue
-                col = t.column(name).combine_chunks()
-                if pa.types.is_dictionary(col.type):
-                    col = col.cast(col.type.value_type)
-                valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-                if (
-                    pa.types.is_floating(col.type)
-                    or pa.types.is_integer(col.type)
-                    or pa.types.is_boolean(col.type)
-                ):
-                    filled = col.fill_null(0 if not pa.types.is_floating(col.type) else np.nan)
-                    arr = np.array(
-                        filled.to_numpy(zero_copy_only=False)
-                    )  # a copy: the stored table is let go
-                else:
-                    arr = np.array(col.to_pylist(), dtype=object)
-                vals[name].append(arr)
-                ok[name].append(valid)
-    if not files:
-        empty = np.empty(0, np.int64)
-        return Columns(empty.astype(np.int32), empty, empty.astype(np.int16), split_names)
-    return Columns(
-        np.concatenate(files),
-        np.concatenate(records),
-        np.concatenate(splits),
-        split_names,
-        {n: _joined(v, np.nan) for n, v in vals.items()},
-        {n: _joined(v, False) for n, v in ok.items()},
-    )
+        for d in s.deep.parts or (s.deep,):
+            table = d.read_facts(pick)
+            for g in gatherers:
+                g.add(fi, table)
+            del table  # before the next is read: one table at a time
+    return [g.done() for g in gatherers]
 
 
-def _joined(pieces: list, missing) -> np.ndarray:
-    """Arrays and counts of missing rows as one array; a column no file has is one read-only view
-    of `missing` (a dataset without images asked for eight scores held 8 x 16 MB of NaN a 2 M rows)."""
-    if all(isinstance(p, int) for p in pieces):
-        return np.broadcast_to(np.asarray(missing), (sum(pieces),))
-    return np.concatenate(
-        [
-            np.full(p, missing, dtype=bool if missing is False else float) if isinstance(p, int) else p
-            for p in pieces
-        ]
-    )
+def columns(analysis, names: list[str]) -> Columns:
+    """`names` of every file's fact table (a file without one of them: all missing), alone; the
+    dataset step reads them with its other steps' (`read`)."""
+    return read(analysis, [ColumnGatherer(analysis, names)])[0]
+
+
+def gathered(analysis, steps: Sequence[Step]) -> list:
+    """What each step reads, from one read of every table: the `Columns` of every step's
+    `columns` (one object, shared) or its gatherer's result."""
+    names = [n for st in steps for n in st.columns]
+    shared = ColumnGatherer(analysis, names) if any(st.columns for st in steps) else None
+    own = [st.gather(analysis) if st.gather is not None else None for st in steps]
+    gatherers = [g for g in [shared, *own] if g is not None]
+    got = dict(zip(map(id, gatherers), read(analysis, gatherers), strict=True))
+    return [
+        got[id(g)] if g is not None else got[id(shared)] if st.columns else None
+        for st, g in zip(steps, own, strict=True)
+    ]

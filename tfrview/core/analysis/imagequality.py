@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.analysis.checks import Finding
-from tfrview.core.analysis.factcolumns import columns
+from tfrview.core.analysis.factcolumns import Columns, Step, columns
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules
 from tfrview.core.problems import ProblemKind
 
@@ -149,8 +149,14 @@ def image_key(analysis) -> str:
 
 
 def step(analysis, rules: DatasetRules, qa) -> list:
-    """Every image quality finding of a merged deep analysis (see the module's docstring)."""
-    cols = columns(analysis, list(SCORES))
+    """`judge` over the score columns read for it alone (the dataset step reads them once for
+    every step: `STEP`)."""
+    return judge(analysis, rules, qa, columns(analysis, list(SCORES)))
+
+
+def judge(analysis, rules: DatasetRules, qa, cols: Columns) -> list:
+    """Every image quality finding of a merged deep analysis (see the module's docstring), from
+    the `SCORES` columns of every file."""
     have = cols.valid["brightness"] if len(cols) else np.zeros(0, dtype=bool)
     undecodable = sum(
         1 for s in analysis.shards for p in s.problems if p.kind == ProblemKind.IMAGE_UNDECODABLE
@@ -232,3 +238,6 @@ _ADJ = {
 
 def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+STEP = Step("imagequality", judge, columns=SCORES)

@@ -34,9 +34,9 @@ from enum import StrEnum
 import numpy as np
 
 from tfrview.core.analysis.checks import Finding
-from tfrview.core.analysis.factboxes import box_classes, table_boxes, value_codes
-from tfrview.core.analysis.factcolumns import tables_of
-from tfrview.core.analysis.facts import column_of
+from tfrview.core.analysis.factboxes import box_classes, schema_box_spec, table_boxes, value_codes
+from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
+from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
 from tfrview.core.problems import ProblemKind
@@ -88,9 +88,14 @@ class Labelled:
 
 
 def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
-    """The label rules over a merged, deep analysis (a `datasetqa` step)."""
+    """The label rules over a merged, deep analysis, its fact tables read for them alone (the
+    dataset step reads them once for every step: `STEP`)."""
+    return judge(analysis, rules, qa, gather(analysis))
+
+
+def judge(analysis, rules: DatasetRules, qa, got: Labelled | None) -> list[tuple[int, int, Finding]]:
+    """The label rules over what `LabelGatherer` kept of a merged, deep analysis's fact tables."""
     lr = rules.labels
-    got = gather(analysis)
     if got is None:
         qa.notes.append("no boxes and no record labels: the label rules were not run")
         return []
@@ -123,108 +128,130 @@ def step(analysis, rules: DatasetRules, qa) -> list[tuple[int, int, Finding]]:
 def gather(analysis) -> Labelled | None:
     """Every box of every deep file's fact table; without any, every record label value. None:
     neither."""
-    got = _gather_boxes(analysis)
-    return got if got is not None else _gather_labels(analysis)
+    return read(analysis, [LabelGatherer(expected_rows(analysis))])[0]
 
 
-def _gather_boxes(analysis) -> Labelled | None:
-    names: dict[str, int] = {}
-    files, records, slots, classes, norm = [], [], [], [], []
-    xs: list[list[np.ndarray]] = [[], [], [], []]
-    widths, heights = [], []
-    specs: dict[int, BoxSpec] = {}
-    keys: dict[int, str] = {}
-    cut = cut_rows = 0
-    for fi, s in enumerate(analysis.shards):
-        if s.deep is None:
-            continue
-        for t in tables_of(s):  # a big file's parts one at a time, never joined
-            boxes = table_boxes(t)
-            if boxes is None:
+class LabelGatherer:
+    """What the label rules keep of each fact table (a `factcolumns.Gatherer`): its boxes by the
+    table's box spec, with their classes and image sizes, and, until some table has boxes, its
+    record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8 values
+    a record, as a reading takes a record label), all as arrays, each written in place
+    (`factcolumns.Growing`, sized for `expected` boxes or labels: a dataset's records)."""
+
+    def __init__(self, expected: int = 0) -> None:
+        self.expected = expected
+        self.box_names: dict[str, int] = {}
+        self.files, self.records, self.slots, self.classes, self.norm = (Growing(expected) for _ in range(5))
+        self.xs = [Growing(expected) for _ in range(4)]
+        self.widths, self.heights = Growing(expected), Growing(expected)
+        self.specs: dict[int, BoxSpec] = {}
+        self.keys: dict[int, str] = {}
+        self.cut = self.cut_rows = 0
+        self._no_labels()
+
+    def _no_labels(self) -> None:
+        """Record labels are kept only while no table has boxes (then let go)."""
+        self.label_names: dict[str, int] = {}
+        self.label_files, self.label_records, self.label_classes = (Growing(self.expected) for _ in range(3))
+        self.label_keys: dict[int, str] = {}
+
+    def needs(self, schema) -> list[str]:
+        spec = schema_box_spec(schema)
+        cols = [column_of(k) for k in spec.keys]
+        out = [RECORD, *cols, cols[0] + LEN_SUFFIX, "image_width", "image_height"]
+        out += [column_of(k) for k in (spec.class_id, spec.class_text) if k]
+        if not self.files.n:
+            out += [column_of(k) for k in LABEL_KEYS]
+        return out
+
+    def add(self, fi: int, t) -> None:
+        self._add_boxes(fi, t)
+        if not self.files.n:
+            self._add_labels(fi, t)
+        elif self.label_files.n:
+            self._no_labels()
+
+    def _add_boxes(self, fi: int, t) -> None:
+        boxes = table_boxes(t)
+        if boxes is None:
+            return
+        self.specs[fi] = boxes.spec
+        self.keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
+        self.cut, self.cut_rows = self.cut + boxes.cut, self.cut_rows + boxes.cut_rows
+        cls, local = box_classes(t, boxes)
+        remap = np.array([self.box_names.setdefault(w, len(self.box_names)) for w in local] + [-1], np.int64)
+        rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
+        self.files.extend(np.full(len(boxes), fi, dtype=np.int32))
+        self.records.extend(rec[boxes.row])
+        self.slots.extend(boxes.slot.astype(np.int32))
+        self.classes.extend(remap[cls].astype(np.int32))
+        for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
+            self.xs[i].extend(np.asarray(c, dtype=np.float32))
+        for name, acc in (("image_width", self.widths), ("image_height", self.heights)):
+            col = (
+                t[name].combine_chunks().cast("float32").fill_null(np.nan) if name in t.column_names else None
+            )
+            full = (
+                np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
+                if col is not None
+                else np.full(t.num_rows, np.nan, np.float32)
+            )
+            acc.extend(full[boxes.row])
+        self.norm.extend(np.full(len(boxes), boxes.spec.convention.normalized))
+
+    def _add_labels(self, fi: int, t) -> None:
+        for key in LABEL_KEYS:
+            col = column_of(key)
+            if col not in t.column_names:
                 continue
-            specs[fi] = boxes.spec
-            keys[fi] = boxes.spec.class_text or boxes.spec.class_id or boxes.spec.keys[0]
-            cut, cut_rows = cut + boxes.cut, cut_rows + boxes.cut_rows
-            cls, local = box_classes(t, boxes)
-            remap = np.array([names.setdefault(w, len(names)) for w in local] + [-1], dtype=np.int64)
-            rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-            files.append(np.full(len(boxes), fi, dtype=np.int32))
-            records.append(rec[boxes.row])
-            slots.append(boxes.slot.astype(np.int32))
-            classes.append(remap[cls].astype(np.int32))
-            for i, c in enumerate((boxes.x0, boxes.y0, boxes.x1, boxes.y1)):
-                xs[i].append(np.asarray(c, dtype=np.float32))
-            for name, acc in (("image_width", widths), ("image_height", heights)):
-                col = (
-                    t[name].combine_chunks().cast("float32").fill_null(np.nan)
-                    if name in t.column_names
-                    else None
-                )
-                full = (
-                    np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float32)
-                    if col is not None
-                    else np.full(t.num_rows, np.nan, np.float32)
-                )
-                acc.append(full[boxes.row])
-            norm.append(np.full(len(boxes), boxes.spec.convention.normalized))
-    if not files:
-        return None
-    return Labelled(
-        Unit.BOXES,
-        np.concatenate(files),
-        np.concatenate(records),
-        np.concatenate(slots),
-        np.concatenate(classes),
-        list(names),
-        tuple(np.concatenate(c) for c in xs),
-        (np.concatenate(widths), np.concatenate(heights)),
-        np.concatenate(norm),
-        specs,
-        keys,
-        cut,
-        cut_rows,
-    )
+            got = value_codes(t[col].combine_chunks())
+            if got is None:
+                continue
+            lengths, idx, words = got
+            ok = (lengths >= 1) & (lengths <= 8)
+            keep = np.repeat(ok, lengths)
+            names = self.label_names
+            remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
+            rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
+            self.label_files.extend(np.full(int(keep.sum()), fi, dtype=np.int32))
+            self.label_records.extend(np.repeat(rec, lengths)[keep])
+            self.label_classes.extend(remap[idx[keep]].astype(np.int32))
+            self.label_keys[fi] = key
+            return
+
+    def done(self) -> Labelled | None:
+        """What was kept."""
+        if self.files.n:
+            return Labelled(
+                Unit.BOXES,
+                self.files.array(),
+                self.records.array(),
+                self.slots.array(),
+                self.classes.array(),
+                list(self.box_names),
+                tuple(c.array() for c in self.xs),
+                (self.widths.array(), self.heights.array()),
+                self.norm.array(),
+                self.specs,
+                self.keys,
+                self.cut,
+                self.cut_rows,
+            )
+        if not self.label_files.n:
+            return None
+        file = self.label_files.array()
+        return Labelled(
+            Unit.RECORDS,
+            file,
+            self.label_records.array(),
+            np.full(len(file), -1, dtype=np.int32),
+            self.label_classes.array(),
+            list(self.label_names),
+            class_keys=self.label_keys,
+        )
 
 
-def _gather_labels(analysis) -> Labelled | None:
-    """The record label values (`reading.LABEL_KEYS`: the first such column a file has, with 1 to 8
-    values a record, as a reading takes a record label) of every file."""
-    names: dict[str, int] = {}
-    files, records, classes = [], [], []
-    keys: dict[int, str] = {}
-    for fi, s in enumerate(analysis.shards):
-        if s.deep is None:
-            continue
-        for t in tables_of(s):  # a big file's parts one at a time, never joined
-            for key in LABEL_KEYS:
-                col = column_of(key)
-                if col not in t.column_names:
-                    continue
-                got = value_codes(t[col].combine_chunks())
-                if got is None:
-                    continue
-                lengths, idx, words = got
-                ok = (lengths >= 1) & (lengths <= 8)
-                keep = np.repeat(ok, lengths)
-                remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
-                rec = np.asarray(t["record"].to_numpy(zero_copy_only=False), dtype=np.int64)
-                files.append(np.full(int(keep.sum()), fi, dtype=np.int32))
-                records.append(np.repeat(rec, lengths)[keep])
-                classes.append(remap[idx[keep]].astype(np.int32))
-                keys[fi] = key
-                break
-    if not files or not sum(len(f) for f in files):
-        return None
-    file = np.concatenate(files)
-    return Labelled(
-        Unit.RECORDS,
-        file,
-        np.concatenate(records),
-        np.full(len(file), -1, dtype=np.int32),
-        np.concatenate(classes),
-        list(names),
-        class_keys=keys,
-    )
+STEP = Step("labelrules", judge, gather=lambda analysis: LabelGatherer(expected_rows(analysis)))
 
 
 def _file_splits(analysis) -> list[str]:
@@ -443,37 +470,54 @@ def imbalance(
     got: Labelled, lr: LabelRules, groups: np.ndarray, splits: list[str], analysis
 ) -> list[tuple[int, int, Finding]]:
     """`class_imbalance` within each (dataset group, split): one finding a rare class, at its first
-    record there."""
-    ok = np.flatnonzero(got.cls >= 0)
-    if not len(ok):
+    record there. Counted by a bincount of (cell, class) slots, each row's slot one array; the first
+    rows are looked for only of the rare classes (a sort of every row's slot for them cost 2 M label
+    values ~1 s and ~90 MB)."""
+    has = got.cls >= 0
+    if not has.any():
         return []
     split_names = sorted(set(splits))
     split_code = np.array([split_names.index(s) for s in splits], dtype=np.int64)
-    cell = groups[got.file[ok]] * len(split_names) + split_code[got.file[ok]]
+    cell_ids, file_cell = np.unique(groups * len(split_names) + split_code, return_inverse=True)
     ncls = len(got.names)
-    keys, first, counts = np.unique(cell * ncls + got.cls[ok], return_index=True, return_counts=True)
-    cells, classes = keys // ncls, keys % ncls
-    many_groups = len({int(g) for g in groups}) > 1
-    out = []
+    nkeys = len(cell_ids) * ncls
+    slot = file_cell.reshape(-1)[got.file] * ncls + got.cls
+    slot[~has] = nkeys  # no class: counted apart, never judged
+    if nkeys <= 4 * len(slot) + 65536:  # a count a (cell, class) pair
+        counts = np.bincount(slot, minlength=nkeys + 1)
+        pair = np.arange(nkeys + 1)
+    else:  # too many pairs for a count each: the present ones, by a sort
+        pair, slot, counts = np.unique(slot, return_inverse=True, return_counts=True)
+    present = np.flatnonzero((counts > 0) & (pair < nkeys))  # in (cell, class) order
+    cells, classes, counts_p = pair[present] // ncls, pair[present] % ncls, counts[present]
+    rare: list[tuple[int, int, int]] = []  # (position in present, its cell's largest, its count)
     for c in np.unique(cells).tolist():
         mine = np.flatnonzero(cells == c)
         if len(mine) < 2:
             continue
-        top = mine[np.argmax(counts[mine])]
-        big = int(counts[top])
-        for m in mine[counts[mine] * lr.imbalance_ratio < big].tolist():
-            i = int(ok[first[m]])
-            fi = int(got.file[i])
-            gi = int(groups[fi])
-            gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
-            msg = (
-                f"class {got.names[classes[m]]!r} has {_count(int(counts[m]), got.unit)}{_where(splits[fi], gname)}, "
-                f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
-                f"{got.names[classes[top]]!r}"
-            )
-            out.append(
-                (fi, int(got.record[i]), Finding(ProblemKind.CLASS_IMBALANCE, msg, got.class_keys[fi]))
-            )
+        top = mine[np.argmax(counts_p[mine])]
+        big = int(counts_p[top])
+        rare += [(m, int(top), big) for m in mine[counts_p[mine] * lr.imbalance_ratio < big].tolist()]
+    if not rare:
+        return []
+    wanted = np.zeros(len(counts), dtype=bool)
+    wanted[present[[m for m, _, _ in rare]]] = True
+    rows = np.flatnonzero(wanted[slot])
+    found, at = np.unique(slot[rows], return_index=True)
+    first_row = dict(zip(found.tolist(), rows[at].tolist(), strict=True))
+    many_groups = len({int(g) for g in groups}) > 1
+    out = []
+    for m, top, big in rare:
+        i = first_row[int(present[m])]
+        fi = int(got.file[i])
+        gi = int(groups[fi])
+        gname = analysis.groups[gi].name if many_groups and gi < len(analysis.groups) else None
+        msg = (
+            f"class {got.names[classes[m]]!r} has {_count(int(counts_p[m]), got.unit)}{_where(splits[fi], gname)}, "
+            f"under 1/{lr.imbalance_ratio:g} (imbalance_ratio) of the {big:,} of the largest class, "
+            f"{got.names[classes[top]]!r}"
+        )
+        out.append((fi, int(got.record[i]), Finding(ProblemKind.CLASS_IMBALANCE, msg, got.class_keys[fi])))
     return out
 
 
@@ -520,11 +564,12 @@ def class_table(got: Labelled, splits: list[str]) -> dict:
     total."""
     present = sorted(set(splits))
     names = [s or ("all" if len(present) == 1 else "none") for s in present]
-    sp = np.array([present.index(s) for s in splits], dtype=np.int64)[got.file]
     ncls = len(got.names) + 1
-    counts = np.bincount(sp * ncls + (got.cls.astype(np.int64) + 1), minlength=len(names) * ncls).reshape(
-        len(names), ncls
-    )
+    cell = (np.array([present.index(s) for s in splits], dtype=np.int64) * ncls)[got.file]
+    cell += got.cls  # in place: one array a label value, not four
+    cell += 1
+    counts = np.bincount(cell, minlength=len(names) * ncls).reshape(len(names), ncls)
+    del cell
     totals = counts.sum(axis=0)
     rows = [
         {

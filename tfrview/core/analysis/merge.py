@@ -226,7 +226,7 @@ def _joined(parts: list[ShardResult]) -> ShardResult:
         deep = DeepResult(
             schema,
             summary,
-            lambda: concat([d.read_facts() for d in facts]),
+            lambda pick=None: concat([d.read_facts(pick) for d in facts]),
             list(ids),
             sig_of,
             [d for p in parts for d in p.deep.digests],

@@ -60,10 +60,23 @@ class DeepResult:
             self._facts = self._facts()
         return self._facts
 
-    def read_facts(self):
+    def read_facts(self, pick=None):
         """The fact table, not kept: a stored one is read again when asked (the dataset step reads
-        every file's, and 2,048 shards' tables held at once cost what the pass bounds)."""
-        return self._facts() if callable(self._facts) else self._facts
+        every file's, and 2,048 shards' tables held at once cost what the pass bounds). `pick`
+        (a pyarrow schema -> column names): only those columns, the others of a stored table never
+        decompressed (a 250,000-record part: 7 ms and 7 MB for four columns, 140 ms and 43 MB whole)."""
+        if callable(self._facts):
+            return self._facts(pick) if pick is not None else self._facts()
+        return picked(self._facts, pick)
+
+
+def picked(table, pick):
+    """The columns of a table `pick` names (a pyarrow schema -> names; those it lacks skipped), in
+    the table's order; the whole table without `pick`."""
+    if pick is None or table is None:
+        return table
+    wanted = set(pick(table.schema))
+    return table.select([i for i, n in enumerate(table.schema.names) if n in wanted])
 
 
 @dataclass

@@ -20,6 +20,7 @@ from tfrview.core.analysis.results import (
     ShardTask,
     identity_from,
     identity_of,
+    picked,
 )
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import CLASS_IDS_TRACKED, MAX_PARTS, PART_BYTES, PART_SAMPLE_BYTES
@@ -86,12 +87,12 @@ class StoredFacts:
     def __init__(self, key: str, task: ShardTask) -> None:
         self.key, self.task = key, task
 
-    def __call__(self):
-
+    def __call__(self, pick=None):
+        """The table (`pick`: only the columns it names of the schema, `DeepResult.read_facts`)."""
         from tfrview.core.analysis.cache import StoreError, _read_facts  # start-up: kept off the CLI's path
 
         try:
-            return _read_facts(self.key, self.task.path)
+            return _read_facts(self.key, self.task.path, pick)
         except StoreError as exc:
             logging.getLogger(__name__).info("%s: reading the file again", exc)
             from dataclasses import replace
@@ -99,7 +100,7 @@ class StoredFacts:
             r = _analyze(replace(self.task, read_cache=False, write_cache=False))
             if r.error is not None or r.deep is None:
                 raise TfrviewError(r.error or f"{self.task.path}: no fact table") from None
-            return r.deep.facts
+            return picked(r.deep.facts, pick)
 
 
 def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
