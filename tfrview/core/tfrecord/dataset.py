@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
-from tfrview.core.problems import Problem
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
@@ -98,6 +98,9 @@ def expand_arg(a: str) -> list[Path]:
             raise TfrviewError(f"{printable(a)}: no record files there")
         return found
     p = Path(a)
+    tfds = _tfds_files(a, p)
+    if tfds is not None:
+        return tfds
     if _is_dir(p):
         try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
             with os.scandir(p) as it:
@@ -121,6 +124,27 @@ def expand_arg(a: str) -> list[Path]:
     return sorted(found, key=_natural_key)
 
 
+def _tfds_files(a: str, p: Path) -> list[Path] | None:
+    """The shards a TFDS folder's metadata names that are there, in metadata order, when `a` is such
+    a folder or one of its shards (`tfds.layout`); None when it is not (or its metadata cannot be
+    read: then the folder is listed as any other, and `Dataset.tfds` says what is wrong)."""
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of, present
+
+    if not (_is_dir(p) or os.path.isfile(a)):
+        return None
+    ds = dataset_of(p)
+    if ds is None or ds.info is None or not ds.splits:
+        return None
+    if not _is_dir(p) and str(p) not in ds.expected():
+        return None  # a file beside the shards that the metadata does not name: itself
+    here, gone = present(ds)
+    if not here:
+        raise TfrviewError(
+            f"{printable(a)}: none of the {len(gone):,} shards {ds.root.name}/dataset_info.json names is there"
+        )
+    return here
+
+
 def expand_paths(args: list[str]) -> list[Path]:
     """Files named by the arguments, in a stable natural order, each once. Raises TfrviewError if
     an argument names nothing."""
@@ -132,9 +156,15 @@ def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
     each that names nothing, in order) and the files, each once, in natural order."""
     named: list[Path] = []
     failed: list[tuple[Path, str]] = []
+    seen: set[str] = set()
     for a in args:
+        if a in seen:  # a shard a TFDS folder's metadata named already (a shell's glob of its shards)
+            continue
         try:
-            named += expand_arg(a)
+            found = expand_arg(a)
+            named += found
+            if len(found) > 1:
+                seen.update(str(f) for f in found)
         except TfrviewError as exc:
             failed.append((RemotePath(a) if is_url(a) else Path(a), str(exc)))
     return failed, _unique(named)
@@ -203,6 +233,58 @@ def missing_shard_problem(path: Path) -> Problem:
     return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)
 
 
+def _tfds_datasets(args: list[str]) -> list:
+    """The TFDS datasets (tfds.layout) the local arguments are or are in, each once; a folder of
+    several configs says so when its argument is expanded, not here."""
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of
+
+    out, roots = [], set()
+    for a in args:
+        if is_url(a) or not os.path.lexists(a):
+            continue
+        try:
+            ds = dataset_of(Path(a))
+        except TfrviewError:
+            continue
+        if ds is not None and str(ds.root) not in roots:
+            roots.add(str(ds.root))
+            out.append(ds)
+    return out
+
+
+def _tfds_missing(ds) -> list[tuple[Path, Problem]]:
+    from tfrview.core.tfrecord.tfdsfiles import missing_of
+
+    return missing_of(ds) if ds.info is not None else []
+
+
+def _mark_expected(files: list[RecordFile], tfds: list) -> None:
+    """Each TFDS shard's split and records by `shardLengths`, for `_check_length`."""
+    expected: dict[str, tuple[str, int | None]] = {}
+    for ds in tfds:
+        expected.update(ds.expected())
+    for f in files:
+        hit = expected.get(str(f.path))
+        if hit is not None:
+            f.split, f.expected_records = hit
+
+
+def _check_length(f: RecordFile) -> None:
+    """A `shard_length_mismatch` on a framed TFDS shard whose intact records differ from
+    `shardLengths` (`tfdsfiles.length_problem`'s wording), once."""
+    if f.expected_records is None or any(
+        p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems
+    ):
+        return
+    from tfrview.core.tfrecord.index import DAMAGED
+    from tfrview.core.tfrecord.tfdsfiles import length_problem
+
+    intact = int(np.count_nonzero((f.index.status & DAMAGED) == 0))
+    problem = length_problem(f.path, intact)
+    if problem is not None:
+        f.index.problems.append(problem)
+
+
 def allow_open_files(n: int) -> None:
     """Raise the soft limit on open files (often 1,024) toward the hard limit when a dataset of
     thousands of shards needs it; past the hard limit, files that cannot be opened say so."""
@@ -235,6 +317,10 @@ class RecordFile:
     index: RecordIndex = field(default_factory=RecordIndex)
     error: str | None = None
     missing: bool = False  # a shard the set's `-of-N` names expect, not there (`error` says so)
+    # a TFDS shard (tfds.layout): its split and records by dataset_info.json's shardLengths
+    split: str = ""
+    expected_records: int | None = None
+    gap_kind: ProblemKind = ProblemKind.MISSING_SHARD  # what a missing one is: by `-of-N` or by metadata
 
     @property
     def compression(self) -> str:
@@ -243,11 +329,16 @@ class RecordFile:
 
 class Dataset:
     def __init__(
-        self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None
+        self,
+        files: list[RecordFile],
+        name: str | None = None,
+        missing: list[str] | None = None,
+        tfds: list | None = None,
     ) -> None:
         self.files = files
         present = [f.path for f in files if not f.missing]
-        self.name = name or shard_name(present)
+        self.tfds = tfds or []  # the TFDS datasets (tfds.layout.TfdsDataset) the arguments named
+        self.name = name or (self.tfds[0].title if len(self.tfds) == 1 else shard_name(present))
         self.missing = missing_shards(present) if missing is None else missing  # (`open` knows it)
 
     @classmethod
@@ -269,12 +360,17 @@ class Dataset:
                     files.append(RecordFile(p, src))
                 except SourceError as exc:
                     files.append(RecordFile(p, None, error=str(exc)))
-        gaps = missing_shard_paths(paths)
-        for gap in gaps:  # a row where the shard would be, saying it is not there
+        tfds = _tfds_datasets(args)
+        named_gaps = [gap for ds in tfds for gap in _tfds_missing(ds)]
+        said = {str(p) for p, _ in named_gaps}
+        gaps = [(p, missing_shard_problem(p)) for p in missing_shard_paths(paths) if str(p) not in said]
+        for gap, problem in named_gaps + gaps:  # a row where the shard would be, saying it is not there
             _insert_in_place(
-                files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True)
+                files, RecordFile(gap, None, error=problem.message, missing=True, gap_kind=problem.kind)
             )
-        return cls(failed + files, missing=[p.name for p in gaps])
+        if tfds:
+            _mark_expected(files, tfds)
+        return cls(failed + files, missing=[p.name for p, _ in named_gaps + gaps], tfds=tfds)
 
     # numbering -----------------------------------------------------------------------------------
 
@@ -378,6 +474,8 @@ class Dataset:
             return
         for chunk in scan(f.source, **kw):
             f.index.apply(chunk)
+            if f.index.done:
+                _check_length(f)
             yield fi, chunk
 
     def frame_and_verify(self) -> None:
@@ -392,6 +490,7 @@ class Dataset:
                 idx, found = index_and_verify(f.source, jobs=cores())  # a big plain file: in parts
                 idx.problems[:] = sort_problems(list(idx.problems) + found)
                 f.index = idx
+                _check_length(f)
 
     def problems(self) -> list[tuple[int, Problem]]:
         return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]
