@@ -16,6 +16,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
@@ -56,8 +57,10 @@ class TfdsDataset:
         """Every shard named, splits in metadata order."""
         return [p for s in self.splits for p in s.shards]
 
+    @cached_property
     def expected(self) -> dict[str, tuple[str, int | None]]:
-        """(split, records by `shardLengths`) of each named shard, by its path as text."""
+        """(split, records by `shardLengths`) of each named shard, by its path as text (made once:
+        `splits.split_of_files` asks it of each of thousands of shards)."""
         out: dict[str, tuple[str, int | None]] = {}
         for s in self.splits:
             for k, p in enumerate(s.shards):

@@ -135,7 +135,7 @@ def _tfds_files(a: str, p: Path) -> list[Path] | None:
     ds = dataset_of(p)
     if ds is None or ds.info is None or not ds.splits:
         return None
-    if not _is_dir(p) and str(p) not in ds.expected():
+    if not _is_dir(p) and str(p) not in ds.expected:
         return None  # a file beside the shards that the metadata does not name: itself
     here, gone = present(ds)
     if not here:
@@ -233,7 +233,17 @@ def missing_shard_problem(path: Path) -> Problem:
     return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)
 
 
-def _tfds_datasets(args: list[str]) -> list:
+def gap_problems(paths: list[Path], tfds: list | None = None) -> list[tuple[Path, Problem]]:
+    """Each shard that should be there and is not, with its problem: those a TFDS folder's
+    metadata names (`split_missing_shard`, `tfds`: `tfds_datasets` of the arguments) first, then
+    those a `-of-N` set's names expect (`missing_shard`), each once. What `open`, `verify` and
+    `info` all say."""
+    named = [gap for ds in tfds or [] for gap in _tfds_missing(ds)]
+    said = {str(p) for p, _ in named}
+    return named + [(p, missing_shard_problem(p)) for p in missing_shard_paths(paths) if str(p) not in said]
+
+
+def tfds_datasets(args: list[str]) -> list:
     """The TFDS datasets (tfds.layout) the local arguments are or are in, each once; a folder of
     several configs says so when its argument is expanded, not here."""
     from tfrview.core.tfrecord.tfdsfiles import dataset_of
@@ -262,7 +272,7 @@ def _mark_expected(files: list[RecordFile], tfds: list) -> None:
     """Each TFDS shard's split and records by `shardLengths`, for `_check_length`."""
     expected: dict[str, tuple[str, int | None]] = {}
     for ds in tfds:
-        expected.update(ds.expected())
+        expected.update(ds.expected)
     for f in files:
         hit = expected.get(str(f.path))
         if hit is not None:
@@ -276,10 +286,10 @@ def _check_length(f: RecordFile) -> None:
         p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems
     ):
         return
-    from tfrview.core.tfrecord.index import DAMAGED
+    from tfrview.core.tfrecord.status import intact_mask
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
-    intact = int(np.count_nonzero((f.index.status & DAMAGED) == 0))
+    intact = int(np.count_nonzero(intact_mask(f.index.status)))
     problem = length_problem(f.path, intact)
     if problem is not None:
         f.index.problems.append(problem)
@@ -360,17 +370,15 @@ class Dataset:
                     files.append(RecordFile(p, src))
                 except SourceError as exc:
                     files.append(RecordFile(p, None, error=str(exc)))
-        tfds = _tfds_datasets(args)
-        named_gaps = [gap for ds in tfds for gap in _tfds_missing(ds)]
-        said = {str(p) for p, _ in named_gaps}
-        gaps = [(p, missing_shard_problem(p)) for p in missing_shard_paths(paths) if str(p) not in said]
-        for gap, problem in named_gaps + gaps:  # a row where the shard would be, saying it is not there
+        tfds = tfds_datasets(args)
+        gaps = gap_problems(paths, tfds)
+        for gap, problem in gaps:  # a row where the shard would be, saying it is not there
             _insert_in_place(
                 files, RecordFile(gap, None, error=problem.message, missing=True, gap_kind=problem.kind)
             )
         if tfds:
             _mark_expected(files, tfds)
-        return cls(failed + files, missing=[p.name for p, _ in named_gaps + gaps], tfds=tfds)
+        return cls(failed + files, missing=[p.name for p, _ in gaps], tfds=tfds)
 
     # numbering -----------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Which split a file belongs to: `train`, `validation`, `test`, named by its path (a folder
 `train/`, TFX's `Split-train/`, a file-name prefix `train-00000-of-00016`, TFDS's
-`mnist-train.tfrecord-00000-of-00001`), or by the person (`--split NAME=PATH...`, the window's
+`mnist-train.tfrecord-00000-of-00001`), by a TFDS folder's `dataset_info.json` (`tfds.layout`), or
+by the person (`--split NAME=PATH...`, the window's
 choice). The one rule every command, the fact table's `split` column and the window read.
 
 A file no rule names is in no split (""). The aliases below all mean one split: `val`, `valid`,
@@ -74,8 +75,22 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
             (name for name, roots in given for r in roots if real == r or real.startswith(r + "/")),
             None,
         )
-        out.append(hit if hit is not None else split_of_path(s))
+        out.append(hit if hit is not None else (_tfds_split(s) or split_of_path(s)))
     return out
+
+
+def _tfds_split(path: str) -> str:
+    """The split a TFDS folder's dataset_info.json puts a shard in ("" when none names it): its
+    metadata's own names (`train_400` too), an alias (`val`) taken as the split it means, as
+    `--split` words are."""
+    from tfrview.core.errors import TfrviewError
+    from tfrview.core.tfrecord.tfdsfiles import expected
+
+    try:
+        hit = expected(path)
+    except (TfrviewError, OSError):
+        return ""
+    return ALIASES.get(hit[0].lower(), hit[0]) if hit is not None else ""
 
 
 class SplitError(TfrviewError):

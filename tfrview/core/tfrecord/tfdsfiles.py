@@ -44,7 +44,7 @@ def expected(path) -> tuple[str, int | None] | None:
     ds = dataset_of(path)
     if ds is None or ds.info is None:
         return None
-    return ds.expected().get(str(Path(str(path))))
+    return ds.expected.get(str(Path(str(path))))
 
 
 def missing_problem(path: Path, split: str, shards: int) -> Problem:
