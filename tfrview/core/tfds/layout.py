@@ -115,11 +115,11 @@ def version_folder(path: Path) -> tuple[Path, str] | None:
         return None
     if len(configs) == 1:
         v = _versions(path / configs[0])
-        return path / configs[0] / v[-1], f"config {configs[0]}, version {v[-1]}"
+        return path / configs[0] / v[-1], f"{configs[0]}/{v[-1]}, the only dataset or config there"
     if configs:
         shown = ", ".join(printable(c) for c in configs[:10]) + (", ..." if len(configs) > 10 else "")
         raise TfrviewError(
-            f"{printable(str(path))}: a TFDS dataset of {len(configs)} configs ({shown}): open one"
+            f"{printable(str(path))}: holds {len(configs)} TFDS datasets or configs ({shown}): open one"
         )
     return None
 

@@ -102,20 +102,7 @@ def expand_arg(a: str) -> list[Path]:
     if tfds is not None:
         return tfds
     if _is_dir(p):
-        try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
-            with os.scandir(p) as it:
-                found = [
-                    p / e.name
-                    for e in it
-                    if not e.name.startswith(".")
-                    and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
-                    and e.is_file()
-                ]
-        except OSError as exc:
-            raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
-        if not found:
-            raise TfrviewError(f"{printable(a)}: directory has no record files")
-        return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+        return _list_dir(a, p)
     if os.path.lexists(a) or not glob.has_magic(a):
         return [p]  # opening it says what is wrong with it, if anything
     found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
@@ -124,25 +111,49 @@ def expand_arg(a: str) -> list[Path]:
     return sorted(found, key=_natural_key)
 
 
+def _list_dir(a: str, p: Path) -> list[Path]:
+    """A folder's record files (not its side files), by name."""
+    try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
+        with os.scandir(p) as it:
+            found = [
+                p / e.name
+                for e in it
+                if not e.name.startswith(".")
+                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                and e.is_file()
+            ]
+    except OSError as exc:
+        raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
+    if not found:
+        raise TfrviewError(f"{printable(a)}: directory has no record files")
+    return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+
+
 def _tfds_files(a: str, p: Path) -> list[Path] | None:
-    """The shards a TFDS folder's metadata names that are there, in metadata order, when `a` is such
-    a folder or one of its shards (`tfds.layout`); None when it is not (or its metadata cannot be
-    read: then the folder is listed as any other, and `Dataset.tfds` says what is wrong)."""
+    """When `a` is a TFDS folder or a file in its version folder (`tfds.layout`): the shards its
+    metadata names that are there, in metadata order, then the folder's other record files (what
+    metadata that is partly wrong does not name still opens). None when it is no TFDS folder, or
+    its metadata cannot be read: the folder is then listed as any other (`Dataset.tfds` says why)."""
     from tfrview.core.tfrecord.tfdsfiles import dataset_of, present
 
-    if not (_is_dir(p) or os.path.isfile(a)):
+    is_dir = _is_dir(p)
+    if not (is_dir or os.path.isfile(a)) or (not is_dir and p.suffix.lower() in _SIDE_FILES):
         return None
     ds = dataset_of(p)
-    if ds is None or ds.info is None or not ds.splits:
+    if ds is None or ds.info is None:
         return None
-    if not _is_dir(p) and str(p) not in ds.expected:
-        return None  # a file beside the shards that the metadata does not name: itself
     here, gone = present(ds)
-    if not here:
+    try:
+        listed = _list_dir(str(ds.root), ds.root)
+    except TfrviewError:
+        listed = []
+    named = ds.expected
+    found = here + [f for f in listed if str(f) not in named]
+    if not found:
         raise TfrviewError(
             f"{printable(a)}: none of the {len(gone):,} shards {ds.root.name}/dataset_info.json names is there"
         )
-    return here
+    return found
 
 
 def expand_paths(args: list[str]) -> list[Path]:
@@ -286,10 +297,11 @@ def _check_length(f: RecordFile) -> None:
         p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems
     ):
         return
-    from tfrview.core.tfrecord.status import intact_mask
+    from tfrview.core.tfrecord.status import damaged_mask
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
-    intact = int(np.count_nonzero(intact_mask(f.index.status)))
+    # framed and not found damaged: the window frames first and checks CRCs later (`unverified`)
+    intact = f.index.count - int(np.count_nonzero(damaged_mask(f.index.status)))
     problem = length_problem(f.path, intact)
     if problem is not None:
         f.index.problems.append(problem)
