@@ -154,7 +154,7 @@ def _read(root: Path, chosen: str) -> TfdsDataset:
     try:
         info = read_info(root / INFO_FILE)
     except InfoError as exc:
-        log.warning("%s", exc)
+        log.info("%s", exc)  # said by whoever opens it: `TfdsDataset.problem`
         return TfdsDataset(root, None, (), chosen, f"{exc}: its shards opened as plain files")
     splits = []
     problems = list(info.notes)
@@ -173,7 +173,7 @@ def _read(root: Path, chosen: str) -> TfdsDataset:
     if len(problems) > 1:
         problem += f" (and {len(problems) - 1:,} more)"
     for p in problems:
-        log.warning("%s: %s", root / INFO_FILE, p)
+        log.info("%s: %s", root / INFO_FILE, p)
     return TfdsDataset(root, info, tuple(splits), chosen, problem)
 
 
