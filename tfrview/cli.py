@@ -667,17 +667,17 @@ def cmd_info(args) -> int:
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample. Past FILES_LISTED files, a block
     for each file with framing problems and one for each dataset (-v: every file)."""
+    failed, paths, splits = _files_and_splits(args)
+    tfds = _tfds_said(args)
+    if tfds and not args.json:  # the metadata's answer at once, before any shard is read or the
+        for ds in tfds:  # analysis pass imported
+            _print_tfds(ds)
+        sys.stdout.flush()
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.merge import join_parts
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
-    failed, paths, splits = _files_and_splits(args)
-    tfds = _tfds_said(args)
-    if tfds and not args.json:  # the metadata's answer at once, before any shard is read
-        for ds in tfds:
-            _print_tfds(ds)
-        sys.stdout.flush()
     shows = _shows_splits(splits, args)
     out: list[dict] = []
     errors = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -136,12 +136,11 @@ def find(path: Path) -> TfdsDataset | None:
     info_path = root / INFO_FILE
     try:
         st = info_path.stat()
-        key = (str(root), st.st_mtime_ns, st.st_size, st.st_ino)
+        key = (str(root), st.st_mtime_ns, st.st_size, st.st_ino, chosen)  # one object a way in
     except OSError:
         key = None
     if key is not None and key in _memo:
-        hit = _memo[key]
-        return hit if hit.chosen == chosen else replace(hit, chosen=chosen)
+        return _memo[key]
     ds = _read(root, chosen)
     if key is not None:
         if len(_memo) >= NAME_MEMO:

@@ -143,12 +143,20 @@ def _tfds_files(a: str, p: Path) -> list[Path] | None:
     if ds is None or ds.info is None:
         return None
     here, gone = present(ds)
-    try:
-        listed = _list_dir(str(ds.root), ds.root)
-    except TfrviewError:
-        listed = []
-    named = ds.expected
-    found = here + [f for f in listed if str(f) not in named]
+    named = {os.path.basename(k) for k in ds.expected}
+    try:  # the folder's other record files, as `_list_dir` sees them: a Path only for those
+        with os.scandir(ds.root) as it:
+            others = [
+                ds.root / e.name
+                for e in it
+                if e.name not in named
+                and not e.name.startswith(".")
+                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                and e.is_file()
+            ]
+    except OSError:
+        others = []
+    found = here + sorted(others, key=lambda f: _natural_name_key(f.name))
     if not found:
         raise TfrviewError(
             f"{printable(a)}: none of the {len(gone):,} shards {ds.root.name}/dataset_info.json names is there"

@@ -67,6 +67,7 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
         return p.rstrip("/") if "://" in p else real_path(p).rstrip("/")
 
     given = [(name, [key(str(p)) for p in ps]) for name, ps in (named or [])]
+    folders: dict[str, object] = {}  # a folder's TFDS dataset, found once (2,048 shards: one look)
     out = []
     for p in paths:
         s = str(p)
@@ -75,21 +76,27 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
             (name for name, roots in given for r in roots if real == r or real.startswith(r + "/")),
             None,
         )
-        out.append(hit if hit is not None else (_tfds_split(s) or split_of_path(s)))
+        out.append(hit if hit is not None else (_tfds_split(s, folders) or split_of_path(s)))
     return out
 
 
-def _tfds_split(path: str) -> str:
+def _tfds_split(path: str, folders: dict[str, object]) -> str:
     """The split a TFDS folder's dataset_info.json puts a shard in ("" when none names it): its
     metadata's own names (`train_400` too), an alias (`val`) taken as the split it means, as
-    `--split` words are."""
+    `--split` words are. `folders`: each folder's dataset, found once."""
     from tfrview.core.errors import TfrviewError
-    from tfrview.core.tfrecord.tfdsfiles import expected
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of
 
-    try:
-        hit = expected(path)
-    except (TfrviewError, OSError):
+    if "://" in path:
         return ""
+    folder = os.path.dirname(path)
+    if folder not in folders:
+        try:
+            folders[folder] = dataset_of(folder or ".")
+        except (TfrviewError, OSError):
+            folders[folder] = None
+    ds = folders[folder]
+    hit = ds.expected.get(path) if ds is not None and ds.info is not None else None  # type: ignore[attr-defined]
     return ALIASES.get(hit[0].lower(), hit[0]) if hit is not None else ""
 
 

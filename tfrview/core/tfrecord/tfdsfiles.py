@@ -24,18 +24,19 @@ def dataset_of(path) -> TfdsDataset | None:
 def present(ds: TfdsDataset) -> tuple[list[Path], list[Path]]:
     """The named shards that are there and those that are not, in metadata order (one listing of
     each folder, not a `stat` a shard)."""
-    listed: dict[Path, set[str]] = {}
+    listed: dict[str, set[str]] = {}
     here, gone = [], []
     for p in ds.paths():
-        names = listed.get(p.parent)
+        folder, name = os.path.split(str(p))  # not pathlib's parent and name: 2,048 shards
+        names = listed.get(folder)
         if names is None:
             try:
-                with os.scandir(p.parent) as it:
+                with os.scandir(folder) as it:
                     names = {e.name for e in it}
             except OSError:
                 names = set()
-            listed[p.parent] = names
-        (here if p.name in names else gone).append(p)
+            listed[folder] = names
+        (here if name in names else gone).append(p)
     return here, gone
 
 
