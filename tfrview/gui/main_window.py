@@ -504,7 +504,10 @@ class MainWindow(QMainWindow):
     def _on_file_error(self, fi: int, text: str) -> None:
         """A file that would not open or read: a row in the Problems panel, where the person looks."""
         self._file_errors.append(text)
-        kind = ProblemKind.MISSING_SHARD if self.ds.files[fi].missing else ProblemKind.UNREADABLE_FILE
+        f = self.ds.files[fi]
+        kind = (
+            f.gap_kind if f.missing else ProblemKind.UNREADABLE_FILE
+        )  # missing_shard or split_missing_shard
         self.problems.add(ProblemRow(fi, None, None, Problem(kind, 0, None, None, text)))
         self._show_problems_once()
         self._update_problem_counts()

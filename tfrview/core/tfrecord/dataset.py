@@ -298,21 +298,25 @@ def _mark_expected(files: list[RecordFile], tfds: list) -> None:
             f.split, f.expected_records = hit
 
 
-def _check_length(f: RecordFile) -> None:
+def _check_length(f: RecordFile) -> list[Problem]:
     """A `shard_length_mismatch` on a framed TFDS shard whose intact records differ from
-    `shardLengths` (`tfdsfiles.length_problem`'s wording), once."""
-    if f.expected_records is None or any(
-        p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems
+    `shardLengths` (`tfdsfiles.length_problem`'s wording), added once; what was added."""
+    if (
+        f.expected_records is None
+        or not f.index.done
+        or any(p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems)
     ):
-        return
+        return []
     from tfrview.core.tfrecord.status import damaged_mask
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
     # framed and not found damaged: the window frames first and checks CRCs later (`unverified`)
     intact = f.index.count - int(np.count_nonzero(damaged_mask(f.index.status)))
     problem = length_problem(f.path, intact)
-    if problem is not None:
-        f.index.problems.append(problem)
+    if problem is None:
+        return []
+    f.index.problems.append(problem)
+    return [problem]
 
 
 def allow_open_files(n: int) -> None:
@@ -490,6 +494,11 @@ class Dataset:
                 self.files[fi].source.prefetch(spans)
 
     # indexing --------------------------------------------------------------------------------------
+
+    def check_length(self, fi: int) -> list[Problem]:
+        """File `fi`'s `shard_length_mismatch`, once it is framed to its end, added to its problems
+        (for a framing taken whole: the window's store, pool or child); what was added."""
+        return _check_length(self.files[fi])
 
     def scan(self, **kw) -> Iterator[tuple[int, IndexChunk]]:
         """Index every file in order, applying each chunk to its file's index before yielding it."""
