@@ -678,10 +678,19 @@ class MainWindow(QMainWindow):
             analysis_note=s.analysis_note,
             labels=s.label_map_path.name if s.label_map_path else "",
             page=page,
+            **self._tfds_facts(),
         )
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
             self.status_label.set_extra_tip(missing_tip(self.ds.missing))
+
+    def _tfds_facts(self) -> dict:
+        """The TFDS dataset the window opened (one), as the status line says it: name/version and
+        its metadata's splits and records."""
+        if len(self.ds.tfds) != 1 or self.ds.tfds[0].info is None:
+            return {}
+        t = self.ds.tfds[0]
+        return {"tfds": t.title, "tfds_splits": len(t.info.splits), "tfds_records": t.info.num_examples}
 
     def _files_facts(self) -> tuple[int, int, frozenset[str]]:
         """(files opened, their bytes, their compressions): counts and bytes the same for the whole
