@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 FEATURES_FILE = "features.json"
+_FEW_FILES = 64  # files a dataset or config folder may hold beside its versions (a heuristic, no bound)
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,33 @@ def version_key(name: str) -> tuple[int, int, int] | None:
     return (int(m[1]), int(m[2]), int(m[3])) if m else None
 
 
-def _versions(folder: Path) -> list[str]:
-    """Complete version folders (with a dataset_info.json) in version order."""
+def _subfolders(folder: Path) -> list[str] | None:
+    """The folders in `folder`, or None once it holds more than _FEW_FILES files: a folder of
+    shards is no dataset or config folder, and 10,000 of them are not listed for it."""
+    names, files = [], 0
     try:
         with os.scandir(folder) as it:
-            names = [e.name for e in it if version_key(e.name) is not None and _is_dir(e)]
+            for e in it:
+                if _is_dir(e):
+                    names.append(e.name)
+                else:
+                    files += 1
+                    if files > _FEW_FILES:
+                        return None
     except OSError:
-        return []
-    ok = [n for n in names if "incomplete" not in n and os.path.isfile(folder / n / INFO_FILE)]
+        return None
+    return names
+
+
+def _versions(folder: Path, names: list[str] | None = None) -> list[str]:
+    """Complete version folders (with a dataset_info.json) in version order."""
+    if names is None:
+        names = _subfolders(folder) or []
+    ok = [
+        n
+        for n in names
+        if version_key(n) is not None and "incomplete" not in n and os.path.isfile(folder / n / INFO_FILE)
+    ]
     return sorted(ok, key=version_key)  # type: ignore[arg-type, return-value]
 
 
@@ -100,19 +120,15 @@ def version_folder(path: Path) -> tuple[Path, str] | None:
     if not path.is_dir():
         parent = path.parent
         return (parent, "") if os.path.isfile(parent / INFO_FILE) else None
-    versions = _versions(path)
+    subs = _subfolders(path)
+    if not subs:
+        return None
+    versions = _versions(path, subs)
     if versions:
         pick = versions[-1]
-        return path / pick, f"version {pick} of {', '.join(versions)}" if len(
-            versions
-        ) > 1 else f"version {pick}"
-    try:
-        with os.scandir(path) as it:
-            configs = sorted(
-                e.name for e in it if _is_dir(e) and not e.name.startswith(".") and _versions(path / e.name)
-            )
-    except OSError:
-        return None
+        said = f"version {pick} of {', '.join(versions)}" if len(versions) > 1 else f"version {pick}"
+        return path / pick, said
+    configs = sorted(n for n in subs if not n.startswith(".") and _versions(path / n))
     if len(configs) == 1:
         v = _versions(path / configs[0])
         return path / configs[0] / v[-1], f"{configs[0]}/{v[-1]}, the only dataset or config there"
