@@ -93,3 +93,11 @@ def test_bad_metadata_is_one_line_and_the_shards_still_open(capsys, tmp_path):
     said = [line for line in err.splitlines() if "dataset_info.json" in line]
     assert len(said) == 1 and "its shards opened as plain files" in said[0]
     assert out.count("  records       ") >= 4
+
+
+def test_split_words_name_one_shard_of_a_tfds_folder(capsys, tmp_path):
+    root = make_tfds(tmp_path)
+    shard = root / "mnist-train.tfrecord-00001-of-00003"
+    code, out, _ = _run(capsys, "info", "--json", str(root), "--split", f"holdout={shard}")
+    doc = json.loads(out)
+    assert [f["split"] for f in doc["files"]] == ["train", "holdout", "train", "test"]

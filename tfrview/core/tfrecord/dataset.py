@@ -85,9 +85,11 @@ def _is_dir(p: Path) -> bool:
         return False
 
 
-def expand_arg(a: str) -> list[Path]:
+def expand_arg(a: str, whole_tfds: bool = True) -> list[Path]:
     """Files one argument names, in natural order. Raises TfrviewError if it names nothing.
-    A URL names remote objects (listed once; see `remote.expand`), as `RemotePath`s."""
+    A URL names remote objects (listed once; see `remote.expand`), as `RemotePath`s. A TFDS
+    folder names its shards (`_tfds_files`), and so does one of its shards unless `whole_tfds` is
+    False (`--split NAME=SHARD` names that shard alone)."""
     from tfrview.core.tfrecord.remote import RemotePath, expand, is_url
 
     if is_url(a):
@@ -98,7 +100,7 @@ def expand_arg(a: str) -> list[Path]:
             raise TfrviewError(f"{printable(a)}: no record files there")
         return found
     p = Path(a)
-    tfds = _tfds_files(a, p)
+    tfds = _tfds_files(a, p) if whole_tfds or _is_dir(p) else None
     if tfds is not None:
         return tfds
     if _is_dir(p):
@@ -170,7 +172,7 @@ def expand_paths(args: list[str]) -> list[Path]:
     return _unique([p for a in args for p in expand_arg(a)])
 
 
-def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
+def name_files(args: list[str], whole_tfds: bool = True) -> tuple[list[tuple[Path, str]], list[Path]]:
     """What the arguments name, without opening anything: ((argument, why it names nothing) for
     each that names nothing, in order) and the files, each once, in natural order."""
     named: list[Path] = []
@@ -180,7 +182,7 @@ def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
         if a in seen:  # a shard a TFDS folder's metadata named already (a shell's glob of its shards)
             continue
         try:
-            found = expand_arg(a)
+            found = expand_arg(a, whole_tfds)
             named += found
             if len(found) > 1:
                 seen.update(str(f) for f in found)

@@ -116,7 +116,7 @@ def named_splits(words: list[str]) -> list[tuple[str, list[str]]]:
         name, path = name.strip(), path.strip()
         if not eq or not name or not path:
             raise SplitError(f"--split {printable(word)}: say NAME=PATH, as in train=data/train/")
-        failed, files = name_files([path])
+        failed, files = name_files([path], whole_tfds=False)  # a TFDS shard: that shard, not its dataset
         if not failed and len(files) == 1 and "://" not in path and not os.path.lexists(files[0]):
             failed = [(path, "no such file")]  # a plain name is taken as given: here it must be there
         if failed or not files:
