@@ -222,6 +222,7 @@ def cmd_verify(args) -> int:
     size or time. Results are stored for the window and `info`. The files may hold several
     datasets (`tfrecord.groups`): each is judged against itself, with its own label map."""
     failed, paths, splits = _files_and_splits(args)
+    tfds = _tfds_said(args)
     rules = _rules(args)
     shows = _shows_splits(splits, args)
     if len(paths) > 1 and args.jobs > 1 and not args.dask:
@@ -297,7 +298,7 @@ def cmd_verify(args) -> int:
             entries[at]["split"] = splits[fi]
     totals = _totals([e for e in entries if e is not None])
     by_split = _split_totals([e for e in entries if e is not None])
-    gaps = _add_missing(paths, entries, totals)
+    gaps = _add_missing(paths, entries, totals, tfds)
     if args.json:
         doc = {
             "files": entries,
@@ -324,7 +325,7 @@ def cmd_verify(args) -> int:
                     _print_verify(reports[fi], args.quiet, splits[fi] if shows else None)
         for entry in gaps:
             print(f"{printable(entry['path'])}: MISSING  1 problem")
-            print(f"  missing_shard: {entry['problems'][0]['message']}")
+            print(f"  {entry['problems'][0]['kind']}: {entry['problems'][0]['message']}")
         if not args.quiet:
             _report_dataset_step(analysis, None, args.verbose)
         if by_split and not args.quiet:
@@ -446,11 +447,86 @@ def _totals_line(t: dict, every: bool, datasets: int = 1) -> str:
     return "total: " + " · ".join(parts) + hidden
 
 
-def _add_missing(paths, entries: list, totals: dict) -> list[dict]:
+def _tfds_said(args) -> list:
+    """The TFDS datasets the arguments are (tfds.layout), with which version was chosen and what is
+    wrong with their metadata said on stderr in one line each (not with --json: it is in the doc)."""
+    from tfrview.core.tfrecord.dataset import tfds_datasets
+
+    found = tfds_datasets(list(args.paths))
+    if not getattr(args, "json", False) and not getattr(args, "quiet", False):
+        for ds in found:
+            if ds.chosen:
+                print(f"TFDS dataset {printable(ds.title)}: opened {printable(ds.chosen)}", file=sys.stderr)
+    for ds in found:
+        if ds.problem and not getattr(args, "json", False):
+            print(f"tfrview: {ds.problem}", file=sys.stderr)
+    return found
+
+
+def _tfds_json(ds) -> dict:
+    """A TFDS dataset's metadata as `info --json` gives it (`tfds` list)."""
+    i = ds.info
+    doc: dict = {"root": str(ds.root), "chosen": ds.chosen, "problem": ds.problem}
+    if i is None:
+        return doc
+    return doc | {
+        "name": i.name,
+        "version": i.version,
+        "config": i.config_name,
+        "description": i.description,
+        "citation": i.citation,
+        "file_format": i.file_format,
+        "download_size": i.download_size,
+        "supervised_keys": list(i.supervised_keys),
+        "records": i.num_examples,
+        "splits": [
+            {
+                "name": s.name,
+                "shards": s.num_shards,
+                "records": s.num_examples,
+                "num_bytes": s.num_bytes,
+                "shard_lengths": list(s.shard_lengths) if s.shard_lengths is not None else None,
+                "filepath_template": s.template,
+            }
+            for s in i.splits
+        ],
+    }
+
+
+def _print_tfds(ds) -> None:
+    """`info`'s first lines for a TFDS folder: what its dataset_info.json says."""
+    i = ds.info
+    print(f"TFDS {printable(ds.title)}  ({printable(str(ds.root))})")
+    if i is None:
+        print("  metadata      unreadable: the folder's files are read as they are")
+        return
+    total = i.num_examples
+    shards = sum(s.num_shards for s in i.splits)
+    print(f"  format        {printable(i.file_format)}")
+    if i.description:
+        print(f"  description   {printable(i.description.strip().splitlines()[0])[:100]}")
+    if i.supervised_keys:
+        print(f"  supervised    {', '.join(printable(k) for k in i.supervised_keys)}")
+    if i.download_size is not None:
+        print(f"  download      {human_bytes(i.download_size)}")
+    count = f"{total:,} records" if total is not None else "records not said"
+    print(
+        f"  splits        {len(i.splits)} ({count} in {shards:,} shard{'s' if shards != 1 else ''}, by dataset_info.json)"
+    )
+    for s in i.splits:
+        n = f"{s.num_examples:,} records" if s.num_examples is not None else "records not said"
+        size = f", {human_bytes(s.num_bytes)}" if s.num_bytes is not None else ""
+        print(
+            f"    {printable(s.name):<12} {n} in {s.num_shards:,} shard{'s' if s.num_shards != 1 else ''}{size}"
+        )
+
+
+def _add_missing(paths, entries: list, totals: dict, tfds: list | None = None) -> list[dict]:
     """A `verify`/`info` entry for each shard a `-of-N` set names that is not there (a problem of
-    kind missing_shard, named by the file expected: an incomplete upload is never 'clean'), added
-    after the files' entries and counted in the totals; the entries, for the text output."""
-    from tfrview.core.tfrecord.dataset import missing_shard_paths, missing_shard_problem
+    kind missing_shard, named by the file expected: an incomplete upload is never 'clean'), or a
+    TFDS folder's dataset_info.json names (split_missing_shard), added after the files' entries and
+    counted in the totals; the entries, for the text output."""
+    from tfrview.core.tfrecord.dataset import gap_problems
 
     gaps = [
         {
@@ -459,9 +535,9 @@ def _add_missing(paths, entries: list, totals: dict) -> list[dict]:
             "missing": True,
             "records": 0,
             "damaged_records": 0,
-            "problems": [missing_shard_problem(p).to_json()],
+            "problems": [problem.to_json()],
         }
-        for p in missing_shard_paths(paths)
+        for p, problem in gap_problems(paths, tfds)
     ]
     entries += gaps
     if gaps:
@@ -591,11 +667,17 @@ def cmd_info(args) -> int:
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample. Past FILES_LISTED files, a block
     for each file with framing problems and one for each dataset (-v: every file)."""
+    failed, paths, splits = _files_and_splits(args)
+    tfds = _tfds_said(args)
+    if tfds and not args.json:  # the metadata's answer at once, before any shard is read or the
+        for ds in tfds:  # analysis pass imported
+            _print_tfds(ds)
+        sys.stdout.flush()
     from tfrview.core.analysis import plan
     from tfrview.core.analysis.merge import join_parts
     from tfrview.core.tfrecord.groups import group_files, group_of
+    from tfrview.core.tfrecord.tfdsfiles import length_problem
 
-    failed, paths, splits = _files_and_splits(args)
     shows = _shows_splits(splits, args)
     out: list[dict] = []
     errors = 0
@@ -630,15 +712,22 @@ def cmd_info(args) -> int:
             info["split"] = splits[r.file_no]
         out.append(info)
         summaries[r.file_no] = (info, cs, r.lengths)
-        if not args.json and (every or framing or info["damaged_records"]):
+        mismatch = length_problem(r.path, r.records) if tfds else None  # by its dataset_info.json
+        if mismatch is not None:
+            info["problems"] = [*info.get("problems", []), mismatch.to_json()]
+        if not args.json and (every or framing or info["damaged_records"] or mismatch):
             _print_info(info, r.lengths, framing)
+            if mismatch is not None:
+                print(f"  {mismatch.kind}  {printable(mismatch.message)}")
             printed.add(r.file_no)
     datasets = [_dataset_info(g, summaries) for g in groups]
     totals = _totals(out)
     by_split = _split_totals([e for e in out if "path" in e])
-    gaps = _add_missing(paths, out, totals)
+    gaps = _add_missing(paths, out, totals, tfds)
     if args.json:
         doc = {"files": out, "datasets": datasets, "totals": totals}
+        if tfds:
+            doc["tfds"] = [_tfds_json(ds) for ds in tfds]
         if by_split:
             doc["splits"] = by_split
         print(json.dumps(doc))

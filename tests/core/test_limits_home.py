@@ -18,6 +18,8 @@ PACKAGE = ROOT / "tfrview"
 # format facts, detection thresholds and cadences. Each says why it stays where it is.
 NOT_LIMITS = {
     "core/tfrecord/framing.py": {"HEADER_SIZE", "FOOTER_SIZE"},  # the TFRecord format
+    "core/tfds/info.py": {"_DIGITS"},  # the format: a uint64 (TFDS's int64 fields) in decimal
+    "core/tfds/layout.py": {"_FEW_FILES"},  # a folder of shards is no dataset folder: a heuristic
     "core/tfrecord/index.py": {"_HOP"},  # a framing strategy: long records framed by header alone
     "core/tfrecord/source.py": {"_MIN_FEED", "_TINY_FEED", "_MIN_READ"},  # piece sizes of reads
     "core/tfrecord/lineendings.py": {"_SETUP_STEPS", "_PREFIX_STEPS", "_SEEN_BITS"},  # cost model

@@ -366,3 +366,11 @@ DESKTOP_TOOL_SECONDS = 120.0
 # `ulimit -n`); past it the least recently used idle one is closed and opened again when read
 # again. Logged as "OPEN_FILES_HELD" when every held descriptor is being read at once.
 OPEN_FILES_HELD = 128
+# --- issue 22, TFDS metadata (wt5-tfdsmeta) ---
+# A TFDS `dataset_info.json` is read whole and parsed as JSON: files over MAX_TFDS_INFO_BYTES are not
+# read (a real one, statistics included, is kilobytes to a few megabytes), JSON nested deeper than
+# MAX_TFDS_JSON_DEPTH levels is refused (TFDS writes ~10), and a split naming more than
+# MAX_TFDS_SHARDS shards has its shards not listed (DROID has 2,048). Each says its name when hit.
+MAX_TFDS_INFO_BYTES = 32 << 20
+MAX_TFDS_JSON_DEPTH = 64
+MAX_TFDS_SHARDS = 100_000

@@ -51,6 +51,9 @@ class ProblemKind(enum.StrEnum):
     DECOMPRESSION_ERROR = "decompression_error"
     UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
     MISSING_SHARD = "missing_shard"  # a shard a `-NNNNN-of-MMMMM` set names that is not there
+    # a TFDS prepared dataset's shards against its dataset_info.json (tfds.layout)
+    SHARD_LENGTH_MISMATCH = "shard_length_mismatch"  # intact records != the split's shardLengths
+    SPLIT_MISSING_SHARD = "split_missing_shard"  # a shard dataset_info.json names that is not there
     # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
@@ -118,6 +121,8 @@ FRAMING_KINDS = frozenset(
         ProblemKind.DECOMPRESSION_ERROR,
         ProblemKind.UNREADABLE_FILE,
         ProblemKind.MISSING_SHARD,
+        ProblemKind.SHARD_LENGTH_MISMATCH,
+        ProblemKind.SPLIT_MISSING_SHARD,
     }
 )
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
@@ -152,6 +157,8 @@ _SEVERITY = {
     ProblemKind.DECOMPRESSION_ERROR: Severity.ERROR,
     ProblemKind.UNREADABLE_FILE: Severity.ERROR,
     ProblemKind.MISSING_SHARD: Severity.ERROR,
+    ProblemKind.SHARD_LENGTH_MISMATCH: Severity.ERROR,
+    ProblemKind.SPLIT_MISSING_SHARD: Severity.ERROR,
     ProblemKind.UNEXPECTED_PAYLOAD: Severity.ERROR,
     ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR,
     ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR,

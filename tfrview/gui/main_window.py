@@ -520,7 +520,10 @@ class MainWindow(QMainWindow):
     def _on_file_error(self, fi: int, text: str) -> None:
         """A file that would not open or read: a row in the Problems panel, where the person looks."""
         self._file_errors.append(text)
-        kind = ProblemKind.MISSING_SHARD if self.ds.files[fi].missing else ProblemKind.UNREADABLE_FILE
+        f = self.ds.files[fi]
+        kind = (
+            f.gap_kind if f.missing else ProblemKind.UNREADABLE_FILE
+        )  # missing_shard or split_missing_shard
         self.problems.add(ProblemRow(fi, None, None, Problem(kind, 0, None, None, text)))
         self._show_problems_once()
         self._update_problem_counts()
@@ -691,10 +694,19 @@ class MainWindow(QMainWindow):
             analysis_note=s.analysis_note,
             labels=s.label_map_path.name if s.label_map_path else "",
             page=page,
+            **self._tfds_facts(),
         )
         self.status_label.setText(status_text(facts))
         if self.ds.missing:
             self.status_label.set_extra_tip(missing_tip(self.ds.missing))
+
+    def _tfds_facts(self) -> dict:
+        """The TFDS dataset the window opened (one), as the status line says it: name/version and
+        its metadata's splits and records."""
+        if len(self.ds.tfds) != 1 or self.ds.tfds[0].info is None:
+            return {}
+        t = self.ds.tfds[0]
+        return {"tfds": t.title, "tfds_splits": len(t.info.splits), "tfds_records": t.info.num_examples}
 
     def _files_facts(self) -> tuple[int, int, frozenset[str]]:
         """(files opened, their bytes, their compressions): counts and bytes the same for the whole

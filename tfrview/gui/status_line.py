@@ -31,12 +31,19 @@ class StatusFacts:
     analysis_note: str = ""
     labels: str = ""  # the label map's file name
     page: tuple[int, int] | None = None  # the first and last record shown, when the rows page
+    tfds: str = ""  # a TFDS dataset's `name/version` (tfds.layout), said first
+    tfds_splits: int = 0
+    tfds_records: int | None = None  # by its dataset_info.json (None: not said)
 
 
 def status_text(f: StatusFacts) -> str:
     """The status bar's line, its parts in order of what a person looks for first."""
     files = f" in {f.files:,} files" if f.files > 1 else ""
     parts = [f"{f.records:,} records{files}", human_bytes(f.size_bytes)]
+    if f.tfds:
+        said = f"{f.tfds_records:,} records in " if f.tfds_records is not None else ""
+        plural = "s" if f.tfds_splits != 1 else ""
+        parts.insert(0, f"TFDS {f.tfds} ({said}{f.tfds_splits} split{plural} by its metadata)")
     comp = f.compressions - {"none"}
     parts.append("/".join(sorted(f.compressions)).upper() + " compressed" if comp else "uncompressed")
     if f.payload_kinds:

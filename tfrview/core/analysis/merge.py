@@ -113,6 +113,20 @@ class DatasetAnalysis:
         return concat(tables)
 
 
+def _length_mismatches(shards: list[ShardResult]) -> list[tuple[int, Problem]]:
+    """`shard_length_mismatch` of each framed TFDS shard whose intact records differ from its
+    dataset_info.json's `shardLengths` (tfrecord.tfdsfiles: the window's and `verify`'s rule)."""
+    from tfrview.core.tfrecord.tfdsfiles import length_problem
+
+    out = []
+    for fi, s in enumerate(shards):
+        if s.error is None:
+            p = length_problem(s.path, s.records)
+            if p is not None:
+                out.append((fi, p))
+    return out
+
+
 def merge(
     results: list[ShardResult],
     groups: list[DatasetGroup] | None = None,
@@ -149,6 +163,8 @@ def merge(
                 out.dataset_problems.setdefault(fi, []).extend(found)
     names = [s.path for s in shards]
     for fi, p in _duplicates(shards, names):
+        out.dataset_problems.setdefault(fi, []).append(p)
+    for fi, p in _length_mismatches(shards):
         out.dataset_problems.setdefault(fi, []).append(p)
     _say_other_keys(out)
     if any(s.deep is not None for s in shards):

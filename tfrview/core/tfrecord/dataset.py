@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
-from tfrview.core.problems import Problem
+from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
@@ -85,9 +85,11 @@ def _is_dir(p: Path) -> bool:
         return False
 
 
-def expand_arg(a: str) -> list[Path]:
+def expand_arg(a: str, whole_tfds: bool = True) -> list[Path]:
     """Files one argument names, in natural order. Raises TfrviewError if it names nothing.
-    A URL names remote objects (listed once; see `remote.expand`), as `RemotePath`s."""
+    A URL names remote objects (listed once; see `remote.expand`), as `RemotePath`s. A TFDS
+    folder names its shards (`_tfds_files`), and so does one of its shards unless `whole_tfds` is
+    False (`--split NAME=SHARD` names that shard alone)."""
     from tfrview.core.tfrecord.remote import RemotePath, expand, is_url
 
     if is_url(a):
@@ -98,21 +100,11 @@ def expand_arg(a: str) -> list[Path]:
             raise TfrviewError(f"{printable(a)}: no record files there")
         return found
     p = Path(a)
+    tfds = _tfds_files(a, p) if whole_tfds or _is_dir(p) else None
+    if tfds is not None:
+        return tfds
     if _is_dir(p):
-        try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
-            with os.scandir(p) as it:
-                found = [
-                    p / e.name
-                    for e in it
-                    if not e.name.startswith(".")
-                    and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
-                    and e.is_file()
-                ]
-        except OSError as exc:
-            raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
-        if not found:
-            raise TfrviewError(f"{printable(a)}: directory has no record files")
-        return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+        return _list_dir(a, p)
     if os.path.lexists(a) or not glob.has_magic(a):
         return [p]  # opening it says what is wrong with it, if anything
     found = [Path(m) for m in glob.glob(a) if Path(m).is_file()]
@@ -121,20 +113,79 @@ def expand_arg(a: str) -> list[Path]:
     return sorted(found, key=_natural_key)
 
 
+def _list_dir(a: str, p: Path) -> list[Path]:
+    """A folder's record files (not its side files), by name."""
+    try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
+        with os.scandir(p) as it:
+            found = [
+                p / e.name
+                for e in it
+                if not e.name.startswith(".")
+                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                and e.is_file()
+            ]
+    except OSError as exc:
+        raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
+    if not found:
+        raise TfrviewError(f"{printable(a)}: directory has no record files")
+    return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+
+
+def _tfds_files(a: str, p: Path) -> list[Path] | None:
+    """When `a` is a TFDS folder or a file in its version folder (`tfds.layout`): the shards its
+    metadata names that are there, in metadata order, then the folder's other record files (what
+    metadata that is partly wrong does not name still opens). None when it is no TFDS folder, or
+    its metadata cannot be read: the folder is then listed as any other (`Dataset.tfds` says why)."""
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of, present
+
+    is_dir = _is_dir(p)
+    if not (is_dir or os.path.isfile(a)) or (not is_dir and p.suffix.lower() in _SIDE_FILES):
+        return None
+    ds = dataset_of(p)
+    if ds is None or ds.info is None:
+        return None
+    here, gone = present(ds)
+    named = {os.path.basename(k) for k in ds.expected}
+    try:  # the folder's other record files, as `_list_dir` sees them: a Path only for those
+        with os.scandir(ds.root) as it:
+            others = [
+                ds.root / e.name
+                for e in it
+                if e.name not in named
+                and not e.name.startswith(".")
+                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
+                and e.is_file()
+            ]
+    except OSError:
+        others = []
+    found = here + sorted(others, key=lambda f: _natural_name_key(f.name))
+    if not found:
+        raise TfrviewError(
+            f"{printable(a)}: none of the {len(gone):,} shards {ds.root.name}/dataset_info.json names is there"
+        )
+    return found
+
+
 def expand_paths(args: list[str]) -> list[Path]:
     """Files named by the arguments, in a stable natural order, each once. Raises TfrviewError if
     an argument names nothing."""
     return _unique([p for a in args for p in expand_arg(a)])
 
 
-def name_files(args: list[str]) -> tuple[list[tuple[Path, str]], list[Path]]:
+def name_files(args: list[str], whole_tfds: bool = True) -> tuple[list[tuple[Path, str]], list[Path]]:
     """What the arguments name, without opening anything: ((argument, why it names nothing) for
     each that names nothing, in order) and the files, each once, in natural order."""
     named: list[Path] = []
     failed: list[tuple[Path, str]] = []
+    seen: set[str] = set()
     for a in args:
+        if a in seen:  # a shard a TFDS folder's metadata named already (a shell's glob of its shards)
+            continue
         try:
-            named += expand_arg(a)
+            found = expand_arg(a, whole_tfds)
+            named += found
+            if len(found) > 1:
+                seen.update(str(f) for f in found)
         except TfrviewError as exc:
             failed.append((RemotePath(a) if is_url(a) else Path(a), str(exc)))
     return failed, _unique(named)
@@ -203,6 +254,73 @@ def missing_shard_problem(path: Path) -> Problem:
     return Problem(ProblemKind.MISSING_SHARD, 0, None, None, msg)
 
 
+def gap_problems(paths: list[Path], tfds: list | None = None) -> list[tuple[Path, Problem]]:
+    """Each shard that should be there and is not, with its problem: those a TFDS folder's
+    metadata names (`split_missing_shard`, `tfds`: `tfds_datasets` of the arguments) first, then
+    those a `-of-N` set's names expect (`missing_shard`), each once. What `open`, `verify` and
+    `info` all say."""
+    named = [gap for ds in tfds or [] for gap in _tfds_missing(ds)]
+    said = {str(p) for p, _ in named}
+    return named + [(p, missing_shard_problem(p)) for p in missing_shard_paths(paths) if str(p) not in said]
+
+
+def tfds_datasets(args: list[str]) -> list:
+    """The TFDS datasets (tfds.layout) the local arguments are or are in, each once; a folder of
+    several configs says so when its argument is expanded, not here."""
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of
+
+    out, roots = [], set()
+    for a in args:
+        if is_url(a) or not os.path.lexists(a):
+            continue
+        try:
+            ds = dataset_of(Path(a))
+        except TfrviewError:
+            continue
+        if ds is not None and str(ds.root) not in roots:
+            roots.add(str(ds.root))
+            out.append(ds)
+    return out
+
+
+def _tfds_missing(ds) -> list[tuple[Path, Problem]]:
+    from tfrview.core.tfrecord.tfdsfiles import missing_of
+
+    return missing_of(ds) if ds.info is not None else []
+
+
+def _mark_expected(files: list[RecordFile], tfds: list) -> None:
+    """Each TFDS shard's split and records by `shardLengths`, for `_check_length`."""
+    expected: dict[str, tuple[str, int | None]] = {}
+    for ds in tfds:
+        expected.update(ds.expected)
+    for f in files:
+        hit = expected.get(str(f.path))
+        if hit is not None:
+            f.split, f.expected_records = hit
+
+
+def _check_length(f: RecordFile) -> list[Problem]:
+    """A `shard_length_mismatch` on a framed TFDS shard whose intact records differ from
+    `shardLengths` (`tfdsfiles.length_problem`'s wording), added once; what was added."""
+    if (
+        f.expected_records is None
+        or not f.index.done
+        or any(p.kind == ProblemKind.SHARD_LENGTH_MISMATCH for p in f.index.problems)
+    ):
+        return []
+    from tfrview.core.tfrecord.status import damaged_mask
+    from tfrview.core.tfrecord.tfdsfiles import length_problem
+
+    # framed and not found damaged: the window frames first and checks CRCs later (`unverified`)
+    intact = f.index.count - int(np.count_nonzero(damaged_mask(f.index.status)))
+    problem = length_problem(f.path, intact)
+    if problem is None:
+        return []
+    f.index.problems.append(problem)
+    return [problem]
+
+
 def allow_open_files(n: int) -> None:
     """Raise the soft limit on open files (often 1,024) toward the hard limit when a dataset of
     thousands of shards needs it; past the hard limit, files that cannot be opened say so."""
@@ -235,6 +353,10 @@ class RecordFile:
     index: RecordIndex = field(default_factory=RecordIndex)
     error: str | None = None
     missing: bool = False  # a shard the set's `-of-N` names expect, not there (`error` says so)
+    # a TFDS shard (tfds.layout): its split and records by dataset_info.json's shardLengths
+    split: str = ""
+    expected_records: int | None = None
+    gap_kind: ProblemKind = ProblemKind.MISSING_SHARD  # what a missing one is: by `-of-N` or by metadata
 
     @property
     def compression(self) -> str:
@@ -243,11 +365,16 @@ class RecordFile:
 
 class Dataset:
     def __init__(
-        self, files: list[RecordFile], name: str | None = None, missing: list[str] | None = None
+        self,
+        files: list[RecordFile],
+        name: str | None = None,
+        missing: list[str] | None = None,
+        tfds: list | None = None,
     ) -> None:
         self.files = files
         present = [f.path for f in files if not f.missing]
-        self.name = name or shard_name(present)
+        self.tfds = tfds or []  # the TFDS datasets (tfds.layout.TfdsDataset) the arguments named
+        self.name = name or (self.tfds[0].title if len(self.tfds) == 1 else shard_name(present))
         self.missing = missing_shards(present) if missing is None else missing  # (`open` knows it)
 
     @classmethod
@@ -269,12 +396,15 @@ class Dataset:
                     files.append(RecordFile(p, src))
                 except SourceError as exc:
                     files.append(RecordFile(p, None, error=str(exc)))
-        gaps = missing_shard_paths(paths)
-        for gap in gaps:  # a row where the shard would be, saying it is not there
+        tfds = tfds_datasets(args)
+        gaps = gap_problems(paths, tfds)
+        for gap, problem in gaps:  # a row where the shard would be, saying it is not there
             _insert_in_place(
-                files, RecordFile(gap, None, error=missing_shard_problem(gap).message, missing=True)
+                files, RecordFile(gap, None, error=problem.message, missing=True, gap_kind=problem.kind)
             )
-        return cls(failed + files, missing=[p.name for p in gaps])
+        if tfds:
+            _mark_expected(files, tfds)
+        return cls(failed + files, missing=[p.name for p, _ in gaps], tfds=tfds)
 
     # numbering -----------------------------------------------------------------------------------
 
@@ -367,6 +497,11 @@ class Dataset:
 
     # indexing --------------------------------------------------------------------------------------
 
+    def check_length(self, fi: int) -> list[Problem]:
+        """File `fi`'s `shard_length_mismatch`, once it is framed to its end, added to its problems
+        (for a framing taken whole: the window's store, pool or child); what was added."""
+        return _check_length(self.files[fi])
+
     def scan(self, **kw) -> Iterator[tuple[int, IndexChunk]]:
         """Index every file in order, applying each chunk to its file's index before yielding it."""
         for fi in range(len(self.files)):
@@ -378,6 +513,8 @@ class Dataset:
             return
         for chunk in scan(f.source, **kw):
             f.index.apply(chunk)
+            if f.index.done:
+                _check_length(f)
             yield fi, chunk
 
     def frame_and_verify(self) -> None:
@@ -392,6 +529,7 @@ class Dataset:
                 idx, found = index_and_verify(f.source, jobs=cores())  # a big plain file: in parts
                 idx.problems[:] = sort_problems(list(idx.problems) + found)
                 f.index = idx
+                _check_length(f)
 
     def problems(self) -> list[tuple[int, Problem]]:
         return [(fi, p) for fi, f in enumerate(self.files) for p in f.index.problems]

@@ -57,10 +57,14 @@ def group_files(paths: list, one_dataset: bool = False) -> list[DatasetGroup]:
         return [DatasetGroup(_joint_name(paths), tuple(range(len(paths))))]
     by_key: dict[tuple, list[int]] = {}
     names: dict[tuple, str] = {}
+    tfds = _tfds_groups(paths)
     for i, p in enumerate(paths):
-        folder, name = _split(p)
-        key, pattern = _key_and_name(name)
-        key = (folder, *key)
+        if i in tfds:  # a TFDS dataset's shards, every split: one dataset, named by its metadata
+            key, pattern = ("tfds", tfds[i][0]), tfds[i][1]
+        else:
+            folder, name = _split(p)
+            key, pattern = _key_and_name(name)
+            key = (folder, *key)
         by_key.setdefault(key, []).append(i)
         names.setdefault(key, pattern)
     out = []
@@ -68,6 +72,32 @@ def group_files(paths: list, one_dataset: bool = False) -> list[DatasetGroup]:
         name = names[key] if len(files) > 1 else _split(paths[files[0]])[1]
         out.append(DatasetGroup(name, tuple(files)))
     return _unique_names(out, paths)
+
+
+def _tfds_groups(paths: list) -> dict[int, tuple[str, str]]:
+    """(version folder, `name/version`) of each file its TFDS folder's dataset_info.json names
+    (`tfds.layout`): one stat a file's folder, the metadata read once a folder."""
+    import os
+
+    from tfrview.core.errors import TfrviewError
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of
+
+    out: dict[int, tuple[str, str]] = {}
+    by_folder: dict[str, object] = {}
+    for i, p in enumerate(paths):
+        s = str(p)
+        if "://" in s:
+            continue
+        folder = os.path.dirname(s)
+        if folder not in by_folder:
+            try:
+                by_folder[folder] = dataset_of(p)
+            except TfrviewError:
+                by_folder[folder] = None
+        ds = by_folder[folder]
+        if ds is not None and ds.info is not None and s in ds.expected:
+            out[i] = (str(ds.root), ds.title)
+    return out
 
 
 def _joint_name(paths: list) -> str:

@@ -1,6 +1,7 @@
 """Which split a file belongs to: `train`, `validation`, `test`, named by its path (a folder
 `train/`, TFX's `Split-train/`, a file-name prefix `train-00000-of-00016`, TFDS's
-`mnist-train.tfrecord-00000-of-00001`), or by the person (`--split NAME=PATH...`, the window's
+`mnist-train.tfrecord-00000-of-00001`), by a TFDS folder's `dataset_info.json` (`tfds.layout`), or
+by the person (`--split NAME=PATH...`, the window's
 choice). The one rule every command, the fact table's `split` column and the window read.
 
 A file no rule names is in no split (""). The aliases below all mean one split: `val`, `valid`,
@@ -66,6 +67,7 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
         return p.rstrip("/") if "://" in p else real_path(p).rstrip("/")
 
     given = [(name, [key(str(p)) for p in ps]) for name, ps in (named or [])]
+    folders: dict[str, object] = {}  # a folder's TFDS dataset, found once (2,048 shards: one look)
     out = []
     for p in paths:
         s = str(p)
@@ -74,8 +76,28 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
             (name for name, roots in given for r in roots if real == r or real.startswith(r + "/")),
             None,
         )
-        out.append(hit if hit is not None else split_of_path(s))
+        out.append(hit if hit is not None else (_tfds_split(s, folders) or split_of_path(s)))
     return out
+
+
+def _tfds_split(path: str, folders: dict[str, object]) -> str:
+    """The split a TFDS folder's dataset_info.json puts a shard in ("" when none names it): its
+    metadata's own names (`train_400` too), an alias (`val`) taken as the split it means, as
+    `--split` words are. `folders`: each folder's dataset, found once."""
+    from tfrview.core.errors import TfrviewError
+    from tfrview.core.tfrecord.tfdsfiles import dataset_of
+
+    if "://" in path:
+        return ""
+    folder = os.path.dirname(path)
+    if folder not in folders:
+        try:
+            folders[folder] = dataset_of(folder or ".")
+        except (TfrviewError, OSError):
+            folders[folder] = None
+    ds = folders[folder]
+    hit = ds.expected.get(path) if ds is not None and ds.info is not None else None  # type: ignore[attr-defined]
+    return ALIASES.get(hit[0].lower(), hit[0]) if hit is not None else ""
 
 
 class SplitError(TfrviewError):
@@ -94,7 +116,7 @@ def named_splits(words: list[str]) -> list[tuple[str, list[str]]]:
         name, path = name.strip(), path.strip()
         if not eq or not name or not path:
             raise SplitError(f"--split {printable(word)}: say NAME=PATH, as in train=data/train/")
-        failed, files = name_files([path])
+        failed, files = name_files([path], whole_tfds=False)  # a TFDS shard: that shard, not its dataset
         if not failed and len(files) == 1 and "://" not in path and not os.path.lexists(files[0]):
             failed = [(path, "no such file")]  # a plain name is taken as given: here it must be there
         if failed or not files:

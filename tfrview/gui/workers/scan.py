@@ -486,7 +486,7 @@ class ScanWorker(Worker):
         f.index.apply(
             IndexChunk(0, offsets, lengths, status, problems, scanned, src.file_size, True, scanned)
         )
-        self._report(fi, problems)
+        self._report(fi, tuple(problems) + tuple(self.dataset.check_length(fi)))
         if stored_at is not None:
             if not self.stored_files and stored_at < self._began:  # (not stored by this scan's pool)
                 self.stored_found.emit()
@@ -540,6 +540,7 @@ class ScanWorker(Worker):
         """A chunk from a scan that restarted at 0: apply what is new, report it, show progress."""
         seen = len(f.index.problems)
         f.index.apply_tail(chunk, known)
+        self.dataset.check_length(fi)  # a TFDS shard against its shardLengths, once framed
         self._report(fi, f.index.problems[seen:])
         self._tick("index", base + chunk.consumed, total, chunk.done)
 
