@@ -51,6 +51,14 @@ class ProblemKind(enum.StrEnum):
     DECOMPRESSION_ERROR = "decompression_error"
     UNREADABLE_FILE = "unreadable_file"  # a file that could not be opened or read at all (the window's rows)
     MISSING_SHARD = "missing_shard"  # a shard a `-NNNNN-of-MMMMM` set names that is not there
+    # ArrayRecord / Riegeli files (core/arrayrecord): a chunk whose header or data hash fails, or
+    # that cannot be decoded; a file whose footer is missing or damaged (read by its block headers);
+    # a chunk of a kind not read yet (transposed); a note: group_size > 1 (random access decodes a
+    # whole chunk per record)
+    CHUNK_DAMAGED = "chunk_damaged"
+    FOOTER_MISSING = "footer_missing"
+    CHUNK_UNSUPPORTED = "chunk_unsupported"
+    ARRAYRECORD_GROUP_SIZE = "arrayrecord_group_size"
     # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
@@ -118,6 +126,10 @@ FRAMING_KINDS = frozenset(
         ProblemKind.DECOMPRESSION_ERROR,
         ProblemKind.UNREADABLE_FILE,
         ProblemKind.MISSING_SHARD,
+        ProblemKind.CHUNK_DAMAGED,
+        ProblemKind.FOOTER_MISSING,
+        ProblemKind.CHUNK_UNSUPPORTED,
+        ProblemKind.ARRAYRECORD_GROUP_SIZE,
     }
 )
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
@@ -152,6 +164,10 @@ _SEVERITY = {
     ProblemKind.DECOMPRESSION_ERROR: Severity.ERROR,
     ProblemKind.UNREADABLE_FILE: Severity.ERROR,
     ProblemKind.MISSING_SHARD: Severity.ERROR,
+    ProblemKind.CHUNK_DAMAGED: Severity.ERROR,
+    ProblemKind.FOOTER_MISSING: Severity.ERROR,
+    ProblemKind.CHUNK_UNSUPPORTED: Severity.ERROR,
+    ProblemKind.ARRAYRECORD_GROUP_SIZE: Severity.INFO,
     ProblemKind.UNEXPECTED_PAYLOAD: Severity.ERROR,
     ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR,
     ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR,
