@@ -37,6 +37,7 @@ from tfrview.core.arrayrecord.riegeli import (
     read_logical,
     read_varint,
     simple_chunk_records,
+    simple_chunk_sizes,
     varints,
 )
 from tfrview.core.errors import SourceError
@@ -320,6 +321,39 @@ class ArrayRecordFile:
             if not self.check_data and hash64(data) != header.data_hash:
                 raise damaged("has damaged data (hash mismatch)") from None
             raise damaged(f"cannot be decoded ({exc})") from None
+
+    def chunk_sizes(self, c: int) -> np.ndarray:
+        """Chunk c's record sizes from its size table alone (RiegeliError if it cannot be read)."""
+        begin = int(self.chunks.begin[c])
+        h = read_chunk_header(self.read, begin)
+        lost = int(self.chunks.records[c])
+        if h is None or not h.hash_ok or h.num_records != lost or h.end > self.size:
+            raise RiegeliError(
+                f"{self.name}: chunk {c:,} at byte {begin:,} has a damaged header; its {lost:,} records are lost"
+            )
+        try:
+            return simple_chunk_sizes(h, lambda n: read_logical(self.read, h.data_begin, n)).astype(np.int64)
+        except RiegeliError as exc:
+            raise RiegeliError(f"{self.name}: chunk {c:,} at byte {begin:,}: {exc}") from None
+        except ValueError as exc:
+            raise RiegeliError(
+                f"{self.name}: chunk {c:,} at byte {begin:,} cannot be decoded ({exc}); its {lost:,} records are lost"
+            ) from None
+
+    def record_lengths(self) -> np.ndarray:
+        """Every record's length (int64): a one-record chunk's is its decoded size (the footer
+        says it); a bigger chunk's come from its size table, read alone (not its records). A chunk
+        whose table cannot be read counts its records as empty (verify names it damaged)."""
+        ch = self.chunks
+        out = np.zeros(ch.num_records, dtype=np.int64)
+        single = ch.records == 1
+        out[ch.first[:-1][single]] = ch.decoded[single]
+        for c in np.flatnonzero(~single & (ch.records > 0)).tolist():
+            try:
+                out[int(ch.first[c]) : int(ch.first[c + 1])] = self.chunk_sizes(c)
+            except RiegeliError as exc:
+                log.warning("%s", exc)
+        return out
 
     def record(self, n: int) -> bytes:
         """Record n's bytes (RecordRangeError past the end; RiegeliError if its chunk is damaged)."""

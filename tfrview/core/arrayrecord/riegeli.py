@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.arrayrecord.highway import hash64
+from tfrview.core.arrayrecord.signature import SIGNATURE, is_riegeli  # noqa: F401 (re-exported)
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import AR_CHUNK_BYTES, too_large
 
@@ -26,15 +27,6 @@ BLOCK_SIZE = 1 << 16
 BLOCK_HEADER_SIZE = 24
 USABLE_BLOCK_SIZE = BLOCK_SIZE - BLOCK_HEADER_SIZE
 CHUNK_HEADER_SIZE = 40
-# The first 64 bytes of every Riegeli/records file: the block header at 0 and the file signature
-# chunk's header (type 's', no data, no records), as the format fixes them.
-SIGNATURE = bytes.fromhex(
-    "83af70d10d884a3f00000000000000004000000000000000"
-    "91bac23c9287e1a90000000000000000e19f13c0e9b1c372"
-    "7300000000000000"
-    "0000000000000000"
-)
-
 _HEADER = struct.Struct("<5Q")
 _BLOCK = struct.Struct("<3Q")
 Read = Callable[[int, int], bytes]  # (file offset, n) -> at most n bytes
@@ -61,11 +53,6 @@ class Codec(enum.IntEnum):
     BROTLI = ord("b")
     ZSTD = ord("z")
     SNAPPY = ord("s")
-
-
-def is_riegeli(head: bytes) -> bool:
-    """A Riegeli/records file (ArrayRecord is one) by its fixed first 64 bytes."""
-    return bytes(head[: len(SIGNATURE)]) == SIGNATURE
 
 
 # --- positions --------------------------------------------------------------------------------------
@@ -226,7 +213,9 @@ def varints(buf: bytes | memoryview, count: int) -> np.ndarray:
     return np.add.reduceat(parts, starts)
 
 
-def _decompress(codec: int, buf: memoryview, limit: int, exact: int | None, what: str) -> bytes | memoryview:
+def decompress_block(
+    codec: int, buf: memoryview, limit: int, exact: int | None, what: str
+) -> bytes | memoryview:
     """A compressed block (varint decompressed size, then the codec's bytes) decompressed into a
     buffer of the size it claims, once that claim is checked (`exact`, else at most `limit`)."""
     if codec == Codec.NONE:
@@ -288,8 +277,8 @@ def simple_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple
     if p + sizes_size > len(mv):
         raise ValueError(f"its sizes claim {sizes_size:,} bytes of {len(mv) - p:,}")
     n = header.num_records
-    sizes_raw = _decompress(codec, mv[p : p + sizes_size], 10 * n + 10, None, "the sizes table")
-    values = _decompress(codec, mv[p + sizes_size :], AR_CHUNK_BYTES, header.decoded_size, "the records")
+    sizes_raw = decompress_block(codec, mv[p : p + sizes_size], 10 * n + 10, None, "the sizes table")
+    values = decompress_block(codec, mv[p + sizes_size :], AR_CHUNK_BYTES, header.decoded_size, "the records")
     sizes = varints(sizes_raw, n)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
@@ -299,3 +288,19 @@ def simple_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple
             f"its header says {header.decoded_size:,}"
         )
     return bytes(values), offsets
+
+
+def simple_chunk_sizes(header: ChunkHeader, read_data: Callable[[int], bytes]) -> np.ndarray:
+    """A simple chunk's record sizes (uint64) from its size table alone: `read_data(n)` gives the
+    data's first n bytes (the records are not read)."""
+    if header.chunk_type == ChunkType.TRANSPOSED:
+        raise RiegeliError("transposed chunks are not supported yet")
+    head = read_data(min(header.data_size, 11))
+    if not head:
+        raise ValueError("a chunk with no data")
+    sizes_size, p = read_varint(head, 1)
+    if p + sizes_size > header.data_size:
+        raise ValueError(f"its sizes claim {sizes_size:,} bytes of {header.data_size - p:,}")
+    buf = memoryview(read_data(p + sizes_size))
+    n = header.num_records
+    return varints(decompress_block(buf[0], buf[p:], 10 * n + 10, None, "the sizes table"), n)

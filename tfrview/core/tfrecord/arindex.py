@@ -1,0 +1,55 @@
+"""An ArrayRecord source's index, never scanned: built from its footer (or from the walk of a file
+without one), every block and chunk header hash checked, and every chunk's data hash (`verify`
+checks them all; the count and the first rows need none of it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from tfrview.core.problems import Problem
+from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, IndexChunk, RecordIndex
+from tfrview.core.tfrecord.source import ArrayRecordSource
+
+
+def index_and_verify(
+    source: ArrayRecordSource, data_hashes: bool = True
+) -> tuple[RecordIndex, list[Problem]]:
+    """The index from the footer (or the walk), every header hash checked and, with
+    `data_hashes`, every chunk's data hash: a damaged chunk's records are marked damaged."""
+    ar = source.ar
+    found = ar.verify(data=data_hashes)
+    status = np.full(source.record_count, VERIFIED, dtype=np.uint8)
+    for p in found:
+        if p.record is not None:
+            c = ar.chunks.chunk_of(p.record)
+            status[int(ar.chunks.first[c]) : int(ar.chunks.first[c + 1])] |= BAD_DATA_CRC
+    problems = [_in_stream(source, p) for p in [*ar.problems, *found]] + ar.notes()
+    idx = RecordIndex()
+    idx.apply(
+        IndexChunk(
+            0,
+            source.starts[:-1].astype(np.uint64),
+            source.lengths.astype(np.uint64),
+            status,
+            tuple(problems),
+            source.stream_size,
+            ar.size,
+            True,
+            source.stream_size,
+        )
+    )
+    return idx, []
+
+
+def _in_stream(source: ArrayRecordSource, p: Problem) -> Problem:
+    """A problem at a file byte offset moved to its record's place in the decoded stream (the
+    message keeps the file's byte offset)."""
+    chunks = source.ar.chunks
+    if p.record is None:
+        at = int(np.searchsorted(chunks.begin, p.offset, side="left"))
+        first = int(chunks.first[min(at, len(chunks))])
+    else:
+        first = p.record
+    return replace(p, offset=int(source.starts[min(first, source.record_count)]))
