@@ -222,3 +222,39 @@ def test_not_a_riegeli_file_is_one_line(tmp_path: Path) -> None:
     p.write_bytes(b"\0" * 100)
     with pytest.raises(SourceError, match="not an ArrayRecord/Riegeli file"):
         open_arrayrecord(p)
+
+
+class _Planted:
+    """Unpickling this writes a file: the test proves nothing unpickles it."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __reduce__(self):
+        return (Path.write_text, (Path(self.target), "ran"))
+
+
+def test_a_pickle_record_is_disassembled_never_unpickled(tmp_path: Path) -> None:
+    import pickle
+
+    from tfrview.core.records.payload import decode, payload_json, sniff_kind
+    from tfrview.core.records.textfmt import format_payload
+
+    target = tmp_path / "ran.txt"
+    recs = [
+        pickle.dumps({"label": i, "x": _Planted(str(target))}, protocol=p) for i, p in enumerate((2, 4, 5))
+    ]
+    path = write(tmp_path / "p.array_record", "group_size:1,zstd:3", recs)
+    with open_arrayrecord(path) as f:
+        got = [f.record(i) for i in range(f.num_records)]
+    assert got == recs
+    for rec in got:
+        assert sniff_kind(rec) == "pickle"
+        p = decode(rec)
+        text = format_payload(p)
+        assert "never unpickled" in text and "PROTO" in text and "'label'" in text and "STOP" in text
+        assert "write_text" in text  # the callable it names is shown, not called
+        assert payload_json(p)["kind"] == "pickle" and payload_json(p)["pickle"]
+    cut = decode(recs[1][:-1] + b".")  # a pickle whose stack does not add up: what was read, and why
+    assert cut.kind == "pickle"
+    assert not target.exists()
