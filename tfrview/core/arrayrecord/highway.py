@@ -261,17 +261,22 @@ def hash_rows(rows: np.ndarray, key: tuple[int, int, int, int] = RIEGELI_KEY) ->
 
 def hash_many(buffers: list[bytes], key: tuple[int, int, int, int] = RIEGELI_KEY) -> np.ndarray:
     """HighwayHash-64 of buffers of any lengths, as uint64: packet p of every buffer that has one
-    in one array operation (an opt-in check of every chunk's data)."""
+    in one array operation, gathered from one joined copy by index arrays (an opt-in check of
+    every chunk's data)."""
     n = len(buffers)
     if not n:
         return np.zeros(0, dtype=_U)
     lengths = np.fromiter((len(b) for b in buffers), dtype=np.int64, count=n)
+    joined = np.frombuffer(b"".join(buffers), dtype=np.uint8)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
     packets = lengths // 32
     state = _Lanes(n, key)
     order = np.argsort(-packets, kind="stable")  # the longest first: packet p's rows are a prefix
     sorted_packets = packets[order]
-    most = int(sorted_packets[0]) if n else 0
-    flat = [np.frombuffer(buffers[i], dtype=np.uint8) for i in order.tolist()]
+    sorted_starts = starts[order]
+    most = int(sorted_packets[0])
+    lane = np.arange(32, dtype=np.int64)
     p = 0
     while p < most:
         k = int(np.count_nonzero(sorted_packets > p))  # rows with more than p packets
@@ -280,17 +285,19 @@ def hash_many(buffers: list[bytes], key: tuple[int, int, int, int] = RIEGELI_KEY
             for j in range(k):
                 i = int(order[j])
                 st = [row.tolist() for row in (state.v0[i], state.v1[i], state.mul0[i], state.mul1[i])]
-                tails[i] = _finish(st, memoryview(flat[j])[p * 32 :])
-            done = set(tails)
-            rest_rows = [i for i in range(n) if i not in done]
+                tails[i] = _finish(st, memoryview(buffers[i])[p * 32 :])
+            rest_rows = [i for i in range(n) if i not in tails]
             out_rest = _rest(state, rest_rows, buffers, lengths) if rest_rows else {}
             out_rest.update(tails)
             return np.array([out_rest[i] for i in range(n)], dtype=_U)
         rows = order[:k]
-        lanes = np.stack([flat[j][p * 32 : p * 32 + 32] for j in range(k)]).view("<u8")
-        part = state.take(rows)
-        part.update(lanes)
-        state.put(rows, part)
+        lanes = joined[(sorted_starts[:k] + p * 32)[:, None] + lane].view("<u8")
+        if k == n:
+            state.update(lanes)
+        else:
+            part = state.take(rows)
+            part.update(lanes)
+            state.put(rows, part)
         p += 1
     return _finish_lanes(state, n, buffers, lengths)
 
