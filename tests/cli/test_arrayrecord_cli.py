@@ -84,6 +84,19 @@ def test_damage_is_named_at_its_chunk_and_salvage_keeps_the_rest(capsys, tmp_pat
     assert found == [] and got == RECS[:7] + RECS[8:]
 
 
+def test_data_hashes_on_request_name_a_flipped_data_byte(capsys, tmp_path, shard, monkeypatch) -> None:
+    src = open_source(shard)
+    begin = int(src.ar.chunks.begin[5])
+    src.close()
+    data = bytearray(shard.read_bytes())
+    data[begin + 45] ^= 1  # chunk 5's data (zstd: it may still decode)
+    bad = tmp_path / "flipped.array_record"
+    bad.write_bytes(data)
+    monkeypatch.setenv("TFRVIEW_AR_DATA_HASHES", "1")
+    code, out, _ = run(capsys, "verify", str(bad))
+    assert code == 1 and f"chunk 5 at byte {begin:,} has damaged data (hash mismatch)" in out
+
+
 def test_a_group_size_over_one_is_a_note(capsys, tmp_path) -> None:
     p = write(tmp_path / "g.array_record", "group_size:16,snappy", RECS)
     code, out, _ = run(capsys, "verify", str(p))

@@ -191,13 +191,19 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 def varints(buf: bytes | memoryview, count: int) -> np.ndarray:
-    """Exactly `count` varint64s filling `buf`, decoded as array operations (uint64)."""
+    """Exactly `count` varint64s filling `buf`, decoded as array operations (uint64): one gather
+    per byte position (at most 10), not per byte."""
+    if count == 1:
+        value, end = read_varint(buf, 0)
+        if end != len(buf):
+            raise ValueError(f"bytes after the one varint expected ({len(buf) - end:,})")
+        return np.array([value], dtype=np.uint64)
     a = np.frombuffer(buf, dtype=np.uint8)
     if count == 0:
         if len(a):
             raise ValueError("bytes where no varint was expected")
         return np.zeros(0, dtype=np.uint64)
-    if len(a) == count and (count == 0 or int(a.max()) < 0x80):
+    if len(a) == count and int(a.max()) < 0x80:
         return a.astype(np.uint64)  # every value under 128: one byte each
     ends = np.flatnonzero(a < 0x80)
     if len(ends) != count or ends[-1] != len(a) - 1:
@@ -206,11 +212,14 @@ def varints(buf: bytes | memoryview, count: int) -> np.ndarray:
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     lens = ends - starts + 1
-    if int(lens.max()) > 10:
+    longest = int(lens.max())
+    if longest > 10:
         raise ValueError("a varint longer than 10 bytes")
-    pos = np.arange(len(a), dtype=np.int64) - np.repeat(starts, lens)
-    parts = (a & 0x7F).astype(np.uint64) << (7 * pos).astype(np.uint64)
-    return np.add.reduceat(parts, starts)
+    out = (a[starts] & 0x7F).astype(np.uint64)
+    for j in range(1, longest):
+        rows = np.flatnonzero(lens > j)
+        out[rows] |= (a[starts[rows] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+    return out
 
 
 def decompress_block(

@@ -1,9 +1,10 @@
 """An ArrayRecord source's index, never scanned: built from its footer (or from the walk of a file
-without one), every block and chunk header hash checked, and every chunk's data hash (`verify`
-checks them all; the count and the first rows need none of it)."""
+without one), every block and chunk header hash checked, and on request every chunk's data hash
+(the count and the first rows need none of it)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -13,11 +14,21 @@ from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED, IndexChunk, Reco
 from tfrview.core.tfrecord.source import ArrayRecordSource
 
 
+def data_hashes_asked() -> bool:
+    """Whether every chunk's data hash is checked too (TFRVIEW_AR_DATA_HASHES=1): HighwayHash in
+    numpy runs at a few tens of MB/s (the headers, hashed together, at the disk's speed), so the
+    data's hashes are opt-in; a chunk that fails to decode has its data hash checked regardless."""
+    return os.environ.get("TFRVIEW_AR_DATA_HASHES", "") not in ("", "0")
+
+
 def index_and_verify(
-    source: ArrayRecordSource, data_hashes: bool = True
+    source: ArrayRecordSource, data_hashes: bool | None = None
 ) -> tuple[RecordIndex, list[Problem]]:
-    """The index from the footer (or the walk), every header hash checked and, with
-    `data_hashes`, every chunk's data hash: a damaged chunk's records are marked damaged."""
+    """The index from the footer (or the walk), every block and chunk header hash checked and,
+    with `data_hashes` (default: `data_hashes_asked`), every chunk's data hash: a damaged chunk's
+    records are marked damaged."""
+    if data_hashes is None:
+        data_hashes = data_hashes_asked()
     ar = source.ar
     found = ar.verify(data=data_hashes)
     status = np.full(source.record_count, VERIFIED, dtype=np.uint8)
