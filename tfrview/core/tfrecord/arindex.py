@@ -36,7 +36,7 @@ def index_and_verify(
         if p.record is not None:
             c = ar.chunks.chunk_of(p.record)
             status[int(ar.chunks.first[c]) : int(ar.chunks.first[c + 1])] |= BAD_DATA_CRC
-    problems = [_in_stream(source, p) for p in [*ar.problems, *found]] + ar.notes()
+    problems = source.opening_problems() + [_in_stream(source, p) for p in found]
     idx = RecordIndex()
     idx.apply(
         IndexChunk(

@@ -164,7 +164,7 @@ class LazyFileBytes(FileBytes):
         HELD.forget(self)
 
 
-_AR_ATTRS = frozenset({"ar", "starts", "lengths", "record_count", "stream_size"})
+_AR_ATTRS = frozenset({"ar", "starts", "lengths", "record_count", "stream_size", "opening_problems"})
 
 
 class LazySource(Source):

@@ -1047,6 +1047,24 @@ class ArrayRecordSource(Source):
     def refetch(self, offset: int, n: int) -> bytes | None:
         return None
 
+    def opening_problems(self) -> list:
+        """What opening found (a footer missing, regions a walk lost, a group size over 1), at
+        their records' places in the decoded stream."""
+        from dataclasses import replace
+
+        import numpy as np
+
+        chunks = self.ar.chunks
+        out = []
+        for p in [*self.ar.problems, *self.ar.notes()]:
+            if p.record is None:
+                at = int(np.searchsorted(chunks.begin, p.offset, side="left"))
+                first = int(chunks.first[min(at, len(chunks))])
+            else:
+                first = p.record
+            out.append(replace(p, offset=int(self._starts[min(first, self.record_count)])))
+        return out
+
     @property
     def starts(self):
         """Where each record's frame starts in the decoded stream (int64, one more: its size)."""
