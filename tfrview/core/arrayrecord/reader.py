@@ -193,7 +193,7 @@ class ArrayRecordFile:
                 None,
                 f"{self.name}: {why}; read by its block headers instead: {len(chunks):,} whole "
                 f"chunks, {chunks.num_records:,} records"
-                + (f"; {len(lost)} damaged or cut regions lost" if lost else ""),
+                + (f"; {len(lost)} damaged or cut regions (below)" if lost else ""),
             )
         )
         self.problems.extend(lost)
@@ -631,6 +631,19 @@ def _walk_step(read, size: int, name: str, pos: int, found: list, lost: list[Pro
         if h.chunk_type in RECORD_CHUNK_TYPES and h.num_records:
             found.append((pos, h.chunk_type, h.num_records, h.decoded_size))
         return h.end
+    if h is not None and h.hash_ok and h.num_records == len(found) + 1 and h.chunk_type == ChunkType.SIMPLE:
+        # one record per chunk found and one more: ArrayRecord's footer, cut (written at close)
+        lost.append(
+            Problem(
+                ProblemKind.TRUNCATED,
+                pos,
+                size - pos,
+                None,
+                f"{name}: the file ends inside its footer at byte {pos:,} (the index written when the "
+                "writer closed): every record before it is whole",
+            )
+        )
+        return None
     if h is not None and h.hash_ok:  # a whole header whose chunk the file cuts short
         lost.append(
             Problem(
