@@ -1466,7 +1466,11 @@ def _add_new_file_args(p) -> None:
 
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="OUT", required=True)
-    p.add_argument("--compression", choices=[str(c) for c in Compression], help="default: same as the input")
+    p.add_argument(
+        "--compression",
+        choices=[str(c) for c in Compression if c != Compression.ARRAYRECORD],
+        help="default: same as the input (an ArrayRecord input: none)",
+    )
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
 

@@ -20,6 +20,12 @@ NOT_LIMITS = {
     "core/tfrecord/framing.py": {"HEADER_SIZE", "FOOTER_SIZE"},  # the TFRecord format
     "core/tfds/info.py": {"_DIGITS"},  # the format: a uint64 (TFDS's int64 fields) in decimal
     "core/tfds/layout.py": {"_FEW_FILES"},  # a folder of shards is no dataset folder: a heuristic
+    "core/arrayrecord/riegeli.py": {
+        "BLOCK_SIZE",
+        "BLOCK_HEADER_SIZE",
+        "USABLE_BLOCK_SIZE",
+        "CHUNK_HEADER_SIZE",
+    },  # the Riegeli format
     "core/tfrecord/index.py": {"_HOP"},  # a framing strategy: long records framed by header alone
     "core/tfrecord/source.py": {"_MIN_FEED", "_TINY_FEED", "_MIN_READ"},  # piece sizes of reads
     "core/tfrecord/lineendings.py": {"_SETUP_STEPS", "_PREFIX_STEPS", "_SEEN_BITS"},  # cost model
@@ -57,6 +63,11 @@ PIECES = {
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},
+    "core/arrayrecord/highway.py": {"_FEW_ROWS"},  # when numpy lanes stop paying for themselves
+    "core/arrayrecord/reader.py": {
+        "_WALK_BATCH",
+        "POSTSCRIPT_MAGIC",
+    },  # headers hashed at once; a format fact
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value

@@ -34,7 +34,12 @@ def test_which_payload_kinds_carry_features_is_said_once():
 
 
 def test_compression_words_and_wbits():
-    assert [(str(c), c.wbits) for c in Compression] == [("none", 0), ("gzip", 31), ("zlib", 15)]
+    assert [(str(c), c.wbits) for c in Compression] == [
+        ("none", 0),
+        ("gzip", 31),
+        ("zlib", 15),
+        ("arrayrecord", 0),
+    ]
     assert Compression.of("gzip") is Compression.GZIP and Compression.of("bz2") is None
 
 

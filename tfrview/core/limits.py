@@ -374,3 +374,17 @@ OPEN_FILES_HELD = 128
 MAX_TFDS_INFO_BYTES = 32 << 20
 MAX_TFDS_JSON_DEPTH = 64
 MAX_TFDS_SHARDS = 100_000
+# --- issue 22, ArrayRecord and Riegeli files (core/arrayrecord/, wt5-arrayrecord) ---
+# A chunk's decoded records are held whole while a record of it is read (one chunk per file is
+# kept): a chunk that decodes to more than this is refused in one line (a group_size:65536 chunk of
+# 4 KB records is 256 MB). A footer's chunk list (about 10 bytes a chunk) is read whole: past
+# AR_FOOTER_BYTES the file is read as if it had none, by its block headers. The chunks a file may
+# list (each costs 24 bytes of index arrays) and the records it may hold bound what is allocated
+# before any of it is read; every claim is also checked against the file's size first.
+AR_CHUNK_BYTES = 256 << 20
+AR_FOOTER_BYTES = 512 << 20
+AR_MAX_CHUNKS = 50_000_000
+AR_MAX_RECORDS = 2_000_000_000
+# A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
+# unpickled).
+PICKLE_SHOWN_BYTES = 64 << 10

@@ -54,6 +54,14 @@ class ProblemKind(enum.StrEnum):
     # a TFDS prepared dataset's shards against its dataset_info.json (tfds.layout)
     SHARD_LENGTH_MISMATCH = "shard_length_mismatch"  # intact records != the split's shardLengths
     SPLIT_MISSING_SHARD = "split_missing_shard"  # a shard dataset_info.json names that is not there
+    # ArrayRecord / Riegeli files (core/arrayrecord): a chunk whose header or data hash fails, or
+    # that cannot be decoded; a file whose footer is missing or damaged (read by its block headers);
+    # a chunk of a kind not read yet (transposed); a note: group_size > 1 (random access decodes a
+    # whole chunk per record)
+    CHUNK_DAMAGED = "chunk_damaged"
+    FOOTER_MISSING = "footer_missing"
+    CHUNK_UNSUPPORTED = "chunk_unsupported"
+    ARRAYRECORD_GROUP_SIZE = "arrayrecord_group_size"
     # QA checks of record contents (tfrview.core.analysis.checks)
     UNEXPECTED_PAYLOAD = "unexpected_payload"
     IMAGE_UNDECODABLE = "image_undecodable"
@@ -123,6 +131,10 @@ FRAMING_KINDS = frozenset(
         ProblemKind.MISSING_SHARD,
         ProblemKind.SHARD_LENGTH_MISMATCH,
         ProblemKind.SPLIT_MISSING_SHARD,
+        ProblemKind.CHUNK_DAMAGED,
+        ProblemKind.FOOTER_MISSING,
+        ProblemKind.CHUNK_UNSUPPORTED,
+        ProblemKind.ARRAYRECORD_GROUP_SIZE,
     }
 )
 QA_KINDS = frozenset(k for k in ProblemKind if k not in FRAMING_KINDS)
@@ -159,6 +171,10 @@ _SEVERITY = {
     ProblemKind.MISSING_SHARD: Severity.ERROR,
     ProblemKind.SHARD_LENGTH_MISMATCH: Severity.ERROR,
     ProblemKind.SPLIT_MISSING_SHARD: Severity.ERROR,
+    ProblemKind.CHUNK_DAMAGED: Severity.ERROR,
+    ProblemKind.FOOTER_MISSING: Severity.ERROR,
+    ProblemKind.CHUNK_UNSUPPORTED: Severity.ERROR,
+    ProblemKind.ARRAYRECORD_GROUP_SIZE: Severity.INFO,
     ProblemKind.UNEXPECTED_PAYLOAD: Severity.ERROR,
     ProblemKind.IMAGE_UNDECODABLE: Severity.ERROR,
     ProblemKind.IMAGE_NOT_IMAGE: Severity.ERROR,

@@ -18,6 +18,7 @@ from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.index import BAD_LENGTH_CRC, CRC_CUT, RecordIndex
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.report import intact_numbers
@@ -42,7 +43,7 @@ def salvage(
 ) -> SalvageResult:
     """`idx` must be verified (status bits set by `verify`)."""
     return salvage_many(
-        [(source, idx)], out, compression or source.compression, keep_unverified=keep_unverified
+        [(source, idx)], out, compression or _written_as(source.compression), keep_unverified=keep_unverified
     )
 
 
@@ -87,3 +88,9 @@ def nothing_written(out: Path, dropped: int, regions: int, cut: int) -> str:
     why += f", {regions:,} unreadable region{'s' if regions != 1 else ''}" if regions else ""
     hint = f"; `salvage --keep-unverified` keeps the {cut} whose data CRC was cut off" if cut else ""
     return f"{out}: not written: no record of the input passed its CRCs ({why}){hint}"
+
+
+def _written_as(compression: str) -> str:
+    """The output's compression when none is asked: the input's, but an ArrayRecord file's records
+    are written as a plain TFRecord (tfrview writes no ArrayRecord)."""
+    return Compression.NONE if compression == Compression.ARRAYRECORD else compression

@@ -21,7 +21,7 @@ class RecordWriter:
     """`with RecordWriter(path, "gzip") as w: w.write(payload)`."""
 
     def __init__(self, path: str | os.PathLike, compression: str = "none", *, level: int = 6) -> None:
-        if Compression.of(compression) is None:
+        if Compression.of(compression) in (None, Compression.ARRAYRECORD):
             raise TfrviewError(f"unknown compression {compression!r} (none, gzip or zlib)")
         self.path = Path(path)
         self.compression = compression

@@ -19,6 +19,9 @@ class PayloadKind(enum.StrEnum):
     # in `dump --json`'s "message" and the row text; not features
     MESSAGE = "message"
     BYTES = "bytes"  # no protobuf at all (or too large to tell from its head)
+    # a Python pickle (what some ArrayRecord datasets hold): shown as `pickletools` disassembly of
+    # its first bytes, never unpickled (unpickling runs code the data names)
+    PICKLE = "pickle"
 
     @property
     def has_features(self) -> bool:
@@ -50,4 +53,5 @@ _TITLES = {
     PayloadKind.PROTOBUF: "other protobuf",
     PayloadKind.MESSAGE: "message by the loaded schema",
     PayloadKind.BYTES: "opaque bytes",
+    PayloadKind.PICKLE: "Python pickle (never unpickled)",
 }

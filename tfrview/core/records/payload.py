@@ -29,6 +29,7 @@ from tfrview.core.limits import (
     MAX_STEPS,
     MAX_WIRE_FIELDS,
     ONE_AT_A_TIME_BYTES,
+    PICKLE_SHOWN_BYTES,
     UPB_MAX_BYTES,
     too_large,
 )
@@ -41,6 +42,7 @@ EXAMPLE = PayloadKind.EXAMPLE
 SEQUENCE_EXAMPLE = PayloadKind.SEQUENCE_EXAMPLE
 PROTOBUF = PayloadKind.PROTOBUF
 BYTES = PayloadKind.BYTES
+PICKLE = PayloadKind.PICKLE
 EVENT = PayloadKind.EVENT
 # TF-Ranking's ExampleListWithContext: `examples` (field 1, repeated Example), `context` (field 2,
 # an Example): the context as features, each example's features in `examples`
@@ -84,6 +86,7 @@ class Payload:
     limits: tuple[str, ...] = ()  # each limit this decode hit, in words: nothing is cut silently
     full_size: int | None = None  # the payload's size when `raw` holds only its head
     examples: list[dict[str, Feature]] = field(default_factory=list)  # EXAMPLE_LIST: each example's features
+    text: str = ""  # PICKLE: its `pickletools` disassembly (never unpickled)
 
     @property
     def size(self) -> int:
@@ -295,12 +298,40 @@ def _only(fields, allowed: set[int]) -> bool:
     return all(num in allowed and wt == 2 for num, wt, _, _ in fields)
 
 
+def looks_like_pickle(data: bytes) -> bool:
+    """A pickle of protocol 2 to 5: its PROTO opcode first and its STOP opcode last (a protobuf
+    whose first byte is 0x80 would need a field number over 15 and to end in '.')."""
+    return len(data) >= 3 and data[0] == 0x80 and 2 <= data[1] <= 5 and data[-1] == 0x2E
+
+
+def pickle_text(data: bytes) -> str:
+    """A pickle as `pickletools` disassembly of its first limits.PICKLE_SHOWN_BYTES: reading the
+    opcodes runs nothing (pickletools never imports or calls what the pickle names)."""
+    import io
+    import pickletools
+
+    head = bytes(data[:PICKLE_SHOWN_BYTES])
+    out = io.StringIO()
+    try:
+        pickletools.dis(head, out=out)
+    except Exception as exc:  # a cut copy or a malformed pickle: what was read so far, and why it stopped
+        out.write(f"(disassembly stopped: {exc})\n")
+    if len(data) > len(head):
+        out.write(
+            too_large("the pickle", len(data), PICKLE_SHOWN_BYTES, name="PICKLE_SHOWN_BYTES")
+            + "; its first bytes are shown\n"
+        )
+    return out.getvalue()
+
+
 def sniff_kind(data: bytes) -> str:
     """The payload kind without converting values: cheap enough for a table column."""
     if isinstance(data, PayloadHead):
         return BYTES  # too large to decode: its head alone says nothing reliable
     if not data:
         return EXAMPLE  # an empty Example serialises to zero bytes
+    if looks_like_pickle(data):
+        return PICKLE
     if len(data) > UPB_MAX_BYTES:
         return _big_kind(data)
     if data[0] == 0x0A and parse_clean_example(data) is not None:
@@ -583,6 +614,8 @@ def decode(data: bytes) -> Payload:
         return Payload(BYTES, raw=bytes(data), limits=(note,), full_size=data.full_size)
     data = bytes(data)
     notes: list[str] = []
+    if looks_like_pickle(data):
+        return Payload(PICKLE, raw=data, text=pickle_text(data))
     try:
         if len(data) > ONE_AT_A_TIME_BYTES:  # the row summary, the tree and a sample may want it at once
             with _big_decodes:
@@ -760,4 +793,6 @@ def payload_json(p: Payload) -> dict:
         d["fields"] = wire_json(p.fields)
     if p.kind == BYTES:
         d["bytes"] = json_bytes(p.raw)
+    if p.kind == PICKLE:
+        d["pickle"] = p.text.splitlines()
     return d

@@ -66,6 +66,8 @@ def _summary(p: Payload, ctx: ReadingContext) -> str:
         )
     if p.kind == PayloadKind.PROTOBUF:
         return f"protobuf, {len(p.fields)} top-level fields"
+    if p.kind == PayloadKind.PICKLE:
+        return f"Python pickle, protocol {p.raw[1]}, {len(p.raw):,} bytes (never unpickled)"
     return format_bytes(p.raw, 60)
 
 

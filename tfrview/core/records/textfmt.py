@@ -101,6 +101,13 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
                 if len(fl) > max_values:
                     lines.append(f"{indent}    … {len(fl) - max_values} more steps")
             lines.append(f"{indent}}}")
+    elif p.kind == PayloadKind.PICKLE:
+        lines.append(f"{indent}Python pickle, never unpickled: its pickletools disassembly {{")
+        # pickletools writes opcodes' arguments as repr(): already one safe line each
+        lines += [
+            f"{indent}  {line if line.isprintable() else printable(line)}" for line in p.text.splitlines()
+        ]
+        lines.append(f"{indent}}}")
     elif p.kind == PayloadKind.PROTOBUF:
         lines.append(f"{indent}protobuf without a known schema (field number: value) {{")
         lines += _format_wire(p.fields, indent + "  ", max_values)

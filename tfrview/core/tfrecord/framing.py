@@ -30,6 +30,9 @@ class Compression(enum.StrEnum):
     NONE = "none"
     GZIP = "gzip"
     ZLIB = "zlib"
+    # not a TFRecord container: an ArrayRecord/Riegeli file read as a stream of its records
+    # (source.ArrayRecordSource); never an output's compression
+    ARRAYRECORD = "arrayrecord"
 
     @property
     def wbits(self) -> int:

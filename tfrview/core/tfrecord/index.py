@@ -25,6 +25,7 @@ from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     OVERHEAD,
     U32,
+    Compression,
     crc32c_function,
     crc32c_module,
     length_crc,
@@ -247,6 +248,31 @@ def _all_zero(st: Stream, pos: int, region: int) -> bool:
     return chunk == bytes(len(chunk))
 
 
+def _footer_chunks(source, first_chunk: int, start: int, first: int) -> Iterator[IndexChunk]:
+    """An ArrayRecord source's records as index chunks from its footer (source.ArrayRecordSource):
+    the first `first_chunk` at once, then the rest; unverified, as a scan leaves them (`verify`
+    reads them). What opening the file found (a missing footer, lost regions) comes with them."""
+    starts = source.starts
+    k0 = int(np.searchsorted(starts[:-1], start, side="left"))
+    offsets = starts[k0:-1].astype(np.uint64)
+    lengths = source.lengths[k0:].astype(np.uint64)
+    size = int(source.stream_size)
+    cut = min(len(offsets), max(first_chunk, 0))
+    problems = tuple(source.opening_problems()) if k0 == 0 else ()
+    if cut < len(offsets):
+        at = int(offsets[cut])
+        yield IndexChunk(
+            first, offsets[:cut], lengths[:cut], np.zeros(cut, np.uint8), problems, at, 0, False, at
+        )
+        problems = ()
+        first += cut
+        offsets, lengths = offsets[cut:], lengths[cut:]
+    n = len(offsets)
+    yield IndexChunk(
+        first, offsets, lengths, np.zeros(n, np.uint8), problems, size, source.file_size, True, size
+    )
+
+
 def scan(
     source: Source,
     chunk_records: int = 65536,
@@ -264,6 +290,9 @@ def scan(
     `coincidence_splits`): the swallowed records are then framed too. `start` and `first`: frame
     from stream position `start`, a record boundary, numbering from record `first` (the rest of a
     file whose first records were framed in parts: `parts`)."""
+    if source.compression == Compression.ARRAYRECORD:  # its footer is its index: never scanned
+        yield from _footer_chunks(source, first_chunk, start, first)
+        return
     pending_splits = sorted((splits or {}).items(), reverse=True)
     st = source.stream()
     st.advance(0, 4096)

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from tfrview.core import limits
+from tfrview.core.arrayrecord.signature import is_riegeli
 from tfrview.core.errors import SourceError
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import Compression
@@ -163,10 +164,14 @@ class LazyFileBytes(FileBytes):
         HELD.forget(self)
 
 
+_AR_ATTRS = frozenset({"ar", "starts", "lengths", "record_count", "stream_size", "opening_problems"})
+
+
 class LazySource(Source):
     """A local file's `Source` that opens its file and reads its compression on first use."""
 
     def __init__(self, path: Path, size: int, identity: tuple[int, int]) -> None:
+        self._ar = None  # an ArrayRecord file's own source, opened when first read (see `_inner`)
         super().__init__(path, LazyFileBytes(path, size, identity), size, "none", identity=identity)
         self._known: Compression | None = None  # (Source.__init__ set it: not known until read)
 
@@ -175,8 +180,43 @@ class LazySource(Source):
         """Read from the file's first bytes the first time it is asked (SourceError if it cannot be)."""
         if self._known is None:
             self._check_open()
-            self._known = detect_compression(self._data[:_DETECT_BYTES])
+            head = self._data[:_DETECT_BYTES]
+            self._known = Compression.ARRAYRECORD if is_riegeli(head) else detect_compression(head)
         return self._known
+
+    # An ArrayRecord file found by its content: read through its own source (opened on first use:
+    # its footer is read then), whose attributes the index (`arindex`) asks for pass through.
+    def _inner(self):
+        if self._ar is None:
+            from tfrview.core.tfrecord.source import open_arrayrecord_source
+
+            self._ar = open_arrayrecord_source(self.path)
+        return self._ar
+
+    def __getattr__(self, name: str):
+        if name in _AR_ATTRS:
+            return getattr(self._inner(), name)
+        raise AttributeError(name)
+
+    def read(self, offset: int, n: int) -> bytes:
+        if self.compression == Compression.ARRAYRECORD:
+            return self._inner().read(offset, n)
+        return super().read(offset, n)
+
+    def stream(self):
+        if self.compression == Compression.ARRAYRECORD:
+            return self._inner().stream()
+        return super().stream()
+
+    def bulk_reader(self):
+        if self.compression == Compression.ARRAYRECORD:
+            return self._inner().read
+        return super().bulk_reader()
+
+    def close(self) -> None:
+        if self._ar is not None:
+            self._ar.close()
+        super().close()
 
     @compression.setter
     def compression(self, value) -> None:

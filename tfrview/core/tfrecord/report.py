@@ -127,6 +127,10 @@ def index_and_verify(
     parts on that many cores (`parts`); the answer is the same as on one core."""
     from tfrview.core.tfrecord.parts import frame_in_parts, worth_splitting
 
+    if source.compression == Compression.ARRAYRECORD:  # its footer is its index: never scanned
+        from tfrview.core.tfrecord.arindex import index_and_verify as from_footer
+
+        return from_footer(source)
     if worth_splitting(source, jobs):
         parts = frame_in_parts(source, jobs, progress)
         if parts is not None:

@@ -156,6 +156,17 @@ class FeatureTree(QTreeWidget):
             )
             self._wire(root, p.fields)
             root.setExpanded(True)
+        elif p.kind == PayloadKind.PICKLE:  # never unpickled: its opcodes, one a row
+            lines = p.text.splitlines()
+            root = QTreeWidgetItem(
+                self, ["pickle", "", f"{p.size:,}", "never unpickled: pickletools disassembly"]
+            )
+            for line in lines[:PAGE]:
+                QTreeWidgetItem(root, ["", "", "", line if line.isprintable() else printable(line)])
+            if len(lines) > PAGE:
+                QTreeWidgetItem(root, [f"… {len(lines) - PAGE} more lines", "", "", ""])
+            root.setData(0, _COPY, ("raw", p.raw))
+            root.setExpanded(True)
         else:
             item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{p.size:,}", format_bytes(p.raw, 400)])
             item.setData(0, _COPY, ("raw", p.raw))

@@ -1,0 +1,44 @@
+"""The window on an ArrayRecord file made by the official writer: its rows from the footer, a chunk
+with a damaged header shown as a damaged row and a problem, a pickle record's disassembly."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from tests.core.test_payload import make_example
+from tests.gui.driver import Driver
+
+m = pytest.importorskip(
+    "array_record.python.array_record_module",
+    reason="the official array-record wheel is not installed here (it has no Windows build)",
+)
+
+
+def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> None:
+    from tfrview.core.tfrecord.source import open_source
+
+    path = tmp_path / "train.array_record-00000-of-00001"
+    w = m.ArrayRecordWriter(str(path), "group_size:1,zstd:3")
+    for i in range(20):
+        w.write(make_example(label=[i % 3]))
+    w.write(pickle.dumps({"step": 1}, protocol=5))
+    w.close()
+    with open_source(path) as src:
+        begin = int(src.ar.chunks.begin[7])
+    data = bytearray(path.read_bytes())
+    data[begin + 10] ^= 2  # chunk 7's header
+    path.write_bytes(data)
+
+    win = open_window([path])
+    d = Driver(qtbot, win)
+    d.wait_index_ended()
+    qtbot.waitUntil(lambda: any(s == "damaged" for _, _, s in d.table_records()), timeout=20000)
+    rows = d.table_records()
+    assert [n for n, _, _ in rows] == list(range(21))
+    assert [n for n, _, s in rows if s != "ok"] == [7]
+    assert [r for _, _, _, r in d.problem_records()] == [7]
+    win.select_record(20)
+    qtbot.waitUntil(lambda: win.tree.topLevelItemCount() > 0 and win.tree.topLevelItem(0).text(0) == "pickle")
+    assert "never unpickled" in win.tree.topLevelItem(0).text(3)
