@@ -617,6 +617,8 @@ def _print_verify(rep, quiet: bool, split: str | None = None) -> None:
                 f"{printable(rep.path)}: OK  {rep.records:,} records, {human_bytes(rep.bytes)}, "
                 f"compression {rep.compression}{in_split}{extra}"
             )
+            for line in _grouped_lines(rep.problems)[:20]:  # notes only: an OK file may have some
+                print(line)
         return
     n = len(rep.problems)
     print(
