@@ -1,0 +1,95 @@
+"""The reading of a TFDS dataset's records by what its features.json declares (issue 22): boxes of a
+BBoxFeature read as normalised [ymin, xmin, ymax, xmax] with their ClassLabel's names, the record
+label named, Tensors decoded to arrays of their shape, per-step RLDS values."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from tests import tfdsdata as td
+from tests.helpers import payloads_of
+from tfrview.core.records.overlays import compute_overlay
+from tfrview.core.records.payload import decode
+from tfrview.core.records.reading import BoxConvention, ReadingContext, read_record
+from tfrview.core.records.tfdsvalues import declared
+from tfrview.core.tfds.features import features_of_folder, parse_features
+
+
+def _records(d: Path) -> list:
+    return [decode(p) for p in payloads_of(next(d.glob("*.tfrecord-*")))]
+
+
+def test_boxes_and_labels_are_read_as_the_features_declare(tmp_path: Path) -> None:
+    d = td.detection(tmp_path / "v")
+    ctx = ReadingContext(tfds=features_of_folder(d))
+    r = read_record(_records(d)[1], ctx)
+    assert r.spec.convention == BoxConvention.TFDS_YXYX
+    assert (r.spec.keys, r.spec.class_id) == (("objects/bbox",), "objects/label")
+    np.testing.assert_allclose(r.normalized, [[0.25, 0.25, 0.75, 0.75], [0.05, 0.1, 0.5, 0.3]], rtol=1e-6)
+    assert [r.box_name(i) for i in range(2)] == ["car", "person"]  # objects-label.labels.txt
+    assert r.caption == "label: 1 (dog)"  # label.labels.txt
+    assert r.class_counts == {"car": 1, "person": 1}
+    assert r.class_zero_key is None  # a ClassLabel counts from 0: no background id
+    ov = compute_overlay(_records(d)[1].features, 96, 64, tfds=ctx.tfds)
+    assert [(round(b.x0), round(b.y0), round(b.x1), round(b.y1), b.label) for b in ov.boxes] == [
+        (24, 16, 72, 48, "car"),
+        (5, 6, 48, 19, "person"),
+    ]
+    # without the features: the same values are guessed and the ids stay numbers
+    plain = read_record(_records(d)[1])
+    assert plain.caption == "label: 1" and plain.class_counts == {"id 0": 1, "id 1": 1}
+
+
+def test_a_box_key_no_name_rule_finds_is_found_by_its_feature(tmp_path: Path) -> None:
+    feats = td.fdict(
+        image=td.image([-1, -1, 3]), regions=td.sequence(td.fdict(where=td.bbox(), kind=td.class_label(2)))
+    )
+    f = parse_features(json.dumps(feats))
+    from tfrview.demo import _example
+
+    p = decode(_example(**{"regions/where": [0.1, 0.2, 0.3, 0.4], "regions/kind": [1]}).SerializeToString())
+    assert read_record(p).spec is None  # `where` names no box rule
+    r = read_record(p, ReadingContext(tfds=f))
+    assert r.spec.keys == ("regions/where",) and r.spec.class_id == "regions/kind"
+    np.testing.assert_allclose(r.boxes, [[0.2, 0.1, 0.4, 0.3]], rtol=1e-6)
+
+
+def test_tensors_are_decoded_to_their_declared_shape(tmp_path: Path) -> None:
+    d = td.detection(tmp_path / "v")
+    tfds = features_of_folder(d)
+    got = declared(tfds, _records(d)[2].features)
+    np.testing.assert_array_equal(got["depth"].array, td.DEPTH + 2)
+    assert got["depth"].array.shape == (2, 3) and got["depth"].text == "Tensor float32 [2x3] zlib"
+    np.testing.assert_array_equal(got["embedding"].array, [1, 2, 3, 2])
+    assert got["label"].value == "2 (bird)"
+    assert got["objects/label"].value == "1 (car), 1 (car)"
+    assert got["objects/area"].array.tolist() == [100, 20]
+    assert "image" in got and got["image"].value is None
+    bad = dict(_records(d)[0].features)
+    from tfrview.core.records.feature import BYTES_LIST, Feature
+
+    bad["depth"] = Feature(BYTES_LIST, [zlib.compress(b"\0" * 12)])
+    assert declared(tfds, bad)["depth"].error == "3 values where the shape [2, 3] needs 6"
+    bad["depth"] = Feature(BYTES_LIST, [b"not zlib"])
+    assert declared(tfds, bad)["depth"].error.startswith("zlib data does not inflate")
+
+
+def test_rlds_steps_are_per_step_arrays(tmp_path: Path) -> None:
+    d = td.rlds(tmp_path / "r", steps=5)
+    tfds = features_of_folder(d)
+    got = declared(tfds, _records(d)[0].features)
+    assert got["steps/action"].array.shape == (5, 7)
+    assert got["steps/is_first"].array.tolist() == [True, False, False, False, False]
+    assert got["steps/observation/image"].text == "Image 64x64x3 uint8 png, one a step"
+
+
+def test_a_context_with_features_pickles(tmp_path: Path) -> None:
+    d = td.detection(tmp_path / "v")
+    ctx = ReadingContext(tfds=features_of_folder(d))
+    back = pickle.loads(pickle.dumps(ctx))
+    assert read_record(_records(d)[0], back).caption == "label: 0 (cat)"
