@@ -134,11 +134,7 @@ def _shaped(a: np.ndarray, shape: tuple[int | None, ...], key: str) -> np.ndarra
 
 
 def array_text(a: np.ndarray) -> str:
-    """An array in one line: its shape and dtype, then its first values."""
-    body = np.array2string(a.reshape(-1)[:12], separator=", ", threshold=12, precision=6).replace("\n", " ")
-    more = ", …" if a.size > 12 else ""
-    return (
-        f"{a.dtype}{list(a.shape)} {body[:-1]}{more}]"
-        if body.endswith("]")
-        else f"{a.dtype}{list(a.shape)} {body}"
-    )
+    """An array in one line: its dtype and shape, then its first 12 values (`float32[2, 3] 1, 1.25, …`)."""
+    vals = a.reshape(-1)[:12].tolist()
+    shown = ", ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals)
+    return f"{a.dtype}{list(a.shape)} {shown}" + (", …" if a.size > 12 else "")

@@ -29,10 +29,12 @@ labels files); a features.json that is not JSON, too large, too deep or not feat
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -222,6 +224,7 @@ class Features:
     flat: Mapping[str, FlatFeature] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     error: str | None = None  # the one line why the file could not be read (root is None)
+    stamp: str = ""  # a digest of the features.json and labels files read: a stored result's key
 
     def lookup(self, key: str) -> FlatFeature | None:
         """The declared feature behind a record key (a ragged sequence's `/ragged_*` keys included)."""
@@ -275,7 +278,7 @@ class Features:
         return tuple(f for f in self.flat.values() if isinstance(f.spec, UnknownFeature))
 
     def __getstate__(self):  # cached properties are rebuilt after a pickle, never shipped
-        return {k: getattr(self, k) for k in ("root", "path", "flat", "notes", "error")}
+        return {k: getattr(self, k) for k in ("root", "path", "flat", "notes", "error", "stamp")}
 
     def __setstate__(self, state) -> None:
         for k, v in state.items():
@@ -339,11 +342,13 @@ def _describe(s: Spec) -> str:
 class _Walk:
     """One parse: counts features against the limits, reads labels files beside the json."""
 
-    def __init__(self, folder: str | None) -> None:
+    def __init__(self, folder: str | None, sources: list | None = None) -> None:
         self.folder = folder
+        self.sources = sources if sources is not None else []
         self.count = 0
         self.notes: list[str] = []
         self.flat: dict[str, FlatFeature] = {}
+        self.digest = hashlib.sha256()
 
     def feature(self, d: object, name: str, depth: int) -> Spec:
         """The spec of one feature JSON object; `name` is its labels-file name (`objects-label`)."""
@@ -463,6 +468,7 @@ class _Walk:
             return ClassLabel(num_classes=n, **base)
         fname = f"{name}.labels.txt"
         path = os.path.join(self.folder, fname)
+        self.sources.append((path, _stat(path)))
         try:
             data = read_small(path, MAX_TFDS_LABELS_BYTES, "MAX_TFDS_LABELS_BYTES")
         except FileNotFoundError:
@@ -470,6 +476,7 @@ class _Walk:
         except FeatureError as exc:
             self.notes.append(str(exc))
             return ClassLabel(num_classes=n, **base)
+        self.digest.update(fname.encode() + b"\0" + data)
         lines = data.decode("utf-8", "replace").split("\n")
         names_l = [x.strip() for x in lines if x.strip()]
         if len(names_l) > MAX_TFDS_CLASS_NAMES:
@@ -496,9 +503,12 @@ class _Walk:
             self.flat[key] = FlatFeature(key, spec, sequences, steps)
 
 
-def parse_features(text: str | bytes, folder: str | None = None, path: str = FEATURES_FILE) -> Features:
+def parse_features(
+    text: str | bytes, folder: str | None = None, path: str = FEATURES_FILE, sources: list | None = None
+) -> Features:
     """A features.json's text as `Features` (labels files read from `folder`). Raises FeatureError,
-    one line, for anything that is not TFDS features JSON within the limits."""
+    one line, for anything that is not TFDS features JSON within the limits. `sources` receives
+    each labels file looked for and its stat (None: not there), to tell when it changes."""
     where = printable(os.path.basename(path) or FEATURES_FILE)
     if len(text) > MAX_TFDS_FEATURES_BYTES:
         raise FeatureError(
@@ -517,7 +527,8 @@ def parse_features(text: str | bytes, folder: str | None = None, path: str = FEA
         raise FeatureError(f"{where}: not TFDS features (a JSON {type(d).__name__}, not an object)")
     if "pythonClassName" not in d and not any(k in _BY_CONTENT for k in d):
         raise FeatureError(f"{where}: not TFDS features (no pythonClassName and no feature content)")
-    walk = _Walk(folder)
+    walk = _Walk(folder, sources)
+    walk.digest.update(text.encode() if isinstance(text, str) else text)
     try:
         root = walk.feature(d, "", 0)
     except RecursionError:  # MAX_TFDS_FEATURE_DEPTH stops the walk long before
@@ -527,7 +538,7 @@ def parse_features(text: str | bytes, folder: str | None = None, path: str = FEA
     walk.flatten(root, "", (), False)
     if isinstance(root, UnknownFeature):
         walk.notes.append(f"{where}: {describe(root)}")
-    return Features(root, path, walk.flat, tuple(walk.notes))
+    return Features(root, path, walk.flat, tuple(walk.notes), stamp=walk.digest.hexdigest()[:32])
 
 
 def load_features(path: str | os.PathLike) -> Features:
@@ -539,26 +550,48 @@ def load_features(path: str | os.PathLike) -> Features:
 
 def features_of_folder(folder: str | os.PathLike) -> Features | None:
     """The features of the TFDS version directory `folder` (the shards sit beside features.json):
-    None when it holds none, a `Features` with `error` set when it cannot be read. Never raises;
-    one load a folder while its features.json is unchanged (at most limits.TFDS_FEATURES_MEMO kept)."""
+    None when it holds none, a `Features` with `error` set when it cannot be read (the caller says
+    it). Never raises; one load a folder while its features.json and labels files are unchanged
+    (their stats are compared; at most limits.TFDS_FEATURES_MEMO folders kept)."""
     path = os.path.join(os.fspath(folder), FEATURES_FILE)
+    stamp = _stat(path)
+    if stamp is None:
+        return None
+    kept = _MEMO.get(path)
+    if kept is not None and kept[0] == stamp and all(_stat(p) == st for p, st in kept[1]):
+        _MEMO.move_to_end(path)
+        return kept[2]
+    sources: list[tuple[str, tuple | None]] = []
+    got = _load(path, sources)
+    _MEMO[path] = (stamp, tuple(sources), got)
+    while len(_MEMO) > TFDS_FEATURES_MEMO:
+        _MEMO.popitem(last=False)
+    return got
+
+
+_MEMO: OrderedDict[str, tuple] = (
+    OrderedDict()
+)  # features.json path -> (its stat, labels files' stats, Features)
+
+
+def _stat(path: str) -> tuple | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return _cached(path, st.st_mtime_ns, st.st_size, st.st_ino)
+    return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-@functools.lru_cache(maxsize=TFDS_FEATURES_MEMO)
-def _cached(path: str, mtime_ns: int, size: int, ino: int) -> Features:
+def _load(path: str, sources: list) -> Features:
     try:
-        return load_features(path)
+        data = read_small(path, MAX_TFDS_FEATURES_BYTES, "MAX_TFDS_FEATURES_BYTES")
+        return parse_features(data, os.path.dirname(path) or ".", path, sources)
     except FeatureError as exc:
-        log.warning("%s", exc)
+        log.info("%s", exc)  # the caller says it, once
         return Features(None, path, error=str(exc))
     except OSError as exc:
         msg = f"{printable(path)}: cannot read ({printable(exc.strerror or str(exc))})"
-        log.warning("%s", msg)
+        log.info("%s", msg)
         return Features(None, path, error=msg)
 
 
