@@ -38,6 +38,7 @@ class DecodeRequest:
     spec: BoxSpec | None
     fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
     schema: object = None  # records.schema.MessageSchema the person loaded, for custom payloads
+    folder: str | None = None  # the record's file's folder: a TFDS dataset's features.json is read there
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class RecordView:
     mask: object = None  # records.masks.MaskOverlay for the decoded image, if the record has one
     frames: tuple = ()  # a SequenceExample's filmstrip: (image index, small pixels, Overlay at that size)
     mask_notes: tuple[str, ...] = ()  # masks the record holds that are not drawn, and why (another size)
+    tfds: object = None  # tfds.features.Features of the record's folder (read as data), or None
+    declared: dict = field(
+        default_factory=dict
+    )  # key -> records.tfdsvalues.Declared: what features.json says
 
 
 THUMB = 48
@@ -77,16 +82,26 @@ def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
     """The filmstrip of the last record, if this is it again with the same label map (held here,
     compared by identity: a new map is never mistaken for the old one) and box keys."""
     global _last_strip
-    key = (req.number, len(p.raw), req.spec)
+    key = (req.number, len(p.raw), req.spec, req.folder)
     last_key, last_map, strip = _last_strip
     if last_key == key and last_map is req.label_map:
         return strip
-    strip = _filmstrip(p, feats, refs, req.label_map, req.spec)
+    strip = _filmstrip(p, feats, refs, req.label_map, req.spec, _tfds(req))
     _last_strip = (key, req.label_map, strip)
     return strip
 
 
-def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
+def _tfds(req: DecodeRequest):
+    """The features a TFDS dataset's features.json beside the record declares (read as data, one
+    load a folder; None without one or when it cannot be read: the tree says why)."""
+    if req.folder is None:
+        return None
+    from tfrview.core.tfds.features import features_of_folder  # start-up: off the window's first paint
+
+    return features_of_folder(req.folder)
+
+
+def _filmstrip(p: Payload, feats, refs, label_map, spec, tfds=None) -> tuple:
     """Each frame small, with its own boxes (computed at the thumbnail's size)."""
 
     keys = set(frame_keys(p))
@@ -99,7 +114,9 @@ def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
         except ImageError:
             out.append((i, None, None))
             continue
-        ov = compute_overlay(frame_features(p, ref.index), small.width, small.height, label_map, spec)
+        ov = compute_overlay(
+            frame_features(p, ref.index), small.width, small.height, label_map, spec, _usable(tfds)
+        )
         out.append((i, small.pixels, ov))
     return tuple(out)
 
@@ -116,8 +133,17 @@ def _thumbnails(feats, refs) -> dict:
     return out
 
 
+def _usable(tfds):
+    return tfds if tfds is not None and tfds.root is not None else None
+
+
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
+    tfds = _tfds(req)
+    if tfds is not None:
+        from tfrview.core.records.tfdsvalues import declared
+
+        view = replace(view, tfds=tfds, declared=declared(_usable(tfds), view.payload.features))
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
         cut: list[str] = []
         named = decode_with(view.payload.raw, req.schema, cut)
@@ -151,7 +177,7 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         feats = frame_features(p, refs[i].index)
 
     shown_is_mask = is_mask_key(refs[i].key, feats)
-    ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
+    ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec, _usable(_tfds(req)))
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
     if mask is not None:  # the legend's names: the label map's, or each instance's box
         if mask.key == "image/object/mask":
