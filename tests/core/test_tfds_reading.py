@@ -93,3 +93,26 @@ def test_a_context_with_features_pickles(tmp_path: Path) -> None:
     ctx = ReadingContext(tfds=features_of_folder(d))
     back = pickle.loads(pickle.dumps(ctx))
     assert read_record(_records(d)[0], back).caption == "label: 0 (cat)"
+
+
+def test_a_colormap_image_is_a_mask(tmp_path: Path) -> None:
+    """An Image declared with `use_colormap` (a segmentation map) is the record's mask whatever its
+    key, drawn over the image in class colours; its LabeledImage names come with it."""
+    from tfrview.core.records.masks import is_mask_key, mask_overlay
+    from tfrview.demo import _example
+
+    seg = td.image([-1, -1, 1], "png", colormap=True)
+    seg["image"]["label"] = {"numClasses": "3", "names": ["sky", "road", "car"]}
+    f = parse_features(json.dumps(td.fdict(image=td.image([-1, -1, 3], "png"), layout=seg)))
+    m = np.zeros((24, 32), np.uint8)
+    m[12:, :] = 1
+    m[14:20, 4:10] = 2
+    p = decode(_example(image=td.png(np.zeros((24, 32, 3), np.uint8)), layout=td.png(m)).SerializeToString())
+    assert read_record(p).mask_keys == ()
+    r = read_record(p, ReadingContext(tfds=f))
+    assert r.mask_keys == ("layout",)
+    assert is_mask_key("layout", p.features, f) and not is_mask_key("layout", p.features)
+    ov = mask_overlay(p.features, 32, 24, tfds=f)
+    assert ov.key == "layout" and dict(ov.classes) == {1: 32 * 12 - 36, 2: 36}
+    assert f.flat["layout"].spec.label.names == ("sky", "road", "car")
+    assert f.flat["layout"].text == "Image ?x?x1 uint8 png segmentation (use_colormap) 3 classes"

@@ -487,7 +487,7 @@ class RecordReading:
     def mask_keys(self) -> tuple[str, ...]:
         from tfrview.core.records.masks import mask_keys  # start-up: kept off the CLI's path
 
-        keys = mask_keys(self.features)
+        keys = mask_keys(self.features, self.tfds)
         inst = self.features.get("image/object/mask")
         if inst is not None and len(inst.values):
             keys.append("image/object/mask")

@@ -133,6 +133,15 @@ def _thumbnails(feats, refs) -> dict:
     return out
 
 
+def _mask_names(tfds, key: str, classes) -> dict:
+    """A TFDS segmentation image's class names: its LabeledImage's ClassLabel names, if declared."""
+    d = tfds.lookup(key) if tfds is not None else None
+    label = getattr(d.spec, "label", None) if d is not None else None
+    if label is None or not label.names:
+        return {}
+    return {c: label.names[c] for c, _ in classes if 0 <= c < len(label.names)}
+
+
 def _usable(tfds):
     return tfds if tfds is not None and tfds.root is not None else None
 
@@ -176,14 +185,16 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
     if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         feats = frame_features(p, refs[i].index)
 
-    shown_is_mask = is_mask_key(refs[i].key, feats)
+    tfds = _usable(_tfds(req))
+    shown_is_mask = is_mask_key(refs[i].key, feats, tfds)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec, _usable(_tfds(req)))
-    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
+    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov), tfds)
     if mask is not None:  # the legend's names: the label map's, or each instance's box
         if mask.key == "image/object/mask":
             names = {b.index + 1: b.label for b in ov.boxes}
         else:
             names = {c: req.label_map[c] for c, _ in mask.classes if req.label_map and c in req.label_map}
+            names.update(_mask_names(tfds, mask.key, mask.classes))
         mask = replace(mask, names=names)
     mask_notes = () if shown_is_mask else tuple(mask_size_notes(feats, img.width, img.height))
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:
