@@ -116,3 +116,30 @@ def test_a_colormap_image_is_a_mask(tmp_path: Path) -> None:
     assert ov.key == "layout" and dict(ov.classes) == {1: 32 * 12 - 36, 2: 36}
     assert f.flat["layout"].spec.label.names == ("sky", "road", "car")
     assert f.flat["layout"].text == "Image ?x?x1 uint8 png segmentation (use_colormap) 3 classes"
+
+
+def test_a_step_of_an_rlds_episode_is_read_as_one_example(tmp_path: Path) -> None:
+    from tfrview.core.records.frames import step_features, step_image_keys
+
+    d = td.rlds(tmp_path / "r", steps=5)
+    tfds = features_of_folder(d)
+    p = _records(d)[1]
+    assert step_image_keys(p.features, tfds) == ["steps/observation/image"]
+    assert step_image_keys(p.features, None) == []
+    s = step_features(p.features, tfds, 2)
+    np.testing.assert_allclose(s["steps/action"].values, np.arange(14, 21) / 10, rtol=1e-6)
+    assert s["steps/observation/image"].values == [p.features["steps/observation/image"].values[2]]
+    assert s["steps/is_first"].values.tolist() == [0]
+    assert s["episode_metadata/file_path"].values == [b"/data/episode_1.h5"]  # outside the steps: as it is
+    assert "steps/action" not in step_features(p.features, tfds, 5)  # past the last step: nothing
+
+
+def test_items_of_a_sequence_are_cut_by_their_spec(tmp_path: Path) -> None:
+    from tfrview.core.records.frames import step_features
+
+    d = td.detection(tmp_path / "v")
+    tfds = features_of_folder(d)
+    s = step_features(_records(d)[1].features, tfds, 1)
+    np.testing.assert_allclose(s["objects/bbox"].values, [0.1, 0.05, 0.3, 0.5], rtol=1e-6)
+    assert s["objects/label"].values.tolist() == [0] and s["objects/area"].values.tolist() == [20]
+    assert s["label"].values.tolist() == [1]

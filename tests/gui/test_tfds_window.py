@@ -47,3 +47,13 @@ def test_an_unknown_class_is_shown_and_never_imported(qtbot, open_window, tmp_pa
     assert root.child(0).text(0) == "payload"
     assert "unknown feature class evil_module.Evil" in root.child(0).text(3)
     assert not marker.exists() and "evil_module" not in sys.modules
+
+
+def test_rlds_steps_are_a_filmstrip(qtbot, open_window, tmp_path):
+    d = td.rlds(tmp_path / "r", steps=5)
+    w = open_window([next(d.glob("*.tfrecord-*"))])
+    w.select_record(0)
+    v = wait_view(qtbot, w, 0)
+    assert [f[0] for f in v.frames] == [0, 1, 2, 3, 4]
+    assert all(f[1] is not None and f[1].shape[:2] == (64, 64) for f in v.frames)
+    assert _tops(w)["steps/action"].child(1).text(3).startswith("float32[5, 7] 0, 0.1, 0.2")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.records.frames import frame_features, frame_keys
+from tfrview.core.records.frames import frame_features, frame_keys, step_features, step_image_keys
 from tfrview.core.records.images import (
     DecodedImage,
     ImageError,
@@ -104,7 +104,9 @@ def _tfds(req: DecodeRequest):
 def _filmstrip(p: Payload, feats, refs, label_map, spec, tfds=None) -> tuple:
     """Each frame small, with its own boxes (computed at the thumbnail's size)."""
 
-    keys = set(frame_keys(p))
+    tfds = _usable(tfds)
+    steps = p.kind != PayloadKind.SEQUENCE_EXAMPLE  # a TFDS record's steps (RLDS), by its features
+    keys = set(step_image_keys(p.features, tfds) if steps else frame_keys(p))
     out = []
     for i, ref in enumerate(refs):
         if ref.key not in keys:
@@ -114,9 +116,8 @@ def _filmstrip(p: Payload, feats, refs, label_map, spec, tfds=None) -> tuple:
         except ImageError:
             out.append((i, None, None))
             continue
-        ov = compute_overlay(
-            frame_features(p, ref.index), small.width, small.height, label_map, spec, _usable(tfds)
-        )
+        own = step_features(p.features, tfds, ref.index) if steps else frame_features(p, ref.index)
+        ov = compute_overlay(own, small.width, small.height, label_map, spec, tfds)
         out.append((i, small.pixels, ov))
     return tuple(out)
 
@@ -176,16 +177,19 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         return RecordView(req.number, p, refs, 0, None, None, None)
     i = min(max(req.image, 0), len(refs) - 1)
     thumbs = _thumbnails(feats, refs)
-    strip = _cached_strip(req, p, feats, refs) if p.kind == PayloadKind.SEQUENCE_EXAMPLE else ()
+    tfds = _usable(_tfds(req))
+    stepped = tfds is not None and bool(step_image_keys(p.features, tfds))
+    strip = _cached_strip(req, p, feats, refs) if p.kind == PayloadKind.SEQUENCE_EXAMPLE or stepped else ()
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
 
-    if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
+    if stepped and refs[i].key in step_image_keys(p.features, tfds):  # a TFDS step: its own values
+        feats = step_features(p.features, tfds, refs[i].index)
+    elif refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         feats = frame_features(p, refs[i].index)
 
-    tfds = _usable(_tfds(req))
     shown_is_mask = is_mask_key(refs[i].key, feats, tfds)
     ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec, _usable(_tfds(req)))
     mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov), tfds)
