@@ -52,3 +52,21 @@ def test_the_deep_pass_names_classes_by_the_labels_files(tmp_path: Path) -> None
     (d / "label.labels.txt").write_text("kitten\npuppy\nchick\n")
     (again,) = plan([shard], True)
     assert again.tfds_stamp != task.tfds_stamp
+
+
+def test_the_column_path_names_record_labels_too(tmp_path: Path) -> None:
+    """Plain Examples (no image, no box) take the deep pass's column path: their ClassLabel is the
+    record label, named by its labels file, as the reading names it."""
+    import json
+
+    from tfrview.core.output.writer import write_records
+    from tfrview.demo import _example
+
+    d = tmp_path / "tab"
+    d.mkdir()
+    (d / "features.json").write_text(json.dumps(td.fdict(x=td.tensor([3]), species=td.class_label(3))))
+    (d / "species.labels.txt").write_text("setosa\nversicolor\nvirginica\n")
+    recs = [_example(x=[0.5, 1.5, float(i)], species=i % 3).SerializeToString() for i in range(30)]
+    write_records(d / "iris-train.tfrecord-00000-of-00001", recs)
+    a = analyze([str(next(d.glob("*.tfrecord-*")))], deep=True, jobs=1, use_cache=False)
+    assert a.summary.record_labels == {"0 (setosa)": 10, "1 (versicolor)": 10, "2 (virginica)": 10}

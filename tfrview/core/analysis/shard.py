@@ -222,9 +222,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     problems: list[Problem] = []
     ids: set[int] = set()
     numbers = intact_numbers(out.status[out.lo : out.hi]) + out.lo  # this part's, as intact_numbers_of
-    # the column path names no class by a TFDS ClassLabel nor reads a BBoxFeature: such a dataset's
-    # records each take the reading
-    columns = ctx.tfds is None or not (ctx.tfds.label_maps or ctx.tfds.boxes)
+    # the column path reads no BBoxFeature (its key may name no box rule): such a dataset's records
+    # each take the reading; record labels it names by their TFDS ClassLabel as the reading does
+    columns = ctx.tfds is None or not ctx.tfds.boxes
     plain = PlainExamples(
         schema,
         summary,
@@ -238,6 +238,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         label_map,
         offs,
         lens,
+        ctx.tfds,
     )
     for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
         if k and not k % progress.EVERY:  # the window says how far the pass is from its first second

@@ -237,11 +237,25 @@ def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str
     return name if name else f"id {class_id}"
 
 
-def label_candidates(types: Mapping[str, str | None]) -> tuple[tuple[str, str], ...]:
+def label_candidates(
+    types: Mapping[str, str | None], tfds: Features | None = None
+) -> tuple[tuple[str, str], ...]:
     """The keys of a layout ({key: list type}) that may hold the record-level label, in LABEL_KEYS
-    order: a record's `label_key` is the first of these holding 1 to 8 values. The deep pass's
-    column path decides these once per layout, and applies the same first-wins rule per record."""
-    return tuple((k, t) for k in LABEL_KEYS if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+    order after a TFDS dataset's record-level ClassLabels: a record's `label_key` is the first of
+    these holding 1 to 8 values. The deep pass's column path decides these once per layout, and
+    applies the same first-wins rule per record."""
+    keys = dict.fromkeys((*tfds.record_labels, *LABEL_KEYS)) if tfds is not None else LABEL_KEYS
+    return tuple((k, t) for k in keys if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+
+
+def label_names(
+    key: str, tfds: Features | None, label_map: Mapping[int, str] | None
+) -> Mapping[int, str] | None:
+    """The names a record label under `key` is shown with (`RecordReading.label_text`'s rule): its
+    TFDS ClassLabel's own names (or none) when the features declare the key, else the label map."""
+    if tfds is not None and tfds.lookup(key) is not None:
+        return tfds.class_names(key)
+    return label_map
 
 
 def label_text(list_type: str, values, label_map: Mapping[int, str] | None = None) -> str:
@@ -460,11 +474,7 @@ class RecordReading:
         f = self.label
         if f is None:
             return None
-        if self.tfds is not None and self.tfds.lookup(self.label_key) is not None:
-            names = self.tfds.class_names(self.label_key)  # its ClassLabel's own names, or none
-        else:
-            names = self.label_map
-        return label_text(f.type, f.values, names)
+        return label_text(f.type, f.values, label_names(self.label_key, self.tfds, self.label_map))
 
     @property
     def caption(self) -> str | None:
