@@ -143,3 +143,23 @@ def test_items_of_a_sequence_are_cut_by_their_spec(tmp_path: Path) -> None:
     np.testing.assert_allclose(s["objects/bbox"].values, [0.1, 0.05, 0.3, 0.5], rtol=1e-6)
     assert s["objects/label"].values.tolist() == [0] and s["objects/area"].values.tolist() == [20]
     assert s["label"].values.tolist() == [1]
+
+
+def test_a_video_is_frames() -> None:
+    from tfrview.core.records.frames import step_features, step_image_keys
+    from tfrview.demo import _example
+
+    video = {
+        "pythonClassName": td.F + "video_feature.Video",
+        "video": {
+            "shape": {"dimensions": ["-1", "16", "16", "3"]},
+            "dtype": "uint8",
+            "encodingFormat": "png",
+        },
+    }
+    f = parse_features(json.dumps(td.fdict(clip=video, label=td.class_label(2))))
+    assert f.flat["clip"].text == "Video ?x16x16x3 uint8 png frames"
+    frames = [td.png(np.full((16, 16, 3), 40 * t, np.uint8)) for t in range(3)]
+    p = decode(_example(clip=frames, label=1).SerializeToString())
+    assert step_image_keys(p.features, f) == ["clip"]
+    assert step_features(p.features, f, 2)["label"].values.tolist() == [1]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from tfrview.core.limits import MAX_FRAMES
 from tfrview.core.records.feature import BYTES_LIST, Feature
 from tfrview.core.records.payload import Payload
-from tfrview.core.tfds.features import BBoxFeature, ClassLabel, Features, Text
+from tfrview.core.tfds.features import BBoxFeature, ClassLabel, Features, Text, Video
 from tfrview.core.tfds.features import Image as TfdsImage
 from tfrview.core.tfds.features import Tensor as TfdsTensor
 from tfrview.core.tfrecord.sniff import sniff_image_format
@@ -55,14 +55,17 @@ def frame_features(p: Payload, t: int) -> dict[str, Feature]:
 
 def step_image_keys(features: Mapping[str, Feature], tfds: Features | None) -> list[str]:
     """Keys a TFDS dataset's features.json declares as an Image repeated once a step or an item of a
-    sequence (RLDS `steps/observation/image`), that the record holds with more than one value: its
-    frames, shown as a filmstrip as a SequenceExample's are."""
+    sequence (RLDS `steps/observation/image`), or as a Video (a list of encoded frames), that the
+    record holds with more than one value: its frames, shown as a filmstrip as a SequenceExample's are."""
     if tfds is None:
         return []
     out = []
     for k, f in features.items():
         d = tfds.lookup(k)
-        one_a_step = d is not None and len(d.sequences) == 1 and isinstance(d.spec, TfdsImage)
+        one_a_step = d is not None and (
+            (len(d.sequences) == 1 and isinstance(d.spec, TfdsImage))
+            or (not d.sequences and isinstance(d.spec, Video))  # a Video: its frames, one encoded image each
+        )
         if one_a_step and f.type == BYTES_LIST and len(f.values) > 1:
             out.append(k)
     return out
