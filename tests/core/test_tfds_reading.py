@@ -163,3 +163,13 @@ def test_a_video_is_frames() -> None:
     p = decode(_example(clip=frames, label=1).SerializeToString())
     assert step_image_keys(p.features, f) == ["clip"]
     assert step_features(p.features, f, 2)["label"].values.tolist() == [1]
+
+
+def test_a_thumbnail_names_its_boxes_by_the_features(tmp_path: Path) -> None:
+    from tfrview.core.records.thumbs import make_thumbnail
+
+    d = td.detection(tmp_path / "v")
+    data = payloads_of(next(d.glob("*.tfrecord-*")))[1]
+    named = make_thumbnail(data, 96, tfds=features_of_folder(d))
+    assert "car" in named.caption and "person" in named.caption and "label: 1 (dog)" in named.caption
+    assert "car" not in make_thumbnail(data, 96).caption

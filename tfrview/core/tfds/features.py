@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import stat
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -557,18 +558,20 @@ def features_of_folder(folder: str | os.PathLike) -> Features | None:
     stamp = _stat(path)
     if stamp is None:
         return None
-    kept = _MEMO.get(path)
-    if kept is not None and kept[0] == stamp and all(_stat(p) == st for p, st in kept[1]):
-        _MEMO.move_to_end(path)
-        return kept[2]
-    sources: list[tuple[str, tuple | None]] = []
-    got = _load(path, sources)
-    _MEMO[path] = (stamp, tuple(sources), got)
-    while len(_MEMO) > TFDS_FEATURES_MEMO:
-        _MEMO.popitem(last=False)
-    return got
+    with _MEMO_LOCK:  # the window's decode, row-text and thumbnail threads ask at once
+        kept = _MEMO.get(path)
+        if kept is not None and kept[0] == stamp and all(_stat(p) == st for p, st in kept[1]):
+            _MEMO.move_to_end(path)
+            return kept[2]
+        sources: list[tuple[str, tuple | None]] = []
+        got = _load(path, sources)
+        _MEMO[path] = (stamp, tuple(sources), got)
+        while len(_MEMO) > TFDS_FEATURES_MEMO:
+            _MEMO.popitem(last=False)
+        return got
 
 
+_MEMO_LOCK = threading.Lock()
 _MEMO: OrderedDict[str, tuple] = (
     OrderedDict()
 )  # features.json path -> (its stat, labels files' stats, Features)
