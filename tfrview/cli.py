@@ -1013,11 +1013,13 @@ def cmd_dump(args) -> int:
         ds.frame_and_verify()  # verify's framing and numbering: every record it frames is dumped
         rng = parse_range(args.records, ds.count)
         out = sys.stdout
+        declared = _Declared()  # what a TFDS dataset's features.json says of each key (a folder's)
         try:
             for n in rng:
                 f, k, off, ln = ds.record_span(n)
                 status = record_status(int(f.index.status[k]))
                 p = decode(ds.read(n))  # only the head of a record over the decode limit
+                tfds = declared.of(f.path)
                 cut: list[str] = []  # the list limit hit by the schema's decode, said like an Example's
                 named = (
                     decode_with(p.raw, schema, cut) if schema is not None and p.full_size is None else None
@@ -1049,6 +1051,8 @@ def cmd_dump(args) -> int:
                     d = {"record": n, "offset": off, "length": ln, **payload_json(p)}
                     if len(ds.files) > 1:
                         d["file"] = str(f.path)
+                    if tfds is not None:
+                        d["tfds"] = declared.json(tfds, p)
                     if status != RecordStatus.OK:
                         d["status"] = status
                         d["note"] = DECODED_AS_IS[status]
@@ -1058,6 +1062,7 @@ def cmd_dump(args) -> int:
                         _text_record(
                             n, off, ln, p, status, args.max_values, f.path if len(ds.files) > 1 else None
                         )
+                        + (declared.text(tfds, p) if tfds is not None else "")
                     )
         except BrokenPipeError:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -1065,6 +1070,70 @@ def cmd_dump(args) -> int:
         problems = ds.problems() + [f for f in ds.files if f.missing]
         _say_framing(ds)
     return 2 if errs else (1 if problems else 0)
+
+
+class _Declared:
+    """A TFDS dataset's features.json beside a file, loaded once a folder (`tfds.features_of_folder`:
+    read as data, never imported), and what it says of a record's keys, for `dump`."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, object] = {}
+
+    def of(self, path):
+        from tfrview.core.tfds.features import features_of_folder  # start-up: kept off the CLI's path
+        from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
+
+        if is_url(str(path)):
+            return None
+        folder = os.path.dirname(str(path)) or "."
+        if folder not in self._folders:
+            got = self._folders[folder] = features_of_folder(folder)
+            if got is not None:
+                for line in (got.error, *got.notes):
+                    if line:
+                        print(f"tfrview: {printable(line)}", file=sys.stderr)
+        got = self._folders[folder]
+        return got if got is not None and got.root is not None else None
+
+    @staticmethod
+    def text(tfds, p) -> str:
+        """`tfds {...}`: each declared key, what features.json says of it and its values read so."""
+        from tfrview.core.records.reading import ReadingContext, read_record
+        from tfrview.core.records.tfdsvalues import declared
+
+        got = declared(tfds, p.features)
+        if not got:
+            return ""
+        lines = ["  tfds {"]
+        r = read_record(p, ReadingContext(tfds=tfds))
+        if r.label_key is not None:
+            lines.append(f"    record label {printable(r.label_key)!r}: {printable(r.label_text or '')}")
+        for k, d in got.items():
+            shown = d.error or d.value
+            lines.append(
+                f"    {printable(k)!r}: {printable(d.text)}" + (f" = {printable(shown)}" if shown else "")
+            )
+        return "\n".join(lines) + "\n  }\n"
+
+    @staticmethod
+    def json(tfds, p) -> dict:
+        """{"label": ..., "features": {key: {"feature": words, "value": ..., "array": [...]}}}."""
+        from tfrview.core.records.reading import ReadingContext, read_record
+        from tfrview.core.records.tfdsvalues import declared
+
+        feats = {}
+        for k, d in declared(tfds, p.features).items():
+            one: dict = {"feature": d.text}
+            if d.array is not None:
+                one["shape"] = list(d.array.shape)
+                one["array"] = d.array.tolist()
+            elif d.value is not None:
+                one["value"] = d.value
+            if d.error:
+                one["error"] = d.error
+            feats[k] = one
+        r = read_record(p, ReadingContext(tfds=tfds))
+        return {"label": r.label_text, "features": feats}
 
 
 def _say_framing(ds) -> None:

@@ -39,6 +39,18 @@ MAX_INDEX_FILE_BYTES = 256 << 20  # an 'offset size' index file (~12 M records)
 MAX_INDEX_LINE = 64  # two 20-digit numbers and a space fit easily
 MAX_LABEL_MAP_BYTES = 16 << 20
 MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
+# A TFDS `features.json` (core/tfds/features.py), read as JSON data only: its size, how deep its
+# features nest (RLDS nests 3 or 4 levels), how many features it declares in all, and each
+# `<name>.labels.txt` beside it (its size and the class names kept of it; past them the rest are
+# not named and a note says so). Past any other, the features are not read and one line says why.
+MAX_TFDS_FEATURES_BYTES = 16 << 20
+MAX_TFDS_FEATURE_DEPTH = 32
+MAX_TFDS_FEATURES = 10_000
+MAX_TFDS_LABELS_BYTES = 16 << 20
+MAX_TFDS_CLASS_NAMES = 200_000
+# Folders whose parsed features a process keeps (core/tfds/features.features_of_folder): one load a
+# folder, each entry a few KB of specs and its class names.
+TFDS_FEATURES_MEMO = 16
 
 # --- the analysis pass: fact tables and the cache --------------------------------------------------
 # The fact table holds what the filter and exports need of each record, not the record: lists are

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from tfrview import __version__
 from tfrview.core.analysis.sample import SampleFacts
-from tfrview.core.errors import TfrviewError
+from tfrview.core.errors import RecordRangeError, TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
@@ -833,8 +833,18 @@ class MainWindow(QMainWindow):
                 self._specs.get(n),
                 (view.width(), view.height()),
                 self.schema,
+                self._folder_of(n),
             )
         )
+
+    def _folder_of(self, n: int) -> str | None:
+        """The local folder of record n's file, where a TFDS dataset keeps its features.json."""
+        try:
+            f = self.ds.files[self.ds.locate(n)[0]]
+        except (RecordRangeError, IndexError):
+            return None
+        path = f.path
+        return str(path.parent) if isinstance(path, Path) else None
 
     @Slot(QModelIndex, QModelIndex)
     def _on_gallery_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -933,7 +943,7 @@ class MainWindow(QMainWindow):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
             else:
-                self.tree.show_payload(view.payload, note)
+                self.tree.show_payload(view.payload, note, view.tfds, view.declared)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
         self.image_panel.show_view(

@@ -86,6 +86,7 @@ def _key(task: ShardTask, identity) -> str:
             task.part,
             task.parts,
             *([list(task.box_specs)] if task.box_specs else []),
+            *([task.tfds_stamp] if task.tfds_stamp else []),
         ],
         sort_keys=True,
         default=str,
@@ -255,10 +256,16 @@ def answer_key(
         i = identities[t.path]
         if i is None:
             return None
-        at = said.get((t.deep, id(t.label_map), t.box_specs))
+        at = said.get((t.deep, id(t.label_map), t.box_specs, t.tfds_stamp))
         if at is None:
-            asked = json.dumps([t.deep, t.label_map or {}, list(t.box_specs)], sort_keys=True, default=str)
-            at = said[(t.deep, id(t.label_map), t.box_specs)] = settings.setdefault(asked, len(settings))
+            asked = json.dumps(
+                [t.deep, t.label_map or {}, list(t.box_specs), *([t.tfds_stamp] if t.tfds_stamp else [])],
+                sort_keys=True,
+                default=str,
+            )
+            at = said[(t.deep, id(t.label_map), t.box_specs, t.tfds_stamp)] = settings.setdefault(
+                asked, len(settings)
+            )
         rows.append((t.path, i, t.part, t.parts, at))
     text = json.dumps([FORMAT, "answer", what, list(settings), rows], default=str)
     return "answer-" + hashlib.sha256(text.encode()).hexdigest()[:32], [identities[t.path] for t in tasks]

@@ -32,7 +32,7 @@ from tfrview.core.limits import (
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
 from tfrview.core.records.payload import EXAMPLE, parse_clean_example
-from tfrview.core.records.reading import box_roles, label_candidates, label_text
+from tfrview.core.records.reading import box_roles, label_candidates, label_names, label_text
 from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.sniff import sniff_image_format
 
@@ -46,12 +46,16 @@ class _Plan:
 
     __slots__ = ("bytes", "keys", "labels", "types")
 
-    def __init__(self, keys: tuple[str, ...], types: tuple[str, ...]) -> None:
+    def __init__(self, keys: tuple[str, ...], types: tuple[str, ...], tfds=None, label_map=None) -> None:
 
         self.keys, self.types = keys, types
         at = {k: i for i, k in enumerate(keys)}
-        # the reading's label keys for this layout; each record takes the first holding 1 to 8 values
-        self.labels = [(at[k], t) for k, t in label_candidates(dict(zip(keys, types, strict=True)))]
+        # the reading's label keys for this layout, and the names each is shown with (a TFDS
+        # ClassLabel's, else the label map); each record takes the first holding 1 to 8 values
+        self.labels = [
+            (at[k], t, label_names(k, tfds, label_map))
+            for k, t in label_candidates(dict(zip(keys, types, strict=True)), tfds)
+        ]
         self.bytes = [i for i, t in enumerate(types) if t == BYTES_LIST]
 
 
@@ -114,11 +118,13 @@ class PlainExamples:
         label_map,
         offsets: np.ndarray,
         lengths: np.ndarray,
+        tfds=None,  # tfds.features.Features: a TFDS dataset's record-level ClassLabels and their names
     ) -> None:
         self.schema, self.summary, self.facts, self.image_keys = schema, summary, facts, image_keys
         self.sig_of, self.first, self.problems = sig_of, first, problems  # sig_of[0] is record `first`
         self.ids, self.ids_tracked = class_ids, class_ids_tracked
         self.label_map = label_map
+        self.tfds = tfds
         self.offsets, self.lengths = offsets, lengths
         self._plans: dict[tuple, _Plan | None] = {}
         self._groups: dict[tuple, _Group | None] = {}  # (layout, empty lists or None) -> its group
@@ -145,7 +151,9 @@ class PlainExamples:
         layout = (keys, types)
         plan = self._plans.get(layout, False)
         if plan is False:
-            plan = self._plans[layout] = _Plan(keys, types) if plain_layout(keys, types) else None
+            plan = self._plans[layout] = (
+                _Plan(keys, types, self.tfds, self.label_map) if plain_layout(keys, types) else None
+            )
         if plan is None:
             return False
         lists = [getattr(f, t).value for f, t in zip(feats, types)]  # noqa: B905 (equal lengths)
@@ -171,11 +179,11 @@ class PlainExamples:
             self._active.append(group)
         group.rows.append(n)
         group.lists.append(lists)
-        for i, t in plan.labels:  # RecordReading.label_key: the first label key of 1 to 8 values wins
+        for i, t, names in plan.labels:  # RecordReading.label_key: the first label key of 1 to 8 values wins
             v = lists[i]
             if not 0 < len(v) <= 8:
                 continue
-            self._captions.append(label_text(t, v, self.label_map))
+            self._captions.append(label_text(t, v, names))
             if t == INT64_LIST and len(self.ids) < self.ids_tracked:  # dataset_class_ids' record label
                 self.ids.update(v)
             break

@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.framing import crc32c_module
 from tfrview.core.tfrecord.status import damaged_mask, intact_mask
+
+if TYPE_CHECKING:
+    from tfrview.core.tfds.features import Features
 
 Identity = tuple  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, fingerprint of its ends
 
@@ -33,6 +37,14 @@ class ShardTask:
     part: int = 0  # a big file's deep pass is split by record ranges: this task does part `part`
     parts: int = 1  # of `parts` (each frames and verifies the whole file; part 0 reports that)
     listed: tuple[int, str] | None = None  # a remote object's (size, version) as listed (remote.note_listed)
+    # what the features.json beside the file declares (a TFDS dataset): read as data, pickled with the task
+    tfds: Features | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def tfds_stamp(self) -> str:
+        """The features' digest, in every key of a stored result (a changed features.json or
+        labels file reads the file again)."""
+        return self.tfds.stamp if self.tfds is not None else ""
 
 
 @dataclass

@@ -210,7 +210,8 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
 
     label_map = LabelMap.from_json(task.label_map) if task.label_map else None
     chosen = tuple(BoxSpec.from_json(s) for s in task.box_specs)  # the person's, as the window draws
-    ctx = ReadingContext(label_map, chosen=chosen)  # the file's: each feature layout's box roles found once
+    # the file's: each feature layout's box roles found once; a TFDS dataset's declared features
+    ctx = ReadingContext(label_map, chosen=chosen, tfds=task.tfds if task.tfds and task.tfds.root else None)
     read = src.bulk_reader()
     offs, lens = out.offsets, out.lengths
     schema, summary, facts, image_keys = Schema(), DatasetSummary(), FactsBuilder(out.lo), ImageKeys()
@@ -222,6 +223,9 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     problems: list[Problem] = []
     ids: set[int] = set()
     numbers = intact_numbers(out.status[out.lo : out.hi]) + out.lo  # this part's, as intact_numbers_of
+    # the column path reads no BBoxFeature (its key may name no box rule): such a dataset's records
+    # each take the reading; record labels it names by their TFDS ClassLabel as the reading does
+    columns = ctx.tfds is None or not ctx.tfds.boxes
     plain = PlainExamples(
         schema,
         summary,
@@ -235,12 +239,13 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         label_map,
         offs,
         lens,
+        ctx.tfds,
     )
     for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
         if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
             progress.records_done(progress.EVERY)
             progress.summary_so_far((task.path, task.part), summary)
-        if plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
+        if columns and plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
             continue
         plain.flush()  # the batch before this record: everything is counted in record order
         p = decode(data)
@@ -335,10 +340,19 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
     one per PART_BYTES of it or per limits.PART_RECORDS records (estimated; at most MAX_PARTS), so
     one 2,000,000-record file keeps every core busy and a worker's memory stays bounded. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
     the number of workers."""
+    from tfrview.core.tfds.features import features_of_folder  # start-up: kept off the CLI's path
     from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
 
     tasks = []
+    declared: dict[str, object] = {}  # folder -> its TFDS features (one look a folder)
     for i, path in enumerate(paths):
+        if "tfds" not in kw and not is_url(path):
+            folder = os.path.dirname(str(path)) or "."
+            if folder not in declared:
+                declared[folder] = features_of_folder(folder)
+            kw_file = {**kw, "tfds": declared[folder]}
+        else:
+            kw_file = kw
         parts = 1
         if deep and not is_url(path):  # a remote file is read once: each part would fetch it whole
             try:
@@ -347,7 +361,9 @@ def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTa
                 parts = max(1, min(MAX_PARTS, max(size // PART_BYTES, by_records)))
             except OSError:
                 parts = 1
-        tasks += [ShardTask(str(path), i, deep, label_map, part=k, parts=parts, **kw) for k in range(parts)]
+        tasks += [
+            ShardTask(str(path), i, deep, label_map, part=k, parts=parts, **kw_file) for k in range(parts)
+        ]
     return tasks
 
 

@@ -11,29 +11,40 @@ import numpy as np
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
 from tfrview.core.records.images import check_decoded_size, open_image
 from tfrview.core.records.palette import palette_rgb
+from tfrview.core.tfds.features import Features
+from tfrview.core.tfds.features import Image as TfdsImage
 
 IGNORE = 255  # DeepLab's "ignore" label; 0 is background: neither is coloured
 
 
-def mask_keys(features: dict[str, Feature]) -> list[str]:
+def mask_keys(features: dict[str, Feature], tfds: Features | None = None) -> list[str]:
     """Segmentation masks by convention: DeepLab's image/segmentation/class/encoded, TFDS'
-    segmentation_mask, any */segmentation*/encoded."""
+    segmentation_mask, any */segmentation*/encoded; and in a TFDS dataset, every Image its
+    features.json declares with `use_colormap` (a segmentation image: each value a class)."""
     return [
         k
         for k, f in features.items()
         if f.type == BYTES_LIST
         and len(f.values)
-        and ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))
+        and (
+            ("segmentation" in k and (k.endswith("encoded") or k.endswith("segmentation_mask")))
+            or (tfds is not None and _colormap(tfds, k))
+        )
     ]
+
+
+def _colormap(tfds: Features, key: str) -> bool:
+    d = tfds.lookup(key)
+    return d is not None and isinstance(d.spec, TfdsImage) and d.spec.use_colormap and not d.sequences
 
 
 INSTANCE_MASK_KEY = "image/object/mask"  # the OD API's per-object masks
 
 
-def is_mask_key(key: str, features: dict[str, Feature]) -> bool:
+def is_mask_key(key: str, features: dict[str, Feature], tfds: Features | None = None) -> bool:
     """Does `key` hold a mask (a segmentation mask or the instance masks), which is shown as it is
     and never has masks drawn over it? The image panel and exports ask this one rule."""
-    return key == INSTANCE_MASK_KEY or key in mask_keys(features)
+    return key == INSTANCE_MASK_KEY or key in mask_keys(features, tfds)
 
 
 def mask_pixels(b: bytes) -> np.ndarray | None:
@@ -58,12 +69,16 @@ class MaskOverlay:
 
 
 def mask_overlay(
-    features: dict[str, Feature], width: int, height: int, instance_colours: list[str] | None = None
+    features: dict[str, Feature],
+    width: int,
+    height: int,
+    instance_colours: list[str] | None = None,
+    tfds: Features | None = None,
 ) -> MaskOverlay | None:
     """The record's segmentation mask (or its instance masks, each in its box's class colour:
     `instance_colours`, the palette keys of the boxes in order) coloured for drawing over an image
     of width x height; None when it has none of that size."""
-    for key in mask_keys(features):
+    for key in mask_keys(features, tfds):
         px = mask_pixels(features[key].values[0])
         if px is not None and px.shape[:2] == (height, width):
             return _coloured(key, px.astype(np.int64))

@@ -18,6 +18,7 @@ from tfrview.core.records.reading import (
     class_name,
     read_features,
 )
+from tfrview.core.tfds.features import Features
 
 __all__ = ["CONVENTIONS", "Box", "BoxSpec", "Overlay", "compute_overlay", "overlay_of"]
 
@@ -69,10 +70,12 @@ def compute_overlay(
     height: int,
     label_map: Mapping[int, str] | None = None,
     spec: BoxSpec | None = None,
+    tfds: Features | None = None,
 ) -> Overlay:
     """Boxes in pixels of a width x height image, with class names, plus the record's caption
-    (the features read once, with `spec` when the person chose one)."""
-    return overlay_of(read_features(features, ReadingContext(label_map, spec)), width, height)
+    (the features read once, with `spec` when the person chose one, and what a TFDS dataset's
+    features.json declares)."""
+    return overlay_of(read_features(features, ReadingContext(label_map, spec, tfds=tfds)), width, height)
 
 
 def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:

@@ -22,6 +22,12 @@ Conventions (detected from keys and value ranges, always reported):
 - `pixel_corners`: the same four keys in pixels;
 - `coco_xywh`: a `bbox` list of [x, y, width, height] in pixels (COCO);
 - `tfds_yxyx`: a `bbox` list of normalized [ymin, xmin, ymax, xmax] (TensorFlow Datasets).
+
+A TFDS prepared dataset says what its keys mean (`core/tfds/features.py`, carried by the context as
+`tfds`): a `BBoxFeature` key is read as `tfds_yxyx` with the `ClassLabel` beside it as its class
+ids, whatever its values (nothing is guessed; a box spec the person chose still wins); a
+`ClassLabel` key outside any sequence is the record label; class ids are named by their
+`ClassLabel`'s names (its `labels.txt`), before any label map; and 0 is a class like any other.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import numpy as np
 from tfrview.core.limits import AGREEING_RECORDS, MAX_BOXES_DRAWN, READING_LAYOUT_KEYS, READING_LAYOUTS
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.payload import Payload
+from tfrview.core.tfds.features import ClassLabel, Features
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +149,7 @@ class ReadingContext:
     agreed: BoxSpec | None = None  # the spec the first records with boxes agreed on (module docstring)
     chosen: tuple[BoxSpec, ...] = ()  # specs the person chose, one a layout (`chosen_spec`)
     _seen: list = field(default_factory=list, repr=False)  # their specs, AGREEING_RECORDS at most
+    tfds: Features | None = field(default=None, repr=False)  # a TFDS dataset's features.json, read as data
 
     def settle(self, spec: BoxSpec | None, has_boxes: bool) -> tuple[BoxSpec | None, str | None]:
         """The spec a record whose own values say `spec` is read by, and a note when its values
@@ -229,11 +237,25 @@ def class_name(class_id: int, label_map: Mapping[int, str] | None = None) -> str
     return name if name else f"id {class_id}"
 
 
-def label_candidates(types: Mapping[str, str | None]) -> tuple[tuple[str, str], ...]:
+def label_candidates(
+    types: Mapping[str, str | None], tfds: Features | None = None
+) -> tuple[tuple[str, str], ...]:
     """The keys of a layout ({key: list type}) that may hold the record-level label, in LABEL_KEYS
-    order: a record's `label_key` is the first of these holding 1 to 8 values. The deep pass's
-    column path decides these once per layout, and applies the same first-wins rule per record."""
-    return tuple((k, t) for k in LABEL_KEYS if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+    order after a TFDS dataset's record-level ClassLabels: a record's `label_key` is the first of
+    these holding 1 to 8 values. The deep pass's column path decides these once per layout, and
+    applies the same first-wins rule per record."""
+    keys = dict.fromkeys((*tfds.record_labels, *LABEL_KEYS)) if tfds is not None else LABEL_KEYS
+    return tuple((k, t) for k in keys if (t := types.get(k)) in (BYTES_LIST, INT64_LIST))
+
+
+def label_names(
+    key: str, tfds: Features | None, label_map: Mapping[int, str] | None
+) -> Mapping[int, str] | None:
+    """The names a record label under `key` is shown with (`RecordReading.label_text`'s rule): its
+    TFDS ClassLabel's own names (or none) when the features declare the key, else the label map."""
+    if tfds is not None and tfds.lookup(key) is not None:
+        return tfds.class_names(key)
+    return label_map
 
 
 def label_text(list_type: str, values, label_map: Mapping[int, str] | None = None) -> str:
@@ -273,6 +295,7 @@ class RecordReading:
     spec: BoxSpec | None
     label_map: Mapping[int, str] | None = field(default=None, repr=False)
     spec_note: str | None = None  # the record's values contradict the spec its dataset agreed on
+    tfds: Features | None = field(default=None, repr=False)  # what a TFDS dataset's features.json says
 
     @_once
     def stated_size(self) -> tuple[int, int] | None:
@@ -281,8 +304,10 @@ class RecordReading:
 
     @_once
     def label_key(self) -> str | None:
-        """The key of the record-level label: the first of LABEL_KEYS holding 1 to 8 ints or texts."""
-        for k in LABEL_KEYS:
+        """The key of the record-level label: a TFDS ClassLabel outside any sequence, else the first
+        of LABEL_KEYS holding 1 to 8 ints or texts."""
+        keys = (*self.tfds.record_labels, *LABEL_KEYS) if self.tfds is not None else LABEL_KEYS
+        for k in keys:
             f = self.features.get(k)
             if f is not None and 0 < len(f.values) <= 8 and f.type in (BYTES_LIST, INT64_LIST):
                 return k
@@ -447,7 +472,9 @@ class RecordReading:
     def label_text(self) -> str | None:
         """The record-level label's values as text, e.g. '3 (cat)' (`label_text`)."""
         f = self.label
-        return None if f is None else label_text(f.type, f.values, self.label_map)
+        if f is None:
+            return None
+        return label_text(f.type, f.values, label_names(self.label_key, self.tfds, self.label_map))
 
     @property
     def caption(self) -> str | None:
@@ -459,6 +486,9 @@ class RecordReading:
     def class_zero_key(self) -> str | None:
         """The class-id key when the boxes' ids include 0 (reserved for background by the OD API)."""
         k = self.spec.class_id if self.spec else None
+        declared = self.tfds.lookup(k) if self.tfds is not None and k else None
+        if declared is not None and isinstance(declared.spec, ClassLabel):
+            return None  # a TFDS ClassLabel counts from 0: no id is background
         if k and k in self.features and self.features[k].type == INT64_LIST and (self.class_ids == 0).any():
             return k
         return None
@@ -467,7 +497,7 @@ class RecordReading:
     def mask_keys(self) -> tuple[str, ...]:
         from tfrview.core.records.masks import mask_keys  # start-up: kept off the CLI's path
 
-        keys = mask_keys(self.features)
+        keys = mask_keys(self.features, self.tfds)
         inst = self.features.get("image/object/mask")
         if inst is not None and len(inst.values):
             keys.append("image/object/mask")
@@ -498,17 +528,38 @@ def read_features(
 ) -> RecordReading:
     """The reading of a record's (or a frame's) features."""
     ctx = context if context is not None else ReadingContext()
+    tfds = ctx.tfds
     if ctx.spec is not None:
-        return RecordReading(kind, features, ctx.spec, ctx.label_map)
+        return RecordReading(kind, features, ctx.spec, _names(ctx, ctx.spec), tfds=tfds)
     if ctx.chosen and (mine := chosen_spec(ctx.chosen, features)) is not None:
-        return RecordReading(kind, features, mine, ctx.label_map)
+        return RecordReading(kind, features, mine, _names(ctx, mine), tfds=tfds)
+    if tfds is not None and (declared := tfds_spec(tfds, features)) is not None:
+        return RecordReading(kind, features, declared, _names(ctx, declared), tfds=tfds)
     spec = _detect_spec(features, ctx) if features else None
     if spec is not None:
         f = features.get(spec.keys[0])
         spec, note = ctx.settle(spec, f is not None and len(f.values) > 0)
     else:
         note = None
-    return RecordReading(kind, features, spec, ctx.label_map, note)
+    return RecordReading(kind, features, spec, _names(ctx, spec), note, tfds=tfds)
+
+
+def tfds_spec(tfds: Features, features: Mapping[str, Feature]) -> BoxSpec | None:
+    """The box spec a TFDS dataset's features declare for a record: its first BBoxFeature key the
+    record holds, read as normalised [ymin, xmin, ymax, xmax], with the ClassLabel beside it."""
+    for key, label in tfds.boxes:
+        if key in features:
+            return BoxSpec(BoxConvention.TFDS_YXYX, (key,), None, label if label in features else None)
+    return None
+
+
+def _names(ctx: ReadingContext, spec: BoxSpec | None) -> Mapping[int, str] | None:
+    """The names of a record's box class ids: their TFDS ClassLabel's, else the label map."""
+    if ctx.tfds is not None and spec is not None:
+        names = ctx.tfds.class_names(spec.class_id)
+        if names:
+            return names
+    return ctx.label_map
 
 
 def stated_size(features: Mapping[str, Feature]) -> tuple[int, int] | None:

@@ -95,10 +95,13 @@ def _first_features(p: Payload, n: int = 4, skip: str | None = None, scalars_fir
     return ", ".join(out)
 
 
-def row_text(data: bytes, label_map: dict[int, str] | None = None) -> tuple[str, str]:
-    """(kind, summary line) of a record's payload."""
+def row_text(
+    data: bytes, label_map: dict[int, str] | None = None, context: ReadingContext | None = None
+) -> tuple[str, str]:
+    """(kind, summary line) of a record's payload (`context`: its dataset's, e.g. with a TFDS
+    dataset's features)."""
     p = decode(data)
-    return p.kind, payload_row_text(p, label_map)
+    return p.kind, payload_row_text(p, label_map, context)
 
 
 def _event_summary(p: Payload) -> str:

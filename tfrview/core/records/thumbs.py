@@ -34,9 +34,11 @@ def make_thumbnail(
     boxes: bool = True,
     cell: tuple[int, int] | None = None,
     specs: tuple[BoxSpec, ...] = (),
+    tfds=None,
 ) -> Thumbnail:
     """`cell` (width, height): the thumbnail fits inside it (default: size x size). `specs`: the box
-    specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws."""
+    specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws;
+    `tfds`: a TFDS dataset's features (tfds.features.Features), as the image panel reads them."""
 
     p = decode(data)
     feats = image_features(p)
@@ -51,7 +53,7 @@ def make_thumbnail(
     except ImageError as exc:
         return Thumbnail(None, str(exc), error=True)
     full = img.full_size or (img.width, img.height)
-    ov = compute_overlay(feats, full[0], full[1], label_map, chosen_spec(specs, feats))
+    ov = compute_overlay(feats, full[0], full[1], label_map, chosen_spec(specs, feats), tfds)
     caption = ov.caption or ""
     if ov.boxes:
         names = sorted({b.label for b in ov.boxes})  # of the boxes drawn (MAX_BOXES_DRAWN at most)

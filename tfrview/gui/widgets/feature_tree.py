@@ -69,6 +69,7 @@ class FeatureTree(QTreeWidget):
         self.setAlternatingRowColors(True)
         self.setIconSize(QPixmap(48, 48).size())
         self._image_items: dict[tuple[str, int], QTreeWidgetItem] = {}
+        self._declared: dict = {}  # key -> records.tfdsvalues.Declared of the record shown
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.itemActivated.connect(self._activated)
@@ -109,9 +110,14 @@ class FeatureTree(QTreeWidget):
             else:
                 QTreeWidgetItem(parent, [label, type(v).__name__, "", printable(str(v))[:500]])
 
-    def show_payload(self, p: Payload | None, note: str = "") -> None:
+    def show_payload(
+        self, p: Payload | None, note: str = "", tfds=None, declared: dict | None = None
+    ) -> None:
+        """A record's features; `tfds` (a TFDS dataset's features.json, read as data) and `declared`
+        (records.tfdsvalues: what it says of each key) add a row under each key it declares."""
         self.clear()
         self._image_items: dict[tuple[str, int], QTreeWidgetItem] = {}
+        self._declared = declared or {}
         if p is None:
             return
         if note:
@@ -119,6 +125,8 @@ class FeatureTree(QTreeWidget):
         for text in p.limits:  # what a resource limit left out: said where the person looks
             item = QTreeWidgetItem(self, ["⚠ limit", "", "", text])
             item.setToolTip(3, text)
+        if tfds is not None:
+            self._tfds_rows(tfds)
         if p.kind in (PayloadKind.EXAMPLE, PayloadKind.EVENT):
             for k, f in p.features.items():
                 self._feature_item(self, k, f)
@@ -172,13 +180,43 @@ class FeatureTree(QTreeWidget):
             item.setData(0, _COPY, ("raw", p.raw))
         self.resizeColumnToContents(0)
 
+    def _tfds_rows(self, tfds) -> None:
+        """The TFDS features row: where they come from, what could not be read, unknown classes."""
+        import os
+
+        if tfds.error:
+            item = QTreeWidgetItem(self, ["⚠ TFDS", "", "", printable(tfds.error)])
+            item.setToolTip(3, printable(tfds.error))
+            return
+        unknown = tfds.unknown
+        words = f"{len(tfds.flat):,} keys declared by {os.path.basename(tfds.path)} (read as data)"
+        if unknown:
+            words += f"; {len(unknown):,} of an unknown class, never imported"
+        root = QTreeWidgetItem(self, ["TFDS features", "", str(len(tfds.flat)), words])
+        for line in tfds.notes:
+            QTreeWidgetItem(root, ["⚠ note", "", "", printable(line)])
+        for f in unknown:
+            item = QTreeWidgetItem(root, [printable(f.key), "unknown", "", printable(f.text)])
+            item.setToolTip(3, printable(f.text))
+        root.setExpanded(bool(tfds.notes or unknown))
+
     def _feature_item(self, parent, key: str, f: Feature) -> QTreeWidgetItem:
         n = len(f.values)
         shown = printable(key)  # keys come from the data: one line, control characters escaped
+        d = self._declared.get(key) if parent is self else None
+        value = format_values(f, 8) if n != 1 else _value_text(f, 0)
+        if d is not None and d.value is not None and d.array is None:
+            value = d.value  # class ids with their ClassLabel's names
         item = QTreeWidgetItem(
             parent,
-            [shown, TYPE_SHORT[f.type], count_text(f), format_values(f, 8) if n != 1 else _value_text(f, 0)],
+            [shown, TYPE_SHORT[f.type], count_text(f), value],
         )
+        if d is not None:
+            item.setToolTip(0, printable(d.text))
+            spec = QTreeWidgetItem(item, ["TFDS", "", "", printable(d.text)])
+            spec.setToolTip(3, printable(d.text))
+            if d.array is not None or d.error:
+                QTreeWidgetItem(item, ["decoded", "", "", printable(d.error or d.value or "")])
         item.setData(0, _JSON, ("feature", key, f))
         item.setToolTip(3, item.text(3)[:2000])
         item.setData(0, _COPY, ("values", f))
@@ -202,7 +240,7 @@ class FeatureTree(QTreeWidget):
 
     def _expanded(self, item: QTreeWidgetItem) -> None:
         pending = item.data(0, _MORE)
-        if pending is not None and item.childCount() == 0:
+        if pending is not None:  # (a declared key's TFDS rows come first: its values follow them)
             item.setData(0, _MORE, None)
             f, start = pending
             self._add_values(item, f, start)

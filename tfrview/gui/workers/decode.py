@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.records.frames import frame_features, frame_keys
+from tfrview.core.records.frames import frame_features, frame_keys, step_features, step_image_keys
 from tfrview.core.records.images import (
     DecodedImage,
     ImageError,
@@ -38,6 +38,7 @@ class DecodeRequest:
     spec: BoxSpec | None
     fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
     schema: object = None  # records.schema.MessageSchema the person loaded, for custom payloads
+    folder: str | None = None  # the record's file's folder: a TFDS dataset's features.json is read there
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class RecordView:
     mask: object = None  # records.masks.MaskOverlay for the decoded image, if the record has one
     frames: tuple = ()  # a SequenceExample's filmstrip: (image index, small pixels, Overlay at that size)
     mask_notes: tuple[str, ...] = ()  # masks the record holds that are not drawn, and why (another size)
+    tfds: object = None  # tfds.features.Features of the record's folder (read as data), or None
+    declared: dict = field(
+        default_factory=dict
+    )  # key -> records.tfdsvalues.Declared: what features.json says
 
 
 THUMB = 48
@@ -77,19 +82,31 @@ def _cached_strip(req: DecodeRequest, p: Payload, feats, refs) -> tuple:
     """The filmstrip of the last record, if this is it again with the same label map (held here,
     compared by identity: a new map is never mistaken for the old one) and box keys."""
     global _last_strip
-    key = (req.number, len(p.raw), req.spec)
+    key = (req.number, len(p.raw), req.spec, req.folder)
     last_key, last_map, strip = _last_strip
     if last_key == key and last_map is req.label_map:
         return strip
-    strip = _filmstrip(p, feats, refs, req.label_map, req.spec)
+    strip = _filmstrip(p, feats, refs, req.label_map, req.spec, _tfds(req))
     _last_strip = (key, req.label_map, strip)
     return strip
 
 
-def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
+def _tfds(req: DecodeRequest):
+    """The features a TFDS dataset's features.json beside the record declares (read as data, one
+    load a folder; None without one or when it cannot be read: the tree says why)."""
+    if req.folder is None:
+        return None
+    from tfrview.core.tfds.features import features_of_folder  # start-up: off the window's first paint
+
+    return features_of_folder(req.folder)
+
+
+def _filmstrip(p: Payload, feats, refs, label_map, spec, tfds=None) -> tuple:
     """Each frame small, with its own boxes (computed at the thumbnail's size)."""
 
-    keys = set(frame_keys(p))
+    tfds = _usable(tfds)
+    steps = p.kind != PayloadKind.SEQUENCE_EXAMPLE  # a TFDS record's steps (RLDS), by its features
+    keys = set(step_image_keys(p.features, tfds) if steps else frame_keys(p))
     out = []
     for i, ref in enumerate(refs):
         if ref.key not in keys:
@@ -99,7 +116,8 @@ def _filmstrip(p: Payload, feats, refs, label_map, spec) -> tuple:
         except ImageError:
             out.append((i, None, None))
             continue
-        ov = compute_overlay(frame_features(p, ref.index), small.width, small.height, label_map, spec)
+        own = step_features(p.features, tfds, ref.index) if steps else frame_features(p, ref.index)
+        ov = compute_overlay(own, small.width, small.height, label_map, spec, tfds)
         out.append((i, small.pixels, ov))
     return tuple(out)
 
@@ -116,8 +134,26 @@ def _thumbnails(feats, refs) -> dict:
     return out
 
 
+def _mask_names(tfds, key: str, classes) -> dict:
+    """A TFDS segmentation image's class names: its LabeledImage's ClassLabel names, if declared."""
+    d = tfds.lookup(key) if tfds is not None else None
+    label = getattr(d.spec, "label", None) if d is not None else None
+    if label is None or not label.names:
+        return {}
+    return {c: label.names[c] for c, _ in classes if 0 <= c < len(label.names)}
+
+
+def _usable(tfds):
+    return tfds if tfds is not None and tfds.root is not None else None
+
+
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
+    tfds = _tfds(req)
+    if tfds is not None:
+        from tfrview.core.records.tfdsvalues import declared
+
+        view = replace(view, tfds=tfds, declared=declared(_usable(tfds), view.payload.features))
     if req.schema is not None and view.read_error is None and view.payload.full_size is None:
         cut: list[str] = []
         named = decode_with(view.payload.raw, req.schema, cut)
@@ -141,23 +177,28 @@ def _build_view(req: DecodeRequest, read=None) -> RecordView:
         return RecordView(req.number, p, refs, 0, None, None, None)
     i = min(max(req.image, 0), len(refs) - 1)
     thumbs = _thumbnails(feats, refs)
-    strip = _cached_strip(req, p, feats, refs) if p.kind == PayloadKind.SEQUENCE_EXAMPLE else ()
+    tfds = _usable(_tfds(req))
+    stepped = tfds is not None and bool(step_image_keys(p.features, tfds))
+    strip = _cached_strip(req, p, feats, refs) if p.kind == PayloadKind.SEQUENCE_EXAMPLE or stepped else ()
     try:
         img = decode_image(feats, refs[i])
     except ImageError as exc:
         return RecordView(req.number, p, refs, i, None, str(exc), None, thumbnails=thumbs, frames=strip)
 
-    if refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
+    if stepped and refs[i].key in step_image_keys(p.features, tfds):  # a TFDS step: its own values
+        feats = step_features(p.features, tfds, refs[i].index)
+    elif refs[i].key in p.feature_lists:  # a frame: its boxes are that step of the feature lists
         feats = frame_features(p, refs[i].index)
 
-    shown_is_mask = is_mask_key(refs[i].key, feats)
-    ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec)
-    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov))
+    shown_is_mask = is_mask_key(refs[i].key, feats, tfds)
+    ov = compute_overlay(feats, img.width, img.height, req.label_map, req.spec, _usable(_tfds(req)))
+    mask = None if shown_is_mask else mask_overlay(feats, img.width, img.height, instance_colours(ov), tfds)
     if mask is not None:  # the legend's names: the label map's, or each instance's box
         if mask.key == "image/object/mask":
             names = {b.index + 1: b.label for b in ov.boxes}
         else:
             names = {c: req.label_map[c] for c, _ in mask.classes if req.label_map and c in req.label_map}
+            names.update(_mask_names(tfds, mask.key, mask.classes))
         mask = replace(mask, names=names)
     mask_notes = () if shown_is_mask else tuple(mask_size_notes(feats, img.width, img.height))
     if img.notes and any("EXIF" in n for n in img.notes) and ov.boxes:

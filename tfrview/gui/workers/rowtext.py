@@ -43,6 +43,26 @@ class RowTextWorker(Worker):
         self.epoch = 0
         self.label_map: dict[int, str] | None = None
         self.schema = None  # records.schema.MessageSchema the person loaded: custom payloads by field name
+        self._contexts: dict = {}  # folder -> ReadingContext with the TFDS features beside it (this epoch's)
+        self._contexts_for: tuple = ()
+
+    def _context(self, n: int, label_map):
+        """The reading context of record n's folder: its TFDS features.json's declarations, if any
+        (read as data, one load a folder), else None (the label map alone)."""
+        from pathlib import Path
+
+        from tfrview.core.records.reading import ReadingContext
+        from tfrview.core.tfds.features import features_of_folder
+
+        path = self.dataset.files[self.dataset.locate(n)[0]].path
+        if not isinstance(path, Path):
+            return None
+        folder = str(path.parent)
+        if folder not in self._contexts:
+            tfds = features_of_folder(folder)
+            usable = tfds is not None and tfds.root is not None
+            self._contexts[folder] = ReadingContext(label_map, tfds=tfds) if usable else None
+        return self._contexts[folder]
 
     def request(self, number: int) -> None:
         self._queue.put(number)
@@ -65,6 +85,8 @@ class RowTextWorker(Worker):
             time.sleep(self.SETTLE)
             with self._queue.lock:
                 epoch, label_map, schema = self.epoch, self.label_map, self.schema
+            if self._contexts_for != (epoch, id(label_map)):
+                self._contexts, self._contexts_for = {}, (epoch, id(label_map))
             self.dataset.prefetch(self._queue.peek(self.PREFETCH))  # remote rows: one request, not one each
             batch = []
             t0 = time.monotonic()
@@ -74,7 +96,7 @@ class RowTextWorker(Worker):
                     break
                 try:
                     data = self.dataset.read(n)
-                    kind, text = row_text(data, label_map)
+                    kind, text = row_text(data, label_map, self._context(n, label_map))
                     if schema is not None and kind in (PayloadKind.PROTOBUF, PayloadKind.BYTES):
                         kind, text = _named(data, schema, kind, text)
                 except (TfrviewError, IndexError, ValueError) as exc:

@@ -51,12 +51,27 @@ class ThumbnailPool(Worker):
     def _wake(self) -> None:
         self._queue.stop()
 
+    def _tfds_of(self, n: int):
+        """The TFDS features beside record n's file (read as data, one load a folder), or None."""
+        from pathlib import Path
+
+        from tfrview.core.tfds.features import features_of_folder
+
+        path = self.dataset.files[self.dataset.locate(n)[0]].path
+        got = features_of_folder(path.parent) if isinstance(path, Path) else None
+        return got if got is not None and got.root is not None else None
+
     def _take_all(self) -> None:
 
         while (n := self._queue.take()) is not None:
             try:
                 thumb = make_thumbnail(
-                    self.dataset.read(n), self.size, self.label_map, cell=self.cell, specs=self.specs
+                    self.dataset.read(n),
+                    self.size,
+                    self.label_map,
+                    cell=self.cell,
+                    specs=self.specs,
+                    tfds=self._tfds_of(n),
                 )
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
