@@ -159,6 +159,10 @@ DATASET_STEP_KINDS = frozenset(
     }
 )
 
+# Advice on how a file is laid out, not a problem of its data: a file with only these is OK (verify
+# exits 0 for it and counts it clean), and they are still listed under it.
+ADVICE_KINDS = frozenset({ProblemKind.ARRAYRECORD_GROUP_SIZE})
+
 _SEVERITY = {
     ProblemKind.BAD_LENGTH_CRC: Severity.ERROR,
     ProblemKind.BAD_DATA_CRC: Severity.ERROR,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, inflation_note
-from tfrview.core.problems import Problem, ProblemKind, Severity
+from tfrview.core.problems import ADVICE_KINDS, Problem, ProblemKind
 from tfrview.core.tfrecord.framing import OVERHEAD, Compression
 from tfrview.core.tfrecord.index import (
     BAD_DATA_CRC,
@@ -40,8 +40,8 @@ class FileReport:
 
     @property
     def ok(self) -> bool:
-        """No error or warning: a note (an ArrayRecord file's group size) leaves a file OK."""
-        return all(p.kind.severity is Severity.INFO for p in self.problems)
+        """No problem but advice on how the file is laid out (`problems.ADVICE_KINDS`)."""
+        return all(p.kind in ADVICE_KINDS for p in self.problems)
 
     def to_json(self) -> dict:
         return {
