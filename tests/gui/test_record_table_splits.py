@@ -18,7 +18,10 @@ def test_file_labels_tell_shard_sets_apart(tmp_path):
     two = [*one, Path("validation-00000-of-00001.tfrecord")]
     assert file_labels(two) == ["train-00000", "train-00001", "validation-00000"]
     tfds = [Path("mnist-train.tfrecord-00000-of-00001"), Path("mnist-test.tfrecord-00000-of-00001")]
-    assert file_labels(tfds) == ["mnist-train.tfrecord-00000", "mnist-test.tfrecord-00000"]
+    assert file_labels(tfds) == ["train-00000", "test-00000"]  # the words both share left out
+    ar = [Path("x_train_.array_record-00000-of-00002"), Path("x_trainx_.array_record-00000-of-00001")]
+    assert file_labels(ar) == ["train-00000", "trainx-00000"]  # cut at a separator, never inside a word
+    assert file_labels([Path("tt-00000-of-00002"), Path("t-00000-of-00001")]) == ["tt-00000", "t-00000"]
     assert file_labels([Path("a.tfrecord"), Path("b.tfrecord")]) == ["a.tfrecord", "b.tfrecord"]
 
 

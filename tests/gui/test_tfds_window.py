@@ -16,12 +16,12 @@ def test_tfds_folder_in_the_window(qtbot, open_window, tmp_path):
     assert sorted(d.problems_shown()) == [
         (
             "shard_length_mismatch",
-            "mnist-train.tfrecord-00001",
+            "train-00001",
             "5 intact records, where dataset_info.json says 4 for this shard of split train",
         ),
         (
             "split_missing_shard",
-            "mnist-train.tfrecord-00002",
+            "train-00002",
             "mnist-train.tfrecord-00002-of-00003 is not there: dataset_info.json names 3 shards for split train",
         ),
     ]

@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.units import human_bytes
 
 SEP = "  ·  "
@@ -44,8 +45,9 @@ def status_text(f: StatusFacts) -> str:
         said = f"{f.tfds_records:,} records in " if f.tfds_records is not None else ""
         plural = "s" if f.tfds_splits != 1 else ""
         parts.insert(0, f"TFDS {f.tfds} ({said}{f.tfds_splits} split{plural} by its metadata)")
-    comp = f.compressions - {"none"}
-    parts.append("/".join(sorted(f.compressions)).upper() + " compressed" if comp else "uncompressed")
+    parts.append(
+        " / ".join(Compression(c).shown for c in sorted(f.compressions, reverse=True)) or "uncompressed"
+    )
     if f.payload_kinds:
         parts.append(f.payload_kinds)
     if f.missing:

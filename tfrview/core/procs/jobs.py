@@ -170,7 +170,8 @@ def job_analyze(req: AnalyzeRequest) -> None:
     a = merge(results, splits=_splits_of(req), rules=DatasetRules().with_words(list(req.rules)))
     for fi, problems in sorted(a.dataset_problems.items()):
         for p in problems:
-            tell(ProblemFound(files[fi], p))
+            if p.kind in QA_KINDS:  # the window's scan says what framing finds (a shard's length)
+                tell(ProblemFound(files[fi], p))
     _emit_duplicates(a, files, tell)
     _remember_step_columns(steps_key, results, a)
     summary = a.summary.to_json()

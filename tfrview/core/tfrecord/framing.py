@@ -35,6 +35,11 @@ class Compression(enum.StrEnum):
     ARRAYRECORD = "arrayrecord"
 
     @property
+    def shown(self) -> str:
+        """What a person reads of it in the window's status line."""
+        return _SHOWN.get(self, f"{self.upper()} compressed")
+
+    @property
     def wbits(self) -> int:
         """zlib's wbits for reading this container (0: plain bytes, nothing to inflate)."""
         return {Compression.GZIP: 31, Compression.ZLIB: 15}.get(self, 0)
@@ -44,6 +49,9 @@ class Compression(enum.StrEnum):
         """The compression a word names, None for a word that names none (3.11's `in` on an enum
         class raises for a plain string)."""
         return cls._value2member_map_.get(word)  # type: ignore[return-value]
+
+
+_SHOWN = {Compression.NONE: "uncompressed", Compression.ARRAYRECORD: "ArrayRecord"}
 
 
 def _crc32c():

@@ -7,6 +7,7 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict
 
@@ -47,9 +48,28 @@ def file_labels(paths) -> list[str]:
         if len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
             return [x["num"] for x in m]
         if len({x["prefix"] for x in m}) > 1:
-            return [x["prefix"] + x["num"] for x in m]
+            return _told_apart([x["prefix"] for x in m], [x["num"] for x in m])
         return [f"{x['num']}-of-{x['total']}" for x in m]
     return [p.name for p in paths]
+
+
+_SEPARATORS = "-_."
+
+
+def _told_apart(prefixes: list[str], nums: list[str]) -> list[str]:
+    """What tells shard sets apart, with each shard's number: the words they share at either end
+    left out, cut at a separator (TFDS's `mnist-train.tfrecord-` and `mnist-test.tfrecord-` give
+    `train-00000` and `test-00000`; `train-` and `validation-` keep their words)."""
+    head = os.path.commonprefix(prefixes)
+    head = head[: max(head.rfind(c) for c in _SEPARATORS) + 1]
+    tail = os.path.commonprefix([s[::-1] for s in prefixes])[::-1]
+    cuts = [i for i in (tail.find(c) for c in _SEPARATORS) if i >= 0]
+    tail = tail[min(cuts) :] if cuts else ""
+    out = []
+    for prefix, num in zip(prefixes, nums, strict=True):
+        core = prefix[len(head) : len(prefix) - len(tail)].strip(_SEPARATORS)
+        out.append(f"{core}-{num}" if core else num)
+    return out
 
 
 def has_splits(splits) -> bool:
