@@ -7,7 +7,6 @@ window calls `refresh()` on its timer, never per chunk. Above ROW_CAP rows the m
 
 from __future__ import annotations
 
-import os
 import time
 from collections import OrderedDict
 
@@ -56,13 +55,22 @@ def file_labels(paths) -> list[str]:
 _SEPARATORS = "-_."
 
 
+def _shared_start(words: list[str]) -> str:
+    """The characters every word starts with (of names, not paths: cut at a separator after)."""
+    first, last = min(words), max(words)
+    n = 0
+    while n < len(first) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
 def _told_apart(prefixes: list[str], nums: list[str]) -> list[str]:
     """What tells shard sets apart, with each shard's number: the words they share at either end
     left out, cut at a separator (TFDS's `mnist-train.tfrecord-` and `mnist-test.tfrecord-` give
     `train-00000` and `test-00000`; `train-` and `validation-` keep their words)."""
-    head = os.path.commonprefix(prefixes)
+    head = _shared_start(prefixes)
     head = head[: max(head.rfind(c) for c in _SEPARATORS) + 1]
-    tail = os.path.commonprefix([s[::-1] for s in prefixes])[::-1]
+    tail = _shared_start([s[::-1] for s in prefixes])[::-1]
     cuts = [i for i in (tail.find(c) for c in _SEPARATORS) if i >= 0]
     tail = tail[min(cuts) :] if cuts else ""
     out = []
