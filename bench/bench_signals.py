@@ -1,0 +1,110 @@
+"""The image signals alone (issue 21): time per image of `records.imagesignals` over the same 500
+decoded JPEG drafts, each figure beside the core count. A per-image figure of one process in its CPU time (process_time), best of
+5 rounds: robust to a loaded machine, unlike the deep pass's (bench/bench_analysis.py --signals).
+
+    python bench/bench_signals.py [--images 500] [--profile]
+
+The drafts are 640x480 JPEGs (quality 85) decoded at 1/8 scale as the pass decodes them: smooth
+colour fields of random hue with grain and a few flat boxes, each image its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from tfrview.core.analysis.checks import _signals_of  # noqa: E402
+from tfrview.core.records import imagesignals  # noqa: E402
+
+
+def line(name: str, value: str, target: str = "") -> None:
+    print(f"{name:<58} {value:>16}   {target}", flush=True)
+
+
+def _pass_mode() -> str:
+    """The mode this version's pass drafts a colour JPEG in for its signals (YCbCr since issue 21's
+    second session: no conversion to RGB; RGB before), so before and after each time their own."""
+    import inspect
+
+    return "YCbCr" if "ycc" in inspect.signature(imagesignals.signals).parameters else "RGB"
+
+
+def drafts(n: int, seed: int = 5) -> list[Image.Image]:
+    """n distinct 640x480 JPEGs, loaded as the pass loads them (draft at 1/8)."""
+    r = np.random.default_rng(seed)
+    mode = _pass_mode()
+    out = []
+    for _ in range(n):
+        small = r.random((4, 5, 3)) * 255
+        field = Image.fromarray(small.astype(np.uint8)).resize((640, 480), Image.Resampling.BICUBIC)
+        a = np.asarray(field).astype(np.float32) + r.normal(0, 12, (480, 640, 1)).astype(np.float32)
+        for _ in range(3):
+            x, y, s = r.integers(0, 560), r.integers(0, 400), r.integers(20, 80)
+            a[y : y + s, x : x + s] = r.integers(0, 256, 3)
+        b = io.BytesIO()
+        Image.fromarray(a.clip(0, 255).astype(np.uint8)).save(b, "JPEG", quality=85)
+        im = Image.open(io.BytesIO(b.getvalue()))
+        im.draft(mode, (80, 60))
+        im.load()
+        out.append(im)
+    return out
+
+
+def best_of(fn, items, rounds: int = 5) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.process_time()
+        for x in items:
+            fn(x)
+        best = min(best, time.process_time() - t0)
+    return best / len(items)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--images", type=int, default=500)
+    ap.add_argument("--profile", action="store_true", help="a cProfile of the signals of every draft")
+    a = ap.parse_args()
+    ims = drafts(a.images)
+    print(
+        f"cores: {os.cpu_count()}   drafts: {len(ims)} of 640x480 JPEGs "
+        f"({ims[0].size[0]}x{ims[0].size[1]} {ims[0].mode})"
+    )
+    full = (640, 480)
+    if ims[0].mode == "YCbCr":
+        arrays = [np.asarray(im) for im in ims]
+
+        def of_arrays(a):
+            return imagesignals.signals(a, full, ycc=True)
+    else:
+        arrays = [(np.asarray(im), np.asarray(im.convert("L"))) for im in ims]
+
+        def of_arrays(a):
+            return imagesignals.signals(a[0], full, a[1])
+
+    per = best_of(lambda im: _signals_of(im, full), ims)
+    line("signals of a loaded draft (checks._signals_of)", f"{per * 1e3:.3f} ms")
+    per = best_of(of_arrays, arrays)
+    line("  of its arrays (imagesignals.signals)", f"{per * 1e3:.3f} ms")
+    if a.profile:
+        import cProfile
+        import pstats
+
+        with cProfile.Profile() as prof:
+            for p in arrays:
+                of_arrays(p)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()
