@@ -132,7 +132,7 @@ class _Plan:
     blur_cols: int
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # a draft size's matrices: ~100 KB at 1,000 px (80 x rows, cols x 81 floats)
 def _plan(rows: int, cols: int) -> _Plan:
     bh, bw = _blur_size(rows, cols)
     left = np.vstack([_box(rows, bh), _DCT @ _box(rows, HASH_SIDE), _box(rows, 8)]).astype(np.float32)
@@ -142,11 +142,11 @@ def _plan(rows: int, cols: int) -> _Plan:
     return _Plan(np.ascontiguousarray(left), np.ascontiguousarray(right), bh, bw)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # likewise: 4 x rows and (cols x bands) x 8 floats
 def _colour_plan(rows: int, cols: int, bands: int, ycc: bool) -> tuple[np.ndarray, np.ndarray]:
     """Left and right matrices whose product with the pixels as rows x (cols * bands) is the
-    CHROMA_SIDE x CHROMA_SIDE cells' mean Cb and Cr, in quantisation steps, plus 8 (neutral: 8):
-    the resize, the colour transform and the step folded into one pair of products."""
+    CHROMA_SIDE x CHROMA_SIDE cells' mean Cb and Cr, in quantisation steps (a YCbCr image's still
+    offset by 128): the resize, the colour transform and the step folded into one pair of products."""
     weights = _CHROMA_OF_YCC if ycc else _CHROMA_OF_RGB[:bands]
     right = np.kron(_box(cols, CHROMA_SIDE).T, weights / CHROMA_STEP)  # (cols * bands) x (cells * 2)
     return _box(rows, CHROMA_SIDE), np.ascontiguousarray(right, dtype=np.float32)
@@ -301,6 +301,8 @@ def colour(pixels: np.ndarray, ycc: bool = False) -> tuple[int, int]:
     a = np.asarray(pixels)
     if a.ndim != 3 or a.shape[2] < 3 or not a.size:
         return _NEUTRAL, _NEUTRAL
+    if a.shape[2] > (3 if ycc else 4):
+        a = np.ascontiguousarray(a[:, :, :3])
     rows, cols, bands = a.shape
     left, right = _colour_plan(rows, cols, bands, ycc)
     cells = left @ a.reshape(rows, cols * bands) @ right  # CHROMA_SIDE x (CHROMA_SIDE * 2), in steps
