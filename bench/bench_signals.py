@@ -2,7 +2,13 @@
 decoded JPEG drafts, each figure beside the core count. A per-image figure of one process in its CPU time (process_time), best of
 5 rounds: robust to a loaded machine, unlike the deep pass's (bench/bench_analysis.py --signals).
 
-    python bench/bench_signals.py [--images 500] [--profile]
+    python bench/bench_signals.py [--images 500] [--profile] [--pass-share]
+
+--pass-share: also the share the signals add to the deep pass's per-record work on one of
+bench_analysis.py's JPEG shards (decode, read_record, look_and_check; without the signals the byte
+digests the pass then keeps, as analysis.shard does), in this process's CPU time, best of 3
+interleaved: the figure of `bench_analysis.py --signals` without its start-up, framing and facts,
+and robust to a loaded machine where that one's wall-clock time is not.
 
 The drafts are 640x480 JPEGs (quality 85) decoded at 1/8 scale as the pass decodes them: smooth
 colour fields of random hue with grain and a few flat boxes, each image its own.
@@ -70,10 +76,48 @@ def best_of(fn, items, rounds: int = 5) -> float:
     return best / len(items)
 
 
+def pass_share(rounds: int = 3) -> None:
+    from bench.bench_analysis import make_jpeg_shards
+    from tfrview.core.analysis.checks import image_digests, look_and_check
+    from tfrview.core.records.payload import decode
+    from tfrview.core.records.reading import ReadingContext, read_record
+    from tfrview.core.tfrecord.framing import OVERHEAD
+
+    path = make_jpeg_shards(Path("/tmp/tfrview-bench") / "jpeg-32x1000", 32, 1000)[0]
+    data, records, at = path.read_bytes(), [], 0
+    while at + OVERHEAD <= len(data):
+        n = int.from_bytes(data[at : at + 8], "little")
+        records.append(data[at + 12 : at + 12 + n])
+        at += n + OVERHEAD
+    ctx = ReadingContext(None)
+
+    def run(signals: bool) -> float:
+        t0 = time.process_time()
+        for n, rec in enumerate(records):
+            p = decode(rec)
+            r = read_record(p, ctx)
+            _, look = look_and_check(
+                p, (0, n), None, None, None, od_dataset=False, reading=r, signals=signals
+            )
+            if look.signals is None:
+                image_digests(p.features)
+        return time.process_time() - t0
+
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for on in (False, True):
+            times[on].append(run(on))
+    without, with_s = min(times[False]) / len(records), min(times[True]) / len(records)
+    line(f"per-record pass work, {len(records):,} JPEG records, no signals", f"{without * 1e3:.3f} ms")
+    line("  with signals", f"{with_s * 1e3:.3f} ms")
+    line("  the signals add", f"{(with_s / without - 1) * 100:+.1f} %", "target <= 15 % (of the whole pass)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=500)
     ap.add_argument("--profile", action="store_true", help="a cProfile of the signals of every draft")
+    ap.add_argument("--pass-share", action="store_true", help="their share of the pass's per-record work")
     a = ap.parse_args()
     ims = drafts(a.images)
     print(
@@ -104,6 +148,8 @@ def main() -> None:
             for p in arrays:
                 of_arrays(p)
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+    if a.pass_share:
+        pass_share()
 
 
 if __name__ == "__main__":
