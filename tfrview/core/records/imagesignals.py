@@ -122,24 +122,31 @@ def _blur_size(rows: int, cols: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class _Plan:
-    """One grey image size's matrices: `left @ g @ right` is the blur's working-scale image (top
-    left, `blur_rows` x `blur_cols`), the DCT hash's 8x8 low frequencies and the difference hash's
-    8x9 grey, in one pair of products (each block a resize, so they share the grey's one pass)."""
+    """One grey image size's matrices: `hash_left @ g @ hash_right` holds the DCT hash's 8x8 low
+    frequencies (top left) and the difference hash's 8x9 grey (bottom right) in one pair of
+    products; `blur_left @ g @ blur_right` is the blur's working-scale image (None: `g` itself).
+    Two pairs, not one stacked: OpenBLAS threads a product past 2^18 multiply-adds (m x n x k), and
+    threads of tiny products cost many times their work on a loaded machine (a 60x80 draft's one
+    stacked pair was 307,200 and 414,720)."""
 
-    left: np.ndarray
-    right: np.ndarray
-    blur_rows: int
-    blur_cols: int
+    hash_left: np.ndarray
+    hash_right: np.ndarray
+    blur_left: np.ndarray | None
+    blur_right: np.ndarray | None
 
 
 @lru_cache(maxsize=64)  # a draft size's matrices: ~100 KB at 1,000 px (80 x rows, cols x 81 floats)
 def _plan(rows: int, cols: int) -> _Plan:
     bh, bw = _blur_size(rows, cols)
-    left = np.vstack([_box(rows, bh), _DCT @ _box(rows, HASH_SIDE), _box(rows, 8)]).astype(np.float32)
-    right = np.hstack([_box(cols, bw).T, _box(cols, HASH_SIDE).T @ _DCT.T, _box(cols, 9).T]).astype(
-        np.float32
+    hash_left = np.vstack([_DCT @ _box(rows, HASH_SIDE), _box(rows, 8)])
+    hash_right = np.hstack([_box(cols, HASH_SIDE).T @ _DCT.T, _box(cols, 9).T])
+    same = (bh, bw) == (rows, cols)
+    return _Plan(
+        np.ascontiguousarray(hash_left, dtype=np.float32),
+        np.ascontiguousarray(hash_right, dtype=np.float32),
+        None if same else _box(rows, bh),
+        None if same else np.ascontiguousarray(_box(cols, bw).T),
     )
-    return _Plan(np.ascontiguousarray(left), np.ascontiguousarray(right), bh, bw)
 
 
 @lru_cache(maxsize=64)  # likewise: 4 x rows and (cols x bands) x 8 floats
@@ -154,11 +161,7 @@ def _colour_plan(rows: int, cols: int, bands: int, ycc: bool) -> tuple[np.ndarra
 
 def phash(g: np.ndarray) -> int:
     p = _plan(*g.shape)
-    low = (
-        p.left[p.blur_rows : p.blur_rows + _LOW]
-        @ np.asarray(g, dtype=np.float32)
-        @ p.right[:, p.blur_cols : p.blur_cols + _LOW]
-    ).ravel()
+    low = (p.hash_left[:_LOW] @ np.asarray(g, dtype=np.float32) @ p.hash_right[:, :_LOW]).ravel()
     mid = np.sort(low)
     return _word(low > (mid[31] + mid[32]) / 2)
 
@@ -351,10 +354,11 @@ def signals(
     fw, fh = full_size or (w, h)
     brightness, contrast, entropy, blank = histogram_scores(g8)
     p = _plan(h, w)
-    both = p.left @ g8.astype(np.float32) @ p.right  # one grey for every hash (8-bit, as counted)
-    bh, bw = p.blur_rows, p.blur_cols
-    low = both[bh : bh + _LOW, bw : bw + _LOW].ravel()
-    small = both[bh + _LOW :, bw + _LOW :]
+    g = g8.astype(np.float32)  # one grey for every hash (8-bit, as counted)
+    hashed = p.hash_left @ g @ p.hash_right
+    low = hashed[:_LOW, :_LOW].ravel()
+    small = hashed[_LOW:, _LOW:]
+    working = g if p.blur_left is None else p.blur_left @ g @ p.blur_right
     mid = np.sort(low)
     bits = np.empty((2, 64), bool)
     np.greater(low, (mid[31] + mid[32]) / 2, out=bits[0])
@@ -372,7 +376,7 @@ def signals(
         bottom,
         brightness,
         contrast,
-        _laplacian_variance(both[:bh, :bw]),
+        _laplacian_variance(working),
         entropy,
         blank,
         fw / fh if fh else 0.0,
