@@ -37,18 +37,9 @@ def line(name: str, value: str, target: str = "") -> None:
     print(f"{name:<58} {value:>16}   {target}", flush=True)
 
 
-def _pass_mode() -> str:
-    """The mode this version's pass drafts a colour JPEG in for its signals (YCbCr since issue 21's
-    second session: no conversion to RGB; RGB before), so before and after each time their own."""
-    import inspect
-
-    return "YCbCr" if "ycc" in inspect.signature(imagesignals.signals).parameters else "RGB"
-
-
 def drafts(n: int, seed: int = 5) -> list[Image.Image]:
     """n distinct 640x480 JPEGs, loaded as the pass loads them (draft at 1/8)."""
     r = np.random.default_rng(seed)
-    mode = _pass_mode()
     out = []
     for _ in range(n):
         small = r.random((4, 5, 3)) * 255
@@ -60,7 +51,7 @@ def drafts(n: int, seed: int = 5) -> list[Image.Image]:
         b = io.BytesIO()
         Image.fromarray(a.clip(0, 255).astype(np.uint8)).save(b, "JPEG", quality=85)
         im = Image.open(io.BytesIO(b.getvalue()))
-        im.draft(mode, (80, 60))
+        im.draft(im.mode, (80, 60))
         im.load()
         out.append(im)
     return out

@@ -53,8 +53,7 @@ FORMAT = 14  # bump when what is stored changes: old entries are then simply not
 # 11: the fact table's `crc` words are the record status words of tfrecord.status; 12: a summary
 # holds the box keys the reading agreed on and counts labels by the reading's label text; 13: the
 # fact table holds each record's first image's hashes and quality scores, records.imagesignals;
-# 14: and its colour signature, colour_top and colour_bottom, and a colour JPEG's pixel_hash is of its
-# YCbCr draft)
+# 14: and its colour signature, colour_top and colour_bottom)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint

@@ -173,10 +173,9 @@ def inspect_image(b: bytes, ref: ImageRef, signals: bool = False) -> ImageFacts:
             orientation = int(im.getexif().get(0x0112, 1) or 1)
             bands = len(im.getbands())
             if im.format == "JPEG":
-                # for the signals a colour JPEG is decoded as it is stored, YCbCr: its band 0 is the
-                # luma, no conversion to RGB and back to grey (imagesignals.signals' `ycc`)
-                mode = "YCbCr" if signals and im.mode == "RGB" else im.mode
-                im.draft(mode, (max(1, w // 8), max(1, h // 8)))
+                # RGB, not as stored (YCbCr): libjpeg's SIMD colour conversion made the decode
+                # faster than its YCbCr output saved the signals (1.18 against 1.21-1.26 ms)
+                im.draft(im.mode, (max(1, w // 8), max(1, h // 8)))
             check_decoded_size(im)
             im.load()
             sig = _signals_of(im, (w, h)) if signals else None
@@ -204,9 +203,10 @@ def _signals_of(im, full: tuple[int, int]) -> ImageSignals:
     if mode == "L":
         a = _array(im)
         return signals(a, full, a)
-    if mode in ("RGB", "YCbCr"):  # an RGB image as YCbCr: one conversion in Pillow's C
-        ycc = im if mode == "YCbCr" else im.convert("YCbCr")
-        return signals(_array(ycc), full, ycc=True)
+    if mode == "RGB":
+        return signals(_array(im), full, _array(im.convert("L")))
+    if mode == "YCbCr":  # its band 0 is the luma
+        return signals(_array(im), full, ycc=True)
     if mode in ("I", "F") or mode.startswith("I;16"):
         a = np.asarray(im, dtype=np.float64)
         top = 65535.0 if mode.startswith("I") and a.size and a.max() > 255 else 255.0

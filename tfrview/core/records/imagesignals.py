@@ -19,13 +19,10 @@ Hash words (each a uint64, stored as int64 fact columns of those bits):
   their colours are far apart (`colour_distance`; analysis.duplicates confirms a near pair by it).
   Brightness shifts leave chroma alone; re-encoding, resizing and small crops move it little.
 
-A colour JPEG is decoded for these as it is stored, YCbCr (`signals(..., ycc=True)`): its band 0
-is the luma and bands 1-2 the chroma, so neither Pillow's RGB conversion nor a grey one is made;
-its `pixel_hash` is of those YCbCr pixels (equal for equal images, as RGB's would be).
-
-Cost: every grey hash and the blur's working-scale image come from one pair of matrix products
-(`_plan`: the resizes and the DCT stacked), the colour cells from another (`_colour_plan`: resize,
-colour transform and quantisation step folded), and the histogram scores from one `bincount`.
+Cost: the grey hashes come from one pair of matrix products (`_plan`: the resizes and the DCT
+stacked), the blur's working-scale image from another, the colour cells from a third
+(`_colour_plan`: resize, colour transform and quantisation step folded), each pair under OpenBLAS's
+threading threshold for a 640x480 JPEG's draft; the histogram scores from one `bincount`.
 
 Quality scores (`scores`; what analysis.imagequality judges, relative to the dataset), of the grey
 (ITU-R 601 luma) draft image:
