@@ -116,16 +116,10 @@ def main() -> None:
         f"({ims[0].size[0]}x{ims[0].size[1]} {ims[0].mode})"
     )
     full = (640, 480)
-    if ims[0].mode == "YCbCr":
-        arrays = [np.asarray(im) for im in ims]
+    arrays = [(np.asarray(im), np.asarray(im.convert("L"))) for im in ims]
 
-        def of_arrays(a):
-            return imagesignals.signals(a, full, ycc=True)
-    else:
-        arrays = [(np.asarray(im), np.asarray(im.convert("L"))) for im in ims]
-
-        def of_arrays(a):
-            return imagesignals.signals(a[0], full, a[1])
+    def of_arrays(a):
+        return imagesignals.signals(a[0], full, a[1])
 
     per = best_of(lambda im: _signals_of(im, full), ims)
     line("signals of a loaded draft (checks._signals_of)", f"{per * 1e3:.3f} ms")
