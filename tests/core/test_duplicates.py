@@ -271,3 +271,53 @@ def test_verify_prints_the_leakage_table(merged, capsys):
         ("validation", "train", 12),
     }
     assert len(back["duplicate_groups"]) == 72
+
+
+def test_the_demo_s_two_gradient_scenes_are_not_paired(tmp_path, monkeypatch):
+    """Two different demo scenes (a vertical gradient with flat shapes, brown-pink and olive) are
+    within the DCT hash's distance: their colour signatures keep them apart."""
+    from tfrview.core.analysis.duplicates import group_hashes
+    from tfrview.core.analysis.rules import DuplicateRules
+    from tfrview.core.records.imagesignals import colour_distance
+    from tfrview.demo import build_demo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shard0 = build_demo(tmp_path / "demo")[0]  # its drawn scenes (the other shard holds no pair)
+    a = analyze([str(shard0)], deep=True, jobs=1, use_cache=False)
+    for kind in (ProblemKind.NEAR_DUPLICATE_IMAGE, ProblemKind.DUPLICATE_IMAGE, ProblemKind.SPLIT_LEAK):
+        assert not _found(a, kind), kind
+    t = a.facts()
+    names = ("pixel_hash", "phash", "dhash", "colour_top", "colour_bottom")
+    word = {c: np.array(t[c].take([17, 24]).to_pylist(), np.int64) for c in names}
+    colour = np.stack([word["colour_top"], word["colour_bottom"]], axis=1)
+    rules = DuplicateRules()
+    assert int(hamming(*word["phash"])) <= rules.near_distance  # the grey hash alone pairs them
+    assert int(colour_distance(colour[:1], colour[1:])[0]) > rules.colour_distance
+    grey_only = group_hashes(word["pixel_hash"], word["phash"], word["dhash"], rules.near_distance, 64)
+    assert grey_only.count == 1
+    with_colour = group_hashes(
+        word["pixel_hash"],
+        word["phash"],
+        word["dhash"],
+        rules.near_distance,
+        64,
+        True,
+        colour,
+        rules.colour_distance,
+    )
+    assert with_colour.count == 0
+
+
+def test_colour_signature_reads_cells_and_distance_sums_steps():
+    from tfrview.core.records.imagesignals import colour, colour_distance
+
+    a = np.zeros((40, 40, 3), np.uint8)
+    a[:, :] = (128, 128, 128)  # grey: every cell neutral (8, 8)
+    top, bottom = colour(a)
+    assert top == bottom == int.from_bytes(bytes([0x88] * 8), "big", signed=True)
+    a[:10, :10] = (0, 0, 255)  # the top left cell blue: Cb +127 (clipped to 15), Cr -21 (3 steps)
+    t2, b2 = colour(a)
+    assert t2.to_bytes(8, "big", signed=True)[0] == 0xF3 and b2 == bottom
+    assert colour_distance(np.array([[top, bottom]]), np.array([[t2, b2]])).tolist() == [7 + 5]
+    ycc = np.asarray(Image.fromarray(a).convert("YCbCr"))
+    assert colour(ycc, ycc=True) == (t2, b2)  # a JPEG's YCbCr draft: the same cells

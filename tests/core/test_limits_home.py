@@ -68,6 +68,7 @@ PIECES = {
         "_WALK_BATCH",
         "POSTSCRIPT_MAGIC",
     },  # headers hashed at once; a format fact
+    "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value

@@ -1,10 +1,12 @@
 """Copies and near copies of images across a dataset, and leakage between its splits: the dataset
 step (`datasetqa.STEPS`) over the pass's per-record hash columns (`records.imagesignals`: the
-record's first image's `pixel_hash`, `phash`, `dhash`).
+record's first image's `pixel_hash`, `phash`, `dhash`, and its colour signature `colour_top`,
+`colour_bottom`).
 
 Why an index and not every pair: a million images are 5e11 pairs. Exact copies are runs of one
 sorted `pixel_hash`. Near copies (phash Hamming distance <= `rules.duplicates.near_distance`, the
-dhash within `confirm_distance` confirming the pair) come from the pigeonhole principle: the 64
+dhash within `confirm_distance` and the colour signatures within `colour_distance` confirming the
+pair: the grey hashes alone paired distinct scenes of one layout in other colours) come from the pigeonhole principle: the 64
 bits cut in B blocks, two words d bits apart agree on at least B - d blocks, so every pair within
 B - e bits shares some e blocks exactly. For each choice of e blocks (a table) the words are
 sorted by those blocks and only words in one run are compared (Manku, Jain and Das Sarma's
@@ -38,11 +40,11 @@ from tfrview.core.limits import (
     too_large,
 )
 from tfrview.core.problems import ProblemKind
-from tfrview.core.records.imagesignals import hamming
+from tfrview.core.records.imagesignals import COLOUR_COLUMNS, colour_distance, hamming
 
 log = logging.getLogger(__name__)
 
-HASHES = ["pixel_hash", "phash", "dhash"]
+HASHES = ["pixel_hash", "phash", "dhash", "colour_top", "colour_bottom"]
 MAX_BLOCKS = 16  # blocks of 4 bits at the narrowest
 
 
@@ -135,14 +137,43 @@ def _run_pairs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(a_out), np.concatenate(b_out)
 
 
+@dataclass(frozen=True)
+class Confirm:
+    """What a pair of near phash words must agree on too: dhash words within `dhash_bits` bits
+    and, when `colour` (n x 2: colour_top, colour_bottom) is given, colour signatures within
+    `colour_steps` steps (`imagesignals.colour_distance`)."""
+
+    dhash: np.ndarray
+    dhash_bits: int
+    colour: np.ndarray | None = None
+    colour_steps: int = 0
+
+    def keep(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ok = hamming(self.dhash[a], self.dhash[b]) <= self.dhash_bits
+        if self.colour is not None:
+            ok &= colour_distance(self.colour[a], self.colour[b]) <= self.colour_steps
+        return ok
+
+    def of(self, rows: np.ndarray) -> Confirm:
+        """The same confirmation of the words at `rows`."""
+        return Confirm(
+            self.dhash[rows],
+            self.dhash_bits,
+            None if self.colour is None else self.colour[rows],
+            self.colour_steps,
+        )
+
+
 def near_pairs(
     phash: np.ndarray,
-    dhash: np.ndarray,
+    dhash: np.ndarray | Confirm,
     distance: int,
-    confirm: int,
+    confirm: int = 64,
     index: NearIndex | None = None,
 ) -> tuple[np.ndarray, np.ndarray, NearIndex]:
-    """Pairs (i < j) of distinct words within `distance` phash bits and `confirm` dhash bits."""
+    """Pairs (i < j) of distinct words within `distance` phash bits, confirmed: `dhash` a Confirm,
+    or dhash words (aligned with `phash`) that must be within `confirm` bits."""
+    check = dhash if isinstance(dhash, Confirm) else Confirm(dhash, confirm)
     n = len(phash)
     index = index or plan(n, distance)
     if n < 2:
@@ -161,7 +192,7 @@ def near_pairs(
             continue
         ok = hamming(phash[a], phash[b]) <= distance
         a, b = a[ok], b[ok]
-        ok = hamming(dhash[a], dhash[b]) <= confirm
+        ok = check.keep(a, b)
         a_all.append(a[ok])
         b_all.append(b[ok])
     if not a_all:
@@ -210,8 +241,12 @@ def group_hashes(
     distance: int,
     confirm: int,
     near: bool = True,
+    colour: np.ndarray | None = None,
+    colour_steps: int = 0,
 ) -> Grouping:
-    """Groups of exact copies (same pixel word) and near copies (see `near_pairs`)."""
+    """Groups of exact copies (same pixel word) and near copies (see `near_pairs`; `colour`, n x 2
+    colour signatures, confirms a near pair when within `colour_steps`)."""
+    check = Confirm(dhash, confirm, colour, colour_steps)
     n = len(pixel)
     edges_a, edges_b = [], []
     a, b = _run_pairs(pixel)
@@ -220,17 +255,16 @@ def group_hashes(
     index = None
     if near and n > 1:
         # identical phash words are one word for the index (a blank frame's word may be shared
-        # by thousands): the index sees each distinct word once
         # by thousands): the index sees each distinct word once, and the images that share one
         # are chained in sorted order (n - 1 links at most, never every pair)
         order = np.argsort(phash)
         same = np.flatnonzero(phash[order][1:] == phash[order][:-1])
         sa, sb = order[same], order[same + 1]
-        ok = hamming(dhash[sa], dhash[sb]) <= confirm
+        ok = check.keep(sa, sb)
         edges_a.append(sa[ok])
         edges_b.append(sb[ok])
         words, first = np.unique(phash, return_index=True)
-        wa, wb, index = near_pairs(words, dhash[first], distance, confirm)
+        wa, wb, index = near_pairs(words, check.of(first), distance)
         edges_a.append(first[wa])
         edges_b.append(first[wb])
     label = components(n, np.concatenate(edges_a), np.concatenate(edges_b))
@@ -260,11 +294,7 @@ def judge(analysis, rules, qa, cols: Columns) -> list:
     per-record `dup_group` and `leak` arrays (`qa.record_columns`, for `DatasetAnalysis.facts`),
     from the `HASHES` columns of every file."""
     said: list[str] = []  # this step's notes: in qa.notes and its own table, for the report
-    valid = (
-        cols.valid["pixel_hash"] & cols.valid["phash"] & cols.valid["dhash"]
-        if len(cols)
-        else np.zeros(0, bool)
-    )
+    valid = np.logical_and.reduce([cols.valid[c] for c in HASHES]) if len(cols) else np.zeros(0, bool)
     if not valid.any():
         said.append("No duplicates step: no record's image was hashed (no decoded images)")
         # in its own table only: the image checks say once that no image decoded (qa.notes)
@@ -287,7 +317,10 @@ def judge(analysis, rules, qa, cols: Columns) -> list:
     pixel = cols.values["pixel_hash"][tracked].astype(np.int64)
     ph = cols.values["phash"][tracked].astype(np.int64)
     dh = cols.values["dhash"][tracked].astype(np.int64)
-    g = group_hashes(pixel, ph, dh, r.near_distance, r.confirm_distance, r.check_near)
+    colour = np.stack([cols.values[c][tracked].astype(np.int64) for c in COLOUR_COLUMNS], axis=1)
+    g = group_hashes(
+        pixel, ph, dh, r.near_distance, r.confirm_distance, r.check_near, colour, r.colour_distance
+    )
     if g.index is not None and g.index.certain < r.near_distance:
         said.append(
             f"Near copies of {len(tracked):,} images: pairs within {g.index.certain} bits are all found; "

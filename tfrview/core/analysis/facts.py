@@ -4,7 +4,7 @@ need of it, as Arrow columns (written to Parquet, so DuckDB, polars and pandas r
 Columns: `file`, `record` (number within the file), `offset`, `size`, `crc` (a `tfrecord.status` word),
 `kind` (example, sequence_example, protobuf, bytes; null for damaged records), `image_width`,
 `image_height`, `boxes`, the first decodable image's signals (`records.imagesignals.COLUMNS`:
-`pixel_hash`, `phash`, `dhash` int64; `brightness`, `contrast`, `blur`, `entropy`, `blank`, `aspect`
+`pixel_hash`, `phash`, `dhash`, `colour_top`, `colour_bottom` int64; `brightness`, `contrast`, `blur`, `entropy`, `blank`, `aspect`
 float32; `pixels` int64; `gray_as_color` bool; null for a record with no image that decodes, and
 for every row of the plain-Example column path, which holds no images), then one column per feature key: a plain column when every record holding
 the key holds one value, else a list column with a `<column>#len` column of list lengths. Values are
@@ -43,6 +43,8 @@ SIGNAL_TYPES = {
     "pixel_hash": pa.int64(),
     "phash": pa.int64(),
     "dhash": pa.int64(),
+    "colour_top": pa.int64(),
+    "colour_bottom": pa.int64(),
     "brightness": pa.float32(),
     "contrast": pa.float32(),
     "blur": pa.float32(),

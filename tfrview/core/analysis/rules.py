@@ -38,6 +38,10 @@ class DuplicateRules:
         22,
         "a near pair is kept only when the difference hashes (dhash) agree within this many bits too: copies were within 20, so it drops chance agreements of the DCT hash without losing copies",
     )
+    colour_distance: int = rule(
+        24,
+        "a near pair is kept only when the colour signatures (each image's mean Cb and Cr chroma in 4 x 4 cells, 4 levels a step: records.imagesignals) differ by at most this many steps in all (summed over the 32 values): the grey hashes cannot tell two scenes of one layout in other colours apart. Planted copies were within 20 (crops of 5 %, resizes to 50 %; re-encoding 5, brightness shifts 0), distinct scenes of one palette 29 or more (1 % of pairs below 43), the demo's two gradient scenes 177",
+    )
     check_near: bool = rule(True, "find near duplicates too, not only exact copies")
 
 
