@@ -54,26 +54,3 @@ def test_the_public_face_names_merge_the_function_and_the_package_its_submodule(
         "tfrview.core.analysis.pool",
         "DatasetAnalysis",
     ]
-
-
-def _blas_threads() -> str | None:
-    import os
-
-    return os.environ.get("OPENBLAS_NUM_THREADS")
-
-
-def test_pool_workers_run_one_blas_thread_each_unless_the_person_says_otherwise():
-    """The pass already spreads over the cores by processes: a BLAS thread pool in each worker only
-    oversubscribes them (bench_analysis --signals: 19.06 s with it, 17.03 s without)."""
-    out = _run(
-        "import os\n"
-        "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
-        "from tfrview.core.analysis.pool import _pool\n"
-        "from tests.core.test_worker_imports import _blas_threads\n"
-        "with _pool(2, None, None) as pool:\n"
-        "    print(pool.submit(_blas_threads).result())\n"
-        "os.environ['OPENBLAS_NUM_THREADS'] = '3'\n"
-        "from tfrview.core.childproc import child_env\n"
-        "print(child_env()['OPENBLAS_NUM_THREADS'])\n"
-    )
-    assert out.splitlines() == ["1", "3"]

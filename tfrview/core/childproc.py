@@ -27,24 +27,9 @@ def child_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
-# Worker processes already share the cores between them: a BLAS or OpenMP thread pool inside each
-# only oversubscribes them (numpy's OpenBLAS threads the image signals' matrix products of larger
-# drafts: the deep pass of bench_analysis --signals took 19.06 s with it, 17.03 s without, 2 cores).
-_ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_thread_each(env: dict[str, str] | os._Environ = os.environ) -> None:
-    """One BLAS/OpenMP thread in the worker processes started with `env` (the person's own setting
-    kept). On `os.environ` before a pool starts: its spawned workers inherit it."""
-    for name in _ONE_THREAD:
-        env.setdefault(name, "1")
-
-
 def child_env() -> dict[str, str]:
-    """The environment of a worker: ours, with this checkout importable (as when run from source),
-    one BLAS thread each."""
+    """The environment of a worker: ours, with this checkout importable (as when run from source)."""
     env = dict(os.environ)
-    one_thread_each(env)
     env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 

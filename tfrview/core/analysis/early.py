@@ -11,7 +11,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-from tfrview.core.childproc import one_thread_each, worker_start
+from tfrview.core.childproc import worker_start
 from tfrview.core.limits import WORKER_EXIT_SECONDS
 
 _EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
@@ -21,7 +21,6 @@ def start_early(jobs: int) -> None:
     """Start `jobs` worker processes now (one pool a process, and none for one worker)."""
     if jobs <= 1 or _EARLY:
         return
-    one_thread_each()
     pool = ProcessPoolExecutor(
         jobs, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(),)
     )

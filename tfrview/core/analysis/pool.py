@@ -19,7 +19,7 @@ from tfrview.core import limits
 from tfrview.core.analysis.early import stop_pool, take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
-from tfrview.core.childproc import cores, one_thread_each
+from tfrview.core.childproc import cores
 
 
 def stored(task: ShardTask) -> ShardResult | None:
@@ -133,7 +133,6 @@ def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
     from tfrview.core.analysis.progress import initializer  # start-up of this process
 
     init, initargs = initializer(counter, summaries)
-    one_thread_each()
     return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=init, initargs=initargs)
 
 
