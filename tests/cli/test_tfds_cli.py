@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.tfdsdirs import make_tfds
+from tests.tfdsdata import make_tfds
 from tfrview.cli import main
 
 

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from tests.tfdsdirs import info_doc, make_tfds
+from tests.tfdsdata import info_doc, make_tfds
 from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_TFDS_INFO_BYTES, MAX_TFDS_JSON_DEPTH
 from tfrview.core.problems import ProblemKind

@@ -2,7 +2,7 @@
 its metadata's split), and its Problems panel shows split_missing_shard and shard_length_mismatch."""
 
 from tests.gui.driver import Driver
-from tests.tfdsdirs import make_tfds
+from tests.tfdsdata import make_tfds
 
 
 def test_tfds_folder_in_the_window(qtbot, open_window, tmp_path):
