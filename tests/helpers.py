@@ -115,3 +115,15 @@ def copies_split(root: Path) -> list[str]:
     write_records(paths[0], [rec(x) for x in (a, a, b, c)])
     write_records(paths[1], [rec(x) for x in (d, b, e)])
     return [str(p) for p in paths]
+
+
+def write_arrayrecord(path: Path, options: str, recs) -> Path:
+    """An ArrayRecord file written by the official writer (the reference the reader is tested
+    against; a test module importorskips `array_record` first, with its reason)."""
+    from array_record.python import array_record_module
+
+    w = array_record_module.ArrayRecordWriter(str(path), options)
+    for r in recs:
+        w.write(r)
+    w.close()
+    return path

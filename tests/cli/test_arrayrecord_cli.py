@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.core.test_payload import make_example
+from tests.helpers import write_arrayrecord
 from tfrview.cli import main
 from tfrview.core.tfrecord.report import index_and_verify
 from tfrview.core.tfrecord.source import open_source
 
-m = pytest.importorskip(
+pytest.importorskip(
     "array_record.python.array_record_module",
     reason="the official array-record wheel is not installed here (it has no Windows build)",
 )
@@ -25,21 +26,15 @@ def run(capsys, *args):
     return code, out, err
 
 
-def write(path: Path, options: str, recs: list[bytes]) -> Path:
-    w = m.ArrayRecordWriter(str(path), options)
-    for r in recs:
-        w.write(r)
-    w.close()
-    return path
-
-
 RECS = [make_example(label=[i], name=[f"n{i}".encode()]) for i in range(40)]  # tf.train.Examples
 
 
 @pytest.fixture
 def shard(tmp_path) -> Path:
     # a TFDS-style ArrayRecord shard name: found by its content, not its name
-    return write(tmp_path / "mnist-train.array_record-00000-of-00001", "group_size:1,zstd:3", RECS)
+    return write_arrayrecord(
+        tmp_path / "mnist-train.array_record-00000-of-00001", "group_size:1,zstd:3", RECS
+    )
 
 
 def test_info_counts_and_sniffs_the_records(capsys, shard) -> None:
@@ -98,7 +93,7 @@ def test_data_hashes_on_request_name_a_flipped_data_byte(capsys, tmp_path, shard
 
 
 def test_a_group_size_over_one_is_a_note(capsys, tmp_path) -> None:
-    p = write(tmp_path / "g.array_record", "group_size:16,snappy", RECS)
+    p = write_arrayrecord(tmp_path / "g.array_record", "group_size:16,snappy", RECS)
     code, out, _ = run(capsys, "verify", str(p))
     assert "arrayrecord_group_size" in out and "group_size 16" in out
     assert code == 0  # a note: the file is still OK

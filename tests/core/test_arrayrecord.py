@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import write_arrayrecord
 from tfrview.core.arrayrecord import riegeli
 from tfrview.core.arrayrecord.highway import hash64, hash_many, hash_rows
 from tfrview.core.arrayrecord.reader import open_arrayrecord
@@ -27,20 +28,12 @@ def _records(n: int, seed: int = 0) -> list[bytes]:
     return [rnd.randbytes(rnd.randrange(0, 200)) + b"x" * rnd.randrange(0, 300) for _ in range(n)]
 
 
-def write(path: Path, options: str, recs: list[bytes]) -> Path:
-    w = m.ArrayRecordWriter(str(path), options)
-    for r in recs:
-        w.write(r)
-    w.close()
-    return path
-
-
 RECS = _records(2000)
 
 
 @pytest.fixture(scope="module")
 def zstd1(tmp_path_factory) -> Path:
-    return write(tmp_path_factory.mktemp("ar") / "z.array_record", "group_size:1,zstd:3", RECS)
+    return write_arrayrecord(tmp_path_factory.mktemp("ar") / "z.array_record", "group_size:1,zstd:3", RECS)
 
 
 @pytest.mark.parametrize(
@@ -57,7 +50,7 @@ def zstd1(tmp_path_factory) -> Path:
     ],
 )
 def test_every_record_equals_the_official_readers(tmp_path: Path, options: str) -> None:
-    path = write(tmp_path / "f.array_record", options, RECS)
+    path = write_arrayrecord(tmp_path / "f.array_record", options, RECS)
     official = m.ArrayRecordReader(str(path))
     theirs = official.read(list(range(official.num_records())))
     with open_arrayrecord(path) as f:
@@ -93,7 +86,7 @@ def _chunk_ends(path: Path) -> list[int]:
 
 
 def test_a_cut_file_gives_back_every_whole_chunk(tmp_path: Path, zstd1: Path) -> None:
-    path = write(tmp_path / "g.array_record", "group_size:10,zstd:3", RECS)
+    path = write_arrayrecord(tmp_path / "g.array_record", "group_size:10,zstd:3", RECS)
     data = path.read_bytes()
     ends = _chunk_ends(path)
     official = m.ArrayRecordReader(str(path)).read(list(range(len(RECS))))
@@ -135,7 +128,7 @@ def test_a_flipped_byte_is_named_at_its_chunk(tmp_path: Path, zstd1: Path) -> No
 
 def test_a_damaged_header_without_a_footer_is_walked_past(tmp_path: Path) -> None:
     recs = _records(3000, seed=3)
-    path = write(tmp_path / "a.array_record", "group_size:3,uncompressed", recs)
+    path = write_arrayrecord(tmp_path / "a.array_record", "group_size:3,uncompressed", recs)
     data = bytearray(path.read_bytes())
     with open_arrayrecord(path) as f:
         footer = f.footer.offset
@@ -158,7 +151,7 @@ def test_a_damaged_header_without_a_footer_is_walked_past(tmp_path: Path) -> Non
 def _with_footer_records(tmp_path: Path, meta_fields: bytes) -> Path:
     """A copy of a small file whose footer's metadata is replaced (a new footer chunk written over
     the old one, hashes made right), to show absurd claims are refused before allocating."""
-    path = write(tmp_path / "s.array_record", "group_size:1,uncompressed", RECS[:5])
+    path = write_arrayrecord(tmp_path / "s.array_record", "group_size:1,uncompressed", RECS[:5])
     data = bytearray(path.read_bytes())
     with open_arrayrecord(path) as f:
         at = f.footer.offset
@@ -244,7 +237,7 @@ def test_a_pickle_record_is_disassembled_never_unpickled(tmp_path: Path) -> None
     recs = [
         pickle.dumps({"label": i, "x": _Planted(str(target))}, protocol=p) for i, p in enumerate((2, 4, 5))
     ]
-    path = write(tmp_path / "p.array_record", "group_size:1,zstd:3", recs)
+    path = write_arrayrecord(tmp_path / "p.array_record", "group_size:1,zstd:3", recs)
     with open_arrayrecord(path) as f:
         got = [f.record(i) for i in range(f.num_records)]
     assert got == recs

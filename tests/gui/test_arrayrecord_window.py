@@ -9,8 +9,9 @@ import pytest
 
 from tests.core.test_payload import make_example
 from tests.gui.driver import Driver
+from tests.helpers import write_arrayrecord
 
-m = pytest.importorskip(
+pytest.importorskip(
     "array_record.python.array_record_module",
     reason="the official array-record wheel is not installed here (it has no Windows build)",
 )
@@ -20,11 +21,8 @@ def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> N
     from tfrview.core.tfrecord.source import open_source
 
     path = tmp_path / "train.array_record-00000-of-00001"
-    w = m.ArrayRecordWriter(str(path), "group_size:1,zstd:3")
-    for i in range(20):
-        w.write(make_example(label=[i % 3]))
-    w.write(pickle.dumps({"step": 1}, protocol=5))
-    w.close()
+    recs = [make_example(label=[i % 3]) for i in range(20)] + [pickle.dumps({"step": 1}, protocol=5)]
+    write_arrayrecord(path, "group_size:1,zstd:3", recs)
     with open_source(path) as src:
         begin = int(src.ar.chunks.begin[7])
     data = bytearray(path.read_bytes())
