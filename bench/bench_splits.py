@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -22,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 import pyarrow as pa
 
+from bench.timing import best
 from tfrview.core.analysis.filterexpr import parse
 from tfrview.core.analysis.plots import of_split, overlay
 from tfrview.core.analysis.vfilter import match
@@ -43,15 +43,6 @@ def table(n: int) -> pa.Table:
     )
 
 
-def best(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times) * 1000
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=1_000_000)
@@ -69,7 +60,7 @@ def main() -> None:
         ("one split's rows (plots.of_split)", lambda: of_split(t, "validation"), 100),
         ("label histogram of each split (plots.overlay)", lambda: overlay(t, "label", True), 500),
     ):
-        ms = best(fn, a.runs)
+        ms = best(fn, a.runs) * 1000
         print(f"  {what:<48} {ms:8.1f} ms   target <= {target} ms   {'OK' if ms <= target else 'MISSED'}")
 
 

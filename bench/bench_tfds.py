@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.timing import best
 from tfrview.core.output.writer import write_records
 from tfrview.core.tfds import layout
 from tfrview.core.tfrecord.dataset import name_files, tfds_datasets
@@ -55,15 +56,6 @@ def build(where: Path, shards: int) -> Path:
     }
     (root / "dataset_info.json").write_text(json.dumps(info, indent=2))
     return root
-
-
-def best(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def library(folder: Path) -> None:

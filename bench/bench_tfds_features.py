@@ -18,25 +18,17 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.timing import best  # noqa: E402
+
 TARGET_COLD_RLDS = 0.010  # s: an RLDS features.json loaded (the window's first record waits on it)
 TARGET_COLD_HUGE = 1.0  # s: a features.json at the feature limit, with 20,000 class names
 TARGET_WARM = 0.0002  # s: a folder's features again (each record of the window's row summaries asks)
 TARGET_RECORD_EXTRA = 0.00002  # s: the features' extra cost to read one record (20 us)
-
-
-def best(fn, runs: int = 5) -> float:
-    out = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
 
 
 def main() -> None:
