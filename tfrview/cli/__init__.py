@@ -15,11 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from tfrview import __version__
 from tfrview.core.errors import Cancelled, TfrviewError, one_line
 from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes
-
-from . import __version__
 
 COMMANDS = (
     "info",
@@ -35,6 +34,12 @@ COMMANDS = (
     "install-desktop",
     "uninstall-desktop",
 )
+# Commands with a module of their own in this package, imported only when the parser is built. Each
+# module has HELP (one line), EXAMPLES (indented lines), `configure(p)` adding its arguments to its
+# parser and `run(args) -> int`; it may import this package's helpers (`fail`, `_add_splits`, ...)
+# inside its functions. New commands go here, not into this file.
+MODULE_COMMANDS: dict[str, str] = {}
+COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
 EPILOG = """\
 examples:
@@ -1458,7 +1463,7 @@ def cmd_cache(args) -> int:
 
 
 def cmd_desktop(args) -> int:
-    from . import desktop
+    from tfrview import desktop
 
     if args.command == "install-desktop":
         actions = desktop.install(dry_run=args.dry_run, force=args.force)
@@ -1777,6 +1782,13 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             p.set_defaults(force=False)
         p.set_defaults(func=cmd_desktop)
+    for name, module_name in MODULE_COMMANDS.items():
+        import importlib
+
+        module = importlib.import_module(module_name)
+        p = add(name, module.HELP, module.EXAMPLES)
+        module.configure(p)
+        p.set_defaults(func=module.run)
     return ap
 
 
@@ -1927,7 +1939,3 @@ def open_window(paths: list[str], verbose: bool = False) -> int:
     except ImportError as exc:
         return fail(f"the window needs PySide6 ({exc}); the CLI works without it: tfrview --help")
     return app.run(paths, verbose)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
