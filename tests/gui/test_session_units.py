@@ -11,8 +11,8 @@ from tfrview.core.procs import messages as m
 from tfrview.core.procs.requests import AnalyzeRequest, SeriesRequest
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.gui.job_state import Phase
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.workers.jobs import JobWorker
-from tfrview.gui.workers.scan import ScanPhase
 
 
 @pytest.fixture

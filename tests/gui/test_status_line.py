@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.status_line import StatusFacts, problems_text, status_text
 
 
@@ -15,7 +16,7 @@ def test_the_status_line_says_each_fact_once_in_its_order():
         payload_kinds="Example payloads (+2 other kinds)",
         files=128,
         missing=2,
-        phase="verify",
+        phase=ScanPhase.VERIFY,
         done_bytes=1_000_000_000,
         total_bytes=3_000_000_000,
         checks="QA checks 40%",
@@ -34,10 +35,12 @@ def test_the_status_line_says_each_fact_once_in_its_order():
 
 
 def test_the_status_line_of_a_checked_and_a_stopped_dataset():
-    done = status_text(StatusFacts(39, 270_300, frozenset({"none"}), phase="done", checked_at=1.7e9))
+    done = status_text(StatusFacts(39, 270_300, frozenset({"none"}), phase=ScanPhase.DONE, checked_at=1.7e9))
     assert done.startswith("39 records  ·  ") and "uncompressed" in done
     assert "all CRCs checked 20" in done and done.endswith("(unchanged since)")
-    stopped = status_text(StatusFacts(8000, 1, frozenset({"none"}), phase="cancelled", note="cut short"))
+    stopped = status_text(
+        StatusFacts(8000, 1, frozenset({"none"}), phase=ScanPhase.CANCELLED, note="cut short")
+    )
     assert "⚠ cut short" in stopped and "only partly read (Resume goes on)" in stopped
     assert "Esc stops it" not in stopped and "all CRCs checked" not in stopped
 
@@ -57,14 +60,14 @@ def test_a_stored_analysis_of_the_same_date_is_said_once():
         39,
         1,
         frozenset({"none"}),
-        phase="done",
+        phase=ScanPhase.DONE,
         checked_at=at,
         checks="QA checks done",
         analysis_note=f"checked {when}",
     )
     assert status_text(f).count(when) == 1 and "QA checks done" in status_text(f)
     other = StatusFacts(
-        39, 1, frozenset({"none"}), phase="done", checks="QA checks done", analysis_note="partial"
+        39, 1, frozenset({"none"}), phase=ScanPhase.DONE, checks="QA checks done", analysis_note="partial"
     )
     assert status_text(other).endswith("QA checks done (partial)")
 

@@ -55,6 +55,7 @@ from tfrview.gui.models.duplicates import DuplicatesModel
 from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, number_text, problem_line
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.session import DatasetSession, analysis_jobs
 from tfrview.gui.settings import last_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
@@ -69,7 +70,7 @@ from tfrview.gui.widgets.record_table_view import GalleryView, RecordTableView
 from tfrview.gui.widgets.summary_panel import SummaryPanel
 from tfrview.gui.workers.decode import DecodeRequest, DecodeWorker, RecordView
 from tfrview.gui.workers.rowtext import RowTextWorker
-from tfrview.gui.workers.scan import IndexProgress, ScanPhase
+from tfrview.gui.workers.scan import IndexProgress
 from tfrview.gui.workers.thumbnails import ThumbnailPool
 
 ROW_TIMER_MS = 150
@@ -685,7 +686,7 @@ class MainWindow(QMainWindow):
             payload_kinds=self._payload_kinds,
             files=len(self.ds.files),
             missing=len(self.ds.missing),
-            phase=None if p is None else str(p.phase),
+            phase=None if p is None else p.phase,
             note="" if p is None else p.note,
             done_bytes=0 if p is None else p.done_bytes,
             total_bytes=0 if p is None else p.total_bytes,

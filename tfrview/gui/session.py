@@ -33,9 +33,10 @@ from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.splits import split_of_files
 from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
-from tfrview.gui.workers.scan import IndexProgress, ScanPhase, ScanWorker
+from tfrview.gui.workers.scan import IndexProgress, ScanWorker
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.units import human_bytes
+from tfrview.gui.scan_phase import ScanPhase
 
 SEP = "  ·  "
 
@@ -23,7 +24,7 @@ class StatusFacts:
     payload_kinds: str = ""  # 'Example payloads (+2 other kinds)'
     files: int = 1
     missing: int = 0  # shards a -of-N set lacks
-    phase: str | None = None  # the scan's: index, verify, done, cancelled, error
+    phase: ScanPhase | None = None  # where the window's scan is
     note: str = ""  # the scan's warning (a likely decompression bomb, ...)
     done_bytes: int = 0
     total_bytes: int = 0
@@ -53,17 +54,17 @@ def status_text(f: StatusFacts) -> str:
     if f.missing:
         parts.append(f"⚠ {f.missing} shard{'s' if f.missing != 1 else ''} missing")
     if f.note:
-        parts.append(f"⚠ {f.note}" + ("; Esc stops it" if f.phase == "index" else ""))
+        parts.append(f"⚠ {f.note}" + ("; Esc stops it" if f.phase is ScanPhase.INDEX else ""))
     when = ""
-    if f.phase in ("index", "verify"):
+    if f.phase in (ScanPhase.INDEX, ScanPhase.VERIFY):
         parts.append(f"{f.phase}ing {human_bytes(f.done_bytes)} of {human_bytes(f.total_bytes)}")
-    elif f.phase == "done":
+    elif f.phase is ScanPhase.DONE:
         if f.checked_at:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.checked_at))
             parts.append(f"all CRCs checked {when} (unchanged since)")
         else:
             parts.append("all CRCs checked")
-    elif f.phase == "cancelled":
+    elif f.phase is ScanPhase.CANCELLED:
         parts.append("⚠ stopped: only partly read (Resume goes on)")
     if f.checks:
         said = f.analysis_note and f.analysis_note != f"checked {when}"  # not the CRCs' date again

@@ -32,13 +32,13 @@ from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
 from tfrview.gui.painting import render_overlay_on_image
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.session import DatasetSession, label_map_json
 from tfrview.gui.settings import remember_write, write_dir
 from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import selected_rows
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker
-from tfrview.gui.workers.scan import ScanPhase
 
 
 class ExportController(QObject):

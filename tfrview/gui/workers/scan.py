@@ -8,7 +8,6 @@ import functools
 import logging
 import time
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 import numpy as np
 from PySide6.QtCore import Signal
@@ -20,6 +19,7 @@ from tfrview.core.procs.messages import Failed
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.index import VERIFIED, IndexChunk, verify
 from tfrview.core.tfrecord.smallfile import frame_whole
+from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.workers.base import Worker, stop_child
 
 log = logging.getLogger(__name__)
@@ -40,14 +40,6 @@ def _failed(exc: Exception) -> Failed:
     from tfrview.core.procs.scanproc import ChildFailed
 
     return exc.failed if isinstance(exc, ChildFailed) else Failed.of(exc)
-
-
-class ScanPhase(StrEnum):
-    INDEX = "index"  # framing the files
-    VERIFY = "verify"  # checking every data CRC
-    DONE = "done"
-    CANCELLED = "cancelled"
-    ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +97,9 @@ class ScanWorker(Worker):
         self._pool_got: dict[int, object] = {}
         self._began = 0.0  # when `work` started (a stored result read before it: `stored_found`)
 
-    def _total(self, phase: str) -> int:
+    def _total(self, phase: ScanPhase) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
-        if phase == "index":
+        if phase is ScanPhase.INDEX:
             return sum(f.source.file_size for f in files)
         return sum(int(f.index.scanned) for f in files)
 
@@ -149,7 +141,7 @@ class ScanWorker(Worker):
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
             self._at(0)
-            self._whole_here(0, self.dataset.files[0], 0, self._total("index"))
+            self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
             memo = self._split_answer()
             if memo is not None and self._from_answer(memo[0]):
                 memo = None  # taken: nothing new to remember
@@ -157,7 +149,7 @@ class ScanWorker(Worker):
         try:
             self._start_pool()
             framed = self._phase(
-                "index", self._index_child, self._index_here, lambda f: f.source.file_size, ahead
+                ScanPhase.INDEX, self._index_child, self._index_here, lambda f: f.source.file_size, ahead
             )
         finally:
             if ahead is not None:
@@ -170,10 +162,12 @@ class ScanWorker(Worker):
             self.result.emit(
                 sample_facts(self.dataset, ids_of=64 if self.class_ids else 0, ids_files=self.ids_files)
             )
-            total = self._total("verify")
-            if self._phase("verify", self._verify_child, self._verify_here, lambda f: int(f.index.scanned)):
+            total = self._total(ScanPhase.VERIFY)
+            if self._phase(
+                ScanPhase.VERIFY, self._verify_child, self._verify_here, lambda f: int(f.index.scanned)
+            ):
                 self._reframe()
-                self._emit("done", total, total)
+                self._emit(ScanPhase.DONE, total, total)
                 if memo is not None:
                     self._remember_answer(*memo)
 
@@ -210,7 +204,7 @@ class ScanWorker(Worker):
             return False
         if len(indexes) != len(self.dataset.files):
             return False
-        total = self._total("index")
+        total = self._total(ScanPhase.INDEX)
         base = 0
         for fi, (f, x) in enumerate(zip(self.dataset.files, indexes, strict=True)):
             if f.index.count:  # the first file, framed for the first rows: the same records
@@ -289,31 +283,31 @@ class ScanWorker(Worker):
                 self._ahead_sent.add(k)
                 pool.submit(fetch, f.source)
 
-    def _phase(self, name: str, in_child, here, size, ahead=None) -> bool:
+    def _phase(self, name: ScanPhase, in_child, here, size, ahead=None) -> bool:
         """Run one pass over every open file, in a child process or here; False if cancelled."""
         total = self._total(name)
         base = 0
         for fi, f in enumerate(self.dataset.files):
-            if f.source is None or (name == "verify" and not f.index.count):
+            if f.source is None or (name is ScanPhase.VERIFY and not f.index.count):
                 continue
             if ahead is not None:
                 self._read_ahead(ahead, fi)
             self._at(fi)
-            if name == "index" and f.index.done:  # a resumed scan: this file is framed already
+            if name is ScanPhase.INDEX and f.index.done:  # a resumed scan: this file is framed already
                 base += size(f)
                 continue
-            if name == "index" and not f.index.count and self._pooled(fi, f, base, total):
+            if name is ScanPhase.INDEX and not f.index.count and self._pooled(fi, f, base, total):
                 base += size(f)
                 continue
-            if name == "index" and not f.index.count and self._from_store(fi, f, base, total):
+            if name is ScanPhase.INDEX and not f.index.count and self._from_store(fi, f, base, total):
                 base += size(f)
                 continue
             if not self.dataset.opens(fi):  # removed or replaced since it was listed: said, not read
                 continue
             step = in_child if self._use_child(f) else here
-            if name == "index" and f.index.count:  # framed in part: go on, keeping what is known
+            if name is ScanPhase.INDEX and f.index.count:  # framed in part: go on, keeping what is known
                 step = self._index_rest_here
-            if name == "verify":
+            if name is ScanPhase.VERIFY:
                 first = _first_unverified(f.index)
                 if first >= f.index.count:
                     base += size(f)
@@ -321,13 +315,13 @@ class ScanWorker(Worker):
                 if first:
                     step = functools.partial(self._verify_here, start=first)
             if not step(fi, f, base, total):
-                self._emit("cancelled", base, total)
+                self._emit(ScanPhase.CANCELLED, base, total)
                 return False
             base += size(f)
         self._emit(name, total, total)
         return True
 
-    def _tick(self, phase: str, done: int, total: int, force: bool = False) -> None:
+    def _tick(self, phase: ScanPhase, done: int, total: int, force: bool = False) -> None:
         """Progress at most every 50 ms; `force` (a file's first rows or its end) only before the
         first report: each report sums every file's records and problems, and a report forced at
         the end of each of 10,000 small files was 10,000 x 10,000 steps on this thread."""
@@ -454,7 +448,7 @@ class ScanWorker(Worker):
                 )
             if self.cancelled:
                 return False
-            self._tick("index", base + chunk.consumed, total, chunk.done)
+            self._tick(ScanPhase.INDEX, base + chunk.consumed, total, chunk.done)
             if limit is not None and f.index.count >= limit:
                 return True
             time.sleep(0)  # let the UI thread take the GIL between chunks
@@ -492,7 +486,7 @@ class ScanWorker(Worker):
                 self.stored_found.emit()
             self.stored_files += 1
             self.stored_at = stored_at if self.stored_at is None else min(self.stored_at, stored_at)
-        self._tick("index", base + src.file_size, total, True)
+        self._tick(ScanPhase.INDEX, base + src.file_size, total, True)
 
     def _index_child(self, fi, f, base, total) -> bool:
         from tfrview.core.procs.scanproc import read_frames, spawn
@@ -501,7 +495,7 @@ class ScanWorker(Worker):
         first = next(scan(f.source, first_chunk=1000))  # the first rows at once, while the child starts
         f.index.apply(first)
         self._report(fi, first.problems)
-        self._tick("index", base + first.consumed, total, True)
+        self._tick(ScanPhase.INDEX, base + first.consumed, total, True)
         if first.done:
             return True
         known = first.scanned
@@ -542,7 +536,7 @@ class ScanWorker(Worker):
         f.index.apply_tail(chunk, known)
         self.dataset.check_length(fi)  # a TFDS shard against its shardLengths, once framed
         self._report(fi, f.index.problems[seen:])
-        self._tick("index", base + chunk.consumed, total, chunk.done)
+        self._tick(ScanPhase.INDEX, base + chunk.consumed, total, chunk.done)
 
     def _verify_here(self, fi, f, vbase, vtotal, start: int = 0) -> bool:
         for vc in verify(f.source, f.index, start=start, chunk_bytes=1 << 20, chunk_records=1000):
@@ -552,7 +546,7 @@ class ScanWorker(Worker):
             if self.cancelled:
                 return False
             done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
-            self._tick("verify", vbase + done, vtotal)
+            self._tick(ScanPhase.VERIFY, vbase + done, vtotal)
             time.sleep(0)
         return True
 
@@ -575,7 +569,7 @@ class ScanWorker(Worker):
                 self._report(fi, vc.problems)
                 stop = vc.stop
                 done = int(f.index.offsets[vc.stop - 1] + f.index.lengths[vc.stop - 1])
-                self._tick("verify", vbase + done, vtotal)
+                self._tick(ScanPhase.VERIFY, vbase + done, vtotal)
         except (RuntimeError, ValueError) as exc:  # ChildFailed, or frames that make no sense
             self._child_failed(fi, _failed(exc))
         finally:
@@ -597,5 +591,5 @@ class ScanWorker(Worker):
         )
         self.child_failed.emit(fi, failed)
 
-    def _emit(self, phase: str, done: int, total: int) -> None:
-        self.progress.emit(IndexProgress(ScanPhase(phase), *self._totals(), done, total, note=self._note))
+    def _emit(self, phase: ScanPhase, done: int, total: int) -> None:
+        self.progress.emit(IndexProgress(phase, *self._totals(), done, total, note=self._note))
