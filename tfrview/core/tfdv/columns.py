@@ -239,8 +239,51 @@ def _joined(key: str, pieces: list[_Piece]) -> Feature:
 
 
 def splits_of(analysis) -> list[Split]:
-    """Every split's features, from one read of each deep file's fact table."""
-    return read(analysis, [FeatureGatherer(analysis)])[0]
+    """Every split's features, from one read of each deep file's fact table (and each record's
+    own type of a key some file holds in more than one type: `_exact_types`)."""
+    splits = read(analysis, [FeatureGatherer(analysis)])[0]
+    _exact_types(analysis, splits)
+    return splits
+
+
+def _exact_types(analysis, splits: list[Split]) -> None:
+    """A key a file holds in more than one type (an int label in most records, a float in one) is
+    one unified column in its fact table, which cannot say which record held which: the pass's
+    summary says the file mixes types, and only those records of only those files are read again
+    to say each one's type (the one case where validation reads records; a clean dataset none)."""
+    from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
+    from tfrview.core.records.payload import decode
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
+    from tfrview.core.tfrecord.source import open_source
+
+    code = {INT64_LIST: 0, FLOAT_LIST: 1, BYTES_LIST: 2}
+    for fi, s in enumerate(analysis.shards):
+        if s.deep is None:
+            continue
+        mixed = {
+            k
+            for d in s.deep.parts or (s.deep,)
+            if d.summary is not None
+            for k, ks in d.summary.keys.items()
+            if len(ks.types) > 1
+        }
+        if not mixed:
+            continue
+        src = open_source(s.path)
+        try:
+            for split in splits:
+                for key in sorted(mixed):
+                    f = split.features.get(key)
+                    if f is None:
+                        continue
+                    for row in np.flatnonzero(f.file == fi).tolist():
+                        n = int(f.record[row])
+                        p = decode(bounded_payload(src.read, int(s.offsets[n]), int(s.lengths[n])))
+                        got = p.features.get(key)
+                        if got is not None and got.type in code:
+                            f.type_of[row] = code[got.type]
+        finally:
+            src.close()
 
 
 def whole(splits: list[Split]) -> Split:
