@@ -190,7 +190,8 @@ def _stats_table(stats) -> Table:
                 )
             elif which == "bytes_stats":
                 bs = fs.bytes_stats
-                row.update({"unique": bs.unique, "avg length": _num(bs.avg_num_bytes)})
+                if bs.unique:  # none when every value was too long for the fact table (images)
+                    row.update({"unique": bs.unique, "avg length": _num(bs.avg_num_bytes)})
             rows.append(tuple(row.get(c, "") for c in STATS_COLUMNS))
     splits = ", ".join(f"{ds.name} ({ds.num_examples:,} examples)" for ds in stats.datasets)
     nfeat = len({r[1] for r in rows})
