@@ -73,3 +73,17 @@ def test_one_line_errors(capsys, tmp_path):
     assert code == 2 and "not a TFDV DatasetFeatureStatisticsList" in err and err.count("\n") == 1
     code, _, err = _run(capsys, "export", str(root))
     assert code == 2 and err == "tfrview: name one of --parquet OUT or --stats OUT\n"
+
+
+def test_the_stored_analysis_is_used_no_second_pass(capsys, tmp_path):
+    """After `verify --checks` (or the window) analysed the data, the TFDV commands take every
+    file's stored deep result: no file is read again."""
+    from tfrview.cli import build_parser
+    from tfrview.cli._tfdv import analysed
+
+    root = make_tfx(tmp_path / "d")
+    assert _run(capsys, "verify", "--checks", str(root))[0] == 1  # its "images" are no images
+    args = build_parser().parse_args(["export", "--stats", str(tmp_path / "s.pb"), str(root), "-j", "1"])
+    analysis, paths, unreadable = analysed(args, quiet=True)
+    assert len(paths) == 2 and not unreadable
+    assert all(s.from_cache and s.deep is not None for s in analysis.shards)

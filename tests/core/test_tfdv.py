@@ -168,3 +168,53 @@ def test_tfdv_files_as_tables_and_one_line_errors(tmp_path):
     with pytest.raises(SchemaError):
         table(junk)
     assert kind_of(tmp_path / "x.tfrecord") is None
+
+
+# A schema as TFDV and people write them: fields our .proto leaves out (annotation, comparators,
+# sparse features, tensor representations) are skipped; environments are honoured.
+TFDV_SCHEMA = """
+feature {
+  name: "label"
+  type: INT
+  int_domain { min: 0 max: 2 is_categorical: true }
+  presence { min_fraction: 1.0 min_count: 1 }
+  shape { dim { size: 1 } }
+  not_in_environment: "SERVING"
+  annotation { tag: "target" }
+  drift_comparator { infinity_norm { threshold: 0.01 } }
+}
+feature {
+  name: "colour"
+  type: BYTES
+  domain: "colour"
+  presence { min_count: 1 }
+  value_count { min: 1 max: 1 }
+}
+feature {
+  name: "score"
+  type: FLOAT
+  float_domain { min: 0 disallow_nan: true }
+}
+feature { name: "opt" type: BYTES }
+feature { name: "image/encoded" type: BYTES }
+feature { name: "served_only" type: INT presence { min_count: 1 } in_environment: "SERVING" }
+string_domain { name: "colour" value: "red" value: "green" value: "blue" }
+default_environment: "TRAINING"
+default_environment: "SERVING"
+tensor_representation_group { key: "" value { tensor_representation { key: "x" value { } } } }
+"""
+
+
+def test_a_tfdv_written_schema_with_fields_we_skip_and_environments(tmp_path):
+    path = tmp_path / "schema.pbtxt"
+    path.write_text(TFDV_SCHEMA)
+    schema = read_schema(path)
+    assert [f.name for f in schema.feature][:3] == ["label", "colour", "score"]
+    analysis, _ = _analysed(make_tfx(tmp_path / "d"))
+    data = whole(splits_of(analysis))
+    assert validate(schema, data, environment="TRAINING") == []
+    serving = {(a.feature, a.kind) for a in validate(schema, data, environment="SERVING")}
+    assert serving == {("served_only", AnomalyKind.SCHEMA_MISSING_COLUMN)}  # label is not judged there
+    assert ("served_only", AnomalyKind.SCHEMA_MISSING_COLUMN) in {
+        (a.feature, a.kind) for a in validate(schema, data)
+    }

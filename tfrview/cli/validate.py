@@ -30,6 +30,11 @@ def configure(p) -> None:
         help="the first N records behind each anomaly listed (default 10; the count is always said)",
     )
     p.add_argument(
+        "--environment",
+        metavar="NAME",
+        help="judge only the features the schema expects in this environment (TFDV's TRAINING, SERVING...)",
+    )
+    p.add_argument(
         "--anomalies-out",
         metavar="OUT",
         help="also write the anomalies as TFDV's Anomalies message (.pbtxt text, else binary)",
@@ -46,7 +51,7 @@ def run(args) -> int:
     schema = read_schema(Path(args.schema))  # a bad schema fails before the data is read
     analysis, paths, unreadable = analysed(args, quiet=args.json)
     data = whole(splits_of(analysis))
-    found = validate(schema, data, first=args.records)
+    found = validate(schema, data, first=args.records, environment=args.environment)
     if args.anomalies_out:
         from google.protobuf import text_format
 

@@ -122,8 +122,22 @@ class _Found:
         )
 
 
-def validate(schema, data: Split, first: int = 10) -> list[Anomaly]:
-    """Every anomaly of `data` against `schema`, features in the schema's order, then new ones."""
+def in_environment(schema, feature, environment: str | None) -> bool:
+    """Whether a schema feature is expected in an environment (TFDV's rule: its `in_environment`
+    names it, else it is not in `not_in_environment` and, when the schema names default
+    environments, is one of them). No environment: every feature."""
+    if environment is None:
+        return True
+    if feature.in_environment:
+        return environment in feature.in_environment
+    if environment in feature.not_in_environment:
+        return False
+    return not schema.default_environment or environment in schema.default_environment
+
+
+def validate(schema, data: Split, first: int = 10, environment: str | None = None) -> list[Anomaly]:
+    """Every anomaly of `data` against `schema`, features in the schema's order, then new ones;
+    `environment` (TFDV's: TRAINING, SERVING...) leaves out the features not expected there."""
     from tfrview.core.tfdv.proto import schema_pb2 as sc
     from tfrview.core.tfdv.schema import float_domain, int_domain, string_domain
 
@@ -132,7 +146,11 @@ def validate(schema, data: Split, first: int = 10) -> list[Anomaly]:
     named = set()
     for sf in schema.feature:
         named.add(sf.name)
-        if sf.deprecated or sf.lifecycle_stage in (sc.DEPRECATED, sc.DISABLED):
+        if (
+            sf.deprecated
+            or sf.lifecycle_stage in (sc.DEPRECATED, sc.DISABLED)
+            or not in_environment(schema, sf, environment)
+        ):
             continue
         f = data.features.get(sf.name)
         required = sf.HasField("presence") and (sf.presence.min_count > 0 or sf.presence.min_fraction > 0)
@@ -272,7 +290,7 @@ def _check_strings(found: _Found, name: str, f: Feature, domain) -> None:
         return
     rows = np.unique(f.text_row[bad])
     values = pc.value_counts(texts.filter(pa.array(bad)))
-    shown = ", ".join(repr(v) for v in values.field("values").to_pylist()[:5])
+    shown = ", ".join(repr(v) for v in values.field("values").slice(0, 5).to_pylist())
     more = len(values) - 5
     found.add(
         name,

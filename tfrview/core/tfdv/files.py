@@ -63,6 +63,8 @@ def kind_of(path: str | os.PathLike) -> TfdvFile | None:
     `SchemaDiff.pb`, `*.stats.pb`, `*_anomalies.pbtxt`...); a `.pbtxt` of another name by its first
     field; a local file only."""
     p = Path(path)
+    if not os.path.isfile(p):  # a folder, a URL, a missing file: no TFDV file here
+        return None
     name = p.name.lower()
     if name in _NAMES:
         return _NAMES[name]

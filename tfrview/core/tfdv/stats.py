@@ -154,18 +154,17 @@ def _strings(ss, split: Split, f: Feature, top_n: int, rank_buckets: int) -> Non
     kept = f.texts.drop_null()
     if not len(kept):
         return
-    counts = pc.value_counts(kept)
-    values = counts.field("values").to_pylist()
-    freq = np.asarray(counts.field("counts").to_numpy(zero_copy_only=False), dtype=np.int64)
-    order = np.lexsort((np.array(values, dtype=object).astype(str), -freq))  # by count, then value
-    ss.unique = len(values)
-    ss.avg_length = float(np.asarray(pc.utf8_length(kept).to_numpy(zero_copy_only=False)).mean())
-    for i in order[:top_n].tolist():
-        ss.top_values.add(value=values[i], frequency=float(freq[i]))
-    for rank, i in enumerate(order[:rank_buckets].tolist()):
-        ss.rank_histogram.buckets.add(
-            low_rank=rank, high_rank=rank, label=values[i], sample_count=float(freq[i])
-        )
+    counts = pc.value_counts(kept)  # distinct values as Arrow arrays: a million ids are no Python list
+    order = pc.sort_indices(counts, sort_keys=[("counts", "descending"), ("values", "ascending")])
+    ranked = counts.take(order.slice(0, max(top_n, rank_buckets)))
+    values = ranked.field("values").to_pylist()
+    freq = ranked.field("counts").to_pylist()
+    ss.unique = len(counts)
+    ss.avg_length = float(pc.mean(pc.utf8_length(kept)).as_py())
+    for v, c in zip(values[:top_n], freq[:top_n], strict=True):
+        ss.top_values.add(value=v, frequency=float(c))
+    for rank, (v, c) in enumerate(zip(values[:rank_buckets], freq[:rank_buckets], strict=True)):
+        ss.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=v, sample_count=float(c))
 
 
 def _bytes(bs, split: Split, f: Feature) -> None:
