@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.timing import best  # noqa: E402
+from bench.timing import best
 
 
 def make(root: Path, records: int, shards: int) -> list[str]:
@@ -81,9 +81,15 @@ def main() -> None:
         print(f"deep analysis, first time:         {first:7.2f} s")
         print(f"deep analysis, stored results:     {stored:7.2f} s")
         print(f"fact tables read and gathered:     {gather:7.2f} s")
-        print(f"export --stats (statistics):       {stats:7.2f} s   target: none set; a small share of the first pass")
-        print(f"schema infer:                      {inferred:7.2f} s   target: none set; a small share of the first pass")
-        print(f"validate every record:             {checked:7.2f} s   target: none set; a small share of the first pass")
+        print(
+            f"export --stats (statistics):       {stats:7.2f} s   target: none set; a small share of the first pass"
+        )
+        print(
+            f"schema infer:                      {inferred:7.2f} s   target: none set; a small share of the first pass"
+        )
+        print(
+            f"validate every record:             {checked:7.2f} s   target: none set; a small share of the first pass"
+        )
 
 
 if __name__ == "__main__":
