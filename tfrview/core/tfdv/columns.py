@@ -13,13 +13,17 @@ the statistics that need them say they are partial rather than guess.
 from __future__ import annotations
 
 import enum
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from tfrview.core.analysis.factcolumns import RECORD, read
 from tfrview.core.analysis.facts import LEN_SUFFIX, RESERVED, key_of
+from tfrview.core.errors import TfrviewError
 from tfrview.core.records.kinds import FEATURE_KINDS
+
+log = logging.getLogger(__name__)
 
 
 class ValueType(enum.StrEnum):
@@ -269,7 +273,11 @@ def _exact_types(analysis, splits: list[Split]) -> None:
         }
         if not mixed:
             continue
-        src = open_source(s.path)
+        try:
+            src = open_source(s.path)
+        except TfrviewError as exc:  # gone since the pass: the unified column's type stays, said
+            log.warning("%s: cannot read it again for its records' own types (%s)", s.path, exc)
+            continue
         try:
             for split in splits:
                 for key in sorted(mixed):
