@@ -21,6 +21,7 @@ import numpy as np
 from tfrview.core.analysis.factcolumns import RECORD, read
 from tfrview.core.analysis.facts import LEN_SUFFIX, RESERVED, key_of
 from tfrview.core.errors import TfrviewError
+from tfrview.core.limits import FACT_KEYS
 from tfrview.core.records.kinds import FEATURE_KINDS
 
 log = logging.getLogger(__name__)
@@ -247,7 +248,31 @@ def splits_of(analysis) -> list[Split]:
     own type of a key some file holds in more than one type: `_exact_types`)."""
     splits = read(analysis, [FeatureGatherer(analysis)])[0]
     _exact_types(analysis, splits)
+    _say_left_out(analysis, splits)
     return splits
+
+
+def _say_left_out(analysis, splits: list[Split]) -> None:
+    """Keys the pass counted that no fact table holds (past `limits.FACT_KEYS` a file): said once,
+    by name of the limit, never left out in silence."""
+    seen = {k for s in splits for k in s.features}
+    counted = {
+        k
+        for sh in analysis.shards
+        if sh.deep is not None
+        for d in sh.deep.parts or (sh.deep,)
+        if d.summary is not None
+        for k in d.summary.keys
+    }
+    missing = counted - seen
+    if missing:
+        log.warning(
+            "%d feature keys have no TFDV statistics, schema entry or checks: the fact table keeps "
+            "the first %d keys a file (limits.FACT_KEYS); first left out: %s",
+            len(missing),
+            FACT_KEYS,
+            ", ".join(sorted(missing)[:5]),
+        )
 
 
 def _exact_types(analysis, splits: list[Split]) -> None:
