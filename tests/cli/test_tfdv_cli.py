@@ -52,7 +52,16 @@ def test_export_stats_and_info_of_the_files(capsys, tmp_path):
     root = make_tfx(tmp_path / "d")
     stats = tmp_path / "FeatureStats.pb"
     code, out, _ = _run(capsys, "export", "--stats", str(stats), str(root))
-    assert code == 0 and "2 datasets (train 20 examples, validation 8 examples), 5 features" in out
+    assert code == 0 and "2 datasets (train 20 examples, eval 8 examples), 5 features" in out  # TFX's names
+    code, out, _ = _run(capsys, "export", "--stats", str(tmp_path / "statistics") + "/", str(root))
+    assert code == 0 and out.startswith(f"{tmp_path / 'statistics'}/Split-*/FeatureStats.pb: 2 datasets")
+    for split, n in (("train", 20), ("eval", 8)):  # TFX's StatisticsGen layout, a split a file
+        code, out, _ = _run(
+            capsys, "info", str(tmp_path / "statistics" / f"Split-{split}" / "FeatureStats.pb"), "--json"
+        )
+        rows = json.loads(out)["files"][0]["rows"]
+        assert code == 0 and {r[0] for r in rows} == {split} and len(rows) == 5
+        assert next(r[3] for r in rows if r[1] == "label") == n  # present in every example
     code, out, _ = _run(capsys, "info", str(stats), "--json")
     assert code == 0
     doc = json.loads(out)["files"][0]

@@ -22,9 +22,10 @@ def add_data_args(p) -> None:
     _add_jobs(p)
 
 
-def analysed(args, quiet: bool = False):
+def analysed(args, quiet: bool = False, output: str | None = None):
     """(the merged deep analysis, every file's path, unreadable files). A file that cannot be
-    read is said on stderr; an argument naming nothing is a TfrviewError."""
+    read is said on stderr; an argument naming nothing is a TfrviewError; `output` (a file to be
+    written) is checked against the inputs and --force before any file is read."""
     from tfrview.cli import (
         Progress,
         _files_and_splits,
@@ -39,6 +40,12 @@ def analysed(args, quiet: bool = False):
     failed, paths, splits = _files_and_splits(args)
     for _, err in failed:
         raise TfrviewError(err)
+    if output is not None:
+        from pathlib import Path
+
+        from tfrview.cli import _check_output
+
+        _check_output(Path(output), [Path(p) for p in paths], args.force)
     groups = group_files(paths, True)
     label_maps = [_label_map_for_checks(args, [paths[i] for i in g.files])[0] for g in groups]
     tasks = _grouped_plan(paths, groups, True, label_maps, notices=True)

@@ -30,7 +30,6 @@ def configure(p) -> None:
 
 
 def run(args) -> int:
-    from tfrview.cli import _check_output
     from tfrview.cli._tfdv import analysed
     from tfrview.core.termtext import printable
     from tfrview.core.tfdv.columns import splits_of, whole
@@ -38,8 +37,7 @@ def run(args) -> int:
     from tfrview.core.tfdv.stats import from_splits
 
     out = Path(args.output)
-    analysis, paths, unreadable = analysed(args)
-    _check_output(out, [Path(p) for p in paths], args.force)
+    analysis, paths, unreadable = analysed(args, output=args.output)
     data = whole(splits_of(analysis))
     schema = infer(from_splits([data]), max_string_domain_size=args.max_string_domain_size)
     write(schema, out)

@@ -3,6 +3,7 @@ the stored analysis (no second pass over data already analysed), one dataset a s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -11,18 +12,25 @@ def export_stats(args) -> int:
     from tfrview.cli._tfdv import analysed
     from tfrview.core.errors import TfrviewError
     from tfrview.core.termtext import printable
-    from tfrview.core.tfdv.stats import statistics, write
+    from tfrview.core.tfdv.stats import statistics, tfx_names, write, write_tfx
 
     if args.parquet or not args.stats:
         raise TfrviewError("name one of --parquet OUT or --stats OUT")
     out = Path(args.stats)
-    analysis, paths, unreadable = analysed(args)
-    _check_output(out, [Path(p) for p in paths], args.force)
+    tfx = args.stats.endswith(("/", os.sep)) or out.is_dir()  # TFX's StatisticsGen layout
+    analysis, paths, unreadable = analysed(args, output=None if tfx else args.stats)
     stats = statistics(analysis)
-    write(stats, out)
+    tfx_names(stats, paths, list(analysis.splits))
+    if tfx:
+        for d in stats.datasets:
+            _check_output(out / f"Split-{d.name}" / "FeatureStats.pb", [Path(p) for p in paths], args.force)
+        write_tfx(stats, out)
+    else:
+        write(stats, out)
     said = ", ".join(f"{printable(d.name)} {d.num_examples:,} examples" for d in stats.datasets)
     nfeat = max((len(d.features) for d in stats.datasets), default=0)
-    print(f"{printable(str(out))}: {len(stats.datasets)} datasets ({said}), {nfeat} features")
+    where = f"{printable(str(out))}/Split-*/FeatureStats.pb" if tfx else printable(str(out))
+    print(f"{where}: {len(stats.datasets)} datasets ({said}), {nfeat} features")
     return 2 if unreadable else 0
 
 

@@ -195,3 +195,37 @@ def write(stats, out: Path) -> None:
     atomic_write_bytes(
         out, text_format.MessageToString(stats).encode() if text else stats.SerializeToString()
     )
+
+
+def write_tfx(stats, folder: Path) -> list[Path]:
+    """Each dataset (split) as TFX's StatisticsGen artifact lays it out:
+    `folder/Split-<name>/FeatureStats.pb`, one binary `DatasetFeatureStatisticsList` of that split
+    alone (what TFX's ExampleValidator and SchemaGen read)."""
+    from tfrview.core.tfdv.proto import statistics_pb2 as st
+
+    written = []
+    for ds in stats.datasets:
+        one = st.DatasetFeatureStatisticsList()
+        one.datasets.add().CopyFrom(ds)
+        out = folder / f"Split-{ds.name}" / "FeatureStats.pb"
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            from tfrview.core.output.atomic import output_error
+
+            raise output_error(out, exc) from None
+        write(one, out)
+        written.append(out)
+    return written
+
+
+def tfx_names(stats, paths: list[str], splits: list[str]) -> None:
+    """Datasets of files in TFX `Split-<name>/` folders named by those folders (TFX's `eval`, not
+    the `validation` it means to tfrview's splits), in place."""
+    named = {}
+    for p, s in zip(paths, splits, strict=False):
+        folder = Path(p).parent.name
+        if folder.startswith("Split-") and len(folder) > len("Split-"):
+            named.setdefault(s, folder[len("Split-") :])
+    for ds in stats.datasets:
+        ds.name = named.get(ds.name if ds.name != "all" else "", ds.name)
