@@ -39,10 +39,16 @@ test-slow: $(STAMP_TEST)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n auto -m slow
 
 # Regenerates the committed *_pb2.py modules from our .proto files.
+TFDV_PROTOS := path.proto schema.proto statistics.proto anomalies.proto
 protos: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
 		$(addprefix tfrview/core/records/proto/,example.proto tensor.proto string_int_label_map.proto event.proto)
+	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
+		$(addprefix tfrview/core/tfdv/proto/,$(TFDV_PROTOS))
+	# TensorFlow Metadata's names, built into our own pool (tfdv/proto/__init__.py says why)
+	sed -i 's/_descriptor_pool\.Default()\.AddSerializedFile/_tfdv_pool.AddSerializedFile/; s/^# @@protoc_insertion_point(imports)$$/from tfrview.core.tfdv.proto import POOL as _tfdv_pool\n&/' \
+		$(addprefix tfrview/core/tfdv/proto/,$(TFDV_PROTOS:.proto=_pb2.py))
 
 bench: $(STAMP_RUN)
 	$(BIN)/python bench/bench_engine.py

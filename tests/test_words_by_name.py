@@ -11,10 +11,16 @@ from pathlib import Path
 from tfrview.core.problems import ProblemKind, Severity
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.reading import BoxConvention
+from tfrview.core.tfdv.anomalies import AnomalyKind
+from tfrview.core.tfdv.files import TfdvFile
 from tfrview.core.tfrecord.status import RecordStatus
 
 ROOT = Path(__file__).resolve().parents[1] / "tfrview"
-WORDS = {str(w) for enum in (RecordStatus, ProblemKind, Severity, BoxConvention, PayloadKind) for w in enum}
+WORDS = {
+    str(w)
+    for enum in (RecordStatus, ProblemKind, Severity, BoxConvention, PayloadKind, AnomalyKind, TfdvFile)
+    for w in enum
+}
 # "message" and "bytes" are also a column's and a unit's names (`col == "message"`, `unit == "bytes"`)
 WORDS -= {"message", "bytes"}
 

@@ -38,7 +38,10 @@ COMMANDS = (
 # module has HELP (one line), EXAMPLES (indented lines), `configure(p)` adding its arguments to its
 # parser and `run(args) -> int`; it may import this package's helpers (`fail`, `_add_splits`, ...)
 # inside its functions. New commands go here, not into this file.
-MODULE_COMMANDS: dict[str, str] = {}
+MODULE_COMMANDS: dict[str, str] = {
+    "schema": "tfrview.cli.schema",  # issue 23: TFDV schema inference
+    "validate": "tfrview.cli.validate",  # issue 23: TFDV validation
+}
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
 EPILOG = """\
@@ -674,6 +677,11 @@ def cmd_info(args) -> int:
     verification); the feature table from every record when the pass decoded them (--all, or an
     earlier `verify --checks` or the window), else from a sample. Past FILES_LISTED files, a block
     for each file with framing problems and one for each dataset (-v: every file)."""
+    from tfrview.cli.stats import tfdv_info  # issue 23: TFDV statistics, schema, anomalies files
+
+    told = tfdv_info(args)
+    if told is not None:
+        return told
     failed, paths, splits = _files_and_splits(args)
     tfds = _tfds_said(args)
     if tfds and not args.json:  # the metadata's answer at once, before any shard is read or the
@@ -1401,6 +1409,10 @@ def _print_compare(c, every: bool) -> None:
 
 def cmd_export(args) -> int:
     """The fact table (one row per record: its facts, features and problems) as Parquet."""
+    if args.stats or not args.parquet:  # issue 23: TFDV statistics (tfrview/cli/stats.py)
+        from tfrview.cli.stats import export_stats
+
+        return export_stats(args)
     from tfrview.core.analysis.merge import merge
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.groups import group_files
@@ -1653,7 +1665,12 @@ def build_parser() -> argparse.ArgumentParser:
         "  tfrview export --parquet all.parquet --split train=train/ --split validation=val/\n",
     )
     p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--parquet", metavar="OUT", required=True, help="the Parquet file to write")
+    p.add_argument("--parquet", metavar="OUT", help="the Parquet file to write")
+    p.add_argument(
+        "--stats",
+        metavar="OUT",
+        help="TFDV's DatasetFeatureStatisticsList instead, a dataset a split (OUT.pbtxt: text, else binary)",
+    )
     p.add_argument(
         "--images", action="store_true", help="add each record's first image's bytes (column image)"
     )

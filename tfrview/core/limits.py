@@ -400,3 +400,8 @@ AR_MAX_RECORDS = 2_000_000_000
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10
+# --- issue 23, TFDV files (core/tfdv/, wt6-tfdv) ---
+# A TFDV schema, statistics or anomalies file (schema.pbtxt, FeatureStats.pb, SchemaDiff.pb) is read
+# whole and parsed by protobuf: a bigger one is refused in one line. TFX's statistics of a wide
+# dataset are a few megabytes; 256 MB holds 1,000 rank-histogram buckets of tens of thousands of features.
+MAX_TFDV_FILE_BYTES = 256 << 20

@@ -31,6 +31,9 @@ class Windows:
         from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
         from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
 
+        tfdv = self._open_tfdv(args, replace)  # issue 23: TFDV statistics, schema, anomalies files
+        if tfdv is not None:
+            return tfdv
         from tfrview.gui.main_window import MainWindow  # heavy: PySide6, pyarrow on first use only
 
         try:
@@ -52,6 +55,42 @@ class Windows:
         self.open.append(w)
         _smoke_hooks(w)
         if replace is not None:
+            replace.close()
+        return w
+
+    def _open_tfdv(self, args: list[str], replace=None):
+        """When every argument is a TFDV file (`core.tfdv.files.kind_of`: by name, or a .pbtxt by its
+        first field), a read-only table window for each; else None (a dataset). A file that is not
+        what its name says: one line, as for a dataset that cannot be opened."""
+        from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
+        from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
+
+        from tfrview.core.tfdv.files import kind_of, table
+
+        if not args or any(a.startswith("--") or kind_of(a) is None for a in args):
+            return None
+        from pathlib import Path
+
+        from tfrview.gui.tfdv_window import TfdvWindow  # heavy: PySide6 on first use only
+
+        w = None
+        for a in args:
+            try:
+                t = table(
+                    a
+                )  # a small file read whole (limits.MAX_TFDV_FILE_BYTES), as a dataset's listing is
+            except TfrviewError as exc:
+                if self.open:
+                    QMessageBox.warning(self.open[-1], "tfrview", str(exc))
+                    continue
+                raise
+            w = TfdvWindow(Path(a), t)
+            w.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            w.open_requested.connect(lambda paths, src=w: self._requested(src, paths))
+            w.destroyed.connect(lambda *_a, win=w: self._forget(win))
+            w.show()
+            self.open.append(w)
+        if replace is not None and w is not None:
             replace.close()
         return w
 

@@ -1025,7 +1025,8 @@ class MainWindow(QMainWindow):
             self,
             "Open TFRecord files",
             last_dir(),
-            "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;All files (*)",
+            "TFRecord files (*.tfrecord* *.tfrec *.record *.gz *-of-*);;"
+            "TFDV statistics, schemas, anomalies (*.pb *.pbtxt);;All files (*)",
         )
         if paths:
             QSettings().setValue("last_dir", str(Path(paths[0]).parent))

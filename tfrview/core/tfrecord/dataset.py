@@ -104,6 +104,9 @@ def expand_arg(a: str, whole_tfds: bool = True) -> list[Path]:
     if tfds is not None:
         return tfds
     if _is_dir(p):
+        tfx = _tfx_split_folders(p)
+        if tfx:  # a TFX ExampleGen output: its Split-*/ folders' files, split by split
+            return [f for d in tfx for f in _list_dir(str(d), d)]
         return _list_dir(a, p)
     if os.path.lexists(a) or not glob.has_magic(a):
         return [p]  # opening it says what is wrong with it, if anything
@@ -111,6 +114,24 @@ def expand_arg(a: str, whole_tfds: bool = True) -> list[Path]:
     if not found:
         raise TfrviewError(f"{printable(a)}: no files match")
     return sorted(found, key=_natural_key)
+
+
+TFX_SPLIT = "Split-"  # TFX names an artifact's split folders so (ExampleGen's `Split-train/`)
+
+
+def _tfx_split_folders(p: Path) -> list[Path]:
+    """A TFX artifact folder's `Split-*` folders (ExampleGen's output: `Split-train/`,
+    `Split-eval/`, gzip TFRecords in each), when it holds such folders and no files of its own;
+    else none. `splits.split_of_path` names each file's split by its folder."""
+    try:
+        with os.scandir(p) as it:
+            entries = [(e.name, e.is_dir()) for e in it if not e.name.startswith(".")]
+    except OSError:
+        return []
+    folders = sorted(p / n for n, d in entries if d and n.startswith(TFX_SPLIT))
+    if not folders or any(not d and os.path.splitext(n)[1].lower() not in _SIDE_FILES for n, d in entries):
+        return []
+    return folders
 
 
 def _list_dir(a: str, p: Path) -> list[Path]:

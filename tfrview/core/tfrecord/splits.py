@@ -55,6 +55,8 @@ def split_of_path(path: str) -> str:
         m = _FOLDER.fullmatch(parts[-2].lower())
         if m:
             return ALIASES[m.group(1)]
+        if parts[-2].startswith("Split-") and len(parts[-2]) > len("Split-"):
+            return parts[-2][len("Split-") :]  # TFX's own split names (`Split-holdout/`) as they are
     return ""
 
 
