@@ -400,3 +400,7 @@ AR_MAX_RECORDS = 2_000_000_000
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10
+# --- issue 23, exports to training formats and the COCO re-import (wt6-exports) ---
+# A COCO annotations file is read whole and parsed as JSON (COCO 2017's train instances are 448 MB):
+# a file over MAX_COCO_JSON_BYTES is refused in one line naming it.
+MAX_COCO_JSON_BYTES = 2 << 30

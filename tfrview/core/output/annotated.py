@@ -119,7 +119,7 @@ class Tally:
         return tuple(out)
 
 
-def _text(features, keys) -> str | None:
+def first_text(features, keys) -> str | None:
     for k in keys:
         f = features.get(k)
         if f is not None and len(f.values) and f.type in (BYTES_LIST, INT64_LIST):
@@ -134,7 +134,7 @@ def safe_name(name: str) -> str:
     return _UNSAFE.sub("_", base).lstrip(".")[:200]
 
 
-def _image_of(features) -> tuple[bytes, str, int, int] | None:
+def image_of(features) -> tuple[bytes, str, int, int] | None:
     """The record's first image that is no mask: (bytes, ext, width, height), JPEG and PNG as
     stored (their header gives the size), anything else decoded and encoded as PNG."""
     for ref in find_images(features):
@@ -177,7 +177,7 @@ def annotated_records(
             continue
         feats = image_features(p)
         try:
-            got = _image_of(feats)
+            got = image_of(feats)
         except ImageError as exc:
             tally.skip(number, str(exc))
             continue
@@ -202,7 +202,7 @@ def annotated_records(
             ids = np.full(n, classes.id_of(UNNAMED), dtype=np.int64)
             names = (UNNAMED,) * n
         key = f"r{number:09d}"
-        own = _text(p.features, FILENAME_KEYS) if p.features else None
+        own = first_text(p.features, FILENAME_KEYS) if p.features else None
         name = safe_name(own) if own else ""
         if not name or name in used:
             name = f"{key}.{ext}" if not name else f"{key}_{name}"
@@ -218,7 +218,7 @@ def annotated_records(
             number=number,
             key=key,
             file_name=name,
-            source_id=_text(p.features, SOURCE_ID_KEYS) if p.features else None,
+            source_id=first_text(p.features, SOURCE_ID_KEYS) if p.features else None,
             image=image,
             ext=ext,
             width=w,
