@@ -44,7 +44,7 @@ def configure(p) -> None:
 
 def run(args) -> int:
     from tfrview.cli import _files_and_splits
-    from tfrview.cli.trainexport import _split_words, counter, opened_dataset, where_test
+    from tfrview.cli.trainexport import _split_words, counter, named_folders, opened_dataset, where_test
     from tfrview.core.errors import TfrviewError
     from tfrview.core.output.coco_import import import_coco
     from tfrview.core.output.formats import dataset_items
@@ -67,7 +67,7 @@ def run(args) -> int:
                 join=args.join,
                 label_map=label_map,
                 tfds=tfds,
-                inputs=[Path(p) for p in paths] + [Path(args.annotations)],
+                inputs=[Path(p) for p in paths] + [Path(args.annotations)] + named_folders(args),
                 force=args.force,
                 compression=args.compression,
                 progress=progress,

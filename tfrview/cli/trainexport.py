@@ -48,6 +48,11 @@ def add_where(p) -> None:
     )
 
 
+def named_folders(args) -> list[Path]:
+    """The folders the arguments name (an output inside one is refused: the next run would read it)."""
+    return [Path(p) for p in getattr(args, "paths", []) if Path(p).is_dir()]
+
+
 def wanted(args) -> list[tuple[str, Path]]:
     """(format word, output) for each training format asked for."""
     return [(dest, Path(getattr(args, dest))) for dest, *_ in FORMAT_FLAGS if getattr(args, dest, None)]
@@ -139,7 +144,7 @@ def run_formats(args, paths, splits) -> int:
     outs = wanted(args)
     inputs = [Path(p) for p in paths]
     for _, out in outs:
-        check_new_output(out, inputs, args.force)
+        check_new_output(out, inputs + named_folders(args), args.force)
     if len({str(o.resolve()) for _, o in outs}) < len(outs):
         raise TfrviewError("two formats name the same output")
     keep = where_test(getattr(args, "where", None))
