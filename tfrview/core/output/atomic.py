@@ -126,3 +126,20 @@ def atomic_dir(path: Path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def remove_partials(path: Path) -> int:
+    """Remove the temporaries a stopped write to `path` left beside it (a job process killed before
+    its rename: `new_temp_file`'s and `atomic_dir`'s `.<name>.*.partial`). Returns how many."""
+    import glob
+    import shutil
+
+    parent = path.parent if str(path.parent) else Path(".")
+    n = 0
+    for p in parent.glob(f".{glob.escape(path.name[:32])}.*.partial"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        n += 1
+    return n

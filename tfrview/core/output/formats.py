@@ -34,6 +34,11 @@ class ExportFormat(StrEnum):
         return _WORDS[self]
 
     @property
+    def tip(self) -> str:
+        """What the export writes, in a few words (the window's menu tip)."""
+        return _TIPS[self]
+
+    @property
     def is_file(self) -> bool:
         """One file (else a directory)."""
         return self is ExportFormat.HF_PARQUET
@@ -45,6 +50,13 @@ _WORDS = {
     ExportFormat.VOC: "Pascal VOC (XML + JPEGImages)",
     ExportFormat.HF_PARQUET: "Hugging Face Parquet (typed image and class names)",
     ExportFormat.WEBDATASET: "WebDataset (tar shards)",
+}
+_TIPS = {
+    ExportFormat.COCO: "images/{split}/ and annotations/instances_{split}.json, boxes in pixels [x, y, w, h]",
+    ExportFormat.YOLO: "images/, labels/ (class cx cy w h) and data.yaml, for Ultralytics",
+    ExportFormat.VOC: "Annotations/*.xml, JPEGImages/, ImageSets/Main/",
+    ExportFormat.HF_PARQUET: "one Parquet file: load_dataset('parquet', ...) shows the images and class names",
+    ExportFormat.WEBDATASET: "tar shards of 1,000 records: key.jpg, key.json, key.cls",
 }
 
 
