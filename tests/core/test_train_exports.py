@@ -19,6 +19,8 @@ from tfrview.core.output.writer import write_records
 from tfrview.core.records.payload import decode
 from tfrview.core.records.reading import read_record
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.report import verify_source
+from tfrview.core.tfrecord.source import open_source
 
 W, H = 64, 48
 
@@ -255,6 +257,9 @@ def test_coco_round_trip_is_value_identical(tmp_path, od, join):
     with ds:
         rep = import_coco(ann, items, tmp_path / "back.tfrecord", join=join, label_map=NAMES, inputs=[od])
     assert (rep.matched, rep.unmatched_records, rep.unmatched_images) == (10, 0, 0)
+    with open_source(tmp_path / "back.tfrecord") as src:  # our own reader: every record intact
+        idx, vrep = verify_source(src)
+        assert vrep.ok and idx.count == 10
     ds, items = items_of(tmp_path / "back.tfrecord")
     with ds:
         for n in range(ds.count):

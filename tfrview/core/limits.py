@@ -404,3 +404,7 @@ PICKLE_SHOWN_BYTES = 64 << 10
 # A COCO annotations file is read whole and parsed as JSON (COCO 2017's train instances are 448 MB):
 # a file over MAX_COCO_JSON_BYTES is refused in one line naming it.
 MAX_COCO_JSON_BYTES = 2 << 30
+# What an export or a re-import names one by one: the records an export skipped (the rest counted in
+# its result), and the names and records a re-import's report lists of each kind (the rest counted).
+EXPORT_NOTES_LISTED = 50
+IMPORT_REPORT_LISTED = 1000

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
+from tfrview.core.limits import EXPORT_NOTES_LISTED
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features, open_image
 from tfrview.core.records.masks import is_mask_key
@@ -33,7 +34,6 @@ FILENAME_KEYS = ("image/filename", "filename", "image/file_name", "file_name", "
 SOURCE_ID_KEYS = ("image/source_id", "source_id", "image/id", "id")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 UNNAMED = "object"  # the class of boxes whose record names none
-NOTES_KEPT = 50  # the skipped records an export names one by one (the rest are counted)
 
 
 class NoImagesError(TfrviewError):
@@ -98,7 +98,7 @@ class Classes:
 
 @dataclass
 class Tally:
-    """What an export left out, and why (the first NOTES_KEPT named)."""
+    """What an export left out, and why (the first EXPORT_NOTES_LISTED named)."""
 
     skipped: int = 0
     damaged: int = 0
@@ -106,7 +106,7 @@ class Tally:
 
     def skip(self, number: int, why: str) -> None:
         self.skipped += 1
-        if len(self.notes) < NOTES_KEPT:
+        if len(self.notes) < EXPORT_NOTES_LISTED:
             self.notes.append(f"record {number}: {why}")
 
     def lines(self) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
-from tfrview.core.limits import MAX_COCO_JSON_BYTES, too_large
+from tfrview.core.limits import IMPORT_REPORT_LISTED, MAX_COCO_JSON_BYTES, too_large
 from tfrview.core.output.annotated import (
     FILENAME_KEYS,
     SOURCE_ID_KEYS,
@@ -41,7 +41,6 @@ from tfrview.core.termtext import printable
 
 log = logging.getLogger(__name__)
 
-LISTED = 1000  # the names and records a report lists one by one (the rest are counted)
 BOX_KEYS = tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax"))
 
 
@@ -58,7 +57,7 @@ class CocoError(TfrviewError):
 
 @dataclass
 class ImportReport:
-    """What a re-import did: the counts, and the first `LISTED` of each kind named."""
+    """What a re-import did: the counts, and the first `IMPORT_REPORT_LISTED` of each kind named."""
 
     matched: int = 0
     written: int = 0
@@ -213,7 +212,7 @@ def import_coco(
     if label_map:
         rep.category_mismatches = sorted(
             f"{i}: {name}" for i, name in cats.items() if label_map.get(i) != name
-        )[:LISTED]
+        )[:IMPORT_REPORT_LISTED]
     context = ReadingContext(label_map=label_map, chosen=tuple(specs), tfds=tfds)
     seen: set[str] = set()
     with RecordWriter(out, compression) as w:
@@ -229,7 +228,7 @@ def import_coco(
                 hit = next((k for k in _record_keys(p, number, join) if k in by_key), None)
             if hit is None or hit in seen:
                 rep.unmatched_records += 1
-                if len(rep.in_dataset_not_file) < LISTED:
+                if len(rep.in_dataset_not_file) < IMPORT_REPORT_LISTED:
                     rep.in_dataset_not_file.append(number)
                 w.write(data)
                 continue
@@ -258,7 +257,7 @@ def import_coco(
     rep.written = w.count
     missing = [k for k in by_key if k not in seen]
     rep.unmatched_images = len(missing)
-    rep.in_file_not_dataset = missing[:LISTED]
+    rep.in_file_not_dataset = missing[:IMPORT_REPORT_LISTED]
     if report_path is not None:
         atomic_write_text(report_path, rep.to_json())
     log.info("%s: %s", printable(str(out)), rep.line())
