@@ -333,3 +333,42 @@ def test_pil_reads_every_exported_image(tmp_path, od):
     export(ExportFormat.COCO, od, tmp_path / "c")
     for p in (tmp_path / "c" / "images" / "train").iterdir():
         assert Image.open(io.BytesIO(p.read_bytes())).size == (W, H)
+
+
+def test_two_records_of_one_file_name_keep_apart_both_ways(tmp_path):
+    src = tmp_path / "dups.tfrecord"
+    write_records(src, [od_record(1), od_record(2), od_record(1)])  # records 0 and 2: img_001.jpg
+    export(ExportFormat.COCO, src, tmp_path / "coco")
+    ann = tmp_path / "coco" / "annotations" / "instances_all.json"
+    assert [i["file_name"] for i in json.loads(ann.read_text())["images"]] == [
+        "img_001.jpg",
+        "img_002.jpg",
+        "r000000002_img_001.jpg",
+    ]
+    ds, items = items_of(src)
+    with ds:
+        assert import_coco(ann, items, tmp_path / "b.tfrecord", inputs=[src]).matched == 3
+
+
+def test_instance_masks_become_rle_that_pycocotools_decodes(tmp_path):
+    coco_mod = pytest.importorskip("pycocotools.coco", reason="pycocotools not installed (test extra)")
+    from tests.exportdata import od_record
+    from tfrview.core.records.proto import example_pb2
+
+    ex = example_pb2.Example.FromString(od_record(2))  # two boxes
+    masks = []
+    for k in range(2):
+        m = np.zeros((H, W), dtype=np.uint8)
+        m[5 + k : 20 + 3 * k, 7 : 30 + k] = 1
+        m[0, 0] = k  # the first pixel set in one mask, not the other: RLE starting with a run of ones
+        buf = io.BytesIO()
+        Image.fromarray(m).save(buf, "PNG")
+        masks.append(m)
+        ex.features.feature["image/object/mask"].bytes_list.value.append(buf.getvalue())
+    src = tmp_path / "masks.tfrecord"
+    write_records(src, [ex.SerializeToString()])
+    export(ExportFormat.COCO, src, tmp_path / "c")
+    c = coco_mod.COCO(str(tmp_path / "c" / "annotations" / "instances_all.json"))
+    anns = c.loadAnns(c.getAnnIds(imgIds=[0]))
+    for a, m in zip(anns, masks, strict=True):
+        assert np.array_equal(c.annToMask(a), m) and a["area"] == m.sum()

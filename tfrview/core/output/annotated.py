@@ -22,7 +22,7 @@ from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import EXPORT_NOTES_LISTED
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features, open_image
-from tfrview.core.records.masks import is_mask_key
+from tfrview.core.records.masks import INSTANCE_MASK_KEY, is_mask_key, mask_pixels
 from tfrview.core.records.payload import decode
 from tfrview.core.records.reading import ReadingContext, class_name, label_names, read_record
 
@@ -56,6 +56,7 @@ class Annotated:
     boxes: np.ndarray
     class_ids: np.ndarray
     class_names: tuple[str, ...]
+    segmentations: tuple = ()  # each box's instance mask as COCO's uncompressed RLE (or None); () none
     label: int | None = None  # the record label's first id (an int label), for classification
     label_name: str | None = None
     split: str = ""
@@ -214,6 +215,7 @@ def annotated_records(
         if label is not None:
             names_of = label_names(r.label_key, r.tfds, r.label_map)
             label_name = names_of.get(label) if names_of else None
+        segs = instance_rles(p.features, n, w, h) if p.features and INSTANCE_MASK_KEY in p.features else ()
         yield Annotated(
             number=number,
             key=key,
@@ -226,6 +228,7 @@ def annotated_records(
             boxes=np.asarray(boxes, dtype=np.float64).reshape(-1, 4),
             class_ids=ids,
             class_names=names,
+            segmentations=segs,
             label=label,
             label_name=label_name,
             split=split,
@@ -244,3 +247,32 @@ def xywh(boxes: np.ndarray) -> np.ndarray:
     """(n, 4) corners x0, y0, x1, y1 as COCO's [x, y, width, height]."""
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     return np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)
+
+
+def rle(mask: np.ndarray) -> dict:
+    """A binary mask as COCO's uncompressed RLE: run lengths in column-major order, zeros first."""
+    h, w = mask.shape
+    flat = np.asarray(mask, dtype=bool).T.reshape(-1)
+    change = np.flatnonzero(flat[1:] != flat[:-1]) + 1
+    counts = np.diff(np.concatenate([[0], change, [flat.size]])).tolist()
+    return {"size": [int(h), int(w)], "counts": ([0] if flat.size and flat[0] else []) + counts}
+
+
+def instance_rles(features, n: int, width: int, height: int) -> tuple:
+    """Box i's instance mask (the OD API's `image/object/mask`: a PNG an object, or dense floats
+    objects x height x width) as RLE, None where a mask is missing or of another size than the
+    image; () when the masks do not go one to a box."""
+    from tfrview.core.records.feature import FLOAT_LIST
+
+    inst = features[INSTANCE_MASK_KEY]
+    per = width * height
+    if inst.type == BYTES_LIST and len(inst.values) == n:
+        masks = [mask_pixels(b) for b in inst.values]
+    elif inst.type == FLOAT_LIST and per and len(inst.values) == n * per:
+        vals = np.asarray(inst.values, dtype=np.float32).reshape(n, height, width)
+        masks = list(vals > 0.5)
+    else:
+        return ()
+    return tuple(
+        rle(m > 0) if m is not None and m.ndim == 2 and m.shape == (height, width) else None for m in masks
+    )

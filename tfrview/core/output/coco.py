@@ -1,7 +1,8 @@
 """COCO instances JSON and its images: `images/{split}/<file>` and
 `annotations/instances_{split}.json` ([x, y, width, height] boxes in pixels; `image_id` is the
 dataset's record number, stable across exports; categories keep their ids and the label map's or
-TFDS ClassLabel's names; each image keeps its `source_id` and the record it came from)."""
+TFDS ClassLabel's names; each image keeps its `source_id` and the record it came from; the Object
+Detection API's instance masks as uncompressed RLE `segmentation`, their pixels the `area`)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def write_coco(records: Iterable[Annotated], folder: Path, classes: Classes) -> 
         if a.source_id is not None:
             entry["source_id"] = a.source_id
         images.append(entry)
-        for box, cid in zip(xywh(a.boxes).tolist(), a.class_ids.tolist(), strict=True):
+        segs = a.segmentations or (None,) * len(a.boxes)
+        for box, cid, seg in zip(xywh(a.boxes).tolist(), a.class_ids.tolist(), segs, strict=True):
             ann_id += 1
             anns.append(
                 {
@@ -42,9 +44,9 @@ def write_coco(records: Iterable[Annotated], folder: Path, classes: Classes) -> 
                     "image_id": a.number,
                     "category_id": int(cid),
                     "bbox": box,
-                    "area": box[2] * box[3],
+                    "area": box[2] * box[3] if seg is None else float(sum(seg["counts"][1::2])),
                     "iscrowd": 0,
-                    "segmentation": [],
+                    "segmentation": [] if seg is None else seg,
                 }
             )
         n += 1

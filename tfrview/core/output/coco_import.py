@@ -225,8 +225,8 @@ def import_coco(
             p = decode(data)
             hit = None
             if p.kind == PayloadKind.EXAMPLE and p.full_size is None:
-                hit = next((k for k in _record_keys(p, number, join) if k in by_key), None)
-            if hit is None or hit in seen:
+                hit = next((k for k in _record_keys(p, number, join) if k in by_key and k not in seen), None)
+            if hit is None:
                 rep.unmatched_records += 1
                 if len(rep.in_dataset_not_file) < IMPORT_REPORT_LISTED:
                     rep.in_dataset_not_file.append(number)
