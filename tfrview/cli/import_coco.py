@@ -14,7 +14,7 @@ EXAMPLES = (
 
 def configure(p) -> None:
     from tfrview.cli.trainexport import add_where
-    from tfrview.core.output.coco_import import JoinBy
+    from tfrview.core.output.words import JoinBy
     from tfrview.core.tfrecord.framing import Compression
 
     p.add_argument("annotations", metavar="ANNOTATIONS.json", help="COCO instances JSON")

@@ -129,7 +129,7 @@ def _action(
 
 def _format_actions(w: MainWindow, act) -> tuple[QAction, ...]:
     """A separator and one action a training format (COCO, YOLO, VOC, HF Parquet, WebDataset)."""
-    from tfrview.core.output.formats import ExportFormat
+    from tfrview.core.output.words import ExportFormat
 
     sep = QAction(w)
     sep.setSeparator(True)

@@ -16,7 +16,6 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ from tfrview.core.output.annotated import (
     safe_name,
 )
 from tfrview.core.output.atomic import atomic_write_text, check_new_output
+from tfrview.core.output.words import JoinBy
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.images import ImageError, image_features
 from tfrview.core.records.kinds import PayloadKind
@@ -42,13 +42,6 @@ from tfrview.core.termtext import printable
 log = logging.getLogger(__name__)
 
 BOX_KEYS = tuple(f"image/object/bbox/{c}" for c in ("xmin", "ymin", "xmax", "ymax"))
-
-
-class JoinBy(StrEnum):
-    """What joins a COCO image to a record."""
-
-    FILENAME = "filename"
-    SOURCE_ID = "source_id"
 
 
 class CocoError(TfrviewError):

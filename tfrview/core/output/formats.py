@@ -8,56 +8,16 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from pathlib import Path
 
 from tfrview.core.output.annotated import Classes, NoImagesError, Tally, annotated_records
 from tfrview.core.output.atomic import atomic_dir, check_new_output, new_temp_file, output_error
 from tfrview.core.output.export import ExportResult, Progress
+from tfrview.core.output.words import ExportFormat
 from tfrview.core.records.reading import BoxSpec, ReadingContext
 from tfrview.core.termtext import printable
 
 log = logging.getLogger(__name__)
-
-
-class ExportFormat(StrEnum):
-    """A training or annotation format an export writes (the window's menu and the CLI's flags)."""
-
-    COCO = "coco"
-    YOLO = "yolo"
-    VOC = "voc"
-    HF_PARQUET = "hf_parquet"
-    WEBDATASET = "webdataset"
-
-    @property
-    def words(self) -> str:
-        return _WORDS[self]
-
-    @property
-    def tip(self) -> str:
-        """What the export writes, in a few words (the window's menu tip)."""
-        return _TIPS[self]
-
-    @property
-    def is_file(self) -> bool:
-        """One file (else a directory)."""
-        return self is ExportFormat.HF_PARQUET
-
-
-_WORDS = {
-    ExportFormat.COCO: "COCO (instances JSON + images)",
-    ExportFormat.YOLO: "YOLO (Ultralytics layout, data.yaml)",
-    ExportFormat.VOC: "Pascal VOC (XML + JPEGImages)",
-    ExportFormat.HF_PARQUET: "Hugging Face Parquet (typed image and class names)",
-    ExportFormat.WEBDATASET: "WebDataset (tar shards)",
-}
-_TIPS = {
-    ExportFormat.COCO: "images/{split}/ and annotations/instances_{split}.json, boxes in pixels [x, y, w, h]",
-    ExportFormat.YOLO: "images/, labels/ (class cx cy w h) and data.yaml, for Ultralytics",
-    ExportFormat.VOC: "Annotations/*.xml, JPEGImages/, ImageSets/Main/",
-    ExportFormat.HF_PARQUET: "one Parquet file: load_dataset('parquet', ...) shows the images and class names",
-    ExportFormat.WEBDATASET: "tar shards of 1,000 records: key.jpg, key.json, key.cls",
-}
 
 
 def export_annotated(

@@ -33,9 +33,9 @@ from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
 from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
-from tfrview.core.output.formats import ExportFormat
 from tfrview.core.output.repair import repair_many
 from tfrview.core.output.salvage import salvage_many
+from tfrview.core.output.words import ExportFormat
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     CauseFound,

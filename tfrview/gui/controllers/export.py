@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs, remove_partials
-from tfrview.core.output.formats import ExportFormat
 from tfrview.core.output.repair import RepairResult
 from tfrview.core.output.salvage import SalvageResult
+from tfrview.core.output.words import ExportFormat
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
 from tfrview.core.procs.requests import ExportRequest, Request, WriteRequest
 from tfrview.core.tfrecord.framing import Compression
@@ -281,7 +281,6 @@ class ExportController(QObject):
     def export_format(self, fmt) -> None:
         """The selection (or every record shown) in a training format: a new folder (a file for HF
         Parquet) named in a dialog; an existing one is replaced only when the person says so."""
-        from tfrview.core.output.formats import ExportFormat
 
         fmt = ExportFormat(fmt)
         numbers = self.selected_records()
