@@ -372,3 +372,22 @@ def test_instance_masks_become_rle_that_pycocotools_decodes(tmp_path):
     anns = c.loadAnns(c.getAnnIds(imgIds=[0]))
     for a, m in zip(anns, masks, strict=True):
         assert np.array_equal(c.annToMask(a), m) and a["area"] == m.sum()
+
+
+def test_file_names_follow_the_bytes_and_stay_apart_by_stem(tmp_path):
+    from tfrview.core.output.annotated import file_name
+
+    assert file_name("dir/a b.JPG", "r1", "jpg") == "a_b.JPG"
+    assert file_name("photo.jpg", "r1", "png") == "photo.png"  # raw pixels written as PNG
+    assert file_name("frame_0007", "r1", "jpg") == "frame_0007.jpg"
+    assert file_name(None, "r000000001", "png") == "r000000001.png"
+    assert file_name("../../etc/passwd", "r1", "jpg") == "passwd.jpg"
+    src = tmp_path / "stems.tfrecord"
+    a = example({"image/encoded": jpeg(W, H, 1), "image/filename": "same.jpg"})
+    b = example({"image/encoded": jpeg(W, H, 2), "image/filename": "same.jpeg"})
+    write_records(src, [a, b])
+    export(ExportFormat.YOLO, src, tmp_path / "y")
+    assert sorted(p.name for p in (tmp_path / "y" / "labels" / "all").iterdir()) == [
+        "r000000001_same.txt",
+        "same.txt",
+    ]

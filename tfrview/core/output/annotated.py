@@ -135,6 +135,23 @@ def safe_name(name: str) -> str:
     return _UNSAFE.sub("_", base).lstrip(".")[:200]
 
 
+_IMAGE_SUFFIXES = {"jpg": "jpg", "jpeg": "jpg", "png": "png"}
+
+
+def file_name(own: str | None, key: str, ext: str) -> str:
+    """An image's file name in an export: the record's own (made safe; its suffix the bytes' own
+    when it names another image format, added when it has none), else `key.ext`."""
+    name = safe_name(own) if own else ""
+    if not name:
+        return f"{key}.{ext}"
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or not stem:
+        return f"{name}.{ext}"
+    if _IMAGE_SUFFIXES.get(suffix.lower(), ext) != ext:
+        return f"{stem}.{ext}"
+    return name
+
+
 def image_of(features) -> tuple[bytes, str, int, int] | None:
     """The record's first image that is no mask: (bytes, ext, width, height), JPEG and PNG as
     stored (their header gives the size), anything else decoded and encoded as PNG."""
@@ -204,12 +221,10 @@ def annotated_records(
             names = (UNNAMED,) * n
         key = f"r{number:09d}"
         own = first_text(p.features, FILENAME_KEYS) if p.features else None
-        name = safe_name(own) if own else ""
-        if not name or name in used:
-            name = f"{key}.{ext}" if not name else f"{key}_{name}"
-        if "." not in name:
-            name = f"{name}.{ext}"
-        used.add(name)
+        name = file_name(own, key, ext)
+        if name.rsplit(".", 1)[0].lower() in used:  # YOLO's and VOC's files go by the stem
+            name = f"{key}_{name}"
+        used.add(name.rsplit(".", 1)[0].lower())
         label = r.label_ids[0] if r.label_ids else None
         label_name = None
         if label is not None:

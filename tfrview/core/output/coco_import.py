@@ -26,6 +26,7 @@ from tfrview.core.output.annotated import (
     FILENAME_KEYS,
     SOURCE_ID_KEYS,
     Progress,
+    file_name,
     first_text,
     image_of,
     safe_name,
@@ -145,10 +146,8 @@ def _record_keys(p, number: int, join: JoinBy) -> list[str]:
         return [sid] if sid is not None else []
     key = f"r{number:09d}"
     own = first_text(p.features, FILENAME_KEYS)
-    name = safe_name(own) if own else ""
-    if not name:
-        return [f"{key}.jpg", f"{key}.png"]
-    return [name, f"{key}_{name}"] + ([] if "." in name else [f"{name}.jpg", f"{name}.png"])
+    names = dict.fromkeys(file_name(own, key, ext) for ext in ("jpg", "png"))  # as the exports name it
+    return [*names, *(f"{key}_{n}" for n in names if own)]
 
 
 def rewritten(
