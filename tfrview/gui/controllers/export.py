@@ -382,6 +382,7 @@ class ExportController(QObject):
             box_specs=tuple(s.to_json() for s in remembered_specs()),
             problems={str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {},
             force=force,
+            splits=tuple(self.session.splits),  # the window's: by the paths, or chosen by the person
         )
         formats = {f.value for f in ExportFormat}
 
