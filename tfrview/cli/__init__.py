@@ -1414,6 +1414,8 @@ def cmd_export(args) -> int:
     failed, paths, splits = _files_and_splits(args)
     for _, err in failed:
         raise TfrviewError(err)
+    if args.parquet:
+        _check_output(Path(args.parquet), paths, args.force)  # every output checked before any is written
     code = trainexport.run_formats(args, paths, splits) if formats else 0
     return _export_parquet(args, paths, splits) if args.parquet else code
 
