@@ -60,6 +60,7 @@ NOT_LIMITS = {
 # How work is split, not how much of it is allowed: piece, batch and message sizes. Each bounds the
 # memory of one step, never what is read or kept in all; a path-choosing threshold likewise.
 PIECES = {
+    "core/output/hfparquet.py": {"ROW_GROUP"},  # records a Parquet row group: splits the writing
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},

@@ -41,6 +41,7 @@ COMMANDS = (
 MODULE_COMMANDS: dict[str, str] = {
     "schema": "tfrview.cli.schema",  # issue 23: TFDV schema inference
     "validate": "tfrview.cli.validate",  # issue 23: TFDV validation
+    "import-coco": "tfrview.cli.import_coco",
 }
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
@@ -1408,20 +1409,39 @@ def _print_compare(c, every: bool) -> None:
 
 
 def cmd_export(args) -> int:
-    """The fact table (one row per record: its facts, features and problems) as Parquet."""
-    if args.stats or not args.parquet:  # issue 23: TFDV statistics (tfrview/cli/stats.py)
+    """The fact table (one row per record: its facts, features and problems) as Parquet, and the
+    records as training formats (COCO, YOLO, VOC, HF Parquet, WebDataset: `cli/trainexport.py`)."""
+    from tfrview.cli import trainexport
+
+    formats = trainexport.wanted(args)
+    if args.stats:  # issue 23: TFDV statistics (tfrview/cli/stats.py)
+        if args.parquet or formats:
+            raise TfrviewError("--stats is written alone: export the other outputs with another command")
         from tfrview.cli.stats import export_stats
 
         return export_stats(args)
+    if not args.parquet and not formats:
+        raise TfrviewError(
+            "name an output: --parquet, --stats, --coco, --yolo, --voc, --hf-parquet or --webdataset"
+        )
+    if args.where and args.parquet:
+        raise TfrviewError("--where selects the records of --coco, --yolo, --voc, --hf-parquet, --webdataset")
+    failed, paths, splits = _files_and_splits(args)
+    for _, err in failed:
+        raise TfrviewError(err)
+    if args.parquet:
+        _check_output(Path(args.parquet), paths, args.force)  # every output checked before any is written
+    code = trainexport.run_formats(args, paths, splits) if formats else 0
+    return _export_parquet(args, paths, splits) if args.parquet else code
+
+
+def _export_parquet(args, paths, splits) -> int:
     from tfrview.core.analysis.merge import merge
     from tfrview.core.analysis.parquet_export import write_parquet
     from tfrview.core.tfrecord.groups import group_files
 
     out = Path(args.parquet)
-    failed, paths, splits = _files_and_splits(args)
     rules = _rules(args)
-    for _, err in failed:
-        raise TfrviewError(err)
     _check_output(out, paths, args.force)
     groups = group_files(paths, args.one_dataset)  # each dataset with the label map beside it
     label_maps = [_label_map_for_checks(args, [paths[i] for i in g.files])[0] for g in groups]
@@ -1662,22 +1682,28 @@ def build_parser() -> argparse.ArgumentParser:
         "  tfrview export --parquet train.parquet 'train-*'\n"
         "  tfrview export --parquet train.parquet data/ --images\n"
         "  duckdb -c \"select kind, count(*) from 'train.parquet' group by kind\"\n"
-        "  tfrview export --parquet all.parquet --split train=train/ --split validation=val/\n",
+        "  tfrview export --parquet all.parquet --split train=train/ --split validation=val/\n"
+        "  tfrview export --coco coco/ --yolo yolo/ data/ --label-map labels.pbtxt\n"
+        "  tfrview export --hf-parquet train.parquet 'train-*' --where 'len(image/object/bbox/xmin) > 0'\n"
+        "  tfrview export --webdataset shards/ --shard-size 500 data/\n",
     )
     p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--parquet", metavar="OUT", help="the Parquet file to write")
+    p.add_argument("--parquet", metavar="OUT", help="the fact table as a Parquet file")
     p.add_argument(
         "--stats",
         metavar="OUT",
-        help="TFDV's DatasetFeatureStatisticsList instead, a dataset a split (OUT.pbtxt: text, else binary)",
+        help="TFDV's DatasetFeatureStatisticsList, a dataset a split (OUT.pbtxt: text, else binary)",
     )
+    from tfrview.cli import trainexport
+
+    trainexport.add_arguments(p)
     p.add_argument(
         "--images", action="store_true", help="add each record's first image's bytes (column image)"
     )
     p.add_argument(
         "--label-map", metavar="PBTXT", help="label map for class names (default: a .pbtxt beside the data)"
     )
-    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    p.add_argument("--force", action="store_true", help="replace OUT (or DIR) if it exists")
     _add_splits(p, rules=True)
     _add_grouping(p)
     _add_jobs(p)

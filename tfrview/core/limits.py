@@ -405,3 +405,11 @@ PICKLE_SHOWN_BYTES = 64 << 10
 # whole and parsed by protobuf: a bigger one is refused in one line. TFX's statistics of a wide
 # dataset are a few megabytes; 256 MB holds 1,000 rank-histogram buckets of tens of thousands of features.
 MAX_TFDV_FILE_BYTES = 256 << 20
+# --- issue 23, exports to training formats and the COCO re-import (wt6-exports) ---
+# A COCO annotations file is read whole and parsed as JSON (COCO 2017's train instances are 448 MB):
+# a file over MAX_COCO_JSON_BYTES is refused in one line naming it.
+MAX_COCO_JSON_BYTES = 2 << 30
+# What an export or a re-import names one by one: the records an export skipped (the rest counted in
+# its result), and the names and records a re-import's report lists of each kind (the rest counted).
+EXPORT_NOTES_LISTED = 50
+IMPORT_REPORT_LISTED = 1000

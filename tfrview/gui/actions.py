@@ -36,11 +36,18 @@ class ExportActions:
     export_images: QAction
     export_images_boxes: QAction
     export_jsonl: QAction
+    formats: tuple[QAction, ...]  # a separator, then the training formats (`output.formats.ExportFormat`)
 
     @property
     def selection(self) -> tuple[QAction, ...]:
         """The File › Export Selection submenu."""
-        return (self.export_records, self.export_images, self.export_images_boxes, self.export_jsonl)
+        return (
+            self.export_records,
+            self.export_images,
+            self.export_images_boxes,
+            self.export_jsonl,
+            *self.formats,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +100,12 @@ class WindowActions:
         for f in fields(self):
             group = getattr(self, f.name)
             if not isinstance(group, QAction):
-                out.update({g.name: getattr(group, g.name) for g in fields(group)})
+                for g in fields(group):
+                    value = getattr(group, g.name)
+                    if isinstance(value, tuple):  # the training formats: export_coco, export_yolo, ...
+                        out.update({f"export_{a.data()}": a for a in value if not a.isSeparator()})
+                    else:
+                        out[g.name] = value
         return out
 
 
@@ -113,6 +125,20 @@ def _action(
     if tip:
         a.setToolTip(tip)
     return a
+
+
+def _format_actions(w: MainWindow, act) -> tuple[QAction, ...]:
+    """A separator and one action a training format (COCO, YOLO, VOC, HF Parquet, WebDataset)."""
+    from tfrview.core.output.words import ExportFormat
+
+    sep = QAction(w)
+    sep.setSeparator(True)
+    out = [sep]
+    for f in ExportFormat:
+        a = act(f"{f.words}…", lambda _=False, f=f: w.exporting.export_format(f), tip=f.tip)
+        a.setData(f.value)
+        out.append(a)
+    return tuple(out)
 
 
 def build_actions(w: MainWindow) -> WindowActions:
@@ -158,6 +184,7 @@ def build_actions(w: MainWindow) -> WindowActions:
                 "Images with Boxes and Labels…", lambda: w.exporting.export("images_boxes")
             ),
             export_jsonl=act("Features as JSON Lines…", lambda: w.exporting.export("jsonl")),
+            formats=_format_actions(w, act),
         ),
         view=ViewActions(
             fit=act("Fit", w._fit, "Ctrl+0", tip="Fit the image to the panel"),

@@ -74,3 +74,72 @@ def atomic_write_text(path: Path, text: str) -> None:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     with atomic_file(path, "wb") as fh:
         fh.write(data)
+
+
+def check_new_output(out: Path, inputs: list[Path], force: bool = False) -> None:
+    """Before any work: the output is no input, is not inside an input folder nor holds one, and
+    exists only when `force` says replace it (one line each, nothing written)."""
+    from tfrview.core.tfrecord.remote import is_url
+
+    refuse_overwriting_inputs(out, inputs)
+    target = os.path.realpath(out)
+    for p in inputs:
+        if is_url(p):
+            continue
+        real = os.path.realpath(p)
+        if os.path.isdir(real) and (target + os.sep).startswith(real.rstrip(os.sep) + os.sep):
+            raise TfrviewError(f"{printable(str(out))}: inside the input folder {printable(str(p))}")
+        if (real + os.sep).startswith(target.rstrip(os.sep) + os.sep):
+            raise TfrviewError(f"{printable(str(out))}: holds the input {printable(str(p))}")
+    if os.path.lexists(out) and not force and not (os.path.isdir(out) and not os.listdir(out)):
+        raise TfrviewError(f"{printable(str(out))}: exists (use --force to replace it)")
+
+
+@contextmanager
+def atomic_dir(path: Path):
+    """A new directory, all or nothing: the block fills a temporary directory beside `path`, which
+    replaces `path` only when the block finishes (an older `path` is moved aside first and removed
+    after). An error or a stop leaves `path` as it was and no temporary directory behind."""
+    import shutil
+
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".partial", dir=parent))
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        yield tmp
+        old = None
+        if os.path.lexists(path):
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".old", dir=parent))
+            os.replace(path, old / "x")
+        os.replace(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise output_error(path, exc) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def remove_partials(path: Path) -> int:
+    """Remove the temporaries a stopped write to `path` left beside it (a job process killed before
+    its rename: `new_temp_file`'s and `atomic_dir`'s `.<name>.*.partial`). Returns how many."""
+    import glob
+    import shutil
+
+    parent = path.parent if str(path.parent) else Path(".")
+    n = 0
+    for p in parent.glob(f".{glob.escape(path.name[:32])}.*.partial"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        n += 1
+    return n

@@ -35,6 +35,7 @@ from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
 from tfrview.core.output.repair import repair_many
 from tfrview.core.output.salvage import salvage_many
+from tfrview.core.output.words import ExportFormat
 from tfrview.core.problems import QA_KINDS
 from tfrview.core.procs.messages import (
     CauseFound,
@@ -710,6 +711,8 @@ def job_export(req: ExportRequest) -> None:
                 return n, off, bounded_payload(src.read, off, ln, src.pieces), extra
 
             res = ex.export_jsonl((facts(*s) for s in spans), Path(out), inputs, progress)
+        elif what in set(ExportFormat):
+            res = _export_format(req, spans, sources, inputs, progress)
         else:
             items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
 
@@ -719,6 +722,35 @@ def job_export(req: ExportRequest) -> None:
             specs = tuple(BoxSpec.from_json(s) for s in req.box_specs)  # the person's choices
             res = ex.export_images(items, Path(out), what == "images_boxes", label_map, progress, specs)
         _emit(Wrote(res))
+
+
+def _export_format(req: ExportRequest, spans, sources: dict, inputs: list[Path], progress) -> ex.ExportResult:
+    """A selection in a training format (`output.formats`): damaged records left out and counted,
+    each file's split the window's (else its path's), the window's label map and box keys."""
+    from tfrview.core.output.formats import export_annotated
+    from tfrview.core.records.reading import BoxSpec
+    from tfrview.core.tfds.features import features_of_folder
+    from tfrview.core.tfrecord.splits import split_of_files
+
+    splits = list(req.splits) if req.splits is not None else split_of_files(list(req.paths))
+    split_of = {id(src): splits[f] if f < len(splits) else "" for f, src in sources.items()}
+    items = (
+        (n, copy.payload if copy is not None else None, split_of.get(id(span[1]), ""))
+        for span in spans
+        for n, copy in ex.copies_of_spans([span])
+    )
+    tfds = features_of_folder(Path(req.paths[0]).parent) if req.paths else None
+    return export_annotated(
+        ExportFormat(req.what),
+        items,
+        Path(req.out),
+        label_map=LabelMap.from_json(req.label_map),
+        specs=tuple(BoxSpec.from_json(s) for s in req.box_specs),
+        tfds=tfds if tfds is not None and not getattr(tfds, "error", None) else None,
+        inputs=inputs,
+        force=req.force,
+        progress=progress,
+    )
 
 
 JOBS: dict[type, Callable] = {  # each request's job, by its class

@@ -134,7 +134,10 @@ class ExportRequest:
     """A selection of records exported from the spans the window saved (`output.export.save_spans`)."""
 
     JOB: ClassVar[str] = "export"
-    what: Literal["records", "jsonl", "images", "images_boxes"]
+    # records, jsonl, images, images_boxes, or a training format (`output.formats.ExportFormat`)
+    what: Literal[
+        "records", "jsonl", "images", "images_boxes", "coco", "yolo", "voc", "hf_parquet", "webdataset"
+    ]
     paths: tuple[str, ...]
     out: str
     spans: str  # the .npz of where the records are
@@ -143,6 +146,8 @@ class ExportRequest:
     label_map: dict | None = None
     box_specs: tuple[dict, ...] = ()
     problems: dict[str, list[dict]] = field(default_factory=dict)  # record (as text) -> its problems (jsonl)
+    force: bool = False  # a training format: replace `out` (the person said so)
+    splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
 
 
 Request = (

@@ -19,9 +19,10 @@ from PySide6.QtWidgets import (
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
-from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs
+from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs, remove_partials
 from tfrview.core.output.repair import RepairResult
 from tfrview.core.output.salvage import SalvageResult
+from tfrview.core.output.words import ExportFormat
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
 from tfrview.core.procs.requests import ExportRequest, Request, WriteRequest
 from tfrview.core.tfrecord.framing import Compression
@@ -277,6 +278,41 @@ class ExportController(QObject):
             remember_write(path, folder=what not in ("records", "jsonl"))
             self.write_export(what, numbers, Path(path), comp or "none", keep_damaged=keep_damaged)
 
+    def export_format(self, fmt) -> None:
+        """The selection (or every record shown) in a training format: a new folder (a file for HF
+        Parquet) named in a dialog; an existing one is replaced only when the person says so."""
+
+        fmt = ExportFormat(fmt)
+        numbers = self.selected_records()
+        if not len(numbers):
+            return
+        stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0] or "dataset"
+        suffix = ".parquet" if fmt.is_file else ""
+        suggested = Path(write_dir()) / f"{stem}-{fmt.value.replace('_', '-')}{suffix}"
+        path, _ = QFileDialog.getSaveFileName(
+            self.window,
+            f"Export {len(numbers):,} records as {fmt.words}",
+            str(suggested),
+            options=QFileDialog.Option.DontConfirmOverwrite,
+        )
+        if not path:
+            return
+        out = Path(path)
+        force = False
+        if os.path.lexists(out) and not (out.is_dir() and not any(out.iterdir())):
+            answer = QMessageBox.question(
+                self.window,
+                "Export",
+                f"{out} exists. Replace it (everything in it) with the export?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            force = True
+        remember_write(path, folder=not fmt.is_file)
+        self.write_export(fmt.value, numbers, out, force=force)
+
     def damaged_among(self, numbers: list[int]) -> list[int]:
         """Which of these records are known to fail their data CRC (verified so far)."""
         import numpy as np
@@ -324,6 +360,7 @@ class ExportController(QObject):
         comp: str = "none",
         on_done=None,
         keep_damaged: bool = False,
+        force: bool = False,
     ) -> None:
         """Export records `numbers` as a TFRecord file, JSON lines, or images (with boxes or not), in
         a job process: where the records are goes to it in a .npz (the window reads nothing)."""
@@ -344,20 +381,30 @@ class ExportController(QObject):
             label_map=label_map_json(self.session.label_map),
             box_specs=tuple(s.to_json() for s in remembered_specs()),
             problems={str(k): v for k, v in self._problems_by_record().items()} if what == "jsonl" else {},
+            force=force,
+            splits=tuple(self.session.splits),  # the window's: by the paths, or chosen by the person
         )
+        formats = {f.value for f in ExportFormat}
 
         def done(end: Wrote | Failed) -> None:
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
             value: ex.ExportResult | Failed = end if isinstance(end, Failed) else end.result
+            if isinstance(value, Failed) and value.stopped:
+                remove_partials(path)  # a killed job leaves its temporary beside the output
             if on_done is not None:
                 on_done(value)
                 return
             if self._said_failed("Export", value):
                 return
-            text = f"Exported {value.written:,} {'images' if what.startswith('images') else 'records'} to {path}."
-            if value.skipped and what.startswith("images"):
+            images = what.startswith("images") or what in formats
+            text = f"Exported {value.written:,} {'images' if images else 'records'} to {path}."
+            if what in formats:
+                text = f"Exported {value.written:,} images as {ExportFormat(what).words} to {path}."
+                if value.skipped:
+                    text += f"\nSkipped {value.skipped:,} records:\n" + "\n".join(value.notes[:10])
+            elif value.skipped and what.startswith("images"):
                 text += f"\nSkipped {value.skipped}:\n" + "\n".join(value.notes[:10])
             elif value.notes:
                 text += "\n" + "\n".join(value.notes)
