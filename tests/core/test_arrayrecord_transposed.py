@@ -1,0 +1,214 @@
+"""Riegeli transposed chunks ('t', core/arrayrecord/transposed.py) read by tfrview's own decoder,
+record by record against what the official array-record writer wrote and its reader returns; damaged
+and cut chunks fuzzed: one-line errors, never an exception of another kind, a hang or a runaway."""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import write_arrayrecord
+from tfrview.core.arrayrecord.reader import open_arrayrecord
+from tfrview.core.arrayrecord.riegeli import ChunkType, RiegeliError, read_chunk_header, read_logical
+from tfrview.core.arrayrecord.transposed import chunk_records, transposed_chunk_records
+from tfrview.core.problems import ProblemKind
+from tfrview.core.records.proto import example_pb2
+
+m = pytest.importorskip(
+    "array_record.python.array_record_module",
+    reason="the official array-record wheel is not installed here (it has no Windows build)",
+)
+
+
+def _example(rnd: random.Random, i: int) -> bytes:
+    ex = example_pb2.Example()
+    f = ex.features.feature
+    f["label"].int64_list.value.append(i % 7)
+    f["id"].bytes_list.value.append(f"rec-{i}".encode())
+    f["big"].int64_list.value.extend([rnd.randrange(-(1 << 63), 1 << 63) for _ in range(rnd.randrange(0, 4))])
+    f["box"].float_list.value.extend([rnd.random() for _ in range(rnd.randrange(0, 5))])
+    if rnd.random() < 0.5:
+        f["image/encoded"].bytes_list.value.append(rnd.randbytes(rnd.randrange(0, 300)))
+    return ex.SerializeToString()
+
+
+def _sequence_example(rnd: random.Random, i: int) -> bytes:
+    se = example_pb2.SequenceExample()
+    se.context.feature["episode"].int64_list.value.append(i)
+    steps = se.feature_lists.feature_list["steps/action"]
+    for _ in range(rnd.randrange(0, 4)):
+        steps.feature.add().float_list.value.extend([rnd.random(), -rnd.random()])
+    return se.SerializeToString()
+
+
+def _hand_made(rnd: random.Random, i: int) -> bytes:
+    """Wire types the Example messages do not use: fixed32/64, groups, a 10-byte varint, a long
+    field number, a packed field that itself reads as a message."""
+    parts = [
+        b"\x0d" + struct.pack("<I", i),  # 1: fixed32
+        b"\x11" + struct.pack("<Q", rnd.getrandbits(64)),  # 2: fixed64
+        b"\x1b\x08" + bytes([i % 100]) + b"\x1c",  # 3: a group holding a varint
+        b"\x20\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",  # 4: the largest varint
+        b"\xf8\xff\xff\xff\x0f\x05",  # field 2**29 - 1: a 5-byte tag
+        b"\x2a\x02\x08\x01",  # 5: bytes that read as a message
+    ]
+    rnd.shuffle(parts)
+    return b"".join(parts[: rnd.randrange(1, len(parts) + 1)])
+
+
+def _non_proto(rnd: random.Random, i: int) -> bytes:
+    return [b"", b"plain text, not a proto", rnd.randbytes(rnd.randrange(1, 50)), b"\x08"][i % 4]
+
+
+MAKERS = {"example": _example, "sequence": _sequence_example, "wire": _hand_made, "nonproto": _non_proto}
+
+
+def _records(n: int, kinds: tuple[str, ...], seed: int = 0) -> list[bytes]:
+    rnd = random.Random(seed)
+    return [MAKERS[kinds[i % len(kinds)]](rnd, i) for i in range(n)]
+
+
+MIXED = _records(600, ("example", "sequence", "wire", "nonproto"))
+
+
+def _same_as_official(path: Path, recs: list[bytes]) -> None:
+    official = m.ArrayRecordReader(str(path))
+    theirs = official.read(list(range(official.num_records())))
+    with open_arrayrecord(path) as f:
+        kinds = {read_chunk_header(f.read, int(b)).chunk_type for b in f.chunks.begin}
+        assert kinds == {ChunkType.TRANSPOSED}
+        ours = [f.record(i) for i in range(f.num_records)]
+        assert ours == theirs == recs
+        assert f.record_lengths().tolist() == [len(r) for r in recs]
+        assert f.problems == [] and f.verify(data=True) == []
+
+
+@pytest.mark.parametrize("codec", ["uncompressed", "zstd:3", "brotli:6", "snappy"])
+@pytest.mark.parametrize("group", [1, 64, 65536])
+def test_every_record_equals_the_official_readers(tmp_path: Path, codec: str, group: int) -> None:
+    recs = MIXED if group > 1 else MIXED[:120]
+    path = write_arrayrecord(tmp_path / "t.array_record", f"group_size:{group},transpose:true,{codec}", recs)
+    _same_as_official(path, recs)
+
+
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_each_kind_of_record_alone(tmp_path: Path, kind: str) -> None:
+    recs = _records(300, (kind,), seed=1)
+    path = write_arrayrecord(tmp_path / "k.array_record", "group_size:1000,transpose:true,zstd:3", recs)
+    _same_as_official(path, recs)
+
+
+def test_many_small_buckets_and_empty_records(tmp_path: Path) -> None:
+    recs = [b""] * 5 + _records(200, ("example",), seed=2) + [b""] * 3
+    path = write_arrayrecord(
+        tmp_path / "b.array_record", "group_size:1000,transpose:true,transpose_bucket_size:64,zstd:1", recs
+    )
+    _same_as_official(path, recs)
+    empty = write_arrayrecord(
+        tmp_path / "e.array_record", "group_size:10,transpose:true,uncompressed", [b""] * 25
+    )
+    _same_as_official(empty, [b""] * 25)
+
+
+def _chunk(tmp_path: Path, options: str, recs: list[bytes]):
+    path = write_arrayrecord(tmp_path / "c.array_record", options, recs)
+    with open_arrayrecord(path) as f:
+        h = read_chunk_header(f.read, int(f.chunks.begin[0]))
+        return h, read_logical(f.read, h.data_begin, h.data_size)
+
+
+@pytest.fixture(scope="module")
+def chunks(tmp_path_factory) -> list:
+    d = tmp_path_factory.mktemp("tc")
+    recs = _records(40, ("example", "wire", "nonproto", "sequence"), seed=3)
+    return [
+        _chunk(d, f"group_size:100,transpose:true,{c}", recs) for c in ("uncompressed", "zstd:3", "snappy")
+    ]
+
+
+def _decodes_or_says_why(header, data: bytes) -> None:
+    try:
+        values, offsets = chunk_records(header, data)
+    except RiegeliError as exc:  # a limit: one line
+        assert "\n" not in str(exc)
+    except ValueError as exc:  # damage: one line
+        assert "\n" not in str(exc) and str(exc)
+    else:
+        assert offsets[0] == 0 and offsets[-1] == len(values) and bool((np.diff(offsets) >= 0).all())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.integers(0, 2),
+    cut=st.integers(0, 10_000),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(1, 255)), max_size=4),
+)
+def test_damaged_chunks_fail_in_one_line(chunks, which: int, cut: int, flips) -> None:
+    header, data = chunks[which]
+    buf = bytearray(data)
+    for at, x in flips:
+        buf[at % len(buf)] ^= x
+    _decodes_or_says_why(header, bytes(buf))
+    _decodes_or_says_why(header, bytes(data[: cut % len(data)]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200), st.integers(0, 1000), st.integers(0, 5000))
+def test_arbitrary_bytes_as_a_transposed_chunk_fail_in_one_line(data: bytes, records: int, size: int) -> None:
+    header = _header(records, size)
+    _decodes_or_says_why(header, data)
+
+
+def _header(records: int, size: int):
+    from tfrview.core.arrayrecord.riegeli import ChunkHeader
+
+    return ChunkHeader(0, 0, 0, 0, ChunkType.TRANSPOSED, records, size, True)
+
+
+def test_absurd_claims_are_refused_before_anything_is_allocated() -> None:
+    with pytest.raises(RiegeliError, match="AR_CHUNK_BYTES"):
+        transposed_chunk_records(_header(1, 1 << 40), b"\0\x00")
+    # a header that claims 2**31 buckets and buffers in a few bytes
+    with pytest.raises(ValueError, match="claims"):
+        transposed_chunk_records(_header(1, 10), b"\0\x0a\xff\xff\xff\xff\x07\xff\xff\xff\xff\x07")
+    # an uncompressed chunk: no buckets, one no-op node with an explicit self-loop, and a million
+    # transition bytes each repeating it three times: more steps than 10 bytes of records need
+    hdr = b"\x00\x00" + b"\x01" + b"\x00" + b"\x00" + b"\x00"
+    data = b"\x00" + bytes([len(hdr)]) + hdr + b"\x03" * 1_000_000
+    with pytest.raises(ValueError, match="steps"):
+        transposed_chunk_records(_header(1, 10), data)
+    # an implicit loop: node 0 -> node 0 without a byte
+    hdr = b"\x00\x00" + b"\x01" + b"\x00" + b"\x01" + b"\x00"
+    with pytest.raises(ValueError, match="loop"):
+        transposed_chunk_records(_header(1, 10), b"\x00" + bytes([len(hdr)]) + hdr)
+
+
+def test_a_damaged_transposed_chunk_is_named_in_the_file(tmp_path: Path) -> None:
+    recs = _records(300, ("example",), seed=4)
+    path = write_arrayrecord(tmp_path / "d.array_record", "group_size:100,transpose:true,uncompressed", recs)
+    raw = bytearray(path.read_bytes())
+    with open_arrayrecord(path) as f:
+        begin = int(f.chunks.begin[1])
+        h = read_chunk_header(f.read, begin)
+    raw[h.data_begin + h.data_size // 2] ^= 0x55  # inside a value: decodes, but its hash fails
+    bad = tmp_path / "bad.array_record"
+    bad.write_bytes(bytes(raw))
+    with open_arrayrecord(bad, check_data=True) as f:
+        assert f.record(0) == recs[0] and f.record(250) == recs[250]
+        with pytest.raises(RiegeliError, match="chunk 1 at byte .* records \\(100-199\\) are lost"):
+            f.record(150)
+        found = f.verify(data=True)
+        assert [p.kind for p in found] == [ProblemKind.CHUNK_DAMAGED] and "records (100-199)" in found[
+            0
+        ].message
+    raw[h.data_begin + 1] ^= 0x40  # its header size: it no longer decodes, hash or not
+    bad.write_bytes(bytes(raw))
+    with open_arrayrecord(bad) as f:
+        with pytest.raises(RiegeliError, match="chunk 1 at byte .*(hash mismatch|cannot be decoded)"):
+            f.record(150)
