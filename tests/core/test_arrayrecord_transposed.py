@@ -201,7 +201,7 @@ def test_a_damaged_transposed_chunk_is_named_in_the_file(tmp_path: Path) -> None
     bad.write_bytes(bytes(raw))
     with open_arrayrecord(bad, check_data=True) as f:
         assert f.record(0) == recs[0] and f.record(250) == recs[250]
-        with pytest.raises(RiegeliError, match="chunk 1 at byte .* records \\(100-199\\) are lost"):
+        with pytest.raises(RiegeliError, match=r"chunk 1 at byte .* records \(100-199\) are lost"):
             f.record(150)
         found = f.verify(data=True)
         assert [p.kind for p in found] == [ProblemKind.CHUNK_DAMAGED] and "records (100-199)" in found[
@@ -209,6 +209,8 @@ def test_a_damaged_transposed_chunk_is_named_in_the_file(tmp_path: Path) -> None
         ].message
     raw[h.data_begin + 1] ^= 0x40  # its header size: it no longer decodes, hash or not
     bad.write_bytes(bytes(raw))
-    with open_arrayrecord(bad) as f:
-        with pytest.raises(RiegeliError, match="chunk 1 at byte .*(hash mismatch|cannot be decoded)"):
-            f.record(150)
+    with (
+        open_arrayrecord(bad) as f,
+        pytest.raises(RiegeliError, match=r"chunk 1 at byte .*(hash mismatch|decoded)"),
+    ):
+        f.record(150)

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.arrayrecord.highway import hash64, hash_many, hash_rows
-from tfrview.core.arrayrecord.transposed import chunk_records
 from tfrview.core.arrayrecord.riegeli import (
     BLOCK_HEADER_SIZE,
     BLOCK_SIZE,
@@ -41,6 +40,7 @@ from tfrview.core.arrayrecord.riegeli import (
     simple_chunk_sizes,
     varints,
 )
+from tfrview.core.arrayrecord.transposed import chunk_records
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import AR_FOOTER_BYTES, AR_MAX_CHUNKS, AR_MAX_RECORDS, too_large
 from tfrview.core.problems import Problem, ProblemKind

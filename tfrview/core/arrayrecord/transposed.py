@@ -516,7 +516,7 @@ def _submessage_sizes(m: _Machine, seq, step_size, depth, pair_end, pair_start) 
 
 def _submessage_sizes_walk(step_size, pair_end, pair_start, tag) -> None:
     """The same, by a stack over the submessage steps in order (deep nesting)."""
-    start_of = dict(zip(pair_end.tolist(), range(len(pair_end))))
+    start_of = {e: k for k, e in enumerate(pair_end.tolist())}
     events = np.sort(np.concatenate([pair_end, pair_start]))
     base = np.cumsum(step_size)  # sizes of the starts added as they are found
     extra = 0
@@ -571,7 +571,7 @@ def _copy(out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray
     """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for every i: long ones by slices,
     short ones by index arrays in batches."""
     big = n >= _COPY_BIG
-    for d, s, k in zip(dst[big].tolist(), src[big].tolist(), n[big].tolist()):
+    for d, s, k in zip(dst[big].tolist(), src[big].tolist(), n[big].tolist(), strict=True):
         out[d : d + k] = src_buf[s : s + k]
     small = np.flatnonzero(~big & (n > 0))
     if not len(small):
