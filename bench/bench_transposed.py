@@ -74,9 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
-    paths = {
-        kind: d / f"examples-{args.mib:g}mib-{kind}.array_record" for kind in ("transposed", "simple")
-    }
+    paths = {kind: d / f"examples-{args.mib:g}mib-{kind}.array_record" for kind in ("transposed", "simple")}
     recs = None
     for kind, path in paths.items():
         if not path.exists():

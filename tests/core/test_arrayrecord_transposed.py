@@ -17,6 +17,7 @@ from tests.helpers import write_arrayrecord
 from tfrview.core.arrayrecord.reader import open_arrayrecord
 from tfrview.core.arrayrecord.riegeli import ChunkType, RiegeliError, read_chunk_header, read_logical
 from tfrview.core.arrayrecord.transposed import chunk_records, transposed_chunk_records
+from tfrview.core.limits import AR_TRANSPOSED_STEPS
 from tfrview.core.problems import ProblemKind
 from tfrview.core.records.proto import example_pb2
 
@@ -143,7 +144,7 @@ def _decodes_or_says_why(header, data: bytes) -> None:
         assert offsets[0] == 0 and offsets[-1] == len(values) and bool((np.diff(offsets) >= 0).all())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     which=st.integers(0, 2),
     cut=st.integers(0, 10_000),
@@ -165,6 +166,15 @@ def test_arbitrary_bytes_as_a_transposed_chunk_fail_in_one_line(data: bytes, rec
     _decodes_or_says_why(header, data)
 
 
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
 def _header(records: int, size: int):
     from tfrview.core.arrayrecord.riegeli import ChunkHeader
 
@@ -183,6 +193,14 @@ def test_absurd_claims_are_refused_before_anything_is_allocated() -> None:
     data = b"\x00" + bytes([len(hdr)]) + hdr + b"\x03" * 1_000_000
     with pytest.raises(ValueError, match="steps"):
         transposed_chunk_records(_header(1, 10), data)
+    # 1,000 no-ops in a ring (all but the last implicit): each byte walks the ring four times;
+    # within what 10 MB of records could need, but past AR_TRANSPOSED_STEPS
+    n = 1000
+    nexts = [n + i + 1 for i in range(n - 1)] + [0]
+    hdr = b"\x00\x00" + _varint(n) + b"\x00" * n + b"".join(_varint(x) for x in nexts) + b"\x00"
+    data = b"\x00" + _varint(len(hdr)) + hdr + b"\x03" * (AR_TRANSPOSED_STEPS // (4 * n) + 8)
+    with pytest.raises(RiegeliError, match="AR_TRANSPOSED_STEPS"):
+        transposed_chunk_records(_header(1, 10 << 20), data)
     # an implicit loop: node 0 -> node 0 without a byte
     hdr = b"\x00\x00" + b"\x01" + b"\x00" + b"\x01" + b"\x00"
     with pytest.raises(ValueError, match="loop"):
@@ -214,3 +232,25 @@ def test_a_damaged_transposed_chunk_is_named_in_the_file(tmp_path: Path) -> None
         pytest.raises(RiegeliError, match=r"chunk 1 at byte .*(hash mismatch|decoded)"),
     ):
         f.record(150)
+
+
+def _wrap(depth: int, i: int) -> bytes:
+    """A message nested `depth` deep (each level a length-delimited field 1 or 2 holding the next),
+    the innermost a varint and a string."""
+    msg = b"\x08" + bytes([i % 100]) + b"\x1a\x03abc"
+    for d in range(depth):
+        n = len(msg)
+        head = bytearray([0x0A if d % 2 else 0x12])
+        while n >= 0x80:
+            head.append(n & 0x7F | 0x80)
+            n >>= 7
+        head.append(n)
+        msg = bytes(head) + msg
+    return msg
+
+
+@pytest.mark.parametrize("depth", [3, 40, 70])
+def test_deeply_nested_submessages(tmp_path: Path, depth: int) -> None:
+    recs = [_wrap(depth + i % 3, i) for i in range(30)]
+    path = write_arrayrecord(tmp_path / "n.array_record", "group_size:100,transpose:true,zstd:3", recs)
+    _same_as_official(path, recs)

@@ -47,7 +47,7 @@ from tfrview.core.arrayrecord.riegeli import (
     read_varint,
     simple_chunk_records,
 )
-from tfrview.core.limits import AR_CHUNK_BYTES, too_large
+from tfrview.core.limits import AR_CHUNK_BYTES, AR_TRANSPOSED_STEPS, too_large
 
 _U32 = (1 << 32) - 1
 _NUM_RESERVED = 4  # reserved node ids: no-op, non-proto, submessage start, message start
@@ -71,6 +71,7 @@ _READS = np.zeros(len(Op), dtype=bool)
 _READS[[Op.NONPROTO, Op.VARINT, Op.FIXED, Op.STRING]] = True
 _SIZED = np.zeros(len(Op), dtype=bool)  # reads a size known from the node alone
 _SIZED[[Op.VARINT, Op.FIXED]] = True
+_MAX_GRAMS = 1 << 18  # eight-byte transition patterns kept (each ~200 bytes)
 _COPY_BIG = 4096  # payloads at least this long are copied by slices, shorter ones by index arrays
 _INDEX_BATCH = 8 << 20  # bytes copied per batch of index arrays
 
@@ -208,7 +209,7 @@ class _Machine:
         if bool((self.next >= n).any()):
             raise ValueError("a node's next node is not one of them")
         # tag bytes (and an inline value after them), as a (n, 6) table and a length each
-        self.tag_len = _varint_len(tag) * ~reserved
+        self.tag_len = (_varint_len(tag) * ~reserved).astype(np.int32)
         self.tag_len[inl] += 1
         self.tag_len[end] = _varint_len(tag[end])  # kept for the submessage start that writes it
         self.op, self.width = op, width
@@ -266,25 +267,63 @@ def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
         seg_base[key] = nxt[cur]
         return nxt[cur]
 
-    keys = [m.first * 4]
-    base = segment(keys[0])
     get = seg_base.get
-    append = keys.append
-    for b in transitions:
+
+    def one(base: int, b: int) -> tuple[int, int]:
+        """One transition byte from `base`: the segment it starts, the base after it."""
         s = base + (b >> 2)
         if s >= n:
             raise ValueError(f"a transition to node {s:,} of {n:,}")
         key = s * 4 + (b & 3)
-        append(key)
-        base = get(key)
-        if base is None:
-            base = segment(key)
-    ks = np.array(keys, dtype=np.int64)
-    uniq, inv = np.unique(ks, return_inverse=True)
+        after = get(key)
+        return key, segment(key) if after is None else after
+
+    first = m.first * 4
+    base = segment(first)
+    # eight bytes at a time: what eight bytes do from a base is worked out once and kept (records
+    # of one shape repeat the same few), so the Python work is one look-up per eight bytes
+    words = np.frombuffer(transitions, dtype="<u8", count=len(transitions) // 8).tolist()
+    memo: dict[int, int] = {}
+    gram_keys: list[int] = []
+    gram_base: list[int] = []
+    ids = [0] * len(words)
+    done = 0
+    for i, w in enumerate(words):
+        g = memo.get((base << 64) | w)
+        if g is None:
+            if len(gram_base) >= _MAX_GRAMS:  # no repeats worth keeping: byte by byte from here
+                break
+            at = base
+            for j in range(0, 64, 8):
+                key, at = one(at, (w >> j) & 0xFF)
+                gram_keys.append(key)
+            g = len(gram_base)
+            memo[(base << 64) | w] = g
+            gram_base.append(at)
+        ids[i] = g
+        base = gram_base[g]
+        done = i + 1
+    tail = []
+    for b in transitions[8 * done :]:
+        key, base = one(base, b)
+        tail.append(key)
+    grams = np.array(gram_keys, dtype=np.int64).reshape(-1, 8)
+    keys = np.concatenate(
+        [
+            np.array([first], dtype=np.int64),
+            grams[np.array(ids[:done], dtype=np.int64)].ravel(),
+            np.array(tail, dtype=np.int64),
+        ]
+    )
+    uniq, inv = np.unique(keys, return_inverse=True)
     lens = np.array([len(seg_nodes[int(u)]) for u in uniq.tolist()], dtype=np.int64)
     total = int(lens[inv].sum())
     if total > max_steps:
         raise ValueError(f"its transitions walk {total:,} steps, more than its {max_steps:,} can need")
+    if total > AR_TRANSPOSED_STEPS:
+        raise RiegeliError(
+            too_large("a transposed chunk's walk", total, AR_TRANSPOSED_STEPS, "steps", "AR_TRANSPOSED_STEPS")
+        )
     flat = np.array([x for u in uniq.tolist() for x in seg_nodes[int(u)]], dtype=np.int64)
     starts = np.zeros(len(uniq), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
@@ -384,56 +423,63 @@ def chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple[bytes,
 
 
 def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int):
+    """The records the node sequence writes: (bytes, offsets). Per-step arrays are kept narrow
+    (int8 ops, int32 nodes and sizes; int64 only for positions) and no-ops are dropped first."""
     op = m.op[seq]
+    if bool((op == Op.NOOP).any()):
+        seq = seq[op != Op.NOOP]
+        op = op[op != Op.NOOP]
     nsteps = len(seq)
-    step_size = m.tag_len[seq].copy()
-    src = np.full(nsteps, -1, dtype=np.int64)  # where each step's payload begins in allbuf
-    payload = np.zeros(nsteps, dtype=np.int64)
+    step_size = m.tag_len[seq]  # a copy (fancy indexing): the tag, then what is read is added
     # --- reads from buffers: each buffer is read from its start, in step order ---
     reading = np.flatnonzero(_READS[op])
-    nonproto = np.flatnonzero(op == Op.NONPROTO)
+    r_op = op[reading]
+    r_buf = m.buffer[seq[reading]]
+    r_len = np.zeros(len(reading), dtype=np.int64)
+    r_src = np.zeros(len(reading), dtype=np.int64)  # where each read begins in allbuf
+    nonproto = np.flatnonzero(r_op == Op.NONPROTO)
     if len(nonproto):
         lengths_buf = len(buf_start) - 2  # the last buffer holds the non-proto records' lengths
         if lengths_buf < 0:
             raise ValueError("non-proto records but no buffer of their lengths")
+        if bool((r_buf[r_op != Op.NONPROTO] == lengths_buf).any()):
+            raise ValueError("a node reads the non-proto lengths as data")
         lo, hi = int(buf_start[lengths_buf]), int(buf_start[lengths_buf + 1])
-        lens = _Cursor(allbuf[lo:hi].tobytes()).many(len(nonproto), "non-proto lengths")
-        payload[nonproto] = lens.astype(np.int64)
-    fixed = _SIZED[op]
-    payload[fixed] = m.width[seq[fixed]]
-    rb = m.buffer[seq[reading]]
-    if len(nonproto) and bool((rb[op[reading] != Op.NONPROTO] == len(buf_start) - 2).any()):
-        raise ValueError("a node reads the non-proto lengths as data")
-    order = reading[np.argsort(rb, kind="stable")]
-    rb_sorted = m.buffer[seq[order]]
-    bounds = np.flatnonzero(np.diff(rb_sorted)) + 1
+        r_len[nonproto] = _Cursor(allbuf[lo:hi].tobytes()).many(len(nonproto), "non-proto lengths")
+    sized = _SIZED[r_op]
+    r_len[sized] = m.width[seq[reading[sized]]]
+    order = np.argsort(r_buf, kind="stable")
+    bounds = np.flatnonzero(np.diff(r_buf[order])) + 1
     for group in np.split(order, bounds) if len(order) else []:
-        b = int(m.buffer[seq[group[0]]])
+        b = int(r_buf[group[0]])
         lo, hi = int(buf_start[b]), int(buf_start[b + 1])
-        if bool((op[group] == Op.STRING).any()):
-            _strings(group, op, payload, src, allbuf, lo, hi)
+        if bool((r_op[group] == Op.STRING).any()):
+            _strings(group, r_op, r_len, r_src, allbuf, lo, hi)
         else:
-            sizes = payload[group]
+            sizes = r_len[group]
             ends = lo + np.cumsum(sizes)
             if len(ends) and int(ends[-1]) > hi:
                 raise ValueError("a field reads past the end of its buffer")
-            src[group] = ends - sizes
-    step_size += payload
+            r_src[group] = ends - sizes
+    if len(r_len) and int(r_len.max()) > size:
+        raise ValueError("a field longer than the chunk's records")
+    step_size[reading] += r_len.astype(np.int32)
     # --- submessages: each start (met after its fields) matched with its end (met before) ---
     sub_end = op == Op.SUB_END
     sub_start = op == Op.SUB_START
     msg = (op == Op.MSG_START) | (op == Op.NONPROTO)
-    depth = np.cumsum(sub_end.astype(np.int64) - sub_start)
+    depth = np.cumsum(sub_end.view(np.int8) - sub_start.view(np.int8), dtype=np.int32)
     if len(depth) and int(depth.min()) < 0:
         raise ValueError("a submessage start without its end")
     if len(depth) and int(depth[-1]) != 0:
         raise ValueError("submessages still open at the chunk's end")
     if bool((depth[msg] != 0).any()):
         raise ValueError("a record begins inside an open submessage")
-    pair_end, pair_start = _pairs(depth, sub_end, sub_start)
+    pair_end, pair_start, level = _pairs(depth, sub_end, sub_start)
+    del depth, sub_end, sub_start
     if len(pair_start):
-        _submessage_sizes(m, seq, step_size, depth, pair_end, pair_start)
-    pos = np.cumsum(step_size)
+        _submessage_sizes(m, seq, step_size, pair_end, pair_start, level)
+    pos = np.cumsum(step_size, dtype=np.int64)
     total = int(pos[-1]) if nsteps else 0
     limits = pos[msg]
     if len(limits) != count:
@@ -443,18 +489,16 @@ def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarr
     if count and int(limits[-1]) != total:
         raise ValueError("bytes after its first record's start")
     out = np.zeros(total, dtype=np.uint8)
-    at = total - pos  # each step's piece, forwards
-    _put_tags(m, seq, op, at, out, pair_end, pair_start, step_size)
-    body = at + m.tag_len[seq]
-    rd = np.flatnonzero(src >= 0)
-    _copy(out, body[rd], allbuf, src[rd], payload[rd])
+    _put_tags(m, seq, pos, total, out, pair_end, pair_start)
+    body = total - pos[reading] + m.tag_len[seq[reading]]  # where each read's bytes go, forwards
+    _copy(out, body, allbuf, r_src, r_len)
     # varints: their stored bytes lost their continuation bits
-    var = np.flatnonzero((op == Op.VARINT) & (payload > 1))
-    for j in range(9):
-        rows = var[payload[var] > j + 1]
-        if not len(rows):
-            break
-        out[body[rows] + j] |= 0x80
+    var = np.flatnonzero((r_op == Op.VARINT) & (r_len > 1))
+    at, left = body[var], r_len[var] - 1
+    while len(at):
+        out[at] |= 0x80
+        keep = left > 1
+        at, left = at[keep] + 1, left[keep] - 1
     offsets = np.empty(count + 1, dtype=np.int64)
     offsets[:count] = total - limits[::-1]
     offsets[count] = total
@@ -462,52 +506,72 @@ def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarr
 
 
 def _strings(group, op, payload, src, allbuf, lo, hi) -> None:
-    """The reads of one buffer that holds length-prefixed strings, one by one in step order."""
+    """The reads of one buffer that holds length-prefixed strings, one by one in step order (each
+    string's length is before it: nothing tells where the next begins but the one before)."""
     buf = allbuf[lo:hi].tobytes()
-    ops = op[group].tolist()
-    sizes = payload[group].tolist()
-    starts = []
+    k = len(group)
+    starts = [0] * k
     pos = 0
-    end = len(buf)
-    for i, o in enumerate(ops):
-        starts.append(pos)
-        if o == Op.STRING:
-            n, q = read_varint(buf, pos) if pos < end else (0, pos + 11)
-            if q - pos > 5 or n > _U32 - (q - pos):
-                raise ValueError("a string length that is not a 32-bit varint")
-            sizes[i] = q - pos + n
-        pos += sizes[i]
-        if pos > end:
-            raise ValueError("a field reads past the end of its buffer")
-    payload[group] = sizes
-    src[group] = np.array(starts, dtype=np.int64) + lo
+    try:
+        if bool((op[group] == Op.STRING).all()):  # the writer's: one node, strings alone
+            for i in range(k):
+                starts[i] = pos
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1 + n
+                else:
+                    n, q = read_varint(buf, pos)
+                    if q - pos > 5 or n > _U32 - (q - pos):
+                        raise ValueError("a string length that is not a 32-bit varint")
+                    pos = q + n
+        else:
+            ops = op[group].tolist()
+            sizes = payload[group].tolist()
+            for i, o in enumerate(ops):
+                starts[i] = pos
+                if o == Op.STRING:
+                    n, q = read_varint(buf, pos)
+                    if q - pos > 5 or n > _U32 - (q - pos):
+                        raise ValueError("a string length that is not a 32-bit varint")
+                    pos = q + n
+                else:
+                    pos += sizes[i]
+    except IndexError:
+        raise ValueError("a field reads past the end of its buffer") from None
+    if pos > len(buf):
+        raise ValueError("a field reads past the end of its buffer")
+    st = np.array(starts, dtype=np.int64)
+    payload[group] = np.diff(st, append=pos)
+    src[group] = st + lo
 
 
-def _pairs(depth, sub_end, sub_start) -> tuple[np.ndarray, np.ndarray]:
-    """Each submessage end step and its start step, matched by nesting level."""
-    ends = np.flatnonzero(sub_end)
-    starts = np.flatnonzero(sub_start)
-    if not len(starts):
-        return ends, starts
-    steps = np.concatenate([ends, starts])
-    level = np.concatenate([depth[ends], depth[starts] + 1])
-    order = np.lexsort((steps, level))
-    s = steps[order]
-    return s[0::2], s[1::2]
+def _pairs(depth, sub_end, sub_start) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each submessage end step, its start step and its nesting level (1 outermost), by level: a
+    stable sort of the submessage steps (already in step order) by level pairs each end with the
+    next start."""
+    both = np.flatnonzero(sub_end | sub_start)
+    if not len(both):
+        return both, both, both
+    level = depth[both] + sub_start[both]  # an end: the depth after it; a start: before it
+    small = np.int16 if int(level.max()) < 1 << 15 else np.int64  # int16: numpy's radix sort
+    order = np.argsort(level.astype(small), kind="stable")
+    s = both[order]
+    return s[0::2], s[1::2], level[order[0::2]]
 
 
-def _submessage_sizes(m: _Machine, seq, step_size, depth, pair_end, pair_start) -> None:
+def _submessage_sizes(m: _Machine, seq, step_size, pair_end, pair_start, level) -> None:
     """A submessage start writes its tag and its length: the length counts the starts nested in
-    it, so the deepest are sized first (one pass a level; a hostile depth is walked one by one)."""
-    level = depth[pair_end]
-    top = int(level.max())
+    it, so the deepest are sized first (one pass a level; a hostile depth is walked one by one).
+    Pairs come sorted by level (`_pairs`)."""
     tag = m.end_tag_len[seq[pair_end]]
+    top = int(level[-1])
     if top > 32:
         _submessage_sizes_walk(step_size, pair_end, pair_start, tag)
         return
+    cut = np.searchsorted(level, np.arange(1, top + 2))
     for lv in range(top, 0, -1):
-        sel = np.flatnonzero(level == lv)
-        cs = np.cumsum(step_size)
+        sel = slice(int(cut[lv - 1]), int(cut[lv]))
+        cs = np.cumsum(step_size, dtype=np.int64)
         length = cs[pair_start[sel] - 1] - cs[pair_end[sel]]
         if len(length) and int(length.max()) > _U32:
             raise ValueError("a submessage longer than 4 GiB")
@@ -518,7 +582,7 @@ def _submessage_sizes_walk(step_size, pair_end, pair_start, tag) -> None:
     """The same, by a stack over the submessage steps in order (deep nesting)."""
     start_of = {e: k for k, e in enumerate(pair_end.tolist())}
     events = np.sort(np.concatenate([pair_end, pair_start]))
-    base = np.cumsum(step_size)  # sizes of the starts added as they are found
+    base = np.cumsum(step_size, dtype=np.int64)  # sizes of the starts added as they are found
     extra = 0
     stack: list[tuple[int, int]] = []
     for e in events.tolist():
@@ -534,37 +598,35 @@ def _submessage_sizes_walk(step_size, pair_end, pair_start, tag) -> None:
             extra += s
 
 
-def _put_tags(m: _Machine, seq, op, at, out, pair_end, pair_start, step_size) -> None:
-    """Each step's tag bytes at its piece's start; a submessage start's tag (its end node's) and
-    length after it."""
-    tl = m.tag_len[seq]
-    rows = np.flatnonzero(tl)
+def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
+    """Each step's tag bytes at its piece's start (forwards: total - its end position); a
+    submessage start's tag (its end node's) and length after it."""
+    rows = np.flatnonzero(m.tag_len[seq])
     nodes = seq[rows]
-    for j in range(6):
-        sel = tl[rows] > j
-        if not sel.any():
-            break
-        out[at[rows[sel]] + j] = m.tag_data[nodes[sel], j]
+    at = total - pos[rows]
+    left = m.tag_len[nodes]
+    j = 0
+    while len(at):  # byte j of every tag that long, then only the longer ones
+        out[at] = m.tag_data[nodes, j]
+        keep = left > j + 1
+        at, nodes, left = at[keep] + 1, nodes[keep], left[keep]
+        j += 1
     if not len(pair_start):
         return
     end_nodes = seq[pair_end]
     etl = m.end_tag_len[end_nodes]
-    for j in range(5):
+    value = pos[pair_start - 1] - pos[pair_end]  # the bytes between the end step and the start
+    at = total - pos[pair_start]
+    for j in range(int(etl.max())):
         sel = etl > j
-        if not sel.any():
-            break
-        out[at[pair_start[sel]] + j] = m.tag_data[end_nodes[sel], j]
-    length = (step_size[pair_start] - etl).astype(np.int64)  # the length varint's bytes
-    # the length itself: the bytes between the end step and the start step
-    pos = np.cumsum(step_size)
-    value = pos[pair_start - 1] - pos[pair_end]
-    base = at[pair_start] + etl
-    for j in range(5):
-        sel = length > j
-        if not sel.any():
-            break
-        more = length[sel] > j + 1
-        out[base[sel] + j] = ((value[sel] >> (7 * j)) & 0x7F) | (more * 0x80)
+        out[at[sel] + j] = m.tag_data[end_nodes[sel], j]
+    at = at + etl
+    j = 0
+    while len(at):
+        more = value >= 0x80
+        out[at] = (value & 0x7F) | (more * 0x80)
+        at, value = at[more] + 1, value[more] >> 7
+        j += 1
 
 
 def _copy(out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray, n: np.ndarray) -> None:
