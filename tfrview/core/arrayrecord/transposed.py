@@ -246,45 +246,43 @@ class _Machine:
 
 
 def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
-    """The sequence of nodes the transitions walk (int64), at most `max_steps` long."""
+    """The sequence of nodes the transitions walk (int32), at most `max_steps` long."""
     n = m.n
     imp = m.implicit.tolist()
     nxt = m.next.tolist()
-    seg_base: dict[int, int] = {}  # (node * 4 + repeats) -> the base for the next byte
-    seg_nodes: dict[int, list[int]] = {}
+    # a segment: the nodes walked from a transition byte to the next byte read; it depends only on
+    # the node the byte leads to and the byte's repeat count (node * 4 + repeats: its key)
+    seg_of: dict[int, tuple[int, int]] = {}  # key -> (segment number, the base for the next byte)
+    segments: list[list[int]] = []
 
-    def segment(key: int) -> int:
-        s, k = divmod(key, 4)
+    def one(base: int, b: int) -> tuple[int, int]:
+        """One transition byte from `base`: its segment's number, the base after it."""
+        s = base + (b >> 2)
+        if s >= n:
+            raise ValueError(f"a transition to node {s:,} of {n:,}")
+        key = s * 4 + (b & 3)
+        got = seg_of.get(key)
+        if got is not None:
+            return got
         nodes = [s]
-        left = k + imp[s]
+        left = (b & 3) + imp[s]
         cur = s
         while left:
             cur = nxt[cur]
             nodes.append(cur)
             if not imp[cur]:
                 left -= 1
-        seg_nodes[key] = nodes
-        seg_base[key] = nxt[cur]
-        return nxt[cur]
+        segments.append(nodes)
+        seg_of[key] = got = (len(segments) - 1, nxt[cur])
+        return got
 
-    get = seg_base.get
-
-    def one(base: int, b: int) -> tuple[int, int]:
-        """One transition byte from `base`: the segment it starts, the base after it."""
-        s = base + (b >> 2)
-        if s >= n:
-            raise ValueError(f"a transition to node {s:,} of {n:,}")
-        key = s * 4 + (b & 3)
-        after = get(key)
-        return key, segment(key) if after is None else after
-
-    first = m.first * 4
-    base = segment(first)
+    # the first node is walked to as if by a byte of offset 0 and no repeats from its own place
+    first_seg, base = one(m.first, 0)
     # eight bytes at a time: what eight bytes do from a base is worked out once and kept (records
     # of one shape repeat the same few), so the Python work is one look-up per eight bytes
     words = np.frombuffer(transitions, dtype="<u8", count=len(transitions) // 8).tolist()
     memo: dict[int, int] = {}
-    gram_keys: list[int] = []
+    gram_segs: list[int] = []
     gram_base: list[int] = []
     ids = [0] * len(words)
     done = 0
@@ -295,8 +293,8 @@ def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
                 break
             at = base
             for j in range(0, 64, 8):
-                key, at = one(at, (w >> j) & 0xFF)
-                gram_keys.append(key)
+                seg, at = one(at, (w >> j) & 0xFF)
+                gram_segs.append(seg)
             g = len(gram_base)
             memo[(base << 64) | w] = g
             gram_base.append(at)
@@ -305,29 +303,28 @@ def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
         done = i + 1
     tail = []
     for b in transitions[8 * done :]:
-        key, base = one(base, b)
-        tail.append(key)
-    grams = np.array(gram_keys, dtype=np.int64).reshape(-1, 8)
-    keys = np.concatenate(
+        seg, base = one(base, b)
+        tail.append(seg)
+    grams = np.array(gram_segs, dtype=np.int32).reshape(-1, 8)
+    order = np.concatenate(
         [
-            np.array([first], dtype=np.int64),
+            np.array([first_seg], dtype=np.int32),
             grams[np.array(ids[:done], dtype=np.int64)].ravel(),
-            np.array(tail, dtype=np.int64),
+            np.array(tail, dtype=np.int32),
         ]
     )
-    uniq, inv = np.unique(keys, return_inverse=True)
-    lens = np.array([len(seg_nodes[int(u)]) for u in uniq.tolist()], dtype=np.int64)
-    total = int(lens[inv].sum())
+    lens = np.array([len(x) for x in segments], dtype=np.int64)
+    total = int(lens[order].sum())
     if total > max_steps:
         raise ValueError(f"its transitions walk {total:,} steps, more than its {max_steps:,} can need")
     if total > AR_TRANSPOSED_STEPS:
         raise RiegeliError(
             too_large("a transposed chunk's walk", total, AR_TRANSPOSED_STEPS, "steps", "AR_TRANSPOSED_STEPS")
         )
-    flat = np.array([x for u in uniq.tolist() for x in seg_nodes[int(u)]], dtype=np.int64)
-    starts = np.zeros(len(uniq), dtype=np.int64)
+    flat = np.array([x for nodes in segments for x in nodes], dtype=np.int32)
+    starts = np.zeros(len(segments), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
-    return _ranges(starts[inv], lens[inv], flat)
+    return _ranges(starts[order], lens[order], flat)
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray, src: np.ndarray) -> np.ndarray:
