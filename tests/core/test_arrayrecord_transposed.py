@@ -254,3 +254,17 @@ def test_deeply_nested_submessages(tmp_path: Path, depth: int) -> None:
     recs = [_wrap(depth + i % 3, i) for i in range(30)]
     path = write_arrayrecord(tmp_path / "n.array_record", "group_size:100,transpose:true,zstd:3", recs)
     _same_as_official(path, recs)
+
+
+def test_a_plain_riegeli_file_of_transposed_chunks_is_walked(tmp_path: Path) -> None:
+    """A Riegeli file without ArrayRecord's footer (plain Riegeli, as TFDS writes it, or a writer
+    never closed): its transposed chunks found by their headers and decoded."""
+    recs = _records(500, ("example", "sequence", "nonproto"), seed=5)
+    path = write_arrayrecord(tmp_path / "w.array_record", "group_size:64,transpose:true,brotli:6", recs)
+    with open_arrayrecord(path) as f:
+        footer = f.footer.offset
+    plain = tmp_path / "plain.riegeli"
+    plain.write_bytes(path.read_bytes()[:footer])
+    with open_arrayrecord(plain) as f:
+        assert [p.kind for p in f.problems] == [ProblemKind.FOOTER_MISSING]
+        assert [f.record(i) for i in range(f.num_records)] == recs
