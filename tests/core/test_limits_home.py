@@ -73,7 +73,7 @@ PIECES = {
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
     # transition patterns memoised (past it: byte by byte), slices or index arrays, a copy batch
-    "core/arrayrecord/transposed.py": {"_MAX_GRAMS", "_COPY_BIG", "_INDEX_BATCH"},
+    "core/arrayrecord/transposed.py": {"_MAX_GRAMS", "_COPY_BIG", "_INDEX_BATCH", "_EXACT"},
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},

@@ -67,6 +67,7 @@ class Op(enum.IntEnum):
     STRING = 8  # the tag, then a varint length and that many bytes from the buffer
 
 
+_STRING = int(Op.STRING)
 _READS = np.zeros(len(Op), dtype=bool)
 _READS[[Op.NONPROTO, Op.VARINT, Op.FIXED, Op.STRING]] = True
 _SIZED = np.zeros(len(Op), dtype=bool)  # reads a size known from the node alone
@@ -74,6 +75,7 @@ _SIZED[[Op.VARINT, Op.FIXED]] = True
 _MAX_GRAMS = 1 << 18  # eight-byte transition patterns kept (each ~200 bytes)
 _COPY_BIG = 4096  # payloads at least this long are copied by slices, shorter ones by index arrays
 _INDEX_BATCH = 8 << 20  # bytes copied per batch of index arrays
+_EXACT = 16  # payloads this short are copied by one (rows, length) gather per length
 
 
 class _Cursor:
@@ -445,19 +447,25 @@ def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarr
         r_len[nonproto] = _Cursor(allbuf[lo:hi].tobytes()).many(len(nonproto), "non-proto lengths")
     sized = _SIZED[r_op]
     r_len[sized] = m.width[seq[reading[sized]]]
+    # each buffer's reads in step order: a string's size is in the buffer (walked one by one, in
+    # the buffers that hold strings); then every read's place, by a cumulative sum per buffer
     order = np.argsort(r_buf, kind="stable")
-    bounds = np.flatnonzero(np.diff(r_buf[order])) + 1
-    for group in np.split(order, bounds) if len(order) else []:
-        b = int(r_buf[group[0]])
-        lo, hi = int(buf_start[b]), int(buf_start[b + 1])
-        if bool((r_op[group] == Op.STRING).any()):
-            _strings(group, r_op, r_len, r_src, allbuf, lo, hi)
-        else:
-            sizes = r_len[group]
-            ends = lo + np.cumsum(sizes)
-            if len(ends) and int(ends[-1]) > hi:
-                raise ValueError("a field reads past the end of its buffer")
-            r_src[group] = ends - sizes
+    rb = r_buf[order]
+    first = np.flatnonzero(np.diff(rb, prepend=-1))  # where each buffer's reads begin in `order`
+    strings = np.flatnonzero(np.maximum.reduceat(r_op[order] == _STRING, first)) if len(order) else first
+    for g in strings.tolist():
+        group = order[first[g] : first[g + 1] if g + 1 < len(first) else len(order)]
+        b = int(rb[first[g]])
+        _strings(group, r_op, r_len, allbuf, int(buf_start[b]), int(buf_start[b + 1]))
+    if len(order):
+        lens = r_len[order]
+        ends = np.cumsum(lens)
+        before = np.repeat(ends[first] - lens[first], np.diff(np.append(first, len(order))))
+        ends -= before  # within each buffer
+        last = np.append(first[1:], len(order)) - 1
+        if bool((ends[last] > buf_start[rb[last] + 1] - buf_start[rb[last]]).any()):
+            raise ValueError("a field reads past the end of its buffer")
+        r_src[order] = buf_start[rb] + ends - lens
     if len(r_len) and int(r_len.max()) > size:
         raise ValueError("a field longer than the chunk's records")
     step_size[reading] += r_len.astype(np.int32)
@@ -502,15 +510,16 @@ def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarr
     return out.tobytes(), offsets
 
 
-def _strings(group, op, payload, src, allbuf, lo, hi) -> None:
-    """The reads of one buffer that holds length-prefixed strings, one by one in step order (each
-    string's length is before it: nothing tells where the next begins but the one before)."""
+def _strings(group, op, sizes, allbuf, lo, hi) -> None:
+    """The sizes of the reads of one buffer that holds length-prefixed strings, one by one in step
+    order (each string's length is before it: nothing tells where the next begins but the one
+    before)."""
     buf = allbuf[lo:hi].tobytes()
     k = len(group)
     starts = [0] * k
     pos = 0
     try:
-        if bool((op[group] == Op.STRING).all()):  # the writer's: one node, strings alone
+        if bool((op[group] == _STRING).all()):  # the writer's: one node, strings alone
             for i in range(k):
                 starts[i] = pos
                 n = buf[pos]
@@ -523,23 +532,21 @@ def _strings(group, op, payload, src, allbuf, lo, hi) -> None:
                     pos = q + n
         else:
             ops = op[group].tolist()
-            sizes = payload[group].tolist()
+            known = sizes[group].tolist()
             for i, o in enumerate(ops):
                 starts[i] = pos
-                if o == Op.STRING:
+                if o == _STRING:
                     n, q = read_varint(buf, pos)
                     if q - pos > 5 or n > _U32 - (q - pos):
                         raise ValueError("a string length that is not a 32-bit varint")
                     pos = q + n
                 else:
-                    pos += sizes[i]
+                    pos += known[i]
     except IndexError:
         raise ValueError("a field reads past the end of its buffer") from None
     if pos > len(buf):
         raise ValueError("a field reads past the end of its buffer")
-    st = np.array(starts, dtype=np.int64)
-    payload[group] = np.diff(st, append=pos)
-    src[group] = st + lo
+    sizes[group] = np.diff(np.array(starts, dtype=np.int64), append=pos)
 
 
 def _pairs(depth, sub_end, sub_start) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -632,7 +639,12 @@ def _copy(out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray
     big = n >= _COPY_BIG
     for d, s, k in zip(dst[big].tolist(), src[big].tolist(), n[big].tolist(), strict=True):
         out[d : d + k] = src_buf[s : s + k]
-    small = np.flatnonzero(~big & (n > 0))
+    short = n <= _EXACT
+    for k in np.unique(n[short & (n > 0)]).tolist():  # a few exact lengths: (rows, k) gathers
+        rows = np.flatnonzero(n == k)
+        lane = np.arange(k, dtype=np.int64)
+        out[dst[rows, None] + lane] = src_buf[src[rows, None] + lane]
+    small = np.flatnonzero(~big & ~short)
     if not len(small):
         return
     cum = np.cumsum(n[small])
