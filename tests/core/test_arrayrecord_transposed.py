@@ -201,6 +201,10 @@ def test_absurd_claims_are_refused_before_anything_is_allocated() -> None:
     data = b"\x00" + _varint(len(hdr)) + hdr + b"\x03" * (AR_TRANSPOSED_STEPS // (4 * n) + 8)
     with pytest.raises(RiegeliError, match="AR_TRANSPOSED_STEPS"):
         transposed_chunk_records(_header(1, 10 << 20), data)
+    # 200 nodes for one empty record: more than its records can need
+    hdr = b"\x00\x00" + _varint(200) + b"\x03" * 200 + b"\x00" * 200 + b"\x00"
+    with pytest.raises(ValueError, match="200 nodes"):
+        transposed_chunk_records(_header(1, 0), b"\x00" + _varint(len(hdr)) + hdr)
     # an implicit loop: node 0 -> node 0 without a byte
     hdr = b"\x00\x00" + b"\x01" + b"\x00" + b"\x01" + b"\x00"
     with pytest.raises(ValueError, match="loop"):

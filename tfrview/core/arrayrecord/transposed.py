@@ -148,7 +148,7 @@ def _varint_len(v: np.ndarray) -> np.ndarray:
 class _Machine:
     """The header's state machine, as arrays by node."""
 
-    def __init__(self, hdr: bytes, num_buffers: int) -> None:
+    def __init__(self, hdr: bytes, num_buffers: int, max_steps: int) -> None:
         c = _Cursor(hdr)
         self.cursor = c
         n = c.one("the state machine's size")
@@ -156,6 +156,18 @@ class _Machine:
             raise ValueError(f"the header claims {n:,} nodes in {c.left():,} bytes")
         if n == 0:
             raise ValueError("a state machine with no nodes")
+        if n > max_steps:  # the writer makes a node for what its records hold, no more
+            raise ValueError(f"a state machine of {n:,} nodes, more than its records can need")
+        if n > AR_TRANSPOSED_STEPS:
+            raise RiegeliError(
+                too_large(
+                    "a transposed chunk's state machine",
+                    n,
+                    AR_TRANSPOSED_STEPS,
+                    "nodes",
+                    "AR_TRANSPOSED_STEPS",
+                )
+            )
         self.n = n
         tags = c.many(n, "node tags").astype(np.int64)
         nxt = c.many(n, "next nodes").astype(np.int64)
@@ -228,23 +240,14 @@ class _Machine:
         self._no_implicit_loop()
 
     def _no_implicit_loop(self) -> None:
-        """A cycle of implicit transitions would never read a byte: the format forbids it."""
-        seen = np.zeros(self.n, dtype=np.int64)
-        imp = self.implicit.tolist()
-        nxt = self.next.tolist()
-        for i in range(self.n):
-            if seen[i]:
-                continue
-            mark = i + 1
-            j = i
-            seen[j] = mark
-            while imp[j]:
-                j = nxt[j]
-                if seen[j] == mark:
-                    raise ValueError("its state machine has a loop of implicit transitions")
-                if seen[j]:
-                    break
-                seen[j] = mark
+        """A cycle of implicit transitions would never read a byte: the format forbids it. Each
+        node follows its implicit transitions by doubling jumps (a node with an explicit one
+        stays put): a node still on an implicit one after n steps is on a cycle."""
+        jump = np.where(self.implicit, self.next, np.arange(self.n))
+        for _ in range(max(1, int(self.n).bit_length())):
+            jump = jump[jump]
+        if bool(self.implicit[jump].any()):
+            raise ValueError("its state machine has a loop of implicit transitions")
 
 
 def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
@@ -397,16 +400,16 @@ def transposed_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> t
     data_bytes = int(bucket_lengths.sum()) if num_buckets else 0
     if p + data_bytes > len(mv):
         raise ValueError(f"its buckets claim {data_bytes:,} bytes of {len(mv) - p:,}")
-    machine = _Machine(hdr[c.pos :], num_buffers)
+    # a step writes a byte or more, but message starts (one a record), submessage ends (each
+    # matched by a start that writes 2 bytes or more) and no-ops (the writer's trees of them, for
+    # nodes with more than 63 next nodes: a few for each other step)
+    max_steps = 8 * (size + count) + 64
+    machine = _Machine(hdr[c.pos :], num_buffers, max_steps)
     # every byte of a buffer is written out once (string, varint, fixed, non-proto bytes) but the
     # non-proto lengths (at most 5 bytes a record)
     budget = size + 5 * count + 16
     allbuf, buf_start = _buffers(codec, mv[p : p + data_bytes], buffer_lengths, bucket_lengths, budget)
     p += data_bytes
-    # a step writes a byte or more, but message starts (one a record), submessage ends (each
-    # matched by a start that writes 2 bytes or more) and no-ops (the writer's trees of them, for
-    # nodes with more than 63 next nodes: a few for each other step)
-    max_steps = 8 * (size + count) + 64
     transitions = bytes(decompress_block(codec, mv[p:], max_steps, None, "the transitions"))
     if len(transitions) > max_steps:  # uncompressed: not checked by decompress_block
         raise ValueError(f"its {len(transitions):,} transitions walk more steps than its records can need")
