@@ -272,3 +272,13 @@ def test_a_plain_riegeli_file_of_transposed_chunks_is_walked(tmp_path: Path) -> 
     with open_arrayrecord(plain) as f:
         assert [p.kind for p in f.problems] == [ProblemKind.FOOTER_MISSING]
         assert [f.record(i) for i in range(f.num_records)] == recs
+
+
+def test_lengths_that_would_wrap_around_when_summed_are_refused() -> None:
+    huge = _varint(1 << 63)
+    hdr = b"\x01\x02" + b"\x00" + huge + huge  # one empty bucket, two buffers of 2**63 bytes
+    with pytest.raises(ValueError, match="buffers claim"):
+        transposed_chunk_records(_header(1, 10), b"\x00" + _varint(len(hdr)) + hdr)
+    hdr = b"\x02\x00" + huge + huge  # two buckets of 2**63 bytes
+    with pytest.raises(ValueError, match="buckets claim"):
+        transposed_chunk_records(_header(1, 10), b"\x00" + _varint(len(hdr)) + hdr)

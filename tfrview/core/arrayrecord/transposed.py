@@ -346,11 +346,21 @@ def _ranges(starts: np.ndarray, lens: np.ndarray, src: np.ndarray) -> np.ndarray
     return src[np.cumsum(idx)]
 
 
+def _claimed(lengths: np.ndarray, bound: int, words: str) -> int:
+    """The sum of claimed lengths, each checked before they are summed (a sum of uint64 claims
+    could wrap around); ValueError with `words` if past `bound`."""
+    if not len(lengths):
+        return 0
+    top = int(lengths.max())
+    total = int(lengths.sum()) if top <= bound else top
+    if total > bound:
+        raise ValueError(words.format(total))
+    return total
+
+
 def _buffers(codec: int, mv: memoryview, lengths: np.ndarray, bucket_lengths: np.ndarray, budget: int):
     """The buckets decompressed and joined (uint8) and each buffer's offset in them."""
-    total = int(lengths.sum()) if len(lengths) else 0
-    if total > budget:
-        raise ValueError(f"its buffers claim {total:,} bytes, more than its records can hold")
+    total = _claimed(lengths, budget, "its buffers claim {:,} bytes, more than its records can hold")
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths.astype(np.int64), out=starts[1:])
     parts = []
@@ -397,17 +407,16 @@ def transposed_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> t
         raise ValueError("buffers without buckets")
     bucket_lengths = c.many(num_buckets, "bucket lengths", bits32=False)
     buffer_lengths = c.many(num_buffers, "buffer lengths", bits32=False)
-    data_bytes = int(bucket_lengths.sum()) if num_buckets else 0
-    if p + data_bytes > len(mv):
-        raise ValueError(f"its buckets claim {data_bytes:,} bytes of {len(mv) - p:,}")
+    data_bytes = _claimed(bucket_lengths, len(mv) - p, f"its buckets claim {{:,}} bytes of {len(mv) - p:,}")
+    # every byte of a buffer is written out once (string, varint, fixed, non-proto bytes) but the
+    # non-proto lengths (at most 5 bytes a record)
+    budget = size + 5 * count + 16
+    _claimed(buffer_lengths, budget, "its buffers claim {:,} bytes, more than its records can hold")
     # a step writes a byte or more, but message starts (one a record), submessage ends (each
     # matched by a start that writes 2 bytes or more) and no-ops (the writer's trees of them, for
     # nodes with more than 63 next nodes: a few for each other step)
     max_steps = 8 * (size + count) + 64
     machine = _Machine(hdr[c.pos :], num_buffers, max_steps)
-    # every byte of a buffer is written out once (string, varint, fixed, non-proto bytes) but the
-    # non-proto lengths (at most 5 bytes a record)
-    budget = size + 5 * count + 16
     allbuf, buf_start = _buffers(codec, mv[p : p + data_bytes], buffer_lengths, bucket_lengths, budget)
     p += data_bytes
     transitions = bytes(decompress_block(codec, mv[p:], max_steps, None, "the transitions"))
