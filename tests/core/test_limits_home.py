@@ -56,6 +56,7 @@ NOT_LIMITS = {
     # what a score means: blur's working scale, grey levels that count as equal bands
     "core/records/imagesignals.py": {"BLUR_SIDE", "GRAY_TOLERANCE"},
     "core/analysis/rules.py": {"MAD_SIGMA"},  # a normal distribution's sigma per MAD: a fact
+    "core/arrayrecord/transposed.py": {"_U32", "_NUM_RESERVED"},  # the format: varint32, reserved ids
 }
 # How work is split, not how much of it is allowed: piece, batch and message sizes. Each bounds the
 # memory of one step, never what is read or kept in all; a path-choosing threshold likewise.
@@ -72,6 +73,8 @@ PIECES = {
     "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
+    # transition patterns memoised (past it: byte by byte), slices or index arrays, a copy batch
+    "core/arrayrecord/transposed.py": {"_MAX_GRAMS", "_COPY_BIG", "_INDEX_BATCH", "_EXACT"},
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},

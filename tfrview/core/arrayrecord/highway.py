@@ -291,13 +291,14 @@ def hash_many(buffers: list[bytes], key: tuple[int, int, int, int] = RIEGELI_KEY
             out_rest.update(tails)
             return np.array([out_rest[i] for i in range(n)], dtype=_U)
         rows = order[:k]
+        if k == n:  # every row: lanes in the rows' own order (the state's), not the sorted one
+            state.update(joined[(starts + p * 32)[:, None] + lane].view("<u8"))
+            p += 1
+            continue
         lanes = joined[(sorted_starts[:k] + p * 32)[:, None] + lane].view("<u8")
-        if k == n:
-            state.update(lanes)
-        else:
-            part = state.take(rows)
-            part.update(lanes)
-            state.put(rows, part)
+        part = state.take(rows)
+        part.update(lanes)
+        state.put(rows, part)
         p += 1
     return _finish_lanes(state, n, buffers, lengths)
 

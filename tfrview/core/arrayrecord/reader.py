@@ -40,6 +40,7 @@ from tfrview.core.arrayrecord.riegeli import (
     simple_chunk_sizes,
     varints,
 )
+from tfrview.core.arrayrecord.transposed import chunk_records
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import AR_FOOTER_BYTES, AR_MAX_CHUNKS, AR_MAX_RECORDS, too_large
 from tfrview.core.problems import Problem, ProblemKind
@@ -316,7 +317,7 @@ class ArrayRecordFile:
         if self.check_data and not self._data_ok[c] and hash64(data) != header.data_hash:
             raise damaged("has damaged data (hash mismatch)")
         try:
-            return simple_chunk_records(header, data)
+            return chunk_records(header, data)  # simple or transposed (transposed.py)
         except RiegeliError as exc:
             raise RiegeliError(f"{self.name}: {where}: {exc}") from None
         except ValueError as exc:
@@ -333,6 +334,8 @@ class ArrayRecordFile:
             raise RiegeliError(
                 f"{self.name}: chunk {c:,} at byte {begin:,} has a damaged header; its {lost:,} records are lost"
             )
+        if h.chunk_type == ChunkType.TRANSPOSED:  # no size table: the sizes are known by decoding
+            return np.diff(self.chunk(c)[1])
         try:
             return simple_chunk_sizes(h, lambda n: read_logical(self.read, h.data_begin, n)).astype(np.int64)
         except RiegeliError as exc:
