@@ -400,3 +400,12 @@ AR_MAX_RECORDS = 2_000_000_000
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10
+# --- issue 23, the person's tags (core/tags/, wt6-tags) ---
+# A tag's free note is kept to this many characters (longer is cut, and that is logged); a line of a
+# tags JSON-lines file (`tfrview tags import`) longer than TAG_LINE_BYTES is refused in one line,
+# naming it, before it is parsed. The store waits STORE_BUSY_SECONDS for another process's write.
+TAG_NOTE_CHARS = 2_000
+TAG_LINE_BYTES = 64 << 10
+# The window keeps the last TAG_UNDO_STEPS tagging actions for Ctrl+Z (each holds the rows it
+# changed, as arrays: a bulk tag of a million records is one step of ~30 MB); older ones are let go.
+TAG_UNDO_STEPS = 64
