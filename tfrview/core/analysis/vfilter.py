@@ -58,12 +58,19 @@ class _Vals:
 
 class Matcher:
     """A parsed filter (after `resolve_keys`) evaluated over a fact table with `problems`: the sorted
-    dataset row numbers of each problem kind (row = position in the table)."""
+    dataset row numbers of each problem kind (row = position in the table), and `tags`: the rows of
+    each tag word (`tags.rows_by_word`; joined when the filter runs, never stored with the facts)."""
 
-    def __init__(self, table: pa.Table, problems: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        table: pa.Table,
+        problems: dict[str, np.ndarray] | None = None,
+        tags: dict[str, np.ndarray] | None = None,
+    ) -> None:
         self.t = table
         self.n = table.num_rows
         self.problems = problems or {}
+        self.tags = tags or {}
         self.blind: set[str] = set()
 
     def mask(self, node) -> np.ndarray:
@@ -120,8 +127,9 @@ class Matcher:
             if name == "split":  # "" is no split: nothing to compare, as a missing feature
                 valid &= pc.not_equal(col, "").fill_null(False).to_numpy(zero_copy_only=False)
             return _Vals(rows[valid], col.filter(pa.array(valid)), "str")
-        # problem: one value per problem kind a record has
-        parts = [(r, np.full(len(r), k, dtype=object)) for k, r in self.problems.items() if len(r)]
+        # problem: one value per problem kind a record has; tag: a record's one word
+        by_word = self.tags if name == "tag" else self.problems
+        parts = [(r, np.full(len(r), k, dtype=object)) for k, r in by_word.items() if len(r)]
         if not parts:
             return _Vals(np.empty(0, np.int64), pa.array([], pa.string()), "str")
         r = np.concatenate([p[0] for p in parts])
@@ -356,9 +364,12 @@ def _py(v: _Vals) -> list:
 
 
 def match(
-    table: pa.Table, node, problems: dict[str, np.ndarray] | None = None
+    table: pa.Table,
+    node,
+    problems: dict[str, np.ndarray] | None = None,
+    tags: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, set[str]]:
     """Dataset record numbers (column `n`) that match, and the keys the facts may not fully hold."""
-    m = Matcher(table, problems)
+    m = Matcher(table, problems, tags)
     mask = m.mask(node)
     return table.column("n").to_numpy()[mask], m.blind

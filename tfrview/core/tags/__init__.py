@@ -12,9 +12,19 @@ so they survive reopening and moving a dataset.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tfrview.core.tags.identity import FileKey, file_key, stored_crcs
 from tfrview.core.tags.store import Change, FileTags, Marks, Rows, Tag, TagStore, default_path
 from tfrview.core.tags.words import WORDS, TagError, TagWord, word_of, word_of_code
+
+
+def rows_by_word(codes) -> dict[str, np.ndarray]:
+    """The row numbers of each word in an array of codes (`TagStore.codes_over`): what the filter's
+    `tag` fact takes, as `problem` takes each kind's rows."""
+    codes = np.asarray(codes)
+    return {str(w): np.flatnonzero(codes == w.code) for w in TagWord if (codes == w.code).any()}
+
 
 __all__ = [
     "WORDS",
@@ -29,6 +39,7 @@ __all__ = [
     "TagWord",
     "default_path",
     "file_key",
+    "rows_by_word",
     "stored_crcs",
     "word_of",
     "word_of_code",

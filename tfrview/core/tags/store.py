@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 FILE_NAME = "tags.sqlite"
 _SCHEMA = 1  # PRAGMA user_version of the tables below
+_SOUND = "ok"  # what PRAGMA quick_check says of a sound file
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, ends TEXT NOT NULL,"
@@ -161,7 +162,7 @@ def _connect(path: Path) -> sqlite3.Connection:
             c.execute(f"PRAGMA user_version = {_SCHEMA}")
             c.execute("COMMIT")
         check = c.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
+        if check != _SOUND:
             raise sqlite3.DatabaseError(f"quick_check: {check}")
         c.execute("SELECT count(*) FROM files").fetchone()
     except sqlite3.Error:
@@ -223,7 +224,7 @@ class TagStore:
             note = printable(
                 f"the tags store {p} is damaged ({exc}): kept as {aside.name} beside it; a new one is started"
             )
-            log.warning("%s", note)
+            log.info("%s", note)  # the caller says it to the person, once (`note`)
             try:
                 c = _connect(p)
             except sqlite3.Error as err:
@@ -529,6 +530,16 @@ class TagStore:
         except SourceError as exc:
             log.warning("%s: its earlier tags cannot be checked (%s): none applied", path, exc)
             return np.zeros(len(offsets), dtype=bool)
+
+    def codes_over(self, paths: list[str], offsets: list[np.ndarray]) -> tuple[np.ndarray, int]:
+        """Each record's tag code (0 none) over files taken one after another, as a dataset numbers
+        its records (`offsets[i]`: file i's records' offsets, its index), and the stale tags found."""
+        parts, stale = [], 0
+        for path, offs in zip(paths, offsets, strict=True):
+            ft = self.file_tags(path)
+            stale += ft.stale
+            parts.append(ft.codes_at(np.asarray(offs, np.int64)))
+        return (np.concatenate(parts) if parts else np.empty(0, np.int8)), stale
 
     def entries(self) -> Iterator[tuple[FileKey, str, int, int, int, TagWord, str]]:
         """Every tag, file by file in offset order: (key, path last tagged at, offset, length, crc,
