@@ -91,6 +91,8 @@ def test_a_changed_file_keeps_the_tags_that_still_match_and_calls_the_rest_stale
         ft = store.file_tags(f)
         assert ft.stale == 1  # record 3: another CRC at its offset
         assert _words(store, f) == {offs[1]: "drop", offs[7]: "drop"}
+        codes, stale = store.codes_over([str(f)], [np.array(offs, np.int64)])  # the filter's way
+        assert np.flatnonzero(codes).tolist() == [1, 7] and stale == 1
 
 
 def test_undo_and_redo_of_a_bulk_tag_are_one_step_each(tmp_path):

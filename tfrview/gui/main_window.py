@@ -173,7 +173,7 @@ class MainWindow(QMainWindow):
             "offset": 84,
             "size": 64,
             "status": 84,
-            "tag": 64,
+            "tag": 84,
             "kind": 84,
         }
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
