@@ -127,14 +127,16 @@ class Matcher:
             if name == "split":  # "" is no split: nothing to compare, as a missing feature
                 valid &= pc.not_equal(col, "").fill_null(False).to_numpy(zero_copy_only=False)
             return _Vals(rows[valid], col.filter(pa.array(valid)), "str")
-        # problem: one value per problem kind a record has; tag: a record's one word
+        # problem: one value per problem kind a record has; tag: a record's one word. The words
+        # made as a dictionary's codes and cast to text in Arrow: no Python string a row
         by_word = self.tags if name == "tag" else self.problems
-        parts = [(r, np.full(len(r), k, dtype=object)) for k, r in by_word.items() if len(r)]
+        parts = [(r, k) for k, r in by_word.items() if len(r)]
         if not parts:
             return _Vals(np.empty(0, np.int64), pa.array([], pa.string()), "str")
-        r = np.concatenate([p[0] for p in parts])
-        kinds = np.concatenate([p[1] for p in parts])
-        return _Vals(r, pa.array(kinds, pa.string()), "str")
+        r = np.concatenate([np.asarray(p[0], np.int64) for p in parts])
+        codes = np.repeat(np.arange(len(parts), dtype=np.int32), [len(p[0]) for p in parts])
+        words = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([str(p[1]) for p in parts]))
+        return _Vals(r, words.cast(pa.string()), "str")
 
     def _on_dictionary(self, op: str, name: str, value) -> np.ndarray | None:
         """A text fact stored as a dictionary (`split`, `kind`, `file`: a few words over a million
@@ -217,6 +219,12 @@ class Matcher:
             fast = self._on_dictionary(op, left.name, right.value)
             if fast is not None:
                 return fast
+            if left.name in ("tag", "problem") and op == "==":  # a word's rows, as they are
+                m = np.zeros(self.n, dtype=bool)
+                rows = (self.tags if left.name == "tag" else self.problems).get(right.value)
+                if isinstance(right.value, str) and rows is not None:
+                    m[np.asarray(rows, np.int64)] = True
+                return m
         a = self.values(left)
         m = np.zeros(self.n, dtype=bool)
         if isinstance(right, Lit):

@@ -335,25 +335,55 @@ class TagStore:
         return rows
 
     def _as_stored(self, c: sqlite3.Connection, rows: Rows) -> Rows:
-        """The stored state of the records `rows` names (word 0 where untagged), aligned to them:
-        the rows joined by key through a temporary table, never a walk of every tag."""
-        c.execute("CREATE TEMP TABLE IF NOT EXISTS sel (i INTEGER PRIMARY KEY, file INTEGER, offset INTEGER)")
-        c.execute("DELETE FROM sel")
-        c.executemany(
-            "INSERT INTO sel VALUES (?, ?, ?)",
-            zip(range(len(rows)), rows.files.tolist(), rows.offsets.tolist(), strict=True),
-        )
-        got = c.execute(
-            "SELECT sel.i, t.length, t.crc, t.word, t.note FROM sel JOIN tags t"
-            " ON t.file = sel.file AND t.offset = sel.offset"
-        ).fetchall()
-        c.execute("DELETE FROM sel")
+        """The stored state of the records `rows` names (word 0 where untagged), aligned to them,
+        file by file: a file with no tags costs one count; one with fewer tags than the records
+        marked in it is read whole as arrays (`_parsed`) and matched by offset; else the marked
+        records are joined to the tags by key through a temporary table. Never a walk of every tag."""
         lengths, crcs, words = rows.lengths.copy(), rows.crcs.copy(), np.zeros(len(rows), np.int8)
         notes: dict[int, str] = {}
-        for i, length, crc, word, note in got:
-            lengths[i], crcs[i], words[i] = length, crc, word
-            if note:
-                notes[i] = note
+        for fid in np.unique(rows.files).tolist():
+            sel = np.flatnonzero(rows.files == fid)
+            have = c.execute("SELECT count(*) FROM tags WHERE file = ?", (fid,)).fetchone()[0]
+            if not have:
+                continue
+            if have <= 4 * len(sel):
+                got = c.execute(
+                    "SELECT group_concat(offset, ','), group_concat(word, ''), group_concat(length, ','),"
+                    " group_concat(crc, ','), sum(note != '') FROM"
+                    " (SELECT offset, word, length, crc, note FROM tags WHERE file = ? ORDER BY offset)",
+                    (fid,),
+                ).fetchone()
+                o, w = _parsed(got[0], got[1])  # sorted by offset, as the two texts below
+                ln, k = (np.fromstring(t, np.int64, sep=",") for t in (got[2], got[3]))
+                order = np.argsort(np.fromstring(got[0], np.int64, sep=","), kind="stable")
+                ln, k = ln[order], k[order]
+                mine = rows.offsets[sel]
+                at = np.minimum(np.searchsorted(o, mine), len(o) - 1)
+                hit = o[at] == mine
+                idx, at = sel[hit], at[hit]
+                lengths[idx], crcs[idx], words[idx] = ln[at], k[at], w[at]
+                if got[4]:
+                    where = dict(zip(rows.offsets[idx].tolist(), idx.tolist(), strict=True))
+                    for off, note in c.execute(
+                        "SELECT offset, note FROM tags WHERE file = ? AND note != ''", (fid,)
+                    ):
+                        if off in where:
+                            notes[where[off]] = note
+                continue
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS sel (i INTEGER PRIMARY KEY, offset INTEGER)")
+            c.execute("DELETE FROM sel")
+            c.executemany(
+                "INSERT INTO sel VALUES (?, ?)", zip(sel.tolist(), rows.offsets[sel].tolist(), strict=True)
+            )
+            for i, length, crc, word, note in c.execute(
+                "SELECT sel.i, t.length, t.crc, t.word, t.note FROM sel JOIN tags t"
+                " ON t.file = ? AND t.offset = sel.offset",
+                (fid,),
+            ).fetchall():
+                lengths[i], crcs[i], words[i] = length, crc, word
+                if note:
+                    notes[i] = note
+            c.execute("DELETE FROM sel")
         return Rows(rows.files, rows.offsets, lengths, crcs, words, notes)
 
     def _put(self, c: sqlite3.Connection, rows: Rows) -> None:
