@@ -69,9 +69,9 @@ def test_the_filter_names_tag(qtbot, open_window, tmp_path):
     assert d.filter('tag == "drop"') == [3, 4, 5]
     d.select_rows(0, 0)  # the filtered table's first row: record 3
     d.press("Backspace")  # a filter that names tag runs again when tags change
-    qtbot.waitUntil(lambda: d.shown_records() == [4, 5])
+    qtbot.waitUntil(lambda: d.shown_records() == [4, 5], timeout=30000)
     w.tagging.apply(np.array([1]), TagWord.DROP, None)  # record 1, outside the filter's rows
-    qtbot.waitUntil(lambda: d.shown_records() == [1, 4, 5])
+    qtbot.waitUntil(lambda: d.shown_records() == [1, 4, 5], timeout=30000)
 
 
 def test_tags_show_when_the_dataset_is_opened_again(qtbot, open_window, tmp_path):
