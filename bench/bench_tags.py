@@ -86,7 +86,7 @@ def main() -> None:
         t0 = time.perf_counter()
         history.did(store.tag([Marks(key, str(big), offs, lens, crcs)], TagWord.DROP))
         t_tag = time.perf_counter() - t0
-        line(f"read {n:,} stored CRCs (one 4-byte read each)", t_crc, 5)
+        line(f"read {n:,} stored CRCs (records close together read together)", t_crc, 5)
         line(f"tag {n:,} records drop: one transaction", t_tag, 10)
         line(f"  both: the window's one action over {n:,} records", t_crc + t_tag, 15)
         t0 = time.perf_counter()

@@ -94,6 +94,11 @@ class Matcher:
             return self._quant(node)
         if isinstance(node, Lit):
             return np.full(self.n, bool(node.value))
+        if isinstance(node, Fact) and node.name in ("tag", "problem"):  # has one: its rows, as they are
+            m = np.zeros(self.n, dtype=bool)
+            for rows in (self.tags if node.name == "tag" else self.problems).values():
+                m[np.asarray(rows, np.int64)] = True
+            return m
         v = self.values(node)
         if v.offsets is not None:
             return np.diff(v.offsets) > 0
