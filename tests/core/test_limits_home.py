@@ -35,6 +35,9 @@ NOT_LIMITS = {
     "core/analysis/facts.py": {"_EXACT"},  # integers a double holds exactly: a fact of float64
     "core/analysis/checks.py": {"MOST", "MOSTLY_IMAGES", "SIGNAL_SIDE"},  # shares, a working scale
     "core/analysis/results.py": {"IDENTITY_ENDS"},  # bytes of a file's identity: a stored format
+    "core/tags/identity.py": {"ENDS", "_SPAN"},  # bytes of a file's tag key; a read's piece size
+    "core/tags/store.py": {"_SCHEMA"},  # the store's version
+    "gui/controllers/tags.py": {"ASK_ABOVE"},  # when the window asks before a long action: no bound
     "core/analysis/cache.py": {"FORMAT", "_SCHEMA", "_TOUCH_AFTER"},  # store versions; a cadence
     "core/analysis/progress.py": {"EVERY", "SUMMARY_SECONDS"},  # cadences of progress messages
     "core/analysis/compare.py": {"CATEGORY_INTS"},  # which integers are ids: a rule of meaning, no bound

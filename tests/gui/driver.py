@@ -531,3 +531,46 @@ class Driver:
         QTest.mouseClick(
             view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
         )  # a script has no qtbot
+
+    # the person's tags ---------------------------------------------------------------------------
+
+    def select_rows(self, first: int, last: int) -> None:
+        """Select the record table's rows first..last (a person's Shift+click), focus in the table."""
+        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+        w = self.window
+        w.tabs.setCurrentWidget(w.table)
+        w.table.setFocus()
+        m = w.model
+        sel = QItemSelection(m.index(first, 0), m.index(last, len(m.columns) - 1))
+        w.table.selectionModel().select(sel, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        w.table.selectionModel().setCurrentIndex(
+            m.index(first, 0), QItemSelectionModel.SelectionFlag.NoUpdate
+        )
+
+    def press(self, keys: str, widget=None) -> None:
+        """Keys as a person presses them on the focused part ("D", "Ctrl+Z"): the window's shortcuts."""
+        from PySide6.QtGui import QKeySequence
+        from PySide6.QtTest import QTest
+
+        target = widget if widget is not None else (self.window.focusWidget() or self.window)
+        seq = QKeySequence(keys)[0]
+        QTest.keyClick(target, seq.key(), seq.keyboardModifiers())
+
+    def tag_column(self) -> list[str]:
+        """The record table's Tag column, row by row, as shown."""
+        m = self.window.model
+        c = m.columns.index("tag")
+        return [m.data(m.index(r, c)) for r in range(m.rowCount())]
+
+    def gallery_tags(self) -> list[str | None]:
+        """The gallery's tag badge of each tile (the word, or None)."""
+        from tfrview.gui.models.gallery import TAG_ROLE
+
+        g = self.window.gallery_model
+        return [
+            None if (t := g.data(g.index(r, 0), TAG_ROLE)) is None else str(t) for r in range(g.rowCount())
+        ]
+
+    def status_message(self) -> str:
+        return self.window.statusBar().currentMessage()

@@ -39,10 +39,15 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
     ]
     assert menus["&Help"].actions() == [a.about]
     by_name = w.actions_by_name
-    assert len(by_name) == 35 and by_name["repair"] is a.export.repair and by_name["about"] is a.about
+    assert len(by_name) == 46 and by_name["repair"] is a.export.repair and by_name["about"] is a.about
     assert by_name["export_coco"] is a.export.formats[1]  # the training formats, after a separator
     keys = [x.shortcut().toString() for x in by_name.values() if not x.shortcut().isEmpty()]
     assert len(keys) == len(set(keys)) and {"F8", "Shift+F8", "Esc", "Ctrl+G", "B", "L"} <= set(keys)
+    assert {"D", "K", "R", "N", "Backspace", "Ctrl+Z", "Ctrl+Shift+Z"} <= set(keys)  # the tags (issue 23)
+    tag_menu = next(x.menu() for x in menus["&Edit"].actions() if x.menu() and x.text() == "&Tag")
+    assert [x for x in tag_menu.actions() if not x.isSeparator() and x.menu() is None] == list(
+        a.tags.on_selection
+    )
     with pytest.raises(FrozenInstanceError):
         a.view.boxes = a.view.labels  # a group is fixed once built
 

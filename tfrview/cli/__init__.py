@@ -41,7 +41,8 @@ COMMANDS = (
 MODULE_COMMANDS: dict[str, str] = {
     "schema": "tfrview.cli.schema",  # issue 23: TFDV schema inference
     "validate": "tfrview.cli.validate",  # issue 23: TFDV validation
-    "import-coco": "tfrview.cli.import_coco",
+    "import-coco": "tfrview.cli.import_coco",  # issue 23: corrected COCO annotations back in
+    "tags": "tfrview.cli.tags",  # issue 23: the person's tags
 }
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 

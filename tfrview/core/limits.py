@@ -418,3 +418,12 @@ MAX_COCO_JSON_BYTES = 2 << 30
 # its result), and the names and records a re-import's report lists of each kind (the rest counted).
 EXPORT_NOTES_LISTED = 50
 IMPORT_REPORT_LISTED = 1000
+# --- issue 23, the person's tags (core/tags/, wt6-tags) ---
+# A tag's free note is kept to this many characters (longer is cut, and that is logged); a line of a
+# tags JSON-lines file (`tfrview tags import`) longer than TAG_LINE_BYTES is refused in one line,
+# naming it, before it is parsed. The store waits STORE_BUSY_SECONDS for another process's write.
+TAG_NOTE_CHARS = 2_000
+TAG_LINE_BYTES = 64 << 10
+# The window keeps the last TAG_UNDO_STEPS tagging actions for Ctrl+Z (each holds the rows it
+# changed, as arrays: a bulk tag of a million records is one step of ~30 MB); older ones are let go.
+TAG_UNDO_STEPS = 64

@@ -18,3 +18,10 @@ def state_dir() -> Path:
     worth backing up, here the window's log (`tfrview.log`)."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "tfrview"
+
+
+def data_dir() -> Path:
+    """`$XDG_DATA_HOME/tfrview` (default ~/.local/share/tfrview): the person's own work, here the
+    tags on records (`tags.sqlite`). Never trimmed or cleared by `tfrview cache`: it is no cache."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "tfrview"

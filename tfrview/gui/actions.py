@@ -86,12 +86,41 @@ class AnalysisActions:
 
 
 @dataclass(frozen=True, slots=True)
+class TagActions:
+    """The person's tags (controllers/tags.py): on what the focused part of the window means, on
+    the filter result, and undo/redo."""
+
+    tag_drop: QAction
+    tag_keep: QAction
+    tag_review: QAction
+    tag_note: QAction
+    tag_clear: QAction
+    tag_undo: QAction
+    tag_redo: QAction
+    filter_drop: QAction
+    filter_keep: QAction
+    filter_review: QAction
+    filter_clear: QAction
+
+    @property
+    def on_selection(self) -> tuple[QAction, ...]:
+        """Edit › Tag."""
+        return (self.tag_drop, self.tag_keep, self.tag_review, self.tag_note, self.tag_clear)
+
+    @property
+    def on_filter(self) -> tuple[QAction, ...]:
+        """Edit › Tag › Filter Result."""
+        return (self.filter_drop, self.filter_keep, self.filter_review, self.filter_clear)
+
+
+@dataclass(frozen=True, slots=True)
 class WindowActions:
     file: FileActions
     export: ExportActions
     view: ViewActions
     navigate: NavigateActions
     analysis: AnalysisActions
+    tags: TagActions
     about: QAction
 
     def by_name(self) -> dict[str, QAction]:
@@ -207,5 +236,30 @@ def build_actions(w: MainWindow) -> WindowActions:
             rerun_checks=act("Run QA Checks Again", lambda: w.session.start_analysis()),
             worker_processes=act("Worker Processes…", w.choose_jobs),
         ),
+        tags=_tag_actions(w, act),
         about=act("&About tfrview", w.about),
+    )
+
+
+def _tag_actions(w: MainWindow, act) -> TagActions:
+    """D, K, R, N and Backspace tag what the focused part of the window means (the record table's
+    selection, the gallery's record, a problem group, a group of copies); they reach `w.tagging`,
+    made later, when triggered. In the filter box the keys type, as Qt gives a line edit its keys."""
+    from tfrview.core.tags.words import TagWord
+
+    t = lambda: w.tagging  # noqa: E731
+    clear = act("&Clear Tag", lambda: t().tag(None), "Backspace", tip="Remove the tag and note (Backspace)")
+    clear.setShortcuts([QKeySequence("Backspace"), QKeySequence("Delete")])
+    return TagActions(
+        tag_drop=act("&Drop", lambda: t().tag(TagWord.DROP), "D", tip="Tag: drop from the dataset (D)"),
+        tag_keep=act("&Keep", lambda: t().tag(TagWord.KEEP), "K", tip="Tag: keep, looked at and fine (K)"),
+        tag_review=act("&Review", lambda: t().tag(TagWord.REVIEW), "R", tip="Tag: look again (R)"),
+        tag_note=act("&Note…", lambda: t().note(), "N", tip="A note on the records (N)"),
+        tag_clear=clear,
+        tag_undo=act("&Undo Tagging", lambda: t().undo(), QKeySequence.StandardKey.Undo),
+        tag_redo=act("&Redo Tagging", lambda: t().redo(), "Ctrl+Shift+Z"),
+        filter_drop=act("Drop All Matches", lambda: t().tag_filter(TagWord.DROP)),
+        filter_keep=act("Keep All Matches", lambda: t().tag_filter(TagWord.KEEP)),
+        filter_review=act("Review All Matches", lambda: t().tag_filter(TagWord.REVIEW)),
+        filter_clear=act("Clear the Tags of All Matches", lambda: t().tag_filter(None)),
     )

@@ -49,6 +49,7 @@ from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.controllers.sorting import SortController
+from tfrview.gui.controllers.tags import TagsController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.duplicates import DuplicatesModel
@@ -173,6 +174,7 @@ class MainWindow(QMainWindow):
             "offset": 84,
             "size": 64,
             "status": 84,
+            "tag": 84,
             "kind": 84,
         }
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -314,6 +316,10 @@ class MainWindow(QMainWindow):
             self.action_groups.view.labels.isChecked,
             self.data_dir,
         )
+        self.tagging = TagsController(self, self)
+        self.tagging.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.tagging.changed.connect(self._on_tags_changed)
+        self.tagging.start()
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_causes: dict[str, str] = {}  # file name -> why it broke (the analysis names it)
@@ -362,6 +368,17 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(a.file.close)
         m.addAction(a.file.quit)
+        e = self.menuBar().addMenu("&Edit")
+        e.addAction(a.tags.tag_undo)
+        e.addAction(a.tags.tag_redo)
+        e.addSeparator()
+        tag_menu = e.addMenu("&Tag")
+        for action in a.tags.on_selection:
+            tag_menu.addAction(action)
+        tag_menu.addSeparator()
+        on_filter = tag_menu.addMenu("&Filter Result")
+        for action in a.tags.on_filter:
+            on_filter.addAction(action)
         v = self.menuBar().addMenu("&View")
         for action in a.view.image_tools:
             v.addAction(action)
@@ -490,6 +507,22 @@ class MainWindow(QMainWindow):
         self._show_problems_once()
         self._update_problem_counts()
 
+    def _on_tags_changed(self) -> None:
+        """Tags changed: the Tag column, the gallery's badges, and a filter that names `tag` again."""
+        self.model.tags_changed()
+        self.gallery.viewport().update()
+        self.duplicates_view.viewport().update()
+        text = self.filter_edit.text().strip()
+        if text and self.model.filter_rows is not None:
+            try:
+                from tfrview.core.analysis.filterexpr import facts_used, parse
+
+                names_tag = "tag" in facts_used(parse(text))
+            except TfrviewError:
+                names_tag = False
+            if names_tag:
+                self.filtering.apply()
+
     @Slot(int, object)
     def _on_reframed(self, fi: int, index) -> None:
         """A file framed again as `index_and_verify` frames it (records a header swallowed, records a
@@ -497,6 +530,8 @@ class MainWindow(QMainWindow):
         the framing problems of it and the files after it (their numbers moved) are made again."""
 
         self.ds.files[fi].index = index
+        if self.tagging.book is not None:  # its offsets: its tags are matched to them again
+            self.tagging.book.forget(fi)
         file_level = {ProblemKind.UNREADABLE_FILE, ProblemKind.MISSING_SHARD}
         self.problems.remove_rows(lambda r: r.file_no >= fi and r.problem.kind in FRAMING_KINDS - file_level)
         self.model.forget_problems(fi)
@@ -1169,6 +1204,7 @@ class MainWindow(QMainWindow):
         self.comparing.shutdown()
         self.filtering.stop()
         self.sorting.shutdown()
+        self.tagging.close()
 
         self.ds.close()
 

@@ -16,6 +16,7 @@ from tfrview.core.problems import Severity
 from tfrview.core.records.drawing import place_labels
 from tfrview.core.records.overlays import Box, Overlay
 from tfrview.core.records.palette import palette_hex
+from tfrview.core.tags.words import TagWord
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
 SEVERITY_COLOURS = {
@@ -50,6 +51,33 @@ def paint_badge(p: QPainter, corner: QPointF, severity: str, diameter: float = 2
     f.setPixelSize(int(diameter * 0.7))
     p.setFont(f)
     p.drawText(r, Qt.AlignmentFlag.AlignCenter, _BADGE_MARK.get(severity, "!"))
+    p.restore()
+
+
+# Tag colours, one home: the record table's Tag column and the gallery's tag badge.
+TAG_COLOURS = {
+    TagWord.DROP: QColor(190, 30, 45),
+    TagWord.KEEP: QColor(30, 130, 70),
+    TagWord.REVIEW: QColor(40, 100, 200),
+}
+
+
+def paint_tag_badge(p: QPainter, corner: QPointF, word: TagWord, height: float = 18.0) -> None:
+    """The tag's word on a pill of its colour whose top-left corner is at `corner` (a thumbnail's
+    top-left: the severity badge holds the top-right)."""
+    f = QFont(p.font())
+    f.setBold(True)
+    f.setPixelSize(int(height * 0.66))
+    text = str(word).upper()
+    width = QFontMetricsF(f).horizontalAdvance(text) + height * 0.7
+    r = QRectF(corner.x(), corner.y(), width, height)
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(QPen(QColor(255, 255, 255), 1.5))
+    p.setBrush(TAG_COLOURS[word])
+    p.drawRoundedRect(r, height / 2, height / 2)
+    p.setFont(f)
+    p.drawText(r, Qt.AlignmentFlag.AlignCenter, text)
     p.restore()
 
 

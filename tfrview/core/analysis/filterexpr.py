@@ -10,7 +10,8 @@ into frozen dataclasses; nothing is ever `eval`ed).
 Grammar: `or` of `and` of `not` of comparisons; a comparison is `term [op term]` with op one of
 == != < <= > >= contains. Terms: numbers, 'single' or "double" quoted strings, bare feature keys
 (letters, digits and _ / . -), len(key), (expr), and the record's own facts: problem, kind, record,
-size, file. A double-quoted string names a feature when it stands on the left of a comparison, alone,
+size, file, split, tag (the person's tag: `tag == "drop"`, `not tag`; joined from the tag store when
+the filter runs, never stored with the facts: tags change). A double-quoted string names a feature when it stands on the left of a comparison, alone,
 or inside len(); elsewhere it is text. A feature with several values matches when any value does.
 
 On a list (a feature with several values, or `problem`): `==`, `<`, `contains`... hold when some value
@@ -31,7 +32,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.records.kinds import PayloadKind
 
 KEYWORDS = {"and", "or", "not", "contains", "len", "true", "false"}
-FACTS = {"problem", "kind", "record", "size", "file", "split"}
+FACTS = {"problem", "kind", "record", "size", "file", "split", "tag"}
 QUANTIFIERS = ("any", "all")  # words only before "(": any(problem != "x")
 OPS = ("==", "!=", "<=", ">=", "<", ">")
 
@@ -122,7 +123,7 @@ class Len:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    name: str  # problem, kind, record, size, file, split
+    name: str  # problem, kind, record, size, file, split, tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +389,7 @@ class RecordFacts:
     kind: Callable[[], str]
     values: Callable[[str], list]
     split: str = ""  # the file's split (tfrecord.splits; "" none)
+    tag: str = ""  # the person's tag (tags.TagWord; "" none)
 
 
 def _num(x) -> bool:
@@ -437,7 +439,13 @@ def _list_values(f) -> list:
 
 
 def facts_for(
-    data: bytes, number: int, file: str, problems: list[str], keys: set[str] = frozenset(), split: str = ""
+    data: bytes,
+    number: int,
+    file: str,
+    problems: list[str],
+    keys: set[str] = frozenset(),
+    split: str = "",
+    tag: str = "",
 ) -> RecordFacts:
     """Lazy facts: the payload is parsed only if the filter asks for a feature or the kind, and once."""
     from tfrview.core.records.payload import parse_clean_example, sniff_kind
@@ -465,7 +473,7 @@ def facts_for(
             return []
         return _list_values(feats[key])
 
-    return RecordFacts(number, len(data), file, problems, lambda: parsed()[0], values, split)
+    return RecordFacts(number, len(data), file, problems, lambda: parsed()[0], values, split, tag)
 
 
 # --- compiling: the AST into nested closures, once per filter (evaluating 1M records) ----------------
@@ -541,6 +549,7 @@ def _compile_vals(node) -> Callable[[RecordFacts], list]:
             "size": lambda r: [r.size],
             "file": lambda r: [r.file],
             "split": lambda r: [r.split] if r.split else [],
+            "tag": lambda r: [r.tag] if r.tag else [],
         }[node.name]
     test = compile_filter(node)
     return lambda r: [test(r)]

@@ -58,12 +58,19 @@ class _Vals:
 
 class Matcher:
     """A parsed filter (after `resolve_keys`) evaluated over a fact table with `problems`: the sorted
-    dataset row numbers of each problem kind (row = position in the table)."""
+    dataset row numbers of each problem kind (row = position in the table), and `tags`: the rows of
+    each tag word (`tags.rows_by_word`; joined when the filter runs, never stored with the facts)."""
 
-    def __init__(self, table: pa.Table, problems: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        table: pa.Table,
+        problems: dict[str, np.ndarray] | None = None,
+        tags: dict[str, np.ndarray] | None = None,
+    ) -> None:
         self.t = table
         self.n = table.num_rows
         self.problems = problems or {}
+        self.tags = tags or {}
         self.blind: set[str] = set()
 
     def mask(self, node) -> np.ndarray:
@@ -87,6 +94,11 @@ class Matcher:
             return self._quant(node)
         if isinstance(node, Lit):
             return np.full(self.n, bool(node.value))
+        if isinstance(node, Fact) and node.name in ("tag", "problem"):  # has one: its rows, as they are
+            m = np.zeros(self.n, dtype=bool)
+            for rows in (self.tags if node.name == "tag" else self.problems).values():
+                m[np.asarray(rows, np.int64)] = True
+            return m
         v = self.values(node)
         if v.offsets is not None:
             return np.diff(v.offsets) > 0
@@ -120,13 +132,16 @@ class Matcher:
             if name == "split":  # "" is no split: nothing to compare, as a missing feature
                 valid &= pc.not_equal(col, "").fill_null(False).to_numpy(zero_copy_only=False)
             return _Vals(rows[valid], col.filter(pa.array(valid)), "str")
-        # problem: one value per problem kind a record has
-        parts = [(r, np.full(len(r), k, dtype=object)) for k, r in self.problems.items() if len(r)]
+        # problem: one value per problem kind a record has; tag: a record's one word. The words
+        # made as a dictionary's codes and cast to text in Arrow: no Python string a row
+        by_word = self.tags if name == "tag" else self.problems
+        parts = [(r, k) for k, r in by_word.items() if len(r)]
         if not parts:
             return _Vals(np.empty(0, np.int64), pa.array([], pa.string()), "str")
-        r = np.concatenate([p[0] for p in parts])
-        kinds = np.concatenate([p[1] for p in parts])
-        return _Vals(r, pa.array(kinds, pa.string()), "str")
+        r = np.concatenate([np.asarray(p[0], np.int64) for p in parts])
+        codes = np.repeat(np.arange(len(parts), dtype=np.int32), [len(p[0]) for p in parts])
+        words = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([str(p[1]) for p in parts]))
+        return _Vals(r, words.cast(pa.string()), "str")
 
     def _on_dictionary(self, op: str, name: str, value) -> np.ndarray | None:
         """A text fact stored as a dictionary (`split`, `kind`, `file`: a few words over a million
@@ -209,6 +224,12 @@ class Matcher:
             fast = self._on_dictionary(op, left.name, right.value)
             if fast is not None:
                 return fast
+            if left.name in ("tag", "problem") and op == "==":  # a word's rows, as they are
+                m = np.zeros(self.n, dtype=bool)
+                rows = (self.tags if left.name == "tag" else self.problems).get(right.value)
+                if isinstance(right.value, str) and rows is not None:
+                    m[np.asarray(rows, np.int64)] = True
+                return m
         a = self.values(left)
         m = np.zeros(self.n, dtype=bool)
         if isinstance(right, Lit):
@@ -356,9 +377,12 @@ def _py(v: _Vals) -> list:
 
 
 def match(
-    table: pa.Table, node, problems: dict[str, np.ndarray] | None = None
+    table: pa.Table,
+    node,
+    problems: dict[str, np.ndarray] | None = None,
+    tags: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, set[str]]:
     """Dataset record numbers (column `n`) that match, and the keys the facts may not fully hold."""
-    m = Matcher(table, problems)
+    m = Matcher(table, problems, tags)
     mask = m.mask(node)
     return table.column("n").to_numpy()[mask], m.blind

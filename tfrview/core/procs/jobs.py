@@ -23,7 +23,7 @@ from pathlib import Path
 from tfrview.core.analysis import plan, run_tasks, stepcolumns
 from tfrview.core.analysis.cache import answer_key, is_stored, load_answer, store_answer, store_many
 from tfrview.core.analysis.datasummary import DatasetSummary
-from tfrview.core.analysis.filterexpr import compile_filter, facts_for, parse, resolve_keys
+from tfrview.core.analysis.filterexpr import compile_filter, facts_for, facts_used, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.plot_names import scalar_to_show
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
@@ -390,6 +390,13 @@ def job_filter(req: FilterRequest) -> None:
     for _ in ds.scan():
         pass
     total = ds.count
+    from tfrview.core.tags.words import WORDS
+
+    tags = (
+        _tag_codes([str(f.path) for f in ds.files], [f.index.offsets if f.source else [] for f in ds.files])
+        if "tag" in facts_used(node)
+        else None
+    )
     tick = _ticker()
     matches: list[int] = []
     last = time.monotonic()
@@ -405,7 +412,8 @@ def job_filter(req: FilterRequest) -> None:
             n = base + k
             o = int(offs[k])
             data = bounded_payload(read, o, int(lens[k]))
-            if test(facts_for(data, n, name, problems.get(n, []), split=split)):
+            tag = str(WORDS[tags[n] - 1]) if tags is not None and tags[n] else ""
+            if test(facts_for(data, n, name, problems.get(n, []), split=split, tag=tag)):
                 matches.append(n)
             if k % 4096 == 0:
                 now = time.monotonic()
@@ -425,14 +433,22 @@ def _filter_facts(req: FilterRequest, node, problems: dict[int, list[str]]) -> b
 
     from tfrview.core.analysis.vfilter import match  # heavy: pyarrow on first use only
 
-    table = _stored_facts(req, step_columns=_names_step_columns(node), rules=req.rules)
+    offsets: list = []
+    table = _stored_facts(req, step_columns=_names_step_columns(node), rules=req.rules, offsets_out=offsets)
     if table is None:
         return False
     by_kind: dict[str, list[int]] = {}
     for n, kinds in problems.items():
         for k in kinds:
             by_kind.setdefault(k, []).append(n)
-    hits, blind = match(table, node, {k: np.array(sorted(v), dtype=np.int64) for k, v in by_kind.items()})
+    tags = None
+    if "tag" in facts_used(node):
+        from tfrview.core.tags import rows_by_word
+
+        tags = rows_by_word(_tag_codes(list(req.paths), offsets))
+    hits, blind = match(
+        table, node, {k: np.array(sorted(v), dtype=np.int64) for k, v in by_kind.items()}, tags
+    )
     total = table.num_rows
     if blind:
         _emit(
@@ -583,7 +599,27 @@ def _facts_or_say(req: OverFiles):
     return table
 
 
-def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
+def _tag_codes(paths: list[str], offsets: list):
+    """Each record's tag code (`tags.TagWord.code`, 0 none) over the files in dataset order, read
+    from the person's tag store when a filter names `tag` (never stored with the facts: tags
+    change); stale tags (of a file whose content changed) are said in a note and not applied."""
+    from tfrview.core.tags import TagStore
+
+    with TagStore.open() as store:
+        if store.note:
+            _emit(Note(store.note))
+        codes, stale = store.codes_over(paths, offsets)
+    if stale:
+        _emit(Note(f"{stale:,} tags no longer match their record (the file changed): not applied"))
+    return codes
+
+
+def _stored_facts(
+    req: OverFiles,
+    step_columns: bool = False,
+    rules: tuple[str, ...] = (),
+    offsets_out: list | None = None,
+):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's). `step_columns` (the filter names them):
     with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
@@ -600,6 +636,8 @@ def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, 
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
+    if offsets_out is not None:  # each file's record offsets, for what is joined by them (tags)
+        offsets_out.extend(r.offsets for r in results)
     splits = _splits_of(req)
     a = DatasetAnalysis(results, splits=splits)
     if not step_columns:

@@ -16,6 +16,7 @@ from tfrview.gui.painting import to_qimage
 THUMB = 160  # thumbnails fit THUMB x THUMB_H
 THUMB_H = 120
 BADGE_ROLE = Qt.ItemDataRole.UserRole + 1  # the worst severity among the record's problems, or None
+TAG_ROLE = Qt.ItemDataRole.UserRole + 2  # the record's tag (tags.TagWord), or None
 
 
 class GalleryModel(QAbstractListModel):
@@ -61,10 +62,14 @@ class GalleryModel(QAbstractListModel):
             return f"{head}  {caption}" if caption else head
         if role == BADGE_ROLE:
             return self.table.severity_of(n)
+        if role == TAG_ROLE:
+            return self.table.tag_of(n)
         if role == Qt.ItemDataRole.ToolTipRole:
             problems = self.table.problems_text(n)
             problems = f"\n\n{problems}" if problems else ""
-            return f"record {n}\n{self._captions.get(n, '')}{problems}"
+            tag = self.table.tag_text(n)
+            tag = f"\n\ntag: {tag}" if tag else ""
+            return f"record {n}\n{self._captions.get(n, '')}{problems}{tag}"
         if role == Qt.ItemDataRole.ForegroundRole and n in self._errors:
             return QColor(176, 0, 32)
         if role == Qt.ItemDataRole.SizeHintRole:

@@ -417,6 +417,16 @@ class ProblemsModel(QAbstractTableModel):
         a = self.arrangement
         return self._all[int(a.members[a.starts[e] + max(child, 0)])]
 
+    def records_at(self, index: QModelIndex | QPersistentModelIndex) -> np.ndarray:
+        """The records a line stands for (a group's line: every problem's record in the group; a
+        problem of no record: none), as sorted global record numbers (what Edit › Tag tags)."""
+        if not index.isValid() or index.row() >= len(self._lines.entry):
+            return np.empty(0, np.int64)
+        e, child = int(self._lines.entry[index.row()]), int(self._lines.child[index.row()])
+        members = self._entry_rows(e) if child < 0 else [self._entry_rows(e)[child]]
+        found = [self._all[int(i)].record for i in members]
+        return np.unique(np.array([r for r in found if r is not None], dtype=np.int64))
+
     def is_group(self, index: QModelIndex | QPersistentModelIndex) -> bool:
         if not index.isValid() or index.row() >= len(self._lines.entry):
             return False

@@ -12,17 +12,19 @@ from collections import OrderedDict
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont
 
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import CACHE_ROWS, ROW_CAP
 from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
 from tfrview.core.records.rowtext import row_text
+from tfrview.core.tags.words import TagWord
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, score_key, sort_order
 from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
+from tfrview.gui.painting import TAG_COLOURS
 
 PENDING = ("…", "…")
 
@@ -30,6 +32,18 @@ _DAMAGED_BG = QBrush(QColor(255, 214, 214))
 _GAP_BG = QBrush(QColor(255, 236, 196))  # next to unreadable bytes, a cut or trailing garbage
 _QA_BG = QBrush(QColor(255, 250, 205))  # a QA check found something (boxes, image, labels, values)
 _UNVERIFIED_FG = QBrush(QColor(120, 120, 120))
+
+
+def _bold() -> QFont:
+    """The Tag column's font (made on first use: a QFont wants the application made first)."""
+    global _BOLD
+    if _BOLD is None:
+        _BOLD = QFont()
+        _BOLD.setBold(True)
+    return _BOLD
+
+
+_BOLD: QFont | None = None
 
 
 def number_text(value: int) -> str:
@@ -124,6 +138,7 @@ class RecordTableModel(ColumnsModel):
             "offset",
             "size",
             "status",
+            "tag",
             "kind",
             "summary",
         ]
@@ -134,6 +149,8 @@ class RecordTableModel(ColumnsModel):
         self._perm: np.ndarray | None = None
         self._inv: np.ndarray | None = None
         self.scores: dict[str, np.ndarray] = {}  # a score by which the rows may be sorted (sort_by_score)
+        # the person's tags (controllers.tags.TagBook: word_at(file, record), note_at); None: none shown
+        self.tags = None
 
     # growth -----------------------------------------------------------------------------------------
 
@@ -359,6 +376,9 @@ class RecordTableModel(ColumnsModel):
         if not 0 <= column < len(self.columns):
             return
         name = self.columns[column]
+        if name == "tag":
+            self.sort_refused.emit('tags are picked out by the filter (tag == "drop"), not sorted')
+            return
         if name in LAZY:
             self.sort_refused.emit(f"{name} is read from each record as its row shows: it cannot be sorted")
             return
@@ -472,6 +492,27 @@ class RecordTableModel(ColumnsModel):
         fi = int(np.searchsorted(self._starts, n, side="right")) - 1
         return fi, n - int(self._starts[fi])
 
+    def tag_of(self, n: int) -> TagWord | None:
+        """The person's tag on record n (None: none, or no tags shown)."""
+        if self.tags is None:
+            return None
+        fi, k = self.locate(n)
+        return self.tags.word_at(fi, k)
+
+    def tag_text(self, n: int) -> str:
+        """Record n's tag and note as a person reads them ("" none): for tooltips."""
+        word = self.tag_of(n)
+        if word is None:
+            return ""
+        note = self.tags.note_at(*self.locate(n))
+        return f"{word}: {note}" if note else str(word)
+
+    def tags_changed(self) -> None:
+        """Tags were set, cleared, undone or loaded: repaint the Tag column (the gallery follows)."""
+        if self._rows:
+            c = self.columns.index("tag")
+            self.dataChanged.emit(self.index(0, c), self.index(self._rows - 1, c))
+
     def status_of(self, n: int) -> RecordStatus:
         """The record's status word, as every output says it (`tfrecord.status`)."""
         fi, k = self.locate(n)
@@ -538,6 +579,11 @@ class RecordTableModel(ColumnsModel):
                 ):  # notes keep the row plain: a tint
                     return _QA_BG  # then still means something when most records carry a note
             return None
+        if role == Qt.ItemDataRole.ForegroundRole and col == "tag":
+            word = self.tag_of(n)
+            return TAG_COLOURS[word] if word is not None else None
+        if role == Qt.ItemDataRole.FontRole and col == "tag":
+            return _bold()
         if (
             role == Qt.ItemDataRole.ForegroundRole
             and col == "status"
@@ -549,6 +595,8 @@ class RecordTableModel(ColumnsModel):
             if tip:
                 return tip
             fi, _ = self.locate(n)
+            if col == "tag":
+                return self.tag_text(n) or None
             if col == "summary":
                 return self._parsed(n)[1]
             if col == "file":
@@ -575,5 +623,10 @@ class RecordTableModel(ColumnsModel):
             return self._file_labels[fi]
         if col == "split":
             return self.splits[fi] if fi < len(self.splits) else ""
+        if col == "tag":
+            word = self.tags.word_at(fi, k) if self.tags is not None else None
+            if word is None:
+                return ""
+            return f"{word} ✎" if self.tags.note_at(fi, k) else str(word)
         kind, summary = self._parsed(n)
         return kind.replace("_", " ") if col == "kind" else summary
