@@ -81,7 +81,9 @@ def test_one_line_errors(capsys, tmp_path):
     code, _, err = _run(capsys, "info", str(junk))
     assert code == 2 and "not a TFDV DatasetFeatureStatisticsList" in err and err.count("\n") == 1
     code, _, err = _run(capsys, "export", str(root))
-    assert code == 2 and err.startswith("tfrview: name an output: --parquet, --stats,") and err.count("\n") == 1
+    assert (
+        code == 2 and err.startswith("tfrview: name an output: --parquet, --stats,") and err.count("\n") == 1
+    )
 
 
 def test_the_stored_analysis_is_used_no_second_pass(capsys, tmp_path):
