@@ -611,7 +611,10 @@ class EvalGatherer:
             for acc, c in zip(self.p_box, (preds.x0, preds.y0, preds.x1, preds.y1), strict=True):
                 acc.extend(np.asarray(c, dtype=np.float64)[keep])
 
-    def done(self) -> EvalData | None:
+    def done(self) -> EvalData | EvalGatherer | None:
+        """What was kept: the EvalData; itself when `joined` (`gather_joined` adds the predictions)."""
+        if self.joined:
+            return self
         if not self.images:
             return None
         f = self.img_file.array() if self.img_file.n else np.zeros(0, np.int32)
@@ -699,6 +702,35 @@ def gather(analysis, label_map=None) -> EvalData | None:
     """The ground truth and the detection keys' predictions of a merged, deep analysis's fact
     tables (None: no record holds detection keys)."""
     return read(analysis, [EvalGatherer(expected_rows(analysis), label_map)])[0]
+
+
+def gather_joined(analysis, joined, label_map=None) -> EvalData | None:
+    """The ground truth of every record of a merged, deep analysis with predictions joined from a
+    file (`predictions_join.Joined`): every record is evaluated, as pycocotools evaluates every image
+    (a record no prediction joined has its boxes missed)."""
+    g = EvalGatherer(expected_rows(analysis), label_map, joined=True)
+    read(analysis, [g])
+    if not g.images:
+        return None
+    file = np.asarray(g.img_file.array(), np.int32)
+    record = np.asarray(g.img_record.array(), np.int64)
+    key = file.astype(np.int64) * (1 << 40) + record
+    order = np.argsort(key, kind="stable")
+    want = joined.file.astype(np.int64) * (1 << 40) + joined.record
+    at = np.searchsorted(key[order], want)
+    ok = (at < len(key)) & (key[order][np.minimum(at, len(key) - 1)] == want)
+    image = order[np.minimum(at, len(key) - 1)][ok]
+    return g.data(
+        file,
+        record,
+        image.astype(np.int64),
+        joined.boxes[ok],
+        joined.classes[ok],
+        joined.scores[ok],
+        joined.slot[ok],
+        source=joined.source,
+        notes=tuple(joined.report.lines()),
+    )
 
 
 # --- the dataset step --------------------------------------------------------------------------------
