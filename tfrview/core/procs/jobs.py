@@ -42,6 +42,7 @@ from tfrview.core.procs.messages import (
     CopyGroup,
     Done,
     DuplicateGroups,
+    Evaluated,
     Failed,
     FileCause,
     Matches,
@@ -60,6 +61,7 @@ from tfrview.core.procs.requests import (
     AnalyzeRequest,
     CompareRequest,
     CompareSelectRequest,
+    EvaluateRequest,
     ExportRequest,
     FilterRequest,
     OverFiles,
@@ -721,6 +723,107 @@ def job_export(req: ExportRequest) -> None:
         _emit(Wrote(res))
 
 
+def job_evaluate(req: EvaluateRequest) -> None:
+    """Predictions against the ground truth from the stored analysis (`analysis.evaluation`), the
+    arrays saved at `req.out` (`messages.Evaluated` says what they are)."""
+    import numpy as np
+
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.pool import stored_deep
+    from tfrview.core.output.atomic import atomic_file
+
+    results = []
+    for i, path in enumerate(req.paths):
+        r = stored_deep(path, i, req.label_map or None, req.box_specs)
+        if r is None:
+            raise NotStored("the analysis is not stored yet: the evaluation comes from it")
+        results.append(r)
+    a = DatasetAnalysis(results, splits=_splits_of(req))
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    report: list[str] = []
+    if req.predictions:
+        from tfrview.core.analysis.predictions_join import join
+
+        joined = join(a, req.predictions, label_map)
+        report = joined.report.lines()
+        data = evaluation.gather_joined(a, joined, label_map)
+    else:
+        data = evaluation.gather(a, label_map)
+    if data is None:
+        raise TfrviewError(
+            "no predictions: no record holds the OD API's image/detection/* keys (load a predictions file)"
+        )
+    rules = DatasetRules().with_words(list(req.rules)).predictions
+    prep = evaluation.prepare(data)
+    ev = evaluation.evaluate(prep, req.iou, req.score)
+    errs = evaluation.likely_errors(prep, rules)
+    base = np.concatenate([[0], np.cumsum([len(r.offsets) for r in results])]).astype(np.int64)
+    total = int(base[-1])
+    image_n = base[data.file] + data.record
+    arrays = {name: np.full(total, -1, dtype=np.int32) for name in ("record_tp", "record_fp", "record_fn")}
+    arrays["record_max_fp_score"] = np.full(total, np.nan, dtype=np.float32)
+    ok = image_n < total
+    for name, got in (("record_tp", ev.image_tp), ("record_fp", ev.image_fp), ("record_fn", ev.image_fn)):
+        arrays[name][image_n[ok]] = got[ok]
+    arrays["record_max_fp_score"][image_n[ok]] = ev.image_max_fp_score[ok]
+    grid = [evaluation.evaluate(prep, req.iou, s) for s in req.score_grid]
+    k = len(data.names)
+    kinds = [
+        (0, errs.missing, data.pred_image),
+        (1, errs.wrong_class, data.pred_image),
+        (2, errs.spurious, data.gt_image),
+    ]
+    arrays.update(
+        recall_points=evaluation.RECALL_POINTS,
+        pr_precision=ev.pr_precision,
+        pr_score=ev.pr_score,
+        gt_n=image_n[data.gt_image],
+        gt_slot=data.gt_slot,
+        gt_class=data.gt_class,
+        gt_box=data.gt_box,
+        gt_outcome=ev.gt_outcome.astype(np.int8),
+        gt_partner=ev.gt_partner,
+        pred_n=image_n[data.pred_image],
+        pred_slot=data.pred_slot,
+        pred_class=data.pred_class,
+        pred_score=data.pred_score,
+        pred_box=data.pred_box,
+        pred_outcome=ev.pred_outcome.astype(np.int8),
+        pred_partner=ev.pred_partner,
+        pred_iou=ev.pred_iou,
+        error_kind=np.concatenate([np.full(len(ix), kind, np.int8) for kind, ix, _ in kinds]),
+        error_index=np.concatenate([ix for _, ix, _ in kinds]).astype(np.int64),
+        error_n=np.concatenate([image_n[img[ix]] for _, ix, img in kinds]).astype(np.int64),
+        grid_scores=np.asarray(req.score_grid, dtype=np.float64),
+        grid_confusion=np.array([g.confusion for g in grid], dtype=np.int64).reshape(len(grid), k + 1, k + 1),
+        grid_tp=np.array([g.tp for g in grid], dtype=np.int64).reshape(len(grid), k),
+        grid_fp=np.array([g.fp for g in grid], dtype=np.int64).reshape(len(grid), k),
+        grid_fn=np.array([g.fn for g in grid], dtype=np.int64).reshape(len(grid), k),
+    )
+    with atomic_file(Path(req.out), "wb") as f:
+        np.savez(f, **arrays)
+    doc = evaluation.summary(ev, data)
+    _emit(
+        Evaluated(
+            path=req.out,
+            iou=req.iou,
+            score=req.score,
+            names=list(data.names),
+            confusion=doc["confusion"]["matrix"],
+            classes=doc["classes"],
+            map=doc["map"],
+            map50=doc["map50"],
+            images=data.images,
+            boxes=len(data.gt_class),
+            predictions=len(data.pred_class),
+            source=data.source,
+            join=report,
+            notes=list(data.notes),
+            likely_errors=len(arrays["error_kind"]),
+        )
+    )
+
+
 JOBS: dict[type, Callable] = {  # each request's job, by its class
     AnalyzeRequest: job_analyze,
     FilterRequest: job_filter,
@@ -729,6 +832,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     ScoresRequest: job_scores,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
+    EvaluateRequest: job_evaluate,
     WriteRequest: job_write,
     ExportRequest: job_export,
 }

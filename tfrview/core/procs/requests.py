@@ -118,6 +118,24 @@ class CompareSelectRequest(CompareRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluateRequest(OverFiles):
+    """Predictions against the ground truth (issue 24, `analysis.evaluation`) from the stored
+    analysis, at (iou, score): answered by `messages.Evaluated`, its arrays saved at `out` (.npz,
+    described there). `predictions`: a COCO results JSON or a TFRecord of predictions joined to the
+    records (None: the records' own detection keys). `score_grid`: score thresholds at which the
+    confusion matrix and per-class counts are also computed at this IoU (a score slider that moves
+    over them needs no new job)."""
+
+    JOB: ClassVar[str] = "evaluate"
+    out: str
+    iou: float = 0.5
+    score: float = 0.5
+    predictions: str | None = None
+    rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
+    score_grid: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteRequest:
     """Salvage or repair the window's files into a new file."""
 
@@ -153,6 +171,7 @@ Request = (
     | ScoresRequest
     | CompareRequest
     | CompareSelectRequest
+    | EvaluateRequest
     | WriteRequest
     | ExportRequest
 )
@@ -167,6 +186,7 @@ _JOBS: dict[str, type] = {
         ScoresRequest,
         CompareRequest,
         CompareSelectRequest,
+        EvaluateRequest,
         WriteRequest,
         ExportRequest,
     )
