@@ -39,7 +39,11 @@ def test_the_evaluation_job_answers_from_the_stored_analysis(tmp_path, monkeypat
     a = np.load(out)
     assert a["record_fn"].tolist() == [0, 0, 1, 1, 0] and a["record_fp"].tolist() == [0, 1, 1, 0, 0]
     assert a["record_max_fp_score"][1] == pytest.approx(0.95)
-    assert sorted(zip(a["error_kind"].tolist(), a["error_n"].tolist())) == [(0, 1), (1, 2), (2, 3)]
+    assert sorted(zip(a["error_kind"].tolist(), a["error_n"].tolist(), strict=True)) == [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+    ]
     wrong = a["gt_outcome"] == BoxOutcome.WRONG_CLASS
     assert a["gt_n"][wrong].tolist() == [2] and a["pred_n"][a["gt_partner"][wrong]].tolist() == [2]
     assert a["pr_precision"].shape == (3, 101) and a["grid_confusion"].shape == (2, 4, 4)
