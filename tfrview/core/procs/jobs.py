@@ -484,7 +484,7 @@ def job_scores(req: ScoresRequest) -> None:
 
     from tfrview.core.output.atomic import atomic_file
 
-    table = _stored_facts(req)
+    table = _stored_facts(req, step_columns=req.key in stepcolumns.NAMES)
     if table is None:
         raise NotStored("the analysis is not stored yet: the scores come from it")
     if req.key not in table.column_names:
@@ -587,9 +587,10 @@ def _facts_or_say(req: OverFiles):
 def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's). `step_columns` (the filter names them):
-    with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
-    (`stepcolumns`), or when they are not stored, from the step run here over the stored results
-    (and stored for the next filter)."""
+    with the dataset step's per-record columns (`dup_group`, `leak`, and `tp`, `fp`, `fn`,
+    `max_fp_score` of the records' own predictions) as the analysis stored them (`stepcolumns`), or
+    when they are not stored, from the step run here over the stored results (and stored for the
+    next filter); with `req.predictions`, the last four from that file's predictions instead."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -612,11 +613,29 @@ def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, 
         columns = merged.qa.record_columns if merged.qa is not None else {}
         if key is not None:
             stepcolumns.store(key[0], columns, len(results))
+    if req.predictions:  # the evaluation's columns from the joined predictions, not the records' own
+        columns = {**columns, **_joined_columns(a, req, DatasetRules().with_words(list(rules)))}
     if columns:
         from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
 
         a.qa = DatasetQA(record_columns=columns)
     return a.facts()
+
+
+def _joined_columns(a, req: OverFiles, rules: DatasetRules) -> dict:
+    """tp, fp, fn and max_fp_score of every record from the predictions file the request names,
+    joined to the records (stored after the first join) and evaluated at the rules' eval_iou and
+    eval_score: what the dataset step gives for the records' own detection keys."""
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.predictions_join import join
+
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    data = evaluation.gather_joined(a, join(a, req.predictions, label_map), label_map)
+    if data is None:
+        return {}
+    pr = rules.predictions
+    ev = evaluation.evaluate(evaluation.prepare(data), pr.eval_iou, pr.eval_score)
+    return evaluation.record_columns(a, data, ev)
 
 
 def _names_step_columns(node) -> bool:

@@ -32,6 +32,9 @@ class OverFiles:
     label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
     box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
     splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
+    # a predictions file joined to the records (issue 24: a COCO results JSON or a TFRecord of
+    # predictions): the fact columns tp, fp, fn, max_fp_score come from it, not the records' own
+    predictions: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +133,6 @@ class EvaluateRequest(OverFiles):
     out: str
     iou: float = 0.5
     score: float = 0.5
-    predictions: str | None = None
     rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
     score_grid: tuple[float, ...] = ()
 
