@@ -450,7 +450,8 @@ class LikelyErrors:
 
 
 def likely_errors(prep: Prepared, rules: PredictionRules) -> LikelyErrors:
-    """Where the model and the labels disagree, by the thresholds of `rules` (rules.PredictionRules)."""
+    """Where the model and the labels disagree, by the thresholds of `rules` (rules.PredictionRules);
+    a box is judged spurious only in an image with at least one prediction."""
     d = prep.data
     missing = np.flatnonzero((d.pred_score >= rules.missing_label_score) & (prep.pred_iou < rules.near_iou))
     _, p_out, _, p_par = _match(prep, rules.wrong_class_iou, rules.wrong_class_score, wrong_class=True)
@@ -464,7 +465,10 @@ def likely_errors(prep: Prepared, rules: PredictionRules) -> LikelyErrors:
         best = np.where(ok[:, :, None], b.iou, 0.0).max(axis=1)
         real = b.gt >= 0
         near[b.gt[real]] = best[real]
-    spurious = np.flatnonzero(near < rules.near_iou)
+    # only in images with some prediction: an image the model was not run on (a results file of
+    # one split joined to the whole dataset) says nothing of its boxes
+    predicted = np.bincount(d.pred_image, minlength=d.images) > 0 if d.images else np.zeros(0, bool)
+    spurious = np.flatnonzero((near < rules.near_iou) & predicted[d.gt_image])
     return LikelyErrors(missing, wrong, p_par[wrong], spurious)
 
 
