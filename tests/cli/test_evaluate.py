@@ -72,3 +72,14 @@ def test_no_predictions_is_one_line(capsys, tmp_path):
     write_records(d, [coco_record(i) for i in IDS])
     code, _, err = run(capsys, "evaluate", str(d), "-j", "1")
     assert code == 2 and "no record holds the OD API's image/detection/* keys" in err
+
+
+def test_verify_checks_with_a_predictions_file(capsys, tmp_path):
+    d = tmp_path / "coco.tfrecord"
+    write_records(d, [coco_record(i) for i in IDS])
+    r = tmp_path / "results.json"
+    r.write_text(json.dumps(results()))
+    code, out, _ = run(capsys, "verify", "--checks", str(d), "--predictions", str(r), "-j", "1", "--json")
+    problems = {(p["record"], p["kind"]) for f in json.loads(out)["files"] for p in f["problems"]}
+    assert (0, "possible_wrong_class") in problems and (1, "possible_missing_label") in problems
+    assert code == 1

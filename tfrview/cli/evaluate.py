@@ -41,6 +41,25 @@ def configure(p) -> None:
     _add_splits(p, rules=True)
 
 
+def add_likely_errors(analysis, path: str, rules, label_map) -> None:
+    """`verify --checks --predictions FILE`: the predictions of FILE joined to the records and their
+    likely label errors added to the dataset's problems (those of the records' own detection keys
+    are the dataset step's already)."""
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.predictions_join import join
+
+    lm = dict(label_map) if label_map else None
+    data = evaluation.gather_joined(analysis, join(analysis, path, lm), lm)
+    if data is None:
+        return
+    prep = evaluation.prepare(data)
+    pr = rules.predictions
+    for fi, n, finding in evaluation.findings(prep, evaluation.likely_errors(prep, pr), pr):
+        s = analysis.shards[fi]
+        if n < len(s.offsets):
+            analysis.dataset_problems.setdefault(fi, []).append(finding.at(s.offsets[n], s.lengths[n], n))
+
+
 def _unit(text: str) -> float:
     import argparse
 
