@@ -46,8 +46,10 @@ def test_the_evaluation_job_answers_from_the_stored_analysis(tmp_path, monkeypat
     ]
     wrong = a["gt_outcome"] == BoxOutcome.WRONG_CLASS
     assert a["gt_n"][wrong].tolist() == [2] and a["pred_n"][a["gt_partner"][wrong]].tolist() == [2]
-    assert a["pr_precision"].shape == (3, 101) and a["grid_confusion"].shape == (2, 4, 4)
-    assert a["grid_confusion"][1][1][0] == 0  # at score 0.93 the 0.92 cat on the dog is not counted
+    assert a["pr_precision"].shape == (3, 101) and a["grid_confusion"].shape == (1, 2, 4, 4)
+    assert (
+        a["grid_confusion"][0][0][1][0] == 1 and a["grid_confusion"][0][1][1][0] == 0
+    )  # at score 0.93 the 0.92 cat on the dog is not counted
 
 
 def test_filter_and_scores_by_a_joined_predictions_file(tmp_path, monkeypatch):

@@ -244,3 +244,16 @@ def test_no_spurious_box_in_an_image_without_predictions():
     )
     errs = likely_errors(prepare(bare), PredictionRules(spurious_score=0.5))
     assert errs.spurious.tolist() == [2]  # the bird of image 0, not image 1's cat
+
+
+def test_the_grid_is_evaluate_at_each_point():
+    from tfrview.core.analysis.evaluation import grid
+
+    prep = prepare(one_image())
+    g = grid(prep, [0.5, 0.99], [0.1, 0.5])
+    assert g["grid_confusion"].shape == (2, 2, 4, 4)
+    for i, iou in enumerate((0.5, 0.99)):
+        for j, score in enumerate((0.1, 0.5)):
+            ev = evaluate(prep, iou, score)
+            assert g["grid_confusion"][i, j].tolist() == ev.confusion.tolist()
+            assert g["grid_fp"][i, j].tolist() == ev.fp.tolist()

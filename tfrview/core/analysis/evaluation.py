@@ -371,15 +371,9 @@ def _all_thresholds(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     return got
 
 
-def evaluate(prep: Prepared, iou: float = 0.5, score: float = 0.5) -> Evaluation:
-    """Everything at one IoU and score threshold (module docstring)."""
-    d = prep.data
-    k, n = len(d.names), d.images
-    ap50, ap = _all_thresholds(prep)
-    # the PR curve at this IoU, over every prediction (no score threshold: a curve is over scores)
-    _, p_all, _, _ = _match(prep, iou, None, wrong_class=False)
-    _, curve, at = _ap(prep, p_all == int(BoxOutcome.MATCHED))
-    g_out, p_out, g_par, p_par = _match(prep, iou, score, wrong_class=True)
+def _tally(d: EvalData, g_out, p_out, g_par):
+    """The confusion matrix and per-class boxes, TP, FP, FN of one matching."""
+    k = len(d.names)
     M, W, F = int(BoxOutcome.MATCHED), int(BoxOutcome.WRONG_CLASS), int(BoxOutcome.FALSE_POSITIVE)
     conf = np.zeros((k + 1, k + 1), dtype=np.int64)
     gc = d.gt_class
@@ -387,15 +381,50 @@ def evaluate(prep: Prepared, iou: float = 0.5, score: float = 0.5) -> Evaluation
     np.add.at(conf, (gc[m], gc[m]), 1)
     w = g_out == W
     np.add.at(conf, (gc[w], d.pred_class[g_par[w]]), 1)
-    miss = g_out == int(BoxOutcome.MISSED)
-    np.add.at(conf, (gc[miss], k), 1)
+    np.add.at(conf, (gc[g_out == int(BoxOutcome.MISSED)], k), 1)
     fpm = p_out == F
     np.add.at(conf, (np.full(int(fpm.sum()), k), d.pred_class[fpm]), 1)
     gt_count = np.bincount(gc, minlength=k)[:k] if len(gc) else np.zeros(k, np.int64)
     tp = np.bincount(gc[m], minlength=k)[:k]
+    fp = np.bincount(d.pred_class[(p_out != BELOW_SCORE) & (p_out != M)], minlength=k)[:k]
+    return conf, gt_count, tp, fp, gt_count - tp
+
+
+def grid(prep: Prepared, ious, scores) -> dict[str, np.ndarray]:
+    """The confusion matrix and per-class TP, FP, FN at every (iou, score) of a grid, without the
+    rest of `evaluate` (no PR curve, no per-image counts): a window's sliders over the grid need no
+    new job. Arrays (i, s, k+1, k+1) and (i, s, k)."""
+    d = prep.data
+    k = len(d.names)
+    ious, scores = list(ious), list(scores)
+    conf = np.zeros((len(ious), len(scores), k + 1, k + 1), dtype=np.int64)
+    tp, fp, fn = (np.zeros((len(ious), len(scores), k), dtype=np.int64) for _ in range(3))
+    for i, iou in enumerate(ious):
+        for j, score in enumerate(scores):
+            g_out, p_out, g_par, _ = _match(prep, float(iou), float(score), wrong_class=True)
+            conf[i, j], _, tp[i, j], fp[i, j], fn[i, j] = _tally(d, g_out, p_out, g_par)
+    return {
+        "grid_ious": np.asarray(ious, dtype=np.float64),
+        "grid_scores": np.asarray(scores, dtype=np.float64),
+        "grid_confusion": conf,
+        "grid_tp": tp,
+        "grid_fp": fp,
+        "grid_fn": fn,
+    }
+
+
+def evaluate(prep: Prepared, iou: float = 0.5, score: float = 0.5) -> Evaluation:
+    """Everything at one IoU and score threshold (module docstring)."""
+    d = prep.data
+    n = d.images
+    ap50, ap = _all_thresholds(prep)
+    # the PR curve at this IoU, over every prediction (no score threshold: a curve is over scores)
+    _, p_all, _, _ = _match(prep, iou, None, wrong_class=False)
+    _, curve, at = _ap(prep, p_all == int(BoxOutcome.MATCHED))
+    g_out, p_out, g_par, p_par = _match(prep, iou, score, wrong_class=True)
+    M = int(BoxOutcome.MATCHED)
+    conf, gt_count, tp, fp, fn = _tally(d, g_out, p_out, g_par)
     counted = p_out != BELOW_SCORE
-    fp = np.bincount(d.pred_class[counted & (p_out != M)], minlength=k)[:k]
-    fn = gt_count - tp
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), np.nan)
         recall = np.where(gt_count > 0, tp / np.maximum(gt_count, 1), np.nan)

@@ -785,8 +785,6 @@ def job_evaluate(req: EvaluateRequest) -> None:
     for name, got in (("record_tp", ev.image_tp), ("record_fp", ev.image_fp), ("record_fn", ev.image_fn)):
         arrays[name][image_n[ok]] = got[ok]
     arrays["record_max_fp_score"][image_n[ok]] = ev.image_max_fp_score[ok]
-    grid = [evaluation.evaluate(prep, req.iou, s) for s in req.score_grid]
-    k = len(data.names)
     kinds = [
         (0, errs.missing, data.pred_image),
         (1, errs.wrong_class, data.pred_image),
@@ -813,11 +811,7 @@ def job_evaluate(req: EvaluateRequest) -> None:
         error_kind=np.concatenate([np.full(len(ix), kind, np.int8) for kind, ix, _ in kinds]),
         error_index=np.concatenate([ix for _, ix, _ in kinds]).astype(np.int64),
         error_n=np.concatenate([image_n[img[ix]] for _, ix, img in kinds]).astype(np.int64),
-        grid_scores=np.asarray(req.score_grid, dtype=np.float64),
-        grid_confusion=np.array([g.confusion for g in grid], dtype=np.int64).reshape(len(grid), k + 1, k + 1),
-        grid_tp=np.array([g.tp for g in grid], dtype=np.int64).reshape(len(grid), k),
-        grid_fp=np.array([g.fp for g in grid], dtype=np.int64).reshape(len(grid), k),
-        grid_fn=np.array([g.fn for g in grid], dtype=np.int64).reshape(len(grid), k),
+        **evaluation.grid(prep, req.iou_grid or (req.iou,), req.score_grid),
     )
     with atomic_file(Path(req.out), "wb") as f:
         np.savez(f, **arrays)

@@ -185,8 +185,9 @@ class Evaluated:
       threshold), `pred_partner` (the box, -1), `pred_iou` (best IoU with any box of its image);
     - the likely label errors: `error_kind` (0 possible_missing_label, 1 possible_wrong_class,
       2 possible_spurious_label), `error_index` (a prediction for 0 and 1, a box for 2), `error_n`;
-    - `grid_scores` (s,) and, at each, `grid_confusion` (s, k+1, k+1), `grid_tp`, `grid_fp`,
-      `grid_fn` (s, k): the request's `score_grid` at this IoU.
+    - `grid_ious` (i,), `grid_scores` (s,) and, at each pair, `grid_confusion` (i, s, k+1, k+1),
+      `grid_tp`, `grid_fp`, `grid_fn` (i, s, k): the request's `iou_grid` (or its IoU alone) by its
+      `score_grid`.
 
     `confusion`: rows ground truth, columns predicted, the last of each the background."""
 

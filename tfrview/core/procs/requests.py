@@ -126,8 +126,9 @@ class EvaluateRequest(OverFiles):
     analysis, at (iou, score): answered by `messages.Evaluated`, its arrays saved at `out` (.npz,
     described there). `predictions`: a COCO results JSON or a TFRecord of predictions joined to the
     records (None: the records' own detection keys). `score_grid`: score thresholds at which the
-    confusion matrix and per-class counts are also computed at this IoU (a score slider that moves
-    over them needs no new job)."""
+    confusion matrix and per-class counts are also computed, at each IoU of `iou_grid` (empty: this
+    IoU alone): sliders that move over the grid need no new job (each point costs about one
+    threshold change: ~0.3 s a 100,000 images, so a window sizes the grid by its dataset)."""
 
     JOB: ClassVar[str] = "evaluate"
     out: str
@@ -135,6 +136,7 @@ class EvaluateRequest(OverFiles):
     score: float = 0.5
     rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
     score_grid: tuple[float, ...] = ()
+    iou_grid: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
