@@ -257,3 +257,35 @@ def test_the_grid_is_evaluate_at_each_point():
             ev = evaluate(prep, iou, score)
             assert g["grid_confusion"][i, j].tolist() == ev.confusion.tolist()
             assert g["grid_fp"][i, j].tolist() == ev.fp.tolist()
+
+
+def test_likely_errors_group_as_the_other_findings():
+    """Each kind's findings at different records are one group of the Problems panel."""
+    from tfrview.core.analysis.evaluation import findings
+    from tfrview.core.analysis.problemgroups import Repeats
+
+    d = one_image()
+    two = EvalData(
+        np.zeros(2, np.int32),
+        np.arange(2),
+        d.gt_image[:0],
+        d.gt_box[:0],
+        d.gt_class[:0],
+        d.gt_slot[:0],
+        d.pred_image,
+        d.pred_box,
+        d.pred_class,
+        d.pred_score,
+        d.pred_slot,
+        d.names,
+    )  # no boxes at all: every confident prediction is a possible missing label
+    prep = prepare(two)
+    rules = PredictionRules(missing_label_score=0.65)
+    found = findings(prep, likely_errors(prep, rules), rules)
+    assert [(fi, n, str(f.kind)) for fi, n, f in found] == [
+        (0, 0, "possible_missing_label"),
+        (0, 1, "possible_missing_label"),
+    ]
+    assert "3 confident predictions with no ground-truth box near" in found[0][2].message
+    r = Repeats()
+    assert len({r.add(f.at(10 * n, 5, n)) for _, n, f in found}) == 1
