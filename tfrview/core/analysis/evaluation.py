@@ -53,7 +53,7 @@ from tfrview.core.records.matching import (
     outcomes,
     wrong_class_pass,
 )
-from tfrview.core.records.predictions import DETECTION_BOX_KEYS
+from tfrview.core.records.predictions import DETECTION_BOX_KEYS, RECORD_SOURCE
 from tfrview.core.records.reading import class_name
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class EvalData:
     pred_score: np.ndarray  # (p,) float64
     pred_slot: np.ndarray  # (p,) int64: the prediction's number in its record (or its file)
     names: list[str]
-    source: str = "record"  # "record" or the predictions file's name
+    source: str = RECORD_SOURCE  # "record" or the predictions file's name
     notes: tuple[str, ...] = ()
 
     @property
@@ -505,7 +505,7 @@ def findings(prep: Prepared, errs: LikelyErrors, rules: PredictionRules) -> list
     """The likely label errors as findings at records: one a record and kind ("2 confident
     predictions ..., e.g. prediction 3: ..."), never one a box."""
     d = prep.data
-    key = DETECTION_BOX_KEYS[0] if d.source == "record" else d.source
+    key = DETECTION_BOX_KEYS[0] if d.source == RECORD_SOURCE else d.source
     out: list[tuple[int, int, Finding]] = []
 
     def per_record(idx: np.ndarray, image: np.ndarray, say) -> None:
@@ -666,7 +666,7 @@ class EvalGatherer:
             np.asarray(self.p_slot.array(), np.int64),
         )
 
-    def data(self, file, record, p_img, p_box, p_id, p_score, p_slot, source="record", notes=()) -> EvalData:
+    def data(self, file, record, p_img, p_box, p_id, p_score, p_slot, source=RECORD_SOURCE, notes=()) -> EvalData:
         """The EvalData of what was kept, with these predictions (ids: named as the module says)."""
         names: dict[str, int] = {}
         text_words = list(self.texts)
