@@ -104,6 +104,27 @@ class Bucket:
     gt_cls: np.ndarray  # (m, g) (padding -2)
     score: np.ndarray  # (m, p) (padding -inf)
     taken: np.ndarray  # (m, p): a real prediction within the first MAX_DETS of its image and class
+    # where the real cells are, flattened, to scatter answers back without fancy 2-D indexing again
+    gpos: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # cells of real boxes in (m, g)
+    ppos: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, np.int64)
+    )  # cells of real predictions in (m, p)
+
+    def scatter_to(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(box index, prediction index, row base into (m, p) of each real box, row base into
+        (m, g) of each real prediction), computed once."""
+        got = self.__dict__.get("_scatter")
+        if got is None:
+            m, p = self.pred.shape
+            g = self.gt.shape[1]
+            got = (
+                self.gt.ravel()[self.gpos],
+                self.pred.ravel()[self.ppos],
+                (self.gpos // max(g, 1)) * p,
+                (self.ppos // max(p, 1)) * g,
+            )
+            object.__setattr__(self, "_scatter", got)
+        return got
 
 
 @dataclass(frozen=True)
@@ -245,6 +266,8 @@ def prepare(data: EvalData) -> Prepared:
                 gt_cls=_pad(data.gt_class, gidx, gv, -2),
                 score=_pad(s_score, pidx, pv, -np.inf),
                 taken=pv & (_pad(rank, pidx, pv, MAX_DETS) < MAX_DETS),
+                gpos=np.flatnonzero(gv.ravel()),
+                ppos=np.flatnonzero(pv.ravel()),
             )
         )
     back = np.empty(len(order), dtype=np.float64)
@@ -295,12 +318,13 @@ def _match(prep: Prepared, iou: float, score: float | None, wrong_class: bool):
             go, po, gp, pp = wrong_class_pass(b.iou, b.pred_cls, b.gt_cls, ok, b.gt >= 0, gp, pp, iou)
         else:
             go, po, gp, pp = outcomes(ok, b.gt >= 0, gp, pp, None)
-        gr, pr = b.gt >= 0, b.pred >= 0
-        g_out[b.gt[gr]] = go[gr]
-        p_out[b.pred[pr]] = po[pr]
+        greal, preal, grow, prow = b.scatter_to()
+        g_out[greal] = go.ravel()[b.gpos]
+        p_out[preal] = po.ravel()[b.ppos]
         if b.pred.shape[1] and b.gt.shape[1]:
-            g_par[b.gt[gr]] = np.where(gp[gr] >= 0, b.pred[gr.nonzero()[0], np.maximum(gp[gr], 0)], -1)
-            p_par[b.pred[pr]] = np.where(pp[pr] >= 0, b.gt[pr.nonzero()[0], np.maximum(pp[pr], 0)], -1)
+            gpar, ppar = gp.ravel()[b.gpos], pp.ravel()[b.ppos]
+            g_par[greal] = np.where(gpar >= 0, b.pred.ravel()[grow + np.maximum(gpar, 0)], -1)
+            p_par[preal] = np.where(ppar >= 0, b.gt.ravel()[prow + np.maximum(ppar, 0)], -1)
     return g_out, p_out, g_par, p_par
 
 
@@ -371,6 +395,20 @@ def _all_thresholds(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     return got
 
 
+def _curve(prep: Prepared, iou: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each class's PR curve at this IoU over every prediction (a curve is over scores: no score
+    threshold), kept for a few IoUs as their first passes are (a score change costs none)."""
+    cache = prep._cache.setdefault("curve", {})
+    got = cache.get(iou)
+    if got is None:
+        _, p_all, _, _ = _match(prep, iou, None, wrong_class=False)
+        got = _ap(prep, p_all == int(BoxOutcome.MATCHED))[1:]
+        if len(cache) >= EVAL_FIRST_PASSES:
+            cache.pop(next(iter(cache)))
+        cache[iou] = got
+    return got
+
+
 def _tally(d: EvalData, g_out, p_out, g_par):
     """The confusion matrix and per-class boxes, TP, FP, FN of one matching."""
     k = len(d.names)
@@ -418,9 +456,7 @@ def evaluate(prep: Prepared, iou: float = 0.5, score: float = 0.5) -> Evaluation
     d = prep.data
     n = d.images
     ap50, ap = _all_thresholds(prep)
-    # the PR curve at this IoU, over every prediction (no score threshold: a curve is over scores)
-    _, p_all, _, _ = _match(prep, iou, None, wrong_class=False)
-    _, curve, at = _ap(prep, p_all == int(BoxOutcome.MATCHED))
+    curve, at = _curve(prep, iou)
     g_out, p_out, g_par, p_par = _match(prep, iou, score, wrong_class=True)
     M = int(BoxOutcome.MATCHED)
     conf, gt_count, tp, fp, fn = _tally(d, g_out, p_out, g_par)
@@ -666,7 +702,9 @@ class EvalGatherer:
             np.asarray(self.p_slot.array(), np.int64),
         )
 
-    def data(self, file, record, p_img, p_box, p_id, p_score, p_slot, source=RECORD_SOURCE, notes=()) -> EvalData:
+    def data(
+        self, file, record, p_img, p_box, p_id, p_score, p_slot, source=RECORD_SOURCE, notes=()
+    ) -> EvalData:
         """The EvalData of what was kept, with these predictions (ids: named as the module says)."""
         names: dict[str, int] = {}
         text_words = list(self.texts)
