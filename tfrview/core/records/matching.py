@@ -130,14 +130,21 @@ def greedy(iou, pred_cls, gt_cls, pred_ok, free, gt_partner, pred_partner, thres
     rows = np.arange(n)
     for k in range(p):
         live = pred_ok[:, k] & (pred_partner[:, k] < 0)
-        if not live.any():
+        count = int(np.count_nonzero(live))
+        if not count:
             continue
-        r = rows[live]
-        cls_ok = (gt_cls[r] == pred_cls[r, k, None]) if same else (gt_cls[r] != pred_cls[r, k, None])
-        cand = np.where(free[r] & cls_ok, iou[r, k, :], -1.0)
+        if count * 2 > n:  # most images: whole arrays, masked (no rows gathered)
+            r = rows
+            cls = pred_cls[:, k, None]
+            ok = free & live[:, None] & ((gt_cls == cls) if same else (gt_cls != cls))
+            cand = np.where(ok, iou[:, k, :], -1.0)
+        else:
+            r = rows[live]
+            cls = pred_cls[r, k, None]
+            ok = free[r] & ((gt_cls[r] == cls) if same else (gt_cls[r] != cls))
+            cand = np.where(ok, iou[r, k, :], -1.0)
         last = g - 1 - np.argmax(cand[:, ::-1], axis=1)  # of equal IoUs the later box
-        best = cand[np.arange(len(r)), last]
-        hit = best >= thr
+        hit = np.take_along_axis(cand, last[:, None], axis=1)[:, 0] >= thr
         r, last = r[hit], last[hit]
         gt_partner[r, last] = k
         pred_partner[r, k] = last
