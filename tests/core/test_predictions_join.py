@@ -188,3 +188,12 @@ def test_a_second_tfrecord_joined_by_source_id(tmp_path):
     assert (j.report.matched, j.report.images_matched, j.report.joined_by) == (4, 3, "image/source_id")
     ev = evaluation.evaluate(evaluation.prepare(evaluation.gather_joined(a, j)), 0.5, 0.5)
     assert int(ev.image_tp.sum()) == 4 and ev.map == pytest.approx(1.0)
+
+
+def test_records_sharing_an_image_id_are_said(tmp_path):
+    p = tmp_path / "twice.tfrecord"
+    write_records(p, [coco_record(i) for i in (*IDS, IDS[0])])
+    a = analyze([str(p)], deep=True, jobs=1)
+    rep = join(a, write_json(tmp_path, results()), None).report
+    assert rep.duplicate_ids == 1 and rep.matched == 5
+    assert "1 records share an image id with an earlier one" in "\n".join(rep.lines())

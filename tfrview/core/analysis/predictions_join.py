@@ -352,13 +352,14 @@ def join(analysis, path: str, label_map=None) -> Joined:
     return joined
 
 
-def _match_ids(result_ids, ids: dict) -> tuple[str, np.ndarray]:
-    """The record key whose values name the most results, and each result's row (-1: none)."""
+def _match_ids(result_ids, ids: dict) -> tuple[str, np.ndarray, int]:
+    """The record key whose values name the most results, each result's row (-1: none), and how
+    many records share that key's value with an earlier record (the first takes its results)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    wanted = pa.array(result_ids, type=pa.string())
-    best_name, best = "", np.full(len(wanted), -1, dtype=np.int64)
+    wanted = result_ids if isinstance(result_ids, pa.Array) else pa.array(result_ids, type=pa.string())
+    best_name, best, shared = "", np.full(len(wanted), -1, dtype=np.int64), 0
     for key, col in ids.items():
         for name, values in _variants(key, col):
             if values.null_count == len(values):
@@ -366,8 +367,10 @@ def _match_ids(result_ids, ids: dict) -> tuple[str, np.ndarray]:
             rows = pc.index_in(wanted, value_set=values)
             got = np.asarray(rows.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
             if np.count_nonzero(got >= 0) > np.count_nonzero(best >= 0):
+                valid = len(values) - values.null_count
+                shared = valid - pc.count_distinct(values, mode="only_valid").as_py()
                 best_name, best = name, got
-    return best_name, best
+    return best_name, best, shared
 
 
 def _join_coco(analysis, path: str, ids, label_map) -> Joined:
@@ -376,8 +379,7 @@ def _join_coco(analysis, path: str, ids, label_map) -> Joined:
     rep = JoinReport(path, results=len(res.slot) + res.malformed + res.bad_boxes, images=len(file))
     rep.malformed, rep.bad_boxes = res.malformed, res.bad_boxes
     rep.examples += [e for e in (res.malformed_example, res.bad_box_example) if e]
-    rep.duplicate_ids = 0
-    name, rows = _match_ids(res.image_ids, columns)
+    name, rows, rep.duplicate_ids = _match_ids(res.image_ids, columns)
     rep.joined_by = name
     known = _known_classes(analysis, label_map)
     ok_img = rows >= 0
@@ -423,6 +425,8 @@ def _known_classes(analysis, label_map) -> np.ndarray | None:
 def _join_tfrecord(path: str, ids) -> Joined:
     """A TFRecord of predictions (the detection keys, one record an image) joined by
     `image/source_id` or `image/key/sha256`; its own analysis gives its fact table."""
+    import pyarrow as pa
+
     from tfrview.core.analysis import analyze
     from tfrview.core.analysis.factboxes import table_predictions
 
@@ -457,7 +461,7 @@ def _join_tfrecord(path: str, ids) -> Joined:
     for k in TFRECORD_KEYS:
         if columns.get(k) is None or their_ids[k].null_count == len(their_ids[k]):
             continue
-        got = _match_ids(their_ids[k].take(preds.row).to_pylist(), {k: columns[k]})[1]
+        got = _match_ids(their_ids[k].take(pa.array(preds.row)), {k: columns[k]})[1]
         if np.count_nonzero(got >= 0) > np.count_nonzero(rows >= 0):
             best_name, rows = k, got
     rep.joined_by = best_name
