@@ -26,7 +26,7 @@ def test_dump_of_a_text_file_says_why_it_exits_1(capsys, tmp_path):
 
 def test_a_mistyped_command_is_said_so_not_opened_as_a_file(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["frobnicate", "x"]) == 2  # close to no command (issue 23 added validate)
+    assert main(["frobnicate", "x"]) == 2  # close to no command (evaluate and validate are commands now)
     err = capsys.readouterr().err
     assert err.startswith("tfrview: unknown command 'frobnicate' (commands: info, verify, dump,")
     assert main(["verfiy", "x"]) == 2

@@ -43,6 +43,7 @@ MODULE_COMMANDS: dict[str, str] = {
     "validate": "tfrview.cli.validate",  # issue 23: TFDV validation
     "import-coco": "tfrview.cli.import_coco",  # issue 23: corrected COCO annotations back in
     "tags": "tfrview.cli.tags",  # issue 23: the person's tags
+    "evaluate": "tfrview.cli.evaluate",  # issue 24: predictions against the ground truth
 }
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
@@ -261,6 +262,10 @@ def cmd_verify(args) -> int:
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results, groups, splits=splits, rules=rules)
+    if args.checks and args.predictions:  # issue 24: where a predictions file disagrees with the labels
+        from tfrview.cli.evaluate import add_likely_errors
+
+        add_likely_errors(analysis, args.predictions, rules, next((lm for lm, _ in maps if lm), None))
     misfits = [
         None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
         for g, (lm, lm_path) in zip(groups, maps, strict=True)
@@ -1662,6 +1667,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--label-map",
         metavar="PBTXT",
         help="label map for the label checks (default: a .pbtxt beside each dataset's files)",
+    )
+    p.add_argument(
+        "--predictions",
+        metavar="FILE",
+        help="with --checks: a COCO results JSON or TFRecord of predictions joined to the records; "
+        "where it disagrees with the labels are possible_* problems (tfrview evaluate measures it)",
     )
     p.add_argument(
         "-v",

@@ -43,6 +43,7 @@ from tfrview.core.procs.messages import (
     CopyGroup,
     Done,
     DuplicateGroups,
+    Evaluated,
     Failed,
     FileCause,
     Matches,
@@ -61,6 +62,7 @@ from tfrview.core.procs.requests import (
     AnalyzeRequest,
     CompareRequest,
     CompareSelectRequest,
+    EvaluateRequest,
     ExportRequest,
     FilterRequest,
     OverFiles,
@@ -499,7 +501,7 @@ def job_scores(req: ScoresRequest) -> None:
 
     from tfrview.core.output.atomic import atomic_file
 
-    table = _stored_facts(req)
+    table = _stored_facts(req, step_columns=req.key in stepcolumns.NAMES)
     if table is None:
         raise NotStored("the analysis is not stored yet: the scores come from it")
     if req.key not in table.column_names:
@@ -622,9 +624,10 @@ def _stored_facts(
 ):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's). `step_columns` (the filter names them):
-    with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
-    (`stepcolumns`), or when they are not stored, from the step run here over the stored results
-    (and stored for the next filter)."""
+    with the dataset step's per-record columns (`dup_group`, `leak`, and `tp`, `fp`, `fn`,
+    `max_fp_score` of the records' own predictions) as the analysis stored them (`stepcolumns`), or
+    when they are not stored, from the step run here over the stored results (and stored for the
+    next filter); with `req.predictions`, the last four from that file's predictions instead."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -649,11 +652,29 @@ def _stored_facts(
         columns = merged.qa.record_columns if merged.qa is not None else {}
         if key is not None:
             stepcolumns.store(key[0], columns, len(results))
+    if req.predictions:  # the evaluation's columns from the joined predictions, not the records' own
+        columns = {**columns, **_joined_columns(a, req, DatasetRules().with_words(list(rules)))}
     if columns:
         from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
 
         a.qa = DatasetQA(record_columns=columns)
     return a.facts()
+
+
+def _joined_columns(a, req: OverFiles, rules: DatasetRules) -> dict:
+    """tp, fp, fn and max_fp_score of every record from the predictions file the request names,
+    joined to the records (stored after the first join) and evaluated at the rules' eval_iou and
+    eval_score: what the dataset step gives for the records' own detection keys."""
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.predictions_join import join
+
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    data = evaluation.gather_joined(a, join(a, req.predictions, label_map), label_map)
+    if data is None:
+        return {}
+    pr = rules.predictions
+    ev = evaluation.evaluate(evaluation.prepare(data), pr.eval_iou, pr.eval_score)
+    return evaluation.record_columns(a, data, ev)
 
 
 def _names_step_columns(node) -> bool:
@@ -791,6 +812,101 @@ def _export_format(req: ExportRequest, spans, sources: dict, inputs: list[Path],
     )
 
 
+def job_evaluate(req: EvaluateRequest) -> None:
+    """Predictions against the ground truth from the stored analysis (`analysis.evaluation`), the
+    arrays saved at `req.out` (`messages.Evaluated` says what they are)."""
+    import numpy as np
+
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.pool import stored_deep
+    from tfrview.core.output.atomic import atomic_file
+
+    results = []
+    for i, path in enumerate(req.paths):
+        r = stored_deep(path, i, req.label_map or None, req.box_specs)
+        if r is None:
+            raise NotStored("the analysis is not stored yet: the evaluation comes from it")
+        results.append(r)
+    a = DatasetAnalysis(results, splits=_splits_of(req))
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    report: list[str] = []
+    if req.predictions:
+        from tfrview.core.analysis.predictions_join import join
+
+        joined = join(a, req.predictions, label_map)
+        report = joined.report.lines()
+        data = evaluation.gather_joined(a, joined, label_map)
+    else:
+        data = evaluation.gather(a, label_map)
+    if data is None:
+        raise TfrviewError(
+            "no predictions: no record holds the OD API's image/detection/* keys (load a predictions file)"
+        )
+    rules = DatasetRules().with_words(list(req.rules)).predictions
+    prep = evaluation.prepare(data)
+    ev = evaluation.evaluate(prep, req.iou, req.score)
+    errs = evaluation.likely_errors(prep, rules)
+    base = np.concatenate([[0], np.cumsum([len(r.offsets) for r in results])]).astype(np.int64)
+    total = int(base[-1])
+    image_n = base[data.file] + data.record
+    arrays = {name: np.full(total, -1, dtype=np.int32) for name in ("record_tp", "record_fp", "record_fn")}
+    arrays["record_max_fp_score"] = np.full(total, np.nan, dtype=np.float32)
+    ok = image_n < total
+    for name, got in (("record_tp", ev.image_tp), ("record_fp", ev.image_fp), ("record_fn", ev.image_fn)):
+        arrays[name][image_n[ok]] = got[ok]
+    arrays["record_max_fp_score"][image_n[ok]] = ev.image_max_fp_score[ok]
+    kinds = [
+        (0, errs.missing, data.pred_image),
+        (1, errs.wrong_class, data.pred_image),
+        (2, errs.spurious, data.gt_image),
+    ]
+    arrays.update(
+        recall_points=evaluation.RECALL_POINTS,
+        pr_precision=ev.pr_precision,
+        pr_score=ev.pr_score,
+        gt_n=image_n[data.gt_image],
+        gt_slot=data.gt_slot,
+        gt_class=data.gt_class,
+        gt_box=data.gt_box,
+        gt_outcome=ev.gt_outcome.astype(np.int8),
+        gt_partner=ev.gt_partner,
+        pred_n=image_n[data.pred_image],
+        pred_slot=data.pred_slot,
+        pred_class=data.pred_class,
+        pred_score=data.pred_score,
+        pred_box=data.pred_box,
+        pred_outcome=ev.pred_outcome.astype(np.int8),
+        pred_partner=ev.pred_partner,
+        pred_iou=ev.pred_iou,
+        error_kind=np.concatenate([np.full(len(ix), kind, np.int8) for kind, ix, _ in kinds]),
+        error_index=np.concatenate([ix for _, ix, _ in kinds]).astype(np.int64),
+        error_n=np.concatenate([image_n[img[ix]] for _, ix, img in kinds]).astype(np.int64),
+        **evaluation.grid(prep, req.iou_grid or (req.iou,), req.score_grid),
+    )
+    with atomic_file(Path(req.out), "wb") as f:
+        np.savez(f, **arrays)
+    doc = evaluation.summary(ev, data)
+    _emit(
+        Evaluated(
+            path=req.out,
+            iou=req.iou,
+            score=req.score,
+            names=list(data.names),
+            confusion=doc["confusion"]["matrix"],
+            classes=doc["classes"],
+            map=doc["map"],
+            map50=doc["map50"],
+            images=data.images,
+            boxes=len(data.gt_class),
+            predictions=len(data.pred_class),
+            source=data.source,
+            join=report,
+            notes=list(data.notes),
+            likely_errors=len(arrays["error_kind"]),
+        )
+    )
+
+
 JOBS: dict[type, Callable] = {  # each request's job, by its class
     AnalyzeRequest: job_analyze,
     FilterRequest: job_filter,
@@ -799,6 +915,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     ScoresRequest: job_scores,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
+    EvaluateRequest: job_evaluate,
     WriteRequest: job_write,
     ExportRequest: job_export,
 }

@@ -32,6 +32,9 @@ class OverFiles:
     label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
     box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
     splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
+    # a predictions file joined to the records (issue 24: a COCO results JSON or a TFRecord of
+    # predictions): the fact columns tp, fp, fn, max_fp_score come from it, not the records' own
+    predictions: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +121,25 @@ class CompareSelectRequest(CompareRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluateRequest(OverFiles):
+    """Predictions against the ground truth (issue 24, `analysis.evaluation`) from the stored
+    analysis, at (iou, score): answered by `messages.Evaluated`, its arrays saved at `out` (.npz,
+    described there). `predictions`: a COCO results JSON or a TFRecord of predictions joined to the
+    records (None: the records' own detection keys). `score_grid`: score thresholds at which the
+    confusion matrix and per-class counts are also computed, at each IoU of `iou_grid` (empty: this
+    IoU alone): sliders that move over the grid need no new job (each point costs about one
+    threshold change: ~0.3 s a 100,000 images, so a window sizes the grid by its dataset)."""
+
+    JOB: ClassVar[str] = "evaluate"
+    out: str
+    iou: float = 0.5
+    score: float = 0.5
+    rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
+    score_grid: tuple[float, ...] = ()
+    iou_grid: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteRequest:
     """Salvage or repair the window's files into a new file."""
 
@@ -158,6 +180,7 @@ Request = (
     | ScoresRequest
     | CompareRequest
     | CompareSelectRequest
+    | EvaluateRequest
     | WriteRequest
     | ExportRequest
 )
@@ -172,6 +195,7 @@ _JOBS: dict[str, type] = {
         ScoresRequest,
         CompareRequest,
         CompareSelectRequest,
+        EvaluateRequest,
         WriteRequest,
         ExportRequest,
     )

@@ -44,6 +44,7 @@ import numpy as np
 from tfrview.core.limits import AGREEING_RECORDS, MAX_BOXES_DRAWN, READING_LAYOUT_KEYS, READING_LAYOUTS
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
 from tfrview.core.records.payload import Payload
+from tfrview.core.records.predictions import DETECTION_PREFIX, Predictions, read_detections
 from tfrview.core.tfds.features import ClassLabel, Features
 
 log = logging.getLogger(__name__)
@@ -328,6 +329,13 @@ class RecordReading:
             np.asarray(vis.values) if vis is not None and len(vis.values) == len(xs) else np.ones(len(xs))
         )
         return xs, ys, visible
+
+    @_once
+    def predictions(self) -> Predictions | None:
+        """The record's own predicted boxes: the OD API's `image/detection/bbox/{ymin,xmin,ymax,xmax}`,
+        `image/detection/label` and `image/detection/score` (None: the record holds none). They are
+        never read as ground truth (`_roles` leaves the detection keys out)."""
+        return read_detections(self.features)
 
     @property
     def keypoint_keys(self) -> tuple[str, ...]:
@@ -615,8 +623,8 @@ def _roles(layout: tuple[tuple[str, str], ...]):
     types = dict(layout)
     by_prefix: dict[str, dict[str, str]] = {}
     for k, t in layout:
-        if t == BYTES_LIST or not k.endswith(_CORNERS):  # one call rules out most keys
-            continue
+        if t == BYTES_LIST or not k.endswith(_CORNERS) or k.startswith(DETECTION_PREFIX):
+            continue  # one call rules out most keys; the OD API's detections are predictions, never truth
         for c in _CORNERS:
             for sep in ("/", "_", "."):
                 if k.endswith(sep + c) or k == c:
@@ -627,7 +635,7 @@ def _roles(layout: tuple[tuple[str, str], ...]):
             return "corners", tuple(cs[c] for c in _CORNERS), prefix, text, ids
     for k, t in sorted(layout):
         last = k.rsplit("/", 1)[-1]
-        if t != BYTES_LIST and last in ("bbox", "bboxes", "boxes"):
+        if t != BYTES_LIST and last in ("bbox", "bboxes", "boxes") and not k.startswith(DETECTION_PREFIX):
             text, ids = _class_keys(types, k[: len(k) - len(last)], siblings=True)
             return "list", (k,), k[: len(k) - len(last)], text, ids
     return None
