@@ -58,11 +58,12 @@ def status_text(f: StatusFacts) -> str:
     if f.phase in ("index", "verify"):
         parts.append(f"{f.phase}ing {human_bytes(f.done_bytes)} of {human_bytes(f.total_bytes)}")
     elif f.phase == "done":
+        checked = _checked_words(f.compressions)
         if f.checked_at:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.checked_at))
-            parts.append(f"all CRCs checked {when} (unchanged since)")
+            parts.append(f"{checked} {when} (unchanged since)")
         else:
-            parts.append("all CRCs checked")
+            parts.append(checked)
     elif f.phase == "cancelled":
         parts.append("⚠ stopped: only partly read (Resume goes on)")
     if f.checks:
@@ -73,6 +74,15 @@ def status_text(f: StatusFacts) -> str:
     if f.page is not None:
         parts.append(f"showing records {f.page[0]:,}–{f.page[1]:,} (Ctrl+G for others)")
     return SEP.join(parts)
+
+
+def _checked_words(compressions: frozenset[str]) -> str:
+    """What a finished verify checked: an ArrayRecord file's records by its chunk hashes (the CRCs
+    of its frames are ours, computed from the decoded bytes), any other file's by their CRCs."""
+    ar = Compression.ARRAYRECORD in compressions
+    if ar and len(compressions) == 1:
+        return "all chunk hashes checked"
+    return "all CRCs and chunk hashes checked" if ar else "all CRCs checked"
 
 
 def problems_text(counts: Counter, top: int = 2) -> str:
