@@ -38,7 +38,7 @@ from tfrview.core.arrayrecord.riegeli import (
     read_varint,
     simple_chunk_records,
     simple_chunk_sizes,
-    varints,
+    varints_at,
 )
 from tfrview.core.errors import SourceError
 from tfrview.core.limits import AR_FOOTER_BYTES, AR_MAX_CHUNKS, AR_MAX_RECORDS, too_large
@@ -146,6 +146,8 @@ class ArrayRecordFile:
         self.chunks = self._index()
         # chunks whose data hash a verify found good: not hashed again when decoded
         self._data_ok = np.zeros(len(self.chunks), dtype=bool)
+        # chunks whose header hash was checked good, with the next ones (`_header_checked`)
+        self._header_ok = np.zeros(len(self.chunks), dtype=bool)
 
     # reading bytes
     def read(self, offset: int, n: int) -> bytes:
@@ -305,7 +307,7 @@ class ArrayRecordFile:
                 f"{self.name}: {where} {why}; its {lost:,} records ({first:,}-{first + lost - 1:,}) are lost"
             )
 
-        header = read_chunk_header(self.read, begin)
+        header = read_chunk_header(self.read, begin, True if self._header_checked(c) else None)
         if header is None:
             raise damaged("is cut short")
         if not header.hash_ok:
@@ -323,6 +325,24 @@ class ArrayRecordFile:
             if not self.check_data and hash64(data) != header.data_hash:
                 raise damaged("has damaged data (hash mismatch)") from None
             raise damaged(f"cannot be decoded ({exc})") from None
+
+    def _header_checked(self, c: int) -> bool:
+        """Whether chunk c's header hash is good, checked with the next `_HEADER_BATCH` chunks'
+        at once (`hash_rows`): the first rows decode a chunk each, and one header's hash in
+        Python (~90 us) was most of a small chunk's decoding. A header that fails is checked
+        again, alone, where it is decoded (which says what is wrong)."""
+        if self._header_ok[c]:
+            return True
+        stop = min(c + _HEADER_BATCH, len(self.chunks))
+        raw = [read_logical(self.read, int(b), CHUNK_HEADER_SIZE) for b in self.chunks.begin[c:stop].tolist()]
+        whole = [len(r) == CHUNK_HEADER_SIZE for r in raw]
+        k = whole.index(False) if False in whole else len(raw)
+        if k:
+            rows = np.frombuffer(b"".join(raw[:k]), dtype=np.uint8).reshape(k, CHUNK_HEADER_SIZE)
+            ok = hash_rows(rows[:, 8:]) == rows.copy().view("<u8")[:, 0]
+            with self._lock:
+                self._header_ok[c : c + k] |= ok
+        return bool(self._header_ok[c])
 
     def chunk_sizes(self, c: int) -> np.ndarray:
         """Chunk c's record sizes from its size table alone (RiegeliError if it cannot be read)."""
@@ -553,17 +573,30 @@ class ArrayRecordFile:
         return f"ArrayRecord: {self.num_records:,} records in {len(self.chunks):,} chunks, {codec}{opts}"
 
 
+_M63 = (1 << 63) - 1
+
+
 def _footer_entries(values: bytes, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ArrayRecordFooter records (offset, decoded size, records each), as arrays: in one pass
     of array operations when every entry is the writer's three varint fields in order, else one by one."""
     n = len(offsets) - 2
-    body = values[offsets[1] :]
-    try:
-        v = varints(body, 6 * n).astype(np.int64).reshape(n, 6)
-        if n == 0 or ((v[:, 0] == 8).all() and (v[:, 2] == 16).all() and (v[:, 4] == 24).all()):
-            return v[:, 1].copy(), v[:, 3].copy(), v[:, 5].copy()
-    except ValueError:
-        pass
+    a = np.frombuffer(values, dtype=np.uint8)[int(offsets[1]) :]
+    ends = np.flatnonzero(a < 0x80)
+    if n == 0:
+        if not len(a):
+            return (np.zeros(0, dtype=np.int64),) * 3
+    elif len(ends) == 6 * n and ends[-1] == len(a) - 1:
+        # the writer's shape: tag 1, value, tag 2, value, tag 3, value. Only the values are decoded
+        # (a third of the varints); each tag is checked to be its one byte
+        e = ends.reshape(n, 6)
+        tag_at = np.empty((n, 3), dtype=np.int64)
+        tag_at[0, 0] = 0
+        tag_at[1:, 0] = e[:-1, 5] + 1
+        tag_at[:, 1:] = e[:, 1:4:2] + 1
+        if (tag_at == e[:, 0::2]).all() and (a[e[:, 0::2]] == np.array([8, 16, 24], np.uint8)).all():
+            u = [varints_at(a, e[:, k - 1] + 1, e[:, k]) for k in (1, 3, 5)]
+            if all((x <= np.uint64(_M63)).all() for x in u):
+                return u[0].astype(np.int64), u[1].astype(np.int64), u[2].astype(np.int64)
     out = np.zeros((n, 3), dtype=np.int64)
     for i in range(n):
         f = _fields(values[offsets[i + 1] : offsets[i + 2]])
@@ -619,6 +652,7 @@ def walk(read, size: int, name: str) -> tuple[Chunks, list[Problem]]:
 
 
 _WALK_BATCH = 4096  # headers read ahead and hashed together
+_HEADER_BATCH = 64  # headers hashed together when a chunk is first decoded (`_header_checked`)
 _GATHER_PIECE = 8 << 20  # bytes read at once where headers are dense (verify)
 
 
