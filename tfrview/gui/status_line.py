@@ -35,6 +35,7 @@ class StatusFacts:
     tfds: str = ""  # a TFDS dataset's `name/version` (tfds.layout), said first
     tfds_splits: int = 0
     tfds_records: int | None = None  # by its dataset_info.json (None: not said)
+    tfds_newest_of: int = 0  # the newest of this many versions was opened (a dataset folder was)
 
 
 def status_text(f: StatusFacts) -> str:
@@ -44,7 +45,8 @@ def status_text(f: StatusFacts) -> str:
     if f.tfds:
         said = f"{f.tfds_records:,} records in " if f.tfds_records is not None else ""
         plural = "s" if f.tfds_splits != 1 else ""
-        parts.insert(0, f"TFDS {f.tfds} ({said}{f.tfds_splits} split{plural} by its metadata)")
+        newest = f"newest of {f.tfds_newest_of} versions; " if f.tfds_newest_of > 1 else ""
+        parts.insert(0, f"TFDS {f.tfds} ({newest}{said}{f.tfds_splits} split{plural} by its metadata)")
     parts.append(
         " / ".join(Compression(c).shown for c in sorted(f.compressions, reverse=True)) or "uncompressed"
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -43,8 +43,9 @@ class TfdsDataset:
     root: Path  # the version folder
     info: DatasetInfo | None
     splits: tuple[TfdsSplit, ...]
-    chosen: str = ""  # "version 1.2.0 of 1.0.0, 1.2.0": said when a dataset folder was opened
+    chosen: str = ""  # "version 1.2.0, the newest of 1.0.0, 1.2.0": said when a dataset folder was opened
     problem: str = ""  # one line: what is wrong with the metadata (or "")
+    newest_of: int = 0  # opened from a dataset or config folder: the complete versions it holds
 
     @property
     def title(self) -> str:
@@ -253,6 +254,8 @@ def find(path: Path) -> TfdsDataset | None:
     if key is not None and key in _memo:
         return _memo[key]
     ds = _read(root, chosen)
+    if chosen:
+        ds = replace(ds, newest_of=len(_versions(root.parent)))
     if key is not None:
         if len(_memo) >= NAME_MEMO:
             _memo.clear()
