@@ -1242,13 +1242,14 @@ def _verified_input(args):
 
 
 def cmd_salvage(args) -> int:
-    from tfrview.core.output.salvage import salvage
+    from tfrview.core.output.salvage import default_format, salvage
 
     out = Path(args.output)
     with _verified_input(args) as (src, idx, rep):
-        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified)
+        fmt = args.format or default_format(src)
+        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified, fmt=fmt)
     print(
-        f"{printable(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
+        f"{printable(str(out))}: wrote {res.written:,} intact records ({fmt}); dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
         + (_kept_unverified(res.unverified) if res.unverified else "")
@@ -1748,7 +1749,8 @@ def build_parser() -> argparse.ArgumentParser:
         "salvage",
         "copy every intact record into a new file TensorFlow reads without error",
         "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
-        "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n",
+        "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n"
+        "  tfrview salvage cut.array_record -o whole.array_record\n",
     )
     _add_new_file_args(p)
     p.add_argument(
@@ -1756,6 +1758,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
         "inside it): nothing proves its bytes",
+    )
+    p.add_argument(
+        "--format",
+        choices=["tfrecord", "arrayrecord"],
+        help="what OUT is (default: an ArrayRecord input's records as ArrayRecord, group_size:1 and the "
+        "input's compression, where the official array-record writer is installed; else TFRecord)",
     )
     p.set_defaults(func=cmd_salvage)
 
