@@ -281,15 +281,14 @@ def hash_many(buffers: list[bytes], key: tuple[int, int, int, int] = RIEGELI_KEY
     most = int(sorted_packets[0])
     state = _Lanes(n, key)  # row r is buffer order[r]
     if most:
-        padded = -lengths % 32  # each buffer padded to whole packets (its tail is hashed apart)
-        ordered = [buffers[i] for i in order.tolist()]
-        pads = padded[order].tolist()
-        joined = np.frombuffer(
-            b"".join(b + bytes(z) for b, z in zip(ordered, pads, strict=True)), dtype="<u8"
-        )
-        rows = joined.reshape(-1, 4)  # one packet a row
+        spans = (lengths[order] + 31) // 32  # each buffer padded to whole packets (its tail hashed apart)
         first = np.zeros(n, dtype=np.int64)  # each ordered buffer's first packet row
-        first[1:] = np.cumsum((lengths[order] + padded[order]) // 32)[:-1]
+        first[1:] = np.cumsum(spans)[:-1]
+        joined = np.zeros(int(first[-1] + spans[-1]) * 32, dtype=np.uint8)
+        for at, i in zip((first * 32).tolist(), order.tolist(), strict=True):
+            b = buffers[i]
+            joined[at : at + len(b)] = np.frombuffer(b, dtype=np.uint8)
+        rows = joined.view("<u8").reshape(-1, 4)  # one packet a row
         has = np.searchsorted(-sorted_packets, -np.arange(most), side="left")  # rows with > p packets
         for p in range(most):
             k = int(has[p])
