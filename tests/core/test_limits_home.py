@@ -63,11 +63,11 @@ PIECES = {
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},
-    "core/arrayrecord/highway.py": {"_FEW_ROWS"},  # when numpy lanes stop paying for themselves
     "core/arrayrecord/reader.py": {
         "_WALK_BATCH",
+        "_HEADER_BATCH",
         "POSTSCRIPT_MAGIC",
-    },  # headers hashed at once; a format fact
+    },  # headers hashed at once (a walk's, the first chunks decoded); a format fact
     "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},

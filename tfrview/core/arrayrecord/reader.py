@@ -573,9 +573,6 @@ class ArrayRecordFile:
         return f"ArrayRecord: {self.num_records:,} records in {len(self.chunks):,} chunks, {codec}{opts}"
 
 
-_M63 = (1 << 63) - 1
-
-
 def _footer_entries(values: bytes, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ArrayRecordFooter records (offset, decoded size, records each), as arrays: in one pass
     of array operations when every entry is the writer's three varint fields in order, else one by one."""
@@ -595,7 +592,7 @@ def _footer_entries(values: bytes, offsets: np.ndarray) -> tuple[np.ndarray, np.
         tag_at[:, 1:] = e[:, 1:4:2] + 1
         if (tag_at == e[:, 0::2]).all() and (a[e[:, 0::2]] == np.array([8, 16, 24], np.uint8)).all():
             u = [varints_at(a, e[:, k - 1] + 1, e[:, k]) for k in (1, 3, 5)]
-            if all((x <= np.uint64(_M63)).all() for x in u):
+            if all((x <= np.uint64(np.iinfo(np.int64).max)).all() for x in u):  # int64 offsets
                 return u[0].astype(np.int64), u[1].astype(np.int64), u[2].astype(np.int64)
     out = np.zeros((n, 3), dtype=np.int64)
     for i in range(n):
