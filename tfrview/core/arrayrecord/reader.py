@@ -513,7 +513,7 @@ class ArrayRecordFile:
             nonlocal size
             bufs = []
             for c in batch:
-                h = parse_chunk_header(words[c].tobytes(), int(self.chunks.begin[c]))
+                h = parse_chunk_header(words[c].tobytes(), int(self.chunks.begin[c]), True)  # hashed: trusted
                 bufs.append(read_logical(self.read, h.data_begin, h.data_size) if h.end <= self.size else b"")
             got = hash_many(bufs)
             for i, c in enumerate(batch):
