@@ -65,9 +65,8 @@ PIECES = {
     "core/records/images.py": {"_BLOCK_PIXELS"},
     "core/arrayrecord/reader.py": {
         "_WALK_BATCH",
-        "_HEADER_BATCH",
         "POSTSCRIPT_MAGIC",
-    },  # headers hashed at once (a walk's, the first chunks decoded); a format fact
+    },  # headers hashed at once; a format fact
     "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},

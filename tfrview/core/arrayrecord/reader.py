@@ -146,8 +146,6 @@ class ArrayRecordFile:
         self.chunks = self._index()
         # chunks whose data hash a verify found good: not hashed again when decoded
         self._data_ok = np.zeros(len(self.chunks), dtype=bool)
-        # chunks whose header hash was checked good, with the next ones (`_header_checked`)
-        self._header_ok = np.zeros(len(self.chunks), dtype=bool)
 
     # reading bytes
     def read(self, offset: int, n: int) -> bytes:
@@ -307,7 +305,7 @@ class ArrayRecordFile:
                 f"{self.name}: {where} {why}; its {lost:,} records ({first:,}-{first + lost - 1:,}) are lost"
             )
 
-        header = read_chunk_header(self.read, begin, True if self._header_checked(c) else None)
+        header = read_chunk_header(self.read, begin)
         if header is None:
             raise damaged("is cut short")
         if not header.hash_ok:
@@ -325,24 +323,6 @@ class ArrayRecordFile:
             if not self.check_data and hash64(data) != header.data_hash:
                 raise damaged("has damaged data (hash mismatch)") from None
             raise damaged(f"cannot be decoded ({exc})") from None
-
-    def _header_checked(self, c: int) -> bool:
-        """Whether chunk c's header hash is good, checked with the next `_HEADER_BATCH` chunks'
-        at once (`hash_rows`): the first rows decode a chunk each, and one header's hash in
-        Python (~90 us) was most of a small chunk's decoding. A header that fails is checked
-        again, alone, where it is decoded (which says what is wrong)."""
-        if self._header_ok[c]:
-            return True
-        stop = min(c + _HEADER_BATCH, len(self.chunks))
-        raw = [read_logical(self.read, int(b), CHUNK_HEADER_SIZE) for b in self.chunks.begin[c:stop].tolist()]
-        whole = [len(r) == CHUNK_HEADER_SIZE for r in raw]
-        k = whole.index(False) if False in whole else len(raw)
-        if k:
-            rows = np.frombuffer(b"".join(raw[:k]), dtype=np.uint8).reshape(k, CHUNK_HEADER_SIZE)
-            ok = hash_rows(rows[:, 8:]) == rows.copy().view("<u8")[:, 0]
-            with self._lock:
-                self._header_ok[c : c + k] |= ok
-        return bool(self._header_ok[c])
 
     def chunk_sizes(self, c: int) -> np.ndarray:
         """Chunk c's record sizes from its size table alone (RiegeliError if it cannot be read)."""
@@ -649,7 +629,6 @@ def walk(read, size: int, name: str) -> tuple[Chunks, list[Problem]]:
 
 
 _WALK_BATCH = 4096  # headers read ahead and hashed together
-_HEADER_BATCH = 64  # headers hashed together when a chunk is first decoded (`_header_checked`)
 _GATHER_PIECE = 8 << 20  # bytes read at once where headers are dense (verify)
 
 
