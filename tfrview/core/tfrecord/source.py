@@ -1098,7 +1098,7 @@ class ArrayRecordSource(Source):
 
 def data_hashes_asked() -> bool:
     """Whether every chunk's data hash is checked too (TFRVIEW_AR_DATA_HASHES=1): HighwayHash in
-    numpy runs at a few tens of MB/s (the headers, hashed together, at the disk's speed), so the
+    numpy runs at ~140 MB/s (7.7 s a GB; the headers, hashed together, at 3 GB/s), so the
     data's hashes are opt-in; a chunk that fails to decode has its data hash checked regardless."""
     return os.environ.get("TFRVIEW_AR_DATA_HASHES", "") not in ("", "0")
 
