@@ -1,5 +1,6 @@
 """`tfrview info/verify/dump/salvage` on ArrayRecord files made by the official writer: the records
-it wrote, their payload kinds, damage named at its chunk, a salvage that is a TFRecord of them."""
+it wrote, their payload kinds, damage named at its chunk, a salvage that is an ArrayRecord of them
+(through the official writer, read back by its reader) or, asked, a TFRecord."""
 
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def test_damage_is_named_at_its_chunk_and_salvage_keeps_the_rest(capsys, tmp_pat
     assert f"chunk_damaged: chunk 7 at byte {begin:,} has a damaged header" in out
     assert "39 intact records, 1 damaged" in out
     out_path = tmp_path / "saved.tfrecord"
-    code, out, _ = run(capsys, "salvage", str(bad), "-o", str(out_path))
-    assert code == 0 and "wrote 39 intact records" in out
+    code, out, _ = run(capsys, "salvage", str(bad), "-o", str(out_path), "--format", "tfrecord")
+    assert code == 0 and "wrote 39 intact records (tfrecord)" in out
     with open_source(out_path) as s:
         assert s.compression == "none"
         idx, found = index_and_verify(s)
@@ -100,3 +101,44 @@ def test_a_group_size_over_one_is_a_note(capsys, tmp_path) -> None:
     code, out, _ = run(capsys, "dump", str(p), "--records", "20:22", "--json")
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["record"] for r in rows] == [20, 21]
+
+
+@pytest.mark.parametrize("options", ["group_size:1,zstd:3", "group_size:8,brotli:6", "group_size:1,snappy"])
+def test_salvage_of_an_arrayrecord_writes_arrayrecord_the_official_reader_reads(
+    capsys, tmp_path, options
+) -> None:
+    """By default an ArrayRecord input's intact records go to a new ArrayRecord file through the
+    official writer, with group_size:1 and the input's compression; its reader reads them all."""
+    from array_record.python.array_record_module import ArrayRecordReader
+
+    src_path = write_arrayrecord(tmp_path / "in.array_record", options, RECS)
+    with open_source(src_path) as src:
+        begin = int(src.ar.chunks.begin[2])
+        first = int(src.ar.chunks.first[2])
+        lost = int(src.ar.chunks.records[2])
+    data = bytearray(src_path.read_bytes())
+    data[begin + 10] ^= 4  # chunk 2's header
+    bad = tmp_path / "bad.array_record"
+    bad.write_bytes(data)
+    out_path = tmp_path / "saved.array_record"
+    code, out, _ = run(capsys, "salvage", str(bad), "-o", str(out_path))
+    assert code == 0 and f"wrote {40 - lost} intact records (arrayrecord)" in out
+    r = ArrayRecordReader(str(out_path))
+    try:
+        got = [r.read() for _ in range(r.num_records())]
+    finally:
+        r.close()
+    assert got == RECS[:first] + RECS[first + lost :]
+    with open_source(out_path) as s:
+        assert s.ar.group_size == 1
+        codec = options.split(",")[1].split(":")[0]
+        assert codec in s.ar.footer.options
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]  # no temporary file left
+
+
+def test_salvage_asked_for_arrayrecord_refuses_a_tfrecord_compression_in_one_line(
+    capsys, tmp_path, shard
+) -> None:
+    code, _, err = run(capsys, "salvage", str(shard), "-o", str(tmp_path / "o"), "--compression", "gzip")
+    assert code == 2 and "--compression is TFRecord's" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()

@@ -22,7 +22,7 @@ def test_info_prints_the_metadata_first(capsys, tmp_path):
     (tmp_path / "mnist" / "1.0.0" / "dataset_info.json").write_text('{"name": "mnist", "version": "1.0.0"}')
     code, out, err = _run(capsys, "info", str(tmp_path / "mnist"))
     assert code == 0
-    assert "TFDS dataset mnist/3.0.1: opened version 3.0.1 of 1.0.0, 3.0.1" in err
+    assert "TFDS dataset mnist/3.0.1: opened version 3.0.1, the newest of 1.0.0, 3.0.1" in err
     lines = out.splitlines()
     assert lines[:7] == [
         f"TFDS mnist/3.0.1  ({root})",

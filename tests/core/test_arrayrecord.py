@@ -251,3 +251,66 @@ def test_a_pickle_record_is_disassembled_never_unpickled(tmp_path: Path) -> None
     cut = decode(recs[1][:-1] + b".")  # a pickle whose stack does not add up: what was read, and why
     assert cut.kind == "pickle"
     assert not target.exists()
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def test_varints_of_every_length_decode_as_one_at_a_time() -> None:
+    """The packed decoder (one 64-bit word a varint, 7-bit groups packed by shifts) against the
+    byte-by-byte one, for values of 1 to 64 bits (1 to 10 bytes) mixed."""
+    rnd = random.Random(5)
+    for bits in (7, 14, 28, 49, 56, 57, 63, 64):
+        vals = [rnd.getrandbits(rnd.randint(1, bits)) for _ in range(500)]
+        got = riegeli.varints(b"".join(_varint(v) for v in vals), len(vals))
+        assert got.tolist() == vals
+    with pytest.raises(ValueError, match="longer than 10 bytes"):
+        riegeli.varints(b"\xff" * 11 + b"\x01" + b"\x01", 2)
+
+
+def test_the_footer_entries_of_a_writers_shape_and_of_another_agree() -> None:
+    """The footer's entries decoded by its fast path (the writer's field order) and, for an entry
+    with its fields reordered, by the message reader: the same values."""
+    from tfrview.core.arrayrecord.reader import _footer_entries
+
+    rnd = random.Random(6)
+    rows = [(rnd.getrandbits(40), rnd.getrandbits(20), rnd.randint(1, 300)) for _ in range(300)]
+    entries = [b"\x08" + _varint(a) + b"\x10" + _varint(b) + b"\x18" + _varint(c) for a, b, c in rows]
+    meta = b"\x0a\x00"
+    for swapped in (False, True):
+        if swapped:  # the last entry's fields in another order: read one by one
+            a, b, c = rows[-1]
+            entries[-1] = b"\x18" + _varint(c) + b"\x08" + _varint(a) + b"\x10" + _varint(b)
+        values = meta + b"".join(entries)
+        offsets = np.cumsum([0, len(meta), *map(len, entries)])
+        begin, decoded, records = _footer_entries(values, offsets)
+        assert list(zip(begin.tolist(), decoded.tolist(), records.tolist(), strict=True)) == rows
+
+
+def test_hash_many_of_buffers_that_all_have_packets_agrees_with_hash64() -> None:
+    """Every buffer with at least one 32-byte packet, in lengths out of order (a chunk's data in a
+    big file): packet p's rows were once updated in sorted order against unsorted state rows."""
+    rnd = random.Random(7)
+    for lengths in ([100, 5000, 40, 2000, 32], [64] * 9, [33, 700, 31, 12_000, 0, 95]):
+        bufs = [rnd.randbytes(n) for n in lengths]
+        assert hash_many(bufs).tolist() == [hash64(b) for b in bufs]
+
+
+def test_data_hashes_of_a_file_of_big_chunks_find_no_damage_and_find_a_flip(tmp_path: Path) -> None:
+    recs = [random.Random(i).randbytes(3000 + 97 * i) for i in range(60)]
+    path = write_arrayrecord(tmp_path / "big.array_record", "group_size:1,uncompressed", recs)
+    with open_arrayrecord(path) as f:
+        assert f.verify(data=True) == []
+        begin = int(f.chunks.begin[5])
+    data = bytearray(path.read_bytes())
+    data[begin + 40 + 500] ^= 8  # chunk 5's data (before the first block header at 64 KiB)
+    path.write_bytes(data)
+    with open_arrayrecord(path) as f:
+        (p,) = f.verify(data=True)
+    assert "chunk 5 " in p.message and "damaged data (hash mismatch)" in p.message

@@ -70,7 +70,6 @@ PIECES = {
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},
-    "core/arrayrecord/highway.py": {"_FEW_ROWS"},  # when numpy lanes stop paying for themselves
     "core/arrayrecord/reader.py": {
         "_WALK_BATCH",
         "POSTSCRIPT_MAGIC",

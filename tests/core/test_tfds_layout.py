@@ -16,7 +16,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.limits import MAX_TFDS_INFO_BYTES, MAX_TFDS_JSON_DEPTH
 from tfrview.core.problems import ProblemKind
 from tfrview.core.tfds.info import DEFAULT_TEMPLATE, InfoError, parse_info, shard_names
-from tfrview.core.tfds.layout import find
+from tfrview.core.tfds.layout import TfdsChoiceError, choices, find, pick
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.groups import group_files
 from tfrview.core.tfrecord.splits import split_of_files
@@ -80,7 +80,7 @@ def test_version_dataset_and_config_folders_and_a_shard_all_open_the_dataset(tmp
     (tmp_path / "mnist" / "10.0.0.incomplete.X1").mkdir()  # newer but unfinished: skipped
     (tmp_path / "mnist" / "9.0.0").mkdir()  # no metadata: not a version
     picked = find(tmp_path / "mnist")
-    assert picked.root == root and picked.chosen == "version 3.0.1 of 1.0.0, 3.0.1"
+    assert picked.root == root and picked.chosen == "version 3.0.1, the newest of 1.0.0, 3.0.1"
     assert picked.title == "mnist/3.0.1"
     assert find(root).chosen == "" and find(root / "mnist-test.tfrecord-00000-of-00001").root == root
     assert find(tmp_path).root == root  # a data_dir of one dataset: that one
@@ -111,8 +111,32 @@ def test_config_folders(tmp_path):
     assert got.root == tmp_path / "bridge" / "default" / "1.0.0"
     assert got.chosen == "default/1.0.0, the only dataset or config there"
     make_tfds(tmp_path / "bridge", name="other", version="2.0.0")
-    with pytest.raises(TfrviewError, match=r"holds 2 TFDS datasets or configs \(default, other\): open one"):
+    make_tfds(tmp_path / "bridge", name="other", version="2.1.0", lengths={"train": [5, 1]})
+    with pytest.raises(
+        TfdsChoiceError,
+        match=r"holds 2 TFDS datasets or configs \(default/1.0.0, other/2.0.0, other/2.1.0\): open one",
+    ) as got_error:
         find(tmp_path / "bridge")
+    # every config and version, with its splits' counts from its own dataset_info.json
+    assert [(c.label, c.splits_text()) for c in got_error.value.choices] == [
+        ("default/1.0.0", "train 9 · test 2"),
+        ("other/2.0.0", "train 9 · test 2"),
+        ("other/2.1.0", "train 6"),
+    ]
+    bridge = tmp_path / "bridge"
+    assert pick(bridge, "other") == bridge / "other" / "2.1.0"  # its newest
+    assert pick(bridge, "other", "2.0.0") == bridge / "other" / "2.0.0"
+    assert find(pick(bridge, "default")).title == "default/1.0.0"
+    with pytest.raises(TfrviewError, match=r"no TFDS config nope \(it holds default, other\)"):
+        pick(bridge, "nope")
+    with pytest.raises(TfrviewError, match=r"no TFDS version 9.9.9 \(it holds 2.0.0, 2.1.0\)"):
+        pick(bridge, "other", "9.9.9")
+    with pytest.raises(TfdsChoiceError):
+        pick(bridge, None, "1.0.0")  # a version alone does not say which config
+    (bridge / "broken" / "1.0.0").mkdir(parents=True)
+    (bridge / "broken" / "1.0.0" / "dataset_info.json").write_text("{not json")
+    (broken,) = [c for c in choices(bridge) if c.config == "broken"]
+    assert broken.splits == () and "JSON" in broken.splits_text()
 
 
 def test_splits_and_groups_come_from_the_metadata(tmp_path):

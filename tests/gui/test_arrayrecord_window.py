@@ -36,7 +36,36 @@ def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> N
     rows = d.table_records()
     assert [n for n, _, _ in rows] == list(range(21))
     assert [n for n, _, s in rows if s != "ok"] == [7]
-    assert [r for _, _, _, r in d.problem_records()] == [7]
+    # the chunk's own problem and words (offset, chunk, records lost), not a bad_data_crc of ours
+    (problem,) = d.problem_records()
+    assert problem[0] == "chunk_damaged" and problem[3] == 7
+    assert f"chunk 7 at byte {begin:,} has a damaged header (hash mismatch)" in problem[2]
+    assert "its 1 records (7-7) are lost" in problem[2]
     win.select_record(20)
     qtbot.waitUntil(lambda: win.tree.topLevelItemCount() > 0 and win.tree.topLevelItem(0).text(0) == "pickle")
     assert "never unpickled" in win.tree.topLevelItem(0).text(3)
+
+
+def test_a_damaged_chunk_of_many_records_is_one_problem_verified_by_hashes(
+    qtbot, open_window, tmp_path
+) -> None:
+    """group_size:8: a damaged chunk's 8 records are damaged rows under one `chunk_damaged` problem
+    (the window verifies by the file's hashes, as `verify` does: no chunk decoded for a CRC)."""
+    from tfrview.core.tfrecord.source import open_source
+
+    path = tmp_path / "g8.array_record"
+    write_arrayrecord(path, "group_size:8,zstd:3", [make_example(label=[i % 3]) for i in range(40)])
+    with open_source(path) as src:
+        begin = int(src.ar.chunks.begin[2])
+    data = bytearray(path.read_bytes())
+    data[begin + 10] ^= 2  # chunk 2's header: records 16-23
+    path.write_bytes(data)
+
+    win = open_window([path])
+    d = Driver(qtbot, win)
+    d.wait_index_ended()
+    qtbot.waitUntil(lambda: sum(s == "damaged" for _, _, s in d.table_records()) == 8, timeout=20000)
+    assert [n for n, _, s in d.table_records() if s != "ok"] == list(range(16, 24))
+    kinds = [k for k, *_ in d.problem_records() if k != "arrayrecord_group_size"]
+    assert kinds == ["chunk_damaged"]
+    assert not any(k == "bad_data_crc" for k, *_ in d.problem_records())

@@ -83,3 +83,11 @@ def test_the_tooltips_list_every_kind_the_unreadable_files_and_the_missing_shard
     assert tip.endswith("\n\nF8 / Shift+F8 step through them")
     shards = [f"train-{i:05d}-of-00100" for i in range(60)]
     assert missing_tip(shards).splitlines() == ["Missing shards:", *shards[:50]]
+
+
+def test_an_arrayrecord_dataset_says_its_chunk_hashes_were_checked():
+    """Its frames' CRCs are ours (computed from the decoded bytes): what was checked is its hashes."""
+    ar = status_text(StatusFacts(130_027, 10**9, frozenset({"arrayrecord"}), phase="done"))
+    assert "ArrayRecord" in ar and "all chunk hashes checked" in ar and "CRCs" not in ar
+    both = status_text(StatusFacts(10, 10**6, frozenset({"arrayrecord", "none"}), phase="done"))
+    assert "all CRCs and chunk hashes checked" in both

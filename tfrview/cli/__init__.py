@@ -1257,13 +1257,14 @@ def _verified_input(args):
 
 
 def cmd_salvage(args) -> int:
-    from tfrview.core.output.salvage import salvage
+    from tfrview.core.output.salvage import default_format, salvage
 
     out = Path(args.output)
     with _verified_input(args) as (src, idx, rep):
-        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified)
+        fmt = args.format or default_format(src)
+        res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified, fmt=fmt)
     print(
-        f"{printable(str(out))}: wrote {res.written:,} intact records; dropped {res.dropped:,} damaged records "
+        f"{printable(str(out))}: wrote {res.written:,} intact records ({fmt}); dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
         + (_kept_unverified(res.unverified) if res.unverified else "")
@@ -1803,7 +1804,8 @@ def build_parser() -> argparse.ArgumentParser:
         "salvage",
         "copy every intact record into a new file TensorFlow reads without error",
         "  tfrview salvage broken.tfrecord -o fixed.tfrecord\n"
-        "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n",
+        "  tfrview salvage broken.tfrecord.gz -o fixed.tfrecord --compression none\n"
+        "  tfrview salvage cut.array_record -o whole.array_record\n",
     )
     _add_new_file_args(p)
     p.add_argument(
@@ -1811,6 +1813,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also keep a record whose data is all there but whose data CRC the file lost (it ends "
         "inside it): nothing proves its bytes",
+    )
+    p.add_argument(
+        "--format",
+        choices=["tfrecord", "arrayrecord"],
+        help="what OUT is (default: an ArrayRecord input's records as ArrayRecord, group_size:1 and the "
+        "input's compression, where the official array-record writer is installed; else TFRecord)",
     )
     p.set_defaults(func=cmd_salvage)
 
@@ -1844,7 +1852,50 @@ def build_parser() -> argparse.ArgumentParser:
         p = add(name, module.HELP, module.EXAMPLES)
         module.configure(p)
         p.set_defaults(func=module.run)
+    for p in sub.choices.values():  # every command that opens paths: which TFDS config and version
+        if any(a.dest in ("paths", "path") for a in p._actions):
+            _add_tfds_choice(p)
     return ap
+
+
+def _add_tfds_choice(p) -> None:
+    p.add_argument(
+        "--tfds-config",
+        metavar="NAME",
+        help="a TFDS folder of several configs (or datasets): the one to open (its newest version)",
+    )
+    p.add_argument(
+        "--tfds-version",
+        metavar="V",
+        help="a TFDS dataset or config folder: the version to open (default: the newest)",
+    )
+
+
+def _tfds_chosen(args) -> None:
+    """--tfds-config and --tfds-version: each TFDS dataset or config folder named is replaced by
+    the version folder they choose (`tfds.layout.pick`), before the command reads it. Without
+    them, a folder of several configs is one line naming every config and version, and these flags."""
+    config, version = getattr(args, "tfds_config", None), getattr(args, "tfds_version", None)
+    for dest in ("paths", "path"):
+        got = getattr(args, dest, None)
+        if isinstance(got, list):
+            setattr(args, dest, [_tfds_pick(a, config, version) for a in got])
+        elif isinstance(got, str):
+            setattr(args, dest, _tfds_pick(got, config, version))
+
+
+def _tfds_pick(a: str, config: str | None, version: str | None) -> str:
+    if "://" in a or not os.path.isdir(a) or os.path.isfile(os.path.join(a, "dataset_info.json")):
+        return a  # a file, a URL or a version folder: already one version
+    from tfrview.core.tfds.layout import TfdsChoiceError, pick, version_folder
+
+    try:
+        if config is None and version is None:
+            version_folder(Path(a))  # several configs: said here, with the flags that choose
+            return a
+        return str(pick(Path(a), config, version))
+    except TfdsChoiceError as exc:
+        raise TfrviewError(f"{exc} with --tfds-config NAME [--tfds-version V]") from None
 
 
 def unknown_command(word: str) -> str | None:
@@ -1907,6 +1958,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         try:
+            _tfds_chosen(args)
             return args.func(args)
         except (KeyboardInterrupt, Cancelled) as exc:
             failed(exc)

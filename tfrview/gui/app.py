@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.dataset import Dataset
@@ -26,6 +27,7 @@ class Windows:
 
     def __init__(self) -> None:
         self.open: list = []
+        self.asking = None  # the TFDS config dialog while it is open (`_tfds_chosen`)
 
     def open_dataset(self, args: list[str], demo: bool = False, replace=None):
         from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
@@ -37,6 +39,9 @@ class Windows:
         from tfrview.gui.main_window import MainWindow  # heavy: PySide6, pyarrow on first use only
 
         try:
+            args = self._tfds_chosen(args)
+            if args is None:  # the person did not choose a config: nothing opens
+                return None
             ds = Dataset.open(args)
         except TfrviewError as exc:
             if self.open:
@@ -93,6 +98,38 @@ class Windows:
         if replace is not None and w is not None:
             replace.close()
         return w
+
+    def _tfds_chosen(self, args: list[str]) -> list[str] | None:
+        """Each TFDS folder of several configs (or datasets) named is replaced by the version
+        folder the person chooses in `TfdsChoiceDialog`; None when they cancel (with no window
+        open yet, the folder's one line is said as any other failure to open)."""
+        from tfrview.core.tfds.layout import TfdsChoiceError, version_folder
+
+        out = []
+        for a in args:
+            if (
+                "://" not in a
+                and os.path.isdir(a)
+                and not os.path.isfile(os.path.join(a, "dataset_info.json"))
+            ):
+                try:
+                    version_folder(Path(a))
+                except TfdsChoiceError as exc:
+                    from tfrview.gui.tfds_choice import TfdsChoiceDialog
+
+                    dlg = TfdsChoiceDialog(exc, self.open[-1] if self.open else None)
+                    self.asking = dlg
+                    try:
+                        picked = dlg.chosen() if dlg.exec() == dlg.DialogCode.Accepted else None
+                    finally:
+                        self.asking = None
+                    if picked is None:
+                        if self.open:
+                            return None
+                        raise
+                    a = str(picked.folder)
+            out.append(a)
+        return out
 
     def open_args(self, args: list[str]):
         """Open what a command line names; with nothing named, the built-in demo dataset."""

@@ -742,7 +742,12 @@ class MainWindow(QMainWindow):
         if len(self.ds.tfds) != 1 or self.ds.tfds[0].info is None:
             return {}
         t = self.ds.tfds[0]
-        return {"tfds": t.title, "tfds_splits": len(t.info.splits), "tfds_records": t.info.num_examples}
+        return {
+            "tfds": t.title,
+            "tfds_splits": len(t.info.splits),
+            "tfds_records": t.info.num_examples,
+            "tfds_newest_of": t.newest_of,
+        }
 
     def _files_facts(self) -> tuple[int, int, frozenset[str]]:
         """(files opened, their bytes, their compressions): counts and bytes the same for the whole

@@ -36,6 +36,7 @@ class StatusFacts:
     tfds: str = ""  # a TFDS dataset's `name/version` (tfds.layout), said first
     tfds_splits: int = 0
     tfds_records: int | None = None  # by its dataset_info.json (None: not said)
+    tfds_newest_of: int = 0  # the newest of this many versions was opened (a dataset folder was)
 
 
 def status_text(f: StatusFacts) -> str:
@@ -45,7 +46,8 @@ def status_text(f: StatusFacts) -> str:
     if f.tfds:
         said = f"{f.tfds_records:,} records in " if f.tfds_records is not None else ""
         plural = "s" if f.tfds_splits != 1 else ""
-        parts.insert(0, f"TFDS {f.tfds} ({said}{f.tfds_splits} split{plural} by its metadata)")
+        newest = f"newest of {f.tfds_newest_of} versions; " if f.tfds_newest_of > 1 else ""
+        parts.insert(0, f"TFDS {f.tfds} ({newest}{said}{f.tfds_splits} split{plural} by its metadata)")
     parts.append(
         " / ".join(Compression(c).shown for c in sorted(f.compressions, reverse=True)) or "uncompressed"
     )
@@ -59,11 +61,12 @@ def status_text(f: StatusFacts) -> str:
     if f.phase in (ScanPhase.INDEX, ScanPhase.VERIFY):
         parts.append(f"{f.phase}ing {human_bytes(f.done_bytes)} of {human_bytes(f.total_bytes)}")
     elif f.phase is ScanPhase.DONE:
+        checked = _checked_words(f.compressions)
         if f.checked_at:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.checked_at))
-            parts.append(f"all CRCs checked {when} (unchanged since)")
+            parts.append(f"{checked} {when} (unchanged since)")
         else:
-            parts.append("all CRCs checked")
+            parts.append(checked)
     elif f.phase is ScanPhase.CANCELLED:
         parts.append("⚠ stopped: only partly read (Resume goes on)")
     if f.checks:
@@ -74,6 +77,15 @@ def status_text(f: StatusFacts) -> str:
     if f.page is not None:
         parts.append(f"showing records {f.page[0]:,}–{f.page[1]:,} (Ctrl+G for others)")
     return SEP.join(parts)
+
+
+def _checked_words(compressions: frozenset[str]) -> str:
+    """What a finished verify checked: an ArrayRecord file's records by its chunk hashes (the CRCs
+    of its frames are ours, computed from the decoded bytes), any other file's by their CRCs."""
+    ar = Compression.ARRAYRECORD in compressions
+    if ar and len(compressions) == 1:
+        return "all chunk hashes checked"
+    return "all CRCs and chunk hashes checked" if ar else "all CRCs checked"
 
 
 def problems_text(counts: Counter, top: int = 2) -> str:

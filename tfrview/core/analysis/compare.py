@@ -253,10 +253,11 @@ def raise_empty(name: str) -> None:
 def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
     """Side A against side B: every feature key either holds, then class balance, image sizes and
     box sizes; drifted features first."""
-    from tfrview.core.analysis.facts import column_of
+    from tfrview.core.analysis.facts import class_names, column_of
 
     rules = rules or DriftRules()
     ta, tb = a.table, b.table
+    named = _both_names(class_names(ta.schema), class_names(tb.schema))
     da, db = a.records, b.records
     out: list[FeatureShift] = []
     for key in sorted(set(a.types) | set(b.types)):
@@ -277,7 +278,12 @@ def compare(a: Side, b: Side, rules: DriftRules | None = None) -> Comparison:
         measure = value = threshold = bars = None
         if pa_ and pb_ and sa == sb and col in ta.column_names and col in tb.column_names:
             got = _distribution(
-                _flat(ta, col), _flat(tb, col), sa[0], rules, categorical=key in a.class_keys + b.class_keys
+                _flat(ta, col),
+                _flat(tb, col),
+                sa[0],
+                rules,
+                categorical=key in a.class_keys + b.class_keys or col in named,
+                names=named.get(col),
             )
             if got is not None:
                 measure, value, threshold, bars = got
@@ -302,8 +308,20 @@ def _flat(t, col: str):
     return c.drop_null()
 
 
-def _distribution(fa, fb, type_word: str, rules: DriftRules, categorical: bool = False):
-    """(measure, value, threshold, bars) of two value arrays, or None when there is none to judge."""
+def _both_names(a: dict, b: dict) -> dict[str, dict[int, str]]:
+    """Each column's class names (`facts.class_names`) from either side."""
+    out: dict[str, dict[int, str]] = {}
+    for side in (a, b):
+        for col, names in side.items():
+            out.setdefault(col, {}).update(names)
+    return out
+
+
+def _distribution(
+    fa, fb, type_word: str, rules: DriftRules, categorical: bool = False, names: dict | None = None
+):
+    """(measure, value, threshold, bars) of two value arrays, or None when there is none to judge.
+    `names`: a TFDS ClassLabel's ({id: name}): its bars are named as a record label is ('3 (cat)')."""
     import pyarrow as pa
 
     if not len(fa) or not len(fb):
@@ -328,20 +346,28 @@ def _distribution(fa, fb, type_word: str, rules: DriftRules, categorical: bool =
             used = np.flatnonzero((ca + cb) > 0)
             if categorical or len(used) <= CATEGORY_INTS:
                 values = (used + int(lo)).tolist()
-                return _categorical(ca[used], cb[used], values, True, rules)
+                return _categorical(ca[used], cb[used], values, True, rules, names)
         va, vb = va.astype(np.float64), vb.astype(np.float64)
     return _numeric(va, vb, rules)
 
 
-def _categorical(ca: np.ndarray, cb: np.ndarray, values: list, askable: bool, rules: DriftRules):
+def _categorical(
+    ca: np.ndarray, cb: np.ndarray, values: list, askable: bool, rules: DriftRules, named: dict | None = None
+):
     pa_, pb_ = ca / ca.sum(), cb / cb.sum()
     diff = np.abs(pa_ - pb_)
     linf = float(diff.max()) if len(diff) else 0.0
     shown = np.argsort(-diff, kind="stable")[:BARS_SHOWN]
     shown = shown[np.argsort(-(ca[shown] + cb[shown]), kind="stable")]  # the bars by size
-    names = tuple(
-        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in (values[i] for i in shown)
-    )
+    if named:  # class ids a TFDS ClassLabel names: as a record label is shown
+        from tfrview.core.records.reading import label_text
+
+        names = tuple(label_text(INT64_LIST, [values[i]], named) for i in shown)
+    else:
+        names = tuple(
+            v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+            for v in (values[i] for i in shown)
+        )
     bars = Bars(
         tuple(int(x) for x in ca[shown]),
         tuple(int(x) for x in cb[shown]),
@@ -396,7 +422,7 @@ def _derived(a: Side, b: Side, rules: DriftRules) -> list[FeatureShift]:
     """Class balance (the classes' key as the readings found it), image sizes, box sizes."""
     import pyarrow as pa
 
-    from tfrview.core.analysis.facts import column_of
+    from tfrview.core.analysis.facts import class_names, column_of
     from tfrview.core.analysis.plots import boxes
 
     out = []
@@ -415,9 +441,12 @@ def _derived(a: Side, b: Side, rules: DriftRules) -> list[FeatureShift]:
     ck = next((k for k in a.class_keys + b.class_keys if k in a.types and k in b.types), None)
     if ck is not None and a.types[ck] == b.types[ck]:
         col = column_of(ck)
+        named = _both_names(class_names(a.table.schema), class_names(b.table.schema)).get(col)
         add(
             CLASS_BALANCE,
-            _distribution(_flat(a.table, col), _flat(b.table, col), next(iter(a.types[ck])), rules, True),
+            _distribution(
+                _flat(a.table, col), _flat(b.table, col), next(iter(a.types[ck])), rules, True, named
+            ),
         )
     if "image_width" in a.table.column_names and "image_width" in b.table.column_names:
         wa, ha = _size(a.table)

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import BOX_META, LEN_SUFFIX, column_of
+from tfrview.core.analysis.facts import BOX_META, LEN_SUFFIX, class_names, column_of
 from tfrview.core.records.reading import BoxConvention, BoxSpec, class_name, corners
 
 log = logging.getLogger(__name__)
@@ -123,11 +123,12 @@ def _cut(table: pa.Table, col: str, per: np.ndarray, values_a_box: int) -> tuple
     return int(over.sum()), int(np.count_nonzero(over))
 
 
-def value_codes(col) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+def value_codes(col, names=None) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     """A class column (ids or texts, a list a record or one value) as each row's count of values,
     each value's code into the names returned (-1: a null text), and those names: a text as it
-    is, an id as `reading.class_name` names it (no label map here: the dataset step runs after the
-    merge). Texts are dictionary-encoded by Arrow: a name a class, never a string a value."""
+    is, an id as `reading.class_name` names it, by `names` ({id: name}: a TFDS ClassLabel's, which
+    the fact table carries, `facts.class_names`; no label map here: the dataset step runs after
+    the merge). Texts are dictionary-encoded by Arrow: a name a class, never a string a value."""
     if is_list(col.type):
         lengths = np.asarray(pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False))
         flat = pc.list_flatten(col)
@@ -146,7 +147,7 @@ def value_codes(col) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     elif pa.types.is_integer(flat.type):
         ids = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
         uniq, idx = np.unique(ids, return_inverse=True)
-        words = [class_name(int(i)) for i in uniq.tolist()]
+        words = [class_name(int(i), names) for i in uniq.tolist()]
     else:
         return None
     return lengths.astype(np.int64), np.asarray(idx, dtype=np.int64).reshape(-1), words
@@ -158,9 +159,10 @@ def box_classes(table: pa.Table, boxes: TableBoxes) -> tuple[np.ndarray, list[st
     a reading reads them."""
     code: dict[str, int] = {}
     out = np.full(len(boxes), -1, dtype=np.int64)
+    named = class_names(table.schema)
     for key in (boxes.spec.class_id, boxes.spec.class_text):  # the text, where there is one, wins
         col = column_of(key) if key else None
-        got = value_codes(table[col].combine_chunks()) if col in table.column_names else None
+        got = value_codes(table[col].combine_chunks(), named.get(col)) if col in table.column_names else None
         if got is None:
             continue
         lengths, idx, words = got

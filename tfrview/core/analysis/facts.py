@@ -60,6 +60,10 @@ LEN_SUFFIX = "#len"
 PREFIX = "feature:"
 KEY_META = b"tfrview.keys"  # schema metadata: column name -> feature key, where they differ
 BOX_META = b"tfrview.boxes"  # schema metadata: the box spec most records were read with (JSON)
+# schema metadata: the names a TFDS dataset's ClassLabels give the ids a column holds (JSON
+# {column: {id: name}}; only the ids present, so 1,000 ImageNet names are not stored with every
+# shard's table): what plots, Compare, the dataset step and the Parquet export name classes by
+CLASS_META = b"tfrview.class_names"
 
 
 def column_of(key: str) -> str:
@@ -86,6 +90,60 @@ def key_of(column: str) -> tuple[str, bool] | None:
     if column.startswith(PREFIX):
         return column[len(PREFIX) :].replace("##", "#"), derived
     return column, derived
+
+
+def with_class_names(table: pa.Table, label_maps) -> pa.Table:
+    """`table` with CLASS_META naming the ids its ClassLabel columns hold (`label_maps`: key ->
+    {id: name}, `tfds.Features.label_maps`); unchanged when no such column holds a named id."""
+    named: dict[str, dict[str, str]] = {}
+    for key, names in (label_maps or {}).items():
+        col = column_of(key)
+        if col not in table.column_names or not names:
+            continue
+        c = table[col]
+        values = pc.list_flatten(c) if pa.types.is_list(c.type) else c
+        if not pa.types.is_integer(values.type):
+            continue
+        ids = pc.unique(pc.drop_null(values)).to_pylist()
+        got = {str(i): names[i] for i in sorted(ids) if i in names}
+        if got:
+            named[col] = got
+    if not named:
+        return table
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), CLASS_META: _json_bytes(named)})
+
+
+def class_names(schema: pa.Schema) -> dict[str, dict[int, str]]:
+    """CLASS_META read back: column -> {id: name} ({} when none, or when it cannot be read)."""
+    import json
+
+    raw = (schema.metadata or {}).get(CLASS_META)
+    if not raw:
+        return {}
+    try:
+        doc = json.loads(raw)
+        return {str(c): {int(i): str(n) for i, n in m.items()} for c, m in doc.items()}
+    except (ValueError, TypeError, AttributeError):
+        log.warning("the fact table's class names cannot be read: ids shown as numbers")
+        return {}
+
+
+def _json_bytes(doc) -> bytes:
+    import json
+
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True).encode()
+
+
+def _joined_class_names(tables: list[pa.Table], out: pa.Table) -> pa.Table:
+    """`out` (the tables concatenated) with every table's class names (Arrow keeps the first's)."""
+    joined: dict[str, dict[int, str]] = {}
+    for t in tables:
+        for col, names in class_names(t.schema).items():
+            joined.setdefault(col, {}).update(names)
+    if not joined:
+        return out
+    doc = {c: {str(i): n for i, n in sorted(m.items())} for c, m in joined.items()}
+    return out.replace_schema_metadata({**(out.schema.metadata or {}), CLASS_META: _json_bytes(doc)})
 
 
 def crc_words(status: np.ndarray) -> pa.Array:
@@ -433,7 +491,7 @@ def concat(tables: list[pa.Table]) -> pa.Table:
         if len({str(t) for t in types}) > 1:
             target[name] = _common(name, types, tables)
     if not target:
-        return _in_order(pa.concat_tables(tables, promote_options="permissive"))
+        return _joined_class_names(tables, _in_order(pa.concat_tables(tables, promote_options="permissive")))
     fixed = []
     for t in tables:
         for name, want in target.items():
@@ -454,7 +512,7 @@ def concat(tables: list[pa.Table]) -> pa.Table:
                     t = t.append_column(lens, pa.array(valid.astype(np.int64), mask=~valid))
             t = t.set_column(t.column_names.index(name), name, col)
         fixed.append(t)
-    return _in_order(pa.concat_tables(fixed, promote_options="permissive"))
+    return _joined_class_names(tables, _in_order(pa.concat_tables(fixed, promote_options="permissive")))
 
 
 def _values_as(a: pa.Array, want: pa.DataType) -> pa.Array:

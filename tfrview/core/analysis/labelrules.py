@@ -36,7 +36,7 @@ import numpy as np
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, schema_box_spec, table_boxes, value_codes
 from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
-from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
+from tfrview.core.analysis.facts import LEN_SUFFIX, class_names, column_of
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
 from tfrview.core.problems import ProblemKind
@@ -204,7 +204,7 @@ class LabelGatherer:
             col = column_of(key)
             if col not in t.column_names:
                 continue
-            got = value_codes(t[col].combine_chunks())
+            got = value_codes(t[col].combine_chunks(), class_names(t.schema).get(col))
             if got is None:
                 continue
             lengths, idx, words = got

@@ -49,6 +49,7 @@ def write_parquet(
     facts = a.facts()
     if facts is None:
         facts = pa.table({"n": pa.array([], pa.int64())})
+    facts = with_name_columns(facts)
     starts = np.concatenate(
         [[0], np.cumsum([s.deep.facts.num_rows if s.deep is not None else 0 for s in a.shards])]
     )
@@ -87,6 +88,36 @@ def write_parquet(
             file_rows += len(rows)
         writer.close()
     return ParquetSummary(written, n_images, len(facts.column_names) + 1 + int(images), file_rows)
+
+
+NAME_SUFFIX = "#name"  # a class id column's names beside it (a single `#`: no feature key's column)
+
+
+def with_name_columns(facts: pa.Table) -> pa.Table:
+    """Each class id column a TFDS ClassLabel names (`facts.class_names`, also kept in the file's
+    schema metadata) followed by `<column>#name`: each id's name (null where it has none), a list
+    where the ids are, so a reader of the Parquet file sees `cat`, not `3`."""
+    import pyarrow.compute as pc
+
+    from tfrview.core.analysis.facts import class_names
+
+    for col, names in class_names(facts.schema).items():
+        if col not in facts.column_names or col + NAME_SUFFIX in facts.column_names:
+            continue
+        c = facts[col].combine_chunks()
+        listed = pa.types.is_list(c.type)
+        values = c.flatten() if listed else c
+        if not pa.types.is_integer(values.type):
+            continue
+        ids = pa.array(sorted(names), pa.int64())
+        words = pa.array([names[i] for i in sorted(names)], pa.string())
+        at = pc.index_in(values.cast(pa.int64()), value_set=ids)
+        named = pc.take(words, at).dictionary_encode()
+        if listed:
+            offsets = pc.subtract(c.offsets, c.offsets[0])  # flatten() starts at the first list's values
+            named = pa.ListArray.from_arrays(offsets, named, mask=c.is_null())
+        facts = facts.add_column(facts.column_names.index(col) + 1, col + NAME_SUFFIX, named)
+    return facts
 
 
 def file_problem_rows(a: DatasetAnalysis, file_no: int) -> list[dict]:

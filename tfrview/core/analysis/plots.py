@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrview.core.analysis.factboxes import box_spec, is_list, table_boxes
-from tfrview.core.analysis.facts import column_of
+from tfrview.core.analysis.facts import class_names, column_of
 from tfrview.core.analysis.plot_names import (
     BOX_CENTRES,
     BOX_MEASURES,
@@ -26,6 +26,7 @@ from tfrview.core.analysis.plot_names import (
 from tfrview.core.limits import SERIES_POINTS
 from tfrview.core.records.events import event_features
 from tfrview.core.records.feature import FLOAT_LIST, INT64_LIST
+from tfrview.core.records.reading import label_text
 from tfrview.core.tfrecord.index import RecordIndex, scan
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.source import open_source
@@ -180,7 +181,7 @@ def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
         vals = np.asarray(pc.drop_null(vals).to_numpy(zero_copy_only=False), dtype=np.float64)
         if not np.isfinite(vals).any():
             return {"error": f"{key!r} holds no finite number"}
-        return {"histogram": bars(key, vals)}
+        return {"histogram": bars(key, vals, class_names(table.schema).get(name))}
     if is_list(y.type):
         y = pc.list_element(y, 0)
     x_name = "step" if "step" in table.column_names and key != "step" else "record"
@@ -203,16 +204,22 @@ def plot(table: pa.Table, key: str, histogram: bool = False) -> dict:
     }
 
 
-def bars(key: str, vals: np.ndarray) -> dict:
-    """50 bars, or one per value for small integers (class ids, counts); finite values only."""
+def bars(key: str, vals: np.ndarray, names: dict[int, str] | None = None) -> dict:
+    """50 bars, or one per value for small integers (class ids, counts); finite values only. With
+    `names` (a TFDS ClassLabel's, `facts.class_names`), each one-value bar is named as a record
+    label is (`reading.label_text`: '3 (cat)'), in `names` beside `edges`."""
     vals = vals[np.isfinite(vals)]
     lo, hi = float(vals.min()), float(vals.max())
-    if hi - lo <= 50 and np.all(vals[:100_000] == np.round(vals[:100_000])):
+    whole = hi - lo <= 50 and bool(np.all(vals[:100_000] == np.round(vals[:100_000])))
+    if whole:
         edges = np.arange(lo - 0.5, hi + 1.0)
     else:
         edges = np.histogram_bin_edges(vals, bins=50)
     counts, edges = np.histogram(vals, bins=edges)
-    return {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals)}
+    out = {"key": key, "edges": edges.tolist(), "counts": counts.tolist(), "values": len(vals)}
+    if names and whole:
+        out["names"] = [label_text(INT64_LIST, [int(lo) + i], names) for i in range(len(counts))]
+    return out
 
 
 def _plot_of_facts(table: pa.Table, key: str) -> dict:

@@ -280,6 +280,10 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
     table = facts.table(
         os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi], out.status[out.lo : out.hi]
     )
+    if ctx.tfds is not None:  # its ClassLabels' names of the ids the table holds (facts.CLASS_META)
+        from tfrview.core.analysis.facts import with_class_names  # heavy: pyarrow on first use only
+
+        table = with_class_names(table, ctx.tfds.label_maps)
     return problems, DeepResult(schema, summary, table, list(sig_ids), sig_of, digests, zero, ids, image_keys)
 
 

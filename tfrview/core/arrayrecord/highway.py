@@ -192,6 +192,12 @@ class _Lanes:
         self.v0 = self.mul0 ^ k
         self.v1 = self.mul1 ^ ((k >> _S32) | (k << _S32))
 
+    def prefix(self, k: int) -> _Lanes:
+        """The first k rows, as views: an update of them changes this state in place."""
+        out = object.__new__(_Lanes)
+        out.v0, out.v1, out.mul0, out.mul1 = (a[:k] for a in (self.v0, self.v1, self.mul0, self.mul1))
+        return out
+
     def take(self, rows: np.ndarray) -> _Lanes:
         out = object.__new__(_Lanes)
         out.v0, out.v1, out.mul0, out.mul1 = (a[rows] for a in (self.v0, self.v1, self.mul0, self.mul1))
@@ -261,57 +267,39 @@ def hash_rows(rows: np.ndarray, key: tuple[int, int, int, int] = RIEGELI_KEY) ->
 
 def hash_many(buffers: list[bytes], key: tuple[int, int, int, int] = RIEGELI_KEY) -> np.ndarray:
     """HighwayHash-64 of buffers of any lengths, as uint64: packet p of every buffer that has one
-    in one array operation, gathered from one joined copy by index arrays (an opt-in check of
-    every chunk's data)."""
+    in one array operation (an opt-in check of every chunk's data). The state's rows are kept
+    longest buffer first, so the rows with a packet p are a prefix, updated in place (a slice,
+    no copy); the buffers are joined each padded to whole packets, so packet p of every row is
+    one row gather of 32-byte packets, not 32 byte gathers."""
     n = len(buffers)
     if not n:
         return np.zeros(0, dtype=_U)
     lengths = np.fromiter((len(b) for b in buffers), dtype=np.int64, count=n)
-    joined = np.frombuffer(b"".join(buffers), dtype=np.uint8)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
     packets = lengths // 32
-    state = _Lanes(n, key)
     order = np.argsort(-packets, kind="stable")  # the longest first: packet p's rows are a prefix
     sorted_packets = packets[order]
-    sorted_starts = starts[order]
     most = int(sorted_packets[0])
-    lane = np.arange(32, dtype=np.int64)
-    p = 0
-    while p < most:
-        k = int(np.count_nonzero(sorted_packets > p))  # rows with more than p packets
-        if k < _FEW_ROWS:  # a few long buffers left: Python integers beat numpy's per-call cost
-            tails = {}
-            for j in range(k):
-                i = int(order[j])
-                st = [row.tolist() for row in (state.v0[i], state.v1[i], state.mul0[i], state.mul1[i])]
-                tails[i] = _finish(st, memoryview(buffers[i])[p * 32 :])
-            rest_rows = [i for i in range(n) if i not in tails]
-            out_rest = _rest(state, rest_rows, buffers, lengths) if rest_rows else {}
-            out_rest.update(tails)
-            return np.array([out_rest[i] for i in range(n)], dtype=_U)
-        rows = order[:k]
-        if k == n:  # every row: lanes in the rows' own order (the state's), not the sorted one
-            state.update(joined[(starts + p * 32)[:, None] + lane].view("<u8"))
-            p += 1
-            continue
-        lanes = joined[(sorted_starts[:k] + p * 32)[:, None] + lane].view("<u8")
-        part = state.take(rows)
-        part.update(lanes)
-        state.put(rows, part)
-        p += 1
-    return _finish_lanes(state, n, buffers, lengths)
-
-
-_FEW_ROWS = 8
-
-
-def _rest(state: _Lanes, rows: list[int], buffers: list[bytes], lengths: np.ndarray) -> dict[int, int]:
-    """Hashes of `rows`, whose every full packet is fed already: their tails, then finalised."""
-    idx = np.array(rows, dtype=np.int64)
-    sub = state.take(idx)
-    got = _finish_lanes(sub, len(rows), [buffers[i] for i in rows], lengths[idx])
-    return dict(zip(rows, got.tolist(), strict=True))
+    state = _Lanes(n, key)  # row r is buffer order[r]
+    if most:
+        spans = (lengths[order] + 31) // 32  # each buffer padded to whole packets (its tail hashed apart)
+        first = np.zeros(n, dtype=np.int64)  # each ordered buffer's first packet row
+        first[1:] = np.cumsum(spans)[:-1]
+        joined = np.zeros(int(first[-1] + spans[-1]) * 32, dtype=np.uint8)
+        for at, i in zip((first * 32).tolist(), order.tolist(), strict=True):
+            b = buffers[i]
+            joined[at : at + len(b)] = np.frombuffer(b, dtype=np.uint8)
+        rows = joined.view("<u8").reshape(-1, 4)  # one packet a row
+        has = np.searchsorted(-sorted_packets, -np.arange(most), side="left")  # rows with > p packets
+        for p in range(most):
+            k = int(has[p])
+            if k == n:
+                state.update(rows[first + p])
+            else:
+                _Lanes.update(state.prefix(k), rows[first[:k] + p])
+    # back to the buffers' own order, then each tail and the finalisation
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    return _finish_lanes(state.take(inverse), n, buffers, lengths)
 
 
 def _finish_lanes(state: _Lanes, n: int, buffers: list[bytes], lengths: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ from tfrview.core.arrayrecord.riegeli import (
     read_varint,
     simple_chunk_records,
     simple_chunk_sizes,
-    varints,
+    varints_at,
 )
 from tfrview.core.arrayrecord.transposed import chunk_records
 from tfrview.core.errors import SourceError
@@ -496,7 +496,7 @@ class ArrayRecordFile:
             nonlocal size
             bufs = []
             for c in batch:
-                h = parse_chunk_header(words[c].tobytes(), int(self.chunks.begin[c]))
+                h = parse_chunk_header(words[c].tobytes(), int(self.chunks.begin[c]), True)  # hashed: trusted
                 bufs.append(read_logical(self.read, h.data_begin, h.data_size) if h.end <= self.size else b"")
             got = hash_many(bufs)
             for i, c in enumerate(batch):
@@ -560,13 +560,23 @@ def _footer_entries(values: bytes, offsets: np.ndarray) -> tuple[np.ndarray, np.
     """The ArrayRecordFooter records (offset, decoded size, records each), as arrays: in one pass
     of array operations when every entry is the writer's three varint fields in order, else one by one."""
     n = len(offsets) - 2
-    body = values[offsets[1] :]
-    try:
-        v = varints(body, 6 * n).astype(np.int64).reshape(n, 6)
-        if n == 0 or ((v[:, 0] == 8).all() and (v[:, 2] == 16).all() and (v[:, 4] == 24).all()):
-            return v[:, 1].copy(), v[:, 3].copy(), v[:, 5].copy()
-    except ValueError:
-        pass
+    a = np.frombuffer(values, dtype=np.uint8)[int(offsets[1]) :]
+    ends = np.flatnonzero(a < 0x80)
+    if n == 0:
+        if not len(a):
+            return (np.zeros(0, dtype=np.int64),) * 3
+    elif len(ends) == 6 * n and ends[-1] == len(a) - 1:
+        # the writer's shape: tag 1, value, tag 2, value, tag 3, value. Only the values are decoded
+        # (a third of the varints); each tag is checked to be its one byte
+        e = ends.reshape(n, 6)
+        tag_at = np.empty((n, 3), dtype=np.int64)
+        tag_at[0, 0] = 0
+        tag_at[1:, 0] = e[:-1, 5] + 1
+        tag_at[:, 1:] = e[:, 1:4:2] + 1
+        if (tag_at == e[:, 0::2]).all() and (a[e[:, 0::2]] == np.array([8, 16, 24], np.uint8)).all():
+            u = [varints_at(a, e[:, k - 1] + 1, e[:, k]) for k in (1, 3, 5)]
+            if all((x <= np.uint64(np.iinfo(np.int64).max)).all() for x in u):  # int64 offsets
+                return u[0].astype(np.int64), u[1].astype(np.int64), u[2].astype(np.int64)
     out = np.zeros((n, 3), dtype=np.int64)
     for i in range(n):
         f = _fields(values[offsets[i + 1] : offsets[i + 2]])

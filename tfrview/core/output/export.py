@@ -158,7 +158,7 @@ def export_jsonl(
 
 
 def export_images(
-    items: Iterable[tuple[int, bytes]],
+    items: Iterable[tuple],
     folder: Path,
     with_overlays: bool = True,
     label_map: dict[int, str] | None = None,
@@ -166,11 +166,14 @@ def export_images(
     specs: tuple[BoxSpec, ...] = (),
 ) -> ExportResult:
     """Every image of every record as PNG: record-<n>.png, or record-<n>-<k>.png for several.
-    `specs`: the box specs the person chose (`reading.chosen_spec`): boxes as the window draws them."""
+    `specs`: the box specs the person chose (`reading.chosen_spec`): boxes as the window draws them.
+    An item may carry a third value, the TFDS features of its folder (`tfds.features`): its boxes
+    and caption are then named by their ClassLabels, as the window names them."""
     folder.mkdir(parents=True, exist_ok=True)
     written = skipped = done = 0
     notes: list[str] = []
-    for number, data in items:
+    for number, data, *rest in items:
+        tfds = rest[0] if rest and rest[0] is not None and rest[0].root is not None else None
         p = decode(data)
         feats = image_features(p)
         refs = find_images(feats)
@@ -185,7 +188,7 @@ def export_images(
                 notes.append(f"record {number}: {exc}")
                 continue
             ov = (
-                compute_overlay(feats, img.width, img.height, label_map, chosen_spec(specs, feats))
+                compute_overlay(feats, img.width, img.height, label_map, chosen_spec(specs, feats), tfds)
                 if with_overlays
                 else None
             )

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
+from tfrview.core.output.arwriter import ArrayRecordOut, RecordFormat, official_writer, options_like
 from tfrview.core.output.atomic import refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
@@ -40,11 +41,30 @@ def salvage(
     out: str | os.PathLike,
     compression: str | None = None,
     keep_unverified: bool = False,
+    fmt: RecordFormat | None = None,
 ) -> SalvageResult:
-    """`idx` must be verified (status bits set by `verify`)."""
+    """`idx` must be verified (status bits set by `verify`). `fmt`: what the new file is (default
+    `default_format`: an ArrayRecord input's records as ArrayRecord when the official writer is
+    installed, written with `group_size:1` and the input's compression; else TFRecord)."""
+    fmt = default_format(source) if fmt is None else RecordFormat(fmt)
+    if fmt == RecordFormat.ARRAYRECORD:
+        if compression is not None:
+            raise TfrviewError(
+                "--compression is TFRecord's (none, gzip, zlib): an ArrayRecord output keeps its input's"
+            )
+        return salvage_many(
+            [(source, idx)], out, keep_unverified=keep_unverified, ar_options=options_like(source)
+        )
     return salvage_many(
         [(source, idx)], out, compression or _written_as(source.compression), keep_unverified=keep_unverified
     )
+
+
+def default_format(source: Source) -> RecordFormat:
+    """ArrayRecord for an ArrayRecord input where the official writer is installed, else TFRecord."""
+    if source.compression == Compression.ARRAYRECORD and official_writer() is not None:
+        return RecordFormat.ARRAYRECORD
+    return RecordFormat.TFRECORD
 
 
 def salvage_many(
@@ -53,13 +73,16 @@ def salvage_many(
     compression: str = "none",
     progress=None,
     keep_unverified: bool = False,
+    ar_options: str | None = None,
 ) -> SalvageResult:
-    """Every intact record of several files (a dataset's shards), in order, into one new file.
-    Raises TfrviewError, writing nothing, when no record would be written."""
+    """Every intact record of several files (a dataset's shards), in order, into one new file (an
+    ArrayRecord file through the official writer with `ar_options`, `arwriter.ArrayRecordOut`:
+    read back and checked before it is renamed into place). Raises TfrviewError, writing nothing,
+    when no record would be written."""
     out = Path(out)
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
     written = dropped = reheadered = regions = unverified = cut = 0
-    with RecordWriter(out, compression) as w:
+    with RecordWriter(out, compression) if ar_options is None else ArrayRecordOut(out, ar_options) as w:
         for source, idx in parts:
             keep = intact_numbers(idx)
             cut_here = np.flatnonzero(idx.status[: idx.count] & CRC_CUT)
@@ -91,6 +114,6 @@ def nothing_written(out: Path, dropped: int, regions: int, cut: int) -> str:
 
 
 def _written_as(compression: str) -> str:
-    """The output's compression when none is asked: the input's, but an ArrayRecord file's records
-    are written as a plain TFRecord (tfrview writes no ArrayRecord)."""
+    """A TFRecord output's compression when none is asked: the input's, but an ArrayRecord file's
+    records are written as a plain TFRecord."""
     return Compression.NONE if compression == Compression.ARRAYRECORD else compression

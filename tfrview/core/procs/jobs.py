@@ -773,7 +773,16 @@ def job_export(req: ExportRequest) -> None:
         elif what in set(ExportFormat):
             res = _export_format(req, spans, sources, inputs, progress)
         else:
-            items = ((n, bounded_payload(src.read, off, ln, src.pieces)) for n, src, off, ln, _ in spans)
+            from tfrview.core.tfds.features import features_of_folder  # one load a folder
+
+            items = (
+                (
+                    n,
+                    bounded_payload(src.read, off, ln, src.pieces),
+                    None if src.remote else features_of_folder(os.path.dirname(str(src.path))),
+                )
+                for n, src, off, ln, _ in spans
+            )
 
             label_map = LabelMap.from_json(req.label_map)
             from tfrview.core.records.reading import BoxSpec

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -43,8 +43,9 @@ class TfdsDataset:
     root: Path  # the version folder
     info: DatasetInfo | None
     splits: tuple[TfdsSplit, ...]
-    chosen: str = ""  # "version 1.2.0 of 1.0.0, 1.2.0": said when a dataset folder was opened
+    chosen: str = ""  # "version 1.2.0, the newest of 1.0.0, 1.2.0": said when a dataset folder was opened
     problem: str = ""  # one line: what is wrong with the metadata (or "")
+    newest_of: int = 0  # opened from a dataset or config folder: the complete versions it holds
 
     @property
     def title(self) -> str:
@@ -111,10 +112,105 @@ def _is_dir(e: os.DirEntry) -> bool:
         return False
 
 
+class TfdsChoiceError(TfrviewError):
+    """A folder of several TFDS configs (or datasets) opened without saying which: its one line
+    names them; `choices` lists every config and version, for a window to ask which."""
+
+    def __init__(self, message: str, folder: Path, choices: tuple[TfdsChoice, ...]) -> None:
+        super().__init__(message)
+        self.folder = folder
+        self.choices = choices
+
+
+@dataclass(frozen=True)
+class TfdsChoice:
+    """One version folder of a dataset or config folder, with what its metadata says of its splits."""
+
+    config: str  # the config (or dataset) folder's name; "" for a version right in the folder
+    version: str
+    folder: Path  # the version folder
+    splits: tuple[tuple[str, int | None], ...]  # (split, records by its shardLengths; None: not said)
+    problem: str = ""  # its dataset_info.json could not be read (one line)
+
+    @property
+    def label(self) -> str:
+        """`default/1.0.0`, or `1.0.0` for a version right in the folder opened."""
+        return f"{self.config}/{self.version}" if self.config else self.version
+
+    def splits_text(self) -> str:
+        """`train 60,000 · test 10,000` (`?` where the metadata says no count)."""
+        if self.problem:
+            return self.problem
+        return " · ".join(f"{n} {c:,}" if c is not None else f"{n} ?" for n, c in self.splits) or "no splits"
+
+
+def choices(folder: Path) -> tuple[TfdsChoice, ...]:
+    """Every complete version a dataset or config folder holds (its own versions, then each
+    config's, configs by name, versions in version order), each with its splits' counts from its
+    `dataset_info.json` (read strictly as data; one that cannot be read says why)."""
+    folder = Path(folder)
+    subs = _subfolders(folder) or []
+    out = [_choice("", v, folder / v) for v in _versions(folder, subs)]
+    for c in sorted(n for n in subs if not n.startswith(".")):
+        out.extend(_choice(c, v, folder / c / v) for v in _versions(folder / c))
+    return tuple(out)
+
+
+def _choice(config: str, version: str, root: Path) -> TfdsChoice:
+    try:
+        info = read_info(root / INFO_FILE)
+    except InfoError as exc:
+        return TfdsChoice(config, version, root, (), str(exc))
+    return TfdsChoice(config, version, root, tuple((s.name, s.num_examples) for s in info.splits))
+
+
+def pick(path: Path, config: str | None = None, version: str | None = None) -> Path:
+    """The version folder of `config` (a config or dataset folder's name) and `version` in the
+    TFDS folder `path` (each None: the only one, or the newest version): what `--tfds-config` and
+    `--tfds-version` open. A TfrviewError names the choices when none fits."""
+    path = Path(path)
+    found = choices(path)
+    if not found:
+        raise TfrviewError(f"{printable(str(path))}: no TFDS dataset versions here to choose from")
+    configs = sorted({c.config for c in found})
+    if config is not None:
+        if config not in configs:
+            raise TfrviewError(
+                f"{printable(str(path))}: no TFDS config {printable(config)} (it holds {_listed(configs)})"
+            )
+        found = tuple(c for c in found if c.config == config)
+    elif len(configs) > 1:
+        raise _choice_error(path, found)
+    if version is not None:
+        hit = [c for c in found if c.version == version]
+        if not hit:
+            have = [c.version for c in found]
+            raise TfrviewError(
+                f"{printable(str(path))}: no TFDS version {printable(version)} (it holds {_listed(have)})"
+            )
+        return hit[-1].folder
+    return found[-1].folder  # the newest (version order)
+
+
+def _listed(names: list[str], most: int = 10) -> str:
+    shown = ", ".join(printable(n) or "(the folder itself)" for n in names[:most])
+    return shown + (", ..." if len(names) > most else "")
+
+
+def _choice_error(path: Path, found: tuple[TfdsChoice, ...]) -> TfdsChoiceError:
+    configs = sorted({c.config for c in found if c.config})
+    return TfdsChoiceError(
+        f"{printable(str(path))}: holds {len(configs)} TFDS datasets or configs "
+        f"({_listed([c.label for c in found])}): open one",
+        path,
+        found,
+    )
+
+
 def version_folder(path: Path) -> tuple[Path, str] | None:
     """The version folder `path` is, is in, or holds (newest version; then one config's newest),
     and what was chosen ("" when `path` named it); None when no dataset_info.json is there.
-    A dataset folder with several configs is a TfrviewError naming them."""
+    A dataset folder with several configs is a TfdsChoiceError naming them (each config/version)."""
     if os.path.isfile(path / INFO_FILE):
         return path, ""
     if not path.is_dir():
@@ -126,17 +222,17 @@ def version_folder(path: Path) -> tuple[Path, str] | None:
     versions = _versions(path, subs)
     if versions:
         pick = versions[-1]
-        said = f"version {pick} of {', '.join(versions)}" if len(versions) > 1 else f"version {pick}"
+        said = (
+            f"version {pick}, the newest of {', '.join(versions)}" if len(versions) > 1 else f"version {pick}"
+        )
         return path / pick, said
     configs = sorted(n for n in subs if not n.startswith(".") and _versions(path / n))
     if len(configs) == 1:
         v = _versions(path / configs[0])
-        return path / configs[0] / v[-1], f"{configs[0]}/{v[-1]}, the only dataset or config there"
+        newest = f", the newest of {', '.join(v)}" if len(v) > 1 else ""
+        return path / configs[0] / v[-1], f"{configs[0]}/{v[-1]}{newest}, the only dataset or config there"
     if configs:
-        shown = ", ".join(printable(c) for c in configs[:10]) + (", ..." if len(configs) > 10 else "")
-        raise TfrviewError(
-            f"{printable(str(path))}: holds {len(configs)} TFDS datasets or configs ({shown}): open one"
-        )
+        raise _choice_error(path, choices(path))
     return None
 
 
@@ -158,6 +254,8 @@ def find(path: Path) -> TfdsDataset | None:
     if key is not None and key in _memo:
         return _memo[key]
     ds = _read(root, chosen)
+    if chosen:
+        ds = replace(ds, newest_of=len(_versions(root.parent)))
     if key is not None:
         if len(_memo) >= NAME_MEMO:
             _memo.clear()

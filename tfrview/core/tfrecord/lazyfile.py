@@ -164,7 +164,9 @@ class LazyFileBytes(FileBytes):
         HELD.forget(self)
 
 
-_AR_ATTRS = frozenset({"ar", "starts", "lengths", "record_count", "stream_size", "opening_problems"})
+_AR_ATTRS = frozenset(
+    {"ar", "starts", "lengths", "record_count", "stream_size", "opening_problems", "checked", "in_stream"}
+)
 
 
 class LazySource(Source):

@@ -194,7 +194,7 @@ def reframing_needed(source: Source, idx: RecordIndex) -> bool:
     framing, so its rows are numbered as every command numbers them. Cheap for a clean file."""
 
     problems = list(idx.problems)
-    if not problems:
+    if not problems or source.compression == Compression.ARRAYRECORD:  # its footer is its index
         return False
     st = idx.status
     for p in problems:  # verify found whole records inside a damaged one (overstated_split)

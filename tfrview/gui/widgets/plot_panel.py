@@ -108,6 +108,7 @@ class PlotPanel(QWidget):
         legend = self.plot.addLegend(offset=(-10, 10))
         legend.clear()
         key, said = "", []
+        named: dict[float, str] = {}  # every split's named bars (a TFDS ClassLabel's)
         for i, part in enumerate(parts):
             colour = split_colour(i)
             width = max(4.0 - 1.0 * i, 1.5)  # the first drawn widest: a split equal to it still shows
@@ -123,6 +124,7 @@ class PlotPanel(QWidget):
                     name=name,
                 )
                 said.append(f"{name} {h['values']:,}")
+                named.update(_bar_names(h))
             elif "series" in part:
                 s = part["series"]
                 key = s["key"]
@@ -135,6 +137,8 @@ class PlotPanel(QWidget):
                 self.plot.setLabel("bottom", s["x_name"])
                 said.append(f"{name} {s['points']:,}")
         hist = any("histogram" in p for p in parts)
+        if named:
+            self._set_names(named)
         self.plot.setLabel("left", "share of the split's values" if hist else key)
         if hist:
             self.plot.setLabel("bottom", key)
@@ -200,10 +204,22 @@ class PlotPanel(QWidget):
         self.plot.addItem(
             pg.BarGraphItem(x0=self._edges[:-1], x1=self._edges[1:], height=counts, brush="#1f77b4", pen="w")
         )
+        self._name_bars(h)
         self.plot.setLabel("bottom", h["key"])
         self.plot.setLabel("left", "values")
         click = " · click a bar to filter the table to it"
         self.status.setText(f"{h['values']:,} values in {len(counts)} bars{click}")
+
+    def _name_bars(self, h: dict) -> None:
+        """A class id's bars named under them (`names`: a TFDS ClassLabel's, `plots.bars`)."""
+        named = _bar_names(h)
+        if named:
+            self._set_names(named)
+
+    def _set_names(self, named: dict[float, str]) -> None:
+        at = sorted(named)
+        step = max(1, len(at) // 30)  # names that fit under the bars
+        self.plot.getAxis("bottom").setTicks([[(x, named[x][:24]) for x in at[::step]]])
 
     def show_heatmap(self, h: dict) -> None:
         """Where the boxes' centres lie, as in the image (y downwards); a click on a cell filters
@@ -336,3 +352,11 @@ class PlotPanel(QWidget):
     def record_at(self, x: float) -> int:
         """The record of the point nearest to x on the plot's x axis."""
         return int(self._records[int(np.argmin(np.abs(self._x - x)))])
+
+
+def _bar_names(h: dict) -> dict[float, str]:
+    """A histogram's bar centres -> their names, when its bars are named (else {})."""
+    names = h.get("names") or []
+    e = np.asarray(h["edges"], dtype=np.float64)
+    mid = (e[:-1] + e[1:]) / 2
+    return {float(mid[i]): names[i] for i in range(min(len(names), len(mid)))}
