@@ -87,7 +87,7 @@ def test_the_tooltips_list_every_kind_the_unreadable_files_and_the_missing_shard
 
 def test_an_arrayrecord_dataset_says_its_chunk_hashes_were_checked():
     """Its frames' CRCs are ours (computed from the decoded bytes): what was checked is its hashes."""
-    ar = status_text(StatusFacts(130_027, 10**9, frozenset({"arrayrecord"}), phase="done"))
+    ar = status_text(StatusFacts(130_027, 10**9, frozenset({"arrayrecord"}), phase=ScanPhase.DONE))
     assert "ArrayRecord" in ar and "all chunk hashes checked" in ar and "CRCs" not in ar
-    both = status_text(StatusFacts(10, 10**6, frozenset({"arrayrecord", "none"}), phase="done"))
+    both = status_text(StatusFacts(10, 10**6, frozenset({"arrayrecord", "none"}), phase=ScanPhase.DONE))
     assert "all CRCs and chunk hashes checked" in both
