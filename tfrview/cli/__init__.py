@@ -1263,8 +1263,12 @@ def cmd_salvage(args) -> int:
     with _verified_input(args) as (src, idx, rep):
         fmt = args.format or default_format(src)
         res = salvage(src, idx, out, args.compression, keep_unverified=args.keep_unverified, fmt=fmt)
+    from tfrview.core.tfrecord.framing import Compression
+
+    # the format said when it is not the input's own (an ArrayRecord input written as TFRecord, or as ArrayRecord)
+    said = f" ({fmt})" if src.compression is Compression.ARRAYRECORD else ""
     print(
-        f"{printable(str(out))}: wrote {res.written:,} intact records ({fmt}); dropped {res.dropped:,} damaged records "
+        f"{printable(str(out))}: wrote {res.written:,} intact records{said}; dropped {res.dropped:,} damaged records "
         f"and {res.damaged_regions} unreadable region{'s' if res.damaged_regions != 1 else ''}"
         + (f"; {res.reheadered} records kept with a rebuilt header" if res.reheadered else "")
         + (_kept_unverified(res.unverified) if res.unverified else "")
