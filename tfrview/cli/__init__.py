@@ -38,7 +38,9 @@ COMMANDS = (
 # module has HELP (one line), EXAMPLES (indented lines), `configure(p)` adding its arguments to its
 # parser and `run(args) -> int`; it may import this package's helpers (`fail`, `_add_splits`, ...)
 # inside its functions. New commands go here, not into this file.
-MODULE_COMMANDS: dict[str, str] = {}
+MODULE_COMMANDS: dict[str, str] = {
+    "rewrite": "tfrview.cli.rewrite",
+}
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
 EPILOG = """\
