@@ -370,3 +370,25 @@ def test_a_killed_rewrite_leaves_no_output_and_is_cleaned_after(bigger, tmp_path
     assert len(left) == 1  # named as ours, with the dead writer's pid inside
     rewrite([str(bigger)], out, RewriteOptions(shards=2))  # the next run removes it
     assert not list(tmp_path.glob(f".out.*{PARTIAL}")) and len(list(out.glob("*.tfrecord"))) == 2
+
+
+def test_the_window_s_job_rewrites_and_says_a_bad_word_in_one_line(data, tmp_path):
+    from tfrview.core.procs import launch
+    from tfrview.core.procs import messages as m
+    from tfrview.core.procs.requests import RewriteRequest
+
+    def run(req) -> list:
+        proc = launch.spawn(req)
+        out = list(launch.read_lines(proc))
+        proc.wait()
+        return out
+
+    out = run(RewriteRequest(paths=(str(data),), out=str(tmp_path / "o"), map_classes="dog=animal", shards=2))
+    wrote = [x for x in out if isinstance(x, m.Rewrote)]
+    assert out[-1] == m.Done() and len(wrote) == 1
+    w = wrote[0]
+    assert (w.records_in, w.kept, w.dropped["damaged"], w.changed) == (120, 119, 1, 39)  # 13 dogs a file
+    assert [s[2] for s in w.shards] == [verified(tmp_path / "o" / s[0]) for s in w.shards]
+    bad = run(RewriteRequest(paths=(str(data),), out=str(tmp_path / "p"), split="train=0.5"))
+    assert isinstance(bad[-1], m.Failed) and "add up to 0.5" in bad[-1].message
+    assert not (tmp_path / "p").exists()
