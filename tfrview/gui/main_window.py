@@ -47,6 +47,7 @@ from tfrview.gui.controllers.compare import CompareController
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
+from tfrview.gui.controllers.rewrite import RewriteController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.controllers.sorting import SortController
 from tfrview.gui.dialogs import BoxSpecDialog, remember_spec, remembered_spec, remembered_specs
@@ -56,7 +57,7 @@ from tfrview.gui.models.gallery import THUMB, THUMB_H, GalleryModel
 from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, number_text, problem_line
 from tfrview.gui.session import DatasetSession, analysis_jobs
-from tfrview.gui.settings import last_dir
+from tfrview.gui.settings import last_dir, write_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
 from tfrview.gui.widgets.duplicates_view import DuplicatesView
 from tfrview.gui.widgets.elided_label import ElidedLabel
@@ -313,6 +314,9 @@ class MainWindow(QMainWindow):
             self.action_groups.view.labels.isChecked,
             self.data_dir,
         )
+        self.rewriting = RewriteController(
+            self, self.session, self.open_requested.emit, self.filter_edit.text, write_dir
+        )
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_causes: dict[str, str] = {}  # file name -> why it broke (the analysis names it)
@@ -355,6 +359,7 @@ class MainWindow(QMainWindow):
         m.addAction(a.export.save_image)
         m.addAction(a.export.salvage)
         m.addAction(a.export.repair)
+        m.addAction(a.file.rewrite)
         ex = m.addMenu("&Export Selection")
         for action in a.export.selection:
             ex.addAction(action)
@@ -1163,6 +1168,7 @@ class MainWindow(QMainWindow):
             w.cancel()
             w.wait()
         self.exporting.shutdown()
+        self.rewriting.shutdown()
         self.plots.shutdown()
         self.comparing.shutdown()
         self.filtering.stop()
