@@ -187,6 +187,12 @@ class RewriteController(QObject):
         self.start_dir = start_dir
         self.worker: JobWorker | None = None
         self.status = QLabel("", window)
+        # room for the longest phase, so the line does not jump or cut as the words change
+        self.status.setMinimumWidth(
+            self.status.fontMetrics().horizontalAdvance(
+                "Rewriting: reading records (analysis) 99,999 of 99,999 100%"
+            )
+        )
         self.cancel_button = QPushButton("Cancel rewrite", window)
         self.cancel_button.clicked.connect(self.cancel)
         self.last: Rewrote | Failed | None = None
