@@ -337,7 +337,7 @@ except Exception as exc:
 def bigger(tmp_path):
     d = tmp_path / "big"
     d.mkdir()
-    write_records(d / "x.tfrecord", [example(i, 1 + i % 3, extra=200) for i in range(20000)])
+    write_records(d / "x.tfrecord", [example(i, 1 + i % 3, extra=200) for i in range(6000)])
     return d
 
 
@@ -355,6 +355,7 @@ def test_a_full_disk_is_one_line_and_nothing_left(bigger, tmp_path):
     _nothing_left(tmp_path, out)
 
 
+@pytest.mark.slow  # a child process killed mid-write, then a second rewrite: 3-9 s on 2 loaded cores
 def test_a_killed_rewrite_leaves_no_output_and_is_cleaned_after(bigger, tmp_path):
     out = tmp_path / "out"
     p = _child("kill", str(bigger), str(out))
@@ -372,6 +373,7 @@ def test_a_killed_rewrite_leaves_no_output_and_is_cleaned_after(bigger, tmp_path
     assert not list(tmp_path.glob(f".out.*{PARTIAL}")) and len(list(out.glob("*.tfrecord"))) == 2
 
 
+@pytest.mark.slow  # two job processes, one with the analysis pass's pool: 5-25 s on 2 loaded cores
 def test_the_window_s_job_rewrites_and_says_a_bad_word_in_one_line(data, tmp_path):
     from tfrview.core.procs import launch
     from tfrview.core.procs import messages as m
