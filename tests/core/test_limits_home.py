@@ -71,6 +71,7 @@ PIECES = {
     "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
+    "core/rewrite/run.py": {"RUN_BYTES"},  # consecutive records copied in one read
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},

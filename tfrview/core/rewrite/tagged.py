@@ -11,28 +11,33 @@ from pathlib import Path
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
 
-MAX_LIST_LINE = 1 << 16  # a line of the list longer than this is no {"file", "offset"} object
-
 
 def read_record_list(path: Path) -> set[tuple[str, int]]:
     """`{"file": PATH, "offset": N}` a line (the tags' export form; other fields ignored): the
     (real path, offset) pairs. A malformed line is a one-line error naming it."""
-    from tfrview.core.limits import MAX_INDEX_FILE_BYTES, too_large
+    from tfrview.core.limits import MAX_RECORD_LIST_BYTES, MAX_RECORD_LIST_LINE, too_large
     from tfrview.core.tfrecord.source import open_regular
 
     fd, st = open_regular(path)
     out: set[tuple[str, int]] = set()
     with os.fdopen(fd, "rb") as fh:
-        if st.st_size > MAX_INDEX_FILE_BYTES:
+        if st.st_size > MAX_RECORD_LIST_BYTES:
             raise RewriteError(
                 f"{printable(str(path))}: "
-                + too_large("the record list", st.st_size, MAX_INDEX_FILE_BYTES, name="MAX_INDEX_FILE_BYTES")
+                + too_large(
+                    "the record list", st.st_size, MAX_RECORD_LIST_BYTES, name="MAX_RECORD_LIST_BYTES"
+                )
             )
-        for no, line in enumerate(fh, 1):
+        for no, line in enumerate(iter(lambda: fh.readline(MAX_RECORD_LIST_LINE + 1), b""), 1):
+            if len(line) > MAX_RECORD_LIST_LINE:
+                raise RewriteError(
+                    f"{printable(str(path))}:{no}: "
+                    + too_large("a line", len(line), MAX_RECORD_LIST_LINE, name="MAX_RECORD_LIST_LINE")
+                )
             if not line.strip():
                 continue
             try:
-                doc = json.loads(line[:MAX_LIST_LINE])
+                doc = json.loads(line)
                 f, off = doc["file"], doc["offset"]
                 if not isinstance(f, str) or not isinstance(off, int) or off < 0:
                     raise TypeError
