@@ -77,66 +77,79 @@ class Plan:
         return sum(len(v) for v in self.splits.values())
 
 
-def open_inputs(args: list[str], jobs: int, progress: Progress | None) -> tuple[list[PlannedFile], object]:
-    """Every input framed and verified; a file that cannot be opened or a shard missing is an error
-    (a rewrite of part of a dataset would be silent loss)."""
+def open_inputs(
+    args: list[str], opts: RewriteOptions, label_map, progress: Progress | None
+) -> tuple[list[PlannedFile], object, object]:
+    """Every input framed and verified on the analysis pass's pool (files side by side, a big plain
+    file in parts on every core), with the deep pass when a filter, class map or split needs the
+    facts (its stored results reused for the facts, but a file whose result came from the store is
+    framed and verified again here: what is copied is checked now). A file that cannot be opened or
+    a shard that is missing is an error (a rewrite of part of a dataset would be silent loss).
+    (files, the one TFDS dataset the inputs are or None, the merged analysis or None)."""
+    from tfrview.core.analysis import plan as plan_tasks
+    from tfrview.core.analysis import run_tasks
+    from tfrview.core.analysis.merge import merge
     from tfrview.core.tfrecord.dataset import Dataset
-    from tfrview.core.tfrecord.report import index_and_verify, sort_problems
+    from tfrview.core.tfrecord.report import index_and_verify
     from tfrview.core.tfrecord.splits import split_of_files
-    from tfrview.core.tfrecord.status import WORDS, RecordStatus, intact_mask, status_codes
 
     ds = Dataset.open(args)
     for f in ds.files:
         if f.source is None:
             raise RewriteError(f"{printable(str(f.path))}: {printable(f.error or 'cannot be read')}")
-    splits = split_of_files([f.path for f in ds.files])
-    out = []
-    total = len(ds.files)
-    for k, f in enumerate(ds.files):
-        if progress is not None:
-            progress("verifying inputs", k, total)
-        idx, found = index_and_verify(f.source, jobs=jobs)
-        idx.problems[:] = sort_problems(list(idx.problems) + found)
-        st = idx.status[: idx.count]
-        intact = intact_mask(st)
-        raw_ok = status_codes(st) == WORDS.index(RecordStatus.OK)
-        out.append(
-            PlannedFile(
-                f.path,
-                f.source,
-                idx.count,
-                intact,
-                raw_ok & intact,
-                np.asarray(idx.offsets[: idx.count], dtype=np.int64),
-                np.asarray(idx.lengths[: idx.count], dtype=np.int64),
-                splits[k] or NO_SPLIT,
-            )
-        )
-    if progress is not None:
-        progress("verifying inputs", total, total)
-    tfds = ds.tfds[0] if len(ds.tfds) == 1 and ds.tfds[0].info is not None else None
-    return out, tfds
-
-
-def _facts(files: list[PlannedFile], jobs: int, progress: Progress | None, label_map):
-    """The analysis pass over the inputs (stored results reused) and its merged answer."""
-    from tfrview.core.analysis import plan as plan_tasks
-    from tfrview.core.analysis import run_tasks
-    from tfrview.core.analysis.merge import merge
-
-    paths = [str(f.path) for f in files]
-    tasks = plan_tasks(paths, True, label_map)
-    total = len(tasks)
+    splits = [s or NO_SPLIT for s in split_of_files([f.path for f in ds.files])]
+    paths = [str(f.path) for f in ds.files]
+    deep = bool(opts.where or opts.class_map or opts.split or opts.group_by)
+    lm = {str(k): v for k, v in label_map.items()} if (deep and label_map) else None
+    tasks = plan_tasks(paths, deep, lm, read_cache=deep)  # a look at the bytes is always read now
+    phase = "reading records (analysis)" if deep else "verifying inputs"
     results = []
-    for r in run_tasks(tasks, jobs):
+    for r in run_tasks(tasks, opts.jobs):
         results.append(r)
         if progress is not None:
-            progress("reading records (analysis)", len(results), total)
+            progress(phase, len(results), len(tasks))
     for r in results:
         if r.error is not None:
             raise RewriteError(printable(r.error))
-    a = merge(results, splits=[f.split for f in files])
-    return a
+    a = merge(results, splits=splits)
+    cached = {r.file_no for r in results if r.from_cache}
+    out = []
+    for fi, (f, s) in enumerate(zip(ds.files, a.shards, strict=True)):
+        offsets, lengths, status = s.offsets, s.lengths, s.status
+        if fi in cached:
+            if progress is not None:
+                progress("verifying inputs", fi, len(ds.files))
+            idx, _ = index_and_verify(f.source, jobs=opts.jobs)
+            offsets, lengths, status = (
+                idx.offsets[: idx.count],
+                idx.lengths[: idx.count],
+                idx.status[: idx.count],
+            )
+            if len(offsets) != len(s.offsets) or not np.array_equal(offsets, s.offsets):
+                raise RewriteError(
+                    f"{printable(str(f.path))}: frames otherwise than its stored analysis; run `tfrview cache --clear`"
+                )
+        out.append(_planned(f.path, f.source, offsets, lengths, status, splits[fi]))
+    tfds = ds.tfds[0] if len(ds.tfds) == 1 and ds.tfds[0].info is not None else None
+    return out, tfds, (a if deep else None)
+
+
+def _planned(path, source, offsets, lengths, status, split) -> PlannedFile:
+    from tfrview.core.tfrecord.status import WORDS, RecordStatus, intact_mask, status_codes
+
+    st = np.asarray(status)
+    intact = intact_mask(st)
+    raw_ok = (status_codes(st) == WORDS.index(RecordStatus.OK)) & intact
+    return PlannedFile(
+        path,
+        source,
+        len(st),
+        intact,
+        raw_ok,
+        np.asarray(offsets, dtype=np.int64),
+        np.asarray(lengths, dtype=np.int64),
+        split,
+    )
 
 
 def make_plan(
@@ -150,19 +163,15 @@ def make_plan(
 ) -> Plan:
     """Inputs verified, records selected, split, ordered and sharded. `drop`/`keep`: (path, offset)
     of records a tag drops or keeps (`keep` None: no keep tag asked)."""
-    files, tfds = open_inputs(args, opts.jobs, progress)
+    files, tfds, a = open_inputs(args, opts, label_map, progress)
     counts = np.array([f.count for f in files], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     n = int(starts[-1])
     intact = np.concatenate([f.intact for f in files]) if files else np.zeros(0, bool)
     plan = Plan(files, tfds, n, {"damaged": int(n - intact.sum()), "filter": 0, "tag": 0}, starts=starts)
     selected = intact.copy()
-    needs_facts = bool(opts.where or opts.class_map or opts.split or opts.group_by)
     table = None
-    if needs_facts and n:
-        a = _facts(
-            files, opts.jobs, progress, {str(k): v for k, v in label_map.items()} if label_map else None
-        )
+    if a is not None and n:
         table = a.facts()
         if table is None or table.num_rows != n:
             raise RewriteError(
