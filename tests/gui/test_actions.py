@@ -26,6 +26,7 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
         a.export.save_image,
         a.export.salvage,
         a.export.repair,
+        a.file.rewrite,
         a.file.close,
         a.file.quit,
     ]
