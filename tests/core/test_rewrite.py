@@ -394,3 +394,36 @@ def test_the_window_s_job_rewrites_and_says_a_bad_word_in_one_line(data, tmp_pat
     bad = run(RewriteRequest(paths=(str(data),), out=str(tmp_path / "p"), split="train=0.5"))
     assert isinstance(bad[-1], m.Failed) and "add up to 0.5" in bad[-1].message
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.slow  # the deep pass decodes 36 images and runs the dataset step: 2-7 s on 2 loaded cores
+def test_copies_never_straddle_splits_by_dup_group(tmp_path):
+    from tests.tfdsdata import jpeg
+
+    d = tmp_path / "in"
+    d.mkdir()
+    recs = []
+    for i in range(36):  # 12 pictures, each three times
+        ex = example_pb2.Example()
+        f = ex.features.feature
+        k = i % 12
+        f["image/encoded"].bytes_list.value[:] = [
+            jpeg(48, 32, ((k * 20) % 256, (k * 70) % 256, (k * 110) % 256))
+        ]
+        f["image/format"].bytes_list.value[:] = [b"jpeg"]
+        f["label"].int64_list.value[:] = [k % 2]
+        f["n"].int64_list.value[:] = [i]
+        recs.append(ex.SerializeToString())
+    write_records(d / "pics.tfrecord", recs)
+    out = tmp_path / "out"
+    rewrite(
+        [str(d)],
+        out,
+        RewriteOptions(split=parse_fractions("train=0.5,val=0.5"), group_by=GroupBy.DUP_GROUP, seed=2),
+    )
+    where = {}
+    for s in out.glob("*.tfrecord"):
+        for n in numbers_of(s):
+            where.setdefault(n % 12, set()).add(s.name.split("-")[0])
+    assert len(where) == 12 and all(len(v) == 1 for v in where.values())
+    assert {next(iter(v)) for v in where.values()} == {"train", "val"}
