@@ -181,14 +181,15 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
     ]
     starts = np.flatnonzero(~follows)
     ends = np.r_[starts[1:], len(numbers)]
+    stop = offs + lens + 16  # where each record's bytes end: rising within a run
     for a, z in zip(starts.tolist(), ends.tolist(), strict=True):
         src = plan.files[int(fi[a])].source
         if raw[a]:
             while a < z:  # pieces of at most RUN_BYTES
                 lo = int(offs[a])
-                cut = int(np.searchsorted(offs[a:z] + lens[a:z] + 16 - lo, RUN_BYTES, side="right")) + a
+                cut = int(np.searchsorted(stop[a:z], lo + RUN_BYTES, side="right")) + a
                 cut = max(cut, a + 1)
-                hi = int(offs[cut - 1] + lens[cut - 1] + 16)
+                hi = int(stop[cut - 1])
                 data = src.read(lo, hi - lo)
                 if len(data) != hi - lo:
                     raise RewriteError(f"{src.path}: changed while being read (records at {lo:,} are gone)")
