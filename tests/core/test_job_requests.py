@@ -59,6 +59,17 @@ def _every_kind() -> list[rq.Request]:
             keep_damaged=True,
             problems={"3": [{"kind": "bad_data_crc", "message": "data CRC mismatch"}]},
         ),
+        rq.RewriteRequest(
+            paths=("a/",),
+            out="/tmp/out",
+            where="boxes > 0",
+            drop_records=(("/d/a.tfrecord", 120),),
+            map_classes="3=1",
+            split="train=0.8,val=0.2",
+            group_by="source_id",
+            shuffle=True,
+            seed=4,
+        ),
     ]
 
 
@@ -74,6 +85,7 @@ def test_every_job_has_a_request():
         "evaluate",
         "write",
         "export",
+        "rewrite",
     }
     assert {type(r) for r in _every_kind()} == set(jobs.JOBS)
 

@@ -574,3 +574,26 @@ class Driver:
 
     def status_message(self) -> str:
         return self.window.statusBar().currentMessage()
+
+    # rewrite -------------------------------------------------------------------------------------
+
+    def rewrite(self, request, timeout: int = ANALYSIS_TIMEOUT_MS):
+        """File › Rewrite… with the dialog's answer given as a `RewriteRequest`: the job's ending
+        (`messages.Rewrote` or `messages.Failed`) once it has ended."""
+        c = self.window.rewriting
+        c.start(request)
+        self.qtbot.waitUntil(lambda: c.worker is None, timeout=timeout)
+        return c.last
+
+    def rewrite_status(self) -> str:
+        """What the status line says of a running rewrite ("" when none runs)."""
+        c = self.window.rewriting
+        return c.status.text() if c.worker is not None else ""
+
+    def open_rewritten(self) -> None:
+        """Press "Open the result" in the box a finished rewrite shows."""
+        from PySide6.QtWidgets import QMessageBox
+
+        box = self.window.rewriting.result_box
+        button = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole)
+        button.click()

@@ -44,6 +44,7 @@ MODULE_COMMANDS: dict[str, str] = {
     "import-coco": "tfrview.cli.import_coco",  # issue 23: corrected COCO annotations back in
     "tags": "tfrview.cli.tags",  # issue 23: the person's tags
     "evaluate": "tfrview.cli.evaluate",  # issue 24: predictions against the ground truth
+    "rewrite": "tfrview.cli.rewrite",  # issue 23: a clean copy of a dataset
 }
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 

@@ -39,6 +39,9 @@ MAX_INDEX_FILE_BYTES = 256 << 20  # an 'offset size' index file (~12 M records)
 MAX_INDEX_LINE = 64  # two 20-digit numbers and a space fit easily
 MAX_LABEL_MAP_BYTES = 16 << 20
 MAX_LABEL_MAP_NESTING = 16  # a StringIntLabelMap nests 2 or 3 levels
+# A JSON-lines list of records a rewrite drops (`rewrite --drop-records`, the tags' export form)
+MAX_RECORD_LIST_BYTES = 256 << 20
+MAX_RECORD_LIST_LINE = 64 << 10  # one {"file": PATH, "offset": N} object, with room for other fields
 # A TFDS `features.json` (core/tfds/features.py), read as JSON data only: its size, how deep its
 # features nest (RLDS nests 3 or 4 levels), how many features it declares in all, and each
 # `<name>.labels.txt` beside it (its size and the class names kept of it; past them the rest are

@@ -21,6 +21,7 @@ class FileActions:
     reload: QAction
     label_map: QAction
     schema: QAction
+    rewrite: QAction
     close: QAction
     quit: QAction
 
@@ -185,6 +186,11 @@ def build_actions(w: MainWindow) -> WindowActions:
                 "Load &Schema…",
                 w.choose_schema,
                 tip="A descriptor set or .proto file: custom protobuf records shown with field names",
+            ),
+            rewrite=act(
+                "Re&write Dataset…",
+                lambda: w.rewriting.ask(),
+                tip="A new dataset: records kept or dropped, classes mapped, re-sharded, split; damaged records left out",
             ),
             close=act("&Close Window", w.close, K.Close),
             quit=act("&Quit", w._quit, K.Quit),

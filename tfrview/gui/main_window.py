@@ -47,6 +47,7 @@ from tfrview.gui.controllers.compare import CompareController
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
+from tfrview.gui.controllers.rewrite import RewriteController
 from tfrview.gui.controllers.shards import ShardsController
 from tfrview.gui.controllers.sorting import SortController
 from tfrview.gui.controllers.tags import TagsController
@@ -58,7 +59,7 @@ from tfrview.gui.models.problems import ProblemRow, ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel, number_text, problem_line
 from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.session import DatasetSession, analysis_jobs
-from tfrview.gui.settings import last_dir
+from tfrview.gui.settings import last_dir, write_dir
 from tfrview.gui.status_line import StatusFacts, missing_tip, problems_text, problems_tip, status_text
 from tfrview.gui.widgets.duplicates_view import DuplicatesView
 from tfrview.gui.widgets.elided_label import ElidedLabel
@@ -320,6 +321,9 @@ class MainWindow(QMainWindow):
         self.tagging.said.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.tagging.changed.connect(self._on_tags_changed)
         self.tagging.start()
+        self.rewriting = RewriteController(
+            self, self.session, self.open_requested.emit, self.filter_edit.text, write_dir
+        )
         self._closing = False
         self._dock_decided = False  # the dock shows itself once; after that the person decides
         self._file_causes: dict[str, str] = {}  # file name -> why it broke (the analysis names it)
@@ -362,6 +366,7 @@ class MainWindow(QMainWindow):
         m.addAction(a.export.save_image)
         m.addAction(a.export.salvage)
         m.addAction(a.export.repair)
+        m.addAction(a.file.rewrite)
         ex = m.addMenu("&Export Selection")
         for action in a.export.selection:
             ex.addAction(action)
@@ -1205,6 +1210,7 @@ class MainWindow(QMainWindow):
             w.cancel()
             w.wait()
         self.exporting.shutdown()
+        self.rewriting.shutdown()
         self.plots.shutdown()
         self.comparing.shutdown()
         self.filtering.stop()

@@ -52,6 +52,7 @@ from tfrview.core.procs.messages import (
     Plot,
     ProblemFound,
     Progress,
+    Rewrote,
     Scores,
     SplitSummary,
     Summary,
@@ -67,6 +68,7 @@ from tfrview.core.procs.requests import (
     FilterRequest,
     OverFiles,
     Request,
+    RewriteRequest,
     ScoresRequest,
     SelectRequest,
     SeriesRequest,
@@ -916,6 +918,54 @@ def job_evaluate(req: EvaluateRequest) -> None:
     )
 
 
+def job_rewrite(req: RewriteRequest) -> None:
+    """A new dataset from the window's files (`core.rewrite.run.rewrite`), progress as it goes.
+    The window cancels by killing this process: the temporary folder it leaves is named as a
+    rewrite's, and the window (or the next rewrite beside it) removes it."""
+    from tfrview.core.rewrite.options import (
+        ClassMap,
+        GroupBy,
+        RewriteOptions,
+        parse_class_map,
+        parse_fractions,
+        parse_size,
+    )
+    from tfrview.core.rewrite.run import rewrite
+
+    opts = RewriteOptions(
+        where=req.where or None,
+        class_map=parse_class_map(req.map_classes) if req.map_classes else ClassMap(),
+        shards=req.shards or None,
+        shard_bytes=parse_size(req.shard_size) if req.shard_size else None,
+        shuffle=req.shuffle,
+        seed=req.seed,
+        compression=req.compression,
+        split=parse_fractions(req.split) if req.split else (),
+        group_by=GroupBy(req.group_by) if req.group_by else None,
+        index=req.index,
+        force=req.force,
+        jobs=cores(),
+    )
+    label_map = {
+        int(k): (v if isinstance(v, str) else v[0]) for k, v in (req.label_map or {}).items()
+    } or None
+    tick = _ticker()
+
+    def progress(phase: str, done: int, total: int) -> None:
+        tick(phase, done, total)
+
+    res = rewrite(
+        list(req.paths),
+        req.out,
+        opts,
+        drop=frozenset((p, int(o)) for p, o in req.drop_records),
+        label_map=label_map,
+        progress=progress,
+    )
+    shards = tuple((s["name"], s["split"], s["records"], s["bytes"]) for s in res.shards)
+    _emit(Rewrote(res.outdir, res.records_in, res.kept, dict(res.dropped), shards, res.changed))
+
+
 JOBS: dict[type, Callable] = {  # each request's job, by its class
     AnalyzeRequest: job_analyze,
     FilterRequest: job_filter,
@@ -927,6 +977,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     EvaluateRequest: job_evaluate,
     WriteRequest: job_write,
     ExportRequest: job_export,
+    RewriteRequest: job_rewrite,
 }
 
 

@@ -259,6 +259,35 @@ def _result_of(kind: str, r: dict) -> RepairResult | SalvageResult | ExportResul
 
 
 @dataclass(frozen=True, slots=True)
+class Rewrote:
+    """What a rewrite wrote (`rewrite.run.RewriteResult.to_json`'s counts): records in, kept,
+    dropped by reason (damaged, filter, tag), each shard (name, split, records, bytes)."""
+
+    TYPE: ClassVar[str] = "rewrote"
+    outdir: str
+    records_in: int
+    kept: int
+    dropped: dict[str, int]
+    shards: tuple[tuple[str, str, int, int], ...]
+    changed: int = 0
+
+    @classmethod
+    def from_json(cls, d: dict) -> Rewrote:
+        extra = set(d) - {"type", "outdir", "records_in", "kept", "dropped", "shards", "changed"}
+        if extra:
+            raise ValueError(f"unexpected fields {sorted(extra)} in a rewrote message")
+        shards = tuple((str(a), str(b), int(c), int(e)) for a, b, c, e in d["shards"])
+        return cls(
+            str(d["outdir"]),
+            int(d["records_in"]),
+            int(d["kept"]),
+            dict(d["dropped"]),
+            shards,
+            int(d.get("changed", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class CopyGroup:
     """One group of copies the dataset step found (`analysis.duplicates`): its number (the
     `dup_group` fact), whether every member has the same pixels, and its members as (the window's
@@ -345,6 +374,7 @@ Message = (
     | Scores
     | Evaluated
     | Wrote
+    | Rewrote
     | DuplicateGroups
     | Done
     | Failed
@@ -367,6 +397,7 @@ _TYPES: dict[str, type] = {
         Scores,
         Evaluated,
         Wrote,
+        Rewrote,
         DuplicateGroups,
         Done,
         Failed,

@@ -172,6 +172,32 @@ class ExportRequest:
     splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewriteRequest:
+    """A new dataset written from the window's files (`core.rewrite`): the person's words as the
+    CLI takes them (parsed in the job, each mistake its one-line `Failed`)."""
+
+    JOB: ClassVar[str] = "rewrite"
+    paths: tuple[str, ...]
+    out: str
+    where: str = ""
+    drop_records: tuple[tuple[str, int], ...] = ()  # (path, offset) of records a tag drops
+    map_classes: str = ""
+    label_map: dict | None = None  # `LabelMap.to_json()` of the window's label map
+    shards: int = 0  # 0: by shard_size
+    shard_size: str = ""  # "" : the default size
+    split: str = ""  # "train=0.8,val=0.2"; "": the inputs' splits
+    group_by: str = ""
+    shuffle: bool = False
+    seed: int = 0
+    compression: str = "none"
+    index: bool = False
+    force: bool = False
+
+    def __post_init__(self) -> None:  # JSON gives each (path, offset) back as a list
+        object.__setattr__(self, "drop_records", tuple((str(p), int(o)) for p, o in self.drop_records))
+
+
 Request = (
     AnalyzeRequest
     | FilterRequest
@@ -183,6 +209,7 @@ Request = (
     | EvaluateRequest
     | WriteRequest
     | ExportRequest
+    | RewriteRequest
 )
 
 _JOBS: dict[str, type] = {
@@ -198,6 +225,7 @@ _JOBS: dict[str, type] = {
         EvaluateRequest,
         WriteRequest,
         ExportRequest,
+        RewriteRequest,
     )
 }
 

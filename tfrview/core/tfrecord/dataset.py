@@ -48,6 +48,7 @@ _SIDE_FILES = {
     ".jpg",
     ".jpeg",
     ".html",
+    ".parquet",  # a fact table export or a rewrite's provenance beside the shards
     ".lock",
 }
 log = logging.getLogger(__name__)

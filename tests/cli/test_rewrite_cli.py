@@ -1,0 +1,88 @@
+"""`tfrview rewrite`: the --json summary's counts, the text lines, and each mistake as one line on
+stderr with exit status 2 and nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import framed, payloads, payloads_of
+from tfrview.cli import main
+
+
+@pytest.fixture
+def bad(tmp_path):
+    data, offs = framed(payloads(12))
+    b = bytearray(data)
+    b[offs[2] + 13] ^= 1  # bad data CRC in record 2
+    p = tmp_path / "in" / "bad.tfrecord"
+    p.parent.mkdir()
+    p.write_bytes(bytes(b))
+    return p
+
+
+def test_json_summary(capsys, bad, tmp_path):
+    out = tmp_path / "out"
+    assert (
+        main(["rewrite", str(bad), "-o", str(out), "--shards", "2", "--json", "--compression", "zlib"]) == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["records_in"], doc["kept"], doc["dropped"]) == (12, 11, {"damaged": 1, "filter": 0, "tag": 0})
+    assert doc["written"]["splits"] == {"data": 11}
+    assert [s["records"] for s in doc["written"]["shards"]] == [
+        len(payloads_of(out / s["name"])) for s in doc["written"]["shards"]
+    ]
+    assert sum(len(payloads_of(out / s["name"])) for s in doc["written"]["shards"]) == 11
+
+
+def test_text_lines(capsys, bad, tmp_path):
+    assert (
+        main(
+            [
+                "rewrite",
+                str(bad.parent),
+                "-o",
+                str(tmp_path / "o"),
+                "--split",
+                "train=0.5,test=0.5",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].endswith(
+        "wrote 11 of 12 records in 2 shards; dropped 1 damaged, 0 by the filter, 0 by tags"
+    )
+    assert sorted(line.split(":")[0].strip() for line in said[1:]) == ["test", "train"]
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["--map-classes", "dog"], "--map-classes: 'dog' is not OLD=NEW"),
+        (["--split", "train=0.8,val=0.3"], "--split: the fractions add up to 1.1, not 1"),
+        (["--shard-size", "big"], "--shard-size: 'big' is no size"),
+        (["--group-by", "stem"], "--group-by needs --split"),
+        (["--drop-tag", "drop"], "the tag store is not in this build yet"),
+    ],
+)
+def test_mistakes_are_one_line(capsys, bad, tmp_path, words, message):
+    out = tmp_path / "o"
+    assert main(["rewrite", str(bad), "-o", str(out), *words]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_output_inside_the_input_and_existing_output(capsys, bad, tmp_path):
+    assert main(["rewrite", str(bad.parent), "-o", str(bad.parent / "clean")]) == 2
+    assert "is inside the input" in capsys.readouterr().err
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "f").write_text("x")
+    assert main(["rewrite", str(bad), "-o", str(full), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "not empty (use --force" in json.loads(captured.out)["error"]
+    assert (full / "f").read_text() == "x"

@@ -1,0 +1,318 @@
+"""`rewrite`: a plan (`plan.make_plan`) written as a new dataset (`outdir.write_shards`), with its
+label map, TFDS metadata and provenance, all or nothing. The CLI and the window's job call this."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tfrview.core.rewrite.classes import label_map_text, rewrite_example
+from tfrview.core.rewrite.options import RewriteError, RewriteOptions
+from tfrview.core.rewrite.outdir import Shard, ShardWriter, WrittenShard, check_outdir, write_shards
+from tfrview.core.rewrite.plan import Plan, make_plan
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+RUN_BYTES = 8 << 20  # consecutive intact records copied in one read of at most this much
+LABEL_MAP_FILE = "label_map.pbtxt"
+PROVENANCE_FILE = "provenance.parquet"
+PROVENANCE_JSONL = "provenance.jsonl"
+
+
+@dataclass(frozen=True)
+class RewriteResult:
+    outdir: str
+    records_in: int
+    kept: int
+    dropped: dict[str, int]
+    shards: tuple[dict, ...]  # name, split, records, bytes
+    changed: int  # records re-serialised by the class map
+    files: tuple[str, ...] = ()  # other files written beside the shards
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict:
+        splits: dict[str, int] = {}
+        for s in self.shards:
+            splits[s["split"]] = splits.get(s["split"], 0) + s["records"]
+        return {
+            "outdir": self.outdir,
+            "records_in": self.records_in,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "written": {"splits": splits, "shards": list(self.shards)},
+            "changed_by_class_map": self.changed,
+            "files": list(self.files),
+            "notes": list(self.notes),
+        }
+
+
+def shard_names(plan: Plan) -> dict[str, list[str]]:
+    """Each split's shard file names: TFDS's when the input was one TFDS dataset, else
+    `{split}-NNNNN-of-NNNNN.tfrecord`."""
+    out = {}
+    for s, k in plan.shards.items():
+        if plan.tfds is not None:
+            name = plan.tfds.info.name or "dataset"
+            out[s] = [f"{name}-{s}.tfrecord-{i:05d}-of-{k:05d}" for i in range(k)]
+        else:
+            out[s] = [f"{s}-{i:05d}-of-{k:05d}.tfrecord" for i in range(k)]
+    return out
+
+
+def rewrite(
+    args: list[str],
+    outdir: str | os.PathLike,
+    opts: RewriteOptions,
+    *,
+    drop: frozenset[tuple[str, int]] = frozenset(),
+    keep: frozenset[tuple[str, int]] | None = None,
+    label_map: dict[int, str] | None = None,
+    progress: Progress | None = None,
+) -> RewriteResult:
+    """Write the records `opts` selects from the dataset `args` names into a new OUTDIR (see the
+    package's docstring). Raises RewriteError (a one-line reason, nothing written) or Cancelled."""
+    outdir = Path(outdir)
+    from tfrview.core.tfrecord.dataset import expand_paths
+
+    inputs = list(args) + [str(p) for p in expand_paths(list(args))]
+    check_outdir(outdir, inputs, opts.force)  # before any work, and again before writing
+    plan = make_plan(args, opts, drop=drop, keep=keep, label_map=label_map, progress=progress)
+    if not plan.kept:
+        raise RewriteError(
+            f"{outdir}: not written: no record is left to write ({_dropped_words(plan.dropped)})"
+        )
+    names = shard_names(plan)
+    shards: list[Shard] = []
+    where: list[tuple[str, int]] = []  # (split, shard) of each Shard
+    counter = _Counter(plan.kept, progress)
+    for s, nums in plan.splits.items():
+        of = plan.shard_of[s]
+        bounds = np.searchsorted(of, np.arange(plan.shards[s] + 1))
+        for i, name in enumerate(names[s]):
+            part = nums[bounds[i] : bounds[i + 1]]
+            shards.append(Shard(name, len(part), _filler(plan, part, counter)))
+            where.append((s, i))
+    extra_files: list[str] = []
+
+    def extra(tmp: Path, written: list[WrittenShard]) -> None:
+        extra_files.extend(_extras(tmp, plan, names, written, opts))
+
+    written = write_shards(
+        outdir,
+        shards,
+        opts.compression,
+        inputs=inputs,
+        force=opts.force,
+        index=opts.index,
+        extra=extra,
+        jobs=opts.jobs,
+        progress=progress,
+    )
+    rows = tuple(
+        {"name": w.name, "split": s, "records": w.records, "bytes": w.bytes}
+        for w, (s, _) in zip(written, where, strict=True)
+    )
+    return RewriteResult(
+        str(outdir),
+        plan.records_in,
+        plan.kept,
+        dict(plan.dropped),
+        rows,
+        counter.changed,
+        tuple(extra_files),
+        tuple(plan.notes),
+    )
+
+
+def _dropped_words(d: dict[str, int]) -> str:
+    return ", ".join(f"{v:,} dropped as {k}" for k, v in d.items() if v) or "the inputs hold no records"
+
+
+class _Counter:
+    """Records written so far, said every 4,096 (the progress callback may raise Cancelled)."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.progress, self.done, self.changed = total, progress, 0, 0
+        self._said = 0
+
+    def add(self, k: int) -> None:
+        self.done += k
+        if self.progress is not None and self.done - self._said >= 4096:
+            self._said = self.done
+            self.progress("writing records", self.done, self.total)
+
+
+def _filler(plan: Plan, numbers: np.ndarray, counter: _Counter) -> Callable[[ShardWriter], None]:
+    def fill(w: ShardWriter) -> None:
+        _copy(plan, numbers, w, counter)
+
+    return fill
+
+
+def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) -> None:
+    """The records `numbers` (global, in output order) into `w`: runs of consecutive records whose
+    CRCs both passed and that no class map changes copied as framed bytes in one read; the rest
+    one by one (a rebuilt header, or a re-serialised Example)."""
+    from tfrview.core.tfrecord.payload_bytes import bounded_payload
+
+    if not len(numbers):
+        return
+    fi, local = plan.locate(numbers)
+    offs = np.empty(len(numbers), np.int64)
+    lens = np.empty(len(numbers), np.int64)
+    raw = np.empty(len(numbers), bool)
+    for f in np.unique(fi):
+        m = fi == f
+        pf = plan.files[int(f)]
+        offs[m], lens[m], raw[m] = pf.offsets[local[m]], pf.lengths[local[m]], pf.raw_ok[local[m]]
+    changing = plan.changed[numbers] if plan.changed is not None else np.zeros(len(numbers), bool)
+    raw &= ~changing
+    raw &= lens + 16 <= RUN_BYTES
+    # a run breaks where the file changes, a record is not raw, or the next does not follow at once
+    follows = np.r_[
+        False, (fi[1:] == fi[:-1]) & (offs[1:] == offs[:-1] + lens[:-1] + 16) & raw[1:] & raw[:-1]
+    ]
+    starts = np.flatnonzero(~follows)
+    ends = np.r_[starts[1:], len(numbers)]
+    stop = offs + lens + 16  # where each record's bytes end: rising within a run
+    for a, z in zip(starts.tolist(), ends.tolist(), strict=True):
+        src = plan.files[int(fi[a])].source
+        if raw[a]:
+            while a < z:  # pieces of at most RUN_BYTES
+                lo = int(offs[a])
+                cut = int(np.searchsorted(stop[a:z], lo + RUN_BYTES, side="right")) + a
+                cut = max(cut, a + 1)
+                hi = int(stop[cut - 1])
+                data = src.read(lo, hi - lo)
+                if len(data) != hi - lo:
+                    raise RewriteError(f"{src.path}: changed while being read (records at {lo:,} are gone)")
+                w.write_framed(data, cut - a)
+                counter.add(cut - a)
+                a = cut
+            continue
+        for j in range(a, z):
+            o, ln = int(offs[j]), int(lens[j])
+            payload = bounded_payload(src.read, o, ln, getattr(src, "pieces", None))
+            if changing[j] and isinstance(payload, bytes) and plan.remap is not None:
+                new = rewrite_example(payload, plan.class_keys, plan.remap)
+                if new is not None:
+                    payload = new
+                    counter.changed += 1
+            w.write(payload)
+            counter.add(1)
+
+
+def _extras(
+    tmp: Path, plan: Plan, names: dict[str, list[str]], written: list[WrittenShard], opts: RewriteOptions
+) -> list[str]:
+    """The label map (after a class map), TFDS metadata with the new shard lengths, provenance."""
+    from tfrview.core.output.atomic import atomic_write_text
+
+    out = []
+    if plan.remap is not None and plan.remap.label_map:
+        atomic_write_text(tmp / LABEL_MAP_FILE, label_map_text(plan.remap.label_map))
+        out.append(LABEL_MAP_FILE)
+    if plan.tfds is not None:
+        out += _tfds_files(tmp, plan, names, written)
+    out.append(_provenance(tmp, plan, names, opts.provenance))
+    return out
+
+
+def _tfds_files(tmp: Path, plan: Plan, names: dict[str, list[str]], written: list[WrittenShard]) -> list[str]:
+    """`dataset_info.json` with each split's `shardLengths` and `numBytes` as written (every other
+    field as it was; the splits are the ones written), and `features.json` and labels files copied."""
+    from tfrview.core.limits import MAX_TFDS_INFO_BYTES
+    from tfrview.core.output.atomic import atomic_write_bytes, atomic_write_text
+
+    root = plan.tfds.root
+    info_path = root / "dataset_info.json"
+    with open(info_path, "rb") as fh:
+        doc = json.loads(fh.read(MAX_TFDS_INFO_BYTES + 1))
+    by_name = {w.name: w for w in written}
+    old = {s.get("name"): s for s in doc.get("splits", []) if isinstance(s, dict)}
+    splits = []
+    for s, files in names.items():
+        ws = [by_name[f] for f in files]
+        entry = {
+            k: v
+            for k, v in old.get(s, {}).items()
+            if k not in ("shardLengths", "numBytes", "numShards", "filepathTemplate", "statistics")
+        }
+        entry.update(
+            name=s,
+            filepathTemplate="{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
+            shardLengths=[str(w.records) for w in ws],
+            numBytes=str(sum(w.bytes for w in ws)),
+        )
+        splits.append(entry)
+    doc["splits"] = splits
+    doc["fileFormat"] = "tfrecord"
+    atomic_write_text(tmp / "dataset_info.json", json.dumps(doc, indent=2))
+    out = ["dataset_info.json"]
+    for p in sorted(root.iterdir()):
+        if p.name == "features.json" or p.name.endswith(".labels.txt"):
+            atomic_write_bytes(tmp / p.name, p.read_bytes())
+            out.append(p.name)
+    return out
+
+
+def _provenance(tmp: Path, plan: Plan, names: dict[str, list[str]], kind: str) -> str:
+    """Where every output record came from: output file and record, input file, offset, record."""
+    out_file, out_rec, numbers = [], [], []
+    file_names: list[str] = []
+    for s, nums in plan.splits.items():
+        of = plan.shard_of[s]
+        bounds = np.searchsorted(of, np.arange(plan.shards[s] + 1))
+        for i, name in enumerate(names[s]):
+            k = bounds[i + 1] - bounds[i]
+            out_file.append(np.full(k, len(file_names), np.int32))
+            out_rec.append(np.arange(k, dtype=np.int64))
+            numbers.append(nums[bounds[i] : bounds[i + 1]])
+            file_names.append(name)
+    nums = np.concatenate(numbers)
+    fi, local = plan.locate(nums)
+    offs = np.concatenate([f.offsets for f in plan.files])[nums]
+    inputs = [str(f.path) for f in plan.files]
+    of_ = np.concatenate(out_file)
+    orec = np.concatenate(out_rec)
+    if kind == "jsonl":
+        from tfrview.core.output.atomic import atomic_file
+
+        with atomic_file(tmp / PROVENANCE_JSONL) as fh:
+            for a, b, c, d, e in zip(
+                of_.tolist(), orec.tolist(), fi.tolist(), offs.tolist(), local.tolist(), strict=True
+            ):
+                fh.write(
+                    json.dumps(
+                        {
+                            "output_file": file_names[a],
+                            "output_record": b,
+                            "input_file": inputs[c],
+                            "input_offset": d,
+                            "input_record": e,
+                        }
+                    )
+                    + "\n"
+                )
+        return PROVENANCE_JSONL
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "output_file": pa.DictionaryArray.from_arrays(pa.array(of_), pa.array(file_names)),
+            "output_record": pa.array(orec),
+            "input_file": pa.DictionaryArray.from_arrays(pa.array(fi.astype(np.int32)), pa.array(inputs)),
+            "input_offset": pa.array(offs),
+            "input_record": pa.array(local.astype(np.int64)),
+        }
+    )
+    pq.write_table(table, tmp / PROVENANCE_FILE)
+    return PROVENANCE_FILE
