@@ -531,3 +531,27 @@ class Driver:
         QTest.mouseClick(
             view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
         )  # a script has no qtbot
+
+    # predictions (issue 24) ------------------------------------------------------------------------
+
+    def predictions_drawn(self) -> list[str]:
+        """The labels ("cat 0.90") of the predictions the image panel draws (at or above its score
+        threshold), in the record's order."""
+        layer = self.window.image_panel.layer
+        return [] if layer is None else [layer.labels[i] for i in layer.shown.tolist()]
+
+    def truth_outcomes(self) -> list[str]:
+        """What became of each ground-truth box of the record shown ("matched", "missed", ...)."""
+        from tfrview.core.records.matching import BoxOutcome
+
+        layer = self.window.image_panel.layer
+        return [] if layer is None else [BoxOutcome(o).words for o in layer.gt_outcome.tolist()]
+
+    def move_score_slider(self, score: float) -> None:
+        """Move the image panel's score threshold slider, as the person drags it."""
+        self.window.image_panel.score.setValue(round(score * 100))
+
+    def boxes_on_hover(self, x: float, y: float) -> list[str]:
+        """Rest the mouse on the image at pixel (x, y): what its tooltip says of the boxes there."""
+        v = self.window.image_panel.view
+        return v.boxes_at(v.context().to_widget(x, y))
