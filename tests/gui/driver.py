@@ -555,3 +555,21 @@ class Driver:
         """Rest the mouse on the image at pixel (x, y): what its tooltip says of the boxes there."""
         v = self.window.image_panel.view
         return v.boxes_at(v.context().to_widget(x, y))
+
+    def matrix_labels(self) -> list[str]:
+        """The Evaluation view's confusion matrix's classes (its last: the background)."""
+        return list(self.window.evaluating.panel.matrix.labels)
+
+    def click_matrix_cell(self, truth: str, predicted: str) -> list[int]:
+        """A click on the Evaluation view's matrix cell (truth, predicted), as the person does: the
+        records the table then shows."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+
+        w = self.window
+        w.evaluation_dock.show()
+        m = w.evaluating.panel.matrix
+        labels = m.labels
+        at = m.cell_center(labels.index(truth), labels.index(predicted)).toPoint()
+        QTest.mouseClick(m, Qt.MouseButton.LeftButton, pos=at)
+        return self.shown_records()

@@ -21,6 +21,7 @@ class FileActions:
     reload: QAction
     label_map: QAction
     schema: QAction
+    predictions: QAction
     close: QAction
     quit: QAction
 
@@ -130,6 +131,11 @@ def build_actions(w: MainWindow) -> WindowActions:
                 "Load &Schema…",
                 w.choose_schema,
                 tip="A descriptor set or .proto file: custom protobuf records shown with field names",
+            ),
+            predictions=act(
+                "Load &Predictions…",
+                lambda: w.evaluating.choose_file(),
+                tip="A COCO results JSON or a TFRecord of predictions, joined to these records",
             ),
             close=act("&Close Window", w.close, K.Close),
             quit=act("&Quit", w._quit, K.Quit),

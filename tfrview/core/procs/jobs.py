@@ -482,7 +482,8 @@ def job_scores(req: ScoresRequest) -> None:
 
     from tfrview.core.output.atomic import atomic_file
 
-    table = _stored_facts(req)
+    # a dataset step's column (the evaluation's `max_fp_score`) is joined as the filter joins it
+    table = _stored_facts(req, step_columns=req.key in stepcolumns.NAMES)
     if table is None:
         raise NotStored("the analysis is not stored yet: the scores come from it")
     if req.key not in table.column_names:

@@ -1,0 +1,158 @@
+"""Issue 24, the Evaluation view: the confusion matrix (a click on a cell shows its records), the
+per-class table, thresholds shared with the image panel's slider, Sort by max_fp_score. These
+tests feed the view an evaluation's plain data as the job sends it (the job itself: the tests
+of the load and evaluate jobs)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.gui.driver import Driver
+from tests.preddata import planted_file
+from tfrview.gui.controllers.evaluation import EvalArrays, LoadedPredictions
+from tfrview.gui.widgets.evaluation_panel import matrix_cells
+
+LABELS = ["cat", "dog", "bird", "background"]
+
+
+def _summary() -> dict:
+    m = np.array([[6, 0, 0, 0], [0, 0, 1, 6], [0, 0, 0, 0], [0, 0, 6, 0]])
+    rows = [
+        {
+            "class": "cat",
+            "boxes": 6,
+            "tp": 6,
+            "fp": 0,
+            "fn": 0,
+            "precision": 1.0,
+            "recall": 1.0,
+            "ap50": 1.0,
+            "ap": 0.8,
+        },
+        {
+            "class": "dog",
+            "boxes": 7,
+            "tp": 0,
+            "fp": 0,
+            "fn": 7,
+            "precision": None,
+            "recall": 0.0,
+            "ap50": 0.0,
+            "ap": 0.0,
+        },
+        {
+            "class": "bird",
+            "boxes": 0,
+            "tp": 0,
+            "fp": 6,
+            "fn": 0,
+            "precision": 0.0,
+            "recall": None,
+            "ap50": None,
+            "ap": None,
+        },
+    ]
+    return {
+        "source": "record", "images": 6, "boxes": 13, "predictions": 13, "iou": 0.5, "score": 0.5,
+        "map": 0.4, "map50": 0.5, "classes": rows, "confusion": {"labels": LABELS, "matrix": m.tolist()},
+    }  # fmt: skip
+
+
+def _arrays() -> EvalArrays:
+    """Six images, records 1..6 (record 0 not evaluated): each a cat matched, a dog missed (record
+    4's dog taken for a bird), a bird false positive (max_fp_score 0.6 + record / 100)."""
+    recs = np.arange(1, 7)
+    img = np.arange(6)
+    dog_col = np.where(recs == 4, 2, 3)
+    return EvalArrays(
+        recs, np.ones(6), np.ones(6), np.ones(6), 0.6 + recs / 100,
+        np.r_[img, img, img], np.r_[np.zeros(6), np.ones(6), np.full(6, 3)], np.r_[np.zeros(6), dog_col, np.full(6, 2)],
+    )  # fmt: skip
+
+
+def test_the_cells_lay_out_square_and_find_a_point():
+    c = matrix_cells(600, 500, 4)
+    assert c.side >= 34 and c.at(c.left + 1, c.top + 1) == (0, 0)
+    r = c.rect(3, 2)
+    assert c.at(r.center().x(), r.center().y()) == (3, 2)
+    assert c.at(c.left - 1, c.top + 1) is None and c.at(c.left + 4 * c.side + 1, c.top) is None
+
+
+def test_the_arrays_say_a_cells_records_and_each_records_score():
+    a = _arrays()
+    assert a.records_in(1, 2).tolist() == [4]
+    assert a.records_in(1, 3).tolist() == [1, 2, 3, 5, 6]
+    assert a.records_in(3, 2).tolist() == [1, 2, 3, 4, 5, 6]
+    assert a.records_in(2, 2).tolist() == []
+    s = a.scores_of(8)
+    assert np.isnan(s[0]) and np.isnan(s[7]) and abs(s[6] - 0.66) < 1e-9
+
+
+def test_a_click_on_a_matrix_cell_shows_its_records_and_the_table_says_each_class(
+    qtbot, open_window, tmp_path
+):
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 8)])
+    d = Driver(qtbot, w)
+    w.evaluating.show(_summary(), _arrays())
+    assert d.matrix_labels() == LABELS
+    t = w.evaluating.panel.table
+    assert [t.item(r, 0).text() for r in range(t.rowCount())] == ["cat", "dog", "bird"]
+    assert [t.item(1, c).text() for c in range(t.columnCount())] == [
+        "dog",
+        "7",
+        "0",
+        "0",
+        "7",
+        "–",
+        "0.000",
+        "0.000",
+        "0.000",
+    ]
+    assert "mAP@[.5:.95] 0.400" in w.evaluating.panel.status.text()
+    assert d.click_matrix_cell("dog", "bird") == [4]
+    qtbot.waitUntil(lambda: d.shown_record() == 4)
+    assert "truth dog, predicted bird" in d.filter_text
+    assert d.click_matrix_cell("background", "bird") == [1, 2, 3, 4, 5, 6]
+    assert d.click_matrix_cell("dog", "background") == [1, 2, 3, 5, 6]
+    d.press_escape(in_filter_box=True)
+    assert len(d.shown_records()) == 8
+
+
+def test_sort_by_the_most_confident_false_positive(qtbot, open_window, tmp_path):
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 8)])
+    d = Driver(qtbot, w)
+    w.evaluating.show(_summary(), _arrays())
+    w.sorting.sort_by("max_fp_score", descending=True)
+    assert d.shown_records()[:6] == [6, 5, 4, 3, 2, 1] and sorted(d.shown_records()[6:]) == [0, 7]
+
+
+def test_the_views_share_one_pair_of_thresholds(qtbot, open_window, tmp_path):
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 4)])
+    d = Driver(qtbot, w)
+    d.show_record(1)
+    w.evaluating.panel.score.setValue(0.85)  # the view's control moves the image panel's slider
+    assert w.image_panel.score.value() == 85 and d.predictions_drawn() == ["cat 0.90"]
+    assert w.thumbs.thresholds == (0.5, 0.85)
+    d.move_score_slider(0.3)  # and the slider the view's control
+    assert abs(w.evaluating.panel.score.value() - 0.3) < 1e-9
+    w.evaluating.panel.iou.setValue(0.95)  # the cat's box (IoU 0.90) no longer matches
+    assert d.truth_outcomes() == ["missed", "missed"]
+
+
+def test_loaded_predictions_are_drawn_for_their_records(qtbot, open_window, tmp_path):
+    w = open_window([planted_file(tmp_path / "bare.tfrecord", 4, detections=False)])
+    d = Driver(qtbot, w)
+    d.show_record(2)
+    assert d.predictions_drawn() == [] and not w.image_panel.score.isVisible()
+    loaded = LoadedPredictions(
+        np.array([2, 2, 3]),
+        np.array([[0.06, 0.31, 0.41, 0.88], [0.7, 0.02, 0.95, 0.2], [0.1, 0.1, 0.2, 0.2]]),
+        np.array([1, 3, 2]),
+        np.array([0.9, 0.8, 0.7]),
+        "results.json",
+    )
+    w.evaluating.use_predictions(loaded, "results.json", {"line": "3 predictions joined"})
+    assert d.predictions_drawn() == ["cat 0.90", "id 3 0.80"] and w.image_panel.score.isVisible()
+    assert "results.json" in w.image_panel.facts.text()
+    d.show_record(1)
+    assert d.predictions_drawn() == []

@@ -1,0 +1,288 @@
+"""The Evaluation view's controller and the window's predictions (issue 24): predictions loaded
+from a file (File › Load Predictions…, joined in a job process, never a thread of the window's),
+drawn by the image panel and the gallery beside the ground truth; the evaluation job asked again
+when the IoU or score threshold moves (either the view's controls or the image panel's slider);
+a click on a matrix cell shows its records (array operations over the job's per-box cells); the
+PR curves in the Plot panel; the records' most confident false positive for the Sort by.
+
+State is plain data: `Thresholds` (frozen), `LoadedPredictions` and `EvalArrays` (numpy arrays
+read from the .npz files the jobs write: a million boxes are no JSON line)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
+
+from tfrview.core.records.predictions import Predictions
+from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 120  # a threshold's moves within this are one question to the job
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The IoU a prediction needs to match a box, and the score under which predictions are
+    left out: one pair for the image panel, the gallery and the evaluation."""
+
+    iou: float = 0.5
+    score: float = 0.5
+
+
+class LoadedPredictions:
+    """Predictions joined to the window's records from a file: flat arrays sorted by record
+    number (global, the window's), a record's predictions a slice found by binary search."""
+
+    def __init__(
+        self, record: np.ndarray, box: np.ndarray, cls: np.ndarray, score: np.ndarray, source: str
+    ) -> None:
+        order = np.argsort(record, kind="stable")
+        self.record = np.asarray(record, dtype=np.int64)[order]
+        self.box = np.asarray(box, dtype=np.float64).reshape(-1, 4)[order]
+        self.cls = np.asarray(cls, dtype=np.int64)[order]
+        self.score = np.asarray(score, dtype=np.float64)[order]
+        self.source = source
+        self.records = np.unique(self.record)
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def of(self, n: int) -> Predictions | None:
+        """Record n's predictions (None: the file has none for it)."""
+        lo, hi = np.searchsorted(self.record, [n, n + 1])
+        if lo == hi:
+            return None
+        return Predictions(self.box[lo:hi], self.cls[lo:hi], self.score[lo:hi], self.source)
+
+    @classmethod
+    def load(cls, path: str | Path, source: str) -> LoadedPredictions:
+        with np.load(path) as z:
+            return cls(z["record"], z["box"], z["cls"], z["score"], source)
+
+
+class EvalArrays:
+    """What the evaluation job measured a record and a box, for the window: each evaluated
+    image's record number (global) and TP/FP/FN/most confident false positive; and each box's
+    cell of the confusion matrix (a ground-truth box: its class's row and its partner's class or
+    the background column; a false positive: the background row and its class's column)."""
+
+    def __init__(
+        self,
+        records: np.ndarray,
+        tp: np.ndarray,
+        fp: np.ndarray,
+        fn: np.ndarray,
+        max_fp_score: np.ndarray,
+        cell_image: np.ndarray,
+        cell_row: np.ndarray,
+        cell_col: np.ndarray,
+    ) -> None:
+        self.records = np.asarray(records, dtype=np.int64)
+        self.tp, self.fp, self.fn = (np.asarray(a, dtype=np.int64) for a in (tp, fp, fn))
+        self.max_fp_score = np.asarray(max_fp_score, dtype=np.float64)
+        self.cell_image = np.asarray(cell_image, dtype=np.int64)
+        self.cell_row = np.asarray(cell_row, dtype=np.int64)
+        self.cell_col = np.asarray(cell_col, dtype=np.int64)
+
+    def records_in(self, row: int, col: int) -> np.ndarray:
+        """The record numbers (sorted, each once) of the images with a box in cell (row, col)."""
+        hit = (self.cell_row == row) & (self.cell_col == col)
+        return np.unique(self.records[self.cell_image[hit]])
+
+    def scores_of(self, total: int) -> np.ndarray:
+        """Every record's most confident false positive's score (NaN: none, or not evaluated),
+        `total` records long: the Sort by's values."""
+        out = np.full(total, np.nan)
+        ok = self.records < total
+        out[self.records[ok]] = self.max_fp_score[ok]
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalArrays:
+        with np.load(path) as z:
+            return cls(*(z[k] for k in ARRAY_NAMES))
+
+
+ARRAY_NAMES = ("records", "tp", "fp", "fn", "max_fp_score", "cell_image", "cell_row", "cell_col")
+
+
+# --- the controller ---------------------------------------------------------------------------------
+
+
+class EvaluationController(QObject):
+    """Owns the thresholds, the loaded predictions and the evaluation shown; widgets stay thin."""
+
+    said = Signal(str)  # a line for the status bar (the join's count, an error)
+    loaded_changed = Signal()  # predictions were loaded: what is drawn changes
+    evaluated = Signal()  # a new evaluation is shown (the Sort by may read its max_fp_score)
+
+    def __init__(
+        self, session, window: QMainWindow, filtering=None, image_panel=None, thumbs=None, plots=None
+    ):
+        super().__init__(window)
+        self.session, self.window = session, window
+        self.filtering, self.image_panel, self.thumbs, self.plots = filtering, image_panel, thumbs, plots
+        self.thresholds = Thresholds()
+        self.loaded: LoadedPredictions | None = None
+        self.loaded_path: str | None = None
+        self.join_report: dict | None = None  # what the join said: matched, and why the rest did not
+        self.summary: dict | None = None
+        self.arrays: EvalArrays | None = None
+        self.curves: dict | None = None
+        self.panel = EvaluationPanel(window)
+        self.dock = QDockWidget("Evaluation", window)
+        self.dock.setObjectName("evaluation")
+        self.dock.setWidget(self.panel)
+        self.job = None
+        self.load_job = None
+        self._files: list[str] = []  # the .npz files the jobs wrote, removed when replaced or at the end
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.evaluate)
+        self.panel.thresholds_changed.connect(self._on_panel_thresholds)
+        self.panel.cell_clicked.connect(self.show_cell)
+        self.panel.curves_asked.connect(self.show_curves)
+        self.dock.visibilityChanged.connect(self._on_visible)
+        if image_panel is not None:
+            image_panel.score_changed.connect(self._on_slider)
+            image_panel.loaded = self.predictions_of
+        if thumbs is not None:
+            thumbs.predictions = self.predictions_of
+
+    # what is drawn ---------------------------------------------------------------------------------
+
+    def predictions_of(self, n: int) -> Predictions | None:
+        """Record n's loaded predictions (None: none loaded for it: its own, if any, are drawn).
+        Read by the image panel and the thumbnail threads (a reference read: no lock needed)."""
+        loaded = self.loaded
+        return loaded.of(n) if loaded is not None else None
+
+    def set_thresholds(self, iou: float, score: float) -> None:
+        """One pair for every view: the image panel re-matches its record at once, the gallery
+        draws new tiles at them, the evaluation is asked again (after DEBOUNCE_MS of quiet)."""
+        self.thresholds = Thresholds(iou, score)
+        self.panel.set_thresholds(iou, score)
+        if self.image_panel is not None:
+            self.image_panel.set_thresholds(iou, score)
+        if self.thumbs is not None:
+            self.thumbs.thresholds = (iou, score)
+        if self.summary is not None or self.dock.isVisible():
+            self._timer.start()
+
+    @Slot(float, float)
+    def _on_panel_thresholds(self, iou: float, score: float) -> None:
+        self.set_thresholds(iou, score)
+
+    @Slot(float)
+    def _on_slider(self, score: float) -> None:
+        self.set_thresholds(self.thresholds.iou, score)
+
+    @Slot(bool)
+    def _on_visible(self, visible: bool) -> None:
+        if visible and self.summary is None and self.job is None:
+            self.evaluate()
+
+    def scores_of(self, name: str) -> np.ndarray | None:
+        """Every record's `max_fp_score` of the evaluation shown (None: none shown yet: the Sort
+        by reads the analysis's stored column instead)."""
+        if self.arrays is None or name != "max_fp_score" or not hasattr(self.window, "model"):
+            return None
+        return self.arrays.scores_of(self.window.model.total())
+
+    # a matrix cell's records -------------------------------------------------------------------------
+
+    @Slot(int, int)
+    def show_cell(self, row: int, col: int) -> None:
+        """The records with a box in cell (row, col) in the table and the gallery (known already:
+        no job), the first shown with its boxes."""
+        s, a = self.summary, self.arrays
+        if s is None or a is None or self.filtering is None:
+            return
+        labels = s["confusion"]["labels"]
+        numbers = a.records_in(row, col)
+        what = f"truth {labels[row]}, predicted {labels[col]}"
+        self.filtering.show_records(
+            f"evaluation: {what}", numbers, note=f"IoU ≥ {s['iou']:.2f}, score ≥ {s['score']:.2f}"
+        )
+        if len(numbers) and hasattr(self.window, "select_record"):
+            self.window.select_record(int(numbers[0]))
+        self.said.emit(f"{len(numbers):,} records with a box of {what}")
+
+    # PR curves ---------------------------------------------------------------------------------------
+
+    @Slot()
+    def show_curves(self) -> None:
+        """Each class's precision against recall, in the Plot panel (brought to the front)."""
+        if self.curves is None or self.plots is None:
+            return
+        self.plots.panel.show_curves(self.curves)
+        if hasattr(self.window, "_raise_dock"):
+            self.window._raise_dock(self.plots.dock)
+
+    # shown ---------------------------------------------------------------------------------------------
+
+    def show(self, summary: dict, arrays: EvalArrays | None, curves: dict | None = None) -> None:
+        """An evaluation's answer: the view shows it, the Sort by may read its scores."""
+        self.summary, self.arrays, self.curves = summary, arrays, curves
+        self.panel.show_summary(summary)
+        self.evaluated.emit()
+
+    def use_predictions(
+        self, loaded: LoadedPredictions | None, path: str | None, report: dict | None
+    ) -> None:
+        """Predictions joined from a file, drawn from now on (None: back to the records' own)."""
+        self.loaded, self.loaded_path, self.join_report = loaded, path, report
+        if self.thumbs is not None:
+            self.thumbs.reset(self.thumbs.label_map)  # tiles queued before are drawn again
+        self.loaded_changed.emit()
+
+    def choose_file(self) -> None:
+        """File › Load Predictions…: a COCO results JSON or a TFRecord of predictions."""
+        path, _ = QFileDialog.getOpenFileName(
+            self.window,
+            "Load predictions",
+            str(Path(self.session.ds.files[0].path).parent) if self.session.ds.files else "",
+            "Predictions (*.json *.tfrecord *.record *.tfrecords *.gz);;All files (*)",
+        )
+        if path:
+            self.load(path)
+
+    def join_details(self) -> QMessageBox:
+        """The dialog with the join's details: how many matched, and why the others did not."""
+        r = self.join_report or {}
+        box = QMessageBox(self.window)
+        box.setWindowTitle("Predictions joined")
+        box.setText(r.get("line", "no predictions loaded"))
+        box.setDetailedText("\n".join(r.get("details", [])))
+        return box
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        for job in (self.job, self.load_job):
+            if job is not None:
+                job.cancel()
+                job.wait()
+        self.job = self.load_job = None
+        for f in self._files:
+            try:
+                Path(f).unlink(missing_ok=True)
+            except OSError as exc:  # a temporary file left behind: worth a line in the log only
+                log.debug("could not remove %s: %s", f, exc)
+        self._files.clear()
+
+    # jobs ----------------------------------------------------------------------------------------------
+
+    def load(self, path: str) -> None:
+        """Join the predictions of `path` to the window's records in a job, then evaluate them."""
+        self.said.emit(f"cannot load {Path(path).name} yet: the join job is still to come")
+
+    def evaluate(self) -> None:
+        """Ask the evaluation job at the thresholds (the records' own detections, or those loaded)."""
+        return
