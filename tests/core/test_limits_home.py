@@ -17,6 +17,7 @@ PACKAGE = ROOT / "tfrview"
 # Module-level UPPER_CASE numbers compared against a size or a count that are no resource limit:
 # format facts, detection thresholds and cadences. Each says why it stays where it is.
 NOT_LIMITS = {
+    "core/analysis/evaluation.py": {"MAX_DETS"},  # COCO's maxDets: part of the metric's definition
     "core/tfrecord/framing.py": {"HEADER_SIZE", "FOOTER_SIZE"},  # the TFRecord format
     "core/tfds/info.py": {"_DIGITS"},  # the format: a uint64 (TFDS's int64 fields) in decimal
     "core/tfds/layout.py": {"_FEW_FILES"},  # a folder of shards is no dataset folder: a heuristic
@@ -60,6 +61,7 @@ NOT_LIMITS = {
 # How work is split, not how much of it is allowed: piece, batch and message sizes. Each bounds the
 # memory of one step, never what is read or kept in all; a path-choosing threshold likewise.
 PIECES = {
+    "core/analysis/evaluation.py": {"IOU_PIECE"},  # IoU cells computed at once
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},

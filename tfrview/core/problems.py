@@ -86,6 +86,10 @@ class ProblemKind(enum.StrEnum):
     OVERLAPPING_CLASSES = "overlapping_classes"
     TINY_BOX = "tiny_box"
     CLASS_MISSING_IN_SPLIT = "class_missing_in_split"
+    # where predictions disagree with the ground truth (analysis.evaluation): likely label errors
+    POSSIBLE_MISSING_LABEL = "possible_missing_label"  # a confident prediction no ground-truth box is near
+    POSSIBLE_WRONG_CLASS = "possible_wrong_class"  # a confident prediction of another class on a box
+    POSSIBLE_SPURIOUS_LABEL = "possible_spurious_label"  # a ground-truth box no prediction comes near
     # a segmentation or instance mask of another size than the image
     MASK_SIZE_MISMATCH = "mask_size_mismatch"
     MASK_CLASS_NOT_IN_MAP = "mask_class_not_in_map"  # class ids in a segmentation mask the label map lacks
@@ -156,6 +160,9 @@ DATASET_STEP_KINDS = frozenset(
         ProblemKind.OVERLAPPING_CLASSES,
         ProblemKind.TINY_BOX,
         ProblemKind.CLASS_MISSING_IN_SPLIT,
+        ProblemKind.POSSIBLE_MISSING_LABEL,
+        ProblemKind.POSSIBLE_WRONG_CLASS,
+        ProblemKind.POSSIBLE_SPURIOUS_LABEL,
     }
 )
 
@@ -202,6 +209,10 @@ _SEVERITY = {
     ProblemKind.OVERLAPPING_CLASSES: Severity.WARNING,
     ProblemKind.TINY_BOX: Severity.INFO,
     ProblemKind.CLASS_MISSING_IN_SPLIT: Severity.WARNING,
+    # a model's opinion, not a proof: worth a look
+    ProblemKind.POSSIBLE_MISSING_LABEL: Severity.INFO,
+    ProblemKind.POSSIBLE_WRONG_CLASS: Severity.INFO,
+    ProblemKind.POSSIBLE_SPURIOUS_LABEL: Severity.INFO,
 }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrview.core.analysis import duplicates, imagequality, labelrules
+from tfrview.core.analysis import duplicates, evaluation, imagequality, labelrules
 from tfrview.core.analysis.factcolumns import Step, gathered
 from tfrview.core.analysis.rules import DatasetRules
 
@@ -46,6 +46,7 @@ STEPS: list[Step] = [
     duplicates.STEP,  # exact and near copies, and copies across splits (leakage)
     imagequality.STEP,  # dark, bright, blurry, blank, low-information, odd aspect and size
     labelrules.STEP,  # class balance, box sizes, duplicate and overlapping boxes, splits
+    evaluation.STEP,  # the OD API's detection keys against the ground truth: tp/fp/fn, likely label errors
 ]
 
 

@@ -171,3 +171,101 @@ def box_classes(table: pa.Table, boxes: TableBoxes) -> tuple[np.ndarray, list[st
         keep = mine >= 0
         out[np.flatnonzero(has)[keep]] = mine[keep]
     return out, list(code)
+
+
+@dataclass(frozen=True)
+class TablePredictions:
+    """Every prediction a fact table keeps of the OD API's detection keys (`records.predictions`),
+    flattened in row order: corners in [0, 1] of the image, class id (-1: none), score (1.0: none),
+    its row in the table and its number in its record."""
+
+    x0: np.ndarray
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    classes: np.ndarray
+    scores: np.ndarray
+    row: np.ndarray
+    slot: np.ndarray
+    cut: int = 0
+    cut_rows: int = 0
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+def prediction_columns(schema: pa.Schema) -> list[str]:
+    """The fact columns `table_predictions` reads, of those a table with `schema` holds."""
+    from tfrview.core.records.predictions import DETECTION_KEYS
+
+    cols = [column_of(k) for k in DETECTION_KEYS]
+    cols.append(cols[0] + LEN_SUFFIX)
+    return [c for c in cols if c in schema.names]
+
+
+def table_predictions(table: pa.Table) -> TablePredictions | None:
+    """The detection keys' predictions of a fact table (the one reader of them from facts, beside
+    `table_boxes` for the ground truth): records whose four corner lists differ in length are left
+    out; labels and scores are the i-th values for prediction i (fewer: -1 and 1.0). None: the
+    table holds no detection box columns, or they hold no prediction."""
+    from tfrview.core.records.predictions import DETECTION_BOX_KEYS, DETECTION_LABEL_KEY, DETECTION_SCORE_KEY
+
+    cols = [column_of(k) for k in DETECTION_BOX_KEYS]
+    if any(c not in table.column_names for c in cols):
+        return None
+    got = [list_values(table[c].combine_chunks()) for c in cols]
+    if any(g is None for g in got):
+        return None
+    lengths = [g[1] for g in got]
+    same = np.all([ln == lengths[0] for ln in lengths], axis=0)
+    flat = [g[0][np.repeat(same, ln)] for g, ln in zip(got, lengths, strict=True)]
+    per = np.where(same, lengths[0], 0)
+    if not len(flat[0]):
+        return None
+    rows = np.repeat(np.arange(len(per), dtype=np.int64), per)
+    starts = np.concatenate([[0], np.cumsum(per)[:-1]]).astype(np.int64)
+    slot = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, per)
+    classes = _ith(table, column_of(DETECTION_LABEL_KEY), rows, slot, -1.0).astype(np.int64)
+    scores = _ith(table, column_of(DETECTION_SCORE_KEY), rows, slot, 1.0)
+    cut, cut_rows = _cut(table, cols[0], per, 1)
+    return TablePredictions(*flat, classes, scores, rows, slot, cut, cut_rows)
+
+
+def _ith(table: pa.Table, col: str, rows: np.ndarray, slot: np.ndarray, missing: float) -> np.ndarray:
+    """The slot-th value of a list column at each (row, slot) (`missing` where a record holds fewer)."""
+    out = np.full(len(rows), missing, dtype=np.float64)
+    got = list_values(table[col].combine_chunks()) if col in table.column_names else None
+    if got is None:
+        return out
+    flat, lengths = got
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    has = slot < lengths[rows]
+    out[has] = flat[starts[rows[has]] + slot[has]]
+    return out
+
+
+def box_class_ids(table: pa.Table, boxes: TableBoxes) -> tuple[np.ndarray, dict[int, str]]:
+    """Each ground-truth box's class id (-1: its record gives none) from the spec's class id key,
+    and each id's name from the class texts beside it (the first text seen with the id): the ids
+    predictions are matched by. A table whose boxes have texts only gives ids -1 (the caller
+    names them through a label map)."""
+    key = boxes.spec.class_id
+    col = column_of(key) if key else None
+    ids = np.full(len(boxes), -1, dtype=np.int64)
+    if col is None or col not in table.column_names:
+        return ids, {}
+    got = list_values(table[col].combine_chunks())
+    if got is None:
+        return ids, {}
+    flat, lengths = got
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    has = boxes.slot < lengths[boxes.row]
+    ids[has] = flat[starts[boxes.row[has]] + boxes.slot[has]].astype(np.int64)
+    names: dict[int, str] = {}
+    if boxes.spec.class_text:
+        codes, words = box_classes(table, boxes)
+        ok = (codes >= 0) & (ids >= 0)
+        if ok.any():
+            uniq, first = np.unique(ids[ok], return_index=True)
+            names = {int(i): words[int(c)] for i, c in zip(uniq, codes[ok][first], strict=True)}
+    return ids, names

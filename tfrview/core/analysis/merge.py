@@ -72,20 +72,25 @@ class DatasetAnalysis:
 
     def _step_columns(self, t, fi: int):
         """The dataset step's per-record columns: `dup_group` (null when in no group) and `leak`
-        (true, or null when no copy is in another split: the filter's `leak` alone asks for a value)."""
+        (true, or null when no copy is in another split: the filter's `leak` alone asks for a value);
+        the evaluation's `tp`, `fp`, `fn` (null: a record not evaluated) and `max_fp_score` (null:
+        no false positive)."""
         import pyarrow as pa  # heavy: pyarrow on first use only
 
         made = self.qa.record_columns if self.qa is not None else {}
-        for name in ("dup_group", "leak"):
+        for name in ("dup_group", "leak", "tp", "fp", "fn", "max_fp_score"):
             if name not in made:
                 continue
             arr = made[name].get(fi)
+            floats = name == "max_fp_score"
             if arr is None or len(arr) != t.num_rows:
-                arr = np.full(t.num_rows, -1 if name == "dup_group" else False)
-            if name == "dup_group":
-                t = t.append_column(name, pa.array(arr.astype(np.int64), mask=arr < 0))
-            else:
+                arr = np.full(t.num_rows, np.nan if floats else -1 if name != "leak" else False)
+            if name == "leak":
                 t = t.append_column(name, pa.array(arr.astype(bool), mask=~arr.astype(bool)))
+            elif floats:
+                t = t.append_column(name, pa.array(arr.astype(np.float64), mask=np.isnan(arr)))
+            else:
+                t = t.append_column(name, pa.array(arr.astype(np.int64), mask=arr < 0))
         return t
 
     def facts(self):

@@ -107,11 +107,41 @@ class DriftRules:
 
 
 @dataclass(frozen=True)
+class PredictionRules:
+    eval_iou: float = rule(
+        0.5,
+        "predictions: a prediction matches a ground-truth box of its class at this IoU or more (the fact columns tp, fp, fn and the problem kinds; `evaluate --iou` sets it for the report)",
+    )
+    eval_score: float = rule(
+        0.5,
+        "predictions: only predictions scoring at least this count (the fact columns tp, fp, fn, max_fp_score; `evaluate --score`)",
+    )
+    missing_label_score: float = rule(
+        0.8,
+        "possible_missing_label: a prediction scoring at least this with no ground-truth box near it",
+    )
+    near_iou: float = rule(
+        0.1,
+        "possible_missing_label and possible_spurious_label: a box is near another at this IoU or more (any class)",
+    )
+    wrong_class_score: float = rule(
+        0.8,
+        "possible_wrong_class: a prediction of another class scoring at least this on a ground-truth box",
+    )
+    wrong_class_iou: float = rule(0.5, "possible_wrong_class: the IoU at which that prediction is on the box")
+    spurious_score: float = rule(
+        0.1,
+        "possible_spurious_label: a ground-truth box that no prediction scoring at least this comes near",
+    )
+
+
+@dataclass(frozen=True)
 class DatasetRules:
     duplicates: DuplicateRules = field(default_factory=DuplicateRules)
     quality: QualityRules = field(default_factory=QualityRules)
     labels: LabelRules = field(default_factory=LabelRules)
     drift: DriftRules = field(default_factory=DriftRules)
+    predictions: PredictionRules = field(default_factory=PredictionRules)
 
     def names(self) -> dict[str, object]:
         """Every rule by its name (`near_distance`), with its value."""
@@ -159,7 +189,7 @@ class RuleDoc:
     """One rule as `tfrview rules` shows it."""
 
     name: str
-    concern: str  # duplicates, quality, labels, drift
+    concern: str  # duplicates, quality, labels, drift, predictions
     type: str  # int, float, bool
     default: object
     doc: str

@@ -11,7 +11,7 @@ another key, never a stale answer.
 
 The row's text is JSON (each column's name and, a file, its row count or -1 when the step left that
 file none); its arrays the columns one after another, little-endian (`dup_group` int32, `leak` one
-byte a row)."""
+byte a row, `tp`/`fp`/`fn` int32 and `max_fp_score` float32: `NAMES`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,16 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 # the columns, and how each is stored; the filter may name them as it names a feature key
-NAMES: dict[str, str] = {"dup_group": "<i4", "leak": "u1"}
+NAMES: dict[str, str] = {
+    "dup_group": "<i4",
+    "leak": "u1",
+    # the evaluation of the records' own predictions (analysis.evaluation.RECORD_COLUMNS): -1 / NaN
+    # for a record not evaluated (no detection keys)
+    "tp": "<i4",
+    "fp": "<i4",
+    "fn": "<i4",
+    "max_fp_score": "<f4",
+}
 
 
 def key(
@@ -71,7 +80,9 @@ def unpack(text: bytes, arrays: bytes) -> dict[str, dict[int, np.ndarray]]:
                 raise ValueError("the dataset step's stored columns are shorter than their description")
             a = np.frombuffer(arrays, dt, n, at)
             at += n * dt.itemsize
-            mine[fi] = a.astype(bool) if name == "leak" else a.astype(np.int64)
+            mine[fi] = (
+                a.astype(bool) if name == "leak" else a.astype(np.float64 if dt.kind == "f" else np.int64)
+            )
         out[name] = mine
     if at != len(arrays):
         raise ValueError("the dataset step's stored columns are longer than their description")
