@@ -60,6 +60,7 @@ from tfrview.core.procs.requests import (
     AnalyzeRequest,
     CompareRequest,
     CompareSelectRequest,
+    EvaluateRequest,
     ExportRequest,
     FilterRequest,
     OverFiles,
@@ -589,19 +590,10 @@ def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, 
     with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
     (`stepcolumns`), or when they are not stored, from the step run here over the stored results
     (and stored for the next filter)."""
-    from tfrview.core.analysis.pool import stored_deep
-
-    results = []
-    for i, path in enumerate(req.paths):
-        r = stored_deep(path, i, req.label_map or None, req.box_specs)
-        if r is None:
-            return None
-        results.append(r)
-    counts = req.counts
-    if counts is not None and [len(r.offsets) for r in results] != list(counts):
+    a = _stored_analysis(req)
+    if a is None:
         return None
-    splits = _splits_of(req)
-    a = DatasetAnalysis(results, splits=splits)
+    results, splits = a.shards, a.splits
     if not step_columns:
         return a.facts()
     key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
@@ -616,6 +608,31 @@ def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, 
 
         a.qa = DatasetQA(record_columns=columns)
     return a.facts()
+
+
+def _stored_analysis(req: OverFiles) -> DatasetAnalysis | None:
+    """Every file's stored deep analysis, unmerged, or None when some file's is not stored (or
+    frames other records than the window's)."""
+    from tfrview.core.analysis.pool import stored_deep
+
+    results = []
+    for i, path in enumerate(req.paths):
+        r = stored_deep(path, i, req.label_map or None, req.box_specs)
+        if r is None:
+            return None
+        results.append(r)
+    counts = req.counts
+    if counts is not None and [len(r.offsets) for r in results] != list(counts):
+        return None
+    return DatasetAnalysis(results, splits=_splits_of(req))
+
+
+def job_evaluate(req: EvaluateRequest) -> None:
+    """Predictions against the ground truth, at the request's thresholds and then at each further
+    line of stdin (`evaljob`: prepared once, so a new threshold costs only the matching)."""
+    from tfrview.core.procs import evaljob
+
+    evaljob.run(req, _emit, _stored_analysis(req))
 
 
 def _names_step_columns(node) -> bool:
@@ -728,6 +745,7 @@ JOBS: dict[type, Callable] = {  # each request's job, by its class
     SeriesRequest: job_series,
     SelectRequest: job_select,
     ScoresRequest: job_scores,
+    EvaluateRequest: job_evaluate,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
     WriteRequest: job_write,
@@ -767,7 +785,7 @@ def child_main() -> int:
     _keep_pipe_to_ourselves()
     try:
         _import_ahead()  # a spare process does this while it waits; a job started for a request needs them anyway
-        text = sys.stdin.read()
+        text = sys.stdin.readline()  # one line; a job that converses (`evaluate`) reads on after it
         if not text:
             return 0  # a spare never used: the window closed its stdin
         request = _read_request(text)

@@ -154,6 +154,35 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
+class Evaluated:
+    """Predictions measured against the ground truth at one (iou, score) (`evaluate` job, issue
+    24): `summary` as `analysis.evaluation.summary` makes it (mAP, the per-class rows, the
+    confusion matrix), `curves` each class's precision-recall curve at this IoU (the Plot panel's
+    `show_curves` data), and `arrays` the .npz of what the window needs a record and a box
+    (`gui.controllers.evaluation.ARRAY_NAMES`: a million boxes are no JSON line). `asked`: the
+    number of the question this answers (the window drops answers to questions it replaced)."""
+
+    TYPE: ClassVar[str] = "evaluated"
+    summary: dict
+    curves: dict
+    arrays: str
+    asked: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionsJoined:
+    """Predictions of a file joined to the window's records (`evaluate` job with a predictions
+    file): saved at `path` (.npz: record (global), box (n, 4) in [0, 1], cls, score), `line` what
+    the status bar says (how many matched), `details` why the others did not (the dialog)."""
+
+    TYPE: ClassVar[str] = "predictions_joined"
+    path: str
+    source: str
+    line: str
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Scores:
     """A score of every record saved at `path` (.npy, one float64 a record of the dataset, NaN for
     a record without one): a million numbers in a file, not in a JSON line. `scored`: how many
@@ -300,6 +329,8 @@ Message = (
     | Compared
     | Note
     | Scores
+    | Evaluated
+    | PredictionsJoined
     | Wrote
     | DuplicateGroups
     | Done
@@ -321,6 +352,8 @@ _TYPES: dict[str, type] = {
         Compared,
         Note,
         Scores,
+        Evaluated,
+        PredictionsJoined,
         Wrote,
         DuplicateGroups,
         Done,

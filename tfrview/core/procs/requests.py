@@ -91,6 +91,22 @@ class ScoresRequest(OverFiles):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluateRequest(OverFiles):
+    """Predictions measured against the ground truth (issue 24): the records' own detection keys
+    from the stored analysis, or the predictions of the file `predictions` joined to the records.
+    The job answers at (iou, score), then waits for further thresholds, one JSON object a line on
+    its stdin (`{"iou": 0.5, "score": 0.3, "asked": 2}`), each answered from what it prepared
+    once, until its stdin closes: a new threshold costs only the matching, never the reading."""
+
+    JOB: ClassVar[str] = "evaluate"
+    iou: float = 0.5
+    score: float = 0.5
+    predictions: str = ""  # a COCO results JSON or a TFRecord of predictions; "": the records' own
+    out_dir: str  # where the job writes its .npz files (the window removes them)
+    rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompareRequest(OverFiles):
     """Two splits of the window's files compared (`analysis.compare`), or split `a` of them ("":
     all of them) against the files at the paths `other`."""
@@ -151,6 +167,7 @@ Request = (
     | SeriesRequest
     | SelectRequest
     | ScoresRequest
+    | EvaluateRequest
     | CompareRequest
     | CompareSelectRequest
     | WriteRequest
@@ -165,6 +182,7 @@ _JOBS: dict[str, type] = {
         SeriesRequest,
         SelectRequest,
         ScoresRequest,
+        EvaluateRequest,
         CompareRequest,
         CompareSelectRequest,
         WriteRequest,

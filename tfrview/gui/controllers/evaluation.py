@@ -10,7 +10,10 @@ read from the .npz files the jobs write: a million boxes are no JSON line)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +21,13 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
+from tfrview.core.procs.evaljob import ARRAY_NAMES  # the .npz the evaluate job writes
+from tfrview.core.procs.messages import Evaluated, Failed, PredictionsJoined
 from tfrview.core.records.predictions import Predictions
+from tfrview.gui.job_state import Phase
 from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
+from tfrview.gui.workers.base import Worker
+from tfrview.gui.workers.jobs import ConversingJob, replace_job
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +117,6 @@ class EvalArrays:
             return cls(*(z[k] for k in ARRAY_NAMES))
 
 
-ARRAY_NAMES = ("records", "tp", "fp", "fn", "max_fp_score", "cell_image", "cell_row", "cell_col")
-
-
 # --- the controller ---------------------------------------------------------------------------------
 
 
@@ -139,9 +144,9 @@ class EvaluationController(QObject):
         self.dock = QDockWidget("Evaluation", window)
         self.dock.setObjectName("evaluation")
         self.dock.setWidget(self.panel)
-        self.job = None
-        self.load_job = None
-        self._files: list[str] = []  # the .npz files the jobs wrote, removed when replaced or at the end
+        self.job: ConversingJob | None = None
+        self.asked = 0  # the number of the last question asked of the job (its answers carry it)
+        self._out_dir: str | None = None  # where the job writes its .npz files; removed at the end
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -155,6 +160,7 @@ class EvaluationController(QObject):
             image_panel.loaded = self.predictions_of
         if thumbs is not None:
             thumbs.predictions = self.predictions_of
+        session.checks_changed.connect(self._on_checks)
 
     # what is drawn ---------------------------------------------------------------------------------
 
@@ -265,24 +271,95 @@ class EvaluationController(QObject):
 
     def shutdown(self) -> None:
         self._timer.stop()
-        for job in (self.job, self.load_job):
-            if job is not None:
-                job.cancel()
-                job.wait()
-        self.job = self.load_job = None
-        for f in self._files:
-            try:
-                Path(f).unlink(missing_ok=True)
-            except OSError as exc:  # a temporary file left behind: worth a line in the log only
-                log.debug("could not remove %s: %s", f, exc)
-        self._files.clear()
+        if self.job is not None:
+            self.job.cancel()
+            self.job.wait()
+            self.job = None
+        if self._out_dir is not None:
+            shutil.rmtree(self._out_dir, ignore_errors=True)
+            self._out_dir = None
 
     # jobs ----------------------------------------------------------------------------------------------
 
     def load(self, path: str) -> None:
-        """Join the predictions of `path` to the window's records in a job, then evaluate them."""
-        self.said.emit(f"cannot load {Path(path).name} yet: the join job is still to come")
+        """Join the predictions of `path` to the window's records in a job, then evaluate them;
+        the job keeps them for the next thresholds."""
+        self.use_predictions(None, None, None)
+        self._start(path)
 
     def evaluate(self) -> None:
-        """Ask the evaluation job at the thresholds (the records' own detections, or those loaded)."""
-        return
+        """The evaluation at the thresholds: a new question to the job when one is running over
+        the same predictions (an answer within the second: nothing is read again), else a job."""
+        self._timer.stop()
+        t = self.thresholds
+        if self.job is not None and self.job.isRunning():
+            self.asked += 1
+            line = json.dumps({"iou": t.iou, "score": t.score, "asked": self.asked})
+            self.panel.show_running(f"at IoU ≥ {t.iou:.2f}, score ≥ {t.score:.2f}")
+            if self.job.ask(line):
+                return
+        self._start(self.loaded_path or "")
+
+    def _start(self, predictions: str) -> None:
+        from tfrview.core.procs.requests import EvaluateRequest
+
+        if self._out_dir is None:
+            self._out_dir = tempfile.mkdtemp(prefix="tfrview-evaluation-")
+        t = self.thresholds
+        self.asked = 0
+        request = self.session.request(
+            EvaluateRequest, iou=t.iou, score=t.score, predictions=predictions, out_dir=self._out_dir
+        )
+        what = Path(predictions).name if predictions else "the records' own predictions"
+        self.panel.show_running(what)
+        if predictions:
+            self.said.emit(f"joining {what} to the records…")
+        old, self.job = self.job, None
+        if old is not None:
+            old.end()
+        self.job = replace_job(
+            old, ConversingJob(request, self), self._on_items, self._on_done, self._on_error
+        )
+
+    def _on_items(self, worker: Worker, items: list) -> None:
+        if worker is not self.job:
+            return
+        for msg in items:
+            match msg:
+                case PredictionsJoined(path=path, source=source, line=line, details=details):
+                    loaded = LoadedPredictions.load(path, source)
+                    self.use_predictions(
+                        loaded, worker.request.predictions, {"line": line, "details": details}
+                    )
+                    self.said.emit(line)
+                case Evaluated(summary=summary, curves=curves, arrays=path, asked=asked):
+                    arrays = EvalArrays.load(path)
+                    self._forget(path)
+                    if asked != self.asked:
+                        continue  # a question the person has moved past
+                    self.show(summary, arrays, curves)
+                case Failed(message=message) if not msg.stopped:
+                    self.panel.show_error(message)
+                    if worker.request.predictions:
+                        self.said.emit(f"cannot load {Path(worker.request.predictions).name}: {message}")
+
+    def _on_error(self, worker: Worker, message: str) -> None:
+        if worker is self.job:
+            self.panel.show_error(message)
+
+    @Slot(object)
+    def _on_done(self, worker: Worker) -> None:
+        if worker is self.job:
+            self.job = None
+
+    def _forget(self, path: str) -> None:
+        try:
+            Path(path).unlink(missing_ok=True)
+        except OSError as exc:  # a temporary file left behind: worth a line in the log only
+            log.debug("could not remove %s: %s", path, exc)
+
+    @Slot(object)
+    def _on_checks(self, state) -> None:
+        """The analysis ended: what the evaluation reads is stored (again): asked anew when shown."""
+        if state.phase is Phase.DONE and (self.dock.isVisible() or self.summary is not None):
+            self._start(self.loaded_path or "")
