@@ -573,3 +573,26 @@ class Driver:
         at = m.cell_center(labels.index(truth), labels.index(predicted)).toPoint()
         QTest.mouseClick(m, Qt.MouseButton.LeftButton, pos=at)
         return self.shown_records()
+
+    def evaluation(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> dict:
+        """Open the Evaluation view and wait for its answer (the evaluate job's summary)."""
+        ev = self.window.evaluating
+        before = ev.summary
+        if not self.window.evaluation_dock.isVisible():
+            self.window.evaluation_dock.show()
+        else:
+            ev.evaluate()
+        self.qtbot.waitUntil(lambda: ev.summary is not None and ev.summary is not before, timeout=timeout)
+        return ev.summary
+
+    def set_evaluation_thresholds(self, iou: float, score: float, timeout: int = 20000) -> dict:
+        """Set the Evaluation view's IoU and score, as the person does, and wait for the answer."""
+        ev = self.window.evaluating
+        before = ev.summary
+        ev.panel.iou.setValue(iou)
+        ev.panel.score.setValue(score)
+        self.qtbot.waitUntil(
+            lambda: ev.summary is not before and (ev.summary["iou"], ev.summary["score"]) == (iou, score),
+            timeout=timeout,
+        )
+        return ev.summary

@@ -6,6 +6,7 @@ of the load and evaluate jobs)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.gui.driver import Driver
 from tests.preddata import planted_file
@@ -156,3 +157,23 @@ def test_loaded_predictions_are_drawn_for_their_records(qtbot, open_window, tmp_
     assert "results.json" in w.image_panel.facts.text()
     d.show_record(1)
     assert d.predictions_drawn() == []
+
+
+@pytest.mark.slow  # the analysis and a job process: ~11 s on a loaded 2-core machine
+def test_the_evaluate_job_answers_and_answers_again_at_new_thresholds(qtbot, open_window, tmp_path):
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 4)])
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    s = d.evaluation()
+    assert s["confusion"]["labels"] == ["cat", "dog", "id 3", "background"]
+    assert s["confusion"]["matrix"] == [[4, 0, 0, 0], [0, 0, 0, 4], [0, 0, 0, 0], [0, 0, 4, 0]]
+    assert [r["tp"] for r in s["classes"]] == [4, 0, 0] and s["map50"] == 0.5
+    job = w.evaluating.job
+    s = d.set_evaluation_thresholds(0.5, 0.2)  # the faint dogs count now: false positives
+    assert s["confusion"]["matrix"][3] == [0, 4, 4, 0]
+    assert w.evaluating.job is job  # the same process answered: nothing was read again
+    assert d.click_matrix_cell("background", "id 3") == [0, 1, 2, 3]
+    w.sorting.sort_by("max_fp_score", descending=True)
+    assert d.shown_records() == [3, 2, 1, 0]  # bird false positives of score 0.6 + record / 10
+    w.evaluating.panel.curves.click()
+    assert w.plot_dock.isVisible() and "precision against recall" in w.plots.panel.status.text()
