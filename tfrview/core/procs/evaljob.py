@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.procs.messages import Evaluated, Message
+from tfrview.core.procs.messages import Evaluated, Message, PredictionsJoined
 from tfrview.core.procs.requests import EvaluateRequest
 
 log = logging.getLogger(__name__)
@@ -37,9 +37,13 @@ def run(req: EvaluateRequest, emit: Callable[[Message], None], analysis, stdin=N
     """Answer at the request's thresholds, then at each further line of `stdin` until it ends."""
     from tfrview.core.analysis import evaluation as E  # heavy: pyarrow on first use only
 
-    data = _data(req, emit, analysis)
-    prep = E.prepare(data)
+    if analysis is None:
+        raise NothingToEvaluate(
+            "the analysis is not stored yet: the evaluation comes from it (wait for the QA checks)"
+        )
     starts = np.concatenate([[0], np.cumsum(np.asarray(req.counts or _counts(analysis), dtype=np.int64))])
+    data = _data(req, emit, analysis, starts)
+    prep = E.prepare(data)
     records = starts[np.asarray(data.file, dtype=np.int64)] + data.record
     answer(prep, records, req.iou, req.score, 0, req.out_dir, emit)
     for line in stdin if stdin is not None else sys.stdin:
@@ -75,6 +79,23 @@ def _data(req: EvaluateRequest, emit, analysis):
             "load some with File › Load Predictions…"
         )
     return data
+
+
+def _joined(joined, starts: np.ndarray, out_dir: str) -> PredictionsJoined:
+    """The joined predictions saved for the window (its record numbers), and the join's words."""
+    from tfrview.core.output.atomic import atomic_file
+
+    path = Path(out_dir) / f"predictions-{os.getpid()}.npz"
+    with atomic_file(path, "wb") as f:
+        np.savez(
+            f,
+            record=starts[np.asarray(joined.file, dtype=np.int64)] + joined.record,
+            box=joined.boxes,
+            cls=joined.classes,
+            score=joined.scores,
+        )
+    lines = joined.report.lines()
+    return PredictionsJoined(str(path), joined.source, lines[0], [line.strip() for line in lines[1:]])
 
 
 def cells(ev, data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

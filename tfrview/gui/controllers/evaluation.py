@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
 from tfrview.core.procs.evaljob import ARRAY_NAMES  # the .npz the evaluate job writes
@@ -154,6 +154,7 @@ class EvaluationController(QObject):
         self.panel.thresholds_changed.connect(self._on_panel_thresholds)
         self.panel.cell_clicked.connect(self.show_cell)
         self.panel.curves_asked.connect(self.show_curves)
+        self.panel.details_asked.connect(lambda: self.join_details().show())
         self.dock.visibilityChanged.connect(self._on_visible)
         if image_panel is not None:
             image_panel.score_changed.connect(self._on_slider)
@@ -245,6 +246,7 @@ class EvaluationController(QObject):
     ) -> None:
         """Predictions joined from a file, drawn from now on (None: back to the records' own)."""
         self.loaded, self.loaded_path, self.join_report = loaded, path, report
+        self.panel.details.setVisible(report is not None)
         if self.thumbs is not None:
             self.thumbs.reset(self.thumbs.label_map)  # tiles queued before are drawn again
         self.loaded_changed.emit()
@@ -264,7 +266,9 @@ class EvaluationController(QObject):
         """The dialog with the join's details: how many matched, and why the others did not."""
         r = self.join_report or {}
         box = QMessageBox(self.window)
+        box.setObjectName("join_details")
         box.setWindowTitle("Predictions joined")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.setText(r.get("line", "no predictions loaded"))
         box.setDetailedText("\n".join(r.get("details", [])))
         return box
@@ -328,10 +332,12 @@ class EvaluationController(QObject):
             match msg:
                 case PredictionsJoined(path=path, source=source, line=line, details=details):
                     loaded = LoadedPredictions.load(path, source)
-                    self.use_predictions(
-                        loaded, worker.request.predictions, {"line": line, "details": details}
-                    )
+                    self._forget(path)
+                    report = {"line": line, "details": details}
+                    self.use_predictions(loaded, worker.request.predictions, report)
                     self.said.emit(line)
+                    if details:  # some did not join: why, at once (not modal: the window stays usable)
+                        self.join_details().show()
                 case Evaluated(summary=summary, curves=curves, arrays=path, asked=asked):
                     arrays = EvalArrays.load(path)
                     self._forget(path)

@@ -190,6 +190,7 @@ class EvaluationPanel(QWidget):
     thresholds_changed = Signal(float, float)  # IoU, score
     cell_clicked = Signal(int, int)  # the matrix's row (truth) and column (predicted)
     curves_asked = Signal()  # the PR curves in the Plot panel
+    details_asked = Signal()  # the join's details (predictions loaded from a file)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -218,11 +219,16 @@ class EvaluationPanel(QWidget):
         self.curves.setToolTip("Precision against recall of each class, in the Plot panel")
         self.curves.clicked.connect(self.curves_asked)
         self.curves.setEnabled(False)
+        self.details = QPushButton("Join details…", self)
+        self.details.setToolTip("How the predictions file joined the records, and why some did not")
+        self.details.clicked.connect(self.details_asked)
+        self.details.setVisible(False)
         bar.addWidget(QLabel("IoU ≥", self))
         bar.addWidget(self.iou)
         bar.addWidget(QLabel("score ≥", self))
         bar.addWidget(self.score)
         bar.addWidget(self.status, 1)
+        bar.addWidget(self.details)
         bar.addWidget(self.curves)
         lay.addLayout(bar)
         split = QSplitter(Qt.Orientation.Horizontal, self)
