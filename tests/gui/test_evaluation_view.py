@@ -177,3 +177,21 @@ def test_the_evaluate_job_answers_and_answers_again_at_new_thresholds(qtbot, ope
     assert d.shown_records() == [3, 2, 1, 0]  # bird false positives of score 0.6 + record / 10
     w.evaluating.panel.curves.click()
     assert w.plot_dock.isVisible() and "precision against recall" in w.plots.panel.status.text()
+
+
+@pytest.mark.slow  # the analysis, a join and an evaluation in a job process: ~10 s on a loaded machine
+def test_the_menu_loads_a_coco_results_file_and_says_how_many_joined(qtbot, open_window, tmp_path):
+    from tests.preddata import coco_results
+
+    w = open_window([planted_file(tmp_path / "bare.tfrecord", 4, detections=False)])
+    d = Driver(qtbot, w)
+    d.wait_checks()
+    said = d.load_predictions(coco_results(tmp_path / "results.json", 4, unmatched=2))
+    assert said.startswith("results.json: 8 of 10 predictions joined to 4 of 4 records by image/filename")
+    assert any("2 name an image id no record has" in line for line in d.join_details())
+    d.show_record(1)
+    assert d.predictions_drawn() == ["cat 0.90", "id 3 0.80"]
+    assert d.truth_outcomes() == ["matched", "missed"]
+    qtbot.waitUntil(lambda: w.evaluating.summary is not None, timeout=30000)
+    m = w.evaluating.summary["confusion"]
+    assert m["matrix"][m["labels"].index("background")][m["labels"].index("id 3")] == 4
