@@ -67,8 +67,8 @@ def planted_file(path: Path, n: int = 8, detections: bool = True) -> Path:
 
 def coco_results(path: Path, n: int = 8, unmatched: int = 0) -> Path:
     """A COCO results file for `planted_file(detections=False)`: per image the cat found and a
-    false positive bird, joined by file name (`image_id` as the file's name); `unmatched` more
-    results name images no record has."""
+    false positive dog at the top right, joined by file name (`image_id` as the file's name);
+    `unmatched` more results name images no record has."""
     out = []
     for i in range(n):
         name = f"img{i:05d}.png"
@@ -83,7 +83,7 @@ def coco_results(path: Path, n: int = 8, unmatched: int = 0) -> Path:
         out.append(
             {
                 "image_id": name,
-                "category_id": 3,
+                "category_id": 2,
                 "bbox": [0.7 * W, 0.02 * H, 0.25 * W, 0.18 * H],
                 "score": 0.8,
             }

@@ -26,9 +26,9 @@ def test_dump_of_a_text_file_says_why_it_exits_1(capsys, tmp_path):
 
 def test_a_mistyped_command_is_said_so_not_opened_as_a_file(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["evlauate", "x"]) == 2
+    assert main(["frobnicate", "x"]) == 2  # ("evlauate" was this word: `evaluate` is a command now)
     err = capsys.readouterr().err
-    assert err.startswith("tfrview: unknown command 'evlauate' (commands: info, verify, dump,")
+    assert err.startswith("tfrview: unknown command 'frobnicate' (commands: info, verify, dump,")
     assert main(["verfiy", "x"]) == 2
     assert (
         capsys.readouterr().err

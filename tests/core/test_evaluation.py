@@ -223,3 +223,24 @@ def test_many_sizes_of_images_bucket_alike():
     )
     ev = evaluate(prepare(d), iou=0.5, score=0.0)
     assert int(ev.image_tp.sum()) == len(dt) and int(ev.image_fn.sum()) == len(gt) - len(dt)
+
+
+def test_no_spurious_box_in_an_image_without_predictions():
+    d = one_image()
+    keep = d.pred_image == 0  # image 1 (its cat) has no prediction at all now
+    bare = EvalData(
+        d.file,
+        d.record,
+        d.gt_image,
+        d.gt_box,
+        d.gt_class,
+        d.gt_slot,
+        d.pred_image[keep],
+        d.pred_box[keep],
+        d.pred_class[keep],
+        d.pred_score[keep],
+        d.pred_slot[keep],
+        d.names,
+    )
+    errs = likely_errors(prepare(bare), PredictionRules(spurious_score=0.5))
+    assert errs.spurious.tolist() == [2]  # the bird of image 0, not image 1's cat

@@ -39,6 +39,15 @@ def _every_kind() -> list[rq.Request]:
             **over, a="train", b="validation", other=("x/",), rules=("infinity_norm=0.2",), jobs=2
         ),
         rq.CompareSelectRequest(**over, a="train", side="b", key="label", derived=True, lo=0.5, hi=1.5),
+        rq.EvaluateRequest(
+            **over,
+            out="/tmp/e.npz",
+            iou=0.75,
+            score=0.3,
+            predictions="r.json",
+            rules=("near_iou=0.2",),
+            score_grid=(0.1, 0.5),
+        ),
         rq.WriteRequest(
             what="repair", paths=("a.tfrecord",), out="/tmp/o.tfrecord", compression="gzip", counts=(4,)
         ),
@@ -62,6 +71,7 @@ def test_every_job_has_a_request():
         "scores",
         "compare",
         "compare_select",
+        "evaluate",
         "write",
         "export",
     }

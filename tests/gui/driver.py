@@ -602,14 +602,21 @@ class Driver:
         the line the status bar said (how many joined)."""
         ev = self.window.evaluating
         self.folder_offered("predictions", choose=str(path))
-        self.qtbot.waitUntil(lambda: ev.join_report is not None or "cannot load" in self.window.statusBar().currentMessage(), timeout=timeout)
+        self.qtbot.waitUntil(
+            lambda: ev.join_report is not None or "cannot load" in self.window.statusBar().currentMessage(),
+            timeout=timeout,
+        )
         return self.window.statusBar().currentMessage()
 
     def join_details(self) -> list[str]:
         """The lines of the join's details dialog (closed after reading)."""
         from PySide6.QtWidgets import QApplication, QMessageBox
 
-        boxes = [b for b in QApplication.topLevelWidgets() if isinstance(b, QMessageBox) and b.objectName() == "join_details"]
+        boxes = [
+            b
+            for b in QApplication.topLevelWidgets()
+            if isinstance(b, QMessageBox) and b.objectName() == "join_details"
+        ]
         out = [line for b in boxes for line in b.detailedText().splitlines()]
         for b in boxes:
             b.close()

@@ -60,14 +60,14 @@ def _summary() -> dict:
 
 
 def _arrays() -> EvalArrays:
-    """Six images, records 1..6 (record 0 not evaluated): each a cat matched, a dog missed (record
-    4's dog taken for a bird), a bird false positive (max_fp_score 0.6 + record / 100)."""
+    """Records 1..6 evaluated (0 and 7 not): each a cat matched, a dog missed (record 4's dog
+    taken for a bird), a bird false positive (max_fp_score 0.6 + record / 100)."""
     recs = np.arange(1, 7)
-    img = np.arange(6)
+    scores = np.full(8, np.nan)
+    scores[recs] = 0.6 + recs / 100
     dog_col = np.where(recs == 4, 2, 3)
     return EvalArrays(
-        recs, np.ones(6), np.ones(6), np.ones(6), 0.6 + recs / 100,
-        np.r_[img, img, img], np.r_[np.zeros(6), np.ones(6), np.full(6, 3)], np.r_[np.zeros(6), dog_col, np.full(6, 2)],
+        scores, np.r_[recs, recs, recs], np.r_[np.zeros(6), np.ones(6), np.full(6, 3)], np.r_[np.zeros(6), dog_col, np.full(6, 2)]
     )  # fmt: skip
 
 
@@ -190,8 +190,9 @@ def test_the_menu_loads_a_coco_results_file_and_says_how_many_joined(qtbot, open
     assert said.startswith("results.json: 8 of 10 predictions joined to 4 of 4 records by image/filename")
     assert any("2 name an image id no record has" in line for line in d.join_details())
     d.show_record(1)
-    assert d.predictions_drawn() == ["cat 0.90", "id 3 0.80"]
+    assert d.predictions_drawn() == ["cat 0.90", "dog 0.80"]
     assert d.truth_outcomes() == ["matched", "missed"]
     qtbot.waitUntil(lambda: w.evaluating.summary is not None, timeout=30000)
     m = w.evaluating.summary["confusion"]
-    assert m["matrix"][m["labels"].index("background")][m["labels"].index("id 3")] == 4
+    assert m["matrix"][m["labels"].index("background")][m["labels"].index("dog")] == 4
+    assert d.click_matrix_cell("background", "dog") == [0, 1, 2, 3]

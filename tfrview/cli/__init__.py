@@ -38,7 +38,9 @@ COMMANDS = (
 # module has HELP (one line), EXAMPLES (indented lines), `configure(p)` adding its arguments to its
 # parser and `run(args) -> int`; it may import this package's helpers (`fail`, `_add_splits`, ...)
 # inside its functions. New commands go here, not into this file.
-MODULE_COMMANDS: dict[str, str] = {}
+MODULE_COMMANDS: dict[str, str] = {
+    "evaluate": "tfrview.cli.evaluate",
+}
 COMMANDS = COMMANDS + tuple(MODULE_COMMANDS)
 
 EPILOG = """\
@@ -256,6 +258,10 @@ def cmd_verify(args) -> int:
     tasks = _grouped_plan(paths, groups, args.checks, [lm for lm, _ in maps], read_cache=False, notices=True)
     results = _run_pass(tasks, args.jobs, Progress(not args.json and not args.quiet), "verify", args.dask)
     analysis = merge(results, groups, splits=splits, rules=rules)
+    if args.checks and args.predictions:  # issue 24: where a predictions file disagrees with the labels
+        from tfrview.cli.evaluate import add_likely_errors
+
+        add_likely_errors(analysis, args.predictions, rules, next((lm for lm, _ in maps if lm), None))
     misfits = [
         None if lm_path is None or args.label_map else label_map_misfit(analysis.class_ids_of(g.files), lm)
         for g, (lm, lm_path) in zip(groups, maps, strict=True)
@@ -1629,6 +1635,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--label-map",
         metavar="PBTXT",
         help="label map for the label checks (default: a .pbtxt beside each dataset's files)",
+    )
+    p.add_argument(
+        "--predictions",
+        metavar="FILE",
+        help="with --checks: a COCO results JSON or TFRecord of predictions joined to the records; "
+        "where it disagrees with the labels are possible_* problems (tfrview evaluate measures it)",
     )
     p.add_argument(
         "-v",

@@ -400,3 +400,13 @@ AR_MAX_RECORDS = 2_000_000_000
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10
+# --- issue 24, predictions against the ground truth (wt6-predcore) ---
+# A predictions file (a COCO results JSON, or a TFRecord of predictions) is read whole into arrays:
+# one over PREDICTIONS_FILE_BYTES is refused in one line (a COCO results file of 5,000 images x 100
+# detections is ~50 MB; JSON parsing costs ~10 times its size in memory while it lasts), and one of
+# more than MAX_PREDICTIONS predictions too (each costs ~60 bytes of arrays once joined). The
+# evaluation keeps the first-pass matching of EVAL_FIRST_PASSES IoU thresholds (each ~10 bytes a box
+# and a prediction's padded cell), so moving a slider back and forth re-matches nothing.
+PREDICTIONS_FILE_BYTES = 256 << 20
+MAX_PREDICTIONS = 20_000_000
+EVAL_FIRST_PASSES = 3

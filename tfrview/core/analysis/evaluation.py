@@ -43,8 +43,16 @@ from tfrview.core.analysis.factboxes import (
 from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
 from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
 from tfrview.core.analysis.rules import DatasetRules, PredictionRules
+from tfrview.core.limits import EVAL_FIRST_PASSES
 from tfrview.core.problems import ProblemKind
-from tfrview.core.records.matching import BELOW_SCORE, BoxOutcome, iou_matrix, match_padded
+from tfrview.core.records.matching import (
+    BELOW_SCORE,
+    BoxOutcome,
+    greedy,
+    iou_matrix,
+    outcomes,
+    wrong_class_pass,
+)
 from tfrview.core.records.predictions import DETECTION_BOX_KEYS
 from tfrview.core.records.reading import class_name
 
@@ -247,6 +255,26 @@ def prepare(data: EvalData) -> Prepared:
 # --- matching and counting ---------------------------------------------------------------------------
 
 
+def _first_pass(prep: Prepared, iou: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each bucket's first-pass partners (gt, pred) at this IoU over every taken prediction, kept
+    for the next threshold change (a few IoUs at a time). A score threshold needs no new first
+    pass: the predictions are taken by descending score, so those above it match as they would
+    alone, and the matches of those below are undone (`_match`)."""
+    cache = prep._cache.setdefault("first", {})
+    got = cache.get(iou)
+    if got is None:
+        got = []
+        for b in prep.buckets:
+            gp = np.full(b.gt.shape, -1, dtype=np.int64)
+            pp = np.full(b.pred.shape, -1, dtype=np.int64)
+            greedy(b.iou, b.pred_cls, b.gt_cls, b.taken, b.gt >= 0, gp, pp, iou, same=True)
+            got.append((gp, pp))
+        if len(cache) >= EVAL_FIRST_PASSES:
+            cache.pop(next(iter(cache)))
+        cache[iou] = got
+    return got
+
+
 def _match(prep: Prepared, iou: float, score: float | None, wrong_class: bool):
     """The matching rule over every bucket; flat outcomes and partners (EvalData order)."""
     d = prep.data
@@ -254,9 +282,19 @@ def _match(prep: Prepared, iou: float, score: float | None, wrong_class: bool):
     p_out = np.full(len(d.pred_class), BELOW_SCORE, dtype=np.int8)
     g_par = np.full(len(d.gt_class), -1, dtype=np.int64)
     p_par = np.full(len(d.pred_class), -1, dtype=np.int64)
-    for b in prep.buckets:
-        ok = b.taken if score is None else b.taken & (b.score >= score)
-        go, po, gp, pp = match_padded(b.iou, b.pred_cls, b.gt_cls, ok, b.gt >= 0, iou, wrong_class)
+    for b, (gp0, pp0) in zip(prep.buckets, _first_pass(prep, iou), strict=True):
+        gp, pp = gp0.copy(), pp0.copy()
+        ok = b.taken
+        if score is not None:
+            ok = b.taken & (b.score >= score)
+            undo = (pp >= 0) & ~ok
+            r, k = np.nonzero(undo)
+            gp[r, pp[r, k]] = -1
+            pp[undo] = -1
+        if wrong_class:
+            go, po, gp, pp = wrong_class_pass(b.iou, b.pred_cls, b.gt_cls, ok, b.gt >= 0, gp, pp, iou)
+        else:
+            go, po, gp, pp = outcomes(ok, b.gt >= 0, gp, pp, None)
         gr, pr = b.gt >= 0, b.pred >= 0
         g_out[b.gt[gr]] = go[gr]
         p_out[b.pred[pr]] = po[pr]
@@ -266,24 +304,39 @@ def _match(prep: Prepared, iou: float, score: float | None, wrong_class: bool):
     return g_out, p_out, g_par, p_par
 
 
-def _ap(prep: Prepared, matched: np.ndarray, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """COCO's AP of each class from one matching (`matched`: each prediction matched a box of its
-    class; `taken`: within MAX_DETS), with the 101-point interpolated precision and the score at
-    each recall point (NaN: not reached)."""
+def _ap_order(prep: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """COCO's order of the taken predictions for AP (images in turn, each image's by score, then all
+    of a class by score, stable), each class's bounds in it and its boxes: thresholds never change
+    it, so it is sorted once."""
+    got = prep._cache.get("ap_order")
+    if got is None:
+        d = prep.data
+        k = len(d.names)
+        taken = np.zeros(len(d.pred_class), dtype=bool)
+        for b in prep.buckets:
+            taken[b.pred[b.taken]] = True
+        sel = np.flatnonzero(taken)
+        within = np.lexsort((np.arange(len(sel)), -d.pred_score[sel], d.pred_image[sel]))
+        sel = sel[within]
+        order = sel[np.lexsort((np.arange(len(sel)), -d.pred_score[sel], d.pred_class[sel]))]
+        bounds = np.searchsorted(d.pred_class[order], np.arange(k + 1))
+        npig = np.bincount(d.gt_class, minlength=k)[:k] if len(d.gt_class) else np.zeros(k, np.int64)
+        got = prep._cache["ap_order"] = (order, bounds, npig)
+    return got
+
+
+def _ap(prep: Prepared, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """COCO's AP of each class from one first pass over every taken prediction (`matched`: each
+    prediction matched a box of its class), with the 101-point interpolated precision and the
+    score at each recall point (NaN: not reached)."""
     d = prep.data
     k = len(d.names)
-    npig = np.bincount(d.gt_class, minlength=k)[:k] if len(d.gt_class) else np.zeros(k, np.int64)
+    order, bounds, npig = _ap_order(prep)
     ap = np.full(k, np.nan)
     curve = np.zeros((k, len(RECALL_POINTS)))
     at = np.full((k, len(RECALL_POINTS)), np.nan)
-    sel = np.flatnonzero(taken)
-    # COCO's order: images in turn, each image's predictions by score, then all by score (stable)
-    within = np.lexsort((np.arange(len(sel)), -d.pred_score[sel], d.pred_image[sel]))
-    sel = sel[within]
-    order = sel[np.lexsort((np.arange(len(sel)), -d.pred_score[sel], d.pred_class[sel]))]
-    cls = d.pred_class[order]
-    bounds = np.searchsorted(cls, np.arange(k + 1))
     eps = np.spacing(1)
+    hits = matched[order]
     for c in range(k):
         if npig[c] == 0:
             continue
@@ -291,8 +344,8 @@ def _ap(prep: Prepared, matched: np.ndarray, taken: np.ndarray) -> tuple[np.ndar
         if s == e:
             ap[c] = 0.0
             continue
-        tp = np.cumsum(matched[order[s:e]]).astype(np.float64)
-        fp = np.cumsum(~matched[order[s:e]]).astype(np.float64)
+        tp = np.cumsum(hits[s:e], dtype=np.float64)
+        fp = np.arange(1, e - s + 1, dtype=np.float64) - tp
         rc = tp / npig[c]
         pr = tp / (fp + tp + eps)
         pr = np.maximum.accumulate(pr[::-1])[::-1]
@@ -311,7 +364,7 @@ def _all_thresholds(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
         per = []
         for t in IOU_THRESHOLDS:
             _, p_out, _, _ = _match(prep, float(t), None, wrong_class=False)
-            per.append(_ap(prep, p_out == int(BoxOutcome.MATCHED), p_out != BELOW_SCORE)[0])
+            per.append(_ap(prep, p_out == int(BoxOutcome.MATCHED))[0])
         per = np.array(per).reshape(len(IOU_THRESHOLDS), len(prep.data.names))
         # a class has an AP at every threshold or at none (its boxes): NaN stays NaN
         got = prep._cache["ap"] = (per[0], per.mean(axis=0))
@@ -325,7 +378,7 @@ def evaluate(prep: Prepared, iou: float = 0.5, score: float = 0.5) -> Evaluation
     ap50, ap = _all_thresholds(prep)
     # the PR curve at this IoU, over every prediction (no score threshold: a curve is over scores)
     _, p_all, _, _ = _match(prep, iou, None, wrong_class=False)
-    _, curve, at = _ap(prep, p_all == int(BoxOutcome.MATCHED), p_all != BELOW_SCORE)
+    _, curve, at = _ap(prep, p_all == int(BoxOutcome.MATCHED))
     g_out, p_out, g_par, p_par = _match(prep, iou, score, wrong_class=True)
     M, W, F = int(BoxOutcome.MATCHED), int(BoxOutcome.WRONG_CLASS), int(BoxOutcome.FALSE_POSITIVE)
     conf = np.zeros((k + 1, k + 1), dtype=np.int64)
@@ -397,7 +450,8 @@ class LikelyErrors:
 
 
 def likely_errors(prep: Prepared, rules: PredictionRules) -> LikelyErrors:
-    """Where the model and the labels disagree, by the thresholds of `rules` (rules.PredictionRules)."""
+    """Where the model and the labels disagree, by the thresholds of `rules` (rules.PredictionRules);
+    a box is judged spurious only in an image with at least one prediction."""
     d = prep.data
     missing = np.flatnonzero((d.pred_score >= rules.missing_label_score) & (prep.pred_iou < rules.near_iou))
     _, p_out, _, p_par = _match(prep, rules.wrong_class_iou, rules.wrong_class_score, wrong_class=True)
@@ -411,7 +465,10 @@ def likely_errors(prep: Prepared, rules: PredictionRules) -> LikelyErrors:
         best = np.where(ok[:, :, None], b.iou, 0.0).max(axis=1)
         real = b.gt >= 0
         near[b.gt[real]] = best[real]
-    spurious = np.flatnonzero(near < rules.near_iou)
+    # only in images with some prediction: an image the model was not run on (a results file of
+    # one split joined to the whole dataset) says nothing of its boxes
+    predicted = np.bincount(d.pred_image, minlength=d.images) > 0 if d.images else np.zeros(0, bool)
+    spurious = np.flatnonzero((near < rules.near_iou) & predicted[d.gt_image])
     return LikelyErrors(missing, wrong, p_par[wrong], spurious)
 
 
@@ -558,7 +615,10 @@ class EvalGatherer:
             for acc, c in zip(self.p_box, (preds.x0, preds.y0, preds.x1, preds.y1), strict=True):
                 acc.extend(np.asarray(c, dtype=np.float64)[keep])
 
-    def done(self) -> EvalData | None:
+    def done(self) -> EvalData | EvalGatherer | None:
+        """What was kept: the EvalData; itself when `joined` (`gather_joined` adds the predictions)."""
+        if self.joined:
+            return self
         if not self.images:
             return None
         f = self.img_file.array() if self.img_file.n else np.zeros(0, np.int32)
@@ -646,6 +706,35 @@ def gather(analysis, label_map=None) -> EvalData | None:
     """The ground truth and the detection keys' predictions of a merged, deep analysis's fact
     tables (None: no record holds detection keys)."""
     return read(analysis, [EvalGatherer(expected_rows(analysis), label_map)])[0]
+
+
+def gather_joined(analysis, joined, label_map=None) -> EvalData | None:
+    """The ground truth of every record of a merged, deep analysis with predictions joined from a
+    file (`predictions_join.Joined`): every record is evaluated, as pycocotools evaluates every image
+    (a record no prediction joined has its boxes missed)."""
+    g = EvalGatherer(expected_rows(analysis), label_map, joined=True)
+    read(analysis, [g])
+    if not g.images:
+        return None
+    file = np.asarray(g.img_file.array(), np.int32)
+    record = np.asarray(g.img_record.array(), np.int64)
+    key = file.astype(np.int64) * (1 << 40) + record
+    order = np.argsort(key, kind="stable")
+    want = joined.file.astype(np.int64) * (1 << 40) + joined.record
+    at = np.searchsorted(key[order], want)
+    ok = (at < len(key)) & (key[order][np.minimum(at, len(key) - 1)] == want)
+    image = order[np.minimum(at, len(key) - 1)][ok]
+    return g.data(
+        file,
+        record,
+        image.astype(np.int64),
+        joined.boxes[ok],
+        joined.classes[ok],
+        joined.scores[ok],
+        joined.slot[ok],
+        source=joined.source,
+        notes=tuple(joined.report.lines()),
+    )
 
 
 # --- the dataset step --------------------------------------------------------------------------------

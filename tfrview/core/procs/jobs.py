@@ -42,6 +42,7 @@ from tfrview.core.procs.messages import (
     CopyGroup,
     Done,
     DuplicateGroups,
+    Evaluated,
     Failed,
     FileCause,
     Matches,
@@ -483,7 +484,6 @@ def job_scores(req: ScoresRequest) -> None:
 
     from tfrview.core.output.atomic import atomic_file
 
-    # a dataset step's column (the evaluation's `max_fp_score`) is joined as the filter joins it
     table = _stored_facts(req, step_columns=req.key in stepcolumns.NAMES)
     if table is None:
         raise NotStored("the analysis is not stored yet: the scores come from it")
@@ -587,32 +587,10 @@ def _facts_or_say(req: OverFiles):
 def _stored_facts(req: OverFiles, step_columns: bool = False, rules: tuple[str, ...] = ()):
     """The merged fact table of the dataset's stored analysis, or None when some file's is not
     stored (or frames other records than the window's). `step_columns` (the filter names them):
-    with the dataset step's per-record columns (`dup_group`, `leak`) as the analysis stored them
-    (`stepcolumns`), or when they are not stored, from the step run here over the stored results
-    (and stored for the next filter)."""
-    a = _stored_analysis(req)
-    if a is None:
-        return None
-    results, splits = a.shards, a.splits
-    if not step_columns:
-        return a.facts()
-    key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
-    columns = stepcolumns.load(key[0] if key is not None else None)
-    if columns is None:
-        merged = merge(results, splits=splits, rules=DatasetRules().with_words(list(rules)))
-        columns = merged.qa.record_columns if merged.qa is not None else {}
-        if key is not None:
-            stepcolumns.store(key[0], columns, len(results))
-    if columns:
-        from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
-
-        a.qa = DatasetQA(record_columns=columns)
-    return a.facts()
-
-
-def _stored_analysis(req: OverFiles) -> DatasetAnalysis | None:
-    """Every file's stored deep analysis, unmerged, or None when some file's is not stored (or
-    frames other records than the window's)."""
+    with the dataset step's per-record columns (`dup_group`, `leak`, and `tp`, `fp`, `fn`,
+    `max_fp_score` of the records' own predictions) as the analysis stored them (`stepcolumns`), or
+    when they are not stored, from the step run here over the stored results (and stored for the
+    next filter); with `req.predictions`, the last four from that file's predictions instead."""
     from tfrview.core.analysis.pool import stored_deep
 
     results = []
@@ -624,15 +602,40 @@ def _stored_analysis(req: OverFiles) -> DatasetAnalysis | None:
     counts = req.counts
     if counts is not None and [len(r.offsets) for r in results] != list(counts):
         return None
-    return DatasetAnalysis(results, splits=_splits_of(req))
+    splits = _splits_of(req)
+    a = DatasetAnalysis(results, splits=splits)
+    if not step_columns:
+        return a.facts()
+    key = stepcolumns.key(list(req.paths), splits, list(rules), req.label_map, req.box_specs)
+    columns = stepcolumns.load(key[0] if key is not None else None)
+    if columns is None:
+        merged = merge(results, splits=splits, rules=DatasetRules().with_words(list(rules)))
+        columns = merged.qa.record_columns if merged.qa is not None else {}
+        if key is not None:
+            stepcolumns.store(key[0], columns, len(results))
+    if req.predictions:  # the evaluation's columns from the joined predictions, not the records' own
+        columns = {**columns, **_joined_columns(a, req, DatasetRules().with_words(list(rules)))}
+    if columns:
+        from tfrview.core.analysis.datasetqa import DatasetQA  # the steps: on use only
+
+        a.qa = DatasetQA(record_columns=columns)
+    return a.facts()
 
 
-def job_evaluate(req: EvaluateRequest) -> None:
-    """Predictions against the ground truth, at the request's thresholds and then at each further
-    line of stdin (`evaljob`: prepared once, so a new threshold costs only the matching)."""
-    from tfrview.core.procs import evaljob
+def _joined_columns(a, req: OverFiles, rules: DatasetRules) -> dict:
+    """tp, fp, fn and max_fp_score of every record from the predictions file the request names,
+    joined to the records (stored after the first join) and evaluated at the rules' eval_iou and
+    eval_score: what the dataset step gives for the records' own detection keys."""
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.predictions_join import join
 
-    evaljob.run(req, _emit, _stored_analysis(req))
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    data = evaluation.gather_joined(a, join(a, req.predictions, label_map), label_map)
+    if data is None:
+        return {}
+    pr = rules.predictions
+    ev = evaluation.evaluate(evaluation.prepare(data), pr.eval_iou, pr.eval_score)
+    return evaluation.record_columns(a, data, ev)
 
 
 def _names_step_columns(node) -> bool:
@@ -739,15 +742,148 @@ def job_export(req: ExportRequest) -> None:
         _emit(Wrote(res))
 
 
+def job_evaluate(req: EvaluateRequest) -> None:
+    """Predictions against the ground truth from the stored analysis (`analysis.evaluation`), the
+    arrays saved at `req.out` (`messages.Evaluated` says what they are). Then, with `converse`, it
+    answers each further (iou, score) the window writes on its stdin (`launch.spawn_open`) from
+    what it prepared once, so a moved threshold costs only the matching (~0.1 s), never the
+    reading and the join again."""
+    import json
+
+    import numpy as np
+
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.analysis.pool import stored_deep
+
+    results = []
+    for i, path in enumerate(req.paths):
+        r = stored_deep(path, i, req.label_map or None, req.box_specs)
+        if r is None:
+            raise NotStored("the analysis is not stored yet: the evaluation comes from it")
+        results.append(r)
+    a = DatasetAnalysis(results, splits=_splits_of(req))
+    label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
+    report: list[str] = []
+    if req.predictions:
+        from tfrview.core.analysis.predictions_join import join
+
+        joined = join(a, req.predictions, label_map)
+        report = joined.report.lines()
+        data = evaluation.gather_joined(a, joined, label_map)
+    else:
+        data = evaluation.gather(a, label_map)
+    if data is None:
+        raise TfrviewError(
+            "no predictions: no record holds the OD API's image/detection/* keys (load a predictions file)"
+        )
+    rules = DatasetRules().with_words(list(req.rules)).predictions
+    prep = evaluation.prepare(data)
+    errs = evaluation.likely_errors(prep, rules)
+    base = np.concatenate([[0], np.cumsum([len(r.offsets) for r in results])]).astype(np.int64)
+    image_n = base[data.file] + data.record
+    _answer_evaluation(
+        prep, errs, image_n, int(base[-1]), report, req.iou, req.score, req.score_grid, req.out
+    )
+    # then each further question on stdin (the window's thresholds moved), from what is prepared:
+    # {"iou": 0.5, "score": 0.3, "out": "/tmp/....npz"} a line, until the window closes our stdin
+    for line in sys.stdin if req.converse else ():
+        if not line.strip():
+            continue
+        try:
+            ask = json.loads(line)
+            iou, score, out = float(ask["iou"]), float(ask["score"]), str(ask["out"])
+            grid = tuple(float(v) for v in ask.get("score_grid", req.score_grid))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("the evaluate job could not read a question: %s", exc)
+            continue
+        _answer_evaluation(prep, errs, image_n, int(base[-1]), report, iou, score, grid, out)
+
+
+def _answer_evaluation(
+    prep, errs, image_n, total: int, report, iou: float, score: float, score_grid, out: str
+):
+    """One `Evaluated` at (iou, score), its arrays at `out` (the job's first answer and each
+    further question's)."""
+    import numpy as np
+
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.output.atomic import atomic_file
+
+    data = prep.data
+    ev = evaluation.evaluate(prep, iou, score)
+    arrays = {name: np.full(total, -1, dtype=np.int32) for name in ("record_tp", "record_fp", "record_fn")}
+    arrays["record_max_fp_score"] = np.full(total, np.nan, dtype=np.float32)
+    ok = image_n < total
+    for name, got in (("record_tp", ev.image_tp), ("record_fp", ev.image_fp), ("record_fn", ev.image_fn)):
+        arrays[name][image_n[ok]] = got[ok]
+    arrays["record_max_fp_score"][image_n[ok]] = ev.image_max_fp_score[ok]
+    grid = [evaluation.evaluate(prep, iou, s) for s in score_grid]
+    k = len(data.names)
+    kinds = [
+        (0, errs.missing, data.pred_image),
+        (1, errs.wrong_class, data.pred_image),
+        (2, errs.spurious, data.gt_image),
+    ]
+    arrays.update(
+        recall_points=evaluation.RECALL_POINTS,
+        pr_precision=ev.pr_precision,
+        pr_score=ev.pr_score,
+        gt_n=image_n[data.gt_image],
+        gt_slot=data.gt_slot,
+        gt_class=data.gt_class,
+        gt_box=data.gt_box,
+        gt_outcome=ev.gt_outcome.astype(np.int8),
+        gt_partner=ev.gt_partner,
+        pred_n=image_n[data.pred_image],
+        pred_slot=data.pred_slot,
+        pred_class=data.pred_class,
+        pred_score=data.pred_score,
+        pred_box=data.pred_box,
+        pred_outcome=ev.pred_outcome.astype(np.int8),
+        pred_partner=ev.pred_partner,
+        pred_iou=ev.pred_iou,
+        error_kind=np.concatenate([np.full(len(ix), kind, np.int8) for kind, ix, _ in kinds]),
+        error_index=np.concatenate([ix for _, ix, _ in kinds]).astype(np.int64),
+        error_n=np.concatenate([image_n[img[ix]] for _, ix, img in kinds]).astype(np.int64),
+        grid_scores=np.asarray(score_grid, dtype=np.float64),
+        grid_confusion=np.array([g.confusion for g in grid], dtype=np.int64).reshape(len(grid), k + 1, k + 1),
+        grid_tp=np.array([g.tp for g in grid], dtype=np.int64).reshape(len(grid), k),
+        grid_fp=np.array([g.fp for g in grid], dtype=np.int64).reshape(len(grid), k),
+        grid_fn=np.array([g.fn for g in grid], dtype=np.int64).reshape(len(grid), k),
+    )
+    with atomic_file(Path(out), "wb") as f:
+        np.savez(f, **arrays)
+    doc = evaluation.summary(ev, data)
+    _emit(
+        Evaluated(
+            path=out,
+            iou=iou,
+            score=score,
+            names=list(data.names),
+            confusion=doc["confusion"]["matrix"],
+            classes=doc["classes"],
+            map=doc["map"],
+            map50=doc["map50"],
+            images=data.images,
+            boxes=len(data.gt_class),
+            predictions=len(data.pred_class),
+            source=data.source,
+            join=report,
+            notes=list(data.notes),
+            likely_errors=len(arrays["error_kind"]),
+        )
+    )
+
+
 JOBS: dict[type, Callable] = {  # each request's job, by its class
     AnalyzeRequest: job_analyze,
     FilterRequest: job_filter,
     SeriesRequest: job_series,
     SelectRequest: job_select,
     ScoresRequest: job_scores,
-    EvaluateRequest: job_evaluate,
     CompareRequest: job_compare,
     CompareSelectRequest: job_compare_select,
+    EvaluateRequest: job_evaluate,
     WriteRequest: job_write,
     ExportRequest: job_export,
 }

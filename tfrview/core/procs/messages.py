@@ -154,35 +154,6 @@ class Note:
 
 
 @dataclass(frozen=True, slots=True)
-class Evaluated:
-    """Predictions measured against the ground truth at one (iou, score) (`evaluate` job, issue
-    24): `summary` as `analysis.evaluation.summary` makes it (mAP, the per-class rows, the
-    confusion matrix), `curves` each class's precision-recall curve at this IoU (the Plot panel's
-    `show_curves` data), and `arrays` the .npz of what the window needs a record and a box
-    (`gui.controllers.evaluation.ARRAY_NAMES`: a million boxes are no JSON line). `asked`: the
-    number of the question this answers (the window drops answers to questions it replaced)."""
-
-    TYPE: ClassVar[str] = "evaluated"
-    summary: dict
-    curves: dict
-    arrays: str
-    asked: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class PredictionsJoined:
-    """Predictions of a file joined to the window's records (`evaluate` job with a predictions
-    file): saved at `path` (.npz: record (global), box (n, 4) in [0, 1], cls, score), `line` what
-    the status bar says (how many matched), `details` why the others did not (the dialog)."""
-
-    TYPE: ClassVar[str] = "predictions_joined"
-    path: str
-    source: str
-    line: str
-    details: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
 class Scores:
     """A score of every record saved at `path` (.npy, one float64 a record of the dataset, NaN for
     a record without one): a million numbers in a file, not in a JSON line. `scored`: how many
@@ -193,6 +164,48 @@ class Scores:
     path: str
     records: int
     scored: int
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    """The evaluation an `EvaluateRequest` asked for (`analysis.evaluation`): what a person reads
+    (the per-class table, mAP, the confusion matrix, the join's report) in the message, and every
+    array at `path` (a .npz, `np.load(path)`), indexed by the dataset's record number n (the
+    window's numbering: a file's records after the previous files'):
+
+    - `record_tp`, `record_fp`, `record_fn` (int32, -1: a record not evaluated), `record_max_fp_score`
+      (float32, NaN: no false positive): one a record of the dataset;
+    - `recall_points` (101,), `pr_precision` and `pr_score` (k, 101): each class's PR curve at this
+      IoU (interpolated precision at each recall point, the score reaching it; NaN: never);
+    - the ground-truth boxes: `gt_n`, `gt_slot` (its number in its record), `gt_class` (into
+      `names`), `gt_box` (g, 4: x0, y0, x1, y1 in [0, 1]), `gt_outcome` (`records.matching.BoxOutcome`),
+      `gt_partner` (the prediction it matched or was confused with, -1);
+    - the predictions: `pred_n`, `pred_slot` (its number in its record, or its entry in the
+      predictions file), `pred_class`, `pred_score`, `pred_box`, `pred_outcome` (-1: under the score
+      threshold), `pred_partner` (the box, -1), `pred_iou` (best IoU with any box of its image);
+    - the likely label errors: `error_kind` (0 possible_missing_label, 1 possible_wrong_class,
+      2 possible_spurious_label), `error_index` (a prediction for 0 and 1, a box for 2), `error_n`;
+    - `grid_scores` (s,) and, at each, `grid_confusion` (s, k+1, k+1), `grid_tp`, `grid_fp`,
+      `grid_fn` (s, k): the request's `score_grid` at this IoU.
+
+    `confusion`: rows ground truth, columns predicted, the last of each the background."""
+
+    TYPE: ClassVar[str] = "evaluated"
+    path: str
+    iou: float
+    score: float
+    names: list[str]
+    confusion: list[list[int]]
+    classes: list[dict]  # `Evaluation.table()`: class, boxes, tp, fp, fn, precision, recall, ap50, ap
+    map: float | None
+    map50: float | None
+    images: int
+    boxes: int
+    predictions: int
+    source: str  # "record" or the predictions file's name
+    join: list[str] = field(default_factory=list)  # the join's report, line by line
+    notes: list[str] = field(default_factory=list)
+    likely_errors: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +343,6 @@ Message = (
     | Note
     | Scores
     | Evaluated
-    | PredictionsJoined
     | Wrote
     | DuplicateGroups
     | Done
@@ -353,7 +365,6 @@ _TYPES: dict[str, type] = {
         Note,
         Scores,
         Evaluated,
-        PredictionsJoined,
         Wrote,
         DuplicateGroups,
         Done,

@@ -32,6 +32,9 @@ class OverFiles:
     label_map: dict | None = None  # `LabelMap.to_json()`; None or {} for none
     box_specs: tuple[dict, ...] = ()  # `BoxSpec.to_json()` of the box keys the person chose
     splits: tuple[str, ...] | None = None  # each path's split, as the window has it (None: by the paths)
+    # a predictions file joined to the records (issue 24: a COCO results JSON or a TFRecord of
+    # predictions): the fact columns tp, fp, fn, max_fp_score come from it, not the records' own
+    predictions: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,22 +94,6 @@ class ScoresRequest(OverFiles):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EvaluateRequest(OverFiles):
-    """Predictions measured against the ground truth (issue 24): the records' own detection keys
-    from the stored analysis, or the predictions of the file `predictions` joined to the records.
-    The job answers at (iou, score), then waits for further thresholds, one JSON object a line on
-    its stdin (`{"iou": 0.5, "score": 0.3, "asked": 2}`), each answered from what it prepared
-    once, until its stdin closes: a new threshold costs only the matching, never the reading."""
-
-    JOB: ClassVar[str] = "evaluate"
-    iou: float = 0.5
-    score: float = 0.5
-    predictions: str = ""  # a COCO results JSON or a TFRecord of predictions; "": the records' own
-    out_dir: str  # where the job writes its .npz files (the window removes them)
-    rules: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CompareRequest(OverFiles):
     """Two splits of the window's files compared (`analysis.compare`), or split `a` of them ("":
     all of them) against the files at the paths `other`."""
@@ -131,6 +118,26 @@ class CompareSelectRequest(CompareRequest):
     hi: float | None = None
     closed: bool = False
     category: str | int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluateRequest(OverFiles):
+    """Predictions against the ground truth (issue 24, `analysis.evaluation`) from the stored
+    analysis, at (iou, score): answered by `messages.Evaluated`, its arrays saved at `out` (.npz,
+    described there). `predictions`: a COCO results JSON or a TFRecord of predictions joined to the
+    records (None: the records' own detection keys). `score_grid`: score thresholds at which the
+    confusion matrix and per-class counts are also computed at this IoU (a score slider that moves
+    over them needs no new job)."""
+
+    JOB: ClassVar[str] = "evaluate"
+    out: str
+    iou: float = 0.5
+    score: float = 0.5
+    rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
+    score_grid: tuple[float, ...] = ()
+    # then answer each further {"iou", "score", "out"} line of stdin from what was prepared, until
+    # stdin closes (the window's Evaluation view: a moved threshold costs only the matching)
+    converse: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,9 +174,9 @@ Request = (
     | SeriesRequest
     | SelectRequest
     | ScoresRequest
-    | EvaluateRequest
     | CompareRequest
     | CompareSelectRequest
+    | EvaluateRequest
     | WriteRequest
     | ExportRequest
 )
@@ -182,9 +189,9 @@ _JOBS: dict[str, type] = {
         SeriesRequest,
         SelectRequest,
         ScoresRequest,
-        EvaluateRequest,
         CompareRequest,
         CompareSelectRequest,
+        EvaluateRequest,
         WriteRequest,
         ExportRequest,
     )

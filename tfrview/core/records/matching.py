@@ -85,34 +85,63 @@ def match_padded(
     `gt_ok` (n, g): real boxes. Returns gt_outcome (n, g), pred_outcome (n, p) (BELOW_SCORE where
     not taken), gt_partner (n, g) and pred_partner (n, p) (-1: none). One numpy step a rank."""
     n, p, g = iou.shape
-    thr = min(threshold, 1 - 1e-10)  # pycocotools' bound: an IoU of 1 still matches at 1.0
     gt_partner = np.full((n, g), -1, dtype=np.int64)
     pred_partner = np.full((n, p), -1, dtype=np.int64)
+    greedy(iou, pred_cls, gt_cls, pred_ok, gt_ok, gt_partner, pred_partner, threshold, same=True)
+    if wrong_class:
+        return wrong_class_pass(iou, pred_cls, gt_cls, pred_ok, gt_ok, gt_partner, pred_partner, threshold)
+    return outcomes(pred_ok, gt_ok, gt_partner, pred_partner, None)
+
+
+def outcomes(pred_ok, gt_ok, gt_partner, pred_partner, wrong: np.ndarray | None):
+    """BoxOutcome arrays from the partners: matched where partnered in the first pass, wrong class
+    where partnered in the second (`wrong`: (n, p) True for those predictions)."""
     gt_out = np.where(gt_ok, int(BoxOutcome.MISSED), -1).astype(np.int8)
     pred_out = np.where(pred_ok, int(BoxOutcome.FALSE_POSITIVE), BELOW_SCORE).astype(np.int8)
-    if not n or not p or not g:
-        return gt_out, pred_out, gt_partner, pred_partner
-    rows = np.arange(n)
-    free = gt_ok.copy()
-    passes = [(True, BoxOutcome.MATCHED)] + ([(False, BoxOutcome.WRONG_CLASS)] if wrong_class else [])
-    for same, outcome in passes:
-        for k in range(p):
-            live = pred_ok[:, k] & (pred_partner[:, k] < 0)
-            if not live.any():
-                continue
-            r = rows[live]
-            cls_ok = (gt_cls[r] == pred_cls[r, k, None]) if same else (gt_cls[r] != pred_cls[r, k, None])
-            cand = np.where(free[r] & cls_ok, iou[r, k, :], -1.0)
-            last = g - 1 - np.argmax(cand[:, ::-1], axis=1)  # of equal IoUs the later box
-            best = cand[np.arange(len(r)), last]
-            hit = best >= thr
-            r, last = r[hit], last[hit]
-            gt_partner[r, last] = k
-            pred_partner[r, k] = last
-            free[r, last] = False
-            gt_out[r, last] = int(outcome)
-            pred_out[r, k] = int(outcome)
+    has = pred_partner >= 0
+    pred_out[has] = int(BoxOutcome.MATCHED)
+    r, k = np.nonzero(has)
+    gt_out[r, pred_partner[r, k]] = int(BoxOutcome.MATCHED)
+    if wrong is not None:
+        w = has & wrong
+        pred_out[w] = int(BoxOutcome.WRONG_CLASS)
+        r, k = np.nonzero(w)
+        gt_out[r, pred_partner[r, k]] = int(BoxOutcome.WRONG_CLASS)
     return gt_out, pred_out, gt_partner, pred_partner
+
+
+def wrong_class_pass(iou, pred_cls, gt_cls, pred_ok, gt_ok, gt_partner, pred_partner, threshold):
+    """The second pass over a first pass's partners (which it extends in place), and the outcomes."""
+    before = pred_partner >= 0
+    free = gt_ok & (gt_partner < 0)
+    greedy(iou, pred_cls, gt_cls, pred_ok, free, gt_partner, pred_partner, threshold, same=False)
+    return outcomes(pred_ok, gt_ok, gt_partner, pred_partner, (pred_partner >= 0) & ~before)
+
+
+def greedy(iou, pred_cls, gt_cls, pred_ok, free, gt_partner, pred_partner, threshold, same: bool) -> None:
+    """One greedy pass (module docstring), rank by rank over every image at once: each taken,
+    unpartnered prediction takes the free box of its class (`same`) or another class with the
+    highest IoU at or above the threshold. Partners are written in place."""
+    n, p, g = iou.shape
+    if not n or not p or not g:
+        return
+    thr = min(threshold, 1 - 1e-10)  # pycocotools' bound: an IoU of 1 still matches at 1.0
+    free = free & (gt_partner < 0)
+    rows = np.arange(n)
+    for k in range(p):
+        live = pred_ok[:, k] & (pred_partner[:, k] < 0)
+        if not live.any():
+            continue
+        r = rows[live]
+        cls_ok = (gt_cls[r] == pred_cls[r, k, None]) if same else (gt_cls[r] != pred_cls[r, k, None])
+        cand = np.where(free[r] & cls_ok, iou[r, k, :], -1.0)
+        last = g - 1 - np.argmax(cand[:, ::-1], axis=1)  # of equal IoUs the later box
+        best = cand[np.arange(len(r)), last]
+        hit = best >= thr
+        r, last = r[hit], last[hit]
+        gt_partner[r, last] = k
+        pred_partner[r, k] = last
+        free[r, last] = False
 
 
 def match_image(

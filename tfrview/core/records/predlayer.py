@@ -9,7 +9,7 @@ the drawing (`drawing.draw_overlay`, PIL) and the window's painting (`gui.painti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,28 @@ class Versus:
 
     def with_predictions(self, predictions: Predictions | None) -> Versus:
         return Versus(predictions, self.gt, self.gt_classes, self.names)
+
+    def with_loaded(self, loaded: Loaded, labels: Sequence[str]) -> Versus:
+        """With predictions loaded from a file. Their classes are codes into `loaded.names` (the
+        evaluation's classes, matched by name: a box's class text, else its id's name): the
+        boxes are coded the same way by their labels (`labels`, the drawn boxes' names, in order;
+        a box past them, or of a name the evaluation lacks, is of no class: -1)."""
+        if loaded.names is None:
+            return self.with_predictions(loaded.predictions)
+        code = {name: i for i, name in enumerate(loaded.names)}
+        gt_codes = np.full(len(self.gt), -1, dtype=np.int64)
+        k = min(len(labels), len(self.gt))
+        gt_codes[:k] = [code.get(label, -1) for label in labels[:k]]
+        return Versus(loaded.predictions, self.gt, gt_codes, dict(enumerate(loaded.names)))
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """A record's predictions loaded from a file, with the names their class codes index (None:
+    the codes are the label map's ids, as the records' own)."""
+
+    predictions: Predictions
+    names: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -42,8 +42,8 @@ def make_thumbnail(
     """`cell` (width, height): the thumbnail fits inside it (default: size x size). `specs`: the box
     specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws;
     `tfds`: a TFDS dataset's features (tfds.features.Features), as the image panel reads them.
-    `predictions` (`records.predictions.Predictions`): loaded from a file for this record (else
-    the record's own detection keys, if any), drawn dashed beside the ground truth, both coloured by
+    `predictions` (`predlayer.Loaded`): loaded from a file for this record (else the record's own
+    detection keys, if any), drawn dashed beside the ground truth, both coloured by
     outcome at `thresholds` (IoU, score), as the image panel draws them."""
 
     p = decode(data)
@@ -72,7 +72,7 @@ def make_thumbnail(
     pixels = img.pixels
     versus = ov.versus
     if versus is not None and predictions is not None:
-        versus = versus.with_predictions(predictions)
+        versus = versus.with_loaded(predictions, [b.label for b in ov.boxes])
     layer = (
         prediction_layer(versus, full[0], full[1], *thresholds)
         if boxes and versus is not None and versus.predictions is not None

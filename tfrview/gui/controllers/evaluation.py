@@ -21,9 +21,10 @@ import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
-from tfrview.core.procs.evaljob import ARRAY_NAMES  # the .npz the evaluate job writes
-from tfrview.core.procs.messages import Evaluated, Failed, PredictionsJoined
+from tfrview.core.procs.messages import Evaluated, Failed
+from tfrview.core.records.matching import BoxOutcome
 from tfrview.core.records.predictions import Predictions
+from tfrview.core.records.predlayer import Loaded
 from tfrview.gui.job_state import Phase
 from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
 from tfrview.gui.workers.base import Worker
@@ -45,10 +46,18 @@ class Thresholds:
 
 class LoadedPredictions:
     """Predictions joined to the window's records from a file: flat arrays sorted by record
-    number (global, the window's), a record's predictions a slice found by binary search."""
+    number (global, the window's), a record's predictions a slice found by binary search. Their
+    classes are codes into `names` (the evaluation's classes, matched by name: a record's boxes
+    are coded the same way before they are matched, `predlayer.Versus.coded`)."""
 
     def __init__(
-        self, record: np.ndarray, box: np.ndarray, cls: np.ndarray, score: np.ndarray, source: str
+        self,
+        record: np.ndarray,
+        box: np.ndarray,
+        cls: np.ndarray,
+        score: np.ndarray,
+        source: str,
+        names: list[str] | None = None,
     ) -> None:
         order = np.argsort(record, kind="stable")
         self.record = np.asarray(record, dtype=np.int64)[order]
@@ -56,65 +65,105 @@ class LoadedPredictions:
         self.cls = np.asarray(cls, dtype=np.int64)[order]
         self.score = np.asarray(score, dtype=np.float64)[order]
         self.source = source
-        self.records = np.unique(self.record)
+        self.names = names
 
     def __len__(self) -> int:
         return len(self.record)
 
-    def of(self, n: int) -> Predictions | None:
+    def of(self, n: int) -> Loaded | None:
         """Record n's predictions (None: the file has none for it)."""
         lo, hi = np.searchsorted(self.record, [n, n + 1])
         if lo == hi:
             return None
-        return Predictions(self.box[lo:hi], self.cls[lo:hi], self.score[lo:hi], self.source)
-
-    @classmethod
-    def load(cls, path: str | Path, source: str) -> LoadedPredictions:
-        with np.load(path) as z:
-            return cls(z["record"], z["box"], z["cls"], z["score"], source)
+        pred = Predictions(self.box[lo:hi], self.cls[lo:hi], self.score[lo:hi], self.source)
+        return Loaded(pred, tuple(self.names) if self.names is not None else None)
 
 
 class EvalArrays:
-    """What the evaluation job measured a record and a box, for the window: each evaluated
-    image's record number (global) and TP/FP/FN/most confident false positive; and each box's
-    cell of the confusion matrix (a ground-truth box: its class's row and its partner's class or
-    the background column; a false positive: the background row and its class's column)."""
+    """What the evaluation job measured a record and a box, for the window: every record's most
+    confident false positive's score (NaN: none), and each box's cell of the confusion matrix as
+    the evaluation counts them (a ground-truth box: its class's row and its partner's class's
+    column, or the background's when missed; a false positive: the background's row and its
+    class's column), by record number."""
 
     def __init__(
-        self,
-        records: np.ndarray,
-        tp: np.ndarray,
-        fp: np.ndarray,
-        fn: np.ndarray,
-        max_fp_score: np.ndarray,
-        cell_image: np.ndarray,
-        cell_row: np.ndarray,
-        cell_col: np.ndarray,
-    ) -> None:
-        self.records = np.asarray(records, dtype=np.int64)
-        self.tp, self.fp, self.fn = (np.asarray(a, dtype=np.int64) for a in (tp, fp, fn))
+        self, max_fp_score: np.ndarray, cell_n: np.ndarray, cell_row: np.ndarray, cell_col: np.ndarray
+    ):
         self.max_fp_score = np.asarray(max_fp_score, dtype=np.float64)
-        self.cell_image = np.asarray(cell_image, dtype=np.int64)
+        self.cell_n = np.asarray(cell_n, dtype=np.int64)
         self.cell_row = np.asarray(cell_row, dtype=np.int64)
         self.cell_col = np.asarray(cell_col, dtype=np.int64)
 
     def records_in(self, row: int, col: int) -> np.ndarray:
-        """The record numbers (sorted, each once) of the images with a box in cell (row, col)."""
+        """The record numbers (sorted, each once) with a box in cell (row, col)."""
         hit = (self.cell_row == row) & (self.cell_col == col)
-        return np.unique(self.records[self.cell_image[hit]])
+        return np.unique(self.cell_n[hit])
 
     def scores_of(self, total: int) -> np.ndarray:
-        """Every record's most confident false positive's score (NaN: none, or not evaluated),
-        `total` records long: the Sort by's values."""
+        """Every record's most confident false positive's score, `total` records long (NaN: none,
+        or not evaluated): the Sort by's values."""
         out = np.full(total, np.nan)
-        ok = self.records < total
-        out[self.records[ok]] = self.max_fp_score[ok]
+        k = min(total, len(self.max_fp_score))
+        out[:k] = self.max_fp_score[:k]
         return out
 
     @classmethod
-    def load(cls, path: str | Path) -> EvalArrays:
-        with np.load(path) as z:
-            return cls(*(z[k] for k in ARRAY_NAMES))
+    def of_job(cls, z, classes: int) -> EvalArrays:
+        """From the evaluate job's arrays (`messages.Evaluated`), `classes` the evaluation's."""
+        g_out, g_par = z["gt_outcome"].astype(np.int64), z["gt_partner"].astype(np.int64)
+        pred_class = z["pred_class"].astype(np.int64)
+        paired = (g_out == int(BoxOutcome.MATCHED)) | (g_out == int(BoxOutcome.WRONG_CLASS))
+        g_col = np.full(len(g_out), classes, dtype=np.int64)
+        g_col[paired] = pred_class[g_par[paired]]
+        fp = z["pred_outcome"].astype(np.int64) == int(BoxOutcome.FALSE_POSITIVE)
+        return cls(
+            z["record_max_fp_score"],
+            np.concatenate([z["gt_n"], z["pred_n"][fp]]),
+            np.concatenate([z["gt_class"], np.full(int(fp.sum()), classes)]),
+            np.concatenate([g_col, pred_class[fp]]),
+        )
+
+
+def curves_of(z, names: list[str], iou: float) -> dict:
+    """Each class's precision against recall at the evaluation's IoU (classes the job reached a
+    recall for), as the Plot panel's `show_curves` takes them."""
+    recall, precision, at = z["recall_points"], z["pr_precision"], z["pr_score"]
+    out = []
+    for c, name in enumerate(names):
+        reached = np.isfinite(at[c]) if c < len(at) else np.zeros(0, bool)
+        if not reached.any():
+            continue
+        out.append(
+            {
+                "name": f"{name} (AP {precision[c].mean():.3f})",
+                "colour_key": name,
+                "x": recall[reached].tolist(),
+                "y": precision[c][reached].tolist(),
+            }
+        )
+    return {
+        "title": f"precision against recall of each class at IoU ≥ {iou:.2f} (over every score)",
+        "x_name": "recall",
+        "y_name": "precision",
+        "curves": out,
+    }
+
+
+def summary_of(msg: Evaluated) -> dict:
+    """The view's plain data of an `Evaluated` (`analysis.evaluation.summary`'s shape)."""
+    return {
+        "source": msg.source,
+        "images": msg.images,
+        "boxes": msg.boxes,
+        "predictions": msg.predictions,
+        "iou": msg.iou,
+        "score": msg.score,
+        "map": msg.map,
+        "map50": msg.map50,
+        "classes": msg.classes,
+        "confusion": {"labels": [*msg.names, "background"], "matrix": msg.confusion},
+        "likely_errors": msg.likely_errors,
+    }
 
 
 # --- the controller ---------------------------------------------------------------------------------
@@ -145,7 +194,8 @@ class EvaluationController(QObject):
         self.dock.setObjectName("evaluation")
         self.dock.setWidget(self.panel)
         self.job: ConversingJob | None = None
-        self.asked = 0  # the number of the last question asked of the job (its answers carry it)
+        self.asked = ""  # where the answer to the last question asked of the job goes (its answers say it)
+        self._outs = 0
         self._out_dir: str | None = None  # where the job writes its .npz files; removed at the end
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -165,7 +215,7 @@ class EvaluationController(QObject):
 
     # what is drawn ---------------------------------------------------------------------------------
 
-    def predictions_of(self, n: int) -> Predictions | None:
+    def predictions_of(self, n: int) -> Loaded | None:
         """Record n's loaded predictions (None: none loaded for it: its own, if any, are drawn).
         Read by the image panel and the thumbnail threads (a reference read: no lock needed)."""
         loaded = self.loaded
@@ -287,8 +337,10 @@ class EvaluationController(QObject):
 
     def load(self, path: str) -> None:
         """Join the predictions of `path` to the window's records in a job, then evaluate them;
-        the job keeps them for the next thresholds."""
-        self.use_predictions(None, None, None)
+        the job keeps them for the next thresholds. Every later job over the stored analysis (the
+        filter's tp/fp/fn/max_fp_score, the Sort by) reads them too (`session.predictions_file`)."""
+        self.use_predictions(None, path, None)
+        self.session.predictions_file = path
         self._start(path)
 
     def evaluate(self) -> None:
@@ -297,22 +349,33 @@ class EvaluationController(QObject):
         self._timer.stop()
         t = self.thresholds
         if self.job is not None and self.job.isRunning():
-            self.asked += 1
-            line = json.dumps({"iou": t.iou, "score": t.score, "asked": self.asked})
+            self.asked = self._out()
+            line = json.dumps({"iou": t.iou, "score": t.score, "out": self.asked})
             self.panel.show_running(f"at IoU ≥ {t.iou:.2f}, score ≥ {t.score:.2f}")
             if self.job.ask(line):
                 return
         self._start(self.loaded_path or "")
 
+    def _out(self) -> str:
+        """A new .npz path for the job's next answer (each answer its own: one may be read while
+        the next is written)."""
+        if self._out_dir is None:
+            self._out_dir = tempfile.mkdtemp(prefix="tfrview-evaluation-")
+        self._outs += 1
+        return str(Path(self._out_dir) / f"evaluation-{self._outs}.npz")
+
     def _start(self, predictions: str) -> None:
         from tfrview.core.procs.requests import EvaluateRequest
 
-        if self._out_dir is None:
-            self._out_dir = tempfile.mkdtemp(prefix="tfrview-evaluation-")
         t = self.thresholds
-        self.asked = 0
+        self.asked = self._out()
         request = self.session.request(
-            EvaluateRequest, iou=t.iou, score=t.score, predictions=predictions, out_dir=self._out_dir
+            EvaluateRequest,
+            iou=t.iou,
+            score=t.score,
+            predictions=predictions or None,
+            out=self.asked,
+            converse=True,
         )
         what = Path(predictions).name if predictions else "the records' own predictions"
         self.panel.show_running(what)
@@ -330,24 +393,39 @@ class EvaluationController(QObject):
             return
         for msg in items:
             match msg:
-                case PredictionsJoined(path=path, source=source, line=line, details=details):
-                    loaded = LoadedPredictions.load(path, source)
-                    self._forget(path)
-                    report = {"line": line, "details": details}
-                    self.use_predictions(loaded, worker.request.predictions, report)
-                    self.said.emit(line)
-                    if details:  # some did not join: why, at once (not modal: the window stays usable)
-                        self.join_details().show()
-                case Evaluated(summary=summary, curves=curves, arrays=path, asked=asked):
-                    arrays = EvalArrays.load(path)
-                    self._forget(path)
-                    if asked != self.asked:
+                case Evaluated(path=path):
+                    if path != self.asked:
+                        self._forget(path)
                         continue  # a question the person has moved past
-                    self.show(summary, arrays, curves)
+                    self._take(msg, worker.request.predictions)
                 case Failed(message=message) if not msg.stopped:
                     self.panel.show_error(message)
                     if worker.request.predictions:
                         self.said.emit(f"cannot load {Path(worker.request.predictions).name}: {message}")
+
+    def _take(self, msg: Evaluated, predictions: str | None) -> None:
+        """An answer: shown; with a predictions file, its joined predictions drawn from now on."""
+        names = list(msg.names)
+        with np.load(msg.path) as z:
+            arrays = EvalArrays.of_job(z, len(names))
+            curves = curves_of(z, names, msg.iou)
+            joined = None
+            if predictions and self.loaded is None:
+                joined = LoadedPredictions(
+                    z["pred_n"], z["pred_box"], z["pred_class"], z["pred_score"], msg.source, names
+                )
+        self._forget(msg.path)
+        if joined is not None:
+            first, details = (
+                (msg.join[0], msg.join[1:]) if msg.join else (f"{len(joined):,} predictions joined", [])
+            )
+            self.use_predictions(
+                joined, predictions, {"line": first, "details": [d.strip() for d in details]}
+            )
+            self.said.emit(first)
+            if details:  # some did not join: why, at once (not modal: the window stays usable)
+                self.join_details().show()
+        self.show(summary_of(msg), arrays, curves)
 
     def _on_error(self, worker: Worker, message: str) -> None:
         if worker is self.job:

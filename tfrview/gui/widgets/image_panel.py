@@ -12,8 +12,13 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButt
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
 from tfrview.core.records.matching import BoxOutcome
 from tfrview.core.records.palette import outcome_hex, palette_hex
-from tfrview.core.records.predictions import Predictions
-from tfrview.core.records.predlayer import IOU_THRESHOLD, SCORE_THRESHOLD, PredictionLayer, prediction_layer
+from tfrview.core.records.predlayer import (
+    IOU_THRESHOLD,
+    SCORE_THRESHOLD,
+    Loaded,
+    PredictionLayer,
+    prediction_layer,
+)
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.filmstrip import Filmstrip
 from tfrview.gui.widgets.image_view import ImageView
@@ -52,7 +57,7 @@ class ImagePanel(QWidget):
         # the score threshold: predictions under it are hidden (shown when the record has predictions)
         self.iou_threshold = IOU_THRESHOLD
         self.score_threshold = SCORE_THRESHOLD
-        self.loaded: Callable[[int], Predictions | None] | None = None  # predictions loaded from a file
+        self.loaded: Callable[[int], Loaded | None] | None = None  # predictions loaded from a file
         self.score_label = QLabel(self)
         self.score = QSlider(Qt.Orientation.Horizontal, self)
         self.score.setRange(0, 100)
@@ -146,7 +151,7 @@ class ImagePanel(QWidget):
             versus = v.overlay.versus
             got = self.loaded(v.number) if self.loaded is not None else None
             if got is not None:
-                versus = versus.with_predictions(got)
+                versus = versus.with_loaded(got, [b.label for b in v.overlay.boxes])
             if versus.predictions is not None:
                 layer = prediction_layer(
                     versus, v.decoded.width, v.decoded.height, self.iou_threshold, self.score_threshold
