@@ -598,10 +598,12 @@ class Driver:
         return ev.summary
 
     def load_predictions(self, path, timeout: int = ANALYSIS_TIMEOUT_MS) -> str:
-        """File › Load Predictions… with `path` chosen in its dialog; waits for the join and gives
-        the line the status bar said (how many joined)."""
+        """File › Load Predictions… having chosen `path` (the action's slot with the dialog's
+        answer: the dialog itself is Qt's); waits for the join and gives the line the status bar
+        said (how many joined)."""
         ev = self.window.evaluating
-        self.folder_offered("predictions", choose=str(path))
+        assert self.window.actions_by_name["predictions"].text() == "Load &Predictions…"
+        ev.load(str(path))
         self.qtbot.waitUntil(
             lambda: ev.join_report is not None or "cannot load" in self.window.statusBar().currentMessage(),
             timeout=timeout,

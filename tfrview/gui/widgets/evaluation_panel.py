@@ -29,9 +29,18 @@ from PySide6.QtWidgets import (
 
 COLUMNS = ("class", "boxes", "TP", "FP", "FN", "precision", "recall", "AP@0.5", "AP@[.5:.95]")
 FIELDS = ("class", "boxes", "tp", "fp", "fn", "precision", "recall", "ap50", "ap")
-CELL = 34.0  # a cell's side at least (a matrix of many classes scrolls)
-ROW_LABELS = 110.0  # room for the truth classes' names on the left
-COLUMN_LABELS = 90.0  # room for the predicted classes' names on top (turned)
+
+
+@dataclass(frozen=True)
+class Room:
+    """The matrix's drawing sizes in pixels (layout, not a bound on what is read)."""
+
+    cell: float = 34.0  # a cell's side at least (a matrix of many classes scrolls)
+    row_labels: float = 110.0  # room for the truth classes' names on the left
+    column_labels: float = 90.0  # room for the predicted classes' names on top (turned)
+
+
+ROOM = Room()
 
 
 @dataclass(frozen=True)
@@ -54,15 +63,15 @@ class MatrixCells:
 
 
 def matrix_cells(width: float, height: float, n: int) -> MatrixCells:
-    """The cells of an n x n matrix in a width x height widget, square, at least CELL wide."""
-    room = min(width - ROW_LABELS - 8, height - COLUMN_LABELS - 8)
-    side = max(CELL, room / max(n, 1))
-    return MatrixCells(ROW_LABELS, COLUMN_LABELS, side, n)
+    """The cells of an n x n matrix in a width x height widget, square, at least ROOM.cell wide."""
+    room = min(width - ROOM.row_labels - 8, height - ROOM.column_labels - 8)
+    side = max(ROOM.cell, room / max(n, 1))
+    return MatrixCells(ROOM.row_labels, ROOM.column_labels, side, n)
 
 
 def matrix_size(n: int) -> QSize:
     """The least size of the matrix widget (it scrolls when the dock is smaller)."""
-    return QSize(int(ROW_LABELS + n * CELL + 8), int(COLUMN_LABELS + n * CELL + 8))
+    return QSize(int(ROOM.row_labels + n * ROOM.cell + 8), int(ROOM.column_labels + n * ROOM.cell + 8))
 
 
 def cell_colour(count: int, row_total: int, diagonal: bool) -> QColor:
@@ -112,9 +121,9 @@ def paint_matrix(
     p.setPen(QColor(40, 40, 40))
     for i, name in enumerate(labels[:n]):
         r = cells.rect(i, 0)
-        text = fm.elidedText(name, Qt.TextElideMode.ElideRight, ROW_LABELS - 8)
+        text = fm.elidedText(name, Qt.TextElideMode.ElideRight, ROOM.row_labels - 8)
         p.drawText(
-            QRectF(0, r.top(), ROW_LABELS - 6, r.height()),
+            QRectF(0, r.top(), ROOM.row_labels - 6, r.height()),
             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
             text,
         )
@@ -122,11 +131,11 @@ def paint_matrix(
         p.save()
         p.translate(QPointF(c.center().x() + fm.ascent() / 2 - 2, cells.top - 6))
         p.rotate(-90)
-        p.drawText(QPointF(0, 0), fm.elidedText(name, Qt.TextElideMode.ElideRight, COLUMN_LABELS - 20))
+        p.drawText(QPointF(0, 0), fm.elidedText(name, Qt.TextElideMode.ElideRight, ROOM.column_labels - 20))
         p.restore()
     p.setPen(QColor(90, 90, 90))
     p.drawText(
-        QRectF(0, 0, ROW_LABELS, COLUMN_LABELS - 4),
+        QRectF(0, 0, ROOM.row_labels, ROOM.column_labels - 4),
         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
         "truth ↓ predicted →",
     )
