@@ -597,3 +597,95 @@ class Driver:
         box = self.window.rewriting.result_box
         button = next(b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.AcceptRole)
         button.click()
+
+    # predictions (issue 24) ------------------------------------------------------------------------
+
+    def predictions_drawn(self) -> list[str]:
+        """The labels ("cat 0.90") of the predictions the image panel draws (at or above its score
+        threshold), in the record's order."""
+        layer = self.window.image_panel.layer
+        return [] if layer is None else [layer.labels[i] for i in layer.shown.tolist()]
+
+    def truth_outcomes(self) -> list[str]:
+        """What became of each ground-truth box of the record shown ("matched", "missed", ...)."""
+        from tfrview.core.records.matching import BoxOutcome
+
+        layer = self.window.image_panel.layer
+        return [] if layer is None else [BoxOutcome(o).words for o in layer.gt_outcome.tolist()]
+
+    def move_score_slider(self, score: float) -> None:
+        """Move the image panel's score threshold slider, as the person drags it."""
+        self.window.image_panel.score.setValue(round(score * 100))
+
+    def boxes_on_hover(self, x: float, y: float) -> list[str]:
+        """Rest the mouse on the image at pixel (x, y): what its tooltip says of the boxes there."""
+        v = self.window.image_panel.view
+        return v.boxes_at(v.context().to_widget(x, y))
+
+    def matrix_labels(self) -> list[str]:
+        """The Evaluation view's confusion matrix's classes (its last: the background)."""
+        return list(self.window.evaluating.panel.matrix.labels)
+
+    def click_matrix_cell(self, truth: str, predicted: str) -> list[int]:
+        """A click on the Evaluation view's matrix cell (truth, predicted), as the person does: the
+        records the table then shows."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+
+        w = self.window
+        w.evaluation_dock.show()
+        m = w.evaluating.panel.matrix
+        labels = m.labels
+        at = m.cell_center(labels.index(truth), labels.index(predicted)).toPoint()
+        QTest.mouseClick(m, Qt.MouseButton.LeftButton, pos=at)
+        return self.shown_records()
+
+    def evaluation(self, timeout: int = ANALYSIS_TIMEOUT_MS) -> dict:
+        """Open the Evaluation view and wait for its answer (the evaluate job's summary)."""
+        ev = self.window.evaluating
+        before = ev.summary
+        if not self.window.evaluation_dock.isVisible():
+            self.window.evaluation_dock.show()
+        else:
+            ev.evaluate()
+        self.qtbot.waitUntil(lambda: ev.summary is not None and ev.summary is not before, timeout=timeout)
+        return ev.summary
+
+    def set_evaluation_thresholds(self, iou: float, score: float, timeout: int = 20000) -> dict:
+        """Set the Evaluation view's IoU and score, as the person does, and wait for the answer."""
+        ev = self.window.evaluating
+        before = ev.summary
+        ev.panel.iou.setValue(iou)
+        ev.panel.score.setValue(score)
+        self.qtbot.waitUntil(
+            lambda: ev.summary is not before and (ev.summary["iou"], ev.summary["score"]) == (iou, score),
+            timeout=timeout,
+        )
+        return ev.summary
+
+    def load_predictions(self, path, timeout: int = ANALYSIS_TIMEOUT_MS) -> str:
+        """File › Load Predictions… having chosen `path` (the action's slot with the dialog's
+        answer: the dialog itself is Qt's); waits for the join and gives the line the status bar
+        said (how many joined)."""
+        ev = self.window.evaluating
+        assert self.window.actions_by_name["predictions"].text() == "Load &Predictions…"
+        ev.load(str(path))
+        self.qtbot.waitUntil(
+            lambda: ev.join_report is not None or "cannot load" in self.window.statusBar().currentMessage(),
+            timeout=timeout,
+        )
+        return self.window.statusBar().currentMessage()
+
+    def join_details(self) -> list[str]:
+        """The lines of the join's details dialog (closed after reading)."""
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        boxes = [
+            b
+            for b in QApplication.topLevelWidgets()
+            if isinstance(b, QMessageBox) and b.objectName() == "join_details"
+        ]
+        out = [line for b in boxes for line in b.detailedText().splitlines()]
+        for b in boxes:
+            b.close()
+        return out

@@ -23,6 +23,7 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
         a.file.reload,
         a.file.label_map,
         a.file.schema,
+        a.file.predictions,
         a.export.save_image,
         a.export.salvage,
         a.export.repair,
@@ -40,7 +41,7 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
     ]
     assert menus["&Help"].actions() == [a.about]
     by_name = w.actions_by_name
-    assert len(by_name) == 47 and by_name["repair"] is a.export.repair and by_name["about"] is a.about
+    assert len(by_name) == 48 and by_name["repair"] is a.export.repair and by_name["about"] is a.about
     assert by_name["export_coco"] is a.export.formats[1]  # the training formats, after a separator
     keys = [x.shortcut().toString() for x in by_name.values() if not x.shortcut().isEmpty()]
     assert len(keys) == len(set(keys)) and {"F8", "Shift+F8", "Esc", "Ctrl+G", "B", "L"} <= set(keys)

@@ -22,6 +22,7 @@ class FileActions:
     label_map: QAction
     schema: QAction
     rewrite: QAction
+    predictions: QAction
     close: QAction
     quit: QAction
 
@@ -191,6 +192,11 @@ def build_actions(w: MainWindow) -> WindowActions:
                 "Re&write Dataset…",
                 lambda: w.rewriting.ask(),
                 tip="A new dataset: records kept or dropped, classes mapped, re-sharded, split; damaged records left out",
+            ),
+            predictions=act(
+                "Load &Predictions…",
+                lambda: w.evaluating.choose_file(),
+                tip="A COCO results JSON or a TFRecord of predictions, joined to these records",
             ),
             close=act("&Close Window", w.close, K.Close),
             quit=act("&Quit", w._quit, K.Quit),

@@ -44,6 +44,7 @@ from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.gui.actions import WindowActions, build_actions
 from tfrview.gui.controllers.compare import CompareController
+from tfrview.gui.controllers.evaluation import EvaluationController
 from tfrview.gui.controllers.export import ExportController
 from tfrview.gui.controllers.filter import FilterController
 from tfrview.gui.controllers.plots import PlotController
@@ -287,6 +288,17 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plot_dock)
         self.tabifyDockWidget(self.problems_dock, self.plot_dock)
         self.plot_dock.hide()
+        self.evaluating = EvaluationController(
+            self.session, self, self.filtering, self.image_panel, self.thumbs, self.plots
+        )
+        self.evaluating.said.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.evaluating.loaded_changed.connect(self._on_predictions_loaded)
+        self.sorting.prediction_scores = self.evaluating.scores_of
+        self.evaluating.evaluated.connect(self.sorting.on_prediction_scores)
+        self.evaluation_dock = self.evaluating.dock
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.evaluation_dock)
+        self.tabifyDockWidget(self.problems_dock, self.evaluation_dock)
+        self.evaluation_dock.hide()
         self.comparing = CompareController(self.session, self, self.filtering)
         self.compare_dock = self.comparing.dock
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.compare_dock)
@@ -363,6 +375,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(a.file.label_map)
         m.addAction(a.file.schema)
+        m.addAction(a.file.predictions)
         m.addAction(a.export.save_image)
         m.addAction(a.export.salvage)
         m.addAction(a.export.repair)
@@ -393,6 +406,7 @@ class MainWindow(QMainWindow):
             self.summary_dock,
             self.plot_dock,
             self.compare_dock,
+            self.evaluation_dock,
             self.shards_dock,
         ):
             toggle = dock.toggleViewAction()
@@ -694,6 +708,11 @@ class MainWindow(QMainWindow):
         )
 
     @Slot(str)
+    def _on_predictions_loaded(self) -> None:
+        """Predictions loaded from a file: the gallery's tiles and the record shown draw them."""
+        self.gallery_model.clear()
+        self.image_panel.relayer()
+
     def _on_label_map_changed(self, note: str) -> None:
         """Everything drawn or summarised with class names follows the session's label map."""
         lm = self.session.label_map
@@ -1213,6 +1232,7 @@ class MainWindow(QMainWindow):
         self.rewriting.shutdown()
         self.plots.shutdown()
         self.comparing.shutdown()
+        self.evaluating.shutdown()
         self.filtering.stop()
         self.sorting.shutdown()
         self.tagging.close()

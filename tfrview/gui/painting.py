@@ -14,8 +14,10 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN, SMOOTH_BOXES
 from tfrview.core.problems import Severity
 from tfrview.core.records.drawing import place_labels
+from tfrview.core.records.matching import BoxOutcome
 from tfrview.core.records.overlays import Box, Overlay
-from tfrview.core.records.palette import palette_hex
+from tfrview.core.records.palette import outcome_hex, palette_hex
+from tfrview.core.records.predlayer import PredictionLayer
 from tfrview.core.tags.words import TagWord
 
 # Severity colours, one home for every panel: text in the Problems panel, badges on thumbnails.
@@ -155,20 +157,110 @@ def render_mask(p: QPainter, mask: QImage, ctx: RenderContext, opacity: float) -
     p.restore()
 
 
-def render_boxes(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
+def outcome_color(outcome: int) -> QColor:
+    """A box's outcome's colour (matched, false positive, missed, wrong class: core's one home)."""
+    return QColor(outcome_hex(outcome))
+
+
+def box_color(box: Box, layer: PredictionLayer | None) -> QColor:
+    """A ground-truth box's colour: its outcome's beside predictions, else its class's."""
+    if layer is not None and box.index < len(layer.gt_outcome):
+        return outcome_color(int(layer.gt_outcome[box.index]))
+    return class_color(box.color_key)
+
+
+def render_boxes(
+    p: QPainter, overlay: Overlay | None, ctx: RenderContext, layer: PredictionLayer | None = None
+) -> None:
+    """The ground-truth boxes, solid: in their class's colour, or their outcome's beside predictions."""
     if overlay is None or not ctx.show_boxes:
         return
     # smooth edges cost 4x the time of crisp ones: 2,000 boxes took 0.4 s a repaint, 0.1 s crisp
     p.setRenderHint(QPainter.RenderHint.Antialiasing, len(overlay.boxes) <= SMOOTH_BOXES)
     p.setBrush(Qt.BrushStyle.NoBrush)
-    by_class: dict[str, list[QRectF]] = {}
-    for box in overlay.boxes:  # one drawRects a class and pen: half the time of a call a box (2,000 boxes)
-        by_class.setdefault(box.color_key, []).append(box_rect(box, ctx))
-    for key, rects in by_class.items():
+    by_colour: dict[str, list[QRectF]] = {}
+    for box in overlay.boxes:  # one drawRects a colour and pen: half the time of a call a box (2,000 boxes)
+        by_colour.setdefault(box_color(box, layer).name(), []).append(box_rect(box, ctx))
+    for colour, rects in by_colour.items():
         p.setPen(QPen(QColor(0, 0, 0, 160), 4))
         p.drawRects(rects)
-        p.setPen(QPen(class_color(key), 2))
+        p.setPen(QPen(QColor(colour), 2))
         p.drawRects(rects)
+
+
+def prediction_rects(layer: PredictionLayer, ctx: RenderContext) -> list[QRectF]:
+    """Every prediction's rectangle in widget coordinates (hidden ones too: indices stay the layer's)."""
+    b = layer.boxes * ctx.scale + np.array([ctx.offset_x, ctx.offset_y] * 2)
+    x0, x1 = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
+    y0, y1 = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+    return [QRectF(a, c, e - a, f - c) for a, c, e, f in zip(x0, y0, x1, y1, strict=True)]
+
+
+def render_predictions(p: QPainter, layer: PredictionLayer | None, ctx: RenderContext) -> None:
+    """The predictions at or above the score threshold: dashed (the ground truth is solid), each in
+    its outcome's colour, over a dark dashed line that shows on any image."""
+    if layer is None or not ctx.show_boxes:
+        return
+    shown = layer.shown
+    if not len(shown):
+        return
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, len(shown) <= SMOOTH_BOXES)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    rects = prediction_rects(layer, ctx)
+    by_outcome: dict[int, list[QRectF]] = {}
+    for i in shown.tolist():
+        by_outcome.setdefault(int(layer.outcome[i]), []).append(rects[i])
+    for outcome, group in by_outcome.items():
+        under = QPen(QColor(0, 0, 0, 160), 4, Qt.PenStyle.DashLine)
+        p.setPen(under)
+        p.drawRects(group)
+        pen = QPen(outcome_color(outcome), 2, Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawRects(group)
+
+
+LEGEND = (
+    (BoxOutcome.MATCHED, "matched"),
+    (BoxOutcome.FALSE_POSITIVE, "false positive"),
+    (BoxOutcome.MISSED, "missed"),
+    (BoxOutcome.WRONG_CLASS, "wrong class"),
+)
+
+
+def render_legend(p: QPainter, layer: PredictionLayer | None, width: float, height: float) -> None:
+    """What the styles and colours mean, in a band at the bottom left of the view: the ground
+    truth solid, predictions dashed (at or above the threshold), one swatch an outcome."""
+    if layer is None:
+        return
+    font = QFont(p.font())
+    font.setPointSizeF(8.5)
+    p.setFont(font)
+    fm = QFontMetricsF(font)
+    h = fm.height() + 8
+    items: list[tuple[str, QColor | None, Qt.PenStyle | None]] = [
+        ("truth", QColor(230, 230, 230), Qt.PenStyle.SolidLine),
+        (f"prediction ≥ {layer.score_threshold:.2f}", QColor(230, 230, 230), Qt.PenStyle.DashLine),
+    ]
+    items += [(words, outcome_color(o), None) for o, words in LEGEND]
+    line = 22.0
+    total = 8 + sum(line + 4 + fm.horizontalAdvance(t) + 10 for t, _, _ in items)
+    band = QRectF(0, height - h, min(width, total), h)
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    p.fillRect(band, QColor(0, 0, 0, 180))
+    x = band.left() + 8
+    mid = band.center().y()
+    for text, colour, style in items:
+        if style is not None:
+            p.setPen(QPen(colour, 2, style))
+            p.drawLine(QPointF(x, mid), QPointF(x + line, mid))
+        else:
+            p.fillRect(QRectF(x + 4, mid - 5, line - 8, 10), colour)
+        x += line + 4
+        p.setPen(QColor("white"))
+        p.drawText(QPointF(x, mid + fm.ascent() / 2 - 1), text)
+        x += fm.horizontalAdvance(text) + 10
+    p.restore()
 
 
 def render_keypoints(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> None:
@@ -185,10 +277,16 @@ def render_keypoints(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -
         p.drawEllipse(at, 3.5, 3.5)
 
 
-def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> np.ndarray:
+def render_labels(
+    p: QPainter, overlay: Overlay | None, ctx: RenderContext, layer: PredictionLayer | None = None
+) -> np.ndarray:
     """The labels of the first MAX_BOX_LABELS_DRAWN boxes, none over another (`place_labels`):
     above a box, else inside its top edge, else at its bottom; a label with no free slot is left
-    out. Returns the indices of the boxes whose label was left out (the view says them on hover)."""
+    out. Returns the indices of the boxes whose label was left out (the view says them on hover).
+    Beside predictions the ground truth's labels take their outcome's colour, and the shown
+    predictions' labels ("cat 0.87") are placed after them, in theirs."""
+    if layer is not None and ctx.show_boxes and ctx.show_labels and len(layer.shown):
+        return _labels_with_predictions(p, overlay, ctx, layer)
     if overlay is None or not ctx.show_boxes or not ctx.show_labels or not overlay.boxes:
         return np.empty(0, dtype=np.int64)
     font = QFont(p.font())
@@ -220,6 +318,41 @@ def render_labels(p: QPainter, overlay: Overlay | None, ctx: RenderContext) -> n
     return np.flatnonzero(np.isnan(places[:, 0]))
 
 
+def _labels_with_predictions(
+    p: QPainter, overlay: Overlay | None, ctx: RenderContext, layer: PredictionLayer
+) -> np.ndarray:
+    font = QFont(p.font())
+    font.setPointSizeF(9)
+    font.setBold(True)
+    p.setFont(font)
+    fm = QFontMetricsF(font)
+    th = fm.height() + 2
+    baseline = 1 + fm.ascent()
+    gt = overlay.boxes[:MAX_BOX_LABELS_DRAWN] if overlay is not None else ()
+    shown = layer.shown[: max(0, MAX_BOX_LABELS_DRAWN - len(gt))]
+    texts = [b.label for b in gt] + [layer.labels[i] for i in shown.tolist()]
+    colours = [box_color(b, layer) for b in gt] + [
+        outcome_color(int(layer.outcome[i])) for i in shown.tolist()
+    ]
+    offset = np.array([ctx.offset_x, ctx.offset_y] * 2)
+    corners = np.concatenate(
+        [
+            np.array([(b.x0, b.y0, b.x1, b.y1) for b in gt], dtype=np.float64).reshape(-1, 4),
+            layer.boxes[shown].reshape(-1, 4),
+        ]
+    )
+    corners = corners * ctx.scale + offset
+    widths = np.array([fm.horizontalAdvance(t) + 8 for t in texts], dtype=np.float64)
+    places = place_labels(corners, widths, th)
+    for text, c, w, (x, y) in zip(texts, colours, widths, places, strict=True):
+        if x != x:  # NaN: no free slot
+            continue
+        p.fillRect(QRectF(x, y, w, th), c)
+        p.setPen(QColor("black") if c.lightnessF() > 0.55 else QColor("white"))
+        p.drawText(QPointF(x + 4, y + baseline), text)
+    return np.flatnonzero(np.isnan(places[: len(gt), 0]))
+
+
 def render_caption(p: QPainter, caption: str | None, width: float) -> None:
     """The record-level label, in a band across the top of the view (not scaled with the image)."""
     if not caption:
@@ -241,16 +374,18 @@ def render_overlay_on_image(
     show_labels: bool = True,
     mask: QImage | None = None,
     mask_opacity: float = 0.5,
+    layer: PredictionLayer | None = None,
 ) -> QImage:
-    """The image at its own size with the mask, boxes, keypoints and labels burned in (for saving):
-    what the view shows."""
+    """The image at its own size with the mask, boxes, predictions, keypoints and labels burned in
+    (for saving): what the view shows."""
     out = image.convertToFormat(QImage.Format.Format_RGB32)
     p = QPainter(out)
     ctx = RenderContext(1.0, 0.0, 0.0, True, show_labels)
     if mask is not None:
         render_mask(p, mask, ctx, mask_opacity)
-    render_boxes(p, overlay, ctx)
+    render_boxes(p, overlay, ctx, layer)
+    render_predictions(p, layer, ctx)
     render_keypoints(p, overlay, ctx)
-    render_labels(p, overlay, ctx)
+    render_labels(p, overlay, ctx, layer)
     p.end()
     return out

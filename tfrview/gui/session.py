@@ -88,6 +88,9 @@ class DatasetSession(QObject):
         self._ended = False
         self._stop_asked = False  # Stop before the scan had started: it stops at its first chance
         self._closed = False  # shut down: nothing new starts (a listener may close the window mid-signal)
+        # a predictions file the person loaded (File › Load Predictions…, issue 24): every job over
+        # the stored analysis reads its tp, fp, fn, max_fp_score instead of the records' own
+        self.predictions_file: str | None = None
         self._early_for: ScanWorker | None = None  # the scan an analysis started beside (`_on_stored_found`)
         # the analysis's words that came while the scan still ran, and its end (said once it ends):
         # a QA finding is numbered by the files before it, which must be framed first
@@ -313,6 +316,8 @@ class DatasetSession(QObject):
         }
         if "jobs" in mine:
             files["jobs"] = analysis_jobs()
+        if "predictions" not in fields:  # predictions loaded from a file: their tp, fp, fn, max_fp_score
+            files["predictions"] = self.predictions_file
         return cls(**{k: v for k, v in files.items() if k in mine}, **fields)
 
     def start_analysis(self, early: bool = False) -> None:

@@ -825,12 +825,16 @@ def _export_format(req: ExportRequest, spans, sources: dict, inputs: list[Path],
 
 def job_evaluate(req: EvaluateRequest) -> None:
     """Predictions against the ground truth from the stored analysis (`analysis.evaluation`), the
-    arrays saved at `req.out` (`messages.Evaluated` says what they are)."""
+    arrays saved at `req.out` (`messages.Evaluated` says what they are). Then, with `converse`, it
+    answers each further (iou, score) the window writes on its stdin (`launch.spawn_open`) from
+    what it prepared once, so a moved threshold costs only the matching (~0.1 s), never the
+    reading and the join again."""
+    import json
+
     import numpy as np
 
     from tfrview.core.analysis import evaluation
     from tfrview.core.analysis.pool import stored_deep
-    from tfrview.core.output.atomic import atomic_file
 
     results = []
     for i, path in enumerate(req.paths):
@@ -855,11 +859,40 @@ def job_evaluate(req: EvaluateRequest) -> None:
         )
     rules = DatasetRules().with_words(list(req.rules)).predictions
     prep = evaluation.prepare(data)
-    ev = evaluation.evaluate(prep, req.iou, req.score)
     errs = evaluation.likely_errors(prep, rules)
     base = np.concatenate([[0], np.cumsum([len(r.offsets) for r in results])]).astype(np.int64)
-    total = int(base[-1])
     image_n = base[data.file] + data.record
+    _answer_evaluation(
+        prep, errs, image_n, int(base[-1]), report, req.iou, req.score, req.score_grid, req.out, req.iou_grid
+    )
+    # then each further question on stdin (the window's thresholds moved), from what is prepared:
+    # {"iou": 0.5, "score": 0.3, "out": "/tmp/....npz"} a line, until the window closes our stdin
+    for line in sys.stdin if req.converse else ():
+        if not line.strip():
+            continue
+        try:
+            ask = json.loads(line)
+            iou, score, out = float(ask["iou"]), float(ask["score"]), str(ask["out"])
+            grid = tuple(float(v) for v in ask.get("score_grid", req.score_grid))
+            iou_grid = tuple(float(v) for v in ask.get("iou_grid", req.iou_grid))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("the evaluate job could not read a question: %s", exc)
+            continue
+        _answer_evaluation(prep, errs, image_n, int(base[-1]), report, iou, score, grid, out, iou_grid)
+
+
+def _answer_evaluation(
+    prep, errs, image_n, total: int, report, iou: float, score: float, score_grid, out: str, iou_grid=()
+):
+    """One `Evaluated` at (iou, score), its arrays at `out` (the job's first answer and each
+    further question's)."""
+    import numpy as np
+
+    from tfrview.core.analysis import evaluation
+    from tfrview.core.output.atomic import atomic_file
+
+    data = prep.data
+    ev = evaluation.evaluate(prep, iou, score)
     arrays = {name: np.full(total, -1, dtype=np.int32) for name in ("record_tp", "record_fp", "record_fn")}
     arrays["record_max_fp_score"] = np.full(total, np.nan, dtype=np.float32)
     ok = image_n < total
@@ -892,16 +925,16 @@ def job_evaluate(req: EvaluateRequest) -> None:
         error_kind=np.concatenate([np.full(len(ix), kind, np.int8) for kind, ix, _ in kinds]),
         error_index=np.concatenate([ix for _, ix, _ in kinds]).astype(np.int64),
         error_n=np.concatenate([image_n[img[ix]] for _, ix, img in kinds]).astype(np.int64),
-        **evaluation.grid(prep, req.iou_grid or (req.iou,), req.score_grid),
+        **evaluation.grid(prep, iou_grid or (iou,), score_grid),
     )
-    with atomic_file(Path(req.out), "wb") as f:
+    with atomic_file(Path(out), "wb") as f:
         np.savez(f, **arrays)
     doc = evaluation.summary(ev, data)
     _emit(
         Evaluated(
-            path=req.out,
-            iou=req.iou,
-            score=req.score,
+            path=out,
+            iou=iou,
+            score=score,
             names=list(data.names),
             confusion=doc["confusion"]["matrix"],
             classes=doc["classes"],
@@ -1013,7 +1046,7 @@ def child_main() -> int:
     _keep_pipe_to_ourselves()
     try:
         _import_ahead()  # a spare process does this while it waits; a job started for a request needs them anyway
-        text = sys.stdin.read()
+        text = sys.stdin.readline()  # one line; a job that converses (`evaluate`) reads on after it
         if not text:
             return 0  # a spare never used: the window closed its stdin
         request = _read_request(text)

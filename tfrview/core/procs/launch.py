@@ -81,6 +81,26 @@ def spawn(request: Request) -> subprocess.Popen:
     return childproc.spawn("tfrview.core.procs.jobs", stdin_text=line, text=True, keep_stderr=True)
 
 
+def spawn_open(request: Request) -> subprocess.Popen:
+    """A job process running `request` whose stdin stays open for further questions (a job that
+    converses, `evaluate`: one JSON object a line, `ask`); it ends when its stdin closes. Never
+    the spare: a conversation holds its process for as long as the window asks."""
+    proc = childproc.spawn("tfrview.core.procs.jobs", text=True, keep_stderr=True, stdin_later=True)
+    ask(proc, encode_request(request))
+    return proc
+
+
+def ask(proc: subprocess.Popen, line: str) -> bool:
+    """One more line to a conversing job (False: it is gone: its messages say why)."""
+    try:
+        proc.stdin.write(line.rstrip("\n") + "\n")
+        proc.stdin.flush()
+        return True
+    except (BrokenPipeError, OSError, ValueError) as exc:  # ValueError: its stdin already closed
+        log.debug("a job process could not take a question: %s", exc)
+        return False
+
+
 def read_lines(proc: subprocess.Popen) -> Iterator[Message]:
     """The job's messages; if it dies without saying why, a `Failed` with its last stderr lines.
     A line that is no message (a library printing on the pipe) is logged and passed over."""

@@ -137,6 +137,9 @@ class EvaluateRequest(OverFiles):
     rules: tuple[str, ...] = ()  # `--rule` words: the likely label errors' thresholds
     score_grid: tuple[float, ...] = ()
     iou_grid: tuple[float, ...] = ()
+    # then answer each further {"iou", "score", "out"} line of stdin from what was prepared, until
+    # stdin closes (the window's Evaluation view: a moved threshold costs only the matching)
+    converse: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

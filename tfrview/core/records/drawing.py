@@ -6,7 +6,8 @@ import numpy as np
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
 from tfrview.core.records.overlays import Overlay
-from tfrview.core.records.palette import palette_rgb
+from tfrview.core.records.palette import outcome_rgb, palette_rgb
+from tfrview.core.records.predlayer import PredictionLayer
 
 
 def place_labels(boxes: np.ndarray, widths: np.ndarray, height: float, top: float = 0.0) -> np.ndarray:
@@ -54,26 +55,73 @@ def _font(size: int):
 MASK_OPACITY = 0.5  # a mask drawn over an image in an export, as the window's slider starts
 
 
+def dash_segments(x0: float, y0: float, x1: float, y1: float, dash: float) -> np.ndarray:
+    """The dashes of a rectangle's outline, (k, 4) x0, y0, x1, y1 each: `dash` on, `dash` off along
+    every side (a prediction's outline: the ground truth's is solid). Pure, for any drawer."""
+    out = []
+    for ax, ay, bx, by in ((x0, y0, x1, y0), (x1, y0, x1, y1), (x1, y1, x0, y1), (x0, y1, x0, y0)):
+        length = abs(bx - ax) + abs(by - ay)
+        starts = np.arange(0.0, max(length, 1e-9), 2 * dash)
+        ends = np.minimum(starts + dash, length)
+        t0, t1 = starts / max(length, 1e-9), ends / max(length, 1e-9)
+        seg = np.stack(
+            [ax + (bx - ax) * t0, ay + (by - ay) * t0, ax + (bx - ax) * t1, ay + (by - ay) * t1], 1
+        )
+        out.append(seg)
+    return np.concatenate(out) if out else np.empty((0, 4))
+
+
+def _draw_predictions(d, layer: PredictionLayer, width: int, scale: float) -> None:
+    """The predictions at or above the score threshold: dashed, in their outcome's colour."""
+    dash = max(3.0, 3 * width)
+    for i in layer.shown.tolist():
+        x0, y0, x1, y1 = (layer.boxes[i] * scale).tolist()
+        x0, x1 = sorted((x0, x1))
+        y0, y1 = sorted((y0, y1))
+        c = outcome_rgb(int(layer.outcome[i]))
+        for a, b, e, f in dash_segments(x0, y0, x1, y1, dash).tolist():
+            d.line([a, b, e, f], fill=(0, 0, 0), width=width + 2)
+            d.line([a, b, e, f], fill=c, width=width)
+
+
 def draw_overlay(
-    pixels: np.ndarray, overlay: Overlay | None, labels: bool = True, mask_rgba: np.ndarray | None = None
+    pixels: np.ndarray,
+    overlay: Overlay | None,
+    labels: bool = True,
+    mask_rgba: np.ndarray | None = None,
+    layer: PredictionLayer | None = None,
+    layer_scale: float = 1.0,
 ):
     """A PIL image of the pixels with a mask (RGBA, the image's size), the boxes, their keypoints
-    and labels drawn on: what the window shows, for exports."""
+    and labels drawn on: what the window shows, for exports. With predictions (`layer`, its boxes
+    times `layer_scale` in these pixels): the ground truth solid and the predictions dashed, each
+    in the colour of its outcome (`palette.outcome_hex`) rather than its class's."""
     from PIL import Image, ImageDraw  # heavy: PIL on first use only
 
     im = Image.fromarray(pixels).convert("RGB")
     if mask_rgba is not None and mask_rgba.shape[:2] == (im.height, im.width):
-        layer = Image.fromarray(mask_rgba, "RGBA")
-        alpha = np.asarray(layer.getchannel("A"), dtype=np.float32) * MASK_OPACITY
-        layer.putalpha(Image.fromarray(alpha.astype(np.uint8)))
-        im = Image.alpha_composite(im.convert("RGBA"), layer).convert("RGB")
-    if overlay is None or not overlay.boxes:
+        coloured = Image.fromarray(mask_rgba, "RGBA")
+        alpha = np.asarray(coloured.getchannel("A"), dtype=np.float32) * MASK_OPACITY
+        coloured.putalpha(Image.fromarray(alpha.astype(np.uint8)))
+        im = Image.alpha_composite(im.convert("RGBA"), coloured).convert("RGB")
+    has_layer = layer is not None and len(layer.shown)
+    if (overlay is None or not overlay.boxes) and not has_layer:
         return im
     d = ImageDraw.Draw(im)
     width = max(2, round(max(im.size) / 400))
     font = _font(max(11, round(max(im.size) / 60)))
+    if overlay is None:
+        overlay = Overlay(None)
+
+    def colour(b) -> tuple[int, int, int]:
+        if layer is not None and b.index < len(layer.gt_outcome):
+            return outcome_rgb(int(layer.gt_outcome[b.index]))
+        return palette_rgb(b.color_key)
+
+    if layer is not None:
+        _draw_predictions(d, layer, width, layer_scale)
     for b in overlay.boxes:
-        c = palette_rgb(b.color_key)
+        c = colour(b)
         x0, x1 = sorted((b.x0, b.x1))
         y0, y1 = sorted((b.y0, b.y1))
         d.rectangle([x0, y0, x1, y1], outline=(0, 0, 0), width=width + 2)
@@ -88,7 +136,7 @@ def draw_overlay(
         for b, (left, t, _, _), w, (lx, ly) in zip(labelled, extents, widths, places, strict=True):
             if np.isnan(lx):
                 continue
-            c = palette_rgb(b.color_key)
+            c = colour(b)
             d.rectangle([lx, ly, lx + w, ly + th], fill=c)
             lum = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2]
             d.text(

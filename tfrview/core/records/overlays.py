@@ -10,6 +10,7 @@ import numpy as np
 
 from tfrview.core.limits import MAX_BOXES_DRAWN
 from tfrview.core.records.feature import Feature
+from tfrview.core.records.predlayer import Versus
 from tfrview.core.records.reading import (
     CONVENTIONS,
     BoxSpec,
@@ -53,6 +54,9 @@ class Overlay:
     keypoints: tuple[tuple[float, float, int], ...] = ()  # (x, y) in pixels and the box they belong to
     total: int | None = None  # the record's boxes when more than `boxes` holds (a limit was hit)
     limit: str | None = None  # that limit, in words (also among `notes`)
+    # the record's predictions and ground truth in [0, 1], matched at the window's thresholds when
+    # drawn (`predlayer.prediction_layer`); None: the record has no boxes and no predictions
+    versus: Versus | None = field(default=None, compare=False, repr=False)
 
     @property
     def convention_text(self) -> str:
@@ -82,8 +86,9 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
     """A record's reading drawn on a width x height image: the first limits.MAX_BOXES_DRAWN boxes
     as objects (the rest counted, never built), named as the reading names them."""
     caption = r.caption
+    versus = versus_of(r)
     if r.spec is None:
-        return Overlay(None, (), caption)
+        return Overlay(None, (), caption, versus=versus)
     notes = list(r.notes)
     n = r.box_count
     shown = min(n, MAX_BOXES_DRAWN)
@@ -97,7 +102,28 @@ def overlay_of(r: RecordReading, width: int, height: int) -> Overlay:
         boxes.append(Box(a, b, c, d, i, cid, r.box_name(i) if named else None))
     keypoints = _keypoints(r, width, height, n, shown)
     limit = r.limit
-    return Overlay(r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit)
+    return Overlay(
+        r.spec, tuple(boxes), caption, tuple(notes), keypoints, n if shown < n else None, limit, versus
+    )
+
+
+def versus_of(r: RecordReading) -> Versus:
+    """What the record's predictions are matched against: its own (the OD API's detection keys) or
+    none yet (predictions loaded from a file are put in by `Versus.with_predictions`), and its
+    ground truth in [0, 1] with the class names the record and the label map give."""
+    pred = r.predictions
+    gt = r.normalized if r.spec is not None else np.empty((0, 4))
+    ids = r.class_ids if r.spec is not None else np.empty(0, dtype=np.int64)
+    if pred is None and not len(gt):
+        return Versus(None, np.empty((0, 4)), np.empty(0, dtype=np.int64))
+    names: dict[int, str] = {}
+    for i, c in enumerate(ids[: min(len(ids), MAX_BOXES_DRAWN)].tolist()):
+        names.setdefault(c, r.box_name(i))
+    if pred is not None:
+        for c in np.unique(pred.classes).tolist():
+            if c not in names:
+                names[c] = class_name(c, r.label_map)
+    return Versus(pred, np.asarray(gt, dtype=np.float64).reshape(-1, 4), ids, names)
 
 
 def _keypoints(r: RecordReading, width: int, height: int, boxes: int, shown: int) -> tuple:

@@ -39,3 +39,22 @@ def palette_hex(key: str) -> str:
 def palette_rgb(key: str) -> tuple[int, int, int]:
     h = palette_hex(key)
     return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)
+
+
+def outcome_hex(outcome: int) -> str:
+    """The colour of a box's outcome when predictions are drawn beside the ground truth (one home:
+    the window's painting and the drawing read it): matched green, false positive red, missed
+    amber, wrong class magenta; the class is in the label, the outcome is told at a glance."""
+    from tfrview.core.records.matching import BoxOutcome
+
+    return {
+        BoxOutcome.MATCHED: "#22c55e",
+        BoxOutcome.FALSE_POSITIVE: "#ef4444",
+        BoxOutcome.MISSED: "#f59e0b",
+        BoxOutcome.WRONG_CLASS: "#d946ef",
+    }.get(outcome, "#9ca3af")
+
+
+def outcome_rgb(outcome: int) -> tuple[int, int, int]:
+    h = outcome_hex(outcome)
+    return int(h[1:3], 16), int(h[3:5], 16), int(h[5:7], 16)

@@ -11,6 +11,7 @@ from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
 from tfrview.core.records.overlays import Box, Overlay, compute_overlay
 from tfrview.core.records.payload import decode
+from tfrview.core.records.predlayer import IOU_THRESHOLD, SCORE_THRESHOLD, prediction_layer
 from tfrview.core.records.reading import BoxSpec, chosen_spec
 
 
@@ -24,7 +25,7 @@ class Thumbnail:
 def scale_overlay(ov: Overlay, s: float) -> Overlay:
     boxes = tuple(Box(b.x0 * s, b.y0 * s, b.x1 * s, b.y1 * s, b.index, b.class_id, b.name) for b in ov.boxes)
     keypoints = tuple((x * s, y * s, b) for x, y, b in ov.keypoints)
-    return Overlay(ov.spec, boxes, ov.caption, ov.notes, keypoints, ov.total, ov.limit)
+    return replace(ov, boxes=boxes, keypoints=keypoints)
 
 
 def make_thumbnail(
@@ -35,10 +36,15 @@ def make_thumbnail(
     cell: tuple[int, int] | None = None,
     specs: tuple[BoxSpec, ...] = (),
     tfds=None,
+    predictions=None,
+    thresholds: tuple[float, float] = (IOU_THRESHOLD, SCORE_THRESHOLD),
 ) -> Thumbnail:
     """`cell` (width, height): the thumbnail fits inside it (default: size x size). `specs`: the box
     specs the person chose (`reading.chosen_spec`), so the gallery draws what the image panel draws;
-    `tfds`: a TFDS dataset's features (tfds.features.Features), as the image panel reads them."""
+    `tfds`: a TFDS dataset's features (tfds.features.Features), as the image panel reads them.
+    `predictions` (`predlayer.Loaded`): loaded from a file for this record (else the record's own
+    detection keys, if any), drawn dashed beside the ground truth, both coloured by
+    outcome at `thresholds` (IoU, score), as the image panel draws them."""
 
     p = decode(data)
     feats = image_features(p)
@@ -64,8 +70,20 @@ def make_thumbnail(
             + ", ".join(names[:3])
         )
     pixels = img.pixels
-    if boxes and ov.boxes:
-        pixels = np.asarray(draw_overlay(pixels, scale_overlay(ov, img.scale), labels=False))
+    versus = ov.versus
+    if versus is not None and predictions is not None:
+        versus = versus.with_loaded(predictions, [b.label for b in ov.boxes])
+    layer = (
+        prediction_layer(versus, full[0], full[1], *thresholds)
+        if boxes and versus is not None and versus.predictions is not None
+        else None
+    )
+    if boxes and (ov.boxes or layer is not None):
+        pixels = np.asarray(
+            draw_overlay(
+                pixels, scale_overlay(ov, img.scale), labels=False, layer=layer, layer_scale=img.scale
+            )
+        )
     elif pixels.ndim == 2 or pixels.shape[2] != 3:
         from PIL import Image  # heavy: PIL on first use only
 

@@ -450,7 +450,12 @@ class ExportController(QObject):
             return False
         if with_boxes:
             img = render_overlay_on_image(
-                img, panel.current.overlay, self.labels_shown(), panel.view.mask, panel.view.mask_opacity
+                img,
+                panel.current.overlay,
+                self.labels_shown(),
+                panel.view.mask,
+                panel.view.mask_opacity,
+                panel.view.layer,
             )
         fmt = "JPG" if path.suffix.lower() in (".jpg", ".jpeg") else "PNG"
         buf = QBuffer()

@@ -36,6 +36,12 @@ SCORES: dict[str, str] = {
     "pixels": "width times height",
 }
 RECORD_ORDER = "record order"
+# the predictions' scores offered (issue 24), with what each orders by: the evaluation's, or the
+# analysis's stored dataset-step column for the records' own detection keys
+PREDICTION_SCORES: dict[str, str] = {
+    "max_fp_score": "the score of the record's most confident false positive (largest first: "
+    "where the model is surest the labels lack a box or name the wrong class)",
+}
 
 
 class SortController(QObject):
@@ -67,6 +73,14 @@ class SortController(QObject):
             box.setItemData(
                 box.count() - 1, f"{what}; records with no image come last", Qt.ItemDataRole.ToolTipRole
             )
+        box.insertSeparator(box.count())
+        for name, what in PREDICTION_SCORES.items():
+            box.addItem(f"{name} (predictions)", name)
+            box.setItemData(
+                box.count() - 1, f"{what}; records with none come last", Qt.ItemDataRole.ToolTipRole
+            )
+        # the evaluation shown (EvaluationController.scores_of): its scores, when it has them
+        self.prediction_scores = None
         box.setToolTip(
             "Sort the records and the gallery by a column, or by an image quality score of the "
             "analysis (records with no image last)"
@@ -95,6 +109,12 @@ class SortController(QObject):
         self.box.setCurrentIndex(i)
         self._chosen(i)
 
+    @Slot()
+    def on_prediction_scores(self) -> None:
+        """A new evaluation (another threshold, predictions loaded): a sort by its score again."""
+        if self.chosen in PREDICTION_SCORES:
+            self._sort()
+
     @property
     def running(self) -> bool:
         return self.job is not None
@@ -113,7 +133,12 @@ class SortController(QObject):
     def _sort(self) -> None:
         name, descending = self.chosen, self.down.isChecked()
         self._stop()
-        if name in SCORES:
+        if name in PREDICTION_SCORES:
+            values = self.prediction_scores(name) if self.prediction_scores is not None else None
+            if values is not None:  # the evaluation in the window (loaded predictions, its thresholds)
+                self._sort_by_values(name, values, int(np.isfinite(values).sum()), len(values))
+                return
+        if name in SCORES or name in PREDICTION_SCORES:
             self._read_scores(name)
             return
         self.said.emit("")  # what was said of a score's order no longer holds
@@ -158,22 +183,27 @@ class SortController(QObject):
                     if key != self.chosen:
                         continue  # the person chose something else meanwhile
                     if not scored:
-                        self.said.emit(f"no record has a {key} score: no image was decoded")
+                        why = "no false positive" if key in PREDICTION_SCORES else "no image was decoded"
+                        self.said.emit(f"no record has a {key} score: {why}")
                         self._show_sorted()
                         continue
-                    self.header.blockSignals(True)
-                    self.header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # no column says this order
-                    self.header.blockSignals(False)
-                    self.header.viewport().update()
-                    self.model.sort_by_score(key, values, self.down.isChecked())
-                    self.scored.emit()
-                    self.said.emit(
-                        f"sorted by {key}: {scored:,} of {records:,} records have an image"
-                        + (" (the rest come last)" if scored < records else "")
-                    )
+                    self._sort_by_values(key, values, scored, records)
                 case Failed(message=message) if not msg.stopped:
                     self.said.emit(f"cannot sort by {self.chosen}: {message}")
                     self._show_sorted()
+
+    def _sort_by_values(self, key: str, values: np.ndarray, scored: int, records: int) -> None:
+        self.header.blockSignals(True)
+        self.header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # no column says this order
+        self.header.blockSignals(False)
+        self.header.viewport().update()
+        self.model.sort_by_score(key, values, self.down.isChecked())
+        self.scored.emit()
+        what = "a false positive" if key in PREDICTION_SCORES else "an image"
+        self.said.emit(
+            f"sorted by {key}: {scored:,} of {records:,} records have {what}"
+            + (" (the rest come last)" if scored < records else "")
+        )
 
     def _on_error(self, worker: Worker, message: str) -> None:
         if worker is self.job:

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QVBoxLayout, QWidget
 
 from tfrview.core.limits import MAX_BOX_LABELS_DRAWN
-from tfrview.core.records.palette import palette_hex
+from tfrview.core.records.matching import BoxOutcome
+from tfrview.core.records.palette import outcome_hex, palette_hex
+from tfrview.core.records.predlayer import (
+    IOU_THRESHOLD,
+    SCORE_THRESHOLD,
+    Loaded,
+    PredictionLayer,
+    prediction_layer,
+)
 from tfrview.gui.painting import wrap_qimage
 from tfrview.gui.widgets.filmstrip import Filmstrip
 from tfrview.gui.widgets.image_view import ImageView
@@ -21,6 +29,7 @@ class ImagePanel(QWidget):
     image_chosen = Signal(int)  # which of the record's images to show
     pick_boxes = Signal()  # the person wants to choose the box keys
     imageless = Signal(bool)  # whether the record shown has no image (its view is folded away)
+    score_changed = Signal(float)  # the person moved the score threshold slider
 
     def __init__(self, tools: Sequence[QAction], parent=None) -> None:
         super().__init__(parent)
@@ -45,6 +54,23 @@ class ImagePanel(QWidget):
         bar.addWidget(self.opacity)
         self.opacity.setVisible(False)
         self.opacity_label.setVisible(False)
+        # the score threshold: predictions under it are hidden (shown when the record has predictions)
+        self.iou_threshold = IOU_THRESHOLD
+        self.score_threshold = SCORE_THRESHOLD
+        self.loaded: Callable[[int], Loaded | None] | None = None  # predictions loaded from a file
+        self.score_label = QLabel(self)
+        self.score = QSlider(Qt.Orientation.Horizontal, self)
+        self.score.setRange(0, 100)
+        self.score.setValue(round(SCORE_THRESHOLD * 100))
+        self.score.setFixedWidth(120)
+        self.score.setToolTip("Score threshold: predictions under it are hidden and not matched")
+        self.score.valueChanged.connect(self._on_score)
+        self._say_score()
+        bar.addWidget(self.score_label)
+        bar.addWidget(self.score)
+        self.score.setVisible(False)
+        self.score_label.setVisible(False)
+        self._base_facts: list[str] = []
         bar.addStretch(1)
         for action in tools:  # the window's (fit, 1:1, boxes, labels, box keys, save image)
             b = QToolButton(self)
@@ -87,7 +113,75 @@ class ImagePanel(QWidget):
         self.selector.setVisible(False)
         self.filmstrip.setVisible(False)
         self.view.set_content(None, None, text)
+        self._base_facts = []
+        self.score.setVisible(False)
+        self.score_label.setVisible(False)
         self.facts.setText("")
+
+    # predictions --------------------------------------------------------------------------------------
+
+    @property
+    def layer(self) -> PredictionLayer | None:
+        """The predictions drawn beside the record's boxes (None: it has none)."""
+        return self.view.layer
+
+    def _say_score(self) -> None:
+        self.score_label.setText(f"score ≥ {self.score_threshold:.2f}")
+
+    def _on_score(self, value: int) -> None:
+        self.set_thresholds(self.iou_threshold, value / 100)
+        self.score_changed.emit(self.score_threshold)
+
+    def set_thresholds(self, iou: float, score: float) -> None:
+        """Match the shown record's predictions again at these thresholds (one image: cheap)."""
+        self.iou_threshold, self.score_threshold = iou, score
+        if round(score * 100) != self.score.value():
+            self.score.blockSignals(True)
+            self.score.setValue(round(score * 100))
+            self.score.blockSignals(False)
+        self._say_score()
+        self.relayer()
+
+    def relayer(self) -> None:
+        """The predictions' layer of the record shown, at the thresholds: the record's own
+        detection keys, or those loaded from a file for it (`loaded`)."""
+        v = self.current
+        layer = None
+        if v is not None and v.decoded is not None and v.overlay is not None and v.overlay.versus is not None:
+            versus = v.overlay.versus
+            got = self.loaded(v.number) if self.loaded is not None else None
+            if got is not None:
+                versus = versus.with_loaded(got, [b.label for b in v.overlay.boxes])
+            if versus.predictions is not None:
+                layer = prediction_layer(
+                    versus, v.decoded.width, v.decoded.height, self.iou_threshold, self.score_threshold
+                )
+        self.view.layer = layer
+        self.score.setVisible(layer is not None)
+        self.score_label.setVisible(layer is not None)
+        self._show_facts()
+        self.view.update()
+
+    def _show_facts(self) -> None:
+        facts = list(self._base_facts)
+        layer = self.view.layer
+        if layer is not None and facts:
+            counts = layer.counts()
+            words = {o: o.words.replace("_", " ") for o in BoxOutcome}
+            facts.append(
+                f"{len(layer.scores):,} predictions ({html.escape(layer.source)}), "
+                f"{len(layer.shown):,} ≥ {layer.score_threshold:.2f}, IoU ≥ {layer.iou_threshold:.2f}: "
+                + " ".join(
+                    f"<span style='color:{outcome_hex(o)}'>■</span> {counts[o]} {words[o]}"
+                    for o in (
+                        BoxOutcome.MATCHED,
+                        BoxOutcome.FALSE_POSITIVE,
+                        BoxOutcome.MISSED,
+                        BoxOutcome.WRONG_CLASS,
+                    )
+                )
+            )
+        self.facts.setText(" · ".join(facts))
 
     def _on_opacity(self, value: int) -> None:
         self.view.mask_opacity = value / 100
@@ -96,6 +190,10 @@ class ImagePanel(QWidget):
     def show_view(self, v: RecordView, damaged: str = "") -> None:
         """`damaged`: the record's problem, said above the facts (what is shown may be corrupt)."""
         self.current = v
+        self._base_facts = []
+        self.view.layer = None
+        self.score.setVisible(False)
+        self.score_label.setVisible(False)
         self.view.mask = None
         has_mask = v.mask is not None and v.decoded is not None
         self.opacity.setVisible(has_mask)
@@ -165,4 +263,5 @@ class ImagePanel(QWidget):
                 f"<span style='color:#b00020'>⚠ damaged record ({damaged.split(':')[0]}): "
                 "the image may be corrupt</span>",
             )
-        self.facts.setText(" · ".join(facts))
+        self._base_facts = facts
+        self.relayer()

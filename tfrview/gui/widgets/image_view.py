@@ -9,16 +9,20 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from tfrview.core.records.overlays import Overlay
+from tfrview.core.records.predlayer import PredictionLayer, describe_prediction, describe_truth
 from tfrview.gui.painting import (
     RenderContext,
     box_rect,
     fit_scale,
+    prediction_rects,
     render_boxes,
     render_caption,
     render_image,
     render_keypoints,
     render_labels,
+    render_legend,
     render_mask,
+    render_predictions,
 )
 
 
@@ -32,6 +36,9 @@ class ImageView(QWidget):
         self.setMouseTracking(True)
         self.image: QImage | None = None
         self.overlay: Overlay | None = None
+        self.layer: PredictionLayer | None = (
+            None  # the predictions beside the boxes, matched (panel's thresholds)
+        )
         self.message = "Select a record"
         self.show_boxes = True
         self.show_labels = True
@@ -49,9 +56,11 @@ class ImageView(QWidget):
             self._paint_image,
             self._paint_mask,
             self._paint_boxes,
+            self._paint_predictions,
             self._paint_keypoints,
             self._paint_labels,
             self._paint_caption,
+            self._paint_legend,
         )
 
     def sizeHint(self) -> QSize:
@@ -73,6 +82,7 @@ class ImageView(QWidget):
         self._preview = preview
         self._keep = keep
         self.overlay = overlay
+        self.layer = None  # the panel sets the predictions' layer of this overlay after
         self.unlabelled = np.empty(0, dtype=np.int64)  # of the last overlay: said again at the next paint
         self.message = message
         if self._fit or image is None:
@@ -145,7 +155,13 @@ class ImageView(QWidget):
             self.setCursor(Qt.CursorShape.ClosedHandCursor)
 
     def mouseMoveEvent(self, event) -> None:
-        if self._drag is None and len(self.unlabelled):
+        if self._drag is None and self.layer is not None and self.show_boxes:
+            lines = self.boxes_at(event.position())
+            if lines:
+                QToolTip.showText(event.globalPosition().toPoint(), "\n".join(lines[:20]), self)
+            else:
+                QToolTip.hideText()
+        elif self._drag is None and len(self.unlabelled):
             names = self.labels_at(event.position())
             if names:
                 QToolTip.showText(event.globalPosition().toPoint(), "\n".join(names[:20]), self)
@@ -211,13 +227,37 @@ class ImageView(QWidget):
             render_mask(p, self.mask, ctx, self.mask_opacity)
 
     def _paint_boxes(self, p: QPainter, ctx: RenderContext) -> None:
-        render_boxes(p, self.overlay, ctx)
+        render_boxes(p, self.overlay, ctx, self.layer)
+
+    def _paint_predictions(self, p: QPainter, ctx: RenderContext) -> None:
+        render_predictions(p, self.layer, ctx)
+
+    def _paint_legend(self, p: QPainter, ctx: RenderContext) -> None:
+        if self.show_boxes:
+            render_legend(p, self.layer, self.width(), self.height())
+
+    def boxes_at(self, at: QPointF) -> list[str]:
+        """What the tooltip says of the boxes under a point beside predictions: each shown
+        prediction's class, score, IoU and outcome, each ground-truth box's class and outcome."""
+        layer = self.layer
+        if layer is None:
+            return []
+        ctx = self.context()
+        rects = prediction_rects(layer, ctx)
+        out = [describe_prediction(layer, i) for i in layer.shown.tolist() if rects[i].contains(at)]
+        if self.overlay is not None:
+            out += [
+                describe_truth(layer, b.index, b.label)
+                for b in self.overlay.boxes
+                if box_rect(b, ctx).contains(at)
+            ]
+        return out
 
     def _paint_keypoints(self, p: QPainter, ctx: RenderContext) -> None:
         render_keypoints(p, self.overlay, ctx)
 
     def _paint_labels(self, p: QPainter, ctx: RenderContext) -> None:
-        self.unlabelled = render_labels(p, self.overlay, ctx)
+        self.unlabelled = render_labels(p, self.overlay, ctx, self.layer)
 
     def labels_at(self, at: QPointF) -> list[str]:
         """The labels of the boxes under a point whose label had no free slot (left out so that

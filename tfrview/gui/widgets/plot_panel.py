@@ -288,6 +288,28 @@ class PlotPanel(QWidget):
         click = " · click a bar to filter the table to it" if c.get("filterable", True) else ""
         self.status.setText(f"{c['title']}{click}")
 
+    def show_curves(self, c: dict) -> None:
+        """Curves with a legend, none clickable: the evaluation's precision-recall curve of each
+        class (`c`: title, x_name, y_name, and curves: name, x, y, each in a class colour)."""
+        from tfrview.core.records.palette import palette_hex
+
+        pg = self._ensure_plot()
+        self._reset()
+        legend = self.plot.addLegend(offset=(-10, 10))
+        legend.clear()
+        for curve in c["curves"]:
+            self.plot.plot(
+                np.asarray(curve["x"], dtype=np.float64),
+                np.asarray(curve["y"], dtype=np.float64),
+                pen=pg.mkPen(palette_hex(curve.get("colour_key", curve["name"])), width=2),
+                name=curve["name"],
+            )
+        self.plot.setXRange(0, 1)
+        self.plot.setYRange(0, 1.02)
+        self.plot.setLabel("bottom", c["x_name"])
+        self.plot.setLabel("left", c["y_name"])
+        self.status.setText(c["title"])
+
     def show_error(self, text: str) -> None:
         self.status.setText(f"⚠ {text}")
 

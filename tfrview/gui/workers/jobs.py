@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 
 from tfrview.core.procs.messages import Failed, Message, Plot, Summary
@@ -56,6 +57,54 @@ class JobWorker(Worker):
             if batch:
                 self.result.emit(batch)
             stop_child(self.proc)
+
+
+class ConversingJob(JobWorker):
+    """A job process that answers question after question (`evaluate`: each new threshold a line
+    on its stdin, `ask`) until the window is done with it (`cancel`, or `end`: its stdin closed).
+    Every message goes to the window at once: each answers what the person just did."""
+
+    def __init__(self, request: Request, parent=None) -> None:
+        super().__init__(request, parent)
+        self._started = threading.Event()
+
+    def ask(self, line: str) -> bool:
+        """Another question (False: the process has not started, or has ended)."""
+        from tfrview.core.procs.launch import ask
+
+        if not self._started.wait(5.0) or self.proc is None or self.proc.poll() is not None:
+            return False
+        return ask(self.proc, line)
+
+    def end(self) -> None:
+        """No more questions: the process finishes its answer and ends."""
+        proc = self.proc
+        if proc is not None and proc.stdin is not None:
+            try:
+                proc.stdin.close()
+            except OSError as exc:  # already gone
+                log.debug("closing a job's stdin: %s", exc)
+
+    def work(self) -> None:
+        from tfrview.core.procs.launch import read_lines, spawn_open
+
+        try:
+            self.proc = spawn_open(self.request)
+        except OSError as exc:
+            raise OSError(f"could not start the job: {exc}") from exc
+        finally:
+            self._started.set()
+        try:
+            for msg in read_lines(self.proc):
+                if self.cancelled:
+                    break
+                if isinstance(msg, Failed):
+                    log.warning("%s job failed (%s): %s", self.request.JOB, msg.kind, msg.message)
+                self.result.emit([msg])
+        finally:
+            self.end()
+            if self.proc is not None:
+                stop_child(self.proc)
 
 
 def replace_job(old: Worker | None, new: Worker, on_result, on_done=None, on_error=None) -> Worker:

@@ -28,6 +28,10 @@ class ThumbnailPool(Worker):
         self.cell = cell
         self.label_map: dict[int, str] | None = None
         self.specs: tuple = ()  # the box specs the person chose (dialogs.remembered_specs)
+        # predictions loaded from a file (record number -> records.predictions.Predictions or None)
+        # and the (IoU, score) thresholds they are drawn at, as the image panel's
+        self.predictions = None
+        self.thresholds: tuple[float, float] = (0.5, 0.5)
         self._queue = NewestFirst(self.MAX_PENDING)
         self.threads = max(1, threads)
 
@@ -72,6 +76,8 @@ class ThumbnailPool(Worker):
                     cell=self.cell,
                     specs=self.specs,
                     tfds=self._tfds_of(n),
+                    predictions=self.predictions(n) if self.predictions is not None else None,
+                    thresholds=self.thresholds,
                 )
             except (TfrviewError, IndexError, ValueError) as exc:
                 thumb = Thumbnail(None, str(exc), error=True)
