@@ -21,8 +21,9 @@ WORDS = {
     for enum in (RecordStatus, ProblemKind, Severity, BoxConvention, PayloadKind, AnomalyKind, TfdvFile)
     for w in enum
 }
-# "message" and "bytes" are also a column's and a unit's names (`col == "message"`, `unit == "bytes"`)
-WORDS -= {"message", "bytes"}
+# "message" and "bytes" are also a column's and a unit's names (`col == "message"`, `unit == "bytes"`);
+# "statistics" also a key of TFDS's dataset_info.json (a split's statistics, dropped by a rewrite)
+WORDS -= {"message", "bytes", "statistics"}
 
 
 def _spelled(tree: ast.AST) -> list[tuple[int, str]]:
