@@ -66,7 +66,7 @@ def test_text_lines(capsys, bad, tmp_path):
         (["--split", "train=0.8,val=0.3"], "--split: the fractions add up to 1.1, not 1"),
         (["--shard-size", "big"], "--shard-size: 'big' is no size"),
         (["--group-by", "stem"], "--group-by needs --split"),
-        (["--drop-tag", "drop"], "the tag store is not in this build yet"),
+        (["--drop-tag", "dorp"], "no tag 'dorp' (tags are drop, keep, review)"),
     ],
 )
 def test_mistakes_are_one_line(capsys, bad, tmp_path, words, message):
@@ -86,3 +86,49 @@ def test_output_inside_the_input_and_existing_output(capsys, bad, tmp_path):
     captured = capsys.readouterr()
     assert "not empty (use --force" in json.loads(captured.out)["error"]
     assert (full / "f").read_text() == "x"
+
+
+def test_tags_drop_and_keep(capsys, bad, tmp_path, monkeypatch):
+    """The person's tags (the window's D, K, R) choose what a rewrite drops or keeps: drop-tagged
+    records left out and counted as dropped by tags; with --keep-tag, only the kept ones written."""
+    import numpy as np
+
+    from tests.helpers import framed as framed_again
+    from tfrview.core.tags import Marks, TagStore, TagWord, file_key, stored_crcs
+    from tfrview.core.tfrecord.source import open_source
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    _, offs = framed_again(payloads(12))
+
+    def marks(records):
+        offsets = np.array([offs[r] for r in records], np.int64)
+        lengths = np.array([offs[r + 1] - offs[r] - 16 for r in records], np.int64)
+        with open_source(bad) as src:
+            crcs = stored_crcs(src.read, offsets, lengths)
+        return Marks(file_key(bad), str(bad), offsets, lengths, crcs)
+
+    with TagStore.open() as store:
+        store.tag([marks([0, 5])], TagWord.DROP)
+        store.tag([marks([1, 3, 7])], TagWord.KEEP)
+    out = tmp_path / "dropped"
+    assert main(["rewrite", str(bad), "-o", str(out), "--drop-tag", "drop", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["kept"], doc["dropped"]) == (9, {"damaged": 1, "filter": 0, "tag": 2})
+    want = [p for i, p in enumerate(payloads(12)) if i not in (0, 2, 5)]
+    assert [x for f in sorted(out.glob("*.tfrecord")) for x in payloads_of(f)] == want
+    out = tmp_path / "kept"
+    assert main(["rewrite", str(bad), "-o", str(out), "--keep-tag", "KEEP", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kept"] == 3 and doc["dropped"]["tag"] == 8
+    assert [x for f in sorted(out.glob("*.tfrecord")) for x in payloads_of(f)] == [
+        payloads(12)[i] for i in (1, 3, 7)
+    ]
+    out = tmp_path / "where"
+    assert (
+        main(["rewrite", str(bad), "-o", str(out), "--where", 'tag == "keep" or tag == "drop"', "--json"])
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kept"] == 5 and doc["dropped"]["filter"] == 6  # the filter knows the tags too
+    got = [x for f in sorted(out.glob("*.tfrecord")) for x in payloads_of(f)]
+    assert got == [payloads(12)[i] for i in (0, 1, 3, 5, 7)]

@@ -53,6 +53,9 @@ def test_a_mistake_is_said_in_the_dialog(qtbot, tmp_path):
     assert dlg.mistake() == ""
     req = dlg.request(("a.tfrecord",), None)
     assert req.split == "train=0.5,val=0.5" and req.out == str(tmp_path / "o") and req.shard_size == "256MB"
+    assert (req.drop_tags, req.keep_tags) == (("drop",), ())  # what D marked is left out unless unticked
+    dlg.keep_tagged.setChecked(True)
+    assert dlg.request(("a.tfrecord",), None).keep_tags == ("keep",)
     dlg.split.setText("")
     dlg.group_by.setCurrentText("source_id")
     assert "needs a split" in dlg.mistake()

@@ -987,11 +987,19 @@ def job_rewrite(req: RewriteRequest) -> None:
     def progress(phase: str, done: int, total: int) -> None:
         tick(phase, done, total)
 
+    drop = {(p, int(o)) for p, o in req.drop_records}
+    keep = None
+    if req.drop_tags or req.keep_tags:  # the person's tags, read from their store now
+        from tfrview.core.rewrite.tagged import tagged_records
+
+        tagged, keep = tagged_records(list(req.paths), req.drop_tags, req.keep_tags)
+        drop |= tagged
     res = rewrite(
         list(req.paths),
         req.out,
         opts,
-        drop=frozenset((p, int(o)) for p, o in req.drop_records),
+        drop=frozenset(drop),
+        keep=keep,
         label_map=label_map,
         progress=progress,
     )

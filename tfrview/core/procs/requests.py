@@ -184,7 +184,9 @@ class RewriteRequest:
     paths: tuple[str, ...]
     out: str
     where: str = ""
-    drop_records: tuple[tuple[str, int], ...] = ()  # (path, offset) of records a tag drops
+    drop_records: tuple[tuple[str, int], ...] = ()  # (path, offset) of records to leave out
+    drop_tags: tuple[str, ...] = ()  # records the person tagged so are left out ("drop")
+    keep_tags: tuple[str, ...] = ()  # only records the person tagged so are written ("keep")
     map_classes: str = ""
     label_map: dict | None = None  # `LabelMap.to_json()` of the window's label map
     shards: int = 0  # 0: by shard_size
@@ -199,6 +201,8 @@ class RewriteRequest:
 
     def __post_init__(self) -> None:  # JSON gives each (path, offset) back as a list
         object.__setattr__(self, "drop_records", tuple((str(p), int(o)) for p, o in self.drop_records))
+        object.__setattr__(self, "drop_tags", tuple(self.drop_tags))
+        object.__setattr__(self, "keep_tags", tuple(self.keep_tags))
 
 
 Request = (

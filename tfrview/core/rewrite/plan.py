@@ -223,7 +223,7 @@ def _stable(word: str) -> int:
 def _where(table, expr: str, analysis) -> np.ndarray:
     """Which records the filter keeps, as the window's filter job evaluates it over the facts."""
     from tfrview.core.analysis.facts import key_of
-    from tfrview.core.analysis.filterexpr import parse, resolve_keys
+    from tfrview.core.analysis.filterexpr import facts_used, parse, resolve_keys
     from tfrview.core.analysis.vfilter import Matcher
 
     known = {k for c in table.column_names if (got := key_of(c)) is not None for k in [got[0]]}
@@ -235,7 +235,20 @@ def _where(table, expr: str, analysis) -> np.ndarray:
             if p.record is not None:
                 problems.setdefault(str(p.kind), []).append(base + int(p.record))
         base += len(s.offsets)
-    m = Matcher(table, {k: np.array(sorted(v), dtype=np.int64) for k, v in problems.items()})
+    tags = None
+    if "tag" in facts_used(node):  # the person's tags, read from their store now, as the window's filter does
+        from tfrview.core.tags import TagStore, rows_by_word
+
+        with TagStore.open() as store:
+            if store.note:
+                log.warning("%s", store.note)
+            codes, stale = store.codes_over(
+                [s.path for s in analysis.shards], [s.offsets for s in analysis.shards]
+            )
+        if stale:
+            log.warning("%s tags no longer match their record (the file changed): not applied", f"{stale:,}")
+        tags = rows_by_word(codes)
+    m = Matcher(table, {k: np.array(sorted(v), dtype=np.int64) for k, v in problems.items()}, tags=tags)
     mask = np.asarray(m.mask(node), dtype=bool)
     if m.blind:
         log.warning(
@@ -246,16 +259,24 @@ def _where(table, expr: str, analysis) -> np.ndarray:
 
 def _tagged(files, starts, drop, keep) -> np.ndarray:
     """Which records a tag drops: those in `drop`, and with `keep`, every one not in it."""
+
+    def by_path(pairs) -> dict[str, np.ndarray]:  # one walk of the pairs, not one a file
+        grouped: dict[str, list[int]] = {}
+        for q, o in pairs:
+            grouped.setdefault(q, []).append(o)
+        return {q: np.array(v, dtype=np.int64) for q, v in grouped.items()}
+
+    none = np.empty(0, dtype=np.int64)
+    drops, keeps = by_path(drop), by_path(keep) if keep is not None else None
     out = np.zeros(int(starts[-1]), bool)
     for fi, f in enumerate(files):
         p = os.path.realpath(f.path)
         offs = f.offsets
-        d = np.array(sorted(o for q, o in drop if q == p), dtype=np.int64)
+        d = drops.get(p, none)
         if len(d):
             out[starts[fi] : starts[fi + 1]] |= np.isin(offs, d)
-        if keep is not None:
-            kk = np.array(sorted(o for q, o in keep if q == p), dtype=np.int64)
-            out[starts[fi] : starts[fi + 1]] |= ~np.isin(offs, kk)
+        if keeps is not None:
+            out[starts[fi] : starts[fi + 1]] |= ~np.isin(offs, keeps.get(p, none))
     return out
 
 

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
+
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
 
@@ -53,8 +55,35 @@ def read_record_list(path: Path) -> set[tuple[str, int]]:
 def tagged_records(
     paths: list[str], drop_tags: tuple[str, ...], keep_tags: tuple[str, ...]
 ) -> tuple[set[tuple[str, int]], frozenset[tuple[str, int]] | None]:
-    """(records to drop, records to keep or None) by the person's tags on these inputs. Wired to
-    `tfrview.core.tags` by the integrator; until then a one-line error."""
-    raise RewriteError(
-        "--drop-tag/--keep-tag: the tag store is not in this build yet (use --drop-records FILE.jsonl)"
-    )
+    """(records to drop, records to keep or None) by the person's tags on these inputs
+    (`tfrview.core.tags`: the tags that apply to each file as it is now; a tag whose record changed
+    is stale and applies to nothing). A word that is no tag is a one-line error."""
+    import logging
+
+    from tfrview.core.tags import TagStore, word_of
+    from tfrview.core.tfrecord.dataset import expand_paths
+    from tfrview.core.tfrecord.remote import is_url
+
+    drop_codes = [word_of(t).code for t in drop_tags]
+    keep_codes = [word_of(t).code for t in keep_tags]
+    drop: set[tuple[str, int]] = set()
+    keep: set[tuple[str, int]] | None = set() if keep_codes else None
+    stale = 0
+    with TagStore.open() as store:
+        if store.note:
+            logging.getLogger(__name__).warning("%s", store.note)
+        for f in expand_paths(list(paths)):
+            if is_url(str(f)):
+                continue  # a remote file holds no tags (the window cannot tag one)
+            ft = store.file_tags(f)
+            stale += ft.stale
+            real = os.path.realpath(f)
+            if drop_codes:
+                drop.update((real, int(o)) for o in ft.offsets[np.isin(ft.codes, drop_codes)])
+            if keep is not None:
+                keep.update((real, int(o)) for o in ft.offsets[np.isin(ft.codes, keep_codes)])
+    if stale:
+        logging.getLogger(__name__).warning(
+            "%s tags no longer match their record (the file changed): not applied", f"{stale:,}"
+        )
+    return drop, (frozenset(keep) if keep is not None else None)

@@ -30,6 +30,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.procs.messages import Failed, Progress, Rewrote
 from tfrview.core.procs.requests import RewriteRequest
 from tfrview.core.rewrite.options import GroupBy, parse_class_map, parse_fractions, parse_size
+from tfrview.core.tags.words import TagWord
 from tfrview.gui.session import DatasetSession, label_map_json
 from tfrview.gui.workers.jobs import JobWorker
 
@@ -83,6 +84,11 @@ class RewriteDialog(QDialog):
         shuffle_row.addWidget(self.seed)
         shuffle_row.addStretch(1)
         form.addRow("Order:", shuffle_row)
+        self.drop_tagged = QCheckBox("Leave out records tagged drop (D)", self)
+        self.drop_tagged.setChecked(True)
+        self.keep_tagged = QCheckBox("Write only records tagged keep (K)", self)
+        form.addRow("Tags:", self.drop_tagged)
+        form.addRow("", self.keep_tagged)
         self.compression = QComboBox(self)
         self.compression.addItems(["none", "gzip", "zlib"])
         form.addRow("Compression:", self.compression)
@@ -147,6 +153,8 @@ class RewriteDialog(QDialog):
             compression=self.compression.currentText(),
             index=self.index.isChecked(),
             force=self.force.isChecked(),
+            drop_tags=(str(TagWord.DROP),) if self.drop_tagged.isChecked() else (),
+            keep_tags=(str(TagWord.KEEP),) if self.keep_tagged.isChecked() else (),
         )
 
 
