@@ -70,30 +70,20 @@ def configure(p) -> None:
 
 
 def _options(args):
-    from tfrview.core.rewrite.options import (
-        ClassMap,
-        GroupBy,
-        RewriteError,
-        RewriteOptions,
-        parse_class_map,
-        parse_fractions,
-        parse_size,
-    )
+    from tfrview.core.rewrite.options import options_from_words
 
-    if args.group_by and not args.split:
-        raise RewriteError("--group-by needs --split (it keeps a group within one split)")
-    return RewriteOptions(
+    return options_from_words(
         where=args.where,
         drop_tags=tuple(args.drop_tag),
         keep_tags=tuple(args.keep_tag),
-        class_map=parse_class_map(args.map_classes) if args.map_classes is not None else ClassMap(),
+        map_classes=args.map_classes,
         shards=args.shards,
-        shard_bytes=parse_size(args.shard_size) if args.shard_size else None,
+        shard_size=args.shard_size,
         shuffle=args.shuffle,
         seed=args.seed,
         compression=args.compression,
-        split=parse_fractions(args.split) if args.split else (),
-        group_by=GroupBy(args.group_by) if args.group_by else None,
+        split=args.split,
+        group_by=args.group_by,
         index=args.index,
         force=args.force,
         jobs=args.jobs,
@@ -106,17 +96,12 @@ def run(args) -> int:
 
     from tfrview.cli import Progress
     from tfrview.core.rewrite.run import rewrite
-    from tfrview.core.rewrite.tagged import read_record_list, tagged_records
+    from tfrview.core.rewrite.tagged import chosen_records, read_record_list
     from tfrview.core.termtext import printable
 
     opts = _options(args)
-    drop: set[tuple[str, int]] = set()
-    keep = None
-    if args.drop_records:
-        drop |= read_record_list(Path(args.drop_records))
-    if opts.drop_tags or opts.keep_tags:
-        d, keep = tagged_records(args.paths, opts.drop_tags, opts.keep_tags)
-        drop |= d
+    named = read_record_list(Path(args.drop_records)) if args.drop_records else set()
+    drop, keep = chosen_records(list(args.paths), named, opts.drop_tags, opts.keep_tags)
     label_map = None
     if args.label_map:
         from tfrview.core.records.labelmap import load_label_map
@@ -134,9 +119,7 @@ def run(args) -> int:
         _count_line(progress, phase, done, total)
 
     try:
-        res = rewrite(
-            args.paths, args.output, opts, drop=frozenset(drop), keep=keep, label_map=label_map, progress=say
-        )
+        res = rewrite(args.paths, args.output, opts, drop=drop, keep=keep, label_map=label_map, progress=say)
     finally:
         progress.clear()
     if args.json:

@@ -955,26 +955,19 @@ def job_rewrite(req: RewriteRequest) -> None:
     """A new dataset from the window's files (`core.rewrite.run.rewrite`), progress as it goes.
     The window cancels by killing this process: the temporary folder it leaves is named as a
     rewrite's, and the window (or the next rewrite beside it) removes it."""
-    from tfrview.core.rewrite.options import (
-        ClassMap,
-        GroupBy,
-        RewriteOptions,
-        parse_class_map,
-        parse_fractions,
-        parse_size,
-    )
+    from tfrview.core.rewrite.options import options_from_words
     from tfrview.core.rewrite.run import rewrite
 
-    opts = RewriteOptions(
-        where=req.where or None,
-        class_map=parse_class_map(req.map_classes) if req.map_classes else ClassMap(),
-        shards=req.shards or None,
-        shard_bytes=parse_size(req.shard_size) if req.shard_size else None,
+    opts = options_from_words(
+        where=req.where,
+        map_classes=req.map_classes or None,
+        shards=req.shards,
+        shard_size=req.shard_size,
         shuffle=req.shuffle,
         seed=req.seed,
         compression=req.compression,
-        split=parse_fractions(req.split) if req.split else (),
-        group_by=GroupBy(req.group_by) if req.group_by else None,
+        split=req.split,
+        group_by=req.group_by,
         index=req.index,
         force=req.force,
         jobs=cores(),
@@ -987,18 +980,16 @@ def job_rewrite(req: RewriteRequest) -> None:
     def progress(phase: str, done: int, total: int) -> None:
         tick(phase, done, total)
 
-    drop = {(p, int(o)) for p, o in req.drop_records}
-    keep = None
-    if req.drop_tags or req.keep_tags:  # the person's tags, read from their store now
-        from tfrview.core.rewrite.tagged import tagged_records
+    from tfrview.core.rewrite.tagged import chosen_records
 
-        tagged, keep = tagged_records(list(req.paths), req.drop_tags, req.keep_tags)
-        drop |= tagged
+    drop, keep = chosen_records(  # the person's tags read from their store now
+        list(req.paths), {(p, int(o)) for p, o in req.drop_records}, req.drop_tags, req.keep_tags
+    )
     res = rewrite(
         list(req.paths),
         req.out,
         opts,
-        drop=frozenset(drop),
+        drop=drop,
         keep=keep,
         label_map=label_map,
         progress=progress,

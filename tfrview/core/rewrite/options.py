@@ -71,6 +71,47 @@ class RewriteOptions:
     provenance: str = "parquet"  # or "jsonl"
 
 
+def options_from_words(
+    *,
+    where: str | None = None,
+    drop_tags: tuple[str, ...] = (),
+    keep_tags: tuple[str, ...] = (),
+    map_classes: str | None = None,
+    shards: int | None = None,
+    shard_size: str | None = None,
+    shuffle: bool = False,
+    seed: int = 0,
+    compression: str = "none",
+    split: str | None = None,
+    group_by: str | None = None,
+    index: bool = False,
+    force: bool = False,
+    jobs: int = 1,
+    provenance: str = "parquet",
+) -> RewriteOptions:
+    """The person's words (the CLI's flags, the window's dialog) as options: the one reading of
+    them, each mistake a one-line `RewriteError`."""
+    if group_by and not split:
+        raise RewriteError("--group-by needs --split (it keeps a group within one split)")
+    return RewriteOptions(
+        where=where or None,
+        drop_tags=tuple(drop_tags),
+        keep_tags=tuple(keep_tags),
+        class_map=parse_class_map(map_classes) if map_classes is not None else ClassMap(),
+        shards=shards or None,
+        shard_bytes=parse_size(shard_size) if shard_size else None,
+        shuffle=shuffle,
+        seed=seed,
+        compression=compression,
+        split=parse_fractions(split) if split else (),
+        group_by=GroupBy(group_by) if group_by else None,
+        index=index,
+        force=force,
+        jobs=jobs,
+        provenance=provenance,
+    )
+
+
 _INT = re.compile(r"[+-]?[0-9]+")
 
 

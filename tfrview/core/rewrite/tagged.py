@@ -87,3 +87,15 @@ def tagged_records(
             "%s tags no longer match their record (the file changed): not applied", f"{stale:,}"
         )
     return drop, (frozenset(keep) if keep is not None else None)
+
+
+def chosen_records(
+    paths: list[str], named: set[tuple[str, int]], drop_tags: tuple[str, ...], keep_tags: tuple[str, ...]
+) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int]] | None]:
+    """(records to drop, records to keep or None): those a list names and those the person's tags
+    drop, and with keep tags only the kept (the CLI's and the window's one rule)."""
+    drop, keep = set(named), None
+    if drop_tags or keep_tags:
+        tagged, keep = tagged_records(paths, drop_tags, keep_tags)
+        drop |= tagged
+    return frozenset(drop), keep
