@@ -71,7 +71,7 @@ def test_no_predictions_is_one_line(capsys, tmp_path):
     d = tmp_path / "coco.tfrecord"
     write_records(d, [coco_record(i) for i in IDS])
     code, _, err = run(capsys, "evaluate", str(d), "-j", "1")
-    assert code == 2 and "no record holds the OD API's image/detection/* keys" in err
+    assert code == 2 and "no record holds the Object Detection API's image/detection/* keys" in err
 
 
 def test_verify_checks_with_a_predictions_file(capsys, tmp_path):

@@ -100,21 +100,7 @@ def run(args) -> int:
             print(f"tfrview: {printable(r.error)}", file=sys.stderr)
     analysis = merge(results, groups, splits=splits, rules=rules)
     label_map = next((dict(lm) for lm in label_maps if lm), None)
-    report = None
-    if args.predictions:
-        from tfrview.core.analysis.predictions_join import join
-
-        joined = join(analysis, args.predictions, label_map)
-        report = joined.report
-        data = evaluation.gather_joined(analysis, joined, label_map)
-    else:
-        data = evaluation.gather(analysis, label_map)
-    if data is None:
-        raise TfrviewError(
-            "no predictions: no record holds the OD API's image/detection/* keys (give --predictions FILE)"
-            if not args.predictions
-            else "no record of the dataset could be evaluated"
-        )
+    data, report = evaluation.gather_for(analysis, args.predictions, label_map)
     prep = evaluation.prepare(data)
     ev = evaluation.evaluate(prep, args.iou, args.score)
     found = evaluation.findings(prep, evaluation.likely_errors(prep, rules.predictions), rules.predictions)

@@ -775,6 +775,32 @@ def gather(analysis, label_map=None) -> EvalData | None:
     return read(analysis, [EvalGatherer(expected_rows(analysis), label_map)])[0]
 
 
+def gather_for(analysis, predictions: str | None, label_map=None):
+    """(what to evaluate, the join's report or None): the records' own detection keys, or with
+    `predictions` (a COCO results JSON or a TFRecord of predictions) that file joined to the
+    records; a one-line `TfrviewError` when there is nothing to evaluate (the CLI's and the window's
+    job's one rule)."""
+    from tfrview.core.errors import TfrviewError
+
+    report = None
+    if predictions:
+        from tfrview.core.analysis.predictions_join import join
+
+        joined = join(analysis, predictions, label_map)
+        report = joined.report
+        data = gather_joined(analysis, joined, label_map)
+    else:
+        data = gather(analysis, label_map)
+    if data is None:
+        raise TfrviewError(
+            "no record of the dataset could be evaluated"
+            if predictions
+            else "no predictions: no record holds the Object Detection API's image/detection/* keys "
+            "(name a predictions file: a COCO results JSON or a TFRecord of predictions)"
+        )
+    return data, report
+
+
 def gather_joined(analysis, joined, label_map=None) -> EvalData | None:
     """The ground truth of every record of a merged, deep analysis with predictions joined from a
     file (`predictions_join.Joined`): every record is evaluated, as pycocotools evaluates every image

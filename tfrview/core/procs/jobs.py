@@ -844,19 +844,8 @@ def job_evaluate(req: EvaluateRequest) -> None:
         results.append(r)
     a = DatasetAnalysis(results, splits=_splits_of(req))
     label_map = {int(k): v for k, v in (req.label_map or {}).items()} or None
-    report: list[str] = []
-    if req.predictions:
-        from tfrview.core.analysis.predictions_join import join
-
-        joined = join(a, req.predictions, label_map)
-        report = joined.report.lines()
-        data = evaluation.gather_joined(a, joined, label_map)
-    else:
-        data = evaluation.gather(a, label_map)
-    if data is None:
-        raise TfrviewError(
-            "no predictions: no record holds the OD API's image/detection/* keys (load a predictions file)"
-        )
+    data, joined = evaluation.gather_for(a, req.predictions, label_map)
+    report = joined.lines() if joined is not None else []
     rules = DatasetRules().with_words(list(req.rules)).predictions
     prep = evaluation.prepare(data)
     errs = evaluation.likely_errors(prep, rules)
