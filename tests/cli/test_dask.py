@@ -91,6 +91,7 @@ def _run(*args, cache: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_verify_and_info_on_a_dask_cluster_equal_the_local_pool(shards, cluster, tmp_path):
     address, _ = cluster
     for cmd in (["verify", "--json", "--checks"], ["info", "--json", "--all"]):

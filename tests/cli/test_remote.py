@@ -77,6 +77,7 @@ def test_a_remote_shard_is_read_in_a_few_streaming_requests(split):
     assert used <= 4  # its size, its first bytes, one read of the rest (the file is small)
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_verify_over_s3_equals_verify_of_the_local_files(split):
     fsspec = pytest.importorskip("fsspec")
     pytest.importorskip("s3fs")

@@ -80,7 +80,7 @@ def _upload(env: dict, root: Path, prefix: str) -> None:
     fs.put([str(p) for p in files], [f"{prefix}/{p.name}" for p in files])
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=pytest.mark.slow)])  # 2: make test-slow
 def test_many_small_objects_on_s3_answer_as_the_local_files_with_one_request_each(many, tmp_path, jobs):
     local = _run("verify", "--json", str(many))
     assert local.returncode == 1 and local.stdout

@@ -171,6 +171,7 @@ def _marked_processes(mark: str) -> list[int]:
     return out
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_a_killed_analysis_job_leaves_no_workers_behind(tmp_path, monkeypatch):
     """The window's Cancel kills the job process: its pool workers must end too, never read on
     alone or wait forever holding pipes (they did, before they armed a parent-death signal)."""

@@ -172,6 +172,7 @@ def test_damaged_files_through_every_command(tmp_path_factory, baseline_mb, case
         check_run([*command, str(path)], baseline_mb, [path])
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 @settings(max_examples=max(3, EXAMPLES // 10), deadline=None)
 @given(hostile_payloads)
 def test_hostile_payloads_through_every_command(tmp_path_factory, baseline_mb, payload):

@@ -118,6 +118,7 @@ def test_each_server_way_once(how):
     check_case(RemoteCase(how, data, claim))
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 @settings(FUZZ, max_examples=max(4, EXAMPLES // 10))
 @given(remote_cases())
 def test_hostile_servers_end_with_a_line_or_a_true_report(case):

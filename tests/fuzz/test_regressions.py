@@ -114,6 +114,7 @@ def test_a_record_of_3_gib_in_a_sparse_file(tmp_path, baseline_mb):
     assert kinds == {"limit_exceeded"}  # said, not silently skipped
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_records_over_the_decode_limit_are_streamed_when_copied(tmp_path, baseline_mb):
     path = H.big_gzip_record(tmp_path / "big.tfrecord.gz", 200 << 20)
     out = tmp_path / "salvaged.tfrecord"
@@ -168,6 +169,7 @@ def test_an_unproven_stripped_record_swallows_no_good_record():
     assert got[0].data is None and "cannot single one out" in got[0].why
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_stripped_cr_searches_that_exploded(tmp_path, baseline_mb):
     """Issues 25.3 and 26.2 through the commands that reach the search, within the RSS budget: 999
     of 1,000 CR bytes lost (a hang), a text file whose header overstates its length past the end

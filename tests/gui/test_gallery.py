@@ -1,3 +1,5 @@
+import pytest
+
 from tests.helpers import RACCOON
 
 
@@ -68,6 +70,7 @@ def test_records_that_are_bare_jpegs_show_as_images(qtbot, open_window, tmp_path
     assert w.image_panel.current.decoded is not None and w.image_panel.current.decoded.width == 64
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_thumbnails_of_records_with_problems_carry_a_badge(qtbot, open_window, tmp_path):
     """Errors and warnings get a badge in their colour; notes get none (issue 9)."""
     from tests.gui.test_problems_panel import wait_checks

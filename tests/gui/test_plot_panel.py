@@ -3,6 +3,8 @@ from the analysis (no second pass); another feature can be chosen; the plot save
 
 from __future__ import annotations
 
+import pytest
+
 from tests.core.test_events import _events
 from tests.gui.driver import Driver
 from tests.helpers import payloads_of
@@ -55,6 +57,7 @@ def _box_centres(path) -> dict[int, list[tuple[float, float]]]:
     return out
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores)
 def test_detection_plots_filter_the_table_to_what_was_clicked(qtbot, open_window):
     from tfrview.demo import build_demo
 
