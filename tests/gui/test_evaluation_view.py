@@ -140,6 +140,27 @@ def test_the_views_share_one_pair_of_thresholds(qtbot, open_window, tmp_path):
     assert d.truth_outcomes() == ["missed", "missed"]
 
 
+def test_the_gallery_draws_its_tiles_again_when_the_thresholds_move(qtbot, open_window, tmp_path):
+    """Tiles drawn at the old thresholds are asked again once the thresholds stay put, each keeping
+    its old picture meanwhile (no reset: the gallery's scroll and current tile stay)."""
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 4)])
+    g = w.gallery_model
+    w.tabs.setCurrentWidget(w.gallery)
+    for r in range(g.rowCount()):
+        g.data(g.index(r, 0), 1)  # DecorationRole asks the pool
+    qtbot.waitUntil(lambda: all(g.record_number(r) in g._pixmaps for r in range(g.rowCount())), timeout=20000)
+    before = {n: pm.cacheKey() for n, pm in g._pixmaps.items()}
+    resets = []
+    g.modelReset.connect(lambda: resets.append(1))
+    with qtbot.waitSignal(w.evaluating.tiles_stale, timeout=5000):  # once the thresholds stay put
+        w.evaluating.panel.score.setValue(0.95)  # every prediction of the planted records but one hidden
+    assert g._stale == set(before)  # each tile still shows its old picture
+    for r in range(g.rowCount()):  # painted: asked again
+        g.data(g.index(r, 0), 1)
+    qtbot.waitUntil(lambda: all(g._pixmaps[n].cacheKey() != k for n, k in before.items()), timeout=20000)
+    assert resets == [] and w.thumbs.thresholds == (0.5, 0.95)
+
+
 def test_loaded_predictions_are_drawn_for_their_records(qtbot, open_window, tmp_path):
     w = open_window([planted_file(tmp_path / "bare.tfrecord", 4, detections=False)])
     d = Driver(qtbot, w)

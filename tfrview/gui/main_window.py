@@ -293,6 +293,7 @@ class MainWindow(QMainWindow):
         )
         self.evaluating.said.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.evaluating.loaded_changed.connect(self._on_predictions_loaded)
+        self.evaluating.tiles_stale.connect(self.gallery_model.redraw)
         self.sorting.prediction_scores = self.evaluating.scores_of
         self.evaluating.evaluated.connect(self.sorting.on_prediction_scores)
         self.evaluation_dock = self.evaluating.dock

@@ -175,6 +175,7 @@ class EvaluationController(QObject):
     said = Signal(str)  # a line for the status bar (the join's count, an error)
     loaded_changed = Signal()  # predictions were loaded: what is drawn changes
     evaluated = Signal()  # a new evaluation is shown (the Sort by may read its max_fp_score)
+    tiles_stale = Signal()  # the thresholds moved (and stayed DEBOUNCE_MS): the gallery draws its tiles again
 
     def __init__(
         self, session, window: QMainWindow, filtering=None, image_panel=None, thumbs=None, plots=None
@@ -201,6 +202,10 @@ class EvaluationController(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.evaluate)
+        self._tiles_timer = QTimer(self)
+        self._tiles_timer.setSingleShot(True)
+        self._tiles_timer.setInterval(DEBOUNCE_MS)
+        self._tiles_timer.timeout.connect(self.tiles_stale.emit)
         self.panel.thresholds_changed.connect(self._on_panel_thresholds)
         self.panel.cell_clicked.connect(self.show_cell)
         self.panel.curves_asked.connect(self.show_curves)
@@ -228,8 +233,9 @@ class EvaluationController(QObject):
         self.panel.set_thresholds(iou, score)
         if self.image_panel is not None:
             self.image_panel.set_thresholds(iou, score)
-        if self.thumbs is not None:
+        if self.thumbs is not None and self.thumbs.thresholds != (iou, score):
             self.thumbs.thresholds = (iou, score)
+            self._tiles_timer.start()
         if self.summary is not None or self.dock.isVisible():
             self._timer.start()
 

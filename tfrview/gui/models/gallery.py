@@ -27,6 +27,7 @@ class GalleryModel(QAbstractListModel):
         self._pixmaps: OrderedDict[int, QPixmap] = OrderedDict()
         self._captions: dict[int, str] = {}
         self._errors: set[int] = set()
+        self._stale: set[int] = set()  # tiles drawn before the thresholds moved: shown until redrawn
         self.placeholder = QPixmap(THUMB, THUMB_H)
         self.placeholder.fill(QColor(60, 60, 64))
         # mirror the table's rows exactly
@@ -52,6 +53,9 @@ class GalleryModel(QAbstractListModel):
             pm = self._pixmaps.get(n)
             if pm is not None:
                 self._pixmaps.move_to_end(n)
+                if n in self._stale:  # drawn at old thresholds: asked again, the old one shown meanwhile
+                    self._stale.discard(n)
+                    self.pool.request(n)
                 return pm
             if n not in self._captions:
                 self.pool.request(n)
@@ -92,7 +96,18 @@ class GalleryModel(QAbstractListModel):
             idx = self.index(r, 0)
             self.dataChanged.emit(idx, idx)
 
+    def redraw(self) -> None:
+        """Every tile drawn again (the prediction thresholds moved): the tiles in view are asked
+        again as they are painted, each keeping its old picture until the new one comes (no reset:
+        the scroll position and the current tile stay)."""
+        self._stale = set(self._pixmaps)
+        if self.rowCount():
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, 0), [Qt.ItemDataRole.DecorationRole]
+            )
+
     def clear(self) -> None:
+        self._stale.clear()
         self.beginResetModel()
         self._pixmaps.clear()
         self._captions.clear()
