@@ -11,6 +11,7 @@ from tests.helpers import payloads_of
 from tfrview.core.output.writer import write_records
 
 
+@pytest.mark.slow  # make test-slow (the suite stays under 5 min on 2 cores; tests/core/test_events.py reads the scalars)
 def test_an_event_file_shows_its_scalars_over_steps(qtbot, open_window, tmp_path):
     path = tmp_path / "events.out.tfevents.1763900000.host"
     write_records(path, _events(500))
