@@ -74,19 +74,25 @@ class RecordWriter:
         self._put(footer if footer is not None else U32.pack(mask(value)))
         self.count += 1
 
+    def _finish(self, sync: bool = True) -> None:
+        """The compressor's end written, the file synced (`sync`), closed and renamed into place:
+        the one finishing of a written file (an OSError is the caller's to say)."""
+        if self.compression == Compression.GZIP:
+            self._out.close()
+        elif self.compression == Compression.ZLIB:
+            self._raw.write(self._z.flush())
+        if sync:
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+        self._raw.close()
+        os.replace(self._tmp, self.path)
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         try:
-            if self.compression == Compression.GZIP:
-                self._out.close()
-            elif self.compression == Compression.ZLIB:
-                self._raw.write(self._z.flush())
-            self._raw.flush()
-            os.fsync(self._raw.fileno())
-            self._raw.close()
-            os.replace(self._tmp, self.path)
+            self._finish()
         except OSError as exc:
             self.abort()
             raise output_error(self.path, exc) from None

@@ -23,7 +23,6 @@ from tfrview.core.errors import Cancelled
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
-from tfrview.core.tfrecord.framing import Compression
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +46,7 @@ class ShardWriter(RecordWriter):
             return
         self._closed = True
         try:
-            if self.compression == Compression.GZIP:
-                self._out.close()
-            elif self.compression == Compression.ZLIB:
-                self._raw.write(self._z.flush())
-            self._raw.close()
-            os.replace(self._tmp, self.path)
+            self._finish(sync=False)
         except BaseException:
             self.abort()
             raise
