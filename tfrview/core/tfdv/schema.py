@@ -81,38 +81,29 @@ def common_of(fs):
     return getattr(fs, which).common_stats if which else None
 
 
-def string_domain(schema, feature):
-    """The feature's string domain: its own, or the top-level one its `domain` names (None)."""
+def _domain(schema, feature, kind: str):
+    """The feature's `<kind>_domain`: its own, or the top-level one its `domain` names (None)."""
     which = feature.WhichOneof("domain_info")
-    if which == "string_domain":
-        return feature.string_domain
+    if which == f"{kind}_domain":
+        return getattr(feature, which)
     if which == "domain":
-        for d in schema.string_domain:
+        for d in getattr(schema, f"{kind}_domain"):
             if d.name == feature.domain:
                 return d
     return None
+
+
+def string_domain(schema, feature):
+    """The feature's string domain: its own, or the top-level one its `domain` names (None)."""
+    return _domain(schema, feature, "string")
 
 
 def int_domain(schema, feature):
-    which = feature.WhichOneof("domain_info")
-    if which == "int_domain":
-        return feature.int_domain
-    if which == "domain":
-        for d in schema.int_domain:
-            if d.name == feature.domain:
-                return d
-    return None
+    return _domain(schema, feature, "int")
 
 
 def float_domain(schema, feature):
-    which = feature.WhichOneof("domain_info")
-    if which == "float_domain":
-        return feature.float_domain
-    if which == "domain":
-        for d in schema.float_domain:
-            if d.name == feature.domain:
-                return d
-    return None
+    return _domain(schema, feature, "float")
 
 
 def write(schema, out: Path) -> None:
