@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 
+import msgpack
 import pytest
 
 from tests.core.test_payload import make_example
@@ -22,6 +23,7 @@ def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> N
 
     path = tmp_path / "train.array_record-00000-of-00001"
     recs = [make_example(label=[i % 3]) for i in range(20)] + [pickle.dumps({"step": 1}, protocol=5)]
+    recs.append(msgpack.packb({"step": 2, "pose": [0.5, -1.0], "name": "arm"}))
     write_arrayrecord(path, "group_size:1,zstd:3", recs)
     with open_source(path) as src:
         begin = int(src.ar.chunks.begin[7])
@@ -34,7 +36,7 @@ def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> N
     d.wait_index_ended()
     qtbot.waitUntil(lambda: any(s == "damaged" for _, _, s in d.table_records()), timeout=20000)
     rows = d.table_records()
-    assert [n for n, _, _ in rows] == list(range(21))
+    assert [n for n, _, _ in rows] == list(range(22))
     assert [n for n, _, s in rows if s != "ok"] == [7]
     # the chunk's own problem and words (offset, chunk, records lost), not a bad_data_crc of ours
     (problem,) = d.problem_records()
@@ -44,6 +46,13 @@ def test_the_window_reads_an_arrayrecord_file(qtbot, open_window, tmp_path) -> N
     win.select_record(20)
     qtbot.waitUntil(lambda: win.tree.topLevelItemCount() > 0 and win.tree.topLevelItem(0).text(0) == "pickle")
     assert "never unpickled" in win.tree.topLevelItem(0).text(3)
+    win.select_record(21)  # msgpack: a tree of its values
+    qtbot.waitUntil(lambda: win.tree.topLevelItem(0).text(0) == "msgpack")
+    root = win.tree.topLevelItem(0)
+    assert [root.text(1), root.text(2)] == ["map", "3"]
+    kids = [[root.child(i).text(c) for c in range(4)] for i in range(root.childCount())]
+    assert kids == [["step", "int", "", "2"], ["pose", "array", "2", ""], ["name", "str", "3", "'arm'"]]
+    assert [root.child(1).child(i).text(3) for i in range(2)] == ["0.5", "-1.0"]
 
 
 def test_a_damaged_chunk_of_many_records_is_one_problem_verified_by_hashes(

@@ -408,6 +408,14 @@ AR_TRANSPOSED_STEPS = 40_000_000
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10
+# A msgpack record (issue 22) is decoded by the `msgpack` package only when the whole payload is one
+# map or array: a container may claim at most MSGPACK_MAX_ITEMS entries (and never more than the
+# payload has bytes: each entry takes one at least), checked before anything is allocated; what is
+# shown (the window's tree, `dump`'s text and JSON) stops MSGPACK_MAX_DEPTH levels down and after
+# MSGPACK_SHOWN_NODES values, each cut said. Nesting past the decoder's own 1,024 levels is bytes.
+MSGPACK_MAX_ITEMS = 1_000_000
+MSGPACK_MAX_DEPTH = 32
+MSGPACK_SHOWN_NODES = 10_000
 # --- issue 23, TFDV files (core/tfdv/, wt6-tfdv) ---
 # A TFDV schema, statistics or anomalies file (schema.pbtxt, FeatureStats.pb, SchemaDiff.pb) is read
 # whole and parsed by protobuf: a bigger one is refused in one line. TFX's statistics of a wide

@@ -47,14 +47,15 @@ from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 15  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
+FORMAT = 16  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
 # store; 8: cut records are rows; 9: findings carry their feature and the data they quote; 10: at most
 # limits.TRACKED_KEYS keys, and a record's signature says when it held others (said, never set);
 # 11: the fact table's `crc` words are the record status words of tfrecord.status; 12: a summary
 # holds the box keys the reading agreed on and counts labels by the reading's label text; 13: the
 # fact table holds each record's first image's hashes and quality scores, records.imagesignals;
 # 14: and its colour signature, colour_top and colour_bottom; 15: a TFDS dataset's fact table names
-# its ClassLabel ids, facts.CLASS_META)
+# its ClassLabel ids, facts.CLASS_META; 16: a payload that is wholly one msgpack map or array is
+# kind msgpack, no longer bytes or protobuf)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint

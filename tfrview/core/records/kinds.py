@@ -22,6 +22,9 @@ class PayloadKind(enum.StrEnum):
     # a Python pickle (what some ArrayRecord datasets hold): shown as `pickletools` disassembly of
     # its first bytes, never unpickled (unpickling runs code the data names)
     PICKLE = "pickle"
+    # one msgpack map or array filling the whole payload (records.msgpacks: decoded strictly,
+    # without hooks; found only where no protobuf kind above matches): shown as a tree
+    MSGPACK = "msgpack"
 
     @property
     def has_features(self) -> bool:
@@ -54,4 +57,5 @@ _TITLES = {
     PayloadKind.MESSAGE: "message by the loaded schema",
     PayloadKind.BYTES: "opaque bytes",
     PayloadKind.PICKLE: "Python pickle (never unpickled)",
+    PayloadKind.MSGPACK: "msgpack",
 }

@@ -33,6 +33,7 @@ from tfrview.core.limits import (
     UPB_MAX_BYTES,
     too_large,
 )
+from tfrview.core.records import msgpacks
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST, Feature
 from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
 from tfrview.core.tfrecord.payload_bytes import PayloadHead
@@ -43,6 +44,7 @@ SEQUENCE_EXAMPLE = PayloadKind.SEQUENCE_EXAMPLE
 PROTOBUF = PayloadKind.PROTOBUF
 BYTES = PayloadKind.BYTES
 PICKLE = PayloadKind.PICKLE
+MSGPACK = PayloadKind.MSGPACK
 EVENT = PayloadKind.EVENT
 # TF-Ranking's ExampleListWithContext: `examples` (field 1, repeated Example), `context` (field 2,
 # an Example): the context as features, each example's features in `examples`
@@ -87,6 +89,7 @@ class Payload:
     full_size: int | None = None  # the payload's size when `raw` holds only its head
     examples: list[dict[str, Feature]] = field(default_factory=list)  # EXAMPLE_LIST: each example's features
     text: str = ""  # PICKLE: its `pickletools` disassembly (never unpickled)
+    value: object = None  # MSGPACK: the decoded value (`msgpacks.unpack`: maps dicts, arrays tuples)
 
     @property
     def size(self) -> int:
@@ -332,6 +335,11 @@ def sniff_kind(data: bytes) -> str:
         return EXAMPLE  # an empty Example serialises to zero bytes
     if looks_like_pickle(data):
         return PICKLE
+    # A map's or an array's first byte is never a protobuf's field 1 or 2 (Example, SequenceExample,
+    # event, example list): only a generic protobuf or bytes could be lost to it, and a payload that
+    # is wholly one msgpack container is more specific than a field-16-or-above lookalike.
+    if msgpacks.could_be(data) and msgpacks.unpack(data) is not None:
+        return MSGPACK
     if len(data) > UPB_MAX_BYTES:
         return _big_kind(data)
     if data[0] == 0x0A and parse_clean_example(data) is not None:
@@ -616,6 +624,10 @@ def decode(data: bytes) -> Payload:
     notes: list[str] = []
     if looks_like_pickle(data):
         return Payload(PICKLE, raw=data, text=pickle_text(data))
+    if msgpacks.could_be(data):
+        value = msgpacks.unpack(data)
+        if value is not None:
+            return Payload(MSGPACK, raw=data, value=value, limits=msgpacks.tree(value)[1])
     try:
         if len(data) > ONE_AT_A_TIME_BYTES:  # the row summary, the tree and a sample may want it at once
             with _big_decodes:
@@ -795,4 +807,6 @@ def payload_json(p: Payload) -> dict:
         d["bytes"] = json_bytes(p.raw)
     if p.kind == PICKLE:
         d["pickle"] = p.text.splitlines()
+    if p.kind == MSGPACK:
+        d["msgpack"] = msgpacks.to_json(p.value)[0]
     return d

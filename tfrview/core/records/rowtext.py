@@ -3,6 +3,7 @@ box count; else the first few features. Cheap: no image is decoded."""
 
 from __future__ import annotations
 
+from tfrview.core.records import msgpacks
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
 from tfrview.core.records.images import find_images, sniff_image_format
 from tfrview.core.records.kinds import PayloadKind
@@ -66,6 +67,8 @@ def _summary(p: Payload, ctx: ReadingContext) -> str:
         )
     if p.kind == PayloadKind.PROTOBUF:
         return f"protobuf, {len(p.fields)} top-level fields"
+    if p.kind == PayloadKind.MSGPACK:
+        return msgpacks.row_text(p.value)
     if p.kind == PayloadKind.PICKLE:
         return f"Python pickle, protocol {p.raw[1]}, {len(p.raw):,} bytes (never unpickled)"
     return format_bytes(p.raw, 60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tfrview.core.records import msgpacks
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, Feature
 from tfrview.core.records.images import sniff_image_format
 from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
@@ -107,6 +108,10 @@ def format_payload(p: Payload, max_values: int = 8, indent: str = "") -> str:
         lines += [
             f"{indent}  {line if line.isprintable() else printable(line)}" for line in p.text.splitlines()
         ]
+        lines.append(f"{indent}}}")
+    elif p.kind == PayloadKind.MSGPACK:
+        lines.append(f"{indent}msgpack {{")
+        lines += msgpacks.text_lines(p.value, indent + "  ")
         lines.append(f"{indent}}}")
     elif p.kind == PayloadKind.PROTOBUF:
         lines.append(f"{indent}protobuf without a known schema (field number: value) {{")

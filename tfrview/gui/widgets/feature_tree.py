@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem
 
+from tfrview.core.records import msgpacks
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, TYPE_SHORT, Feature
 from tfrview.core.records.images import sniff_image_format
 from tfrview.core.records.kinds import PayloadKind
@@ -164,6 +165,12 @@ class FeatureTree(QTreeWidget):
             )
             self._wire(root, p.fields)
             root.setExpanded(True)
+        elif p.kind == PayloadKind.MSGPACK:  # decoded strictly, without hooks: a tree of its values
+            root, _ = msgpacks.tree(p.value)  # what a limit cut is in p.limits, shown above
+            item = QTreeWidgetItem(self, [root.label, root.type, root.count, f"{p.size:,} bytes of msgpack"])
+            self._msgpack(item, root.children)
+            item.setData(0, _COPY, ("raw", p.raw))
+            item.setExpanded(True)
         elif p.kind == PayloadKind.PICKLE:  # never unpickled: its opcodes, one a row
             lines = p.text.splitlines()
             root = QTreeWidgetItem(
@@ -179,6 +186,14 @@ class FeatureTree(QTreeWidget):
             item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{p.size:,}", format_bytes(p.raw, 400)])
             item.setData(0, _COPY, ("raw", p.raw))
         self.resizeColumnToContents(0)
+
+    def _msgpack(self, parent: QTreeWidgetItem, nodes) -> None:
+        """A msgpack map's or array's values under it (already bounded by `msgpacks.tree`)."""
+        for n in nodes:
+            item = QTreeWidgetItem(parent, [n.label, n.type, n.count, n.text])
+            if n.text:
+                item.setToolTip(3, n.text)
+            self._msgpack(item, n.children)
 
     def _tfds_rows(self, tfds) -> None:
         """The TFDS features row: where they come from, what could not be read, unknown classes."""
