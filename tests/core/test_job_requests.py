@@ -51,6 +51,9 @@ def _every_kind() -> list[rq.Request]:
         rq.WriteRequest(
             what="repair", paths=("a.tfrecord",), out="/tmp/o.tfrecord", compression="gzip", counts=(4,)
         ),
+        rq.WriteRequest(
+            what="salvage", paths=("a.array_record",), out="/tmp/o.ar", compression="none", fmt="arrayrecord"
+        ),
         rq.ExportRequest(
             what="jsonl",
             paths=("a.tfrecord",),

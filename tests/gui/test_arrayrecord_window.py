@@ -78,3 +78,68 @@ def test_a_damaged_chunk_of_many_records_is_one_problem_verified_by_hashes(
     kinds = [k for k, *_ in d.problem_records() if k != "arrayrecord_group_size"]
     assert kinds == ["chunk_damaged"]
     assert not any(k == "bad_data_crc" for k, *_ in d.problem_records())
+
+
+def test_the_windows_salvage_writes_arrayrecord_through_the_official_writer(
+    qtbot, open_window, tmp_path
+) -> None:
+    """Save Intact Records of an ArrayRecord file: the dialog offers ArrayRecord first (the input's
+    format, the writer being installed) and TFRecord; the job writes through the official writer,
+    reads the file back and renames it; a damaged chunk's record is left out."""
+    from array_record.python.array_record_module import ArrayRecordReader
+
+    from tests.gui.test_salvage_export import run_and_wait
+    from tfrview.core.output.arwriter import RecordFormat
+    from tfrview.core.procs.messages import Failed
+    from tfrview.core.tfrecord.source import open_source
+
+    path = tmp_path / "s.array_record"
+    recs = [make_example(label=[i]) for i in range(12)]
+    write_arrayrecord(path, "group_size:1,brotli:6", recs)
+    with open_source(path) as src:
+        begin = int(src.ar.chunks.begin[5])
+    data = bytearray(path.read_bytes())
+    data[begin + 10] ^= 2  # chunk 5's header: record 5 is lost
+    path.write_bytes(data)
+
+    win = open_window([path])
+    d = Driver(qtbot, win)
+    d.wait_index_phase("done", timeout=20000)
+    dlg, formats = win.exporting.format_dialog()
+    assert formats == [RecordFormat.ARRAYRECORD, RecordFormat.TFRECORD]
+    assert dlg.textValue().startswith("ArrayRecord, as the input (group_size:1,brotli")
+    assert "written as ArrayRecord by default" in dlg.labelText()
+    dlg.deleteLater()
+    assert win.exporting._source_compression() == "none"  # TFRecord's compression word, not "arrayrecord"
+
+    out = tmp_path / "intact.array_record"
+    res = run_and_wait(
+        qtbot, lambda cb: win.exporting.write_intact(out, "none", on_done=cb, fmt=RecordFormat.ARRAYRECORD)
+    )
+    assert not isinstance(res, Failed), res
+    assert (res.written, res.dropped) == (11, 1)
+    reader = ArrayRecordReader(str(out))
+    assert reader.read(list(range(reader.num_records()))) == recs[:5] + recs[6:]
+    with open_source(out) as src:
+        assert src.compression == "arrayrecord" and "brotli" in src.ar.footer.options
+    assert not list(tmp_path.glob("*.partial"))  # renamed into place, nothing left beside it
+
+    out2 = tmp_path / "intact.tfrecord"
+    res = run_and_wait(qtbot, lambda cb: win.exporting.write_intact(out2, "none", on_done=cb))
+    assert not isinstance(res, Failed) and res.written == 11
+    with open_source(out2) as src:
+        assert src.compression == "none"
+
+
+def test_without_the_official_writer_the_dialog_says_tfrecord(qtbot, open_window, tmp_path, monkeypatch):
+    from tfrview.core.output.arwriter import RecordFormat
+    from tfrview.gui.controllers import export
+
+    path = write_arrayrecord(tmp_path / "t.array_record", "group_size:1,zstd:3", [make_example(label=[1])])
+    win = open_window([path])
+    Driver(qtbot, win).wait_index_phase("done", timeout=20000)
+    monkeypatch.setattr(export, "official_writer", lambda: None)
+    dlg, formats = win.exporting.format_dialog()
+    assert formats == [RecordFormat.TFRECORD] and dlg.textValue() == "TFRecord"
+    assert "needs the official array-record package" in dlg.labelText()
+    dlg.deleteLater()

@@ -33,6 +33,7 @@ from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
 from tfrview.core.logs import configure_child
 from tfrview.core.output import export as ex
+from tfrview.core.output.arwriter import RecordFormat, options_like
 from tfrview.core.output.repair import repair_many
 from tfrview.core.output.salvage import salvage_many
 from tfrview.core.output.words import ExportFormat
@@ -723,8 +724,12 @@ def job_write(req: WriteRequest) -> None:
             _emit(Progress("writing", k, total))
             return True
 
-        write = repair_many if req.what == "repair" else salvage_many
-        res = write(parts, req.out, req.compression, progress)
+        if req.what == "salvage" and req.fmt == RecordFormat.ARRAYRECORD:
+            # through the official writer, read back and checked before the rename, as `salvage` does
+            res = salvage_many(parts, req.out, progress=progress, ar_options=options_like(parts[0][0]))
+        else:
+            write = repair_many if req.what == "repair" else salvage_many
+            res = write(parts, req.out, req.compression, progress)
         _emit(Wrote(res, counts is not None and [i.count for _, i in parts] != list(counts)))
 
 

@@ -152,6 +152,9 @@ class WriteRequest:
     out: str
     compression: str
     counts: tuple[int, ...] | None = None  # the window's framing, to say when the job's differs
+    # salvage: what the new file is (`arwriter.RecordFormat`): "arrayrecord" writes through the
+    # official writer with the first input's compression and `group_size:1` (`compression` unused)
+    fmt: Literal["tfrecord", "arrayrecord"] = "tfrecord"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

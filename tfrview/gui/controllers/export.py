@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
+from tfrview.core.output.arwriter import RecordFormat, official_writer, options_like
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs, remove_partials
 from tfrview.core.output.repair import RepairResult
 from tfrview.core.output.salvage import SalvageResult
@@ -125,7 +126,9 @@ class ExportController(QObject):
             QMessageBox.warning(self.window, title, value.message)
         return True
 
-    def _write_request(self, what: str, path: Path, comp: str) -> WriteRequest:
+    def _write_request(
+        self, what: str, path: Path, comp: str, fmt: RecordFormat = RecordFormat.TFRECORD
+    ) -> WriteRequest:
         opened = [f for f in self.ds.files if f.source is not None]
         return WriteRequest(
             what=what,
@@ -133,7 +136,51 @@ class ExportController(QObject):
             counts=tuple(f.index.count for f in opened),
             out=str(path),
             compression=comp,
+            fmt=fmt.value,
         )
+
+    def _has_arrayrecord(self) -> bool:
+        return any(f.compression == Compression.ARRAYRECORD for f in self.ds.files if f.source is not None)
+
+    def format_dialog(self) -> tuple[QInputDialog, list[RecordFormat]]:
+        """The dialog that asks what a salvage of ArrayRecord files writes, and the format of each
+        of its items. The default is the input's format where the official writer is installed,
+        TFRecord otherwise, and the dialog says which and why."""
+        first = next(
+            f for f in self.ds.files if f.source is not None and f.compression == Compression.ARRAYRECORD
+        )
+        if official_writer() is not None:
+            options = options_like(first.source)
+            items = [
+                f"ArrayRecord, as the input ({options}; the official writer, read back before the rename)",
+                "TFRecord",
+            ]
+            formats = [RecordFormat.ARRAYRECORD, RecordFormat.TFRECORD]
+            words = "The input is ArrayRecord: its intact records are written as ArrayRecord by default."
+        else:
+            items = ["TFRecord"]
+            formats = [RecordFormat.TFRECORD]
+            words = (
+                "The input is ArrayRecord, but writing ArrayRecord needs the official array-record package,\n"
+                "which is not installed here (it has no Windows build): the intact records are written as TFRecord."
+            )
+        dlg = QInputDialog(self.window)
+        dlg.setWindowTitle("Format of the new file")
+        dlg.setLabelText(words + "\n\nWrite the new file as:")
+        dlg.setComboBoxItems(items)
+        dlg.setComboBoxEditable(False)
+        dlg.setTextValue(items[0])
+        return dlg, formats
+
+    def _ask_format(self) -> RecordFormat | None:
+        """What a salvage writes: asked only when an input is ArrayRecord (TFRecord otherwise)."""
+        if not self._has_arrayrecord():
+            return RecordFormat.TFRECORD
+        dlg, formats = self.format_dialog()
+        if not dlg.exec():
+            return None
+        items = dlg.comboBoxItems()
+        return formats[items.index(dlg.textValue())] if dlg.textValue() in items else formats[0]
 
     def _ask_compression(self, default: str) -> str | None:
         items = [f"same as the source ({default})", "none", "gzip", "zlib"]
@@ -145,8 +192,10 @@ class ExportController(QObject):
         return default if choice.startswith("same") else choice
 
     def _source_compression(self) -> str:
+        """The inputs' TFRecord compression (an ArrayRecord input's chunks are its own: "none")."""
         comps = {f.compression for f in self.ds.files if f.source is not None}
-        return comps.pop() if len(comps) == 1 else "none"
+        comp = comps.pop() if len(comps) == 1 else Compression.NONE
+        return str(Compression.NONE if comp == Compression.ARRAYRECORD else comp)
 
     @Slot()
     def save_intact(self) -> None:
@@ -169,18 +218,27 @@ class ExportController(QObject):
                 self.window, "Save intact records", "No record is intact: there is nothing to save."
             )
             return
-        chosen = self._ask_new_file("Save intact records as", "intact")
+        fmt = self._ask_format()
+        if fmt is None:
+            return
+        chosen = self._ask_new_file("Save intact records as", "intact", fmt)
         if chosen is not None:
-            self.write_intact(*chosen)
+            self.write_intact(*chosen, fmt=fmt)
 
-    def _ask_new_file(self, title: str, suffix: str) -> tuple[Path, str] | None:
-        """The compression, then where: a new file named after the dataset, in the folder last
-        written to (never beside the data unasked)."""
-        comp = self._ask_compression(self._source_compression())
+    def _ask_new_file(
+        self, title: str, suffix: str, fmt: RecordFormat = RecordFormat.TFRECORD
+    ) -> tuple[Path, str] | None:
+        """The compression (TFRecord's; an ArrayRecord file keeps its input's), then where: a new
+        file named after the dataset, in the folder last written to (never beside the data unasked)."""
+        if fmt == RecordFormat.ARRAYRECORD:
+            comp: str | None = str(Compression.NONE)
+        else:
+            comp = self._ask_compression(self._source_compression())
         if comp is None:
             return None
         stem = Path(self.ds.name.replace("?", "x")).name.split(".")[0]
-        suggested = Path(write_dir()) / f"{stem}-{suffix}.tfrecord{'.gz' if comp == Compression.GZIP else ''}"
+        ext = ".array_record" if fmt == RecordFormat.ARRAYRECORD else ".tfrecord"
+        suggested = Path(write_dir()) / f"{stem}-{suffix}{ext}{'.gz' if comp == Compression.GZIP else ''}"
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested))
         if not path:
             return None
@@ -229,7 +287,9 @@ class ExportController(QObject):
 
         self._run_job("Repairing…", self.model.total(), self._write_request("repair", path, comp), done)
 
-    def write_intact(self, path: Path, comp: str, on_done=None) -> None:
+    def write_intact(
+        self, path: Path, comp: str, on_done=None, fmt: RecordFormat = RecordFormat.TFRECORD
+    ) -> None:
 
         def done(end: Wrote | Failed) -> None:
             value: SalvageResult | Failed = end if isinstance(end, Failed) else end.result
@@ -238,8 +298,9 @@ class ExportController(QObject):
                 return
             if self._said_failed("Save intact records", value):
                 return
+            said = " (ArrayRecord, read back and checked)" if fmt == RecordFormat.ARRAYRECORD else ""
             text = (
-                f"Wrote {value.written:,} intact records to {path}.\n\nLeft out: {value.dropped:,} damaged "
+                f"Wrote {value.written:,} intact records to {path}{said}.\n\nLeft out: {value.dropped:,} damaged "
                 f"record{'s' if value.dropped != 1 else ''} and {value.damaged_regions} unreadable "
                 f"region{'s' if value.damaged_regions != 1 else ''}."
             )
@@ -248,7 +309,10 @@ class ExportController(QObject):
             QMessageBox.information(self.window, "Save intact records", text)
 
         self._run_job(
-            "Writing intact records…", self.model.total(), self._write_request("salvage", path, comp), done
+            "Writing intact records…",
+            self.model.total(),
+            self._write_request("salvage", path, comp, fmt),
+            done,
         )
 
     def export(self, what: str) -> None:

@@ -187,13 +187,16 @@ class FeatureTree(QTreeWidget):
             item.setData(0, _COPY, ("raw", p.raw))
         self.resizeColumnToContents(0)
 
-    def _msgpack(self, parent: QTreeWidgetItem, nodes) -> None:
-        """A msgpack map's or array's values under it (already bounded by `msgpacks.tree`)."""
+    def _msgpack(self, parent: QTreeWidgetItem, nodes, depth: int = 1) -> None:
+        """A msgpack map's or array's values under it (already bounded by `msgpacks.tree`); the
+        first levels open, so the key column is sized to what shows."""
         for n in nodes:
             item = QTreeWidgetItem(parent, [n.label, n.type, n.count, n.text])
             if n.text:
                 item.setToolTip(3, n.text)
-            self._msgpack(item, n.children)
+            self._msgpack(item, n.children, depth + 1)
+            if n.children and depth < 3:
+                item.setExpanded(True)
 
     def _tfds_rows(self, tfds) -> None:
         """The TFDS features row: where they come from, what could not be read, unknown classes."""
