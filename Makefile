@@ -46,6 +46,8 @@ protos: | $(BIN)/python
 		$(addprefix tfrview/core/records/proto/,example.proto tensor.proto string_int_label_map.proto event.proto)
 	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
 		$(addprefix tfrview/core/tfdv/proto/,$(TFDV_PROTOS))
+	$(BIN)/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. \
+		tfrview/core/arrayrecord/proto/records_metadata.proto
 	# TensorFlow Metadata's names, built into our own pool (tfdv/proto/__init__.py says why)
 	sed -i 's/_descriptor_pool\.Default()\.AddSerializedFile/_tfdv_pool.AddSerializedFile/; s/^# @@protoc_insertion_point(imports)$$/from tfrview.core.tfdv.proto import POOL as _tfdv_pool\n&/' \
 		$(addprefix tfrview/core/tfdv/proto/,$(TFDV_PROTOS:.proto=_pb2.py))

@@ -143,3 +143,38 @@ def test_without_the_official_writer_the_dialog_says_tfrecord(qtbot, open_window
     assert formats == [RecordFormat.TFRECORD] and dlg.textValue() == "TFRecord"
     assert "needs the official array-record package" in dlg.labelText()
     dlg.deleteLater()
+
+
+def test_the_file_rows_show_a_riegeli_files_metadata_chunk(qtbot, open_window, tmp_path) -> None:
+    """Below a record of a Riegeli file with a metadata chunk: its chunks and its metadata (record
+    type, writer options, file descriptors by name); the metadata is no row of the table."""
+    from tests.core.test_riegeli_metadata import RECS, metadata_bytes, riegeli_with_metadata
+
+    path = riegeli_with_metadata(tmp_path, RECS, metadata_bytes(len(RECS)))
+    win = open_window([path])
+    d = Driver(qtbot, win)
+    d.wait_index_ended()
+    assert [n for n, _, _ in d.table_records()] == list(range(len(RECS)))
+    win.select_record(0)
+
+    def file_row():
+        t = win.tree
+        return next(
+            (
+                t.topLevelItem(i)
+                for i in range(t.topLevelItemCount())
+                if t.topLevelItem(i).text(0) == "ArrayRecord file"
+            ),
+            None,
+        )
+
+    qtbot.waitUntil(lambda: file_row() is not None)
+    row = file_row()
+    assert row.text(3) == "5 chunks (no footer)"
+    lines = [row.child(i).text(3) for i in range(row.childCount())]
+    assert lines[:3] == [
+        "metadata: record type tensorflow.Example",
+        "metadata: writer options transpose,zstd",
+        "metadata: 5 records expected by the writer",
+    ]
+    assert lines[3].startswith("metadata: file descriptor tfrview/core/records/proto/example.proto (")

@@ -828,7 +828,24 @@ def _info_of(r, picks) -> tuple[dict, list, object]:
     }
     if r.from_cache:
         info["analysed_at"] = _stamp(int(r.analysed_at))
+    from tfrview.core.tfrecord.framing import Compression
+    from tfrview.core.tfrecord.remote import is_url
+
+    if r.compression == Compression.ARRAYRECORD and not is_url(r.path):
+        info["arrayrecord"] = _arrayrecord_info(r.path)
     return info, framing, cs
+
+
+def _arrayrecord_info(path: str) -> dict:
+    """An ArrayRecord or Riegeli file's chunks, writer options and metadata chunk (its footer and
+    the chunk after the signature: two small reads); what could not be read, in one line."""
+    from tfrview.core.arrayrecord.reader import open_arrayrecord
+
+    try:
+        with open_arrayrecord(path) as f:
+            return f.info()
+    except (TfrviewError, OSError) as exc:
+        return {"error": one_line(exc)}
 
 
 @functools.lru_cache(maxsize=256)
@@ -916,6 +933,30 @@ def _sampled_summary(r, picks):
     return cs
 
 
+def _print_arrayrecord(ar: dict) -> None:
+    """An ArrayRecord file's chunks and options, and its metadata chunk, one line each."""
+    from tfrview.core.arrayrecord.reader import RecordsMetadata
+
+    if "error" in ar:
+        print(f"  arrayrecord   {printable(ar['error'])}")
+        return
+    opts = f", options {printable(ar['options'])}" if ar.get("options") else " (no footer)"
+    print(f"  chunks        {ar['chunks']:,}{opts}")
+    m = ar.get("metadata")
+    if m is None:
+        return
+    meta = RecordsMetadata(
+        comment=m.get("file_comment", ""),
+        record_type=m.get("record_type_name", ""),
+        writer_options=m.get("record_writer_options", ""),
+        num_records=m.get("num_records"),
+        descriptors=tuple((d["name"], tuple(d["messages"])) for d in m.get("file_descriptors", [])),
+        error=m.get("error", ""),
+    )
+    for k, line in enumerate(meta.lines()):
+        print(f"  {'metadata' if k == 0 else '':<13} {line}")
+
+
 def _print_info(info: dict, lengths, framing: list) -> None:
     """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
     from tfrview.core.problems import ProblemKind
@@ -944,6 +985,9 @@ def _print_info(info: dict, lengths, framing: list) -> None:
             print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
     if "analysed_at" in info:
         print(f"  read          {info['analysed_at']} (unchanged since; `tfrview verify` reads it again)")
+    ar = info.get("arrayrecord")
+    if ar:
+        _print_arrayrecord(ar)
     if "files" in info and info["framing_problems"]:
         print(f"  problems      {info['framing_problems']:,} in framing (run `tfrview verify` for details)")
     if info["records"] and lengths is not None:

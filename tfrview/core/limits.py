@@ -405,6 +405,9 @@ AR_MAX_RECORDS = 2_000_000_000
 # whose transitions walk more steps than this is refused in one line (64 MiB of small Examples walk
 # about 27 M).
 AR_TRANSPOSED_STEPS = 40_000_000
+# A Riegeli metadata chunk ('m': a RecordsMetadata proto, which may carry .proto file descriptors)
+# is read only up to this many bytes, stored or decoded; a bigger one is said in one line, unread.
+AR_METADATA_BYTES = 16 << 20
 # A pickle record is shown as `pickletools` disassembly of at most this many of its bytes (never
 # unpickled).
 PICKLE_SHOWN_BYTES = 64 << 10

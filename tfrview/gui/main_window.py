@@ -40,6 +40,7 @@ from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.records.protoschema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
+from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.order import SORTABLE
 from tfrview.core.tfrecord.status import RecordStatus
 from tfrview.gui.actions import WindowActions, build_actions
@@ -900,8 +901,18 @@ class MainWindow(QMainWindow):
                 (view.width(), view.height()),
                 self.schema,
                 self._folder_of(n),
+                self._arrayrecord_of(n),
             )
         )
+
+    def _arrayrecord_of(self, n: int) -> str | None:
+        """Record n's file when it is a local ArrayRecord/Riegeli file (its own words join the tree)."""
+        try:
+            f = self.ds.files[self.ds.locate(n)[0]]
+        except (RecordRangeError, IndexError):
+            return None
+        local = isinstance(f.path, Path) and f.source is not None
+        return str(f.path) if local and f.compression == Compression.ARRAYRECORD else None
 
     def _folder_of(self, n: int) -> str | None:
         """The local folder of record n's file, where a TFDS dataset keeps its features.json."""
@@ -1009,7 +1020,7 @@ class MainWindow(QMainWindow):
             if view.named is not None:
                 self.tree.show_named(view.named_type, view.named, note, view.payload.limits)
             else:
-                self.tree.show_payload(view.payload, note, view.tfds, view.declared)
+                self.tree.show_payload(view.payload, note, view.tfds, view.declared, view.file_info)
             self._tree_for = (view.number, view.payload.raw, note, view.named_type)
         self.tree.set_thumbnails(view.thumbnails)
         self.image_panel.show_view(

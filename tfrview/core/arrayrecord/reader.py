@@ -14,6 +14,7 @@ in `core/limits.py` before anything of that size is allocated.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -40,9 +41,9 @@ from tfrview.core.arrayrecord.riegeli import (
     simple_chunk_sizes,
     varints_at,
 )
-from tfrview.core.arrayrecord.transposed import chunk_records
+from tfrview.core.arrayrecord.transposed import chunk_records, transposed_chunk_records
 from tfrview.core.errors import SourceError
-from tfrview.core.limits import AR_FOOTER_BYTES, AR_MAX_CHUNKS, AR_MAX_RECORDS, too_large
+from tfrview.core.limits import AR_FOOTER_BYTES, AR_MAX_CHUNKS, AR_MAX_RECORDS, AR_METADATA_BYTES, too_large
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 
@@ -129,6 +130,109 @@ class Footer:
     group_size: int | None
 
 
+@dataclass(frozen=True)
+class RecordsMetadata:
+    """What a Riegeli file's metadata chunk ('m', right after the signature) says of its records,
+    read as data: the .proto file descriptors it carries are named, never built or run. `error`:
+    why a metadata chunk that is there could not be read (one line)."""
+
+    comment: str = ""
+    record_type: str = ""
+    writer_options: str = ""
+    num_records: int | None = None
+    # each file descriptor: its file name and the full names of the messages it defines
+    descriptors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    error: str = ""
+
+    def lines(self) -> list[str]:
+        """The metadata in words, one safe line each (`info` and the window)."""
+        if self.error:
+            return [f"metadata chunk unreadable: {self.error}"]
+        out = []
+        if self.record_type:
+            out.append(f"record type {printable(self.record_type)}")
+        if self.writer_options:
+            out.append(f"writer options {printable(self.writer_options)}")
+        if self.num_records is not None:
+            out.append(f"{self.num_records:,} records expected by the writer")
+        for name, messages in self.descriptors:
+            shown = ", ".join(printable(m) for m in messages[:8]) + (" …" if len(messages) > 8 else "")
+            out.append(f"file descriptor {printable(name)}" + (f" ({shown})" if shown else ""))
+        if self.comment:
+            out.append(f"comment {printable(self.comment)}")
+        return out or ["an empty metadata chunk"]
+
+    def to_json(self) -> dict:
+        if self.error:
+            return {"error": self.error}
+        d: dict = {
+            "record_type_name": self.record_type,
+            "record_writer_options": self.writer_options,
+            "file_descriptors": [{"name": n, "messages": list(m)} for n, m in self.descriptors],
+        }
+        if self.num_records is not None:
+            d["num_records"] = self.num_records
+        if self.comment:
+            d["file_comment"] = self.comment
+        return d
+
+
+def read_metadata(read, size: int) -> RecordsMetadata | None:
+    """The file's metadata chunk, if its first chunk after the signature is one (None otherwise).
+    Its claims are checked against the file and `limits.AR_METADATA_BYTES` before it is read; its
+    data hash is checked; it is decoded as the one-record transposed chunk it is."""
+    h = read_chunk_header(read, 64) if size >= 64 + CHUNK_HEADER_SIZE else None
+    if h is None or h.chunk_type != ChunkType.METADATA:
+        return None
+    if not h.hash_ok:
+        return RecordsMetadata(error="its chunk header fails its hash")
+    for what, n in (("stored", h.data_size), ("decoded", h.decoded_size)):
+        if n > AR_METADATA_BYTES:
+            return RecordsMetadata(
+                error=too_large(
+                    f"the metadata chunk ({what})", n, AR_METADATA_BYTES, name="AR_METADATA_BYTES"
+                )
+            )
+    if h.end > size:
+        return RecordsMetadata(error=f"its chunk claims {h.data_size:,} bytes past the end of the file")
+    data = read_logical(read, h.data_begin, h.data_size)
+    if hash64(data) != h.data_hash:
+        return RecordsMetadata(error="its data hash fails")
+    from dataclasses import replace
+
+    try:
+        values, offsets = transposed_chunk_records(replace(h, num_records=1), data)
+    except ValueError as exc:  # RiegeliError too: one line
+        return RecordsMetadata(error=f"it does not decode ({exc})")
+    return _parse_metadata(bytes(values[int(offsets[0]) : int(offsets[1])]))
+
+
+def _parse_metadata(raw: bytes) -> RecordsMetadata:
+    from google.protobuf.message import DecodeError  # start-up: only for a file that has metadata
+
+    from tfrview.core.arrayrecord.proto.records_metadata_pb2 import RecordsMetadata as Proto
+
+    m = Proto()
+    try:
+        m.ParseFromString(raw)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        return RecordsMetadata(error=f"not a RecordsMetadata message ({printable(str(exc))})")
+    descriptors = tuple(
+        (
+            fd.name,
+            tuple(f"{fd.package}.{t.name}" if fd.package else t.name for t in fd.message_type),
+        )
+        for fd in m.file_descriptor
+    )
+    return RecordsMetadata(
+        comment=m.file_comment,
+        record_type=m.record_type_name,
+        writer_options=m.record_writer_options,
+        num_records=m.num_records if m.HasField("num_records") else None,
+        descriptors=descriptors,
+    )
+
+
 class ArrayRecordFile:
     """One ArrayRecord (or plain Riegeli) file, read by chunk. Thread-safe `record`/`chunk`."""
 
@@ -171,6 +275,13 @@ class ArrayRecordFile:
     @property
     def num_records(self) -> int:
         return self.chunks.num_records
+
+    @functools.cached_property
+    def metadata(self) -> RecordsMetadata | None:
+        """The metadata chunk's RecordsMetadata (plain Riegeli files: TFDS's, riegeli's writer), read
+        on first ask; None when the file has none (the official ArrayRecord writer writes none).
+        Never a record: it is not in the footer, and a walk counts only record chunks."""
+        return read_metadata(self.read, self.size)
 
     @property
     def group_size(self) -> int | None:
@@ -541,6 +652,17 @@ class ArrayRecordFile:
                 )
             ]
         return []
+
+    def info(self) -> dict:
+        """What `info` says of the file beyond its records: chunks, the writer's options and group
+        size from the footer, and the metadata chunk (None when it has none)."""
+        m = self.metadata
+        return {
+            "chunks": len(self.chunks),
+            "options": self.footer.options if self.footer else None,
+            "group_size": self.group_size,
+            "metadata": m.to_json() if m is not None else None,
+        }
 
     def describe(self) -> str:
         """One line: records, chunks, compression, options."""

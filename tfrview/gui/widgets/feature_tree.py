@@ -112,7 +112,12 @@ class FeatureTree(QTreeWidget):
                 QTreeWidgetItem(parent, [label, type(v).__name__, "", printable(str(v))[:500]])
 
     def show_payload(
-        self, p: Payload | None, note: str = "", tfds=None, declared: dict | None = None
+        self,
+        p: Payload | None,
+        note: str = "",
+        tfds=None,
+        declared: dict | None = None,
+        file_info: tuple[str, ...] = (),
     ) -> None:
         """A record's features; `tfds` (a TFDS dataset's features.json, read as data) and `declared`
         (records.tfdsvalues: what it says of each key) add a row under each key it declares."""
@@ -185,6 +190,12 @@ class FeatureTree(QTreeWidget):
         else:
             item = QTreeWidgetItem(self, ["(bytes)", "bytes", f"{p.size:,}", format_bytes(p.raw, 400)])
             item.setData(0, _COPY, ("raw", p.raw))
+        if file_info:  # below the record: its ArrayRecord/Riegeli file's chunks, options, metadata chunk
+            root = QTreeWidgetItem(self, ["ArrayRecord file", "", "", file_info[0]])
+            for line in file_info[1:]:
+                item = QTreeWidgetItem(root, ["", "", "", line])
+                item.setToolTip(3, line)
+            root.setExpanded(True)
         self.resizeColumnToContents(0)
 
     def _msgpack(self, parent: QTreeWidgetItem, nodes, depth: int = 1) -> None:

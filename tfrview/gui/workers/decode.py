@@ -39,6 +39,7 @@ class DecodeRequest:
     fit: tuple[int, int] | None = None  # the image view's size, for a preview scaled to fit it
     schema: object = None  # records.schema.MessageSchema the person loaded, for custom payloads
     folder: str | None = None  # the record's file's folder: a TFDS dataset's features.json is read there
+    arrayrecord: str | None = None  # the record's file, when it is a local ArrayRecord/Riegeli file
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class RecordView:
     declared: dict = field(
         default_factory=dict
     )  # key -> records.tfdsvalues.Declared: what features.json says
+    # an ArrayRecord/Riegeli file's own words (chunks, writer options, its metadata chunk), or ()
+    file_info: tuple[str, ...] = ()
 
 
 THUMB = 48
@@ -147,8 +150,43 @@ def _usable(tfds):
     return tfds if tfds is not None and tfds.root is not None else None
 
 
+_file_info_memo: dict[tuple, tuple[str, ...]] = {}
+_file_info_lock = threading.Lock()
+
+
+def file_info(path: str) -> tuple[str, ...]:
+    """An ArrayRecord file's chunks and options and its metadata chunk's words (read as data: its
+    file descriptors are named, never built), once a file and version (here, off the UI thread)."""
+    import os
+
+    from tfrview.core.arrayrecord.reader import open_arrayrecord
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    key = (path, st.st_size, st.st_mtime_ns)
+    with _file_info_lock:
+        if key in _file_info_memo:
+            return _file_info_memo[key]
+        try:
+            with open_arrayrecord(path) as f:
+                opts = f", options {f.footer.options}" if f.footer and f.footer.options else " (no footer)"
+                lines = [f"{len(f.chunks):,} chunks{opts}"]
+                m = f.metadata
+                lines += [f"metadata: {x}" for x in m.lines()] if m is not None else ["no metadata chunk"]
+        except (TfrviewError, OSError) as exc:
+            lines = [f"not read: {exc}"]
+        if len(_file_info_memo) > 64:
+            _file_info_memo.clear()
+        _file_info_memo[key] = tuple(lines)
+        return _file_info_memo[key]
+
+
 def build_view(req: DecodeRequest, read=None) -> RecordView:
     view = _build_view(req, read)
+    if req.arrayrecord is not None:
+        view = replace(view, file_info=file_info(req.arrayrecord))
     tfds = _tfds(req)
     if tfds is not None:
         from tfrview.core.records.tfdsvalues import declared
