@@ -1239,6 +1239,7 @@ def _text_record(n, off, ln, p, status, max_values, path) -> str:
 
 def cmd_index(args) -> int:
     from tfrview.core.output.index_files import check_index, format_index
+    from tfrview.core.tfrecord.framing import Compression
     from tfrview.core.tfrecord.report import index_source
     from tfrview.core.tfrecord.source import open_source
 
@@ -1248,6 +1249,12 @@ def cmd_index(args) -> int:
         _check_output(Path(args.output), [Path(args.path)], args.force)
     src = open_source(args.path)
     with src:
+        if src.compression == Compression.ARRAYRECORD:
+            return fail(
+                f"not for ArrayRecord: {printable(args.path)}: an 'offset size' index locates TFRecord "
+                "frames in a file's bytes (DALI, tfrecord); an ArrayRecord file's footer is its own index "
+                "(`tfrview info` shows its chunks)"
+            )
         idx = index_source(src, Progress(True), notice)
     Progress(True).clear()
     code = 0
@@ -1330,9 +1337,12 @@ def _kept_unverified(n: int) -> str:
 def cmd_repair(args) -> int:
     """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
     in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
-    from tfrview.core.output.repair import repair
+    from tfrview.core.output.repair import refuse_arrayrecord, repair
+    from tfrview.core.tfrecord.source import open_source
 
     out = Path(args.output)
+    with open_source(args.path) as first:  # before the verify: an ArrayRecord file is refused at once
+        refuse_arrayrecord([first])
     with _verified_input(args) as (src, idx, _):
         res = repair(src, idx, out, args.compression or src.compression)
     if args.json:

@@ -20,7 +20,7 @@ from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.bitflip import MAX_REPAIR_BYTES, one_flipped_bit, record_parts
-from tfrview.core.tfrecord.framing import U32, masked_crc
+from tfrview.core.tfrecord.framing import U32, Compression, masked_crc
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, BAD_LENGTH_CRC, CRC_CUT, VERIFIED, RecordIndex
 from tfrview.core.tfrecord.lineendings import Conversion, conversion_of, undone, walk
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
@@ -73,6 +73,20 @@ def repair_record(source: Source, offset: int, length: int) -> tuple[bytes, str]
     )
 
 
+def refuse_arrayrecord(sources) -> None:
+    """Repair is TFRecord's: it proves a damaged record whole by its own data CRC. An ArrayRecord
+    file's records have none (their frames' CRCs are tfrview's, computed from the decoded bytes), and
+    its damage lies in a compressed chunk, where one flipped bit cannot be proven: refused in one line,
+    before anything is written (salvage keeps every intact record)."""
+    ar = [s for s in sources if s.compression == Compression.ARRAYRECORD]
+    if ar:
+        raise TfrviewError(
+            f"not for ArrayRecord: {printable(str(ar[0].path))}: repair proves a record whole by its "
+            "TFRecord data CRC, which an ArrayRecord record has not (its damage is inside a compressed "
+            "chunk); `tfrview salvage` writes every intact record"
+        )
+
+
 def repair(
     source: Source, idx: RecordIndex, out: str | os.PathLike, compression: str | None = None, progress=None
 ) -> RepairResult:
@@ -91,6 +105,7 @@ def repair_many(
     record the index frames at the same byte (or says where it starts, when the index frames none
     there). Raises TfrviewError, writing nothing, when no record would be written."""
     out = Path(out)
+    refuse_arrayrecord([s for s, _ in parts])
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
     res = RepairResult()
     base = 0
