@@ -81,7 +81,7 @@ def test_a_damaged_chunk_of_many_records_is_one_problem_verified_by_hashes(
 
 
 def test_the_windows_salvage_writes_arrayrecord_through_the_official_writer(
-    qtbot, open_window, tmp_path
+    qtbot, open_window, tmp_path, monkeypatch
 ) -> None:
     """Save Intact Records of an ArrayRecord file: the dialog offers ArrayRecord first (the input's
     format, the writer being installed) and TFRecord; the job writes through the official writer,
@@ -111,6 +111,17 @@ def test_the_windows_salvage_writes_arrayrecord_through_the_official_writer(
     assert "written as ArrayRecord by default" in dlg.labelText()
     dlg.deleteLater()
     assert win.exporting._source_compression() == "none"  # TFRecord's compression word, not "arrayrecord"
+    # Repair is TFRecord's: said at once, in one line, before any dialog asks anything
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    said: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda *a: said.append(a[2]))
+    monkeypatch.setattr(
+        QInputDialog, "getItem", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked"))
+    )
+    win.exporting.save_repaired()
+    assert len(said) == 1 and said[0].startswith("not for ArrayRecord: ") and "\n" not in said[0]
+    monkeypatch.undo()
 
     out = tmp_path / "intact.array_record"
     res = run_and_wait(

@@ -21,7 +21,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
 from tfrview.core.output.arwriter import RecordFormat, official_writer, options_like
 from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs, remove_partials
-from tfrview.core.output.repair import RepairResult
+from tfrview.core.output.repair import RepairResult, refuse_arrayrecord
 from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.output.words import ExportFormat
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
@@ -255,6 +255,12 @@ class ExportController(QObject):
                 self.window, "Repair", "Wait until every CRC is checked (see the status bar)."
             )
             return
+        if self._has_arrayrecord():  # said before any dialog, in the core's words (output.repair)
+            try:
+                refuse_arrayrecord([f.source for f in self.ds.files if f.source is not None])
+            except TfrviewError as exc:
+                QMessageBox.information(self.window, "Repair", str(exc))
+                return
         chosen = self._ask_new_file("Repair into a new file", "repaired")
         if chosen is not None:
             self.write_repaired(*chosen)
