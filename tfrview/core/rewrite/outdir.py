@@ -2,32 +2,37 @@
 after" (the rewrite and the COCO re-import share it).
 
 Everything is written inside a temporary folder beside OUTDIR (same filesystem: one rename at the
-end), named `.OUTDIR.NNN.partial` with the writer's process id inside; every shard is read back,
-framed and CRC-checked and its count compared before the rename. An error, Ctrl+C or a cancel
-removes the temporary folder; a killed writer leaves it, and the next write beside it removes every
-one whose process is gone. OUTDIR is never half-written: it either does not change or is whole."""
+end; the one rule of every output folder, `output.atomic`: `check_new_output`, `new_temp_dir`,
+`swap_in`, `clean_stale`), named `.OUTDIR.NNN.partial` with the writer's process id inside; every
+shard is read back, framed and CRC-checked and its count compared before the rename. An error,
+Ctrl+C or a cancel removes the temporary folder; a killed writer leaves it, and the next write
+beside it removes every one whose process is gone. OUTDIR is never half-written: it either does not
+change or is whole."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfrview.core.errors import Cancelled
+from tfrview.core.errors import Cancelled, TfrviewError
+from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, OWNER, clean_stale: said from here too
+    OWNER,
+    PARTIAL,
+    check_new_output,
+    clean_stale,
+    new_temp_dir,
+    swap_in,
+)
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
 
 log = logging.getLogger(__name__)
-
-PARTIAL = ".partial"
-OWNER = ".tfrview-writer-pid"  # inside a temporary folder: the process writing it
 
 
 class ShardWriter(RecordWriter):
@@ -68,68 +73,14 @@ class WrittenShard:
     bytes: int
 
 
-def _inside(a: str, b: str) -> bool:
-    """Whether real path `a` is `b` or inside it."""
-    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
-
-
 def check_outdir(outdir: Path, inputs: Sequence[Path | str], force: bool) -> None:
-    """Before any work: OUTDIR is no input, not inside one and holds none; it exists non-empty only
-    with `force`; its parent is a folder."""
-    from tfrview.core.tfrecord.remote import is_url
-
-    out = os.path.realpath(outdir)
-    for p in inputs:
-        if is_url(str(p)):
-            continue
-        real = os.path.realpath(p)
-        if _inside(out, real) and (out != real or os.path.isdir(real)):
-            raise RewriteError(f"{printable(str(outdir))}: is inside the input {printable(str(p))}")
-        if _inside(real, out) or out == real:
-            raise RewriteError(f"{printable(str(outdir))}: holds the input {printable(str(p))}")
-    if os.path.lexists(outdir):
-        if not os.path.isdir(outdir) or os.path.islink(outdir):
-            raise RewriteError(f"{printable(str(outdir))}: exists and is no folder")
-        if any(os.scandir(outdir)) and not force:
-            raise RewriteError(
-                f"{printable(str(outdir))}: exists and is not empty (use --force to replace it)"
-            )
-    parent = Path(out).parent
-    if not parent.is_dir():
-        raise RewriteError(f"{printable(str(outdir))}: its folder {printable(str(parent))} does not exist")
-
-
-def _alive(pid: int) -> bool:
+    """Before any work: `output.atomic.check_new_output`'s rule for a folder, said as a RewriteError."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale(outdir: Path) -> list[Path]:
-    """Remove the temporary folders a killed writer left beside OUTDIR (its process is gone);
-    the ones removed. A folder whose owner cannot be read is left alone, and said in the log."""
-    parent = Path(os.path.realpath(outdir)).parent
-    removed = []
-    prefix = f".{Path(outdir).name[:32]}."
-    try:
-        entries = [e for e in os.scandir(parent) if e.name.startswith(prefix) and e.name.endswith(PARTIAL)]
-    except OSError:
-        return []
-    for e in entries:
-        try:
-            pid = int((Path(e.path) / OWNER).read_text().strip())
-        except (OSError, ValueError):
-            log.info("%s: a temporary folder of no known writer; left alone", e.path)
-            continue
-        if not _alive(pid):
-            shutil.rmtree(e.path, ignore_errors=True)
-            removed.append(Path(e.path))
-            log.info("removed %s, left by writer process %d", e.path, pid)
-    return removed
+        check_new_output(Path(outdir), list(inputs), force, folder=True)
+    except RewriteError:
+        raise
+    except TfrviewError as exc:
+        raise RewriteError(str(exc)) from None
 
 
 def _write_error(outdir: Path, exc: OSError) -> RewriteError:
@@ -158,20 +109,20 @@ def write_shards(
     outdir = Path(outdir)
     check_outdir(outdir, inputs, force)
     clean_stale(outdir)
-    parent = Path(os.path.realpath(outdir)).parent
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name[:32]}.", suffix=PARTIAL, dir=parent))
-    except OSError as exc:
-        raise _write_error(outdir, exc) from None
+        tmp = new_temp_dir(Path(os.path.realpath(outdir.parent)) / outdir.name)
+    except TfrviewError as exc:
+        raise RewriteError(f"{exc}; nothing was written") from None
     try:
-        (tmp / OWNER).write_text(str(os.getpid()))
         written = _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress)
         if extra is not None:
             extra(tmp, written)
-        os.chmod(tmp, 0o777 & ~_umask())
-        _swap_in(tmp, outdir, force)
-        with contextlib.suppress(OSError):  # after the rename: a kill before it leaves the owner known
-            (outdir / OWNER).unlink()
+        try:
+            swap_in(tmp, outdir, force)
+        except RewriteError:
+            raise
+        except TfrviewError as exc:
+            raise RewriteError(str(exc)) from None
         return written
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -179,12 +130,6 @@ def write_shards(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
 
 
 def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> list[WrittenShard]:
@@ -234,44 +179,6 @@ def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> 
             )
         written.append(WrittenShard(s.name, s.records, (tmp / s.name).stat().st_size))
     return written
-
-
-def _swap_in(tmp: Path, outdir: Path, force: bool) -> None:
-    """The finished folder renamed to OUTDIR; an existing OUTDIR (empty, or --force) moved aside
-    first and removed after, or put back if the rename fails. OUTDIR is looked at again: another
-    writer may have made it since the start."""
-    _fsync_dir(tmp)
-    old = None
-    if os.path.lexists(outdir):
-        if not force and (not os.path.isdir(outdir) or any(os.scandir(outdir))):
-            raise RewriteError(
-                f"{printable(str(outdir))}: appeared while writing (use --force to replace it)"
-            )
-        old = Path(tempfile.mkdtemp(prefix=f".{outdir.name[:32]}.", suffix=".old", dir=tmp.parent))
-        os.rmdir(old)
-        os.rename(outdir, old)
-    try:
-        os.rename(tmp, outdir)
-    except BaseException:
-        if old is not None:
-            os.rename(old, outdir)
-        raise
-    _fsync_dir(tmp.parent)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def cancelled_by(check: Callable[[], bool]) -> Callable[[str, int, int], None]:
