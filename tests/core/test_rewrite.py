@@ -504,9 +504,40 @@ def test_one_rule_and_one_wording_for_every_output_folder(data, tmp_path):
         assert words in str(export.value) and str(export.value) == str(rewrite_.value)
     check_new_output(taken, [data], True, folder=True)  # --force replaces a folder
     late = tmp_path / "late"
-    with pytest.raises(TfrviewError, match=r"appeared while writing \(use --force"):
-        with atomic_dir(late, force=False) as tmp:
-            (tmp / "a").write_text("a")
-            late.mkdir()
-            (late / "b").write_text("b")
+    with (
+        pytest.raises(TfrviewError, match=r"appeared while writing \(use --force"),
+        atomic_dir(late, force=False) as tmp,
+    ):
+        (tmp / "a").write_text("a")
+        late.mkdir()
+        (late / "b").write_text("b")
     assert [p.name for p in late.iterdir()] == ["b"] and not list(tmp_path.glob(f".late*{PARTIAL}"))
+
+
+def test_a_plain_shard_is_read_back_against_the_lengths_written(tmp_path):
+    """`outdir._check_written`: the bytes on disk framed by the lengths the writer kept; a changed
+    byte, a changed length or bytes past the end are each a one-line error."""
+    from tfrview.core.rewrite.outdir import ShardWriter, _check_written
+
+    recs = [example(i, 1, extra=i * 50) for i in range(50)]
+    raw, offs = framed(recs)
+    path = tmp_path / "s.tfrecord"
+    w = ShardWriter(path)
+    w.write_framed(raw[: offs[20]], 20, np.array([len(r) for r in recs[:20]]))
+    for r in recs[20:]:
+        w.write(r)
+    w.close()
+    lengths = w.lengths()
+    got_offs, got_lens = _check_written(path, lengths, path)
+    assert got_offs.tolist() == offs[:-1] and got_lens.tolist() == [len(r) for r in recs]
+    for change in ("data", "length", "tail"):
+        b = bytearray(raw)
+        if change == "data":
+            b[offs[33] + 15] ^= 1
+        elif change == "length":
+            b[offs[7]] ^= 1
+        else:
+            b += b"\0" * 16
+        path.write_bytes(bytes(b))
+        with pytest.raises(RewriteError, match=r"read back .*nothing was written"):
+            _check_written(path, lengths, path)

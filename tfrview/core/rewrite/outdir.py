@@ -18,6 +18,9 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, OWNER, clean_stale: said from here too
@@ -31,17 +34,45 @@ from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, OWNER, clean_s
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 log = logging.getLogger(__name__)
+
+RUN_BYTES = 8 << 20  # the window a plain shard is read back in
 
 
 class ShardWriter(RecordWriter):
     """A RecordWriter that also takes records already framed (header, data, footer), copied byte
-    for byte from an input whose CRCs passed: a copy never re-frames what it need not."""
+    for byte from an input whose CRCs passed: a copy never re-frames what it need not. It keeps the
+    length of every record written, which the read-back checks the file against (`_check_written`)."""
 
-    def write_framed(self, framed: bytes | memoryview, records: int) -> None:
+    def __init__(self, path, compression: str = "none") -> None:
+        super().__init__(path, compression)
+        self._lengths: list[np.ndarray] = []
+        self._one: list[int] = []
+
+    def write_framed(self, framed: bytes | memoryview, records: int, lengths: np.ndarray) -> None:
+        """`records` framed records whose data lengths are `lengths`, copied as they are."""
+        if len(lengths) != records:
+            raise ValueError(f"{records} framed records with {len(lengths)} lengths")
         self._put(framed)
         self.count += records
+        self._flush_one()
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+
+    def write(self, data, footer: bytes | None = None) -> None:
+        super().write(data, footer)
+        self._one.append(data.full_size if isinstance(data, PayloadHead) else len(data))
+
+    def _flush_one(self) -> None:
+        if self._one:
+            self._lengths.append(np.array(self._one, dtype=np.int64))
+            self._one = []
+
+    def lengths(self) -> np.ndarray:
+        """The data length of every record written, in order."""
+        self._flush_one()
+        return np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
 
     def close(self) -> None:
         """Finish and rename, without RecordWriter's fsync: `write_shards` syncs every shard at the
@@ -133,13 +164,14 @@ def write_shards(
 
 
 def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> list[WrittenShard]:
-    from types import SimpleNamespace
-
-    from tfrview.core.analysis import plan as plan_tasks
-    from tfrview.core.analysis import run_tasks
+    """Each shard written, then read back: a plain one at once, while the kernel writes it to disk
+    (`_check_written`: its bytes, from the page cache, against the lengths written); a compressed
+    one framed and CRC-checked as `verify` reads it, side by side on the pool, at the end. Every
+    shard synced before anything is renamed."""
     from tfrview.core.output.atomic import atomic_write_text
     from tfrview.core.output.index_files import format_index
 
+    framing: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # shard -> (offsets, lengths) read back
     for k, s in enumerate(shards):
         if progress is not None:
             progress("writing", k, len(shards))
@@ -152,20 +184,80 @@ def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> 
         w.close()
         if w.count != s.records:
             raise RewriteError(f"{printable(s.name)}: wrote {w.count:,} records, expected {s.records:,}")
+        if compression == "none":
+            framing[k] = _check_written(tmp / s.name, w.lengths(), outdir / s.name)
     for s in shards:  # on disk before anything is renamed
         fd = os.open(tmp / s.name, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-    # read back as `verify` reads: every shard framed and CRC-checked, side by side on the pool
+    if len(framing) < len(shards):
+        framing.update(_read_back_on_pool(tmp, outdir, shards, jobs, progress))
+    written = []
+    for k, s in enumerate(shards):
+        offsets, lengths = framing[k]
+        if index:
+            atomic_write_text(
+                tmp / (s.name + ".idx"), format_index(SimpleNamespace(offsets=offsets, lengths=lengths))
+            )
+        written.append(WrittenShard(s.name, s.records, (tmp / s.name).stat().st_size))
+    return written
+
+
+def _check_written(path: Path, lengths: np.ndarray, said: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A plain shard read back and checked as a framing of it would find it: records at the
+    offsets the lengths written give, each header holding its length and a passing length CRC,
+    each data CRC passing, the file ending where the last record does. Read in windows of
+    `RUN_BYTES` (from the page cache, just written), checked by numpy (`window.records_failing`);
+    a record longer than a window streamed (`index.data_crc_ok`). (offsets, lengths)."""
+    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, encode_header
+    from tfrview.core.tfrecord.index import data_crc_ok
+    from tfrview.core.tfrecord.source import open_source
+    from tfrview.core.tfrecord.window import records_failing
+
+    n = len(lengths)
+    ends = np.cumsum(lengths + OVERHEAD)
+    offsets = ends - (lengths + OVERHEAD)
+    size = path.stat().st_size
+
+    def bad(what: str) -> RewriteError:
+        return RewriteError(f"{printable(str(said))}: read back {what}; nothing was written")
+
+    if size != (int(ends[-1]) if n else 0):
+        raise bad(f"{size:,} bytes where {int(ends[-1]) if n else 0:,} were written")
+    with open_source(path) as src:
+        a = 0
+        while a < n:
+            lo = int(offsets[a])
+            b = max(int(np.searchsorted(ends, lo + RUN_BYTES, side="right")), a + 1)
+            if b == a + 1 and int(lengths[a]) + OVERHEAD > RUN_BYTES:
+                head = src.read(lo, HEADER_SIZE)
+                if head != encode_header(int(lengths[a])) or not data_crc_ok(src, lo, int(lengths[a])):
+                    raise bad(f"record {a:,} failing its CRC")
+            else:
+                data = src.read(lo, int(ends[b - 1]) - lo)
+                if len(data) != int(ends[b - 1]) - lo:
+                    raise bad(f"short at record {a:,}")
+                bh, bd = records_failing(data, offsets[a:b] - lo, lengths[a:b])
+                if bh.any() or bd.any():
+                    raise bad(f"record {a + int(np.argmax(bh | bd)):,} failing its CRC")
+            a = b
+    return offsets, lengths
+
+
+def _read_back_on_pool(tmp, outdir, shards, jobs, progress) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Compressed shards read back as `verify` reads: framed and CRC-checked, side by side."""
+    from tfrview.core.analysis import plan as plan_tasks
+    from tfrview.core.analysis import run_tasks
+
     tasks = plan_tasks([str(tmp / s.name) for s in shards], False, None, read_cache=False, write_cache=False)
     results = {}
     for r in run_tasks(tasks, jobs):
         results[r.file_no] = r
         if progress is not None:
             progress("reading back", len(results), len(shards))
-    written = []
+    out = {}
     for k, s in enumerate(shards):
         r = results[k]
         if r.error is not None or r.problems or r.records != s.records or len(r.offsets) != s.records:
@@ -173,12 +265,8 @@ def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> 
                 f"{printable(str(outdir / s.name))}: read back {r.records:,} intact records of "
                 f"{len(r.offsets):,}, expected {s.records:,}; nothing was written"
             )
-        if index:
-            atomic_write_text(
-                tmp / (s.name + ".idx"), format_index(SimpleNamespace(offsets=r.offsets, lengths=r.lengths))
-            )
-        written.append(WrittenShard(s.name, s.records, (tmp / s.name).stat().st_size))
-    return written
+        out[k] = (r.offsets, r.lengths)
+    return out
 
 
 def cancelled_by(check: Callable[[], bool]) -> Callable[[str, int, int], None]:

@@ -304,9 +304,11 @@ def _facts(analysis, opts: RewriteOptions):
     read (each file's stored table decompressed only there: `DeepResult.read_facts(pick)`), and the
     feature keys every file's table holds (what the filter's keys are checked against).
 
-    Two readings of each file's schema: the first learns every key (a filter's bare `label` resolves
-    against the whole dataset's keys), the second takes the columns those keys name."""
+    The filter's keys are resolved against the keys the analysis's schema counted (no table read);
+    when that fails, against the keys every file's table holds (each file's schema message read:
+    the exact answer and the message the window's filter gives)."""
     from tfrview.core.analysis.facts import column_of, key_of, len_column_of
+    from tfrview.core.analysis.filterexpr import FilterError, keys_used, parse, resolve_keys
 
     names: set[str] = set()
 
@@ -314,15 +316,18 @@ def _facts(analysis, opts: RewriteOptions):
         names.update(schema.names)
         return []
 
-    for s in analysis.shards:
-        if s.deep is not None:
-            s.deep.read_facts(learn)
-    known = {got[0] for c in names if (got := key_of(c)) is not None}
+    known = set(analysis.schema.types)
     used: set[str] = set()
     if opts.where:
-        from tfrview.core.analysis.filterexpr import keys_used, parse, resolve_keys
-
-        used |= keys_used(resolve_keys(parse(opts.where), known, complete=True))
+        node = parse(opts.where)
+        try:
+            used |= keys_used(resolve_keys(node, known, complete=True))
+        except FilterError:
+            for s in analysis.shards:
+                if s.deep is not None:
+                    s.deep.read_facts(learn)
+            known = {got[0] for c in names if (got := key_of(c)) is not None}
+            used |= keys_used(resolve_keys(node, known, complete=True))
     if opts.group_by is not None and opts.group_by != GroupBy.DUP_GROUP:
         used |= set(GROUP_KEYS[opts.group_by])
 

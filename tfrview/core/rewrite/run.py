@@ -245,7 +245,7 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
                     k = j + 1
                     while k < cut and follows[k]:
                         k += 1
-                    w.write_framed(view[int(offs[j]) - lo : int(stop[k - 1]) - lo], k - j)
+                    w.write_framed(view[int(offs[j]) - lo : int(stop[k - 1]) - lo], k - j, lens[j:k])
                     counter.add(k - j)
                     j = k
                     continue

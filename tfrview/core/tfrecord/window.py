@@ -154,7 +154,9 @@ def _zeros() -> bytes:
     return _ZERO_BUF[0]
 
 
-def records_failing(span: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def records_failing(
+    span: bytes | memoryview, starts: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Which of these records of a window held in memory fail their checks, as two bool arrays:
     (header: its length is not `lengths` or its length CRC fails; data: its data CRC fails).
     `starts` (relative to `span`, ascending) and `lengths` are what a framing said before: a copy
@@ -169,13 +171,19 @@ def records_failing(span: bytes | memoryview, starts: np.ndarray, lengths: np.nd
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     uniq, inverse = np.unique(lengths, return_inverse=True)
-    claimed = _u32_at(raw, starts).astype(np.uint64) | (_u32_at(raw, starts + 4).astype(np.uint64) << np.uint64(32))
+    claimed = _u32_at(raw, starts).astype(np.uint64) | (
+        _u32_at(raw, starts + 4).astype(np.uint64) << np.uint64(32)
+    )
     bad_header = (claimed != lengths.astype(np.uint64)) | (
         _u32_at(raw, starts + 8)
         != masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
     )
     ends = starts + lengths + OVERHEAD
-    if not bad_header.any() and np.array_equal(starts[1:], ends[:-1]) and all_whole(raw, starts, ends, uniq, inverse):
+    if (
+        not bad_header.any()
+        and np.array_equal(starts[1:], ends[:-1])
+        and all_whole(raw, starts, ends, uniq, inverse)
+    ):
         return bad_header, bad_data
     bad_data[_bad_crcs(memoryview(span), starts + HEADER_SIZE, lengths, 0)] = True
     return bad_header, bad_data
