@@ -57,7 +57,8 @@ class ShardWriter(RecordWriter):
             raise ValueError(f"{records} framed records with {len(lengths)} lengths")
         self._put(framed)
         self.count += records
-        self._flush_one()
+        if self._one:
+            self._flush_one()
         self._lengths.append(np.asarray(lengths, dtype=np.int64))
 
     def write(self, data, footer: bytes | None = None) -> None:
