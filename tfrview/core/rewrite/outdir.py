@@ -227,6 +227,8 @@ def _check_written(path: Path, lengths: np.ndarray, said: Path) -> tuple[np.ndar
 
     if size != (int(ends[-1]) if n else 0):
         raise bad(f"{size:,} bytes where {int(ends[-1]) if n else 0:,} were written")
+    # a window, and the CRC check's copy: reused, one window's size, never grown under a view
+    buf, scratch = bytearray(RUN_BYTES), bytearray(RUN_BYTES)
     with open_source(path) as src:
         a = 0
         while a < n:
@@ -237,10 +239,10 @@ def _check_written(path: Path, lengths: np.ndarray, said: Path) -> tuple[np.ndar
                 if head != encode_header(int(lengths[a])) or not data_crc_ok(src, lo, int(lengths[a])):
                     raise bad(f"record {a:,} failing its CRC")
             else:
-                data = src.read(lo, int(ends[b - 1]) - lo)
+                data = src.span(lo, int(ends[b - 1]) - lo, buf)
                 if len(data) != int(ends[b - 1]) - lo:
                     raise bad(f"short at record {a:,}")
-                bh, bd = records_failing(data, offsets[a:b] - lo, lengths[a:b])
+                bh, bd = records_failing(data, offsets[a:b] - lo, lengths[a:b], scratch)
                 if bh.any() or bd.any():
                     raise bad(f"record {a + int(np.argmax(bh | bd)):,} failing its CRC")
             a = b

@@ -224,6 +224,9 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
     # a framed run goes on from j-1 to j: the next record at once, both copied as framed bytes
     follows = bridge & np.r_[False, (offs[1:] == stop[:-1]) & raw[1:] & raw[:-1]]
     breaks = np.r_[np.flatnonzero(~bridge), len(numbers)]  # where windows must start anew
+    # a window read, and the CRC check's copy of it: one window's size each, never grown (a view of
+    # the last window may still be held when the next is read)
+    buf, scratch = bytearray(RUN_BYTES), bytearray(RUN_BYTES)
     a = 0
     for seg_end in breaks[1:].tolist():
         while a < seg_end:  # one segment of bridged records: windows of at most RUN_BYTES
@@ -234,11 +237,12 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
             else:
                 cut = max(int(np.searchsorted(stop[a:seg_end], lo + RUN_BYTES, side="right")) + a, a + 1)
                 hi = int(stop[cut - 1])
-                data = src.read(lo, hi - lo)
+                span = getattr(src, "span", None)  # a plain file: into one buffer, reused
+                data = span(lo, hi - lo, buf) if span is not None else src.read(lo, hi - lo)
                 if len(data) != hi - lo:
                     raise RewriteError(f"{src.path}: changed while being read (records at {lo:,} are gone)")
                 view = memoryview(data)
-                _check_window(plan, int(fi[a]), local[a:cut], lo, view)
+                _check_window(plan, int(fi[a]), local[a:cut], lo, view, scratch)
             j = a
             while j < cut:
                 if data is not None and raw[j]:
@@ -269,7 +273,9 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
             a = cut
 
 
-def _check_window(plan: Plan, f: int, kept: np.ndarray, lo: int, view: memoryview) -> None:
+def _check_window(
+    plan: Plan, f: int, kept: np.ndarray, lo: int, view: memoryview, scratch: bytearray | None = None
+) -> None:
     """The CRCs of the kept records `kept` (local numbers in file `f`, ascending) in a window read
     from `lo`: every record of the file between the first and the last of them is checked at once
     (they follow each other in a clean file: one CRC over the window); a kept record whose data CRC
@@ -289,7 +295,7 @@ def _check_window(plan: Plan, f: int, kept: np.ndarray, lo: int, view: memoryvie
         offs, lens, numbers = pf.offsets[kept], pf.lengths[kept], kept
     else:
         numbers = np.arange(la, lb)
-    bad_header, bad_data = records_failing(view, offs - lo, lens)
+    bad_header, bad_data = records_failing(view, offs - lo, lens, scratch)
     bad = bad_data | (bad_header & pf.raw_ok[numbers])
     if bad.any():
         hit = numbers[bad]
