@@ -84,7 +84,7 @@ def test_output_inside_the_input_and_existing_output(capsys, bad, tmp_path):
     (full / "f").write_text("x")
     assert main(["rewrite", str(bad), "-o", str(full), "--json"]) == 2
     captured = capsys.readouterr()
-    assert "not empty (use --force" in json.loads(captured.out)["error"]
+    assert "exists (use --force" in json.loads(captured.out)["error"]
     assert (full / "f").read_text() == "x"
 
 

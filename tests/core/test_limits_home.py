@@ -80,6 +80,7 @@ PIECES = {
     # transition patterns memoised (past it: byte by byte), slices or index arrays, a copy batch
     "core/arrayrecord/transposed.py": {"_MAX_GRAMS", "_COPY_BIG", "_INDEX_BATCH", "_EXACT"},
     "core/rewrite/run.py": {"RUN_BYTES", "GAP_BYTES"},  # records read in one read; a gap read over
+    "core/rewrite/outdir.py": {"RUN_BYTES"},  # a written shard read back a window at a time
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},

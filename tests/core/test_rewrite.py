@@ -307,7 +307,7 @@ def test_one_line_errors_leave_nothing(data, tmp_path):
     full = tmp_path / "full"
     (full).mkdir()
     (full / "x").write_text("keep me")
-    with pytest.raises(RewriteError, match=r"not empty \(use --force"):
+    with pytest.raises(RewriteError, match=r"exists \(use --force"):
         rewrite([str(data)], full, RewriteOptions())
     rewrite([str(data)], full, RewriteOptions(force=True))
     assert not (full / "x").exists() and len(list(full.glob("*.tfrecord"))) == 1
@@ -427,3 +427,117 @@ def test_copies_never_straddle_splits_by_dup_group(tmp_path):
             where.setdefault(n % 12, set()).add(s.name.split("-")[0])
     assert len(where) == 12 and all(len(v) == 1 for v in where.values())
     assert {next(iter(v)) for v in where.values()} == {"train", "val"}
+
+
+def test_records_failing_finds_each_bad_header_and_data_crc():
+    from tfrview.core.tfrecord.window import records_failing
+
+    recs = [example(i, 1 + i % 3) for i in range(30)]
+    raw, offs = framed(recs)
+    starts = np.array(offs[:-1], dtype=np.int64)
+    lengths = np.array([len(r) for r in recs], dtype=np.int64)
+    bh, bd = records_failing(raw, starts, lengths)
+    assert not bh.any() and not bd.any()
+    b = bytearray(raw)
+    b[offs[4] + 20] ^= 1  # record 4's data
+    b[offs[9] + 9] ^= 1  # record 9's length CRC
+    bh, bd = records_failing(bytes(b), starts, lengths)
+    assert np.flatnonzero(bh).tolist() == [9] and np.flatnonzero(bd).tolist() == [4]
+    # records with gaps between them (a filter's), and a length the bytes do not hold
+    keep = np.array([0, 4, 7], dtype=np.int64)
+    bad_len = lengths[keep].copy()
+    bad_len[2] -= 1
+    bh, bd = records_failing(bytes(b), starts[keep], bad_len)
+    assert bh.tolist() == [False, False, True] and bd.tolist()[:2] == [False, True]
+
+
+def test_a_record_damaged_after_its_stored_analysis_is_dropped_as_verification_would(tmp_path):
+    """The copy checks the CRCs of what it reads against a stored analysis's framing; a record that
+    fails there (its bytes changed, stat kept) starts the rewrite again with the inputs verified
+    first: it is dropped and counted as damaged, and nothing of the first attempt is left."""
+    d = tmp_path / "in"
+    d.mkdir()
+    path = d / "a.tfrecord"
+    write_records(path, [example(i, 1 + i % 3) for i in range(40)])
+    opts = RewriteOptions(where="n < 30", class_map=parse_class_map("3=1"), jobs=1)
+    first = rewrite([str(path)], tmp_path / "one", opts)
+    assert first.kept == 30 and first.dropped["damaged"] == 0
+    with open_source(path) as src:
+        idx, _ = index_and_verify(src)
+    st = path.stat()
+    with open(path, "r+b") as fh:  # record 5's data, in place; the stored analysis still applies
+        fh.seek(int(idx.offsets[5]) + 20)
+        c = fh.read(1)
+        fh.seek(-1, os.SEEK_CUR)
+        fh.write(bytes([c[0] ^ 0x40]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    again = rewrite([str(path)], tmp_path / "two", opts)
+    assert again.dropped == {"damaged": 1, "filter": 10, "tag": 0} and again.kept == 29
+    out = next((tmp_path / "two").glob("*.tfrecord"))
+    assert verified(out) == 29 and 5 not in numbers_of(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "one", "two"]
+
+
+def test_one_rule_and_one_wording_for_every_output_folder(data, tmp_path):
+    """`output.atomic.check_new_output` is the rule the exports and the rewrite both say."""
+    from tfrview.core.errors import TfrviewError
+    from tfrview.core.output.atomic import atomic_dir, check_new_output
+    from tfrview.core.rewrite.outdir import check_outdir
+
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("x")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    cases = [
+        (data / "sub", False, "is inside the input folder"),
+        (data, False, "is inside the input folder"),
+        (tmp_path, False, "holds the input"),
+        (taken, False, "exists (use --force to replace it)"),
+        (a_file, True, "exists and is no folder"),
+    ]
+    for out, force, words in cases:
+        with pytest.raises(TfrviewError) as export:
+            check_new_output(out, [data], force, folder=True)
+        with pytest.raises(RewriteError) as rewrite_:
+            check_outdir(out, [data], force)
+        assert words in str(export.value) and str(export.value) == str(rewrite_.value)
+    check_new_output(taken, [data], True, folder=True)  # --force replaces a folder
+    late = tmp_path / "late"
+    with (
+        pytest.raises(TfrviewError, match=r"appeared while writing \(use --force"),
+        atomic_dir(late, force=False) as tmp,
+    ):
+        (tmp / "a").write_text("a")
+        late.mkdir()
+        (late / "b").write_text("b")
+    assert [p.name for p in late.iterdir()] == ["b"] and not list(tmp_path.glob(f".late*{PARTIAL}"))
+
+
+def test_a_plain_shard_is_read_back_against_the_lengths_written(tmp_path):
+    """`outdir._check_written`: the bytes on disk framed by the lengths the writer kept; a changed
+    byte, a changed length or bytes past the end are each a one-line error."""
+    from tfrview.core.rewrite.outdir import ShardWriter, _check_written
+
+    recs = [example(i, 1, extra=i * 50) for i in range(50)]
+    raw, offs = framed(recs)
+    path = tmp_path / "s.tfrecord"
+    w = ShardWriter(path)
+    w.write_framed(raw[: offs[20]], 20, np.array([len(r) for r in recs[:20]]))
+    for r in recs[20:]:
+        w.write(r)
+    w.close()
+    lengths = w.lengths()
+    got_offs, got_lens = _check_written(path, lengths, path)
+    assert got_offs.tolist() == offs[:-1] and got_lens.tolist() == [len(r) for r in recs]
+    for change in ("data", "length", "tail"):
+        b = bytearray(raw)
+        if change == "data":
+            b[offs[33] + 15] ^= 1
+        elif change == "length":
+            b[offs[7]] ^= 1
+        else:
+            b += b"\0" * 16
+        path.write_bytes(bytes(b))
+        with pytest.raises(RewriteError, match=r"read back .*nothing was written"):
+            _check_written(path, lengths, path)

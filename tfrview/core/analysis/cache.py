@@ -182,12 +182,13 @@ def load_many(
 
     got = _run(read, {})
     out: list[ShardResult | None] = []
+    memo: dict = {}
     for t, i, k in zip(tasks, ids, keys, strict=True):
         row = got.get(k) if k is not None else None
         r = None
         if row is not None:
             try:
-                r = _result(t, i, k, row[0], row[1], deep=t.deep and not index_only)
+                r = _result(t, i, k, row[0], row[1], deep=t.deep and not index_only, memo=memo)
             except (ValueError, KeyError, TypeError, IndexError) as exc:  # written by a broken run
                 log.info("stored result %s of %s unreadable (%s): dropped", k, t.path, exc)
                 _run(lambda c, k=k: _delete(c, k), None)
@@ -469,13 +470,29 @@ def _unpack_arrays(meta: dict, blob: bytes) -> dict[str, np.ndarray]:
 
 
 def _result(
-    task: ShardTask, identity, key: str, meta_json: bytes, blob: bytes, deep: bool
+    task: ShardTask, identity, key: str, meta_json: bytes, blob: bytes, deep: bool, memo: dict | None = None
 ) -> ShardResult | None:
+    """`memo`: the index last decoded for each identity, shared by the parts of one big file (each
+    part stores the whole file's index: 8 parts of 2,000,000 records were 8 decodings of 16 MB)."""
     meta = json.loads(meta_json)
     if tuple(meta["identity"]) != identity:
         return None
     arrays = _unpack_arrays(meta, blob)
-    offsets, lengths, status = _index_of(meta, arrays)
+    same = None if memo is None else memo.get(tuple(identity))
+    if (
+        same is not None
+        and same[0] == (meta.get("first_offset"), meta.get("status_all"))
+        and all(np.array_equal(same[1].get(k), arrays.get(k)) for k in ("lengths", "offsets", "status"))
+    ):
+        offsets, lengths, status = same[2]
+    else:
+        offsets, lengths, status = _index_of(meta, arrays)
+        if memo is not None:
+            memo[tuple(identity)] = (
+                (meta.get("first_offset"), meta.get("status_all")),
+                arrays,
+                (offsets, lengths, status),
+            )
     r = ShardResult(
         task.file_no,
         task.path,

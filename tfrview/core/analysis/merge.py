@@ -93,8 +93,10 @@ class DatasetAnalysis:
                 t = t.append_column(name, pa.array(arr.astype(np.int64), mask=arr < 0))
         return t
 
-    def facts(self):
-        """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset."""
+    def facts(self, pick=None):
+        """One fact table for the dataset (pyarrow), with `n`, each record's number in the dataset.
+        `pick` (a pyarrow schema -> column names): only those columns of each file's table, read
+        and not kept (`DeepResult.read_facts`: a stored table decompressed only there)."""
         import pyarrow as pa  # heavy: pyarrow on first use only
 
         from tfrview.core.analysis.facts import concat  # heavy: pyarrow on first use only
@@ -102,7 +104,7 @@ class DatasetAnalysis:
         tables, base = [], 0
         for fi, s in enumerate(self.shards):
             if s.deep is not None:
-                t = s.deep.facts
+                t = s.deep.facts if pick is None else s.deep.read_facts(pick)
                 t = t.add_column(0, "n", pa.array(np.arange(base, base + t.num_rows, dtype=np.int64)))
                 split = self.splits[fi] if fi < len(self.splits) else ""
                 t = t.append_column(
@@ -137,11 +139,13 @@ def merge(
     groups: list[DatasetGroup] | None = None,
     splits: list[str] | None = None,
     rules: DatasetRules | None = None,
+    step: bool = True,
 ) -> DatasetAnalysis:
     """The files' results as one analysis. `groups`: which files form one dataset (default: by
     their names, `tfrecord.groups.group_files`); each is judged against its own schema. `splits`:
     each file's split (default: by their paths, `tfrecord.splits`). `rules`: the thresholds of the
-    dataset step (`datasetqa`), run when every file was decoded."""
+    dataset step (`datasetqa`), run when every file was decoded and `step` (a caller that reads
+    none of its findings or columns, as a rewrite whose filter names none, leaves it out)."""
     shards = join_parts(results)
     out = DatasetAnalysis(shards, rules=rules or DatasetRules())
     out.groups = groups if groups is not None else group_files([s.path for s in shards])
@@ -172,7 +176,7 @@ def merge(
     for fi, p in _length_mismatches(shards):
         out.dataset_problems.setdefault(fi, []).append(p)
     _say_other_keys(out)
-    if any(s.deep is not None for s in shards):
+    if step and any(s.deep is not None for s in shards):
         from tfrview.core.analysis import datasetqa  # pyarrow and the steps: a deep analysis only
 
         out.qa = datasetqa.run(out, out.rules)

@@ -1,7 +1,17 @@
-"""Writing new files atomically: a temporary file beside the destination, then a rename."""
+"""Writing new files and folders atomically: a temporary beside the destination, then a rename.
+
+The one rule for every output (export, salvage, repair, rewrite, the COCO re-import, the training
+formats): `check_new_output` before any work (an output is never an input, never inside an input
+folder and never holds an input; it exists only when `--force` replaces it; a folder output never
+replaces a file), one wording for each refusal; a file through `new_temp_file`/`atomic_file`, a
+folder through `new_temp_dir` and `swap_in` (`atomic_dir` for a block that fills it), each named
+`.<name>.<random>.partial` beside it. A folder's temporary records its writer's process id
+(`OWNER`), so a write killed before its rename is cleaned by the next one beside it (`clean_stale`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from contextlib import contextmanager
@@ -76,56 +86,155 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
-def check_new_output(out: Path, inputs: list[Path], force: bool = False) -> None:
-    """Before any work: the output is no input, is not inside an input folder nor holds one, and
-    exists only when `force` says replace it (one line each, nothing written)."""
+PARTIAL = ".partial"  # the suffix of every temporary beside an output
+OWNER = ".tfrview-writer-pid"  # inside a temporary folder: the process writing it
+
+
+def _inside(a: str, b: str) -> bool:
+    """Whether real path `a` is `b` or inside it."""
+    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
+
+
+def check_new_output(out: Path, inputs: list, force: bool = False, *, folder: bool = False) -> None:
+    """Before any work: the output is no input file, is not an input folder nor inside one, holds
+    no input, and exists only when `force` says replace it (an empty folder is free); a `folder`
+    output never replaces a file, even with `force`. One line each, nothing written."""
     from tfrview.core.tfrecord.remote import is_url
 
-    refuse_overwriting_inputs(out, inputs)
     target = os.path.realpath(out)
     for p in inputs:
-        if is_url(p):
+        if is_url(str(p)):
             continue
         real = os.path.realpath(p)
-        if os.path.isdir(real) and (target + os.sep).startswith(real.rstrip(os.sep) + os.sep):
-            raise TfrviewError(f"{printable(str(out))}: inside the input folder {printable(str(p))}")
-        if (real + os.sep).startswith(target.rstrip(os.sep) + os.sep):
+        if os.path.isdir(real) and _inside(target, real):
+            raise TfrviewError(f"{printable(str(out))}: is inside the input folder {printable(str(p))}")
+    refuse_overwriting_inputs(Path(out), list(inputs))
+    for p in inputs:
+        if not is_url(str(p)) and _inside(os.path.realpath(p), target):
             raise TfrviewError(f"{printable(str(out))}: holds the input {printable(str(p))}")
-    if os.path.lexists(out) and not force and not (os.path.isdir(out) and not os.listdir(out)):
+    if not os.path.lexists(out):
+        return
+    is_folder = os.path.isdir(out) and not os.path.islink(out)
+    if folder and not is_folder:
+        raise TfrviewError(f"{printable(str(out))}: exists and is no folder")
+    if not force and not (is_folder and not any(os.scandir(out))):
         raise TfrviewError(f"{printable(str(out))}: exists (use --force to replace it)")
 
 
-@contextmanager
-def atomic_dir(path: Path):
-    """A new directory, all or nothing: the block fills a temporary directory beside `path`, which
-    replaces `path` only when the block finishes (an older `path` is moved aside first and removed
-    after). An error or a stop leaves `path` as it was and no temporary directory behind."""
-    import shutil
-
+def new_temp_dir(path: Path) -> Path:
+    """A temporary folder beside `path` (its parent made if missing; same filesystem: one rename
+    at the end) with the permissions a new folder gets from the umask and this process's id in
+    `OWNER`."""
     parent = path.parent if str(path.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".partial", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=PARTIAL, dir=parent))
+        (tmp / OWNER).write_text(str(os.getpid()))
     except OSError as exc:
         raise output_error(path, exc) from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
+def swap_in(tmp: Path, path: Path, force: bool) -> None:
+    """The finished temporary folder renamed to `path`; an existing `path` (an empty folder, or any
+    with `force`) moved aside first and removed after, or put back if the rename fails. `path` is
+    looked at again: another writer may have made it since the check. OSError is the caller's."""
+    import shutil
+
+    _fsync_dir(tmp)
+    old = None
+    if os.path.lexists(path):
+        is_folder = os.path.isdir(path) and not os.path.islink(path)
+        if not force and not (is_folder and not any(os.scandir(path))):
+            raise TfrviewError(f"{printable(str(path))}: appeared while writing (use --force to replace it)")
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".old", dir=tmp.parent))
+        os.replace(path, old / "x")
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if old is not None:
+            os.replace(old / "x", path)
+            shutil.rmtree(old, ignore_errors=True)
+        raise
+    with contextlib.suppress(OSError):  # after the rename: a kill before it leaves the owner known
+        (path / OWNER).unlink()
+    _fsync_dir(tmp.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_dir(path: Path, force: bool = True):
+    """A new directory, all or nothing: the block fills a temporary directory beside `path`, which
+    replaces `path` only when the block finishes (`swap_in`: an older `path` is moved aside first
+    and removed after; one that appeared meanwhile only with `force`). An error or a stop leaves
+    `path` as it was and no temporary directory behind."""
+    import shutil
+
+    tmp = new_temp_dir(path)
     try:
         yield tmp
-        old = None
-        if os.path.lexists(path):
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".old", dir=parent))
-            os.replace(path, old / "x")
-        os.replace(tmp, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        (tmp / OWNER).unlink(missing_ok=True)
+        swap_in(tmp, path, force)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise output_error(path, exc) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(path: Path) -> list[Path]:
+    """Remove the temporary folders a killed writer left beside `path` (its process is gone); the
+    ones removed. A folder whose owner cannot be read is left alone, and said in the log."""
+    import logging
+    import shutil
+
+    log = logging.getLogger(__name__)
+    parent = Path(os.path.realpath(path)).parent
+    removed = []
+    prefix = f".{Path(path).name[:32]}."
+    try:
+        entries = [e for e in os.scandir(parent) if e.name.startswith(prefix) and e.name.endswith(PARTIAL)]
+    except OSError:
+        return []
+    for e in entries:
+        try:
+            pid = int((Path(e.path) / OWNER).read_text().strip())
+        except (OSError, ValueError):
+            log.info("%s: a temporary folder of no known writer; left alone", e.path)
+            continue
+        if not _alive(pid):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(Path(e.path))
+            log.info("removed %s, left by writer process %d", e.path, pid)
+    return removed
 
 
 def remove_partials(path: Path) -> int:

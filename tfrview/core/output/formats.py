@@ -41,7 +41,7 @@ def export_annotated(
 
     fmt = ExportFormat(fmt)
     out = Path(out)
-    check_new_output(out, list(inputs), force)
+    check_new_output(out, list(inputs), force, folder=not fmt.is_file)
     context = ReadingContext(label_map=label_map, chosen=tuple(specs), tfds=tfds)
     classes = Classes()
     classes.seed(label_map)
@@ -66,7 +66,7 @@ def export_annotated(
             final.unlink(missing_ok=True)
             scratch.unlink(missing_ok=True)
     else:
-        with atomic_dir(out) as tmp:
+        with atomic_dir(out, force) as tmp:
             if fmt is ExportFormat.COCO:
                 written = coco.write_coco(records, tmp, classes)
             elif fmt is ExportFormat.YOLO:

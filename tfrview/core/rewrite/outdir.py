@@ -2,41 +2,78 @@
 after" (the rewrite and the COCO re-import share it).
 
 Everything is written inside a temporary folder beside OUTDIR (same filesystem: one rename at the
-end), named `.OUTDIR.NNN.partial` with the writer's process id inside; every shard is read back,
-framed and CRC-checked and its count compared before the rename. An error, Ctrl+C or a cancel
-removes the temporary folder; a killed writer leaves it, and the next write beside it removes every
-one whose process is gone. OUTDIR is never half-written: it either does not change or is whole."""
+end; the one rule of every output folder, `output.atomic`: `check_new_output`, `new_temp_dir`,
+`swap_in`, `clean_stale`), named `.OUTDIR.NNN.partial` with the writer's process id inside; every
+shard is read back, framed and CRC-checked and its count compared before the rename. An error,
+Ctrl+C or a cancel removes the temporary folder; a killed writer leaves it, and the next write
+beside it removes every one whose process is gone. OUTDIR is never half-written: it either does not
+change or is whole."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
-from tfrview.core.errors import Cancelled
+import numpy as np
+
+from tfrview.core.errors import Cancelled, TfrviewError
+from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, OWNER, clean_stale: said from here too
+    OWNER,
+    PARTIAL,
+    check_new_output,
+    clean_stale,
+    new_temp_dir,
+    swap_in,
+)
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.rewrite.options import RewriteError
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 log = logging.getLogger(__name__)
 
-PARTIAL = ".partial"
-OWNER = ".tfrview-writer-pid"  # inside a temporary folder: the process writing it
+RUN_BYTES = 8 << 20  # the window a plain shard is read back in
 
 
 class ShardWriter(RecordWriter):
     """A RecordWriter that also takes records already framed (header, data, footer), copied byte
-    for byte from an input whose CRCs passed: a copy never re-frames what it need not."""
+    for byte from an input whose CRCs passed: a copy never re-frames what it need not. It keeps the
+    length of every record written, which the read-back checks the file against (`_check_written`)."""
 
-    def write_framed(self, framed: bytes | memoryview, records: int) -> None:
+    def __init__(self, path, compression: str = "none") -> None:
+        super().__init__(path, compression)
+        self._lengths: list[np.ndarray] = []
+        self._one: list[int] = []
+
+    def write_framed(self, framed: bytes | memoryview, records: int, lengths: np.ndarray) -> None:
+        """`records` framed records whose data lengths are `lengths`, copied as they are."""
+        if len(lengths) != records:
+            raise ValueError(f"{records} framed records with {len(lengths)} lengths")
         self._put(framed)
         self.count += records
+        if self._one:
+            self._flush_one()
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+
+    def write(self, data, footer: bytes | None = None) -> None:
+        super().write(data, footer)
+        self._one.append(data.full_size if isinstance(data, PayloadHead) else len(data))
+
+    def _flush_one(self) -> None:
+        if self._one:
+            self._lengths.append(np.array(self._one, dtype=np.int64))
+            self._one = []
+
+    def lengths(self) -> np.ndarray:
+        """The data length of every record written, in order."""
+        self._flush_one()
+        return np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
 
     def close(self) -> None:
         """Finish and rename, without RecordWriter's fsync: `write_shards` syncs every shard at the
@@ -68,68 +105,14 @@ class WrittenShard:
     bytes: int
 
 
-def _inside(a: str, b: str) -> bool:
-    """Whether real path `a` is `b` or inside it."""
-    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
-
-
 def check_outdir(outdir: Path, inputs: Sequence[Path | str], force: bool) -> None:
-    """Before any work: OUTDIR is no input, not inside one and holds none; it exists non-empty only
-    with `force`; its parent is a folder."""
-    from tfrview.core.tfrecord.remote import is_url
-
-    out = os.path.realpath(outdir)
-    for p in inputs:
-        if is_url(str(p)):
-            continue
-        real = os.path.realpath(p)
-        if _inside(out, real) and (out != real or os.path.isdir(real)):
-            raise RewriteError(f"{printable(str(outdir))}: is inside the input {printable(str(p))}")
-        if _inside(real, out) or out == real:
-            raise RewriteError(f"{printable(str(outdir))}: holds the input {printable(str(p))}")
-    if os.path.lexists(outdir):
-        if not os.path.isdir(outdir) or os.path.islink(outdir):
-            raise RewriteError(f"{printable(str(outdir))}: exists and is no folder")
-        if any(os.scandir(outdir)) and not force:
-            raise RewriteError(
-                f"{printable(str(outdir))}: exists and is not empty (use --force to replace it)"
-            )
-    parent = Path(out).parent
-    if not parent.is_dir():
-        raise RewriteError(f"{printable(str(outdir))}: its folder {printable(str(parent))} does not exist")
-
-
-def _alive(pid: int) -> bool:
+    """Before any work: `output.atomic.check_new_output`'s rule for a folder, said as a RewriteError."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale(outdir: Path) -> list[Path]:
-    """Remove the temporary folders a killed writer left beside OUTDIR (its process is gone);
-    the ones removed. A folder whose owner cannot be read is left alone, and said in the log."""
-    parent = Path(os.path.realpath(outdir)).parent
-    removed = []
-    prefix = f".{Path(outdir).name[:32]}."
-    try:
-        entries = [e for e in os.scandir(parent) if e.name.startswith(prefix) and e.name.endswith(PARTIAL)]
-    except OSError:
-        return []
-    for e in entries:
-        try:
-            pid = int((Path(e.path) / OWNER).read_text().strip())
-        except (OSError, ValueError):
-            log.info("%s: a temporary folder of no known writer; left alone", e.path)
-            continue
-        if not _alive(pid):
-            shutil.rmtree(e.path, ignore_errors=True)
-            removed.append(Path(e.path))
-            log.info("removed %s, left by writer process %d", e.path, pid)
-    return removed
+        check_new_output(Path(outdir), list(inputs), force, folder=True)
+    except RewriteError:
+        raise
+    except TfrviewError as exc:
+        raise RewriteError(str(exc)) from None
 
 
 def _write_error(outdir: Path, exc: OSError) -> RewriteError:
@@ -158,20 +141,20 @@ def write_shards(
     outdir = Path(outdir)
     check_outdir(outdir, inputs, force)
     clean_stale(outdir)
-    parent = Path(os.path.realpath(outdir)).parent
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name[:32]}.", suffix=PARTIAL, dir=parent))
-    except OSError as exc:
-        raise _write_error(outdir, exc) from None
+        tmp = new_temp_dir(Path(os.path.realpath(outdir.parent)) / outdir.name)
+    except TfrviewError as exc:
+        raise RewriteError(f"{exc}; nothing was written") from None
     try:
-        (tmp / OWNER).write_text(str(os.getpid()))
         written = _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress)
         if extra is not None:
             extra(tmp, written)
-        os.chmod(tmp, 0o777 & ~_umask())
-        _swap_in(tmp, outdir, force)
-        with contextlib.suppress(OSError):  # after the rename: a kill before it leaves the owner known
-            (outdir / OWNER).unlink()
+        try:
+            swap_in(tmp, outdir, force)
+        except RewriteError:
+            raise
+        except TfrviewError as exc:
+            raise RewriteError(str(exc)) from None
         return written
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -181,20 +164,15 @@ def write_shards(
         raise
 
 
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
-
-
 def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> list[WrittenShard]:
-    from types import SimpleNamespace
-
-    from tfrview.core.analysis import plan as plan_tasks
-    from tfrview.core.analysis import run_tasks
+    """Each shard written, then read back: a plain one at once, while the kernel writes it to disk
+    (`_check_written`: its bytes, from the page cache, against the lengths written); a compressed
+    one framed and CRC-checked as `verify` reads it, side by side on the pool, at the end. Every
+    shard synced before anything is renamed."""
     from tfrview.core.output.atomic import atomic_write_text
     from tfrview.core.output.index_files import format_index
 
+    framing: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # shard -> (offsets, lengths) read back
     for k, s in enumerate(shards):
         if progress is not None:
             progress("writing", k, len(shards))
@@ -207,20 +185,82 @@ def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> 
         w.close()
         if w.count != s.records:
             raise RewriteError(f"{printable(s.name)}: wrote {w.count:,} records, expected {s.records:,}")
+        if compression == "none":
+            framing[k] = _check_written(tmp / s.name, w.lengths(), outdir / s.name)
     for s in shards:  # on disk before anything is renamed
         fd = os.open(tmp / s.name, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-    # read back as `verify` reads: every shard framed and CRC-checked, side by side on the pool
+    if len(framing) < len(shards):
+        framing.update(_read_back_on_pool(tmp, outdir, shards, jobs, progress))
+    written = []
+    for k, s in enumerate(shards):
+        offsets, lengths = framing[k]
+        if index:
+            atomic_write_text(
+                tmp / (s.name + ".idx"), format_index(SimpleNamespace(offsets=offsets, lengths=lengths))
+            )
+        written.append(WrittenShard(s.name, s.records, (tmp / s.name).stat().st_size))
+    return written
+
+
+def _check_written(path: Path, lengths: np.ndarray, said: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A plain shard read back and checked as a framing of it would find it: records at the
+    offsets the lengths written give, each header holding its length and a passing length CRC,
+    each data CRC passing, the file ending where the last record does. Read in windows of
+    `RUN_BYTES` (from the page cache, just written), checked by numpy (`window.records_failing`);
+    a record longer than a window streamed (`index.data_crc_ok`). (offsets, lengths)."""
+    from tfrview.core.tfrecord.framing import HEADER_SIZE, OVERHEAD, encode_header
+    from tfrview.core.tfrecord.index import data_crc_ok
+    from tfrview.core.tfrecord.source import open_source
+    from tfrview.core.tfrecord.window import records_failing
+
+    n = len(lengths)
+    ends = np.cumsum(lengths + OVERHEAD)
+    offsets = ends - (lengths + OVERHEAD)
+    size = path.stat().st_size
+
+    def bad(what: str) -> RewriteError:
+        return RewriteError(f"{printable(str(said))}: read back {what}; nothing was written")
+
+    if size != (int(ends[-1]) if n else 0):
+        raise bad(f"{size:,} bytes where {int(ends[-1]) if n else 0:,} were written")
+    # a window, and the CRC check's copy: reused, one window's size, never grown under a view
+    buf, scratch = bytearray(RUN_BYTES), bytearray(RUN_BYTES)
+    with open_source(path) as src:
+        a = 0
+        while a < n:
+            lo = int(offsets[a])
+            b = max(int(np.searchsorted(ends, lo + RUN_BYTES, side="right")), a + 1)
+            if b == a + 1 and int(lengths[a]) + OVERHEAD > RUN_BYTES:
+                head = src.read(lo, HEADER_SIZE)
+                if head != encode_header(int(lengths[a])) or not data_crc_ok(src, lo, int(lengths[a])):
+                    raise bad(f"record {a:,} failing its CRC")
+            else:
+                data = src.span(lo, int(ends[b - 1]) - lo, buf)
+                if len(data) != int(ends[b - 1]) - lo:
+                    raise bad(f"short at record {a:,}")
+                bh, bd = records_failing(data, offsets[a:b] - lo, lengths[a:b], scratch)
+                if bh.any() or bd.any():
+                    raise bad(f"record {a + int(np.argmax(bh | bd)):,} failing its CRC")
+            a = b
+    return offsets, lengths
+
+
+def _read_back_on_pool(tmp, outdir, shards, jobs, progress) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Compressed shards read back as `verify` reads: framed and CRC-checked, side by side."""
+    from tfrview.core.analysis import plan as plan_tasks
+    from tfrview.core.analysis import run_tasks
+
     tasks = plan_tasks([str(tmp / s.name) for s in shards], False, None, read_cache=False, write_cache=False)
     results = {}
     for r in run_tasks(tasks, jobs):
         results[r.file_no] = r
         if progress is not None:
             progress("reading back", len(results), len(shards))
-    written = []
+    out = {}
     for k, s in enumerate(shards):
         r = results[k]
         if r.error is not None or r.problems or r.records != s.records or len(r.offsets) != s.records:
@@ -228,50 +268,8 @@ def _fill_and_check(tmp, outdir, shards, compression, index, jobs, progress) -> 
                 f"{printable(str(outdir / s.name))}: read back {r.records:,} intact records of "
                 f"{len(r.offsets):,}, expected {s.records:,}; nothing was written"
             )
-        if index:
-            atomic_write_text(
-                tmp / (s.name + ".idx"), format_index(SimpleNamespace(offsets=r.offsets, lengths=r.lengths))
-            )
-        written.append(WrittenShard(s.name, s.records, (tmp / s.name).stat().st_size))
-    return written
-
-
-def _swap_in(tmp: Path, outdir: Path, force: bool) -> None:
-    """The finished folder renamed to OUTDIR; an existing OUTDIR (empty, or --force) moved aside
-    first and removed after, or put back if the rename fails. OUTDIR is looked at again: another
-    writer may have made it since the start."""
-    _fsync_dir(tmp)
-    old = None
-    if os.path.lexists(outdir):
-        if not force and (not os.path.isdir(outdir) or any(os.scandir(outdir))):
-            raise RewriteError(
-                f"{printable(str(outdir))}: appeared while writing (use --force to replace it)"
-            )
-        old = Path(tempfile.mkdtemp(prefix=f".{outdir.name[:32]}.", suffix=".old", dir=tmp.parent))
-        os.rmdir(old)
-        os.rename(outdir, old)
-    try:
-        os.rename(tmp, outdir)
-    except BaseException:
-        if old is not None:
-            os.rename(old, outdir)
-        raise
-    _fsync_dir(tmp.parent)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        out[k] = (r.offsets, r.lengths)
+    return out
 
 
 def cancelled_by(check: Callable[[], bool]) -> Callable[[str, int, int], None]:

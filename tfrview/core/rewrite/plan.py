@@ -1,11 +1,17 @@
 """A rewrite's plan: which input records are written, where, and changed how — all as arrays.
 
-Every input is framed and verified first (`Dataset.frame_and_verify`, a big plain file in parts on
-every core); only intact records can be written (a damaged record's bytes are never copied). What a
-filter, a class map, a stratified split or a grouping needs is read from the analysis pass's fact
-table (run once, stored, so the window's filter job answers from the same facts): the selection is
-`vfilter` over it, the class keys are the box spec it stored and the record label keys, the groups
-its `source_id`/filename/episode columns or the dataset step's `dup_group`."""
+Every input is framed first; only intact records can be written (a damaged record's bytes are never
+copied). Its CRCs are checked by the copy in the bytes it reads (`run._check_window`) against the
+framing planned here: the analysis's (stored or run now), or, for a big plain file a plain copy
+reads, its framing alone (`index.scan`, the headers of 250 KB records read, not their data). A
+record that fails there starts the rewrite again with every input verified first (`verify_first`,
+`Dataset`'s framing and every CRC, a big plain file in parts on every core), so the answer is the
+one a verification first gives. What a filter, a class map, a stratified split or a grouping needs is
+read from the analysis pass's fact table (run once, stored, so the window's filter job answers from
+the same facts), only the columns they name: the selection is `vfilter` over it, the class keys are
+the box spec it stored and the record label keys, the groups its `source_id`/filename/episode
+columns or the dataset step's `dup_group` (the dataset step runs only when one of its columns is
+named)."""
 
 from __future__ import annotations
 
@@ -67,6 +73,7 @@ class Plan:
     remap: Remap | None = None
     starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     notes: list[str] = field(default_factory=list)
+    verified_first: bool = False  # every input's CRCs checked before the plan (else by the copy)
 
     def locate(self, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         fi = np.searchsorted(self.starts, numbers, side="right") - 1
@@ -78,17 +85,24 @@ class Plan:
 
 
 def open_inputs(
-    args: list[str], opts: RewriteOptions, label_map, progress: Progress | None
+    args: list[str],
+    opts: RewriteOptions,
+    label_map,
+    progress: Progress | None,
+    verify_first: bool = False,
+    needs_step: bool = False,
 ) -> tuple[list[PlannedFile], object, object]:
-    """Every input framed and verified on the analysis pass's pool (files side by side, a big plain
-    file in parts on every core), with the deep pass when a filter, class map or split needs the
-    facts (its stored results reused for the facts, but a file whose result came from the store is
-    framed and verified again here: what is copied is checked now). A file that cannot be opened or
-    a shard that is missing is an error (a rewrite of part of a dataset would be silent loss).
+    """Every input framed on the analysis pass's pool (files side by side, a big plain file in
+    parts on every core), with the deep pass when a filter, class map or split needs the facts
+    (their stored results reused). Without `verify_first`, a stored result's framing and statuses
+    are taken as they are and a big plain file a plain copy reads is framed alone (`_scan_only`):
+    the copy checks the CRCs of what it reads. With it, every input is verified now (a file whose
+    result came from the store framed and verified again). A file that cannot be opened or a shard
+    that is missing is an error (a rewrite of part of a dataset would be silent loss).
     (files, the one TFDS dataset the inputs are or None, the merged analysis or None)."""
     from tfrview.core.analysis import plan as plan_tasks
     from tfrview.core.analysis import run_tasks
-    from tfrview.core.analysis.merge import merge
+    from tfrview.core.analysis.merge import join_parts, merge
     from tfrview.core.tfrecord.dataset import Dataset
     from tfrview.core.tfrecord.report import index_and_verify
     from tfrview.core.tfrecord.splits import split_of_files
@@ -98,25 +112,38 @@ def open_inputs(
         if f.source is None:
             raise RewriteError(f"{printable(str(f.path))}: {printable(f.error or 'cannot be read')}")
     splits = [s or NO_SPLIT for s in split_of_files([f.path for f in ds.files])]
-    paths = [str(f.path) for f in ds.files]
     deep = bool(opts.where or opts.class_map or opts.split or opts.group_by)
+    framed: dict[int, tuple] = {}  # file -> (offsets, lengths, status) of a framing alone
+    if not deep and not verify_first:
+        for fi, f in enumerate(ds.files):
+            got = _scan_only(f.source, opts.jobs)
+            if got is not None:
+                framed[fi] = got
+    todo = [fi for fi in range(len(ds.files)) if fi not in framed]
     lm = {str(k): v for k, v in label_map.items()} if (deep and label_map) else None
-    tasks = plan_tasks(paths, deep, lm, read_cache=deep)  # a look at the bytes is always read now
+    tasks = plan_tasks([str(ds.files[fi].path) for fi in todo], deep, lm, read_cache=deep)
     phase = "reading records (analysis)" if deep else "verifying inputs"
     results = []
-    for r in run_tasks(tasks, opts.jobs):
+    for r in run_tasks(tasks, opts.jobs) if todo else ():
         results.append(r)
         if progress is not None:
             progress(phase, len(results), len(tasks))
     for r in results:
         if r.error is not None:
             raise RewriteError(printable(r.error))
-    a = merge(results, splits=splits)
-    cached = {r.file_no for r in results if r.from_cache}
+    a = merge(results, splits=splits, step=needs_step) if deep else None
+    shards = a.shards if a is not None else join_parts(results)
+    by_file = dict(zip(todo, shards, strict=True))
+    cached = {todo[r.file_no] for r in results if r.from_cache}
     out = []
-    for fi, (f, s) in enumerate(zip(ds.files, a.shards, strict=True)):
+    for fi, f in enumerate(ds.files):
+        if fi in framed:
+            offsets, lengths, status = framed[fi]
+            out.append(_planned(f.path, f.source, offsets, lengths, status, splits[fi]))
+            continue
+        s = by_file[fi]
         offsets, lengths, status = s.offsets, s.lengths, s.status
-        if fi in cached:
+        if fi in cached and verify_first:
             if progress is not None:
                 progress("verifying inputs", fi, len(ds.files))
             idx, _ = index_and_verify(f.source, jobs=opts.jobs)
@@ -131,7 +158,35 @@ def open_inputs(
                 )
         out.append(_planned(f.path, f.source, offsets, lengths, status, splits[fi]))
     tfds = ds.tfds[0] if len(ds.tfds) == 1 and ds.tfds[0].info is not None else None
-    return out, tfds, (a if deep else None)
+    return out, tfds, a
+
+
+def _scan_only(source, jobs: int) -> tuple | None:
+    """A big local plain file's framing alone (`index.scan`: its headers, not its data), every
+    record taken as intact for the copy to check; None (verify it on the pool) for any other file,
+    or one whose framing finds a problem."""
+    from tfrview.core.errors import TfrviewError
+    from tfrview.core.limits import FRAME_PARTS_BYTES
+    from tfrview.core.tfrecord.framing import Compression
+    from tfrview.core.tfrecord.index import VERIFIED, RecordIndex, scan
+
+    try:
+        if (
+            source.compression != Compression.NONE
+            or getattr(source, "remote", False)
+            or getattr(source, "file_size", 0) < FRAME_PARTS_BYTES
+        ):
+            return None
+        idx = RecordIndex()
+        for chunk in scan(source):
+            if chunk.problems:
+                return None
+            idx.apply(chunk)
+    except (OSError, TfrviewError) as exc:  # said by the verification on the pool that follows
+        log.debug("%s: framed on the pool instead (%s)", getattr(source, "path", "?"), exc)
+        return None
+    n = idx.count  # framed whole: each taken as verified (VERIFIED), which the copy makes true
+    return idx.offsets[:n].copy(), idx.lengths[:n].copy(), idx.status[:n] | VERIFIED
 
 
 def _planned(path, source, offsets, lengths, status, split) -> PlannedFile:
@@ -160,25 +215,34 @@ def make_plan(
     keep: frozenset[tuple[str, int]] | None = None,
     label_map: dict[int, str] | None = None,
     progress: Progress | None = None,
+    verify_first: bool = False,
 ) -> Plan:
-    """Inputs verified, records selected, split, ordered and sharded. `drop`/`keep`: (path, offset)
-    of records a tag drops or keeps (`keep` None: no keep tag asked)."""
-    files, tfds, a = open_inputs(args, opts, label_map, progress)
+    """Inputs framed (verified with `verify_first`, else the copy checks them), records selected,
+    split, ordered and sharded. `drop`/`keep`: (path, offset) of records a tag drops or keeps
+    (`keep` None: no keep tag asked)."""
+    files, tfds, a = open_inputs(args, opts, label_map, progress, verify_first, _needs_step(opts))
     counts = np.array([f.count for f in files], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     n = int(starts[-1])
     intact = np.concatenate([f.intact for f in files]) if files else np.zeros(0, bool)
-    plan = Plan(files, tfds, n, {"damaged": int(n - intact.sum()), "filter": 0, "tag": 0}, starts=starts)
+    plan = Plan(
+        files,
+        tfds,
+        n,
+        {"damaged": int(n - intact.sum()), "filter": 0, "tag": 0},
+        starts=starts,
+        verified_first=verify_first,
+    )
     selected = intact.copy()
-    table = None
+    table = known = None
     if a is not None and n:
-        table = a.facts()
+        table, known = _facts(a, opts)
         if table is None or table.num_rows != n:
             raise RewriteError(
                 "the analysis framed the inputs otherwise than their verification; run `tfrview cache --clear`"
             )
     if opts.where:
-        hit = _where(table, opts.where, a) if table is not None else np.zeros(n, bool)
+        hit = _where(table, opts.where, a, known) if table is not None else np.zeros(n, bool)
         plan.dropped["filter"] = int((selected & ~hit).sum())
         selected &= hit
     if drop or keep is not None:
@@ -220,13 +284,75 @@ def _stable(word: str) -> int:
     return zlib.crc32(word.encode("utf-8"))
 
 
-def _where(table, expr: str, analysis) -> np.ndarray:
-    """Which records the filter keeps, as the window's filter job evaluates it over the facts."""
+def _needs_step(opts: RewriteOptions) -> bool:
+    """Whether the rewrite reads a column of the dataset step (`dup_group`, `leak`, an evaluation's):
+    the step (copies across the dataset, image quality, label rules) runs in the merge only then."""
+    from tfrview.core.analysis.filterexpr import keys_used, parse
+    from tfrview.core.analysis.stepcolumns import NAMES
+
+    if opts.group_by == GroupBy.DUP_GROUP:
+        return True
+    return bool(opts.where) and bool(keys_used(parse(opts.where)) & set(NAMES))
+
+
+# the fact columns every reading of the facts keeps (small; what the filter's facts read)
+_BASE_COLUMNS = ("file", "record", "offset", "size", "crc", "kind")
+
+
+def _facts(analysis, opts: RewriteOptions):
+    """The dataset's fact table with only the columns the filter, the class map and the grouping
+    read (each file's stored table decompressed only there: `DeepResult.read_facts(pick)`), and the
+    feature keys every file's table holds (what the filter's keys are checked against).
+
+    The filter's keys are resolved against the keys the analysis's schema counted (no table read);
+    when that fails, against the keys every file's table holds (each file's schema message read:
+    the exact answer and the message the window's filter gives)."""
+    from tfrview.core.analysis.facts import column_of, key_of, len_column_of
+    from tfrview.core.analysis.filterexpr import FilterError, keys_used, parse, resolve_keys
+
+    names: set[str] = set()
+
+    def learn(schema) -> list[str]:
+        names.update(schema.names)
+        return []
+
+    known = set(analysis.schema.types)
+    used: set[str] = set()
+    if opts.where:
+        node = parse(opts.where)
+        try:
+            used |= keys_used(resolve_keys(node, known, complete=True))
+        except FilterError:
+            for s in analysis.shards:
+                if s.deep is not None:
+                    s.deep.read_facts(learn)
+            known = {got[0] for c in names if (got := key_of(c)) is not None}
+            used |= keys_used(resolve_keys(node, known, complete=True))
+    if opts.group_by is not None and opts.group_by != GroupBy.DUP_GROUP:
+        used |= set(GROUP_KEYS[opts.group_by])
+
+    def pick(schema) -> set[str]:
+        want = set(_BASE_COLUMNS) | (used & set(schema.names))
+        for k in used:
+            want |= {column_of(k), len_column_of(k)}
+        if opts.class_map or opts.split:
+            ids, texts, label = class_columns(schema)
+            for k in (*ids, *texts, *([label] if label else [])):
+                want |= {column_of(k), len_column_of(k)}
+        return want
+
+    return analysis.facts(pick), known
+
+
+def _where(table, expr: str, analysis, known: set[str] | None = None) -> np.ndarray:
+    """Which records the filter keeps, as the window's filter job evaluates it over the facts.
+    `known`: every feature key of the dataset (default: those the table's columns hold)."""
     from tfrview.core.analysis.facts import key_of
     from tfrview.core.analysis.filterexpr import facts_used, parse, resolve_keys
     from tfrview.core.analysis.vfilter import Matcher
 
-    known = {k for c in table.column_names if (got := key_of(c)) is not None for k in [got[0]]}
+    if known is None:
+        known = {k for c in table.column_names if (got := key_of(c)) is not None for k in [got[0]]}
     node = resolve_keys(parse(expr), known, complete=True)
     problems: dict[str, list[int]] = {}
     base = 0
@@ -285,7 +411,7 @@ def _box_spec(table) -> dict:
 
     from tfrview.core.analysis.facts import BOX_META
 
-    meta = table.schema.metadata or {}
+    meta = getattr(table, "schema", table).metadata or {}
     try:
         return json.loads(meta.get(BOX_META, b"{}"))
     except ValueError:
@@ -294,12 +420,14 @@ def _box_spec(table) -> dict:
 
 def class_columns(table) -> tuple[list[str], list[str], str | None]:
     """(id keys, text keys, the record label key) the reading found: the box spec's class keys and
-    the first record-label key the facts hold, with its `/text` or `/label` sibling."""
+    the first record-label key the facts hold, with its `/text` or `/label` sibling. `table`: a
+    fact table or its schema."""
     from tfrview.core.analysis.facts import column_of
     from tfrview.core.records.reading import LABEL_KEYS
 
-    spec = _box_spec(table)
-    names = set(table.column_names)
+    schema = getattr(table, "schema", table)
+    spec = _box_spec(schema)
+    names = set(schema.names)
     ids, texts = [], []
     if spec.get("class_id"):
         ids.append(spec["class_id"])
@@ -310,7 +438,7 @@ def class_columns(table) -> tuple[list[str], list[str], str | None]:
         for k in (label, *_siblings(label)):
             col = column_of(k)
             if col in names and k not in ids and k not in texts:
-                (texts if _is_text(table.schema.field(col).type) else ids).append(k)
+                (texts if _is_text(schema.field(col).type) else ids).append(k)
     return ids, texts, label
 
 

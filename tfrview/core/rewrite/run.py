@@ -16,6 +16,7 @@ from tfrview.core.rewrite.classes import label_map_text, rewrite_example
 from tfrview.core.rewrite.options import RewriteError, RewriteOptions
 from tfrview.core.rewrite.outdir import Shard, ShardWriter, WrittenShard, check_outdir, write_shards
 from tfrview.core.rewrite.plan import Plan, make_plan
+from tfrview.core.termtext import printable
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,44 @@ def rewrite(
     progress: Progress | None = None,
 ) -> RewriteResult:
     """Write the records `opts` selects from the dataset `args` names into a new OUTDIR (see the
-    package's docstring). Raises RewriteError (a one-line reason, nothing written) or Cancelled."""
+    package's docstring). Raises RewriteError (a one-line reason, nothing written) or Cancelled.
+
+    The inputs' CRCs are checked by the copy, in the bytes it reads anyway, against the framing the
+    plan holds (a stored analysis's, or a big plain file's framing alone): no separate pass reads
+    every input first. A record that fails there, which only a verification of the input would have
+    said, starts the whole rewrite again with every input verified first (`verify_first`), so
+    damaged records are dropped and counted exactly as that verification says."""
+    kw = dict(drop=drop, keep=keep, label_map=label_map, progress=progress)
+    try:
+        return _rewrite(args, outdir, opts, verify_first=False, **kw)
+    except CopyCheckFailed as exc:
+        log.info("%s; the inputs are verified first and the rewrite done again", exc)
+        return _rewrite(args, outdir, opts, verify_first=True, **kw)
+
+
+class CopyCheckFailed(RewriteError):
+    """A record copied fails a CRC its plan expected to pass (the input was not verified first)."""
+
+
+def _rewrite(
+    args: list[str],
+    outdir: str | os.PathLike,
+    opts: RewriteOptions,
+    *,
+    verify_first: bool,
+    drop: frozenset[tuple[str, int]],
+    keep: frozenset[tuple[str, int]] | None,
+    label_map: dict[int, str] | None,
+    progress: Progress | None,
+) -> RewriteResult:
     outdir = Path(outdir)
     from tfrview.core.tfrecord.dataset import expand_paths
 
     inputs = list(args) + [str(p) for p in expand_paths(list(args))]
     check_outdir(outdir, inputs, opts.force)  # before any work, and again before writing
-    plan = make_plan(args, opts, drop=drop, keep=keep, label_map=label_map, progress=progress)
+    plan = make_plan(
+        args, opts, drop=drop, keep=keep, label_map=label_map, progress=progress, verify_first=verify_first
+    )
     if not plan.kept:
         raise RewriteError(
             f"{outdir}: not written: no record is left to write ({_dropped_words(plan.dropped)})"
@@ -192,6 +224,9 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
     # a framed run goes on from j-1 to j: the next record at once, both copied as framed bytes
     follows = bridge & np.r_[False, (offs[1:] == stop[:-1]) & raw[1:] & raw[:-1]]
     breaks = np.r_[np.flatnonzero(~bridge), len(numbers)]  # where windows must start anew
+    # a window read, and the CRC check's copy of it: one window's size each, never grown (a view of
+    # the last window may still be held when the next is read)
+    buf, scratch = bytearray(RUN_BYTES), bytearray(RUN_BYTES)
     a = 0
     for seg_end in breaks[1:].tolist():
         while a < seg_end:  # one segment of bridged records: windows of at most RUN_BYTES
@@ -202,17 +237,19 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
             else:
                 cut = max(int(np.searchsorted(stop[a:seg_end], lo + RUN_BYTES, side="right")) + a, a + 1)
                 hi = int(stop[cut - 1])
-                data = src.read(lo, hi - lo)
+                span = getattr(src, "span", None)  # a plain file: into one buffer, reused
+                data = span(lo, hi - lo, buf) if span is not None else src.read(lo, hi - lo)
                 if len(data) != hi - lo:
                     raise RewriteError(f"{src.path}: changed while being read (records at {lo:,} are gone)")
                 view = memoryview(data)
+                _check_window(plan, int(fi[a]), local[a:cut], lo, view, scratch)
             j = a
             while j < cut:
                 if data is not None and raw[j]:
                     k = j + 1
                     while k < cut and follows[k]:
                         k += 1
-                    w.write_framed(view[int(offs[j]) - lo : int(stop[k - 1]) - lo], k - j)
+                    w.write_framed(view[int(offs[j]) - lo : int(stop[k - 1]) - lo], k - j, lens[j:k])
                     counter.add(k - j)
                     j = k
                     continue
@@ -220,6 +257,10 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
                 if data is not None:
                     payload = bytes(view[o - lo + 12 : o - lo + 12 + ln])
                 else:
+                    from tfrview.core.tfrecord.index import data_crc_ok
+
+                    if not data_crc_ok(src, o, ln):
+                        _failed(plan, int(fi[j]), int(local[j]))
                     payload = bounded_payload(src.read, o, ln, getattr(src, "pieces", None))
                 if changing[j] and isinstance(payload, bytes) and plan.remap is not None:
                     new = rewrite_example(payload, plan.class_keys, plan.remap)
@@ -230,6 +271,54 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
                 counter.add(1)
                 j += 1
             a = cut
+
+
+def _check_window(
+    plan: Plan, f: int, kept: np.ndarray, lo: int, view: memoryview, scratch: bytearray | None = None
+) -> None:
+    """The CRCs of the kept records `kept` (local numbers in file `f`, ascending) in a window read
+    from `lo`: every record of the file between the first and the last of them is checked at once
+    (they follow each other in a clean file: one CRC over the window); a kept record whose data CRC
+    fails, or whose header fails where the plan expected it whole, stops the copy (`_failed`)."""
+    from tfrview.core.tfrecord.window import records_failing
+
+    pf = plan.files[f]
+    if len(kept) <= 4:  # a window of a few records (a shuffle's): numpy's set-up would cost more
+        for r in kept.tolist():
+            if not _record_ok(view, int(pf.offsets[r]) - lo, int(pf.lengths[r]), bool(pf.raw_ok[r])):
+                _failed(plan, f, r)
+        return
+    la, lb = int(kept[0]), int(kept[-1]) + 1
+    offs, lens = pf.offsets[la:lb], pf.lengths[la:lb]
+    inside = (offs >= lo) & (offs + lens + 16 <= lo + len(view))
+    if not inside.all():  # a damaged record's span reaching out of the window: the kept ones alone
+        offs, lens, numbers = pf.offsets[kept], pf.lengths[kept], kept
+    else:
+        numbers = np.arange(la, lb)
+    bad_header, bad_data = records_failing(view, offs - lo, lens, scratch)
+    bad = bad_data | (bad_header & pf.raw_ok[numbers])
+    if bad.any():
+        hit = numbers[bad]
+        hit = hit[np.isin(hit, kept)]
+        if len(hit):
+            _failed(plan, f, int(hit[0]))
+
+
+def _record_ok(view: memoryview, at: int, length: int, header_whole: bool) -> bool:
+    """One record's data CRC (and its header, where the plan expects it whole) in a window."""
+    from tfrview.core.tfrecord.framing import HEADER_SIZE, U32, encode_header, masked_crc
+
+    if header_whole and view[at : at + HEADER_SIZE] != encode_header(length):
+        return False
+    end = at + HEADER_SIZE + length
+    return masked_crc(view[at + HEADER_SIZE : end]) == U32.unpack_from(view, end)[0]
+
+
+def _failed(plan: Plan, f: int, record: int) -> None:
+    path = printable(str(plan.files[f].path))
+    if plan.verified_first:  # verified a moment ago: the bytes changed since
+        raise RewriteError(f"{path}: changed while being read (record {record:,} no longer passes its CRC)")
+    raise CopyCheckFailed(f"{path}: record {record:,} fails its CRC while copied")
 
 
 def _extras(

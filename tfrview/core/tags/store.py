@@ -141,14 +141,35 @@ def _parsed(offs: str | None, words: str | None) -> tuple[np.ndarray, np.ndarray
     return o[order], w[order]
 
 
+# a tag's offset and word packed in one integer, so a file's tags come back as one text that numpy
+# parses once: words are single digits (`_parsed`), offsets far below 2^59
+_PACKED = "offset * 16 + word"
+_WORDS_FIT = "min(word) >= 0 AND max(word) <= 9"
+
+
+def _unpacked(text: str | None, fits: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The text `group_concat` made of `_PACKED` values, as (offsets, words) sorted by offset."""
+    if not text:
+        return np.empty(0, np.int64), np.empty(0, np.int8)
+    if not fits:  # a word of two digits would be no code of ours
+        raise TagError("the tags store holds a word that is no tag: tfrview tags export, then import")
+    v = np.fromstring(text, np.int64, sep=",")
+    o, w = v >> 4, (v & 15).astype(np.int8)
+    if len(o) > 1 and not (o[1:] >= o[:-1]).all():  # the key's order, unless SQLite chose another
+        order = np.argsort(o, kind="stable")
+        o, w = o[order], w[order]
+    return o, w
+
+
 def _columns(c: sqlite3.Connection, fid: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """A file's tags as two arrays (offsets sorted, codes) and how many have a note."""
-    offs, words, noted = c.execute(
-        "SELECT group_concat(offset, ','), group_concat(word, ''), sum(note != '') FROM"
-        " (SELECT offset, word, note FROM tags WHERE file = ? ORDER BY offset)",
+    """A file's tags as two arrays (offsets sorted, codes) and how many have a note: one query
+    whose one text numpy parses (1,000,000 tags: ~0.3 s of CPU, where two texts from a sorted
+    subquery took ~0.45 s and a row at a time through Python ~3 s)."""
+    packed, fits, noted = c.execute(
+        f"SELECT group_concat({_PACKED}, ','), {_WORDS_FIT}, sum(note != '') FROM tags WHERE file = ?",
         (fid,),
     ).fetchone()
-    o, w = _parsed(offs, words)
+    o, w = _unpacked(packed, fits)
     return o, w, int(noted or 0)
 
 
@@ -618,12 +639,12 @@ class TagStore:
         columns: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for part in _batches(sorted(set(ids.values()))):
             q = ",".join("?" * len(part))
-            for fid, offs, words in self._c.execute(
-                "SELECT file, group_concat(offset, ','), group_concat(word, '') FROM (SELECT file, offset, word"
-                f" FROM tags WHERE file IN ({q}) ORDER BY file, offset) GROUP BY file",
+            for fid, packed, fits in self._c.execute(
+                f"SELECT file, group_concat({_PACKED}, ','), {_WORDS_FIT} FROM tags WHERE file IN ({q})"
+                " GROUP BY file",
                 part,
             ):
-                columns[fid] = _parsed(offs, words)
+                columns[fid] = _unpacked(packed, fits)
         parts, stale = [], 0
         for path, key, real, offs in zip(paths, keys, where, offsets, strict=True):
             offs = np.asarray(offs, np.int64)

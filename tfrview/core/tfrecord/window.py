@@ -86,7 +86,12 @@ def _u32_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def all_whole(
-    raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, uniq: np.ndarray, inverse: np.ndarray
+    raw: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    uniq: np.ndarray,
+    inverse: np.ndarray,
+    scratch: bytearray | None = None,
 ) -> bool:
     """Do the data CRCs of all these contiguous records (valid headers) pass? One CRC over a copy of
     their bytes in which each footer is replaced by the raw CRC (no initial value, no final xor) its
@@ -101,7 +106,13 @@ def all_whole(
     crc32c = crc32c_module()
 
     a, z = int(starts[0]), int(ends[-1])
-    y = raw[a:z].copy()
+    if scratch is not None:  # the copy in a buffer the caller reuses: no fresh pages a window
+        if len(scratch) < z - a:
+            scratch.extend(bytes(z - a - len(scratch)))
+        y = np.frombuffer(scratch, dtype=np.uint8, count=z - a)
+        y[:] = raw[a:z]
+    else:
+        y = raw[a:z].copy()
     rot = _u32_at(raw, ends - 4) - np.uint32(MASK_DELTA)
     # unmasked: crc32c of the data, if the footer is right
     crc = (rot >> np.uint32(17)) | (rot << np.uint32(15))
@@ -152,3 +163,41 @@ def _zeros() -> bytes:
     if not _ZERO_BUF:
         _ZERO_BUF.append(bytes(8 << 20))
     return _ZERO_BUF[0]
+
+
+def records_failing(
+    span: bytes | memoryview,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    scratch: bytearray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which of these records of a window held in memory fail their checks, as two bool arrays:
+    (header: its length is not `lengths` or its length CRC fails; data: its data CRC fails).
+    `starts` (relative to `span`, ascending) and `lengths` are what a framing said before: a copy
+    checks the bytes it copies against it without framing them again. Records that follow each
+    other and pass are checked at numpy's speed (`all_whole`, its copy in `scratch` when given),
+    one at a time only when that fails or when they leave gaps."""
+    raw = np.frombuffer(span, dtype=np.uint8)
+    bad_header = np.zeros(len(starts), bool)
+    bad_data = np.zeros(len(starts), bool)
+    if not len(starts):
+        return bad_header, bad_data
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    uniq, inverse = np.unique(lengths, return_inverse=True)
+    claimed = _u32_at(raw, starts).astype(np.uint64) | (
+        _u32_at(raw, starts + 4).astype(np.uint64) << np.uint64(32)
+    )
+    bad_header = (claimed != lengths.astype(np.uint64)) | (
+        _u32_at(raw, starts + 8)
+        != masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
+    )
+    ends = starts + lengths + OVERHEAD
+    if (
+        not bad_header.any()
+        and np.array_equal(starts[1:], ends[:-1])
+        and all_whole(raw, starts, ends, uniq, inverse)
+    ):
+        return bad_header, bad_data
+    bad_data[_bad_crcs(memoryview(span), starts + HEADER_SIZE, lengths, 0)] = True
+    return bad_header, bad_data
