@@ -41,7 +41,9 @@ def test_a_clean_index_is_stored_as_its_lengths(tmp_path):
     path = tmp_path / "clean.tfrecord"
     path.write_bytes(data)
     first, stored = _round_trip(path)
-    assert first.records == 1000 and stored == 1000  # uint8 lengths over the shortest; offsets and status implied
+    assert (
+        first.records == 1000 and stored == 1000
+    )  # uint8 lengths over the shortest; offsets and status implied
 
 
 @pytest.mark.parametrize(("spread", "width"), [(300, 2), (70_000, 4)])
