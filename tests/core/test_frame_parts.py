@@ -230,9 +230,10 @@ def test_cli_verify_of_one_big_file_frames_it_in_parts_and_says_what_one_core_sa
 
 def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_path, monkeypatch):
     """`verify` of one big plain file starts its part processes before its parser and plan
-    (cli._prestart_parts): they wait for a range, frame it as a process started for it does (the
-    answer is one core's, damage included), and the caller's range then takes no lead. One never
-    given a range ends when its stdin closes."""
+    (cli._prestart_parts), each given its range at once (the caller's range shorter: they frame
+    while it imports), and the answer is one core's, damage included. One started without a range
+    waits for one, and ends when its stdin closes; ones given another file's ranges, or that nothing
+    took, are killed."""
     from tfrview import cli
 
     recs = _records(3000, 7)
@@ -253,6 +254,8 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     cli._prestart(["verify", "--quiet", str(path), "-j", "3"])
     started = list(ahead)
     assert len(started) == 2 and P.ranges(len(data), 3, started=True)[0][1] < P.ranges(len(data), 3)[0][1]
+    given = sorted(p.part[1:3] for p in started)
+    assert given[0][0] < len(data) // 3 and given[-1][1] == len(data)  # the caller's range is the shorter
     src = open_source(path)
     try:
         got = index_and_verify(src, jobs=3)
@@ -268,6 +271,21 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     proc.stdin.close()  # what the caller's exit does
     assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b""
     proc.stdout.close()
+    other = tmp_path / "other.tfrecord"
+    other.write_bytes(bytes(data))
+    cli._prestart(["verify", "--quiet", str(other), "-j", "2"])  # given ranges of another file
+    wrong = list(ahead)
+    src = open_source(path)
+    try:
+        got = index_and_verify(src, jobs=2)  # frames with its own processes; the others killed
+        assert ahead == [] and all(p.returncode is not None for p in wrong)
+        _same(got, index_and_verify(src))
+    finally:
+        src.close()
+    cli._prestart(["verify", "--quiet", str(path), "-j", "2"])
+    left = list(ahead)
+    cli._drop_prestarted()  # nothing took them: killed, not left framing for nobody
+    assert ahead == [] and all(p.returncode is not None for p in left)
 
 
 def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it(tmp_path):

@@ -278,3 +278,20 @@ def test_fuzzed_metadata_never_raises_anything_but_info_error():
         i = parse_info(json.dumps(doc).encode())
         for s in i.splits:
             assert all("/.." not in n and not n.startswith("/") for n in shard_names(i, s))
+
+
+def test_many_shards_find_their_folders_dataset_once(tmp_path, monkeypatch):
+    """`tfdsfiles.expected` with a `folders` memo (merge's length check over 2,048 shards) gives each
+    shard what it gives alone, looking the folder up once."""
+    from tfrview.core.tfrecord import tfdsfiles
+
+    root = make_tfds(tmp_path, lengths={"train": [3, 4, 2], "test": [2]})
+    shards = sorted(root.glob("*.tfrecord-*"))
+    alone = [tfdsfiles.expected(p) for p in shards]
+    looks = []
+    real = tfdsfiles.dataset_of
+    monkeypatch.setattr(tfdsfiles, "dataset_of", lambda p: looks.append(p) or real(p))
+    folders: dict = {}
+    assert [tfdsfiles.expected(p, folders) for p in shards] == alone
+    assert len(looks) == 1 and sorted(n for _, n in alone) == [2, 2, 3, 4]
+    assert tfdsfiles.length_problem(shards[0], 99, folders=folders) is not None and len(looks) == 1

@@ -9,7 +9,16 @@ import numpy as np
 from tfrview.core.problems import SEVERITIES, ProblemKind, Severity
 from tfrview.core.records.kinds import FEATURE_KINDS, PayloadKind
 from tfrview.core.tfrecord.framing import Compression
-from tfrview.core.tfrecord.status import WORDS, RecordStatus, record_status, status_codes, status_counts
+from tfrview.core.tfrecord.status import (
+    INTACT,
+    WORDS,
+    RecordStatus,
+    damaged_mask,
+    intact_mask,
+    record_status,
+    status_codes,
+    status_counts,
+)
 
 
 def test_severity_words_ranks_and_what_a_person_reads():
@@ -48,6 +57,10 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
     one = [str(record_status(int(b))) for b in bits]
     assert [str(WORDS[c]) for c in status_codes(bits)] == one
     assert set(one) == {"ok", "damaged", "header_damaged", "unverified"} == {str(w) for w in RecordStatus}
+    wide = np.arange(512, dtype=np.int64)  # every status byte, and wider values masked to their bits
+    words = [record_status(int(b) & 0xFF) for b in wide]
+    assert intact_mask(wide).tolist() == [w in INTACT for w in words]
+    assert damaged_mask(wide).tolist() == [w is RecordStatus.DAMAGED for w in words]
     assert status_counts(np.array([1, 3, 5, 0], dtype=np.uint8)) == {
         "ok": 1,
         "damaged": 1,

@@ -54,3 +54,22 @@ def test_the_public_face_names_merge_the_function_and_the_package_its_submodule(
         "tfrview.core.analysis.pool",
         "DatasetAnalysis",
     ]
+
+
+def test_one_file_framed_here_loads_no_multiprocessing_and_no_log_handlers(tmp_path):
+    """`verify` of one file runs its pass in this process (its big file's parts are `subprocess`
+    children): neither `multiprocessing` nor `concurrent.futures.process` is loaded, and no process
+    but the window's loads `logging.handlers` (socket, queue: start-up of every worker)."""
+    from tests.helpers import framed, payloads
+
+    path = tmp_path / "one.tfrecord"
+    path.write_bytes(framed(payloads(30))[0])
+    out = _run(
+        "import os, sys\n"
+        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'cache')!r}\n"
+        "from tfrview.cli import main\n"
+        f"rc = main(['verify', '--quiet', {str(path)!r}])\n"
+        "print(rc, sorted(m for m in ('multiprocessing', 'concurrent.futures.process', 'logging.handlers')"
+        " if m in sys.modules))\n"
+    )
+    assert out.split() == ["0", "[]"]

@@ -2039,7 +2039,8 @@ def main(argv: list[str] | None = None) -> int:
 def _prestart(argv: list[str]) -> None:
     """`verify`'s worker processes started now, before the parser, the pass's imports and its plan
     (~0.3 s), so their own start-up (~0.2-0.3 s) overlaps this process's instead of following it:
-    for one big plain file the part processes that frame it on every core (`tfrecord.parts`), for a
+    for one big plain file the part processes that frame it on every core (`tfrecord.parts`), each
+    given its range at once, so they frame while this process imports (its own range shorter), for a
     folder, a pattern or several files the pool that runs the pass (`analysis.early`). A guess from
     the words alone: a wrong one costs idle processes that end with this one."""
     if not argv or argv[0] != "verify" or any(a == "--dask" or a.startswith("--dask=") for a in argv):
@@ -2074,8 +2075,10 @@ def _drop_prestarted() -> None:
     """Processes started ahead that nothing took (an error first, a pass that needed none) end now,
     not after their start-up."""
     from tfrview.core.analysis.early import drop_early
+    from tfrview.core.childproc import drop_parts_ahead
 
     drop_early()
+    drop_parts_ahead()
 
 
 def _prestart_parts(path: str, jobs: int) -> None:
@@ -2093,7 +2096,7 @@ def _prestart_parts(path: str, jobs: int) -> None:
     except OSError:
         return
     if len(head) == 12 and head[:2] != b"\x1f\x8b" and int.from_bytes(head[:8], "little") < st.st_size:
-        start_parts_ahead(st.st_size, jobs)
+        start_parts_ahead(st.st_size, jobs, path)  # each framing its range while we import
 
 
 def open_window(paths: list[str], verbose: bool = False) -> int:

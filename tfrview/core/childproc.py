@@ -111,16 +111,65 @@ def started_ahead(module: str) -> list[subprocess.Popen]:
     return _AHEAD.setdefault(module, [])
 
 
-def start_parts_ahead(size: int, jobs: int) -> int:
+def part_ranges(size: int, jobs: int, lead: int = 0) -> list[tuple[int, int]]:
+    """The byte ranges a plain file of `size` bytes is framed in (`tfrecord.parts`): one per core,
+    none under limits.FRAME_PART_MIN_BYTES; the first (the caller's) longer by `lead` bytes, or
+    shorter when `lead` is negative (at most half a range either way), the others equal. Here, as
+    it loads no numpy: `start_parts_ahead` gives ranges before the caller's imports."""
+    from itertools import pairwise
+
+    from tfrview.core import limits
+
+    n = max(1, min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)))
+    half = size // (2 * n)
+    lead = max(-half, min(half, lead)) if n > 1 else 0
+    cuts = [0] + [lead + (size - lead) * k // n for k in range(1, n)] + [size]
+    return list(pairwise(cuts))
+
+
+# bytes the caller's range is shorter by when its part processes were given theirs before its own
+# imports and plan (`start_parts_ahead` with a path): they start framing ~0.15 s before it does,
+# ~60 MB at one core's pace; half of that each way ends both together
+AHEAD_LEAD = 32 << 20
+PARTS_MODULE = "tfrview.core.tfrecord.parts"
+
+
+def start_parts_ahead(size: int, jobs: int, path: str | None = None) -> int:
     """Start now the part processes (`tfrecord.parts`) a plain file of `size` bytes framed on `jobs`
-    cores will need, waiting on their stdin for a range; here, as this module imports neither numpy
-    nor the framing, so they start before the caller loads them (~0.15 s). How many were started."""
+    cores will need; here, as this module imports neither numpy nor the framing, so they start
+    before the caller loads them (~0.15 s). With `path` each is given its range at once
+    (`part_ranges`, the caller's range shorter by AHEAD_LEAD) and frames it while the caller is still
+    importing (its `part` says which: path, lo, hi, size; `parts.frame_in_parts` takes them when the
+    file is the one it frames, else they are killed); without, they wait on stdin for a range. How
+    many were started."""
     from tfrview.core import limits
 
     if jobs < 2 or size < limits.FRAME_PARTS_BYTES:
         return 0
-    module = "tfrview.core.tfrecord.parts"
-    want = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1 - len(started_ahead(module))
+    ahead = started_ahead(PARTS_MODULE)
+    if path is not None and not ahead:
+        rs = part_ranges(size, jobs, -AHEAD_LEAD)
+        for lo, hi in rs[1:]:
+            proc = spawn(PARTS_MODULE, "-", stdin_text=f"{lo} {hi} {path}\n")
+            proc.part = (path, lo, hi, size)
+            ahead.append(proc)
+        return len(rs) - 1
+    want = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1 - len(ahead)
     for _ in range(max(0, want)):
-        started_ahead(module).append(spawn(module, "-", stdin_later=True))
+        ahead.append(spawn(PARTS_MODULE, "-", stdin_later=True))
     return max(0, want)
+
+
+def drop_parts_ahead() -> None:
+    """Part processes started ahead that nothing took end now: one given a range would frame it for
+    nobody."""
+    ahead = started_ahead(PARTS_MODULE)
+    while ahead:
+        proc = ahead.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()

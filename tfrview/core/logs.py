@@ -11,7 +11,6 @@ the window's file), so bad input never prints a traceback.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 from pathlib import Path
@@ -46,17 +45,25 @@ class OneLineFormatter(logging.Formatter):
         return text
 
 
-class _RotatingLog(logging.handlers.RotatingFileHandler):
-    """A rotating file whose fresh file says why the older lines are elsewhere (the limit's name)."""
+def _rotating_log(path: Path) -> logging.Handler:
+    """A rotating file whose fresh file says why the older lines are elsewhere (the limit's name).
+    `logging.handlers` (socket, queue, pickle) is loaded here, by the window alone: the CLI and
+    every worker process log to stderr and start without it."""
+    import logging.handlers
 
-    def doRollover(self) -> None:
-        super().doRollover()
-        if self.stream is None:
-            self.stream = self._open()
-        self.stream.write(
-            f"log rotated at LOG_FILE_BYTES ({LOG_FILE_BYTES:,} bytes): older lines in "
-            f"{self.baseFilename}.1 … .{LOG_FILES_KEPT}\n"
-        )
+    class _RotatingLog(logging.handlers.RotatingFileHandler):
+        def doRollover(self) -> None:
+            super().doRollover()
+            if self.stream is None:
+                self.stream = self._open()
+            self.stream.write(
+                f"log rotated at LOG_FILE_BYTES ({LOG_FILE_BYTES:,} bytes): older lines in "
+                f"{self.baseFilename}.1 … .{LOG_FILES_KEPT}\n"
+            )
+
+    return _RotatingLog(
+        path, maxBytes=LOG_FILE_BYTES, backupCount=LOG_FILES_KEPT, encoding="utf-8", delay=True
+    )
 
 
 def _install(handler: logging.Handler, level: int) -> None:
@@ -105,9 +112,7 @@ def configure_file(path: Path | None = None, verbose: bool = False) -> Path | No
     level = logging.DEBUG if verbose else logging.INFO
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = _RotatingLog(
-            path, maxBytes=LOG_FILE_BYTES, backupCount=LOG_FILES_KEPT, encoding="utf-8", delay=True
-        )
+        handler = _rotating_log(path)
     except OSError as exc:
         configure_cli(verbose)
         logging.getLogger(__name__).warning("no log file at %s: %s", path, exc.strerror or exc)

@@ -8,11 +8,13 @@ module loads no numpy, so `cli.main` can start the pool before it parses its arg
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from typing import TYPE_CHECKING
 
 from tfrview.core.childproc import worker_start
 from tfrview.core.limits import WORKER_EXIT_SECONDS
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 _EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
 
@@ -21,6 +23,9 @@ def start_early(jobs: int) -> None:
     """Start `jobs` worker processes now (one pool a process, and none for one worker)."""
     if jobs <= 1 or _EARLY:
         return
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only where a pool starts
+    from multiprocessing import get_context
+
     pool = ProcessPoolExecutor(
         jobs, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(),)
     )

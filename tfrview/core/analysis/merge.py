@@ -126,9 +126,10 @@ def _length_mismatches(shards: list[ShardResult]) -> list[tuple[int, Problem]]:
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
     out = []
+    folders: dict = {}  # each folder's TFDS dataset, found once for all its shards
     for fi, s in enumerate(shards):
         if s.error is None:
-            p = length_problem(s.path, s.records)
+            p = length_problem(s.path, s.records, folders=folders)
             if p is not None:
                 out.append((fi, p))
     return out

@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import closing
 from dataclasses import replace
-from multiprocessing import get_context
+from typing import TYPE_CHECKING
 
 from tfrview.core import limits
 from tfrview.core.analysis.early import stop_pool, take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 def stored(task: ShardTask) -> ShardResult | None:
@@ -130,6 +133,9 @@ def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
     early = take_early(jobs) if counter is None and summaries is None else None
     if early is not None:
         return early
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for one file framed here
+    from multiprocessing import get_context
+
     from tfrview.core.analysis.progress import initializer  # start-up of this process
 
     init, initargs = initializer(counter, summaries)

@@ -25,7 +25,6 @@ import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -74,10 +73,9 @@ def ranges(size: int, jobs: int, started: bool = False) -> list[tuple[int, int]]
     first, framed in the caller while the others' processes start (~0.2 s of CPU: Python and numpy
     imported), is longer by about what one core frames in half that time, so all end together
     (at most half a range more); not when the others were `started` before (`prestart`)."""
-    n = max(1, min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)))
-    lead = min(_LEAD, size // (2 * n)) if n > 1 and not started else 0
-    cuts = [0] + [lead + (size - lead) * k // n for k in range(1, n)] + [size]
-    return list(pairwise(cuts))
+    from tfrview.core.childproc import part_ranges
+
+    return part_ranges(size, jobs, 0 if started else _LEAD)
 
 
 _LEAD = 40 << 20
@@ -193,8 +191,10 @@ def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
     """A part process for one range: a started one waiting for its range (`prestart`), else a new one."""
     from tfrview.core import childproc
 
-    while childproc.started_ahead(__name__):
-        proc = childproc.started_ahead(__name__).pop()
+    waiting = [p for p in childproc.started_ahead(__name__) if not hasattr(p, "part")]
+    while waiting:
+        proc = waiting.pop()
+        childproc.started_ahead(__name__).remove(proc)
         try:
             proc.stdin.write(f"{lo} {hi} {path}\n".encode())
             proc.stdin.close()
@@ -232,6 +232,33 @@ def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
         proc.wait()
 
 
+def _given_ahead(source: Source) -> list[subprocess.Popen]:
+    """The part processes started ahead with their ranges of this very file (same size, device and
+    inode as `source`), in range order, taken from those started ahead; any given another file's
+    ranges end here."""
+    from tfrview.core import childproc
+
+    ahead = childproc.started_ahead(__name__)
+    given = sorted((p for p in ahead if hasattr(p, "part")), key=lambda p: p.part[1])
+    if not given:
+        return []
+    for p in given:
+        ahead.remove(p)
+    path, _, _, size = given[0].part
+    try:
+        st = os.stat(path)
+        same = size == source.file_size and (st.st_dev, st.st_ino) == source.identity
+    except OSError:
+        same = False
+    if same and all(p.part[0] == path and p.part[3] == size for p in given):
+        return given
+    for p in given:  # another file's ranges (or one replaced since): of no use here
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    return []
+
+
 def frame_in_parts(
     source: Source, jobs: int, progress: Callable[[str, int, int], None] | None = None
 ) -> list[Part] | None:
@@ -239,14 +266,21 @@ def frame_in_parts(
     a child failed (logged; the caller frames the file on one core)."""
     from tfrview.core import childproc
 
-    rs = ranges(source.file_size, jobs, started=len(childproc.started_ahead(__name__)) >= jobs - 1)
-    if len(rs) < 2 or not header_valid(source.read(0, HEADER_SIZE)):
-        # a file damaged from its first byte (zeros, another format) is the sequential framing's:
-        # it resynchronises past damage and strides over zeros; parts would each search theirs
-        return None
-    path = str(source.path)
-    procs = [_spawn(path, lo, hi) for lo, hi in rs[1:]]
+    given = _given_ahead(source)  # already framing their ranges of this file (the CLI's start)
+    if given:
+        rs = [(0, given[0].part[1])] + [p.part[1:3] for p in given]
+    else:
+        waiting = sum(not hasattr(p, "part") for p in childproc.started_ahead(__name__))
+        rs = ranges(source.file_size, jobs, started=waiting >= jobs - 1)
+    procs = list(given)
     try:
+        if len(rs) < 2 or not header_valid(source.read(0, HEADER_SIZE)):
+            # a file damaged from its first byte (zeros, another format) is the sequential framing's:
+            # it resynchronises past damage and strides over zeros; parts would each search theirs
+            return None
+        path = str(source.path)
+        if not given:
+            procs = [_spawn(path, lo, hi) for lo, hi in rs[1:]]
         first = frame_range(source, *rs[0])
         if progress:
             progress("verify", rs[0][1], source.file_size)
@@ -257,8 +291,10 @@ def frame_in_parts(
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            if p.stdout is not None and not p.stdout.closed:
+                p.stdout.close()
     if any(o is None for o in others):
-        log.warning("%s: a framing process failed; framed on one core instead", path)
+        log.warning("%s: a framing process failed; framed on one core instead", source.path)
         return None
     return [first, *others]
 

@@ -73,7 +73,7 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
     out = []
     for p in paths:
         s = str(p)
-        real = key(s)
+        real = key(s) if given else ""  # (a link resolved a file: 2,048 shards named no split)
         hit = next(
             (name for name, roots in given for r in roots if real == r or real.startswith(r + "/")),
             None,
