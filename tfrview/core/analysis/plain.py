@@ -92,12 +92,19 @@ class _Group:
 
 
 class _Column:
-    """One key's values in a batch: the record numbers and protobuf lists, in record order."""
+    """One key's values in a batch: the record numbers, each record's count of values and all the
+    values in one flat array (a list of bytes for bytes lists), in record order."""
 
-    __slots__ = ("lists", "rows", "type")
+    __slots__ = ("flat", "lens", "rows", "starts", "type")
 
-    def __init__(self, type_: str, rows: np.ndarray, lists: list) -> None:
-        self.type, self.rows, self.lists = type_, rows, lists
+    def __init__(self, type_: str, rows: np.ndarray, lens: np.ndarray, flat) -> None:
+        self.type, self.rows, self.lens, self.flat = type_, rows, lens, flat
+        self.starts = np.cumsum(lens) - lens
+
+    def of(self, i: int):
+        """The values of the column's i-th record."""
+        a = int(self.starts[i])
+        return self.flat[a : a + int(self.lens[i])]
 
 
 class PlainExamples:
@@ -211,75 +218,86 @@ class PlainExamples:
     # --- a batch ----------------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Count the batch into the schema, summary, checks, signatures, image keys and facts."""
+        """Count the records `take` took into the schema, summary, checks, signatures, image keys
+        and facts."""
         if not self._size:
             return
+        per_group = []
+        parts: dict[str, list] = {}  # key -> (rows, lists) of each group holding it
+        for g in self._active:
+            rows = np.asarray(g.rows, dtype=np.int64)
+            per_group.append((g, rows))
+            for k, lists in zip(g.plan.keys, zip(*g.lists)):  # noqa: B905 (one list a key)
+                parts.setdefault(k, []).append((rows, lists))
+            g.rows, g.lists = [], []
+        columns = {}
+        for k, got in parts.items():
+            if len(got) == 1:
+                rows, lists = got[0][0], list(got[0][1])
+            else:  # several groups hold the key: their records in record order
+                rows = np.concatenate([r for r, _ in got])
+                both = [x for _, ls in got for x in ls]
+                order = np.argsort(rows, kind="stable")
+                rows, lists = rows[order], [both[i] for i in order.tolist()]
+            t = self._types[k]
+            lens = np.fromiter(map(len, lists), np.int64, len(lists))
+            columns[k] = _Column(t, rows, lens, self._flat(t, lists, int(lens.sum())))
+        captions, self._captions = self._captions, []
+        self._count(per_group, columns, captions)
+        self._active, self._types, self._size = [], {}, 0
+
+    def _count(self, per_group: list, columns: dict, captions: list) -> None:
+        """Count a batch: `per_group` each variant's group and its records, `columns` each key's
+        values in record order, `captions` the record labels in record order. The one counting of
+        both ways into this path (`take` a record at a time, `batch` a read of the file at once)."""
         schema, summary = self.schema, self.summary
-        m = self._size
+        m = sum(len(rows) for _, rows in per_group)
         schema.records += m
         schema.kinds[EXAMPLE] += m
         summary.records += m
         summary.kinds[EXAMPLE] += m
-        parts: dict[str, list] = {}  # key -> (rows, lists) of each group holding it
-        all_rows = []
-        for g in self._active:
-            rows = np.asarray(g.rows, dtype=np.int64)
-            all_rows.append(rows)
+        for g, rows in per_group:
             count = len(rows)
             for k, t in g.present:
                 schema.presence[k] += count
                 schema.types[k][t] += count
             self.sig_of[rows - self.first] = g.sig
-            for k, lists in zip(g.plan.keys, zip(*g.lists)):  # noqa: B905 (one list a key)
-                parts.setdefault(k, []).append((rows, lists))
-            g.rows, g.lists = [], []
-        if self._captions:
-            summary.record_labels.update(self._captions)
+        if captions:
+            summary.record_labels.update(captions)
         findings: list[tuple[int, str, Problem]] = []
         firsts = []
-        for k, got in parts.items():
-            if len(got) == 1:
-                c = _Column(self._types[k], got[0][0], list(got[0][1]))
-            else:  # several groups hold the key: their records in record order
-                rows = np.concatenate([r for r, _ in got])
-                lists = [x for _, ls in got for x in ls]
-                order = np.argsort(rows, kind="stable")
-                c = _Column(self._types[k], rows[order], [lists[i] for i in order.tolist()])
-            lens = np.fromiter(map(len, c.lists), np.int64, len(c.lists))
-            flat = self._flat(c, int(lens.sum()))
-            self._stats(k, c, lens, flat)
+        for k, c in columns.items():
+            self._stats(k, c)
             if c.type == FLOAT_LIST:
-                findings += self._nan_findings(k, c.rows, lens, flat)
+                findings += self._nan_findings(k, c.rows, c.lens, c.flat)
             if c.type == BYTES_LIST:
-                single = np.flatnonzero(lens == 1)
+                single = np.flatnonzero(c.lens == 1)
                 if len(single):
                     firsts.append((int(c.rows[single[0]]), k, c, single))
-            self.facts.add_block(k, c.type, c.rows, lens, flat)
+            self.facts.add_block(k, c.type, c.rows, c.lens, c.flat)
         for _, k, c, single in sorted(firsts, key=lambda x: (x[0], x[1])):  # as each key first came
             self._image_keys(k, c, single)
         findings.sort(key=lambda x: (x[0], x[1]))
         self.problems.extend(p for _, _, p in findings)
-        self.facts.add_plain_rows(np.sort(np.concatenate(all_rows)))
-        self._active, self._types, self._size, self._captions = [], {}, 0, []
+        self.facts.add_plain_rows(np.sort(np.concatenate([rows for _, rows in per_group])))
 
     @staticmethod
-    def _flat(c: _Column, total: int):
-        if c.type == BYTES_LIST:
-            return list(chain.from_iterable(c.lists))
-        return np.fromiter(
-            chain.from_iterable(c.lists), np.float32 if c.type == FLOAT_LIST else np.int64, total
-        )
+    def _flat(type_: str, lists: list, total: int):
+        if type_ == BYTES_LIST:
+            return list(chain.from_iterable(lists))
+        return np.fromiter(chain.from_iterable(lists), np.float32 if type_ == FLOAT_LIST else np.int64, total)
 
-    def _stats(self, k: str, c: _Column, lens: np.ndarray, flat) -> None:
+    def _stats(self, k: str, c: _Column) -> None:
         """datasummary.KeyStats.add of every record of the batch, in record order."""
         st = self.summary.keys[k]
+        lens, flat = c.lens, c.flat
         m = len(lens)
         hi = int(lens.max())
         if (
             c.type != BYTES_LIST and hi > _FEW
         ):  # KeyStats sums such lists with numpy: record by record, as it does
-            for v in c.lists:
-                st.add(c.type, np.fromiter(v, np.float32 if c.type == FLOAT_LIST else np.int64, len(v)))
+            for i in range(m):
+                st.add(c.type, c.of(i))
             return
         st.types[c.type] += m
         st.present += m
@@ -288,13 +306,13 @@ class PlainExamples:
         st.per_record_max = max(st.per_record_max, hi)
         if c.type == BYTES_LIST:
             texts = []
-            for v in c.lists:
-                for b in v[:16]:
-                    if len(b) <= 64:
-                        try:  # noqa: SIM105 (not contextlib.suppress: an object a value, as in KeyStats.add)
-                            texts.append(b.decode("utf-8"))
-                        except UnicodeDecodeError:
-                            pass
+            # each record's first 16 values (every value when no list holds more)
+            for b in flat if hi <= 16 else [b for i in range(m) for b in c.of(i)[:16]]:
+                if len(b) <= 64:
+                    try:  # noqa: SIM105 (not contextlib.suppress: an object a value, as in KeyStats.add)
+                        texts.append(b.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        pass
             _count_all(st, texts)
             return
         vals = flat.astype(np.float64)
@@ -346,7 +364,7 @@ class PlainExamples:
         ik.seen[k] += len(single)
         odd = ik.odd.setdefault(k, [])
         for i in single[: max(0, IMAGE_KEY_ODD_TRACKED - len(odd))].tolist():
-            b = c.lists[i][0]
+            b = c.flat[int(c.starts[i])]
             odd.append((int(c.rows[i]), *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
 
 
