@@ -141,23 +141,37 @@ def facts_of(r):
     }
 
 
-@pytest.mark.parametrize("batch", [4096, 7])
-def test_the_column_path_gives_what_the_record_path_gives(tmp_path, monkeypatch, batch):
+@pytest.mark.parametrize(
+    ("batch", "bulk", "span"), [(4096, True, 4 << 20), (7, True, 900), (4096, False, 4 << 20)]
+)
+def test_the_column_path_gives_what_the_record_path_gives(tmp_path, monkeypatch, batch, bulk, span):
+    """`bulk`: each read of the file parsed at once (examplecols; `span` bytes a read, so the
+    variants are learnt in one read and counted in the next), else `take` a record at a time."""
+    from tfrview.core import limits
+
     records = mixed_records()
     label_map = {"1": "one", "3": "three"}
     monkeypatch.setattr(plain, "PLAIN_BATCH_RECORDS", batch)
+    monkeypatch.setattr(plain, "BULK", bulk)
+    monkeypatch.setattr(limits, "DEEP_READ_BYTES", span)
     taken = []
-    take = plain.PlainExamples.take
+    take, count_bulk = plain.PlainExamples.take, plain.PlainExamples._count_bulk
 
     def counted(self, n, data):
         got = take(self, n, data)
         taken.append(got)
         return got
 
+    def counted_bulk(self, parsed, numbers, lo, hi):
+        taken.extend([True] * (hi - lo))
+        count_bulk(self, parsed, numbers, lo, hi)
+
     monkeypatch.setattr(plain.PlainExamples, "take", counted)
+    monkeypatch.setattr(plain.PlainExamples, "_count_bulk", counted_bulk)
     fast = deep(tmp_path, "mixed.tfrecord", records, label_map)
     assert sum(taken) > 0.6 * len(records)  # most records took the column path
     monkeypatch.setattr(plain.PlainExamples, "take", lambda self, n, data: False)
+    monkeypatch.setattr(plain, "BULK", False)
     slow = deep(tmp_path, "mixed.tfrecord", records, label_map)
     a, b = facts_of(fast), facts_of(slow)
     for k in a:

@@ -16,7 +16,7 @@ A batch is counted before any record of the general path, so everything happens 
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from tfrview.core.limits import (
     UPB_MAX_BYTES,
 )
 from tfrview.core.problems import Problem, ProblemKind
+from tfrview.core.records import examplecols
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST, INT64_LIST
 from tfrview.core.records.payload import EXAMPLE, parse_clean_example
 from tfrview.core.records.reading import box_roles, label_candidates, label_names, label_text
@@ -39,6 +40,8 @@ from tfrview.core.tfrecord.sniff import sniff_image_format
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMR")  # the first byte of every format sniff_image_format knows
 _SIZE_WORDS = frozenset(("width", "height", "channels", "depth"))
 _FEW = 16  # KeyStats.add sums up to this many values a record in Python, longer lists with numpy
+BULK = True  # a read of the file parsed at once (examplecols); the tests compare it with take's way
+_SEGMENT = 1 << 16  # records counted at once from a bulk parse (a bound on the arrays of a count)
 
 
 class _Plan:
@@ -215,6 +218,155 @@ class PlainExamples:
         # a key past a limit (TRACKED_KEYS, FACT_KEYS) is counted as other keys: the general path's
         self._groups[v] = _Group(self._plans[v[0]], signature_id, present) if tracked else None
 
+    # --- a read of the file at once -----------------------------------------------------------------
+
+    def batch(self, buf, numbers: np.ndarray, starts: np.ndarray, ends: np.ndarray, one) -> None:
+        """Records numbers[i] at buf[starts[i]:ends[i]] (one read of the file), in record order: each
+        run of Examples whose variant is learnt, parsed in bulk (examplecols.parse) and counted here;
+        every other record handed to `one(n, data)` (`take`, or the general path and `learnt`), as
+        a record at a time. The same rules as `take`: a record it would leave is left."""
+        if not BULK or type(buf) is not bytes or len(numbers) < 2:
+            for n, a, z in zip(numbers.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                one(n, buf[a:z])
+            return
+        parsed = examplecols.parse(buf, starts, ends)
+        known = np.array([self._ready(v) for v in parsed.variants] + [False], bool)  # [-1]: not parsed
+        fit = parsed.ok & self._fit(parsed)
+        ready = fit & known[parsed.variant]
+        total = len(numbers)
+        todo, t, pos = np.flatnonzero(~ready), 0, 0
+        while pos < total:
+            q = int(todo[t]) if t < len(todo) else total
+            if q > pos:
+                self._run(parsed, numbers, pos, q)
+            if q == total:
+                break
+            one(int(numbers[q]), buf[int(starts[q]) : int(ends[q])])
+            v = int(parsed.variant[q])
+            if v >= 0 and not known[v] and self._ready(parsed.variants[v]):  # learnt from record q
+                known[v] = True
+                ready[q + 1 :] |= fit[q + 1 :] & (parsed.variant[q + 1 :] == v)
+                todo, t = np.flatnonzero(~ready[q + 1 :]) + q + 1, -1
+            t += 1
+            pos = q + 1
+
+    def _ready(self, variant) -> bool:
+        return isinstance(self._groups.get(variant), _Group)
+
+    @staticmethod
+    def _fit(parsed) -> np.ndarray:
+        """Records `take` would count: no bytes value among a list's first 64 that is an image, no
+        list past the decode limit (MAX_LIST_VALUES)."""
+        fit = np.ones(len(parsed.ok), bool)
+        lo, hi = parsed.byte_lo, parsed.byte_hi
+        first = np.frombuffer(parsed.buf, np.uint8)[np.minimum(lo, max(len(parsed.buf) - 1, 0))]
+        maybe = np.flatnonzero((parsed.byte_at < 64) & (hi - lo >= 8) & np.isin(first, _IMAGE_FIRST_CODES))
+        buf = parsed.buf
+        for i in maybe.tolist():
+            if _is_image(buf[int(lo[i]) : int(hi[i])]):
+                fit[parsed.byte_rec[i]] = False
+        fit[parsed.e_rec[parsed.e_count > MAX_LIST_VALUES]] = False
+        return fit
+
+    def _run(self, parsed, numbers: np.ndarray, lo: int, hi: int) -> None:
+        """Count records lo..hi-1 of a bulk parse, all of learnt variants, in segments whose keys
+        keep one list type each (as `take` flushes a batch before a key's other type)."""
+        self.flush()  # records `take` counted before these
+        vs = parsed.variant[lo:hi]
+        kinds: dict[str, str] = {}
+        cuts = [0]
+        present = np.unique(vs).tolist()
+        if not _consistent([parsed.variants[v][0] for v in present], kinds):
+            kinds = {}
+            for at in [0, *(np.flatnonzero(np.diff(vs)) + 1).tolist()]:  # each run of one variant
+                if not _consistent([parsed.variants[int(vs[at])][0]], kinds):
+                    cuts.append(at)
+                    kinds = {}
+                    _consistent([parsed.variants[int(vs[at])][0]], kinds)
+        cuts.append(hi - lo)
+        for a, z in pairwise(cuts):
+            for x in range(a, z, _SEGMENT):
+                self._count_bulk(parsed, numbers, lo + x, lo + min(z, x + _SEGMENT))
+
+    def _count_bulk(self, parsed, numbers: np.ndarray, lo: int, hi: int) -> None:
+        vs = parsed.variant[lo:hi]
+        rows = np.asarray(numbers[lo:hi], np.int64)
+        ids, inv = np.unique(vs, return_inverse=True)
+        inv = inv.reshape(-1)
+        per_group = [(self._groups[parsed.variants[u]], rows[inv == j]) for j, u in enumerate(ids.tolist())]
+        e0, e1 = int(parsed.ent_lo[lo]), int(parsed.ent_hi[hi - 1])
+        ek = parsed.e_key[e0:e1]
+        order = np.argsort(ek, kind="stable")
+        columns = {}
+        for ents in np.split(order, np.flatnonzero(np.diff(ek[order])) + 1):
+            if not len(ents):
+                continue
+            ents = ents + e0
+            kind = int(parsed.e_kind[ents[0]])
+            lens = parsed.e_count[ents]
+            at = examplecols.ranges(parsed.e_start[ents], lens)
+            if kind == examplecols.BYTES:
+                buf = parsed.buf
+                flat = [
+                    buf[a:z]
+                    for a, z in zip(parsed.byte_lo[at].tolist(), parsed.byte_hi[at].tolist(), strict=True)
+                ]
+            else:
+                flat = (parsed.floats if kind == examplecols.FLOAT else parsed.ints)[at]
+            key = parsed.keys[int(parsed.e_key[ents[0]])]
+            columns[key] = _Column(
+                examplecols.KINDS[kind], numbers[parsed.e_rec[ents]].astype(np.int64), lens, flat
+            )
+        self._count(per_group, columns, self._labels(parsed, lo, hi, ids, inv))
+
+    def _labels(self, parsed, lo: int, hi: int, ids: np.ndarray, inv: np.ndarray) -> list[str]:
+        """`take`'s record labels of records lo..hi-1: their captions in record order, and the class
+        ids of int labels added to `ids` as `take` adds them."""
+        caption = np.full(hi - lo, None, object)
+        singles: list[tuple[np.ndarray, np.ndarray]] = []  # (records, each one's one id)
+        lists: list[tuple[int, list]] = []  # (record, its ids) of int labels of several values
+        for j, u in enumerate(ids.tolist()):
+            labels = self._plans[parsed.variants[u][0]].labels
+            if not labels:
+                continue
+            sel = np.flatnonzero(inv == j)
+            base = parsed.ent_lo[lo + sel]
+            which = np.full(len(sel), -1)
+            for li, (i, _, _) in enumerate(labels):  # the first label key of 1 to 8 values wins
+                c = parsed.e_count[base + i]
+                which[(which < 0) & (c > 0) & (c <= 8)] = li
+            for li, (i, t, names) in enumerate(labels):
+                at = sel[which == li]
+                if not len(at):
+                    continue
+                ents = parsed.ent_lo[lo + at] + i
+                if t == INT64_LIST and (parsed.e_count[ents] == 1).all():  # one id each: a text an id
+                    vals = parsed.ints[parsed.e_start[ents]]
+                    uniq, back = np.unique(vals, return_inverse=True)
+                    texts = [label_text(t, [v], names) for v in uniq.tolist()]
+                    caption[at] = np.array(texts, object)[back.reshape(-1)]
+                    singles.append((at, vals))
+                    continue
+                for r, ent in zip(at.tolist(), ents.tolist(), strict=True):
+                    v = parsed.values(ent)
+                    caption[r] = label_text(t, v, names)
+                    if t == INT64_LIST:
+                        lists.append((r, v))
+        ids_ = self.ids
+        if len(ids_) < self.ids_tracked and (singles or lists):
+            total = sum(len(v) for _, v in singles) + sum(len(v) for _, v in lists)
+            if len(ids_) + total < self.ids_tracked:  # under the bound before every record: all
+                for _, vals in singles:
+                    ids_.update(np.unique(vals).tolist())
+                for _, v in lists:
+                    ids_.update(v)
+            else:  # a record at a time, in record order, while under the bound (as take)
+                each = lists + [(r, [v]) for at, vals in singles for r, v in zip(at.tolist(), vals.tolist())]  # noqa: B905
+                for _, v in sorted(each, key=lambda x: x[0]):
+                    if len(ids_) < self.ids_tracked:
+                        ids_.update(v)
+        return [c for c in caption.tolist() if c is not None]
+
     # --- a batch ----------------------------------------------------------------------------------
 
     def flush(self) -> None:
@@ -366,6 +518,18 @@ class PlainExamples:
         for i in single[: max(0, IMAGE_KEY_ODD_TRACKED - len(odd))].tolist():
             b = c.flat[int(c.starts[i])]
             odd.append((int(c.rows[i]), *(("is empty (0 bytes)", "") if not b else _what_it_holds(b))))
+
+
+_IMAGE_FIRST_CODES = np.array(sorted(_IMAGE_FIRST), np.uint8)
+
+
+def _consistent(layouts: list, kinds: dict[str, str]) -> bool:
+    """Do these layouts give each key one list type (and the one in `kinds`)? `kinds` learns theirs."""
+    for keys, types in layouts:
+        for k, t in zip(keys, types, strict=True):
+            if kinds.setdefault(k, t) != t:
+                return False
+    return True
 
 
 def _is_image(b: bytes) -> bool:
