@@ -276,7 +276,7 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         plain.learnt(n, int(sig_of[n - out.lo]))
 
     done = said = 0
-    for nums, buf, starts, ends in _spans(read, offs, lens, numbers):
+    for nums, buf, starts, ends in _spans(read, offs, lens, numbers, progress.EVERY):
         if starts is None:  # one record past a read's span
             one(int(nums[0]), buf)
         elif columns:  # runs of plain Examples parsed at once, the rest a record at a time
@@ -311,18 +311,18 @@ def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarra
             yield n, buf[a:z]
 
 
-def _spans(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray):
+def _spans(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray, most: int = 1 << 62):
     """(records, bytes, starts, ends) of `numbers` (ascending), read limits.DEEP_READ_BYTES of the
-    file at a time (a read a record cost more than decoding a tiny one): record records[i] is
-    bytes[starts[i]:ends[i]]. A record larger than that comes alone, bounded
-    (`payload.bounded_payload`), as (its number, its payload, None, None)."""
+    file (and at most `most` records) at a time (a read a record cost more than decoding a tiny
+    one): record records[i] is bytes[starts[i]:ends[i]]. A record larger than that comes alone,
+    bounded (`payload.bounded_payload`), as (its number, its payload, None, None)."""
     from tfrview.core.tfrecord.payload_bytes import bounded_payload  # start-up: kept off the CLI's path
 
     starts = offsets[numbers].astype(np.int64)
     ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD
     i, total = 0, len(numbers)
     while i < total:
-        j = int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right"))
+        j = min(int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right")), i + most)
         if j <= i:  # one record past the span: alone, its head only when it is past the decode limit
             n = int(numbers[i])
             yield numbers[i : i + 1], bounded_payload(read, int(offsets[n]), int(lengths[n])), None, None
