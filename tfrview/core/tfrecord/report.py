@@ -136,14 +136,18 @@ def index_and_verify(
         parts = frame_in_parts(source, jobs, progress)
         if parts is not None:
             return joined_parts(source, parts, progress, notice)
-    elif source.compression == Compression.NONE and not source.remote and source.file_size >= HEADER_SIZE:
+    elif (
+        source.compression == Compression.NONE
+        and not source.remote
+        and source.file_size >= HEADER_SIZE
+        and header_valid(source.read(0, HEADER_SIZE))
+    ):
         # on one core, a plain file as one part: its clean records framed and CRC-checked a window
         # at a time by array operations (half the CPU of the record-by-record steps), whatever
         # follows its first damage by those steps, as with parts: the same answer
-        if header_valid(source.read(0, HEADER_SIZE)):
-            size = source.file_size
-            said = (lambda pos: progress("index", pos, size)) if progress else None
-            return joined_parts(source, [frame_range(source, 0, size, said)], progress, notice)
+        size = source.file_size
+        said = (lambda pos: progress("index", pos, size)) if progress else None
+        return joined_parts(source, [frame_range(source, 0, size, said)], progress, notice)
     got = _framed_from(source, progress, notice)
     assert got is not None  # framed from the start: nothing lies before it
     return got
