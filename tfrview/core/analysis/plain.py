@@ -12,6 +12,11 @@ layout and set of empty keys, which puts each key in its place in every dict fir
 A record leaves the column path (and takes the general one) before anything is counted from it:
 a layout that is not plain, a bytes value that looks like an image, a list past the decode limits.
 A batch is counted before any record of the general path, so everything happens in record order.
+
+Two ways feed the one counting (`_count`): `batch` parses a whole read of the file at once
+(records.examplecols: no Python object a feature) and counts each run of records whose variant is
+learnt; `take` hands one record's protobuf lists over at a time (records the bulk parse left: a
+variant's first record, an encoding other than the canonical one).
 """
 
 from __future__ import annotations
