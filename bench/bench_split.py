@@ -200,6 +200,11 @@ def main() -> None:
     ap.add_argument("--no-rss", action="store_true", help="skip verify --checks of the whole file")
     ap.add_argument("--no-checks", action="store_true", help="skip the verify --checks figures")
     ap.add_argument(
+        "--only-checks",
+        action="store_true",
+        help="only the verify --checks figures (no verify, info, --many)",
+    )
+    ap.add_argument(
         "--checks-split",
         action="store_true",
         help="also verify --checks of the whole split against the one file (minutes)",
@@ -227,114 +232,135 @@ def main() -> None:
     print(f"  (files made or found in {time.perf_counter() - t0:.1f} s: {whole.stat().st_size / 1e6:.0f} MB)")
     homes: list[str] = []
     try:
-        t_one, t_many = [], []
-        for _ in range(a.rounds):  # alternately: a shared machine's load changes by the minute
-            t_one.append(tfrview("verify", "--quiet", str(whole), home=fresh(homes))[0])
-            t_many.append(tfrview("verify", "--quiet", str(shards), home=fresh(homes))[0])
-        one, many = min(t_one), min(t_many)
-        cpus = CPU[-2 * a.rounds :]
-        print(
-            f"  (runs, one file / shards: {', '.join(f'{x:.2f} / {y:.2f}' for x, y in zip(t_one, t_many, strict=True))} s;"
-            f" CPU {', '.join(f'{cpus[2 * i]:.2f} / {cpus[2 * i + 1]:.2f}' for i in range(a.rounds))} s)"
-        )
-        line(f"verify {a.records:,} records in one file", f"{one:.2f} s", f"before: {BEFORE_ONE_S}", None)
-        tf_one = tensorflow(a.tf, [whole])
-        if tf_one is not None:
-            line(
-                f"  TensorFlow here: one file in {tf_one:.2f} s",
-                f"{tf_one / one:.2f}x faster",
-                ">= 3x TensorFlow",
-                tf_one / one >= 3,
-            )
-        line(
-            f"  the issue's TensorFlow figure: {TF_ONE_FILE_S:.1f} s",
-            f"{TF_ONE_FILE_S / one:.2f}x faster",
-            f">= 3x TensorFlow (<= {TF_ONE_FILE_S / 3:.2f} s)",
-            TF_ONE_FILE_S / one >= 3,
-        )
-        line(f"verify the same in {a.shards:,} shards", f"{many:.2f} s", f"before: {BEFORE_SHARDS_S}", None)
-        line("  shards / one file", f"{many / one:.2f}x", "<= 1.5x", many / one <= 1.5)
-        tf_many = tensorflow(a.tf, files_of(shards))
-        if tf_many is not None:
-            line(
-                f"  TensorFlow here: {a.shards:,} shards in {tf_many:.2f} s",
-                f"{tf_many / many:.2f}x faster",
-                ">= 2x TensorFlow",
-                tf_many / many >= 2,
-            )
-        # judged against the issue's figure as well: TensorFlow measured on a quieter machine
-        line(
-            f"  the issue's TensorFlow figure: {TF_SHARDS_S:.1f} s",
-            f"{TF_SHARDS_S / many:.2f}x faster",
-            f">= 2x TensorFlow (<= {TF_SHARDS_S / 2:.2f} s)",
-            TF_SHARDS_S / many >= 2,
-        )
-        t_info = min(tfrview("info", str(shards), home=homes[-1])[0] for _ in range(a.rounds))
-        line(
-            f"info of the {a.shards:,} stored shards (whole process)",
-            f"{t_info:.2f} s",
-            "<= 1.5 s",
-            t_info <= 1.5,
-        )
-        print(f"  (CPU {CPU[-1]:.2f} s; before: 85 s, and 353 s on a busy machine)")
-        if a.many:
-            small = cut(head_file(whole, d, 100 * a.many), d, a.many)
-            t_small = min(
-                tfrview("verify", "--quiet", str(small), home=fresh(homes))[0] for _ in range(a.rounds)
-            )
-            tf_small = tensorflow(a.tf, files_of(small))
-            line(f"verify {a.many:,} shards x 100 records", f"{t_small:.2f} s", "", None)
-            print(f"  (CPU {CPU[-1]:.2f} s)")
-            if tf_small is not None:
-                line(
-                    f"  TensorFlow here: {tf_small:.2f} s",
-                    f"{tf_small / t_small:.2f}x faster",
-                    ">= 1x TensorFlow",
-                    tf_small >= t_small,
-                )
-            else:
-                bar = TF_PER_FILE_S * a.many
-                line(
-                    f"  TensorFlow at the issue's {TF_PER_FILE_S * 1e3:.1f} ms a file: {bar:.1f} s",
-                    f"{bar / t_small:.2f}x faster",
-                    ">= 1x TensorFlow",
-                    bar >= t_small,
-                )
+        if not a.only_checks:
+            verify_figures(a, whole, shards, homes)
         if a.no_checks:
             return
-        if a.checks_split:
-            c_one = tfrview("verify", "--checks", "--quiet", str(whole), home=fresh(homes))[0]
-            c_many = tfrview("verify", "--checks", "--quiet", str(shards), home=fresh(homes))[0]
-            line(
-                f"verify --checks of the {a.shards:,} shards / one file",
-                f"{c_many / c_one:.2f}x",
-                "<= 1.3x",
-                c_many / c_one <= 1.3,
-            )
-            print(f"  ({c_many:.1f} s / {c_one:.1f} s)")
-        secs, rss = tfrview("verify", "--checks", "--quiet", "--jobs", "1", str(head), home=fresh(homes))
-        rate = a.checks / secs
-        line(
-            f"verify --checks of {a.checks:,} records, 1 worker",
-            f"{rate:,.0f} rec/s",
-            ">= 50,000 rec/s a core",
-            rate >= 50_000,
-        )
-        print(
-            f"  ({secs:.2f} s, start-up included; before: ~{BEFORE_CHECKS_RATE:,} rec/s, peak RSS {rss} MB)"
-        )
-        if not a.no_rss:
-            secs, rss = tfrview("verify", "--checks", "--quiet", str(whole), home=fresh(homes))
-            line(
-                f"verify --checks of {a.records:,} records: peak RSS", f"{rss:,} MB", "<= 400 MB", rss <= 400
-            )
-            print(
-                f"  ({secs:.1f} s on {cores} cores, {a.records / secs / cores:,.0f} rec/s a core; "
-                f"before: {BEFORE_RSS_MB:,} MB)"
-            )
+        checks_figures(a, whole, shards, head, cores, homes)
     finally:
         for h in [*homes, PYC]:
             shutil.rmtree(h, ignore_errors=True)
+
+
+def verify_figures(a, whole: Path, shards: Path, homes: list[str]) -> None:
+    """verify of the one file and of the shards, info of the stored shards, the --many split."""
+    d = Path(a.dir)
+    t_one, t_many = [], []
+    for _ in range(a.rounds):  # alternately: a shared machine's load changes by the minute
+        t_one.append(tfrview("verify", "--quiet", str(whole), home=fresh(homes))[0])
+        t_many.append(tfrview("verify", "--quiet", str(shards), home=fresh(homes))[0])
+    one, many = min(t_one), min(t_many)
+    cpus = CPU[-2 * a.rounds :]
+    print(
+        f"  (runs, one file / shards: {', '.join(f'{x:.2f} / {y:.2f}' for x, y in zip(t_one, t_many, strict=True))} s;"
+        f" CPU {', '.join(f'{cpus[2 * i]:.2f} / {cpus[2 * i + 1]:.2f}' for i in range(a.rounds))} s)"
+    )
+    line(f"verify {a.records:,} records in one file", f"{one:.2f} s", f"before: {BEFORE_ONE_S}", None)
+    tf_one = tensorflow(a.tf, [whole])
+    if tf_one is not None:
+        line(
+            f"  TensorFlow here: one file in {tf_one:.2f} s",
+            f"{tf_one / one:.2f}x faster",
+            ">= 3x TensorFlow",
+            tf_one / one >= 3,
+        )
+    line(
+        f"  the issue's TensorFlow figure: {TF_ONE_FILE_S:.1f} s",
+        f"{TF_ONE_FILE_S / one:.2f}x faster",
+        f">= 3x TensorFlow (<= {TF_ONE_FILE_S / 3:.2f} s)",
+        TF_ONE_FILE_S / one >= 3,
+    )
+    line(f"verify the same in {a.shards:,} shards", f"{many:.2f} s", f"before: {BEFORE_SHARDS_S}", None)
+    line("  shards / one file", f"{many / one:.2f}x", "<= 1.5x", many / one <= 1.5)
+    tf_many = tensorflow(a.tf, files_of(shards))
+    if tf_many is not None:
+        line(
+            f"  TensorFlow here: {a.shards:,} shards in {tf_many:.2f} s",
+            f"{tf_many / many:.2f}x faster",
+            ">= 2x TensorFlow",
+            tf_many / many >= 2,
+        )
+    # judged against the issue's figure as well: TensorFlow measured on a quieter machine
+    line(
+        f"  the issue's TensorFlow figure: {TF_SHARDS_S:.1f} s",
+        f"{TF_SHARDS_S / many:.2f}x faster",
+        f">= 2x TensorFlow (<= {TF_SHARDS_S / 2:.2f} s)",
+        TF_SHARDS_S / many >= 2,
+    )
+    t_info = min(tfrview("info", str(shards), home=homes[-1])[0] for _ in range(a.rounds))
+    line(
+        f"info of the {a.shards:,} stored shards (whole process)",
+        f"{t_info:.2f} s",
+        "<= 1.5 s",
+        t_info <= 1.5,
+    )
+    print(f"  (CPU {CPU[-1]:.2f} s; before: 85 s, and 353 s on a busy machine)")
+    if a.many:
+        small = cut(head_file(whole, d, 100 * a.many), d, a.many)
+        t_small = min(tfrview("verify", "--quiet", str(small), home=fresh(homes))[0] for _ in range(a.rounds))
+        tf_small = tensorflow(a.tf, files_of(small))
+        line(f"verify {a.many:,} shards x 100 records", f"{t_small:.2f} s", "", None)
+        print(f"  (CPU {CPU[-1]:.2f} s)")
+        if tf_small is not None:
+            line(
+                f"  TensorFlow here: {tf_small:.2f} s",
+                f"{tf_small / t_small:.2f}x faster",
+                ">= 1x TensorFlow",
+                tf_small >= t_small,
+            )
+        else:
+            bar = TF_PER_FILE_S * a.many
+            line(
+                f"  TensorFlow at the issue's {TF_PER_FILE_S * 1e3:.1f} ms a file: {bar:.1f} s",
+                f"{bar / t_small:.2f}x faster",
+                ">= 1x TensorFlow",
+                bar >= t_small,
+            )
+
+
+def checks_figures(a, whole: Path, shards: Path, head: Path, cores: int, homes: list[str]) -> None:
+    """verify --checks: records a second on one worker, the shards against the file, peak RSS."""
+    if a.checks_split:
+        c_one = tfrview("verify", "--checks", "--quiet", str(whole), home=fresh(homes))[0]
+        c_many = tfrview("verify", "--checks", "--quiet", str(shards), home=fresh(homes))[0]
+        line(
+            f"verify --checks of the {a.shards:,} shards / one file",
+            f"{c_many / c_one:.2f}x",
+            "<= 1.3x",
+            c_many / c_one <= 1.3,
+        )
+        print(f"  ({c_many:.1f} s / {c_one:.1f} s)")
+    runs = [
+        tfrview("verify", "--checks", "--quiet", "--jobs", "1", str(head), home=fresh(homes))
+        for _ in range(a.rounds)
+    ]
+    cpus = CPU[-a.rounds :]
+    secs, rss = min(runs)
+    rate = a.checks / secs
+    line(
+        f"verify --checks of {a.checks:,} records, 1 worker",
+        f"{rate:,.0f} rec/s",
+        ">= 50,000 rec/s a core",
+        rate >= 50_000,
+    )
+    cpu = min(cpus)  # on a shared machine: the CPU seconds say what a quiet core would take
+    line(
+        "  the same by CPU time (command and workers)",
+        f"{a.checks / cpu:,.0f} rec/s",
+        ">= 50,000 rec/s a core",
+        a.checks / cpu >= 50_000,
+    )
+    print(
+        f"  (wall {', '.join(f'{r[0]:.2f}' for r in runs)} s, CPU {', '.join(f'{c:.2f}' for c in cpus)} s,"
+        f" start-up included; before: ~{BEFORE_CHECKS_RATE:,} rec/s, peak RSS {rss} MB)"
+    )
+    if not a.no_rss:
+        secs, rss = tfrview("verify", "--checks", "--quiet", str(whole), home=fresh(homes))
+        line(f"verify --checks of {a.records:,} records: peak RSS", f"{rss:,} MB", "<= 400 MB", rss <= 400)
+        print(
+            f"  ({secs:.1f} s on {cores} cores, {a.records / secs / cores:,.0f} rec/s a core; "
+            f"CPU {CPU[-1]:.1f} s, {a.records / CPU[-1]:,.0f} rec/s a CPU second; before: {BEFORE_RSS_MB:,} MB)"
+        )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ NOT_LIMITS = {
     "core/tfrecord/lineendings.py": {"_SETUP_STEPS", "_PREFIX_STEPS", "_SEEN_BITS"},  # cost model
     "core/records/payload.py": {"_FEW"},  # which of two equivalent parsers is faster
     "core/analysis/plain.py": {"_FEW"},  # likewise
+    # likewise: past them a record is parsed by upb rather than in bulk (no bound on what is read)
+    "core/records/examplecols.py": {"MAX_ENTRIES", "MAX_BYTES_VALUES", "MAX_KEY_BYTES"},
     "core/tfrecord/smallfile.py": {"_FEW_BYTES"},  # likewise: one record at a time or numpy
     "core/analysis/facts.py": {"_EXACT"},  # integers a double holds exactly: a fact of float64
     "core/analysis/checks.py": {"MOST", "MOSTLY_IMAGES", "SIGNAL_SIDE"},  # shares, a working scale
@@ -84,6 +86,7 @@ PIECES = {
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW"},
+    "core/analysis/plain.py": {"_SEGMENT"},  # records of a bulk parse counted at once
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
     "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH", "POOL_MIN_FILES"},
 }

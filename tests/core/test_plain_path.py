@@ -10,6 +10,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tfrview.core.analysis import plain
 from tfrview.core.analysis.results import ShardTask
@@ -141,23 +143,37 @@ def facts_of(r):
     }
 
 
-@pytest.mark.parametrize("batch", [4096, 7])
-def test_the_column_path_gives_what_the_record_path_gives(tmp_path, monkeypatch, batch):
+@pytest.mark.parametrize(
+    ("batch", "bulk", "span"), [(4096, True, 4 << 20), (7, True, 900), (4096, False, 4 << 20)]
+)
+def test_the_column_path_gives_what_the_record_path_gives(tmp_path, monkeypatch, batch, bulk, span):
+    """`bulk`: each read of the file parsed at once (examplecols; `span` bytes a read, so the
+    variants are learnt in one read and counted in the next), else `take` a record at a time."""
+    from tfrview.core import limits
+
     records = mixed_records()
     label_map = {"1": "one", "3": "three"}
     monkeypatch.setattr(plain, "PLAIN_BATCH_RECORDS", batch)
+    monkeypatch.setattr(plain, "BULK", bulk)
+    monkeypatch.setattr(limits, "DEEP_READ_BYTES", span)
     taken = []
-    take = plain.PlainExamples.take
+    take, count_bulk = plain.PlainExamples.take, plain.PlainExamples._count_bulk
 
     def counted(self, n, data):
         got = take(self, n, data)
         taken.append(got)
         return got
 
+    def counted_bulk(self, parsed, numbers, lo, hi):
+        taken.extend([True] * (hi - lo))
+        count_bulk(self, parsed, numbers, lo, hi)
+
     monkeypatch.setattr(plain.PlainExamples, "take", counted)
+    monkeypatch.setattr(plain.PlainExamples, "_count_bulk", counted_bulk)
     fast = deep(tmp_path, "mixed.tfrecord", records, label_map)
     assert sum(taken) > 0.6 * len(records)  # most records took the column path
     monkeypatch.setattr(plain.PlainExamples, "take", lambda self, n, data: False)
+    monkeypatch.setattr(plain, "BULK", False)
     slow = deep(tmp_path, "mixed.tfrecord", records, label_map)
     a, b = facts_of(fast), facts_of(slow)
     for k in a:
@@ -300,3 +316,65 @@ def test_the_column_path_takes_the_label_the_reading_takes(tmp_path):
     d = deep(tmp_path, "text_first.tfrecord", records)
     assert d.deep.class_ids == set()  # records 2-6 took the column path and once gave {5}
     assert d.deep.summary.record_labels == {"cat": 6}
+
+
+_KEYS = ("label", "x", "id", "image/class/label", "n")
+_VALUES = {  # a list type's values: any int64, few ids, floats with NaN and signed zeros, bytes, labels
+    "int": st.lists(st.integers(-(2**63), 2**63 - 1), max_size=10),
+    "ids": st.lists(st.sampled_from([0, 1, 2, 7]), min_size=1, max_size=2),
+    "float": st.lists(st.floats(width=32), max_size=20),
+    "bytes": st.lists(st.binary(max_size=12), max_size=4),
+    "text": st.lists(st.sampled_from([b"cat", b"dog", b"\xff", JPEG]), min_size=1, max_size=2),
+}
+_EMPTY = {
+    "int": "int64_list",
+    "ids": "int64_list",
+    "float": "float_list",
+    "bytes": "bytes_list",
+    "text": "bytes_list",
+}
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(sorted(_VALUES)), max_size=4),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(st.integers(0, 2), min_size=1, max_size=40),
+    st.booleans(),
+    st.data(),
+)
+def test_a_bulk_read_gives_what_the_reading_gives_on_generated_examples(
+    tmp_path_factory, layouts, which, small, data
+):
+    """Generated Examples of a few layouts (a key's type differing between them; values of any
+    length, NaNs, labels, images), counted by the bulk reading in reads of a few records or of the
+    whole file, equal the record-by-record reading."""
+    from tfrview.core import limits
+
+    records = []
+    for w in which:
+        layout = layouts[w % len(layouts)]
+        f = {k: data.draw(_VALUES[t]) for k, t in layout.items()}
+        records.append(example({k: v if v else (_EMPTY[layout[k]], []) for k, v in f.items()}))
+    path = tmp_path_factory.mktemp("gen")
+    old = (plain.BULK, limits.DEEP_READ_BYTES, plain.PlainExamples.take)
+    try:
+        limits.DEEP_READ_BYTES = 300 if small else 4 << 20
+        fast = deep(path, "g.tfrecord", records, {"1": "one"})
+        plain.BULK = False
+        plain.PlainExamples.take = lambda self, n, data: False
+        slow = deep(path, "g.tfrecord", records, {"1": "one"})
+    finally:
+        plain.BULK, limits.DEEP_READ_BYTES, plain.PlainExamples.take = old
+    a, b = facts_of(fast), facts_of(slow)
+    for k in a:
+        assert repr(a[k]) == repr(b[k]), k
+    fa, fb = fast.deep.facts, slow.deep.facts
+    assert fa.schema.equals(fb.schema, check_metadata=True)
+    for name in fa.column_names:
+        assert repr(fa.column(name).to_pylist()) == repr(fb.column(name).to_pylist()), name

@@ -241,12 +241,11 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
         lens,
         ctx.tfds,
     )
-    for k, (n, data) in enumerate(_payloads(read, offs, lens, numbers)):
-        if k and not k % progress.EVERY:  # the window says how far the pass is from its first second
-            progress.records_done(progress.EVERY)
-            progress.summary_so_far((task.path, task.part), summary)
+
+    def one(n: int, data) -> None:
+        """Record n: a plain Example `plain.take` counts in its batch, else its reading."""
         if columns and plain.take(n, data):  # a plain Example: counted by columns, a batch at a time
-            continue
+            return
         plain.flush()  # the batch before this record: everything is counted in record order
         p = decode(data)
         r = read_record(p, ctx)  # what the record means, decided once for every consumer below
@@ -275,8 +274,23 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
             ids.update(r.dataset_class_ids)
         facts.add(n, p, look.image_size, look.boxes, r.spec, look.signals)
         plain.learnt(n, int(sig_of[n - out.lo]))
+
+    done = said = 0
+    for nums, buf, starts, ends in _spans(read, offs, lens, numbers, progress.EVERY):
+        if starts is None:  # one record past a read's span
+            one(int(nums[0]), buf)
+        elif columns:  # runs of plain Examples parsed at once, the rest a record at a time
+            plain.batch(buf, nums, starts, ends, one)
+        else:
+            for n, a, z in zip(nums.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                one(n, buf[a:z])
+        done += len(nums)
+        if done - said >= progress.EVERY:  # the window says how far the pass is from its first second
+            progress.records_done(done - said)
+            said = done
+            progress.summary_so_far((task.path, task.part), summary)
     plain.flush()
-    progress.records_done(len(numbers) - max(len(numbers) - 1, 0) // progress.EVERY * progress.EVERY)
+    progress.records_done(done - said)
     table = facts.table(
         os.path.basename(task.path), offs[out.lo : out.hi], lens[out.lo : out.hi], out.status[out.lo : out.hi]
     )
@@ -288,30 +302,35 @@ def _deep(task: ShardTask, src, out: ShardResult) -> tuple[list[Problem], DeepRe
 
 
 def _payloads(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray):
-    """(record, payload) of each of `numbers` (ascending), read limits.DEEP_READ_BYTES of the file at
-    a time (a read a record cost more than decoding a tiny one); a record larger than that alone,
-    bounded (`payload.bounded_payload`)."""
+    """(record, payload) of each of `numbers` (ascending), as `_spans` reads them."""
+    for nums, buf, starts, ends in _spans(read, offsets, lengths, numbers):
+        if starts is None:
+            yield int(nums[0]), buf
+            continue
+        for n, a, z in zip(nums.tolist(), starts.tolist(), ends.tolist(), strict=True):
+            yield n, buf[a:z]
+
+
+def _spans(read, offsets: np.ndarray, lengths: np.ndarray, numbers: np.ndarray, most: int = 1 << 62):
+    """(records, bytes, starts, ends) of `numbers` (ascending), read limits.DEEP_READ_BYTES of the
+    file (and at most `most` records) at a time (a read a record cost more than decoding a tiny
+    one): record records[i] is bytes[starts[i]:ends[i]]. A record larger than that comes alone,
+    bounded (`payload.bounded_payload`), as (its number, its payload, None, None)."""
     from tfrview.core.tfrecord.payload_bytes import bounded_payload  # start-up: kept off the CLI's path
 
     starts = offsets[numbers].astype(np.int64)
     ends = starts + lengths[numbers].astype(np.int64) + OVERHEAD
     i, total = 0, len(numbers)
     while i < total:
-        j = int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right"))
+        j = min(int(np.searchsorted(ends, starts[i] + limits.DEEP_READ_BYTES, side="right")), i + most)
         if j <= i:  # one record past the span: alone, its head only when it is past the decode limit
             n = int(numbers[i])
-            yield n, bounded_payload(read, int(offsets[n]), int(lengths[n]))
+            yield numbers[i : i + 1], bounded_payload(read, int(offsets[n]), int(lengths[n])), None, None
             i += 1
             continue
         base = int(starts[i])
         buf = read(base, int(ends[j - 1]) - base)
-        for n, a, z in zip(
-            numbers[i:j].tolist(),
-            (starts[i:j] - base + HEADER_SIZE).tolist(),
-            (ends[i:j] - base - OVERHEAD + HEADER_SIZE).tolist(),
-            strict=True,
-        ):
-            yield n, buf[a:z]
+        yield numbers[i:j], buf, starts[i:j] - base + HEADER_SIZE, ends[i:j] - base - OVERHEAD + HEADER_SIZE
         i = j
 
 

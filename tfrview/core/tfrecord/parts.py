@@ -115,10 +115,11 @@ def _first_header(source: Source, lo: int, hi: int, buf: bytearray) -> int:
     return -1
 
 
-def frame_range(source: Source, lo: int, hi: int) -> Part:
+def frame_range(source: Source, lo: int, hi: int, said: Callable[[int], None] | None = None) -> Part:
     """Frame and CRC-check the records of [lo, hi): from the first header at or past lo, every
     record whose header and data CRC pass, up to the first record that starts at or past hi. Stops
-    early at the first record that is not whole (that one is left to the sequential framing)."""
+    early at the first record that is not whole (that one is left to the sequential framing).
+    `said(position)`: told after each window."""
     size = source.file_size
     buf = bytearray()
     start = 0 if lo == 0 else _first_header(source, lo, hi, buf)
@@ -154,6 +155,8 @@ def frame_range(source: Source, lo: int, hi: int) -> Part:
                 break
             kept.append(np.array([pos], dtype=np.uint64))
             pos += length + OVERHEAD
+        if said is not None:
+            said(pos)
     offsets = np.concatenate(kept) if kept else np.empty(0, np.uint64)
     return Part(lo, hi, start, offsets, pos, clean)
 
