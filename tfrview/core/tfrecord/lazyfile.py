@@ -29,6 +29,8 @@ from tfrview.core.tfrecord.source import (
     FileBytes,
     Source,
     detect_compression,
+    not_regular,
+    open_error,
     open_regular,
 )
 
@@ -244,9 +246,9 @@ class LazySource(Source):
 
 def lazy_source(path: Path) -> Source:
     """A file's source opened later, from one `stat` now: a missing file, a directory, a FIFO or a
-    device is refused here, as `open_source` refuses it (SourceError), without opening it."""
-    from tfrview.core.tfrecord.source import not_regular, open_error
-
+    device is refused here, as `open_source` refuses it (SourceError), without opening it. (Its
+    names imported once at the top: an import statement run in a function costs ~10 us a call
+    under PySide's import hook, 10,000 shards a listing.)"""
     try:
         st = os.stat(path)
     except OSError as exc:
