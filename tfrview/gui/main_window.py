@@ -782,10 +782,14 @@ class MainWindow(QMainWindow):
         10,000 before the first paint), walked again at most every 0.25 s until all are known."""
         facts = getattr(self, "_files_facts_cache", None)
         now = time.monotonic()
-        if facts is None or facts[0] is not self.ds or (not facts[3] and now - facts[2] > 0.25):
+        if facts is None or facts[0] is not self.ds:
             opened = [f for f in self.ds.files if f.source is not None]
             comps, complete = self.ds.compressions_known()
             facts = (self.ds, (len(opened), sum(f.source.file_size for f in opened), comps), now, complete)
+            self._files_facts_cache = facts
+        elif not facts[3] and now - facts[2] > 0.25:  # (the files not read before asked again)
+            comps, complete = self.ds.compressions_known()
+            facts = (self.ds, (*facts[1][:2], comps), now, complete)
             self._files_facts_cache = facts
         return facts[1]
 

@@ -438,9 +438,10 @@ class Dataset:
     def count(self) -> int:
         return sum(f.index.count for f in self.files)
 
-    def locate(self, n: int) -> tuple[int, int]:
-        """(file number, local record number) of global record n."""
-        starts = self.starts()
+    def locate(self, n: int, starts: np.ndarray | None = None) -> tuple[int, int]:
+        """(file number, local record number) of global record n; `starts`: `starts()` as the
+        caller took it for many records (each call walks every file: 10,000 shards)."""
+        starts = self.starts() if starts is None else starts
         if not 0 <= n < starts[-1]:
             raise RecordRangeError(f"record {n} out of range (0..{int(starts[-1]) - 1})")
         fi = int(np.searchsorted(starts, n, side="right")) - 1
@@ -478,22 +479,35 @@ class Dataset:
 
     def compressions_known(self) -> tuple[frozenset[str], bool]:
         """The compressions of the files read so far, without opening any (`lazyfile`), and
-        whether that is every file's."""
-        known = [f.source for f in self.files if f.source is not None and getattr(f.source, "sniffed", True)]
-        opened = sum(1 for f in self.files if f.source is not None)
-        return frozenset(s.compression for s in known), len(known) == opened
+        whether that is every file's. Each call looks again only at the files not read at the last
+        (the window's status line asks at every progress report: 10,000 files walked each time)."""
+        pending = getattr(self, "_unsniffed", None)
+        if pending is None or getattr(self, "_sniff_files", 0) != len(self.files):
+            pending, self._comps, self._sniff_files = range(len(self.files)), set(), len(self.files)
+        left = []
+        for i in pending:
+            src = self.files[i].source
+            if src is None:
+                continue
+            if getattr(src, "sniffed", True):
+                self._comps.add(src.compression)
+            else:
+                left.append(i)
+        self._unsniffed = left
+        return frozenset(self._comps), not left
 
     # reading ---------------------------------------------------------------------------------------
 
-    def record_span(self, n: int) -> tuple[RecordFile, int, int, int]:
-        fi, k = self.locate(n)
+    def record_span(self, n: int, starts: np.ndarray | None = None) -> tuple[RecordFile, int, int, int]:
+        fi, k = self.locate(n, starts)
         f = self.files[fi]
         return f, k, int(f.index.offsets[k]), int(f.index.lengths[k])
 
-    def read(self, n: int) -> bytes:
+    def read(self, n: int, starts: np.ndarray | None = None) -> bytes:
         """The payload of global record n (a copy: safe to hand to other threads); only its head,
-        as a PayloadHead, when it is over the decode limit (limits.MAX_DECODE_BYTES)."""
-        f, _, off, ln = self.record_span(n)
+        as a PayloadHead, when it is over the decode limit (limits.MAX_DECODE_BYTES). `starts`: as
+        for `locate`."""
+        f, _, off, ln = self.record_span(n, starts)
         if f.source is None:
             raise SourceError(f"{f.path}: not open")
         return bounded_payload(f.source.read, off, ln, f.source.pieces)

@@ -647,6 +647,13 @@ class _Grow:
         self._a[self.n : need] = values
         self.n = need
 
+    def adopt(self, values: np.ndarray) -> None:
+        """Hold `values` itself as the array (empty before; no one else writes to it): a file framed
+        whole elsewhere, taken without a copy (any later growth copies it first)."""
+        assert self.n == 0 and values.dtype == self._a.dtype
+        self._a = values
+        self.n = len(values)
+
     @property
     def view(self) -> np.ndarray:
         return self._a[: self.n]
@@ -672,6 +679,23 @@ class RecordIndex:
         self._offsets.extend(chunk.offsets)
         self._lengths.extend(chunk.lengths)
         self._status.extend(chunk.status)
+        self.problems.extend(chunk.problems)
+        self.scanned = chunk.scanned
+        self.consumed = chunk.consumed
+        self.done = chunk.done
+
+    def adopt(self, chunk: IndexChunk) -> None:
+        """`apply` of a whole file's one chunk to an empty index, its arrays held as they are (of the
+        index's dtypes, writable, written by no one else): a reopened split's 10,000 files taken
+        from one stored row without 30,000 copies (each at least 1,024 rows)."""
+        if self.count or not (
+            chunk.offsets.dtype == np.uint64 and chunk.lengths.dtype == np.uint64 and chunk.status.dtype == np.uint8
+        ):
+            self.apply(chunk)
+            return
+        self._offsets.adopt(chunk.offsets)
+        self._lengths.adopt(chunk.lengths)
+        self._status.adopt(chunk.status)
         self.problems.extend(chunk.problems)
         self.scanned = chunk.scanned
         self.consumed = chunk.consumed

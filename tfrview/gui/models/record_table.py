@@ -193,20 +193,33 @@ class RecordTableModel(ColumnsModel):
     def widest_numbers(self) -> dict[str, int]:
         """The largest value each number column shows ('#', 'offset', 'size'), from the index arrays
         (offsets grow within a file: its last; sizes: a running maximum over the rows added since
-        the last call), so the window sizes those columns without walking the model."""
+        the last call), so the window sizes those columns without walking the model. The files
+        framed whole since the last call are folded in with one maximum over all of them (a
+        reopened split's 10,000 files at once: 10,000 maxima took ~0.1 s of the UI thread)."""
         seen = getattr(self, "_size_max_seen", None)
         files = self.ds.files
         if seen is None or len(seen) != len(files):
             seen = self._size_max_seen = [(0, 0)] * len(files)
             self._widest_settled = (0, 0, 0)  # files before the first are framed whole, folded in
         first, offset, size = self._widest_settled
+        ends: list = []  # the files framed whole from `first` on: each one's last offset and lengths
+        lengths: list[np.ndarray] = []
+        while first < len(files):
+            idx = files[first].index
+            if not (files[first].source is None or idx is None or idx.done):
+                break
+            n = min(idx.count, len(idx.offsets), len(idx.lengths)) if idx is not None else 0
+            if n:
+                ends.append(idx.offsets[n - 1])
+                lengths.append(idx.lengths[:n])
+            first += 1
+        if ends:
+            offset = max(offset, int(np.max(np.asarray(ends, dtype=np.uint64))))
+            size = max(size, int(np.concatenate(lengths).max()))
+        self._widest_settled = (first, offset, size)
         for i in range(first, len(files)):
-            f = files[i]
-            idx = f.index
-            final = f.source is None or idx is None or idx.done
+            idx = files[i].index
             count = idx.count if idx is not None else 0
-            if final and i == first:
-                first += 1
             if not count:  # (not framed yet: no array views made for it, 10,000 of them a call)
                 continue
             # the arrays may lag the count for a moment while the indexer grows them: read what is there
@@ -221,8 +234,6 @@ class RecordTableModel(ColumnsModel):
                 top = max(top, int(np.max(idx.lengths[done:n])))
                 seen[i] = (n, top)
             size = max(size, top)
-            if i == first - 1:
-                self._widest_settled = (first, offset, size)
         return {"#": max(self.total() - 1, 0), "offset": offset, "size": size}
 
     def status_changed(self, force: bool = False) -> None:
