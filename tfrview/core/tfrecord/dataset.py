@@ -25,7 +25,7 @@ from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
-from tfrview.core.tfrecord.paths import real_path
+from tfrview.core.tfrecord.paths import note_not_links, real_path
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many
@@ -139,8 +139,8 @@ def _list_dir(a: str, p: Path) -> list[Path]:
     """A folder's record files (not its side files), by name."""
     try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
         with os.scandir(p) as it:
-            found = [
-                p / e.name
+            entries = [
+                (e.name, e.is_symlink())
                 for e in it
                 if not e.name.startswith(".")
                 and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
@@ -148,9 +148,12 @@ def _list_dir(a: str, p: Path) -> list[Path]:
             ]
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
-    if not found:
+    if not entries:
         raise TfrviewError(f"{printable(a)}: directory has no record files")
-    return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+    note_not_links(str(p), [n for n, link in entries if not link])  # (`real_path` needs no lstat of them)
+    names = sorted((n for n, _ in entries), key=_natural_name_key)  # one folder: by name alone
+    child = getattr(p, "_make_child_relpath", p.__truediv__)  # (a name of the listing: not parsed again)
+    return [child(n) for n in names]
 
 
 def _tfds_files(a: str, p: Path) -> list[Path] | None:
@@ -244,10 +247,15 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
     stopped early: the one answer `verify`, `info`, `dump` and the window all give."""
     groups: dict[tuple, tuple[Path, set[int]]] = {}
     for p in paths:
-        m = SHARD_NAME.match(p.name)
+        name = p.name
+        m = SHARD_NAME.match(name)
         if m:
-            key = (str(p.parent), m["prefix"], m["total"], m["suffix"], len(m["num"]))
-            groups.setdefault(key, (p.parent, set()))[1].add(int(m["num"]))
+            folder = str(p)[: -len(name)]  # (its parent's text, not a Path made a shard)
+            key = (folder, m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (p.parent, set())
+            group[1].add(int(m["num"]))
     missing = []
     for (_parent, prefix, total, suffix, width), (parent, nums) in groups.items():
         for i in range(int(total)):

@@ -631,12 +631,19 @@ def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zero
 # --- the assembled index ----------------------------------------------------------------------------
 
 
+_EMPTY: dict = {}  # one empty array a dtype, shared by every index before its first records
+
+
 class _Grow:
     """A numpy array that grows by doubling, so appends are amortised O(1)."""
 
     def __init__(self, dtype) -> None:
-        self._a = np.empty(0, dtype=dtype)  # nothing held until the first records: 10,000 shards
-        self.n = 0  # listed are 10,000 empty indexes (17 KB each when they began at 1,024 rows)
+        # nothing held until the first records: 10,000 shards listed are 10,000 empty indexes (17 KB
+        # each when they began at 1,024 rows), sharing one empty array a dtype (30,000 made: 0.05 s)
+        self._a = _EMPTY.get(dtype)
+        if self._a is None:
+            self._a = _EMPTY[dtype] = np.empty(0, dtype=dtype)
+        self.n = 0
 
     def extend(self, values: np.ndarray) -> None:
         need = self.n + len(values)
