@@ -34,7 +34,8 @@ def sample_facts(
     it belongs to); records that cannot be read are skipped. Call it off any UI thread: cold reads
     wait for the disk."""
 
-    starts = dataset.starts()  # once: every file is framed (asked a read, 10,000 shards were walked each time)
+    # once: every file is framed (asked at each read, 10,000 shards were walked each time)
+    starts = dataset.starts()
 
     def payloads(k: int, files: list[int] | None = None):
         numbers = sample_numbers(int(starts[-1]), k) if k else ()

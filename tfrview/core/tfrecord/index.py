@@ -696,7 +696,9 @@ class RecordIndex:
         index's dtypes, writable, written by no one else): a reopened split's 10,000 files taken
         from one stored row without 30,000 copies (each at least 1,024 rows)."""
         if self.count or not (
-            chunk.offsets.dtype == np.uint64 and chunk.lengths.dtype == np.uint64 and chunk.status.dtype == np.uint8
+            chunk.offsets.dtype == np.uint64
+            and chunk.lengths.dtype == np.uint64
+            and chunk.status.dtype == np.uint8
         ):
             self.apply(chunk)
             return

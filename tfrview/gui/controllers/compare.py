@@ -36,7 +36,9 @@ class CompareController(QObject):
         """The splits of the files that opened, as the session reads them (`tfrecord.splits`, once
         for the window: 10,000 shards read twice cost ~0.2 s of CPU before the first rows)."""
         files, splits = self.session.ds.files, self.session.splits
-        self.panel.set_splits(sorted({s for f, s in zip(files, splits, strict=True) if s and f.source is not None}))
+        self.panel.set_splits(
+            sorted({s for f, s in zip(files, splits, strict=True) if s and f.source is not None})
+        )
 
     @Slot(str, str)
     def _on_asked(self, a: str, b: str) -> None:

@@ -226,10 +226,10 @@ class RecordTableModel(ColumnsModel):
             idx = files[first].index
             if not (files[first].source is None or idx is None or idx.done):
                 break
-            n = min(idx.count, len(idx.offsets), len(idx.lengths)) if idx is not None else 0
+            n = idx.count if idx is not None else 0  # (framed whole: its arrays hold its count)
             if n:
                 ends.append(idx.offsets[n - 1])
-                lengths.append(idx.lengths[:n])
+                lengths.append(idx.lengths)
             first += 1
         if ends:
             offset = max(offset, int(np.max(np.asarray(ends, dtype=np.uint64))))
