@@ -171,12 +171,16 @@ _AR_ATTRS = frozenset(
 )
 
 
+# a member, not its text: Compression("none") is a lookup, 10,000 shards a listing
+_PLAIN = Compression.NONE
+
+
 class LazySource(Source):
     """A local file's `Source` that opens its file and reads its compression on first use."""
 
     def __init__(self, path: Path, size: int, identity: tuple[int, int]) -> None:
         self._ar = None  # an ArrayRecord file's own source, opened when first read (see `_inner`)
-        super().__init__(path, LazyFileBytes(path, size, identity), size, "none", identity=identity)
+        super().__init__(path, LazyFileBytes(path, size, identity), size, _PLAIN, identity=identity)
         self._known: Compression | None = None  # (Source.__init__ set it: not known until read)
 
     @property
