@@ -124,15 +124,21 @@ def _tfx_split_folders(p: Path) -> list[Path]:
     """A TFX artifact folder's `Split-*` folders (ExampleGen's output: `Split-train/`,
     `Split-eval/`, gzip TFRecords in each), when it holds such folders and no files of its own;
     else none. `splits.split_of_path` names each file's split by its folder."""
+    folders = []
     try:
         with os.scandir(p) as it:
-            entries = [(e.name, e.is_dir()) for e in it if not e.name.startswith(".")]
+            for e in it:
+                n = e.name
+                if n.startswith("."):
+                    continue
+                if e.is_dir():
+                    if n.startswith(TFX_SPLIT):
+                        folders.append(p / n)
+                elif os.path.splitext(n)[1].lower() not in _SIDE_FILES:
+                    return []  # a record file of its own (a folder of shards: its first entry, not 10,000)
     except OSError:
         return []
-    folders = sorted(p / n for n, d in entries if d and n.startswith(TFX_SPLIT))
-    if not folders or any(not d and os.path.splitext(n)[1].lower() not in _SIDE_FILES for n, d in entries):
-        return []
-    return folders
+    return sorted(folders)
 
 
 def _list_dir(a: str, p: Path) -> list[Path]:
