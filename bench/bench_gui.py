@@ -14,7 +14,9 @@ With --shards N: a split of N small shards (cut from one generated file at recor
 shard damaged; cached under --dir), opened cold (an empty store) and warm (the same store: the
 results stored), reporting from process start the first rows painted, every row's CRC status,
 the first QA progress, the QA findings shown, the UI thread's lateness (a 5 ms timer, p99 and max),
-and the Shards panel sorted by damaged records (its time, and whether the bad shard is on top).
+and the Shards panel sorted by damaged records (its time, and whether the bad shard is on top), and
+beside each time the window process's CPU then (user + sys of all its threads: the figure to
+compare on a busy machine; the job processes' CPU is not in it).
 Runs on whatever Qt platform the environment gives (a real X server under Xvfb, or offscreen).
 """
 
@@ -95,7 +97,7 @@ app.exec()
 """
 
 CHILD_SPLIT = r"""
-import sys, time, json
+import sys, time, json, resource
 T0 = float(sys.argv[2])
 from PySide6.QtCore import QObject, QEvent, QTimer, Qt
 from tfrview.gui.app import make_app, Windows
@@ -103,10 +105,15 @@ from tests.gui.driver import Driver
 from tfrview.gui.job_state import Phase
 app = make_app()
 seen = {}
+cpu = {}  # the window process's CPU (user + sys, every thread) when each was seen
+def cpu_now():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 class Watch(QObject):
     def eventFilter(self, obj, ev):
         if ev.type() == QEvent.Type.Paint and "rows" not in seen and win.model.rowCount() > 0:
             seen["rows"] = time.time()
+            cpu["rows"] = cpu_now()
         return False
 watch = Watch()
 app.installEventFilter(watch)
@@ -125,15 +132,15 @@ timer.start()
 LIMIT = float(sys.argv[3])
 def check():
     now = time.time()
-    if "crc" not in seen and d.is_indexed():
-        seen["crc"] = now
-    if "progress" not in seen and d.checks.total:
-        seen["progress"] = now
-    if "findings" not in seen and d.is_analysed() and "crc" in seen:
-        seen["findings"] = now
+    for key, ok in (("crc", lambda: d.is_indexed()), ("progress", lambda: d.checks.total),
+                    ("findings", lambda: d.is_analysed() and "crc" in seen)):
+        if key not in seen and ok():
+            seen[key] = now
+            cpu[key] = cpu_now()
     if ("findings" in seen and "rows" in seen) or now - T0 > LIMIT:
         timer.stop()
         out = {k: v - T0 for k, v in seen.items()}
+        out["cpu"] = cpu
         s = sorted(late)
         out.update(p99=s[min(len(s) - 1, int(0.99 * len(s)))], max=s[-1], records=win.model.total(),
                    phase=str(d.checks.phase), problems=len(d.problems_shown()) if "findings" in seen else -1)
@@ -351,7 +358,9 @@ def split_main(a) -> None:
                         if target
                         else ""
                     )
-                    print(f"    {what:<28} {val:>10}  (from process start)  {tgt}")
+                    used = r.get("cpu", {}).get(key)
+                    used = f"; window CPU {used:5.2f} s" if used is not None else ""
+                    print(f"    {what:<28} {val:>10}  (from process start{used})  {tgt}")
                 print(f"    UI timer lateness           p99 {r['p99']:6.1f} ms  max {r['max']:7.1f} ms")
                 print(
                     f"    Shards panel sort by damaged {r['sort_ms']:6.1f} ms; top row {r['top_shard']} "

@@ -89,6 +89,7 @@ PIECES = {
     "core/analysis/plain.py": {"_SEGMENT"},  # records of a bulk parse counted at once
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
     "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH", "POOL_MIN_FILES"},
+    "gui/models/record_table.py": {"FULL_WALK_S"},  # how often the rows timer asks every file: a path
 }
 
 

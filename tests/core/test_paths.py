@@ -37,3 +37,16 @@ def test_a_file_named_through_a_linked_folder_is_listed_once(tmp_path):
         [str(tmp_path / "data"), str(tmp_path / "linked" / "s-00001-of-00003.tfrecord")]
     )
     assert failed == [] and [p.name for p in paths] == [f"s-{i:05d}-of-00003.tfrecord" for i in range(3)]
+
+
+def test_a_listed_folder_with_a_linked_file_still_resolves_it_and_lists_it_once(tmp_path):
+    """The names a listing saw were no symlinks skip real_path's lstat (10,000 shards); a symlink in
+    the same listing is still followed, so the file it names is one file of the dataset."""
+    (tmp_path / "data").mkdir()
+    for i in range(3):
+        (tmp_path / "data" / f"s-{i:05d}-of-00003.tfrecord").write_bytes(b"")
+    (tmp_path / "data" / "t-alias.tfrecord").symlink_to(tmp_path / "data" / "s-00001-of-00003.tfrecord")
+    failed, paths = name_files([str(tmp_path / "data")])
+    assert failed == [] and [p.name for p in paths] == [f"s-{i:05d}-of-00003.tfrecord" for i in range(3)]
+    for p in [*paths, tmp_path / "data" / "t-alias.tfrecord"]:
+        assert real_path(p) == os.path.realpath(p)

@@ -44,3 +44,23 @@ def test_a_row_that_does_not_hold_what_it_says_is_refused():
     text, arrays = pack([_file(0, [10, 20])])
     with pytest.raises(ValueError):
         unpack(text, arrays[:-3])
+
+
+def test_an_index_adopts_a_whole_files_arrays_without_a_copy_and_grows_a_copy_later():
+    from tfrview.core.tfrecord.index import IndexChunk, RecordIndex
+
+    offsets = np.array([0, 20, 40], np.uint64)
+    lengths = np.array([4, 4, 4], np.uint64)
+    status = np.zeros(3, np.uint8)
+    idx = RecordIndex()
+    idx.adopt(IndexChunk(0, offsets, lengths, status, [], 60, 60, True, 60))
+    assert idx.count == 3 and idx.done and np.shares_memory(idx.status, status)
+    idx.status[1] |= 1  # a verify pass writes the index's own array
+    assert status[1] == 1
+    idx.apply(IndexChunk(3, offsets[:1] + np.uint64(60), lengths[:1], status[:1], [], 80, 80, True, 80))
+    assert (
+        idx.count == 4 and list(idx.offsets) == [0, 20, 40, 60] and not np.shares_memory(idx.offsets, offsets)
+    )
+    other = RecordIndex()  # arrays of other types are copied as `apply` copies them
+    other.adopt(IndexChunk(0, offsets.astype(np.int64), lengths, status, [], 60, 60, True, 60))
+    assert other.count == 3 and other.offsets.dtype == np.uint64

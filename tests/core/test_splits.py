@@ -165,3 +165,29 @@ def test_plots_of_one_split_and_of_the_splits_overlaid(tmp_path, monkeypatch):
     assert plot.data["series"]["records"] == list(range(6, 12))
     msgs = run(SelectRequest(**base, plot="box width", lo=(0.0,), hi=(1.0,), split="mine"))
     assert next(m for m in msgs if isinstance(m, Matches)).total == 12
+
+
+def test_shards_whose_names_differ_in_digits_take_each_folders_rule():
+    """split_of_files reads split_of_path once a folder and name shape: the same shape in another
+    folder, or a name whose digits follow a split word, is read again."""
+    paths = [
+        "a/train/s-00000-of-00002.tfrecord",
+        "a/train/s-00001-of-00002.tfrecord",
+        "a/test/s-00000-of-00002.tfrecord",
+        "a/x/val2017.tfrecord",
+        "a/x/val2018.tfrecord",
+        "a/x/s-1.tfrecord",
+        "out/Split-fold1/e-0.gz",
+        "out/Split-fold2/e-0.gz",
+    ]
+    assert split_of_files(paths) == [split_of_path(p) for p in paths]
+    assert split_of_files(paths) == [
+        "train",
+        "train",
+        "test",
+        "validation",
+        "validation",
+        "",
+        "fold1",
+        "fold2",
+    ]

@@ -626,7 +626,9 @@ class MainWindow(QMainWindow):
         if self._closing:
             return  # the window is going away and its files are closed
         self.rows_timer.stop()
-        self.model.refresh()
+        self.model.refresh(full=True)
+        self._fit_number_columns(full=True)
+        self._files_facts_cache = None  # every file's compression asked again
         self.model.status_changed(force=True)
         stopped = p is not None and p.phase in (ScanPhase.CANCELLED, ScanPhase.ERROR)
         self.cancel_button.setDefaultAction(self.action_groups.analysis.resume)
@@ -780,13 +782,18 @@ class MainWindow(QMainWindow):
         session, so taken once (the status line is written at every progress report, and walking
         10,000 files for it three times took 0.15 s of the UI thread each time); compressions of
         the files read so far (`Dataset.compressions_known`: asking each file would open all
-        10,000 before the first paint), walked again at most every 0.25 s until all are known."""
+        10,000 before the first paint), walked again at most every second until all are known,
+        and at the scan's end."""
         facts = getattr(self, "_files_facts_cache", None)
         now = time.monotonic()
-        if facts is None or facts[0] is not self.ds or (not facts[3] and now - facts[2] > 0.25):
+        if facts is None or facts[0] is not self.ds:
             opened = [f for f in self.ds.files if f.source is not None]
             comps, complete = self.ds.compressions_known()
             facts = (self.ds, (len(opened), sum(f.source.file_size for f in opened), comps), now, complete)
+            self._files_facts_cache = facts
+        elif not facts[3] and now - facts[2] > 1.0:  # (the files not read before asked again)
+            comps, complete = self.ds.compressions_known()
+            facts = (self.ds, (*facts[1][:2], comps), now, complete)
             self._files_facts_cache = facts
         return facts[1]
 
@@ -947,14 +954,15 @@ class MainWindow(QMainWindow):
                 return str(f.path.parent.resolve())
         return last_dir()
 
-    def _fit_number_columns(self) -> None:
+    def _fit_number_columns(self, full: bool = False) -> None:
         """The #, offset and size columns as wide as their largest value, so 1,999,999 never shows
-        as '1999…' nor an offset past 1 GB as '1,234,5…' (the maxima come from the index arrays)."""
+        as '1999…' nor an offset past 1 GB as '1,234,5…' (the maxima come from the index arrays;
+        `full`: every file asked, `RecordTableModel.widest_numbers`)."""
         hh = self.table.horizontalHeader()
         fm = self.table.fontMetrics()
         widths = getattr(self, "_number_widths", {})
         self._number_widths = widths
-        for name, value in self.model.widest_numbers().items():
+        for name, value in self.model.widest_numbers(full).items():
             if name not in self.model.columns:
                 continue
             width = fm.horizontalAdvance(number_text(value)) + 20  # the cell's margins

@@ -34,10 +34,12 @@ def sample_facts(
     it belongs to); records that cannot be read are skipped. Call it off any UI thread: cold reads
     wait for the disk."""
 
+    # once: every file is framed (asked at each read, 10,000 shards were walked each time)
+    starts = dataset.starts()
+
     def payloads(k: int, files: list[int] | None = None):
-        numbers = sample_numbers(dataset.count, k) if k else ()
+        numbers = sample_numbers(int(starts[-1]), k) if k else ()
         if k and files is not None:
-            starts = dataset.starts()
             pool = np.concatenate(
                 [np.arange(starts[fi], starts[fi + 1]) for fi in files if 0 <= fi < len(starts) - 1]
                 or [np.empty(0, np.int64)]
@@ -45,7 +47,7 @@ def sample_facts(
             numbers = pool[sample_numbers(len(pool), k)]
         for n in numbers:
             try:
-                yield dataset.read(int(n))
+                yield dataset.read(int(n), starts)
             except (TfrviewError, IndexError):
                 continue
             time.sleep(0)  # decoding holds the GIL: let a UI thread in between records

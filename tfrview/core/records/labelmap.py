@@ -119,9 +119,14 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
     full); `notes` receives a line when others were skipped for these limits."""
     cands: list[tuple[Path, int]] = []
     local = [p for p in data_files if isinstance(p, Path)]  # remote data: a label map is loaded by hand
-    for d in dict.fromkeys(p.parent for p in local):
+    # each folder once, by its text (10,000 shards: no Path made and hashed a shard), listed by
+    # scandir as glob("*.pbtxt") lists it (no hidden names)
+    for d in dict.fromkeys(os.path.dirname(str(p)) or "." for p in local):
         try:
-            for c in d.glob("*.pbtxt"):
+            with os.scandir(d) as it:
+                names = [e.name for e in it if e.name.endswith(".pbtxt") and not e.name.startswith(".")]
+            for name in sorted(names):
+                c = Path(d, name)
                 st = c.stat()
                 if stat.S_ISREG(st.st_mode):  # never a FIFO or a directory
                     cands.append((c, st.st_size))

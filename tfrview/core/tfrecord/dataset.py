@@ -25,7 +25,7 @@ from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
-from tfrview.core.tfrecord.paths import real_path
+from tfrview.core.tfrecord.paths import note_not_links, real_path
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many
@@ -124,23 +124,29 @@ def _tfx_split_folders(p: Path) -> list[Path]:
     """A TFX artifact folder's `Split-*` folders (ExampleGen's output: `Split-train/`,
     `Split-eval/`, gzip TFRecords in each), when it holds such folders and no files of its own;
     else none. `splits.split_of_path` names each file's split by its folder."""
+    folders = []
     try:
         with os.scandir(p) as it:
-            entries = [(e.name, e.is_dir()) for e in it if not e.name.startswith(".")]
+            for e in it:
+                n = e.name
+                if n.startswith("."):
+                    continue
+                if e.is_dir():
+                    if n.startswith(TFX_SPLIT):
+                        folders.append(p / n)
+                elif os.path.splitext(n)[1].lower() not in _SIDE_FILES:
+                    return []  # a record file of its own (a folder of shards: its first entry, not 10,000)
     except OSError:
         return []
-    folders = sorted(p / n for n, d in entries if d and n.startswith(TFX_SPLIT))
-    if not folders or any(not d and os.path.splitext(n)[1].lower() not in _SIDE_FILES for n, d in entries):
-        return []
-    return folders
+    return sorted(folders)
 
 
 def _list_dir(a: str, p: Path) -> list[Path]:
     """A folder's record files (not its side files), by name."""
     try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
         with os.scandir(p) as it:
-            found = [
-                p / e.name
+            entries = [
+                (e.name, e.is_symlink())
                 for e in it
                 if not e.name.startswith(".")
                 and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
@@ -148,9 +154,12 @@ def _list_dir(a: str, p: Path) -> list[Path]:
             ]
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
-    if not found:
+    if not entries:
         raise TfrviewError(f"{printable(a)}: directory has no record files")
-    return sorted(found, key=lambda f: _natural_name_key(f.name))  # one folder: by name alone
+    note_not_links(str(p), [n for n, link in entries if not link])  # (`real_path` needs no lstat of them)
+    names = sorted((n for n, _ in entries), key=_natural_name_key)  # one folder: by name alone
+    child = getattr(p, "_make_child_relpath", p.__truediv__)  # (a name of the listing: not parsed again)
+    return [child(n) for n in names]
 
 
 def _tfds_files(a: str, p: Path) -> list[Path] | None:
@@ -244,10 +253,15 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
     stopped early: the one answer `verify`, `info`, `dump` and the window all give."""
     groups: dict[tuple, tuple[Path, set[int]]] = {}
     for p in paths:
-        m = SHARD_NAME.match(p.name)
+        name = p.name
+        m = SHARD_NAME.match(name)
         if m:
-            key = (str(p.parent), m["prefix"], m["total"], m["suffix"], len(m["num"]))
-            groups.setdefault(key, (p.parent, set()))[1].add(int(m["num"]))
+            folder = str(p)[: -len(name)]  # (its parent's text, not a Path made a shard)
+            key = (folder, m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (p.parent, set())
+            group[1].add(int(m["num"]))
     missing = []
     for (_parent, prefix, total, suffix, width), (parent, nums) in groups.items():
         for i in range(int(total)):
@@ -438,9 +452,10 @@ class Dataset:
     def count(self) -> int:
         return sum(f.index.count for f in self.files)
 
-    def locate(self, n: int) -> tuple[int, int]:
-        """(file number, local record number) of global record n."""
-        starts = self.starts()
+    def locate(self, n: int, starts: np.ndarray | None = None) -> tuple[int, int]:
+        """(file number, local record number) of global record n; `starts`: `starts()` as the
+        caller took it for many records (each call walks every file: 10,000 shards)."""
+        starts = self.starts() if starts is None else starts
         if not 0 <= n < starts[-1]:
             raise RecordRangeError(f"record {n} out of range (0..{int(starts[-1]) - 1})")
         fi = int(np.searchsorted(starts, n, side="right")) - 1
@@ -478,22 +493,35 @@ class Dataset:
 
     def compressions_known(self) -> tuple[frozenset[str], bool]:
         """The compressions of the files read so far, without opening any (`lazyfile`), and
-        whether that is every file's."""
-        known = [f.source for f in self.files if f.source is not None and getattr(f.source, "sniffed", True)]
-        opened = sum(1 for f in self.files if f.source is not None)
-        return frozenset(s.compression for s in known), len(known) == opened
+        whether that is every file's. Each call looks again only at the files not read at the last
+        (the window's status line asks at every progress report: 10,000 files walked each time)."""
+        pending = getattr(self, "_unsniffed", None)
+        if pending is None or getattr(self, "_sniff_files", 0) != len(self.files):
+            pending, self._comps, self._sniff_files = range(len(self.files)), set(), len(self.files)
+        left = []
+        for i in pending:
+            src = self.files[i].source
+            if src is None:
+                continue
+            if getattr(src, "sniffed", True):
+                self._comps.add(src.compression)
+            else:
+                left.append(i)
+        self._unsniffed = left
+        return frozenset(self._comps), not left
 
     # reading ---------------------------------------------------------------------------------------
 
-    def record_span(self, n: int) -> tuple[RecordFile, int, int, int]:
-        fi, k = self.locate(n)
+    def record_span(self, n: int, starts: np.ndarray | None = None) -> tuple[RecordFile, int, int, int]:
+        fi, k = self.locate(n, starts)
         f = self.files[fi]
         return f, k, int(f.index.offsets[k]), int(f.index.lengths[k])
 
-    def read(self, n: int) -> bytes:
+    def read(self, n: int, starts: np.ndarray | None = None) -> bytes:
         """The payload of global record n (a copy: safe to hand to other threads); only its head,
-        as a PayloadHead, when it is over the decode limit (limits.MAX_DECODE_BYTES)."""
-        f, _, off, ln = self.record_span(n)
+        as a PayloadHead, when it is over the decode limit (limits.MAX_DECODE_BYTES). `starts`: as
+        for `locate`."""
+        f, _, off, ln = self.record_span(n, starts)
         if f.source is None:
             raise SourceError(f"{f.path}: not open")
         return bounded_payload(f.source.read, off, ln, f.source.pieces)

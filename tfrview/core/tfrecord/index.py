@@ -631,12 +631,19 @@ def _tail_problem(pos: int, region: int, nothing_before: bool, head: bytes, zero
 # --- the assembled index ----------------------------------------------------------------------------
 
 
+_EMPTY: dict = {}  # one empty array a dtype, shared by every index before its first records
+
+
 class _Grow:
     """A numpy array that grows by doubling, so appends are amortised O(1)."""
 
     def __init__(self, dtype) -> None:
-        self._a = np.empty(0, dtype=dtype)  # nothing held until the first records: 10,000 shards
-        self.n = 0  # listed are 10,000 empty indexes (17 KB each when they began at 1,024 rows)
+        # nothing held until the first records: 10,000 shards listed are 10,000 empty indexes (17 KB
+        # each when they began at 1,024 rows), sharing one empty array a dtype (30,000 made: 0.05 s)
+        self._a = _EMPTY.get(dtype)
+        if self._a is None:
+            self._a = _EMPTY[dtype] = np.empty(0, dtype=dtype)
+        self.n = 0
 
     def extend(self, values: np.ndarray) -> None:
         need = self.n + len(values)
@@ -646,6 +653,13 @@ class _Grow:
             self._a = bigger
         self._a[self.n : need] = values
         self.n = need
+
+    def adopt(self, values: np.ndarray) -> None:
+        """Hold `values` itself as the array (empty before; no one else writes to it): a file framed
+        whole elsewhere, taken without a copy (any later growth copies it first)."""
+        assert self.n == 0 and values.dtype == self._a.dtype
+        self._a = values
+        self.n = len(values)
 
     @property
     def view(self) -> np.ndarray:
@@ -672,6 +686,25 @@ class RecordIndex:
         self._offsets.extend(chunk.offsets)
         self._lengths.extend(chunk.lengths)
         self._status.extend(chunk.status)
+        self.problems.extend(chunk.problems)
+        self.scanned = chunk.scanned
+        self.consumed = chunk.consumed
+        self.done = chunk.done
+
+    def adopt(self, chunk: IndexChunk) -> None:
+        """`apply` of a whole file's one chunk to an empty index, its arrays held as they are (of the
+        index's dtypes, writable, written by no one else): a reopened split's 10,000 files taken
+        from one stored row without 30,000 copies (each at least 1,024 rows)."""
+        if self.count or not (
+            chunk.offsets.dtype == np.uint64
+            and chunk.lengths.dtype == np.uint64
+            and chunk.status.dtype == np.uint8
+        ):
+            self.apply(chunk)
+            return
+        self._offsets.adopt(chunk.offsets)
+        self._lengths.adopt(chunk.lengths)
+        self._status.adopt(chunk.status)
         self.problems.extend(chunk.problems)
         self.scanned = chunk.scanned
         self.consumed = chunk.consumed

@@ -29,6 +29,8 @@ from tfrview.core.tfrecord.source import (
     FileBytes,
     Source,
     detect_compression,
+    not_regular,
+    open_error,
     open_regular,
 )
 
@@ -169,12 +171,16 @@ _AR_ATTRS = frozenset(
 )
 
 
+# a member, not its text: Compression("none") is a lookup, 10,000 shards a listing
+_PLAIN = Compression.NONE
+
+
 class LazySource(Source):
     """A local file's `Source` that opens its file and reads its compression on first use."""
 
     def __init__(self, path: Path, size: int, identity: tuple[int, int]) -> None:
         self._ar = None  # an ArrayRecord file's own source, opened when first read (see `_inner`)
-        super().__init__(path, LazyFileBytes(path, size, identity), size, "none", identity=identity)
+        super().__init__(path, LazyFileBytes(path, size, identity), size, _PLAIN, identity=identity)
         self._known: Compression | None = None  # (Source.__init__ set it: not known until read)
 
     @property
@@ -244,9 +250,9 @@ class LazySource(Source):
 
 def lazy_source(path: Path) -> Source:
     """A file's source opened later, from one `stat` now: a missing file, a directory, a FIFO or a
-    device is refused here, as `open_source` refuses it (SourceError), without opening it."""
-    from tfrview.core.tfrecord.source import not_regular, open_error
-
+    device is refused here, as `open_source` refuses it (SourceError), without opening it. (Its
+    names imported once at the top: an import statement run in a function costs ~10 us a call
+    under PySide's import hook, 10,000 shards a listing.)"""
     try:
         st = os.stat(path)
     except OSError as exc:

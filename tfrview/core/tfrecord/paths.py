@@ -23,4 +23,20 @@ def real_path(p) -> str:
     if name in ("", ".", ".."):
         return os.path.realpath(p)
     full = os.path.join(_real_dir(d or "."), name)
+    if name in _NOT_LINKS.get(d, ()):
+        return full
     return os.path.realpath(full) if os.path.islink(full) else full
+
+
+_NOT_LINKS: dict[str, frozenset[str]] = {}  # a listed folder's names that were no symlinks
+
+
+def note_not_links(folder: str, names: list[str]) -> None:
+    """A folder's listing said these names are no symlinks (scandir's entry types, no lstat a
+    file): `real_path` takes them so (as `_real_dir` keeps a folder's first answer), the last
+    `NAME_MEMO` folders listed."""
+    d = os.fspath(folder)
+    _NOT_LINKS.pop(d, None)
+    _NOT_LINKS[d] = frozenset(names)
+    while len(_NOT_LINKS) > NAME_MEMO:
+        del _NOT_LINKS[next(iter(_NOT_LINKS))]

@@ -796,12 +796,14 @@ _FILE_TYPES = (
 
 def not_regular(mode: int) -> str | None:
     """What a non-regular file is, in a few words, or None for a regular file."""
+    if stat.S_ISREG(mode):  # (the common case first: 10,000 shards a listing)
+        return None
     if stat.S_ISDIR(mode):
         return "a directory"
     for test, what in _FILE_TYPES:
         if test(mode):
             return what
-    return None if stat.S_ISREG(mode) else "not a regular file"
+    return "not a regular file"
 
 
 def open_error(p: Path | str, exc: OSError) -> SourceError:

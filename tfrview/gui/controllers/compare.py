@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from tfrview.core.procs.messages import Compared, Failed
 from tfrview.core.procs.requests import CompareRequest, CompareSelectRequest
-from tfrview.core.tfrecord.splits import split_of_files
 from tfrview.gui.session import DatasetSession
 from tfrview.gui.widgets.compare_panel import OTHER, ComparePanel
 from tfrview.gui.workers.base import Worker
@@ -34,8 +33,12 @@ class CompareController(QObject):
         self.refresh_splits()
 
     def refresh_splits(self) -> None:
-        paths = [str(f.path) for f in self.session.ds.files if f.source is not None]
-        self.panel.set_splits(sorted({s for s in split_of_files(paths) if s}))
+        """The splits of the files that opened, as the session reads them (`tfrecord.splits`, once
+        for the window: 10,000 shards read twice cost ~0.2 s of CPU before the first rows)."""
+        files, splits = self.session.ds.files, self.session.splits
+        self.panel.set_splits(
+            sorted({s for f, s in zip(files, splits, strict=True) if s and f.source is not None})
+        )
 
     @Slot(str, str)
     def _on_asked(self, a: str, b: str) -> None:

@@ -96,6 +96,7 @@ class ScanWorker(Worker):
         self._pool_files: set[int] = set()
         self._pool_got: dict[int, object] = {}
         self._began = 0.0  # when `work` started (a stored result read before it: `stored_found`)
+        self._verified: set[int] = set()  # files taken whole with every data CRC checked: no verify pass
 
     def _total(self, phase: ScanPhase) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -211,7 +212,9 @@ class ScanWorker(Worker):
                 base += f.source.file_size
                 continue
             self._at(fi)
-            self._take_whole(fi, f, x.offsets, x.lengths, x.status, x.problems, x.scanned, base, total, at)
+            self._take_whole(
+                fi, f, x.offsets, x.lengths, x.status, x.problems, x.scanned, base, total, at, own=True
+            )
             base += f.source.file_size
             if fi % 256 == 0:
                 time.sleep(0)  # the UI thread's turn for the GIL
@@ -293,6 +296,9 @@ class ScanWorker(Worker):
             if ahead is not None:
                 self._read_ahead(ahead, fi)
             self._at(fi)
+            if name is ScanPhase.VERIFY and fi in self._verified:  # taken whole, every CRC checked
+                base += size(f)
+                continue
             if name is ScanPhase.INDEX and f.index.done:  # a resumed scan: this file is framed already
                 base += size(f)
                 continue
@@ -469,17 +475,22 @@ class ScanWorker(Worker):
         return True
 
     def _take_whole(
-        self, fi, f, offsets, lengths, status, problems, scanned: int, base, total, stored_at=None
+        self, fi, f, offsets, lengths, status, problems, scanned: int, base, total, stored_at=None, own=False
     ) -> None:
         """A file framed and verified elsewhere (by the pool, in the store, from one read) taken at
         once: its index as one chunk, its problems said, its compression plain (this very file, by
-        its identity); `stored_at`: when a stored result read it."""
+        its identity); `stored_at`: when a stored result read it; `own`: its arrays are the index's
+        to keep (held, not copied: `RecordIndex.adopt`)."""
         src = f.source
         if not getattr(src, "sniffed", True):
             src.assume_plain()
-        f.index.apply(
-            IndexChunk(0, offsets, lengths, status, problems, scanned, src.file_size, True, scanned)
-        )
+        chunk = IndexChunk(0, offsets, lengths, status, problems, scanned, src.file_size, True, scanned)
+        if own:
+            f.index.adopt(chunk)
+        else:
+            f.index.apply(chunk)
+        if len(status) and int(np.bitwise_and.reduce(status & VERIFIED)):  # every data CRC checked
+            self._verified.add(fi)
         self._report(fi, tuple(problems) + tuple(self.dataset.check_length(fi)))
         if stored_at is not None:
             if not self.stored_files and stored_at < self._began:  # (not stored by this scan's pool)
