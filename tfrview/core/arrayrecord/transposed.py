@@ -72,10 +72,13 @@ _READS = np.zeros(len(Op), dtype=bool)
 _READS[[Op.NONPROTO, Op.VARINT, Op.FIXED, Op.STRING]] = True
 _SIZED = np.zeros(len(Op), dtype=bool)  # reads a size known from the node alone
 _SIZED[[Op.VARINT, Op.FIXED]] = True
+_RECORD = np.zeros(len(Op), dtype=bool)  # a record begins at this step
+_RECORD[[Op.MSG_START, Op.NONPROTO]] = True
 _MAX_GRAMS = 1 << 18  # eight-byte transition patterns kept (each ~200 bytes)
 _COPY_BIG = 4096  # payloads at least this long are copied by slices, shorter ones by index arrays
 _INDEX_BATCH = 8 << 20  # bytes copied per batch of index arrays
 _EXACT = 16  # payloads this short are copied by one (rows, length) gather per length
+_BATCH_STEPS = 1 << 20  # steps decoded at a time: per-step arrays stay a few tens of MB
 
 
 class _Cursor:
@@ -227,6 +230,7 @@ class _Machine:
         self.tag_len[inl] += 1
         self.tag_len[end] = _varint_len(tag[end])  # kept for the submessage start that writes it
         self.op, self.width = op, width
+        self.is_record = _RECORD[op]
         self.tag_data = np.zeros((n, 6), dtype=np.uint8)
         v = np.where(reserved, 0, tag)
         for j in range(5):
@@ -250,8 +254,8 @@ class _Machine:
             raise ValueError("its state machine has a loop of implicit transitions")
 
 
-def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
-    """The sequence of nodes the transitions walk (int32), at most `max_steps` long."""
+def _walk(m: _Machine, transitions: bytes, max_steps: int) -> _Walk:
+    """The sequence of nodes the transitions walk (as segments), at most `max_steps` long."""
     n = m.n
     imp = m.implicit.tolist()
     nxt = m.next.tolist()
@@ -329,7 +333,40 @@ def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
     flat = np.array([x for nodes in segments for x in nodes], dtype=np.int32)
     starts = np.zeros(len(segments), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
-    return _ranges(starts[order], lens[order], flat)
+    return _Walk(flat, starts, lens, order)
+
+
+class _Walk:
+    """The node sequence, kept as segments (`flat[start:start+len]` each) in walk `order`: it is
+    expanded a batch at a time (`batches`), never whole."""
+
+    def __init__(
+        self, flat: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray, order: np.ndarray
+    ) -> None:
+        self.flat, self.seg_start, self.seg_len, self.order = flat, seg_start, seg_len, order
+
+    def batches(self, is_record: np.ndarray, steps: int):
+        """Runs of the node sequence of about `steps` steps each, cut after a step that begins a
+        record (no submessage is open there), the last run being whatever follows the last one."""
+        order = self.order
+        cum = np.cumsum(self.seg_len[order])
+        held: list[np.ndarray] = []
+        i = 0
+        while i < len(order):
+            j = int(np.searchsorted(cum, (int(cum[i - 1]) if i else 0) + steps, side="right"))
+            j = max(j, i + 1)
+            piece = _ranges(self.seg_start[order[i:j]], self.seg_len[order[i:j]], self.flat)
+            i = j
+            rec = np.flatnonzero(is_record[piece])
+            if not len(rec):
+                held.append(piece)
+                continue
+            cut = int(rec[-1]) + 1
+            yield np.concatenate([*held, piece[:cut]]) if held else piece[:cut]
+            held = [piece[cut:]]
+        rest = np.concatenate(held) if held else np.zeros(0, dtype=np.int32)
+        if len(rest):
+            yield rest
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray, src: np.ndarray) -> np.ndarray:
@@ -363,21 +400,22 @@ def _buffers(codec: int, mv: memoryview, lengths: np.ndarray, bucket_lengths: np
     total = _claimed(lengths, budget, "its buffers claim {:,} bytes, more than its records can hold")
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths.astype(np.int64), out=starts[1:])
-    parts = []
+    joined = np.empty(total, dtype=np.uint8)  # each bucket copied in as it is decompressed
     pos = 0
     got = 0
     for blen in bucket_lengths.tolist():
         piece = mv[pos : pos + blen]
         pos += blen
         out = decompress_block(codec, piece, total - got, None, "a data bucket")
+        if len(out) > total - got:  # uncompressed: not checked by decompress_block
+            raise ValueError(f"its buckets hold more than its buffers' {total:,} bytes")
+        joined[got : got + len(out)] = np.frombuffer(out, dtype=np.uint8)
         got += len(out)
-        parts.append(out)
         k = int(np.searchsorted(starts, got))
         if k >= len(starts) or int(starts[k]) != got:
             raise ValueError("a data bucket ends inside a buffer")
     if got != total:
         raise ValueError(f"its buckets hold {got:,} bytes, its buffers {total:,}")
-    joined = np.frombuffer(b"".join(bytes(p) for p in parts), dtype=np.uint8)
     return joined, starts
 
 
@@ -422,8 +460,12 @@ def transposed_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> t
     transitions = bytes(decompress_block(codec, mv[p:], max_steps, None, "the transitions"))
     if len(transitions) > max_steps:  # uncompressed: not checked by decompress_block
         raise ValueError(f"its {len(transitions):,} transitions walk more steps than its records can need")
-    seq = _walk(machine, transitions, max_steps)
-    return _write(machine, seq, allbuf, buf_start, size, count)
+    walk = _walk(machine, transitions, max_steps)
+    del transitions
+    dec = _Decoder(machine, allbuf, buf_start, size, count)
+    for seq in walk.batches(machine.is_record, _BATCH_STEPS):
+        dec.batch(seq)
+    return dec.finish()
 
 
 def chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple[bytes, np.ndarray]:
@@ -433,93 +475,211 @@ def chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple[bytes,
     return simple_chunk_records(header, data)
 
 
-def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int):
-    """The records the node sequence writes: (bytes, offsets). Per-step arrays are kept narrow
-    (int8 ops, int32 nodes and sizes; int64 only for positions) and no-ops are dropped first."""
-    op = m.op[seq]
-    if bool((op == Op.NOOP).any()):
-        seq = seq[op != Op.NOOP]
-        op = op[op != Op.NOOP]
-    nsteps = len(seq)
-    step_size = m.tag_len[seq]  # a copy (fancy indexing): the tag, then what is read is added
-    # --- reads from buffers: each buffer is read from its start, in step order ---
-    reading = np.flatnonzero(_READS[op])
-    r_op = op[reading]
-    r_buf = m.buffer[seq[reading]]
-    r_len = np.zeros(len(reading), dtype=np.int64)
-    r_src = np.zeros(len(reading), dtype=np.int64)  # where each read begins in allbuf
-    nonproto = np.flatnonzero(r_op == Op.NONPROTO)
-    if len(nonproto):
-        lengths_buf = len(buf_start) - 2  # the last buffer holds the non-proto records' lengths
-        if lengths_buf < 0:
-            raise ValueError("non-proto records but no buffer of their lengths")
-        if bool((r_buf[r_op != Op.NONPROTO] == lengths_buf).any()):
-            raise ValueError("a node reads the non-proto lengths as data")
-        lo, hi = int(buf_start[lengths_buf]), int(buf_start[lengths_buf + 1])
-        r_len[nonproto] = _Cursor(allbuf[lo:hi].tobytes()).many(len(nonproto), "non-proto lengths")
-    sized = _SIZED[r_op]
-    r_len[sized] = m.width[seq[reading[sized]]]
-    # each buffer's reads in step order: a string's size is in the buffer (walked one by one, in
-    # the buffers that hold strings); then every read's place, by a cumulative sum per buffer
-    order = np.argsort(r_buf, kind="stable")
-    rb = r_buf[order]
-    first = np.flatnonzero(np.diff(rb, prepend=-1))  # where each buffer's reads begin in `order`
-    strings = np.flatnonzero(np.maximum.reduceat(r_op[order] == _STRING, first)) if len(order) else first
-    for g in strings.tolist():
-        group = order[first[g] : first[g + 1] if g + 1 < len(first) else len(order)]
-        b = int(rb[first[g]])
-        _strings(group, r_op, r_len, allbuf, int(buf_start[b]), int(buf_start[b + 1]))
-    if len(order):
+class _Decoder:
+    """Writes the records a batch of steps at a time (`batch`): each batch ends where a record
+    begins, so no submessage spans two, and only the buffers' read positions, the bytes written
+    so far and the records' limits are carried from one to the next. The output is written from
+    its end (the walk meets the last record first) into one array of the header's size."""
+
+    def __init__(self, m: _Machine, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int) -> None:
+        self.m, self.allbuf, self.buf_start, self.size, self.count = m, allbuf, buf_start, size, count
+        self.out = np.empty(size, dtype=np.uint8)
+        nbuf = len(buf_start) - 1
+        self.used = np.zeros(max(nbuf, 0), dtype=np.int64)  # bytes of each buffer read so far
+        self.strings_used = np.zeros(max(nbuf, 0), dtype=np.int64)
+        self.buf_key = np.uint16 if nbuf < 1 << 16 else np.int64  # uint16: numpy's radix sort
+        # a buffer read by string nodes alone: its strings are found once, for the whole buffer
+        self.pure = np.ones(max(nbuf, 0), dtype=bool)
+        readers = m.buffer >= 0
+        self.pure[m.buffer[readers & (m.op != Op.STRING)]] = False
+        self.chains: dict[int, np.ndarray] = {}
+        self.nonproto: np.ndarray | None = None
+        self.nonproto_used = 0
+        self.written = 0
+        self.limits: list[np.ndarray] = []
+        self.records = 0
+
+    def _nonproto_lengths(self, k: int) -> np.ndarray:
+        if self.nonproto is None:
+            lengths_buf = len(self.buf_start) - 2  # the last buffer holds the non-proto lengths
+            if lengths_buf < 0:
+                raise ValueError("non-proto records but no buffer of their lengths")
+            if bool((self.m.buffer[self.m.op != Op.NONPROTO] == lengths_buf).any()):
+                raise ValueError("a node reads the non-proto lengths as data")
+            lo, hi = int(self.buf_start[lengths_buf]), int(self.buf_start[lengths_buf + 1])
+            self.nonproto = _all_varints(self.allbuf[lo:hi])
+        got = self.nonproto[self.nonproto_used : self.nonproto_used + k]
+        if len(got) < k:
+            raise ValueError("more non-proto records than lengths of them")
+        self.nonproto_used += k
+        return got.astype(np.int64)
+
+    def _string_sizes(self, b: int, k: int) -> np.ndarray:
+        """The sizes of the next `k` strings of pure-string buffer `b` (tag-less: length and
+        bytes), from its chain of strings worked out at its first read."""
+        chain = self.chains.get(b)
+        if chain is None:
+            lo, hi = int(self.buf_start[b]), int(self.buf_start[b + 1])
+            chain = self.chains[b] = _string_chain(self.allbuf[lo:hi].tobytes())
+        u = int(self.strings_used[b])
+        if u + k >= len(chain):
+            raise ValueError("a field reads past the end of its buffer")
+        self.strings_used[b] = u + k
+        return np.diff(chain[u : u + k + 1])
+
+    def batch(self, seq: np.ndarray) -> None:
+        m = self.m
+        op = m.op[seq]
+        if bool((op == Op.NOOP).any()):
+            seq = seq[op != Op.NOOP]
+            op = op[op != Op.NOOP]
+        if not len(seq):
+            return
+        step_size = m.tag_len[seq]  # a copy (fancy indexing): the tag, then what is read is added
+        reading, r_len, r_src = self._reads(seq, op)
+        step_size[reading] += r_len.astype(np.int32)
+        # --- submessages: each start (met after its fields) matched with its end (met before) ---
+        sub_end = op == Op.SUB_END
+        sub_start = op == Op.SUB_START
+        msg = _RECORD[op]
+        depth = np.cumsum(sub_end.view(np.int8) - sub_start.view(np.int8), dtype=np.int32)
+        if int(depth.min()) < 0:
+            raise ValueError("a submessage start without its end")
+        if int(depth[-1]) != 0:
+            raise ValueError("submessages still open at the chunk's end")
+        if bool((depth[msg] != 0).any()):
+            raise ValueError("a record begins inside an open submessage")
+        pair_end, pair_start, level = _pairs(depth, sub_end, sub_start)
+        del depth, sub_end, sub_start
+        if len(pair_start):
+            pos = _submessage_sizes(m, seq, step_size, pair_end, pair_start, level)
+        else:
+            pos = np.cumsum(step_size, dtype=np.int64)
+        total = int(pos[-1])
+        if self.written + total > self.size:
+            raise ValueError(f"it decodes to more than the {self.size:,} bytes its header says")
+        limits = pos[msg]
+        self.records += len(limits)
+        if self.records > self.count:
+            raise ValueError(f"it decodes to more than the {self.count:,} records its header says")
+        self.limits.append(limits + self.written)
+        end = self.size - self.written  # this batch's bytes end here, in the output
+        out = self.out
+        _put_tags(m, seq, pos, end, out, pair_end, pair_start)
+        body = end - pos[reading] + m.tag_len[seq[reading]]  # where each read's bytes go, forwards
+        _copy(out, body, self.allbuf, r_src, r_len)
+        # varints: their stored bytes lost their continuation bits
+        var = np.flatnonzero((op[reading] == Op.VARINT) & (r_len > 1))
+        at, left = body[var], r_len[var] - 1
+        while len(at):
+            out[at] |= 0x80
+            keep = left > 1
+            at, left = at[keep] + 1, left[keep] - 1
+        self.written += total
+
+    def _reads(self, seq: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The steps that read a buffer, each read's length and where it begins in `allbuf`: each
+        buffer is read from where the batch before left it, in step order."""
+        m = self.m
+        reading = np.flatnonzero(_READS[op])
+        r_op = op[reading]
+        r_buf = m.buffer[seq[reading]]
+        r_len = np.zeros(len(reading), dtype=np.int64)
+        r_src = np.zeros(len(reading), dtype=np.int64)
+        if not len(reading):
+            return reading, r_len, r_src
+        nonproto = np.flatnonzero(r_op == Op.NONPROTO)
+        if len(nonproto):
+            r_len[nonproto] = self._nonproto_lengths(len(nonproto))
+        sized = _SIZED[r_op]
+        r_len[sized] = m.width[seq[reading[sized]]]
+        order = np.argsort(r_buf.astype(self.buf_key), kind="stable")
+        rb = r_buf[order]
+        first = np.flatnonzero(np.diff(rb, prepend=-1))  # where each buffer's reads begin in `order`
+        stop = np.append(first[1:], len(order))
+        strings = np.flatnonzero(np.maximum.reduceat(r_op[order] == _STRING, first))
+        for g in strings.tolist():
+            group = order[first[g] : stop[g]]
+            b = int(rb[first[g]])
+            if self.pure[b]:
+                r_len[group] = self._string_sizes(b, len(group))
+            else:
+                lo = int(self.buf_start[b] + self.used[b])
+                _strings(group, r_op, r_len, self.allbuf, lo, int(self.buf_start[b + 1]))
         lens = r_len[order]
         ends = np.cumsum(lens)
-        before = np.repeat(ends[first] - lens[first], np.diff(np.append(first, len(order))))
-        ends -= before  # within each buffer
-        last = np.append(first[1:], len(order)) - 1
-        if bool((ends[last] > buf_start[rb[last] + 1] - buf_start[rb[last]]).any()):
+        before = np.repeat(ends[first] - lens[first], stop - first)
+        ends -= before  # within each buffer, from where this batch begins reading it
+        gb = rb[first]
+        read = ends[stop - 1]
+        if bool((self.used[gb] + read > self.buf_start[gb + 1] - self.buf_start[gb]).any()):
             raise ValueError("a field reads past the end of its buffer")
-        r_src[order] = buf_start[rb] + ends - lens
-    if len(r_len) and int(r_len.max()) > size:
-        raise ValueError("a field longer than the chunk's records")
-    step_size[reading] += r_len.astype(np.int32)
-    # --- submessages: each start (met after its fields) matched with its end (met before) ---
-    sub_end = op == Op.SUB_END
-    sub_start = op == Op.SUB_START
-    msg = (op == Op.MSG_START) | (op == Op.NONPROTO)
-    depth = np.cumsum(sub_end.view(np.int8) - sub_start.view(np.int8), dtype=np.int32)
-    if len(depth) and int(depth.min()) < 0:
-        raise ValueError("a submessage start without its end")
-    if len(depth) and int(depth[-1]) != 0:
-        raise ValueError("submessages still open at the chunk's end")
-    if bool((depth[msg] != 0).any()):
-        raise ValueError("a record begins inside an open submessage")
-    pair_end, pair_start, level = _pairs(depth, sub_end, sub_start)
-    del depth, sub_end, sub_start
-    if len(pair_start):
-        _submessage_sizes(m, seq, step_size, pair_end, pair_start, level)
-    pos = np.cumsum(step_size, dtype=np.int64)
-    total = int(pos[-1]) if nsteps else 0
-    limits = pos[msg]
-    if len(limits) != count:
-        raise ValueError(f"it decodes to {len(limits):,} records, its header says {count:,}")
-    if total != size:
-        raise ValueError(f"it decodes to {total:,} bytes, its header says {size:,}")
-    if count and int(limits[-1]) != total:
-        raise ValueError("bytes after its first record's start")
-    out = np.zeros(total, dtype=np.uint8)
-    _put_tags(m, seq, pos, total, out, pair_end, pair_start)
-    body = total - pos[reading] + m.tag_len[seq[reading]]  # where each read's bytes go, forwards
-    _copy(out, body, allbuf, r_src, r_len)
-    # varints: their stored bytes lost their continuation bits
-    var = np.flatnonzero((r_op == Op.VARINT) & (r_len > 1))
-    at, left = body[var], r_len[var] - 1
-    while len(at):
-        out[at] |= 0x80
-        keep = left > 1
-        at, left = at[keep] + 1, left[keep] - 1
-    offsets = np.empty(count + 1, dtype=np.int64)
-    offsets[:count] = total - limits[::-1]
-    offsets[count] = total
-    return out.tobytes(), offsets
+        r_src[order] = np.repeat(self.buf_start[gb] + self.used[gb], stop - first) + ends - lens
+        self.used[gb] += read
+        if int(r_len.max()) > self.size:
+            raise ValueError("a field longer than the chunk's records")
+        return reading, r_len, r_src
+
+    def finish(self) -> tuple[bytes, np.ndarray]:
+        count, total = self.count, self.written
+        if self.records != count:
+            raise ValueError(f"it decodes to {self.records:,} records, its header says {count:,}")
+        if total != self.size:
+            raise ValueError(f"it decodes to {total:,} bytes, its header says {self.size:,}")
+        limits = np.concatenate(self.limits) if self.limits else np.zeros(0, dtype=np.int64)
+        if count and int(limits[-1]) != total:
+            raise ValueError("bytes after its first record's start")
+        self.allbuf = None  # let the buffers go before the output is copied out
+        offsets = np.empty(count + 1, dtype=np.int64)
+        offsets[:count] = total - limits[::-1]
+        offsets[count] = total
+        return self.out.tobytes(), offsets
+
+
+def _all_varints(a: np.ndarray) -> np.ndarray:
+    """Every whole varint in `a` (uint8), in order (uint64): the non-proto records' lengths."""
+    ends = np.flatnonzero(a < 0x80)
+    if not len(ends):
+        return np.zeros(0, dtype=np.uint64)
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    lens = ends - starts + 1
+    if int(lens.max()) > 5:
+        raise ValueError("a non-proto record's length that is not a 32-bit varint")
+    out = (a[starts] & 0x7F).astype(np.uint64)
+    for j in range(1, int(lens.max())):
+        rows = np.flatnonzero(lens > j)
+        out[rows] |= (a[starts[rows] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+    return out
+
+
+def _string_chain(buf: bytes) -> np.ndarray:
+    """Where each whole length-prefixed string of `buf` begins, and where the last ends (int64):
+    each string's length is before it, so nothing tells where the next begins but the one
+    before. A length that is not a 32-bit varint, or a string past the end, stops the chain."""
+    n_buf = len(buf)
+    starts = []
+    add = starts.append
+    pos = 0
+    while pos < n_buf:
+        n = buf[pos]
+        if n < 0x80:
+            nxt = pos + 1 + n
+        else:
+            try:
+                n, q = read_varint(buf, pos)
+            except ValueError:
+                break
+            if q - pos > 5 or n > _U32 - (q - pos):
+                break
+            nxt = q + n
+        if nxt > n_buf:
+            break
+        add(pos)
+        pos = nxt
+    add(pos)
+    return np.array(starts, dtype=np.int64)
 
 
 def _strings(group, op, sizes, allbuf, lo, hi) -> None:
@@ -569,29 +729,35 @@ def _pairs(depth, sub_end, sub_start) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if not len(both):
         return both, both, both
     level = depth[both] + sub_start[both]  # an end: the depth after it; a start: before it
-    small = np.int16 if int(level.max()) < 1 << 15 else np.int64  # int16: numpy's radix sort
+    top = int(level.max())  # 8 or 16 bits: numpy's radix sort
+    small = np.uint8 if top < 1 << 8 else np.int16 if top < 1 << 15 else np.int64
     order = np.argsort(level.astype(small), kind="stable")
     s = both[order]
     return s[0::2], s[1::2], level[order[0::2]]
 
 
-def _submessage_sizes(m: _Machine, seq, step_size, pair_end, pair_start, level) -> None:
-    """A submessage start writes its tag and its length: the length counts the starts nested in
-    it, so the deepest are sized first (one pass a level; a hostile depth is walked one by one).
-    Pairs come sorted by level (`_pairs`)."""
+def _submessage_sizes(m: _Machine, seq, step_size, pair_end, pair_start, level) -> np.ndarray:
+    """A submessage start writes its tag and its length, and the length counts the starts nested
+    in it: every length is first taken as one byte, then the few that are not are grown until
+    nothing changes (one cumulative sum a round; lengths only grow, so a handful of rounds). A
+    hostile depth is sized by a stack. Returns the steps' cumulative sizes (int64)."""
     tag = m.end_tag_len[seq[pair_end]]
-    top = int(level[-1])
-    if top > 32:
+    if int(level[-1]) > 32:
         _submessage_sizes_walk(step_size, pair_end, pair_start, tag)
-        return
-    cut = np.searchsorted(level, np.arange(1, top + 2))
-    for lv in range(top, 0, -1):
-        sel = slice(int(cut[lv - 1]), int(cut[lv]))
-        cs = np.cumsum(step_size, dtype=np.int64)
-        length = cs[pair_start[sel] - 1] - cs[pair_end[sel]]
-        if len(length) and int(length.max()) > _U32:
+        return np.cumsum(step_size, dtype=np.int64)
+    have = (tag + 1).astype(np.int32)
+    step_size[pair_start] = have
+    while True:
+        pos = np.cumsum(step_size, dtype=np.int64)
+        length = pos[pair_start - 1] - pos[pair_end]
+        if int(length.max()) > _U32:
             raise ValueError("a submessage longer than 4 GiB")
-        step_size[pair_start[sel]] = tag[sel] + _varint_len(length)
+        need = (tag + _varint_len(length)).astype(np.int32)
+        grow = np.flatnonzero(need != have)
+        if not len(grow):
+            return pos
+        have[grow] = need[grow]
+        step_size[pair_start[grow]] = need[grow]
 
 
 def _submessage_sizes_walk(step_size, pair_end, pair_start, tag) -> None:
