@@ -78,6 +78,9 @@ _MAX_GRAMS = 1 << 18  # eight-byte transition patterns kept (each ~200 bytes)
 _COPY_BIG = 4096  # payloads at least this long are copied by slices, shorter ones by index arrays
 _INDEX_BATCH = 8 << 20  # bytes copied per batch of index arrays
 _EXACT = 16  # payloads this short are copied by one (rows, length) gather per length
+_CHAIN_BLOCKS_FROM = 1 << 18  # buffers of strings this long are chained by blocks
+_CHAIN_SAMPLE = 1 << 14  # bytes walked first to see how long the strings are
+_CHAIN_BLOCK = 2048  # bytes a walker of the chain starts in
 _BATCH_STEPS = 1 << 20  # steps decoded at a time: per-step arrays stay a few tens of MB
 
 
@@ -520,7 +523,7 @@ class _Decoder:
         chain = self.chains.get(b)
         if chain is None:
             lo, hi = int(self.buf_start[b]), int(self.buf_start[b + 1])
-            chain = self.chains[b] = _string_chain(self.allbuf[lo:hi].tobytes())
+            chain = self.chains[b] = _string_chain(self.allbuf[lo:hi])
         u = int(self.strings_used[b])
         if u + k >= len(chain):
             raise ValueError("a field reads past the end of its buffer")
@@ -654,15 +657,34 @@ def _all_varints(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _string_chain(buf: bytes) -> np.ndarray:
-    """Where each whole length-prefixed string of `buf` begins, and where the last ends (int64):
-    each string's length is before it, so nothing tells where the next begins but the one
-    before. A length that is not a 32-bit varint, or a string past the end, stops the chain."""
+def _string_chain(a: np.ndarray) -> np.ndarray:
+    """Where each whole length-prefixed string of buffer `a` (uint8) begins, and where the last
+    ends (int64): a length that is not a 32-bit varint, or a string past the end, stops the chain.
+
+    Each string's length is before it, so nothing tells where one begins but the one before. A
+    buffer of many short strings is chained by many walkers at once (`_chain_by_blocks`); one of
+    few strings string by string."""
+    n_buf = len(a)
+    if n_buf < _CHAIN_BLOCKS_FROM:
+        return _chain_walk(a.tobytes(), 0)
+    sample = _chain_walk(a[:_CHAIN_SAMPLE].tobytes(), 0)
+    if len(sample) < 64 or int(sample[-1]) < _CHAIN_SAMPLE // 2:
+        return _chain_walk(a.tobytes(), 0)  # long strings: few of them
+    steps = np.diff(sample)
+    if int(steps.max()) > 0x80:  # lengths of two bytes or more
+        return _chain_walk(a.tobytes(), 0)
+    return _chain_by_blocks(a, int(steps.max()))
+
+
+def _chain_walk(buf: bytes, pos: int, stop: int | None = None) -> np.ndarray:
+    """The chain of strings from `pos`, one by one, until `stop` (the buffer's end if None):
+    where each whole string begins, then where the walk stopped (at `stop` or past it), or where
+    the string that broke it begins (a length that is not a 32-bit varint, or past the end)."""
     n_buf = len(buf)
+    end = n_buf if stop is None else stop
     starts = []
     add = starts.append
-    pos = 0
-    while pos < n_buf:
+    while pos < end:
         n = buf[pos]
         if n < 0x80:
             nxt = pos + 1 + n
@@ -680,6 +702,78 @@ def _string_chain(buf: bytes) -> np.ndarray:
         pos = nxt
     add(pos)
     return np.array(starts, dtype=np.int64)
+
+
+def _run_chains(
+    step: np.ndarray, pos: np.ndarray, lim: np.ndarray, seen: np.ndarray | None = None
+) -> np.ndarray:
+    """Walks every chain from `pos` at once (one array step per string) until it reaches its
+    `lim`; returns where each stopped: at or past `lim`, or at a string whose length is not one
+    byte (0 in `step`: the caller walks on from there). `seen` marks every string begun."""
+    out = pos.copy()
+    live = np.flatnonzero(pos < lim)
+    p = pos[live]
+    top = lim[live]
+    while len(live):
+        s = step[p]
+        if seen is not None:
+            seen[p[s > 0]] = True
+        p += s
+        done = (p >= top) | (s == 0)
+        if bool(done.any()):
+            out[live[done]] = p[done]
+            keep = ~done
+            live, p, top = live[keep], p[keep], top[keep]
+    return out
+
+
+def _chain_by_blocks(a: np.ndarray, widest: int) -> np.ndarray:
+    """The chain found by walkers a block at a time. The chain enters a block within `widest`
+    bytes (the widest string seen) of its start, at a byte that reads as a length no longer than
+    that: a walker starts at each such place, and all walk at once to their block's end. Then,
+    from the first block on, a block's entry is where the one before left, and its walker from
+    there says where it leaves (where no walker started, or one stopped at a longer length, the
+    block is walked on string by string). The walkers from the entries walk again, marking every
+    string they begin."""
+    n_buf = len(a)
+    block = _CHAIN_BLOCK
+    nblk = -(-n_buf // block)
+    # each byte's step to the next string where it reads as a one-byte length, else 0
+    step = np.where(a < 0x80, a + np.uint8(1), np.uint8(0)).astype(np.uint8)
+    lim = np.minimum((np.arange(nblk, dtype=np.int64) + 1) * block, n_buf)
+    cand = np.arange(nblk, dtype=np.int64)[:, None] * block + np.arange(widest, dtype=np.int64)[None, :]
+    ok = cand < lim[:, None]
+    ok[ok] = step[cand[ok]] <= widest
+    blk = np.nonzero(ok)[0]
+    cand = cand[ok]
+    table = dict(zip(cand.tolist(), _run_chains(step, cand, lim[blk]).tolist(), strict=True))
+    seen = np.zeros(n_buf, dtype=bool)
+    lims = lim.tolist()
+    buf = None
+    entries = []
+    entry_lim = []
+    at = 0
+    for j in range(nblk):
+        if at >= lims[j]:  # the chain leaps over this block, or has ended
+            continue
+        x = table.get(at, at)
+        if x > at:
+            entries.append(at)
+            entry_lim.append(lims[j])
+        if x < lims[j]:  # walked on one by one from where no walker went
+            buf = a.tobytes() if buf is None else buf
+            w = _chain_walk(buf, x, lims[j])
+            seen[w[:-1]] = True
+            x = int(w[-1])
+            if x < lims[j]:  # the chain breaks at the string beginning at w[-1]
+                seen[x] = True
+                at = n_buf + 1
+                break
+        at = x
+    if entries:
+        _run_chains(step, np.array(entries, dtype=np.int64), np.array(entry_lim, dtype=np.int64), seen)
+    starts = np.flatnonzero(seen)
+    return np.append(starts, n_buf) if at == n_buf else starts
 
 
 def _strings(group, op, sizes, allbuf, lo, hi) -> None:
