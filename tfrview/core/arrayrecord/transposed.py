@@ -81,7 +81,7 @@ _EXACT = 16  # payloads this short are copied by one (rows, length) gather per l
 _CHAIN_BLOCKS_FROM = 1 << 18  # buffers of strings this long are chained by blocks
 _CHAIN_SAMPLE = 1 << 14  # bytes walked first to see how long the strings are
 _CHAIN_BLOCK = 2048  # bytes a walker of the chain starts in
-_BATCH_STEPS = 1 << 20  # steps decoded at a time: per-step arrays stay a few tens of MB
+_BATCH_STEPS = 1 << 19  # steps decoded at a time: per-step arrays stay a few tens of MB
 
 
 class _Cursor:
@@ -352,7 +352,7 @@ class _Walk:
         """Runs of the node sequence of about `steps` steps each, cut after a step that begins a
         record (no submessage is open there), the last run being whatever follows the last one."""
         order = self.order
-        cum = np.cumsum(self.seg_len[order])
+        cum = np.cumsum(self.seg_len[order], dtype=np.int32 if AR_TRANSPOSED_STEPS < 1 << 31 else np.int64)
         held: list[np.ndarray] = []
         i = 0
         while i < len(order):
@@ -466,8 +466,10 @@ def transposed_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> t
     walk = _walk(machine, transitions, max_steps)
     del transitions
     dec = _Decoder(machine, allbuf, buf_start, size, count)
+    del allbuf  # the decoder lets it go before the output is copied out
     for seq in walk.batches(machine.is_record, _BATCH_STEPS):
         dec.batch(seq)
+    del walk
     return dec.finish()
 
 
@@ -486,16 +488,26 @@ class _Decoder:
 
     def __init__(self, m: _Machine, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int) -> None:
         self.m, self.allbuf, self.buf_start, self.size, self.count = m, allbuf, buf_start, size, count
-        self.out = np.empty(size, dtype=np.uint8)
         nbuf = len(buf_start) - 1
         self.used = np.zeros(max(nbuf, 0), dtype=np.int64)  # bytes of each buffer read so far
         self.strings_used = np.zeros(max(nbuf, 0), dtype=np.int64)
         self.buf_key = np.uint16 if nbuf < 1 << 16 else np.int64  # uint16: numpy's radix sort
-        # a buffer read by string nodes alone: its strings are found once, for the whole buffer
-        self.pure = np.ones(max(nbuf, 0), dtype=bool)
+        # a buffer read by string nodes alone: its strings are found once, for the whole buffer,
+        # before the output is allocated (finding them takes a few bytes a byte for a while)
+        self.pure = np.zeros(max(nbuf, 0), dtype=bool)
         readers = m.buffer >= 0
+        self.pure[m.buffer[readers & (m.op == Op.STRING)]] = True
         self.pure[m.buffer[readers & (m.op != Op.STRING)]] = False
-        self.chains: dict[int, np.ndarray] = {}
+        self.sizes: dict[int, np.ndarray] = {}  # each pure buffer's strings' sizes, in order
+        for b in np.flatnonzero(self.pure).tolist():
+            chain = _string_chain(allbuf[int(buf_start[b]) : int(buf_start[b + 1])])
+            step = np.diff(chain)
+            top = int(step.max()) if len(step) else 0
+            self.sizes[b] = step.astype(
+                np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.int64
+            )
+            del chain, step
+        self.out = np.empty(size, dtype=np.uint8)
         self.nonproto: np.ndarray | None = None
         self.nonproto_used = 0
         self.written = 0
@@ -519,16 +531,13 @@ class _Decoder:
 
     def _string_sizes(self, b: int, k: int) -> np.ndarray:
         """The sizes of the next `k` strings of pure-string buffer `b` (tag-less: length and
-        bytes), from its chain of strings worked out at its first read."""
-        chain = self.chains.get(b)
-        if chain is None:
-            lo, hi = int(self.buf_start[b]), int(self.buf_start[b + 1])
-            chain = self.chains[b] = _string_chain(self.allbuf[lo:hi])
+        bytes)."""
+        sizes = self.sizes[b]
         u = int(self.strings_used[b])
-        if u + k >= len(chain):
+        if u + k > len(sizes):
             raise ValueError("a field reads past the end of its buffer")
         self.strings_used[b] = u + k
-        return np.diff(chain[u : u + k + 1])
+        return sizes[u : u + k].astype(np.int64)
 
     def batch(self, seq: np.ndarray) -> None:
         m = self.m
@@ -632,7 +641,7 @@ class _Decoder:
         limits = np.concatenate(self.limits) if self.limits else np.zeros(0, dtype=np.int64)
         if count and int(limits[-1]) != total:
             raise ValueError("bytes after its first record's start")
-        self.allbuf = None  # let the buffers go before the output is copied out
+        self.allbuf = self.sizes = None  # let the buffers go before the output is copied out
         offsets = np.empty(count + 1, dtype=np.int64)
         offsets[:count] = total - limits[::-1]
         offsets[count] = total
@@ -739,7 +748,8 @@ def _chain_by_blocks(a: np.ndarray, widest: int) -> np.ndarray:
     block = _CHAIN_BLOCK
     nblk = -(-n_buf // block)
     # each byte's step to the next string where it reads as a one-byte length, else 0
-    step = np.where(a < 0x80, a + np.uint8(1), np.uint8(0)).astype(np.uint8)
+    step = a + np.uint8(1)  # 0x80-0xff wrap to 0x81-0xff and 0
+    step[step > 0x80] = 0
     lim = np.minimum((np.arange(nblk, dtype=np.int64) + 1) * block, n_buf)
     cand = np.arange(nblk, dtype=np.int64)[:, None] * block + np.arange(widest, dtype=np.int64)[None, :]
     ok = cand < lim[:, None]
