@@ -242,6 +242,7 @@ class _Machine:
             v = v >> 7
         rows = np.flatnonzero(inl)
         self.tag_data[rows, self.tag_len[rows] - 1] = inline[rows]
+        self.tag_cols = [np.ascontiguousarray(self.tag_data[:, j]) for j in range(6)]  # byte j of each
         self.tag_len[op == Op.SUB_END] = 0  # a submessage end writes nothing itself
         self.end_tag_len = np.where(op == Op.SUB_END, _varint_len(tag), 0)
         self._no_implicit_loop()
@@ -893,7 +894,7 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
     left = m.tag_len[nodes]
     j = 0
     while len(at):  # byte j of every tag that long, then only the longer ones
-        out[at] = m.tag_data[nodes, j]
+        out[at] = m.tag_cols[j][nodes]
         keep = left > j + 1
         at, nodes, left = at[keep] + 1, nodes[keep], left[keep]
         j += 1
@@ -903,9 +904,10 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
     etl = m.end_tag_len[end_nodes]
     value = pos[pair_start - 1] - pos[pair_end]  # the bytes between the end step and the start
     at = total - pos[pair_start]
-    for j in range(int(etl.max())):
+    out[at] = m.tag_cols[0][end_nodes]
+    for j in range(1, int(etl.max())):
         sel = etl > j
-        out[at[sel] + j] = m.tag_data[end_nodes[sel], j]
+        out[at[sel] + j] = m.tag_cols[j][end_nodes[sel]]
     at = at + etl
     j = 0
     while len(at):
@@ -916,7 +918,38 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
 
 
 def _copy(out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray, n: np.ndarray) -> None:
-    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for every i: long ones by slices,
+    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for every i. The decoder's pieces
+    come last first (`dst` falling): their bytes are then gathered in output order by one
+    cumulative sum and put in place by one mask over the output they span (sequential passes, no
+    index array per byte of each destination); else `_copy_pieces`."""
+    some = n > 0
+    if not bool(some.all()):
+        dst, src, n = dst[some], src[some], n[some]
+    if not len(n):
+        return
+    if len(n) > 1 and not bool((dst[1:] < dst[:-1]).all()):
+        _copy_pieces(out, dst, src_buf, src, n)
+        return
+    d, s, k = dst[::-1], src[::-1], n[::-1]
+    if bool((d[1:] < d[:-1] + k[:-1]).any()):  # overlapping destinations: not the decoder's
+        _copy_pieces(out, dst, src_buf, src, n)
+        return
+    lo, hi = int(d[0]), int(d[-1] + k[-1])
+    idx = np.ones(int(k.sum()), dtype=np.int64)
+    first = np.cumsum(k) - k  # where each piece begins among the copied bytes
+    idx[0] = s[0]
+    idx[first[1:]] = s[1:] - (s[:-1] + k[:-1]) + 1
+    np.cumsum(idx, out=idx)
+    edge = np.zeros(hi - lo + 1, dtype=np.int8)
+    edge[d - lo] += 1
+    edge[d + k - lo] -= 1
+    out[lo:hi][np.cumsum(edge[:-1], dtype=np.int8).view(bool)] = src_buf[idx]
+
+
+def _copy_pieces(
+    out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray, n: np.ndarray
+) -> None:
+    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for any pieces: long ones by slices,
     short ones by index arrays in batches."""
     big = n >= _COPY_BIG
     for d, s, k in zip(dst[big].tolist(), src[big].tolist(), n[big].tolist(), strict=True):
