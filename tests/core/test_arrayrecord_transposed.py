@@ -321,3 +321,63 @@ def test_random_messages_equal_the_official_readers(tmp_path: Path, seed: int) -
         official = m.ArrayRecordReader(str(path)).read_all()
         with open_arrayrecord(path) as f:
             assert [f.record(i) for i in range(f.num_records)] == list(official) == recs
+
+
+@pytest.mark.parametrize("steps", [20, 300])
+def test_small_batches_and_block_chains_decode_the_same(tmp_path: Path, monkeypatch, steps: int) -> None:
+    """The decoder's batches (cut where a record begins, buffers' read positions carried) and the
+    block-wise chaining of string buffers, forced small so that every record spans batches and
+    every string buffer is chained by blocks: the official reader's records still."""
+    from tfrview.core.arrayrecord import transposed
+
+    monkeypatch.setattr(transposed, "_BATCH_STEPS", steps)
+    monkeypatch.setattr(transposed, "_CHAIN_BLOCKS_FROM", 64)
+    monkeypatch.setattr(transposed, "_CHAIN_SAMPLE", 1024)
+    monkeypatch.setattr(transposed, "_CHAIN_BLOCK", 32)
+    recs = MIXED[:100] + _records(60, ("example",), seed=5)
+    path = write_arrayrecord(tmp_path / "s.array_record", "group_size:1000,transpose:true,zstd:3", recs)
+    _same_as_official(path, recs)
+
+
+def _lengths_prefixed(rnd: random.Random, kind: int, n: int) -> bytes:
+    parts = []
+    for i in range(n):
+        if kind == 0:  # periodic keys: a walker off the chain never meets it
+            s = [b"label", b"score", b"tokens", b"id"][i % 4]
+        elif kind == 1:
+            s = b"item-%08d" % i
+        elif kind == 2:
+            s = rnd.randbytes(rnd.randrange(0, 20))
+        elif kind == 3:  # a few long strings (two-byte lengths) among short ones
+            s = rnd.randbytes(rnd.randrange(0, 12) if rnd.random() < 0.97 else rnd.randrange(128, 600))
+        else:
+            s = b""
+        parts.append(_varint(len(s)) + s)
+    return b"".join(parts)
+
+
+def test_string_chains_by_blocks_equal_the_walk_one_by_one() -> None:
+    """Buffers of length-prefixed strings chained by walkers a block at a time equal the walk
+    string by string: whole, cut, with stray bytes after, and with bytes flipped."""
+    from tfrview.core.arrayrecord import transposed
+
+    rnd = random.Random(7)
+    for trial in range(60):
+        buf = _lengths_prefixed(rnd, trial % 5, rnd.randrange(1, 400))
+        if trial % 3 == 1:
+            buf = buf[: rnd.randrange(1, len(buf) + 1)]
+        elif trial % 3 == 2:
+            b = bytearray(buf + rnd.randbytes(rnd.randrange(0, 4)))
+            for _ in range(rnd.randrange(1, 4)):
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+            buf = bytes(b)
+        a = np.frombuffer(buf, dtype=np.uint8)
+        want = transposed._chain_walk(buf, 0)
+        for block, widest in ((16, 8), (64, 30), (2048, 1)):
+            old = transposed._CHAIN_BLOCK
+            transposed._CHAIN_BLOCK = block
+            try:
+                got = transposed._chain_by_blocks(a, widest)
+            finally:
+                transposed._CHAIN_BLOCK = old
+            assert got.tolist() == want.tolist(), (trial, block, widest)

@@ -79,8 +79,16 @@ PIECES = {
     "core/records/imagesignals.py": {"_TABLE_COUNTS"},  # entropy by a table or by log2: a path
     "core/records/payload.py": {"_PIECE"},
     "core/records/protoschema.py": {"_PIECE"},
-    # transition patterns memoised (past it: byte by byte), slices or index arrays, a copy batch
-    "core/arrayrecord/transposed.py": {"_MAX_GRAMS", "_COPY_BIG", "_INDEX_BATCH", "_EXACT"},
+    # transition patterns memoised (past it: byte by byte), slices or index arrays, a copy batch;
+    # a string buffer long enough to chain by blocks, the bytes walked first to see its strings
+    "core/arrayrecord/transposed.py": {
+        "_MAX_GRAMS",
+        "_COPY_BIG",
+        "_INDEX_BATCH",
+        "_EXACT",
+        "_CHAIN_BLOCKS_FROM",
+        "_CHAIN_SAMPLE",
+    },
     "core/rewrite/run.py": {"RUN_BYTES", "GAP_BYTES"},  # records read in one read; a gap read over
     "core/rewrite/outdir.py": {"RUN_BYTES"},  # a written shard read back a window at a time
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value

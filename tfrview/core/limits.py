@@ -400,10 +400,10 @@ AR_CHUNK_BYTES = 256 << 20
 AR_FOOTER_BYTES = 512 << 20
 AR_MAX_CHUNKS = 50_000_000
 AR_MAX_RECORDS = 2_000_000_000
-# A transposed chunk ('t') is decoded by walking its state machine: about 60 bytes of arrays a
-# step (a field, a submessage's start or end, a record's start) are held while it decodes; a chunk
-# whose transitions walk more steps than this is refused in one line (64 MiB of small Examples walk
-# about 27 M).
+# A transposed chunk ('t') is decoded by walking its state machine, a batch of steps (a field, a
+# submessage's start or end, a record's start) at a time: the walk is held as a few bytes a
+# transition byte, the per-step arrays for one batch only; a chunk whose transitions walk more
+# steps than this is refused in one line (64 MiB of small Examples walk about 24 M).
 AR_TRANSPOSED_STEPS = 40_000_000
 # A Riegeli metadata chunk ('m': a RecordsMetadata proto, which may carry .proto file descriptors)
 # is read only up to this many bytes, stored or decoded; a bigger one is said in one line, unread.

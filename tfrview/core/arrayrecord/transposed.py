@@ -72,10 +72,16 @@ _READS = np.zeros(len(Op), dtype=bool)
 _READS[[Op.NONPROTO, Op.VARINT, Op.FIXED, Op.STRING]] = True
 _SIZED = np.zeros(len(Op), dtype=bool)  # reads a size known from the node alone
 _SIZED[[Op.VARINT, Op.FIXED]] = True
+_RECORD = np.zeros(len(Op), dtype=bool)  # a record begins at this step
+_RECORD[[Op.MSG_START, Op.NONPROTO]] = True
 _MAX_GRAMS = 1 << 18  # eight-byte transition patterns kept (each ~200 bytes)
 _COPY_BIG = 4096  # payloads at least this long are copied by slices, shorter ones by index arrays
 _INDEX_BATCH = 8 << 20  # bytes copied per batch of index arrays
 _EXACT = 16  # payloads this short are copied by one (rows, length) gather per length
+_CHAIN_BLOCKS_FROM = 1 << 18  # buffers of strings this long are chained by blocks
+_CHAIN_SAMPLE = 1 << 14  # bytes walked first to see how long the strings are
+_CHAIN_BLOCK = 2048  # bytes a walker of the chain starts in
+_BATCH_STEPS = 1 << 19  # steps decoded at a time: per-step arrays stay a few tens of MB
 
 
 class _Cursor:
@@ -227,6 +233,7 @@ class _Machine:
         self.tag_len[inl] += 1
         self.tag_len[end] = _varint_len(tag[end])  # kept for the submessage start that writes it
         self.op, self.width = op, width
+        self.is_record = _RECORD[op]
         self.tag_data = np.zeros((n, 6), dtype=np.uint8)
         v = np.where(reserved, 0, tag)
         for j in range(5):
@@ -235,6 +242,7 @@ class _Machine:
             v = v >> 7
         rows = np.flatnonzero(inl)
         self.tag_data[rows, self.tag_len[rows] - 1] = inline[rows]
+        self.tag_cols = [np.ascontiguousarray(self.tag_data[:, j]) for j in range(6)]  # byte j of each
         self.tag_len[op == Op.SUB_END] = 0  # a submessage end writes nothing itself
         self.end_tag_len = np.where(op == Op.SUB_END, _varint_len(tag), 0)
         self._no_implicit_loop()
@@ -250,8 +258,8 @@ class _Machine:
             raise ValueError("its state machine has a loop of implicit transitions")
 
 
-def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
-    """The sequence of nodes the transitions walk (int32), at most `max_steps` long."""
+def _walk(m: _Machine, transitions: bytes, max_steps: int) -> _Walk:
+    """The sequence of nodes the transitions walk (as segments), at most `max_steps` long."""
     n = m.n
     imp = m.implicit.tolist()
     nxt = m.next.tolist()
@@ -329,7 +337,40 @@ def _walk(m: _Machine, transitions: bytes, max_steps: int) -> np.ndarray:
     flat = np.array([x for nodes in segments for x in nodes], dtype=np.int32)
     starts = np.zeros(len(segments), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
-    return _ranges(starts[order], lens[order], flat)
+    return _Walk(flat, starts, lens, order)
+
+
+class _Walk:
+    """The node sequence, kept as segments (`flat[start:start+len]` each) in walk `order`: it is
+    expanded a batch at a time (`batches`), never whole."""
+
+    def __init__(
+        self, flat: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray, order: np.ndarray
+    ) -> None:
+        self.flat, self.seg_start, self.seg_len, self.order = flat, seg_start, seg_len, order
+
+    def batches(self, is_record: np.ndarray, steps: int):
+        """Runs of the node sequence of about `steps` steps each, cut after a step that begins a
+        record (no submessage is open there), the last run being whatever follows the last one."""
+        order = self.order
+        cum = np.cumsum(self.seg_len[order], dtype=np.int32 if AR_TRANSPOSED_STEPS < 1 << 31 else np.int64)
+        held: list[np.ndarray] = []
+        i = 0
+        while i < len(order):
+            j = int(np.searchsorted(cum, (int(cum[i - 1]) if i else 0) + steps, side="right"))
+            j = max(j, i + 1)
+            piece = _ranges(self.seg_start[order[i:j]], self.seg_len[order[i:j]], self.flat)
+            i = j
+            rec = np.flatnonzero(is_record[piece])
+            if not len(rec):
+                held.append(piece)
+                continue
+            cut = int(rec[-1]) + 1
+            yield np.concatenate([*held, piece[:cut]]) if held else piece[:cut]
+            held = [piece[cut:]]
+        rest = np.concatenate(held) if held else np.zeros(0, dtype=np.int32)
+        if len(rest):
+            yield rest
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray, src: np.ndarray) -> np.ndarray:
@@ -363,21 +404,22 @@ def _buffers(codec: int, mv: memoryview, lengths: np.ndarray, bucket_lengths: np
     total = _claimed(lengths, budget, "its buffers claim {:,} bytes, more than its records can hold")
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths.astype(np.int64), out=starts[1:])
-    parts = []
+    joined = np.empty(total, dtype=np.uint8)  # each bucket copied in as it is decompressed
     pos = 0
     got = 0
     for blen in bucket_lengths.tolist():
         piece = mv[pos : pos + blen]
         pos += blen
         out = decompress_block(codec, piece, total - got, None, "a data bucket")
+        if len(out) > total - got:  # uncompressed: not checked by decompress_block
+            raise ValueError(f"its buckets hold more than its buffers' {total:,} bytes")
+        joined[got : got + len(out)] = np.frombuffer(out, dtype=np.uint8)
         got += len(out)
-        parts.append(out)
         k = int(np.searchsorted(starts, got))
         if k >= len(starts) or int(starts[k]) != got:
             raise ValueError("a data bucket ends inside a buffer")
     if got != total:
         raise ValueError(f"its buckets hold {got:,} bytes, its buffers {total:,}")
-    joined = np.frombuffer(b"".join(bytes(p) for p in parts), dtype=np.uint8)
     return joined, starts
 
 
@@ -422,8 +464,14 @@ def transposed_chunk_records(header: ChunkHeader, data: bytes | memoryview) -> t
     transitions = bytes(decompress_block(codec, mv[p:], max_steps, None, "the transitions"))
     if len(transitions) > max_steps:  # uncompressed: not checked by decompress_block
         raise ValueError(f"its {len(transitions):,} transitions walk more steps than its records can need")
-    seq = _walk(machine, transitions, max_steps)
-    return _write(machine, seq, allbuf, buf_start, size, count)
+    walk = _walk(machine, transitions, max_steps)
+    del transitions
+    dec = _Decoder(machine, allbuf, buf_start, size, count)
+    del allbuf  # the decoder lets it go before the output is copied out
+    for seq in walk.batches(machine.is_record, _BATCH_STEPS):
+        dec.batch(seq)
+    del walk
+    return dec.finish()
 
 
 def chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple[bytes, np.ndarray]:
@@ -433,93 +481,310 @@ def chunk_records(header: ChunkHeader, data: bytes | memoryview) -> tuple[bytes,
     return simple_chunk_records(header, data)
 
 
-def _write(m: _Machine, seq: np.ndarray, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int):
-    """The records the node sequence writes: (bytes, offsets). Per-step arrays are kept narrow
-    (int8 ops, int32 nodes and sizes; int64 only for positions) and no-ops are dropped first."""
-    op = m.op[seq]
-    if bool((op == Op.NOOP).any()):
-        seq = seq[op != Op.NOOP]
-        op = op[op != Op.NOOP]
-    nsteps = len(seq)
-    step_size = m.tag_len[seq]  # a copy (fancy indexing): the tag, then what is read is added
-    # --- reads from buffers: each buffer is read from its start, in step order ---
-    reading = np.flatnonzero(_READS[op])
-    r_op = op[reading]
-    r_buf = m.buffer[seq[reading]]
-    r_len = np.zeros(len(reading), dtype=np.int64)
-    r_src = np.zeros(len(reading), dtype=np.int64)  # where each read begins in allbuf
-    nonproto = np.flatnonzero(r_op == Op.NONPROTO)
-    if len(nonproto):
-        lengths_buf = len(buf_start) - 2  # the last buffer holds the non-proto records' lengths
-        if lengths_buf < 0:
-            raise ValueError("non-proto records but no buffer of their lengths")
-        if bool((r_buf[r_op != Op.NONPROTO] == lengths_buf).any()):
-            raise ValueError("a node reads the non-proto lengths as data")
-        lo, hi = int(buf_start[lengths_buf]), int(buf_start[lengths_buf + 1])
-        r_len[nonproto] = _Cursor(allbuf[lo:hi].tobytes()).many(len(nonproto), "non-proto lengths")
-    sized = _SIZED[r_op]
-    r_len[sized] = m.width[seq[reading[sized]]]
-    # each buffer's reads in step order: a string's size is in the buffer (walked one by one, in
-    # the buffers that hold strings); then every read's place, by a cumulative sum per buffer
-    order = np.argsort(r_buf, kind="stable")
-    rb = r_buf[order]
-    first = np.flatnonzero(np.diff(rb, prepend=-1))  # where each buffer's reads begin in `order`
-    strings = np.flatnonzero(np.maximum.reduceat(r_op[order] == _STRING, first)) if len(order) else first
-    for g in strings.tolist():
-        group = order[first[g] : first[g + 1] if g + 1 < len(first) else len(order)]
-        b = int(rb[first[g]])
-        _strings(group, r_op, r_len, allbuf, int(buf_start[b]), int(buf_start[b + 1]))
-    if len(order):
+class _Decoder:
+    """Writes the records a batch of steps at a time (`batch`): each batch ends where a record
+    begins, so no submessage spans two, and only the buffers' read positions, the bytes written
+    so far and the records' limits are carried from one to the next. The output is written from
+    its end (the walk meets the last record first) into one array of the header's size."""
+
+    def __init__(self, m: _Machine, allbuf: np.ndarray, buf_start: np.ndarray, size: int, count: int) -> None:
+        self.m, self.allbuf, self.buf_start, self.size, self.count = m, allbuf, buf_start, size, count
+        nbuf = len(buf_start) - 1
+        self.used = np.zeros(max(nbuf, 0), dtype=np.int64)  # bytes of each buffer read so far
+        self.strings_used = np.zeros(max(nbuf, 0), dtype=np.int64)
+        self.buf_key = np.uint16 if nbuf < 1 << 16 else np.int64  # uint16: numpy's radix sort
+        # a buffer read by string nodes alone: its strings are found once, for the whole buffer,
+        # before the output is allocated (finding them takes a few bytes a byte for a while)
+        self.pure = np.zeros(max(nbuf, 0), dtype=bool)
+        readers = m.buffer >= 0
+        self.pure[m.buffer[readers & (m.op == Op.STRING)]] = True
+        self.pure[m.buffer[readers & (m.op != Op.STRING)]] = False
+        self.sizes: dict[int, np.ndarray] = {}  # each pure buffer's strings' sizes, in order
+        for b in np.flatnonzero(self.pure).tolist():
+            chain = _string_chain(allbuf[int(buf_start[b]) : int(buf_start[b + 1])])
+            step = np.diff(chain)
+            top = int(step.max()) if len(step) else 0
+            self.sizes[b] = step.astype(
+                np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.int64
+            )
+            del chain, step
+        self.out = np.empty(size, dtype=np.uint8)
+        self.nonproto: np.ndarray | None = None
+        self.nonproto_used = 0
+        self.written = 0
+        self.limits: list[np.ndarray] = []
+        self.records = 0
+
+    def _nonproto_lengths(self, k: int) -> np.ndarray:
+        if self.nonproto is None:
+            lengths_buf = len(self.buf_start) - 2  # the last buffer holds the non-proto lengths
+            if lengths_buf < 0:
+                raise ValueError("non-proto records but no buffer of their lengths")
+            if bool((self.m.buffer[self.m.op != Op.NONPROTO] == lengths_buf).any()):
+                raise ValueError("a node reads the non-proto lengths as data")
+            lo, hi = int(self.buf_start[lengths_buf]), int(self.buf_start[lengths_buf + 1])
+            self.nonproto = _all_varints(self.allbuf[lo:hi])
+        got = self.nonproto[self.nonproto_used : self.nonproto_used + k]
+        if len(got) < k:
+            raise ValueError("more non-proto records than lengths of them")
+        self.nonproto_used += k
+        return got.astype(np.int64)
+
+    def _string_sizes(self, b: int, k: int) -> np.ndarray:
+        """The sizes of the next `k` strings of pure-string buffer `b` (tag-less: length and
+        bytes)."""
+        sizes = self.sizes[b]
+        u = int(self.strings_used[b])
+        if u + k > len(sizes):
+            raise ValueError("a field reads past the end of its buffer")
+        self.strings_used[b] = u + k
+        return sizes[u : u + k].astype(np.int64)
+
+    def batch(self, seq: np.ndarray) -> None:
+        m = self.m
+        op = m.op[seq]
+        if bool((op == Op.NOOP).any()):
+            seq = seq[op != Op.NOOP]
+            op = op[op != Op.NOOP]
+        if not len(seq):
+            return
+        step_size = m.tag_len[seq]  # a copy (fancy indexing): the tag, then what is read is added
+        reading, r_len, r_src = self._reads(seq, op)
+        step_size[reading] += r_len.astype(np.int32)
+        # --- submessages: each start (met after its fields) matched with its end (met before) ---
+        sub_end = op == Op.SUB_END
+        sub_start = op == Op.SUB_START
+        msg = _RECORD[op]
+        depth = np.cumsum(sub_end.view(np.int8) - sub_start.view(np.int8), dtype=np.int32)
+        if int(depth.min()) < 0:
+            raise ValueError("a submessage start without its end")
+        if int(depth[-1]) != 0:
+            raise ValueError("submessages still open at the chunk's end")
+        if bool((depth[msg] != 0).any()):
+            raise ValueError("a record begins inside an open submessage")
+        pair_end, pair_start, level = _pairs(depth, sub_end, sub_start)
+        del depth, sub_end, sub_start
+        if len(pair_start):
+            pos = _submessage_sizes(m, seq, step_size, pair_end, pair_start, level)
+        else:
+            pos = np.cumsum(step_size, dtype=np.int64)
+        total = int(pos[-1])
+        if self.written + total > self.size:
+            raise ValueError(f"it decodes to more than the {self.size:,} bytes its header says")
+        limits = pos[msg]
+        self.records += len(limits)
+        if self.records > self.count:
+            raise ValueError(f"it decodes to more than the {self.count:,} records its header says")
+        self.limits.append(limits + self.written)
+        end = self.size - self.written  # this batch's bytes end here, in the output
+        out = self.out
+        _put_tags(m, seq, pos, end, out, pair_end, pair_start)
+        body = end - pos[reading] + m.tag_len[seq[reading]]  # where each read's bytes go, forwards
+        _copy(out, body, self.allbuf, r_src, r_len)
+        # varints: their stored bytes lost their continuation bits
+        var = np.flatnonzero((op[reading] == Op.VARINT) & (r_len > 1))
+        at, left = body[var], r_len[var] - 1
+        while len(at):
+            out[at] |= 0x80
+            keep = left > 1
+            at, left = at[keep] + 1, left[keep] - 1
+        self.written += total
+
+    def _reads(self, seq: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The steps that read a buffer, each read's length and where it begins in `allbuf`: each
+        buffer is read from where the batch before left it, in step order."""
+        m = self.m
+        reading = np.flatnonzero(_READS[op])
+        r_op = op[reading]
+        r_buf = m.buffer[seq[reading]]
+        r_len = np.zeros(len(reading), dtype=np.int64)
+        r_src = np.zeros(len(reading), dtype=np.int64)
+        if not len(reading):
+            return reading, r_len, r_src
+        nonproto = np.flatnonzero(r_op == Op.NONPROTO)
+        if len(nonproto):
+            r_len[nonproto] = self._nonproto_lengths(len(nonproto))
+        sized = _SIZED[r_op]
+        r_len[sized] = m.width[seq[reading[sized]]]
+        order = np.argsort(r_buf.astype(self.buf_key), kind="stable")
+        rb = r_buf[order]
+        first = np.flatnonzero(np.diff(rb, prepend=-1))  # where each buffer's reads begin in `order`
+        stop = np.append(first[1:], len(order))
+        strings = np.flatnonzero(np.maximum.reduceat(r_op[order] == _STRING, first))
+        for g in strings.tolist():
+            group = order[first[g] : stop[g]]
+            b = int(rb[first[g]])
+            if self.pure[b]:
+                r_len[group] = self._string_sizes(b, len(group))
+            else:
+                lo = int(self.buf_start[b] + self.used[b])
+                _strings(group, r_op, r_len, self.allbuf, lo, int(self.buf_start[b + 1]))
         lens = r_len[order]
         ends = np.cumsum(lens)
-        before = np.repeat(ends[first] - lens[first], np.diff(np.append(first, len(order))))
-        ends -= before  # within each buffer
-        last = np.append(first[1:], len(order)) - 1
-        if bool((ends[last] > buf_start[rb[last] + 1] - buf_start[rb[last]]).any()):
+        before = np.repeat(ends[first] - lens[first], stop - first)
+        ends -= before  # within each buffer, from where this batch begins reading it
+        gb = rb[first]
+        read = ends[stop - 1]
+        if bool((self.used[gb] + read > self.buf_start[gb + 1] - self.buf_start[gb]).any()):
             raise ValueError("a field reads past the end of its buffer")
-        r_src[order] = buf_start[rb] + ends - lens
-    if len(r_len) and int(r_len.max()) > size:
-        raise ValueError("a field longer than the chunk's records")
-    step_size[reading] += r_len.astype(np.int32)
-    # --- submessages: each start (met after its fields) matched with its end (met before) ---
-    sub_end = op == Op.SUB_END
-    sub_start = op == Op.SUB_START
-    msg = (op == Op.MSG_START) | (op == Op.NONPROTO)
-    depth = np.cumsum(sub_end.view(np.int8) - sub_start.view(np.int8), dtype=np.int32)
-    if len(depth) and int(depth.min()) < 0:
-        raise ValueError("a submessage start without its end")
-    if len(depth) and int(depth[-1]) != 0:
-        raise ValueError("submessages still open at the chunk's end")
-    if bool((depth[msg] != 0).any()):
-        raise ValueError("a record begins inside an open submessage")
-    pair_end, pair_start, level = _pairs(depth, sub_end, sub_start)
-    del depth, sub_end, sub_start
-    if len(pair_start):
-        _submessage_sizes(m, seq, step_size, pair_end, pair_start, level)
-    pos = np.cumsum(step_size, dtype=np.int64)
-    total = int(pos[-1]) if nsteps else 0
-    limits = pos[msg]
-    if len(limits) != count:
-        raise ValueError(f"it decodes to {len(limits):,} records, its header says {count:,}")
-    if total != size:
-        raise ValueError(f"it decodes to {total:,} bytes, its header says {size:,}")
-    if count and int(limits[-1]) != total:
-        raise ValueError("bytes after its first record's start")
-    out = np.zeros(total, dtype=np.uint8)
-    _put_tags(m, seq, pos, total, out, pair_end, pair_start)
-    body = total - pos[reading] + m.tag_len[seq[reading]]  # where each read's bytes go, forwards
-    _copy(out, body, allbuf, r_src, r_len)
-    # varints: their stored bytes lost their continuation bits
-    var = np.flatnonzero((r_op == Op.VARINT) & (r_len > 1))
-    at, left = body[var], r_len[var] - 1
-    while len(at):
-        out[at] |= 0x80
-        keep = left > 1
-        at, left = at[keep] + 1, left[keep] - 1
-    offsets = np.empty(count + 1, dtype=np.int64)
-    offsets[:count] = total - limits[::-1]
-    offsets[count] = total
-    return out.tobytes(), offsets
+        r_src[order] = np.repeat(self.buf_start[gb] + self.used[gb], stop - first) + ends - lens
+        self.used[gb] += read
+        if int(r_len.max()) > self.size:
+            raise ValueError("a field longer than the chunk's records")
+        return reading, r_len, r_src
+
+    def finish(self) -> tuple[bytes, np.ndarray]:
+        count, total = self.count, self.written
+        if self.records != count:
+            raise ValueError(f"it decodes to {self.records:,} records, its header says {count:,}")
+        if total != self.size:
+            raise ValueError(f"it decodes to {total:,} bytes, its header says {self.size:,}")
+        limits = np.concatenate(self.limits) if self.limits else np.zeros(0, dtype=np.int64)
+        if count and int(limits[-1]) != total:
+            raise ValueError("bytes after its first record's start")
+        self.allbuf = self.sizes = None  # let the buffers go before the output is copied out
+        offsets = np.empty(count + 1, dtype=np.int64)
+        offsets[:count] = total - limits[::-1]
+        offsets[count] = total
+        return self.out.tobytes(), offsets
+
+
+def _all_varints(a: np.ndarray) -> np.ndarray:
+    """Every whole varint in `a` (uint8), in order (uint64): the non-proto records' lengths."""
+    ends = np.flatnonzero(a < 0x80)
+    if not len(ends):
+        return np.zeros(0, dtype=np.uint64)
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    lens = ends - starts + 1
+    if int(lens.max()) > 5:
+        raise ValueError("a non-proto record's length that is not a 32-bit varint")
+    out = (a[starts] & 0x7F).astype(np.uint64)
+    for j in range(1, int(lens.max())):
+        rows = np.flatnonzero(lens > j)
+        out[rows] |= (a[starts[rows] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+    return out
+
+
+def _string_chain(a: np.ndarray) -> np.ndarray:
+    """Where each whole length-prefixed string of buffer `a` (uint8) begins, and where the last
+    ends (int64): a length that is not a 32-bit varint, or a string past the end, stops the chain.
+
+    Each string's length is before it, so nothing tells where one begins but the one before. A
+    buffer of many short strings is chained by many walkers at once (`_chain_by_blocks`); one of
+    few strings string by string."""
+    n_buf = len(a)
+    if n_buf < _CHAIN_BLOCKS_FROM:
+        return _chain_walk(a.tobytes(), 0)
+    sample = _chain_walk(a[:_CHAIN_SAMPLE].tobytes(), 0)
+    if len(sample) < 64 or int(sample[-1]) < _CHAIN_SAMPLE // 2:
+        return _chain_walk(a.tobytes(), 0)  # long strings: few of them
+    steps = np.diff(sample)
+    if int(steps.max()) > 0x80:  # lengths of two bytes or more
+        return _chain_walk(a.tobytes(), 0)
+    return _chain_by_blocks(a, int(steps.max()))
+
+
+def _chain_walk(buf: bytes, pos: int, stop: int | None = None) -> np.ndarray:
+    """The chain of strings from `pos`, one by one, until `stop` (the buffer's end if None):
+    where each whole string begins, then where the walk stopped (at `stop` or past it), or where
+    the string that broke it begins (a length that is not a 32-bit varint, or past the end)."""
+    n_buf = len(buf)
+    end = n_buf if stop is None else stop
+    starts = []
+    add = starts.append
+    while pos < end:
+        n = buf[pos]
+        if n < 0x80:
+            nxt = pos + 1 + n
+        else:
+            try:
+                n, q = read_varint(buf, pos)
+            except ValueError:
+                break
+            if q - pos > 5 or n > _U32 - (q - pos):
+                break
+            nxt = q + n
+        if nxt > n_buf:
+            break
+        add(pos)
+        pos = nxt
+    add(pos)
+    return np.array(starts, dtype=np.int64)
+
+
+def _run_chains(
+    step: np.ndarray, pos: np.ndarray, lim: np.ndarray, seen: np.ndarray | None = None
+) -> np.ndarray:
+    """Walks every chain from `pos` at once (one array step per string) until it reaches its
+    `lim`; returns where each stopped: at or past `lim`, or at a string whose length is not one
+    byte (0 in `step`: the caller walks on from there). `seen` marks every string begun."""
+    out = pos.copy()
+    live = np.flatnonzero(pos < lim)
+    p = pos[live]
+    top = lim[live]
+    while len(live):
+        s = step[p]
+        if seen is not None:
+            seen[p[s > 0]] = True
+        p += s
+        done = (p >= top) | (s == 0)
+        if bool(done.any()):
+            out[live[done]] = p[done]
+            keep = ~done
+            live, p, top = live[keep], p[keep], top[keep]
+    return out
+
+
+def _chain_by_blocks(a: np.ndarray, widest: int) -> np.ndarray:
+    """The chain found by walkers a block at a time. The chain enters a block within `widest`
+    bytes (the widest string seen) of its start, at a byte that reads as a length no longer than
+    that: a walker starts at each such place, and all walk at once to their block's end. Then,
+    from the first block on, a block's entry is where the one before left, and its walker from
+    there says where it leaves (where no walker started, or one stopped at a longer length, the
+    block is walked on string by string). The walkers from the entries walk again, marking every
+    string they begin."""
+    n_buf = len(a)
+    block = _CHAIN_BLOCK
+    nblk = -(-n_buf // block)
+    # each byte's step to the next string where it reads as a one-byte length, else 0
+    step = a + np.uint8(1)  # 0x80-0xff wrap to 0x81-0xff and 0
+    step[step > 0x80] = 0
+    lim = np.minimum((np.arange(nblk, dtype=np.int64) + 1) * block, n_buf)
+    cand = np.arange(nblk, dtype=np.int64)[:, None] * block + np.arange(widest, dtype=np.int64)[None, :]
+    ok = cand < lim[:, None]
+    ok[ok] = step[cand[ok]] <= widest
+    blk = np.nonzero(ok)[0]
+    cand = cand[ok]
+    table = dict(zip(cand.tolist(), _run_chains(step, cand, lim[blk]).tolist(), strict=True))
+    seen = np.zeros(n_buf, dtype=bool)
+    lims = lim.tolist()
+    buf = None
+    entries = []
+    entry_lim = []
+    at = 0
+    for j in range(nblk):
+        if at >= lims[j]:  # the chain leaps over this block, or has ended
+            continue
+        x = table.get(at, at)
+        if x > at:
+            entries.append(at)
+            entry_lim.append(lims[j])
+        if x < lims[j]:  # walked on one by one from where no walker went
+            buf = a.tobytes() if buf is None else buf
+            w = _chain_walk(buf, x, lims[j])
+            seen[w[:-1]] = True
+            x = int(w[-1])
+            if x < lims[j]:  # the chain breaks at the string beginning at w[-1]
+                seen[x] = True
+                at = n_buf + 1
+                break
+        at = x
+    if entries:
+        _run_chains(step, np.array(entries, dtype=np.int64), np.array(entry_lim, dtype=np.int64), seen)
+    starts = np.flatnonzero(seen)
+    return np.append(starts, n_buf) if at == n_buf else starts
 
 
 def _strings(group, op, sizes, allbuf, lo, hi) -> None:
@@ -569,29 +834,35 @@ def _pairs(depth, sub_end, sub_start) -> tuple[np.ndarray, np.ndarray, np.ndarra
     if not len(both):
         return both, both, both
     level = depth[both] + sub_start[both]  # an end: the depth after it; a start: before it
-    small = np.int16 if int(level.max()) < 1 << 15 else np.int64  # int16: numpy's radix sort
+    top = int(level.max())  # 8 or 16 bits: numpy's radix sort
+    small = np.uint8 if top < 1 << 8 else np.int16 if top < 1 << 15 else np.int64
     order = np.argsort(level.astype(small), kind="stable")
     s = both[order]
     return s[0::2], s[1::2], level[order[0::2]]
 
 
-def _submessage_sizes(m: _Machine, seq, step_size, pair_end, pair_start, level) -> None:
-    """A submessage start writes its tag and its length: the length counts the starts nested in
-    it, so the deepest are sized first (one pass a level; a hostile depth is walked one by one).
-    Pairs come sorted by level (`_pairs`)."""
+def _submessage_sizes(m: _Machine, seq, step_size, pair_end, pair_start, level) -> np.ndarray:
+    """A submessage start writes its tag and its length, and the length counts the starts nested
+    in it: every length is first taken as one byte, then the few that are not are grown until
+    nothing changes (one cumulative sum a round; lengths only grow, so a handful of rounds). A
+    hostile depth is sized by a stack. Returns the steps' cumulative sizes (int64)."""
     tag = m.end_tag_len[seq[pair_end]]
-    top = int(level[-1])
-    if top > 32:
+    if int(level[-1]) > 32:
         _submessage_sizes_walk(step_size, pair_end, pair_start, tag)
-        return
-    cut = np.searchsorted(level, np.arange(1, top + 2))
-    for lv in range(top, 0, -1):
-        sel = slice(int(cut[lv - 1]), int(cut[lv]))
-        cs = np.cumsum(step_size, dtype=np.int64)
-        length = cs[pair_start[sel] - 1] - cs[pair_end[sel]]
-        if len(length) and int(length.max()) > _U32:
+        return np.cumsum(step_size, dtype=np.int64)
+    have = (tag + 1).astype(np.int32)
+    step_size[pair_start] = have
+    while True:
+        pos = np.cumsum(step_size, dtype=np.int64)
+        length = pos[pair_start - 1] - pos[pair_end]
+        if int(length.max()) > _U32:
             raise ValueError("a submessage longer than 4 GiB")
-        step_size[pair_start[sel]] = tag[sel] + _varint_len(length)
+        need = (tag + _varint_len(length)).astype(np.int32)
+        grow = np.flatnonzero(need != have)
+        if not len(grow):
+            return pos
+        have[grow] = need[grow]
+        step_size[pair_start[grow]] = need[grow]
 
 
 def _submessage_sizes_walk(step_size, pair_end, pair_start, tag) -> None:
@@ -623,7 +894,7 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
     left = m.tag_len[nodes]
     j = 0
     while len(at):  # byte j of every tag that long, then only the longer ones
-        out[at] = m.tag_data[nodes, j]
+        out[at] = m.tag_cols[j][nodes]
         keep = left > j + 1
         at, nodes, left = at[keep] + 1, nodes[keep], left[keep]
         j += 1
@@ -633,9 +904,10 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
     etl = m.end_tag_len[end_nodes]
     value = pos[pair_start - 1] - pos[pair_end]  # the bytes between the end step and the start
     at = total - pos[pair_start]
-    for j in range(int(etl.max())):
+    out[at] = m.tag_cols[0][end_nodes]
+    for j in range(1, int(etl.max())):
         sel = etl > j
-        out[at[sel] + j] = m.tag_data[end_nodes[sel], j]
+        out[at[sel] + j] = m.tag_cols[j][end_nodes[sel]]
     at = at + etl
     j = 0
     while len(at):
@@ -646,7 +918,38 @@ def _put_tags(m: _Machine, seq, pos, total, out, pair_end, pair_start) -> None:
 
 
 def _copy(out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray, n: np.ndarray) -> None:
-    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for every i: long ones by slices,
+    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for every i. The decoder's pieces
+    come last first (`dst` falling): their bytes are then gathered in output order by one
+    cumulative sum and put in place by one mask over the output they span (sequential passes, no
+    index array per byte of each destination); else `_copy_pieces`."""
+    some = n > 0
+    if not bool(some.all()):
+        dst, src, n = dst[some], src[some], n[some]
+    if not len(n):
+        return
+    if len(n) > 1 and not bool((dst[1:] < dst[:-1]).all()):
+        _copy_pieces(out, dst, src_buf, src, n)
+        return
+    d, s, k = dst[::-1], src[::-1], n[::-1]
+    if bool((d[1:] < d[:-1] + k[:-1]).any()):  # overlapping destinations: not the decoder's
+        _copy_pieces(out, dst, src_buf, src, n)
+        return
+    lo, hi = int(d[0]), int(d[-1] + k[-1])
+    idx = np.ones(int(k.sum()), dtype=np.int64)
+    first = np.cumsum(k) - k  # where each piece begins among the copied bytes
+    idx[0] = s[0]
+    idx[first[1:]] = s[1:] - (s[:-1] + k[:-1]) + 1
+    np.cumsum(idx, out=idx)
+    edge = np.zeros(hi - lo + 1, dtype=np.int8)
+    edge[d - lo] += 1
+    edge[d + k - lo] -= 1
+    out[lo:hi][np.cumsum(edge[:-1], dtype=np.int8).view(bool)] = src_buf[idx]
+
+
+def _copy_pieces(
+    out: np.ndarray, dst: np.ndarray, src_buf: np.ndarray, src: np.ndarray, n: np.ndarray
+) -> None:
+    """out[dst[i]:dst[i]+n[i]] = src_buf[src[i]:src[i]+n[i]] for any pieces: long ones by slices,
     short ones by index arrays in batches."""
     big = n >= _COPY_BIG
     for d, s, k in zip(dst[big].tolist(), src[big].tolist(), n[big].tolist(), strict=True):
