@@ -194,6 +194,33 @@ def load_many(
     return out
 
 
+def stamps(keys: list[str]) -> dict[str, float]:
+    """When the bytes of each stored result among `keys` were read (its `analysed_at`), for those
+    stored: a few queries for thousands of keys, each result's JSON read by SQLite, never unpacked
+    here. A whole answer made from these results is still true while they are (`cli._info_answer`).
+    Marks them used, as `load_many` does."""
+
+    def read(c: sqlite3.Connection) -> dict[str, float]:
+        got: dict[str, tuple[float, float]] = {}
+        for at in range(0, len(keys), 500):  # SQLite's bound on variables a statement
+            some = keys[at : at + 500]
+            marks = ",".join("?" * len(some))
+            for key, when, used in c.execute(
+                f"SELECT key, json_extract(CAST(meta AS TEXT), '$.analysed_at'), used FROM entries"
+                f" WHERE format = ? AND key IN ({marks})",
+                (FORMAT, *some),
+            ):
+                got[key] = (when, used)
+        now = time.time()
+        stale = [(now, k) for k, (_, used) in got.items() if used < now - _TOUCH_AFTER]
+        if stale:  # recently used: evicted last
+            with _write(c):
+                c.executemany("UPDATE entries SET used = ? WHERE key = ?", stale)
+        return {k: when for k, (when, _) in got.items()}
+
+    return _run(read, {})
+
+
 def store(task: ShardTask, r: ShardResult, max_bytes: int | None = None) -> None:
     """Remember a result; a store that cannot be written is no error (the answer is already here).
     Past `max_bytes` (limits.CACHE_MAX_BYTES) the least recently used results make room."""
