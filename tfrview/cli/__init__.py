@@ -697,7 +697,6 @@ def cmd_info(args) -> int:
             _print_tfds(ds)
         sys.stdout.flush()
     from tfrview.core.analysis import plan
-    from tfrview.core.analysis.merge import join_parts
     from tfrview.core.problems import Problem
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.tfdsfiles import length_problem
@@ -722,6 +721,8 @@ def cmd_info(args) -> int:
     if stored is not None:  # a split looked at before, unchanged: one stored row
         rows, datasets = stored["rows"], stored["datasets"]
     else:
+        from tfrview.core.analysis.merge import join_parts  # checks and their vocabularies: ~0.2 s
+
         # one per file, in order
         results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
         rows, summaries = _info_rows(results, args.sample)
