@@ -202,7 +202,14 @@ def test_tables_read_in_batches_give_what_file_by_file_reading_gives(tmp_path, m
     alone = factcolumns.read(a, [factcolumns.ColumnGatherer(a, names), labelrules.LabelGatherer()])
     (cb, lb), (ca, la) = batched, alone
     assert lb.unit == labelrules.Unit.RECORDS and lb.names == la.names
-    assert lb.names[:6] == ["id 2", "id 5", "id 1", "id 9", "id 0", "id 3"]  # as file by file: sorted within a file
+    assert lb.names[:6] == [
+        "id 2",
+        "id 5",
+        "id 1",
+        "id 9",
+        "id 0",
+        "id 3",
+    ]  # as file by file: sorted within a file
     for f in ("file", "record", "slot", "cls", "class_keys", "specs"):
         assert _same(getattr(lb, f), getattr(la, f)), f
     assert cb.file.tolist() == [0] * 3 + [1] * 3 + [2] + [3] * 4 + [4] * 2
