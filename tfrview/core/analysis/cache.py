@@ -587,11 +587,22 @@ def fact_blobs(keys: list[str]) -> dict[str, bytes]:
     return _run(read, {})
 
 
-def table_of(blob: bytes | None, key: str, path: str, pick: Callable | None = None):
+def table_of(
+    blob: bytes | None, key: str, path: str, pick: Callable | None = None, fields_of: dict | None = None
+):
     """A stored fact table from its bytes (`pick`: only the columns it names decompressed); None
     bytes or unreadable ones raise `StoreError` (its row was evicted, or written by a broken run,
-    then dropped)."""
+    then dropped). `fields_of`: the fields `pick` chose, by the stream's schema message, kept by a
+    reader of many tables (a split's shards share one schema: the stream opened once, not twice)."""
     import pyarrow as pa
+
+    head = _schema_head(blob) if fields_of is not None and blob is not None and pick is not None else None
+    if head is not None and fields_of.get(head):
+        try:
+            options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=fields_of[head])
+            return pa.ipc.open_stream(blob, options=options).read_all()
+        except (pa.ArrowInvalid, OSError):
+            pass  # said below
 
     if blob is None:
         raise StoreError(
@@ -604,6 +615,8 @@ def table_of(blob: bytes | None, key: str, path: str, pick: Callable | None = No
             schema = pa.ipc.open_stream(blob).schema
             wanted = set(pick(schema))
             fields = [i for i, n in enumerate(schema.names) if n in wanted]
+            if head is not None:
+                fields_of[head] = fields
             if not fields:  # no field asked for is here: Arrow's empty list would mean all of them
                 return schema.empty_table().select([])
         options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=fields)
@@ -614,6 +627,13 @@ def table_of(blob: bytes | None, key: str, path: str, pick: Callable | None = No
             f"{printable(path)}: its stored fact table is unreadable ({printable(str(exc))}): "
             "read the file again"
         ) from None
+
+
+def _schema_head(blob: bytes) -> bytes | None:
+    """An Arrow IPC stream's first message (its schema), as bytes; None in the old framing."""
+    if blob[:4] != b"\xff\xff\xff\xff" or len(blob) < 8:
+        return None
+    return bytes(blob[: 8 + int.from_bytes(blob[4:8], "little")])
 
 
 def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepResult:

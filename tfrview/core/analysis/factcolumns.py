@@ -227,6 +227,7 @@ def read(analysis, gatherers: Sequence[Gatherer]) -> list:
     batch's tables together: 2,048 small shards were 2,048 queries and 2,048 rounds of per-column
     work of ~1.6 ms."""
     picks: dict[bytes, set[str]] = {}
+    fields_of: dict[bytes, list[int]] = {}  # the fields picked, by a stored stream's schema message
 
     def pick(schema) -> set[str]:
         """The columns the gatherers need, asked once a distinct schema (a split's shards share one).
@@ -245,7 +246,7 @@ def read(analysis, gatherers: Sequence[Gatherer]) -> list:
         for d in s.deep.parts or (s.deep,)
     ]
     for batch in _batches(units):
-        tables = _tables(analysis, batch, pick)
+        tables = _tables(analysis, batch, pick, fields_of)
         for g in gatherers:
             add_many = getattr(g, "add_many", None)
             if add_many is not None:
@@ -270,7 +271,7 @@ def _batches(units: list) -> Iterable[list]:
         yield batch
 
 
-def _tables(analysis, batch: list, pick) -> list:
+def _tables(analysis, batch: list, pick, fields_of: dict) -> list:
     """(file number, table) of each of a batch, the stored ones' bytes fetched with one query; a
     table not found there is read as it always was (`DeepResult.read_facts`: one left the store
     is said, or its file read again)."""
@@ -284,7 +285,7 @@ def _tables(analysis, batch: list, pick) -> list:
         table = None
         if key in blobs:
             try:
-                table = table_of(blobs.pop(key), key, analysis.shards[fi].path, pick)
+                table = table_of(blobs.pop(key), key, analysis.shards[fi].path, pick, fields_of)
             except StoreError:
                 table = None  # dropped: read as one table alone, which says so or reads the file
         out.append((fi, table if table is not None else d.read_facts(pick)))
