@@ -2,6 +2,8 @@
 
     python bench/bench_store.py [--dir /tmp/tfrview-bench-store] [--shards 2048] [--others 20000]
                                 [--rounds 2] [--info]
+    python bench/bench_store.py --stored-split /tmp/tfrview-bench-split/shards-2048-of-whole-2000000
+                                [--store /tmp/wt7-info/bench-store] [--others 20000] [--rounds 5]
 
 Store and load costs are medians of many calls on a deep result of a 1,000-record shard of small
 Examples (wall time, and this process's CPU time: the machine may be shared). The "others" are
@@ -10,11 +12,21 @@ one by one would take minutes and measure nothing new). `verify` runs the `tfrvi
 `--shards` files cut at record boundaries from one generated file of small Examples (interpreter and
 worker start-up included). Empty and full stores are measured in alternation (blocks of stores,
 whole verify runs), so that both see the same load on a shared machine.
+
+`--stored-split DIR` (issue 19: `info` of a stored split ≤ 1.5 s as a whole process, and the
+dataset step over its stored shards ≤ 1 s): `verify --checks` stores the split once in `--store`
+(kept between runs: minutes on a busy machine), a copy of that store gets `--others` other
+entries, then `tfrview info DIR` runs as a cold process on each store in alternation: its first
+look after the verify (which reads every stored result and keeps info's answer), then `--rounds`
+looks (the stored answer). Wall and CPU seconds of each process. The dataset step is timed in this
+process over the results loaded from the store (`datasetqa.run`, as `verify --checks` and the
+window run it after the merge).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -255,6 +267,110 @@ def verify_figures(d: Path, shards: int, per: int, others: int, info: bool, roun
             shutil.rmtree(home, ignore_errors=True)
 
 
+def stored_split_figures(split: Path, store: Path, others: int, rounds: int) -> None:
+    """`info` of a stored split, a cold process on a warm store, with the split's results alone
+    and with `others` other entries beside them; the dataset step over its stored shards."""
+    from bench.bench_split import CPU
+    from bench.bench_split import tfrview as run
+
+    alone, full = store / "alone", store / "others"
+    if not (alone / "tfrview" / "analysis" / "results.sqlite3").exists():
+        t, _ = run("verify", "--checks", "-q", str(split), home=str(alone))
+        print(f"  (verify --checks stored the split in {t:.1f} s, CPU {CPU[-1]:.1f} s)")
+    if not (full / "tfrview" / "analysis" / "results.sqlite3").exists():
+        from tfrview.core.analysis.results import ShardTask
+
+        (full / "tfrview").mkdir(parents=True, exist_ok=True)
+        shutil.copytree(alone / "tfrview" / "analysis", full / "tfrview" / "analysis")
+        use(str(full))
+        add_others(others, ShardTask(str(next(iter(sorted(split.iterdir())))), 0, deep=True))
+    from tfrview.core.analysis import cache
+
+    use(str(full))
+    entries, _ = cache.usage()
+    cache._forget()
+    print(f"  (stores: {alone} with the split alone, {full} with {entries:,} entries)")
+    homes = {"split alone": str(alone), f"{entries:,} entries": str(full)}
+    first: dict[str, tuple[float, float]] = {}
+    looks: dict[str, list[tuple[float, float]]] = {k: [] for k in homes}
+    for name, home in homes.items():  # the first look after a verify: computes and keeps the answer
+        with contextlib.suppress(FileNotFoundError):
+            _forget_answers(home)
+        t, _ = run("info", str(split), home=home)
+        first[name] = (t, CPU[-1])
+    for _ in range(rounds):
+        for name, home in homes.items():
+            t, _ = run("info", str(split), home=home)
+            looks[name].append((t, CPU[-1]))
+    for name in homes:
+        t, c = first[name]
+        line(f"info, first look after verify ({name})", f"{t:.2f} s (CPU {c:.2f})", "", None)
+        best = min(looks[name])
+        med = statistics.median(w for w, _ in looks[name])
+        line(
+            f"info of the {len(list(split.iterdir())):,} stored shards ({name})",
+            f"{best[0]:.2f} s (CPU {best[1]:.2f})",
+            "<= 1.5 s",
+            best[0] <= 1.5,
+        )
+        print(
+            f"  (median {med:.2f} s of {rounds}; CPU median {statistics.median(c for _, c in looks[name]):.2f} s)"
+        )
+    (a,), (b,) = ([min(looks[k])[0]] for k in homes)
+    line(
+        f"  with {entries:,} entries against the split alone",
+        f"{(b / a - 1) * 100:+.0f} %",
+        "<= 30 % change",
+        abs(b / a - 1) <= 0.30,
+    )
+    step_figure(split, str(alone))
+
+
+def _forget_answers(home: str) -> None:
+    """The stored answers (info's, the window's) removed: the next look computes them again."""
+    import sqlite3
+
+    with sqlite3.connect(Path(home) / "tfrview" / "analysis" / "results.sqlite3") as c:
+        c.execute("DELETE FROM entries WHERE key LIKE 'answer-%'")
+
+
+def step_figure(split: Path, home: str) -> None:
+    """The dataset step over the split's stored results (loaded first, not timed)."""
+    from tfrview.core.analysis import datasetqa, plan
+    from tfrview.core.analysis.cache import load_many
+    from tfrview.core.analysis.merge import merge
+
+    use(home)
+    results = load_many(plan(sorted(str(p) for p in split.iterdir()), True, None))
+    if any(r is None for r in results):
+        print("  (the split is not stored deep: no dataset step figure)")
+        return
+    step = datasetqa.run
+    took: list[tuple[float, float]] = []
+
+    def timed(analysis, rules):
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            return step(analysis, rules)
+        finally:
+            took.append((time.perf_counter() - t0, time.process_time() - c0))
+
+    datasetqa.run = timed
+    try:
+        merge(results)  # the first: pyarrow's and the steps' imports
+        merge(results)
+    finally:
+        datasetqa.run = step
+    (w0, c0), (w, c) = took
+    line(
+        f"dataset step over the {len(results):,} stored shards",
+        f"{w:.2f} s (CPU {c:.2f})",
+        "<= 1 s",
+        w <= 1.0,
+    )
+    print(f"  (the first in this process, imports included: {w0:.2f} s, CPU {c0:.2f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/tfrview-bench-store")
@@ -266,6 +382,8 @@ def main() -> None:
     ap.add_argument(
         "--info", action="store_true", help="also time `tfrview info` of the stored shards (minutes)"
     )
+    ap.add_argument("--stored-split", type=Path, help="info and the dataset step of this split, stored")
+    ap.add_argument("--store", type=Path, default=Path("/tmp/tfrview-bench-store-split"), help="its stores")
     a = ap.parse_args()
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -273,7 +391,11 @@ def main() -> None:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count() or 1
-    print(f"cores: {cores}; load average: {os.getloadavg()[0]:.1f}")
+    print(f"cores: {cores} (os.cpu_count() {os.cpu_count()}); load average: {os.getloadavg()[0]:.1f}")
+    if a.stored_split is not None:
+        stored_split_figures(a.stored_split, a.store, a.others, a.rounds)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
     store_figures(d, a.others)
     if not a.no_verify:
         verify_figures(d, a.shards, a.per, a.others, a.info, a.rounds)

@@ -176,3 +176,51 @@ def test_a_file_whose_images_are_missing_keeps_the_others_hashes_exact(tmp_path)
     assert c.values["phash"].dtype == np.int64 and c.valid["phash"].tolist() == [False] * 3 + [True] * 4
     whole = a.shards[1].deep.read_facts()
     assert c.values["pixel_hash"][3:].tolist() == whole["pixel_hash"].to_pylist()
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y, strict=True))
+    return x == y
+
+
+def test_tables_read_in_batches_give_what_file_by_file_reading_gives(tmp_path, monkeypatch):
+    """Issue 19: stored tables are fetched and gathered a batch at a time (one query, one table a
+    run of one schema); the record labels' names come in the order file-by-file reading names them
+    (ids sorted within a file, a file's new ones after the earlier files')."""
+    labels = [[5, 2, 5], [9, 2, 1], [0], [7, 9, 3, 3]]
+    files = {
+        f"s-{i:05d}-of-00005.tfrecord": [make_example(label=[v]) for v in vs] for i, vs in enumerate(labels)
+    }
+    files["s-00004-of-00005.tfrecord"] = [make_example(label=[b"cat"]), make_example(label=[b"dog"])]
+    a = merge(_stored(tmp_path, files))
+    names = duplicates.HASHES + list(imagequality.SCORES) + ["label"]
+    batched = factcolumns.read(a, [factcolumns.ColumnGatherer(a, names), labelrules.LabelGatherer()])
+    monkeypatch.setattr(factcolumns, "BATCH_FILES", 1)
+    alone = factcolumns.read(a, [factcolumns.ColumnGatherer(a, names), labelrules.LabelGatherer()])
+    (cb, lb), (ca, la) = batched, alone
+    assert lb.unit == labelrules.Unit.RECORDS and lb.names == la.names
+    assert lb.names[:6] == [
+        "id 2",
+        "id 5",
+        "id 1",
+        "id 9",
+        "id 0",
+        "id 3",
+    ]  # as file by file: sorted within a file
+    for f in ("file", "record", "slot", "cls", "class_keys", "specs"):
+        assert _same(getattr(lb, f), getattr(la, f)), f
+    assert cb.file.tolist() == [0] * 3 + [1] * 3 + [2] + [3] * 4 + [4] * 2
+    for f in ("file", "record", "split"):
+        assert _same(getattr(cb, f), getattr(ca, f)), f
+    for n in names:
+        assert _same(cb.values[n], ca.values[n]) and _same(cb.valid[n], ca.valid[n]), n
+
+
+def test_a_batch_whose_stored_table_left_the_store_says_so(tmp_path):
+    a = merge(_stored(tmp_path, {"a.tfrecord": [_box(i) for i in range(3)], "b.tfrecord": [_box(4)]}))
+    cache.clear()
+    with pytest.raises(cache.StoreError, match="left the result store"):
+        factcolumns.columns(a, ["phash"])

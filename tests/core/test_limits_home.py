@@ -17,6 +17,7 @@ PACKAGE = ROOT / "tfrview"
 # Module-level UPPER_CASE numbers compared against a size or a count that are no resource limit:
 # format facts, detection thresholds and cadences. Each says why it stays where it is.
 NOT_LIMITS = {
+    "cli/_info_answer.py": {"VERSION"},  # the layout of info's stored answer, compared for equality
     "core/analysis/evaluation.py": {"MAX_DETS"},  # COCO's maxDets: part of the metric's definition
     "core/tfrecord/framing.py": {"HEADER_SIZE", "FOOTER_SIZE"},  # the TFRecord format
     "core/tfds/info.py": {"_DIGITS"},  # the format: a uint64 (TFDS's int64 fields) in decimal
@@ -69,6 +70,8 @@ NOT_LIMITS = {
 PIECES = {
     "core/output/hfparquet.py": {"ROW_GROUP"},  # records a Parquet row group: splits the writing
     "core/analysis/evaluation.py": {"IOU_PIECE"},  # IoU cells computed at once
+    # stored fact tables fetched and gathered at once (the answer is the same whatever they are)
+    "core/analysis/factcolumns.py": {"BATCH_FILES", "BATCH_ROWS"},
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
     "core/records/images.py": {"_BLOCK_PIXELS"},

@@ -697,7 +697,7 @@ def cmd_info(args) -> int:
             _print_tfds(ds)
         sys.stdout.flush()
     from tfrview.core.analysis import plan
-    from tfrview.core.analysis.merge import join_parts
+    from tfrview.core.problems import Problem
     from tfrview.core.tfrecord.groups import group_files, group_of
     from tfrview.core.tfrecord.tfdsfiles import length_problem
 
@@ -714,36 +714,49 @@ def cmd_info(args) -> int:
     of = group_of(groups, len(paths))
     every = args.verbose or len(paths) <= FILES_LISTED
     tasks = plan(paths, args.all, None, notices=True)
-    # one per file, in order
-    results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
-    summaries: dict[int, tuple[dict, object, list]] = {}
+    from tfrview.cli import _info_answer
+
+    keyed = _info_answer.key_of(tasks, [bool(args.all), args.sample, bool(args.one_dataset)])
+    stored = _info_answer.load(keyed[0]) if keyed is not None else None
+    if stored is not None:  # a split looked at before, unchanged: one stored row
+        rows, datasets = stored["rows"], stored["datasets"]
+    else:
+        from tfrview.core.analysis.merge import join_parts  # checks and their vocabularies: ~0.2 s
+
+        # one per file, in order
+        results = join_parts(_run_pass(tasks, args.jobs, Progress(not args.json), "reading", args.dask))
+        rows, summaries = _info_rows(results, args.sample)
+        datasets = [_dataset_info(g, summaries) for g in groups]
+        if keyed is not None:
+            _info_answer.store(keyed[0], tasks, keyed[1], results, rows, datasets)
     printed: set[int] = set()  # files whose block is printed
-    picks = _sample_picks([r for r in results if r.error is None and r.deep is None], args.sample)
-    for r in results:
-        if r.error is not None:
+    for row in rows:
+        fi = row["file_no"]
+        if "error" in row:
             errors += 1
             if args.json:
-                out.append({"path": r.path, "error": r.error, "dataset": groups[of[r.file_no]].name})
+                out.append({"path": row["path"], "error": row["error"], "dataset": groups[of[fi]].name})
                 if shows:
-                    out[-1]["split"] = splits[r.file_no]
+                    out[-1]["split"] = splits[fi]
             else:
-                print(f"tfrview: {printable(r.error)}", file=sys.stderr)
+                print(f"tfrview: {printable(row['error'])}", file=sys.stderr)
             continue
-        info, framing, cs = _info_of(r, picks.get(r.file_no))
-        info["dataset"] = groups[of[r.file_no]].name
+        info = row["info"]
+        if row["at"] is not None:
+            info["analysed_at"] = _stamp(int(row["at"]))
+        info["dataset"] = groups[of[fi]].name
         if shows:
-            info["split"] = splits[r.file_no]
+            info["split"] = splits[fi]
         out.append(info)
-        summaries[r.file_no] = (info, cs, r.lengths)
-        mismatch = length_problem(r.path, r.records) if tfds else None  # by its dataset_info.json
+        mismatch = length_problem(info["path"], row["records"]) if tfds else None  # by its dataset_info.json
         if mismatch is not None:
             info["problems"] = [*info.get("problems", []), mismatch.to_json()]
+        framing = Problem.from_json(row["framing"]) if row["framing"] is not None else None
         if not args.json and (every or framing or info["damaged_records"] or mismatch):
-            _print_info(info, r.lengths, framing)
+            _print_info(info, row["sizes"], framing)
             if mismatch is not None:
                 print(f"  {mismatch.kind}  {printable(mismatch.message)}")
-            printed.add(r.file_no)
-    datasets = [_dataset_info(g, summaries) for g in groups]
+            printed.add(fi)
     totals = _totals(out)
     by_split = _split_totals([e for e in out if "path" in e])
     gaps = _add_missing(paths, out, totals, tfds)
@@ -764,7 +777,7 @@ def cmd_info(args) -> int:
             if not args.verbose and len(shown) > FILES_LISTED:  # a folder of 1,024 datasets: the damaged ones
                 shown = [d for d in shown if d["framing_problems"] or d["damaged_records"]]
             for d in shown:
-                _print_info(d, None, [])
+                _print_info(d, None, None)
         for entry in gaps:
             print(printable(entry["path"]))
             print(f"  problem       {entry['problems'][0]['message']}")
@@ -773,6 +786,36 @@ def cmd_info(args) -> int:
         if len(paths) > 1 or gaps:
             print(_totals_line(totals, every, len(groups)))
     return 2 if errors else 0
+
+
+def _info_rows(results: list, sample: int) -> tuple[list[dict], dict]:
+    """Each file's part of `info`'s answer, as plain data (`_info_answer` stores it): its entry (no
+    read time, said afresh), its record sizes, its first framing problem, its intact records; or its
+    error. And each file's (entry, feature summary, record lengths), for its dataset's entry."""
+    rows: list[dict] = []
+    summaries: dict[int, tuple[dict, object, object]] = {}
+    picks = _sample_picks([r for r in results if r.error is None and r.deep is None], sample)
+    for r in results:
+        if r.error is not None:
+            rows.append({"file_no": r.file_no, "path": r.path, "error": r.error})
+            continue
+        info, framing, cs = _info_of(r, picks.get(r.file_no))
+        at = float(r.analysed_at) if info.pop("analysed_at", None) is not None else None
+        sizes = (
+            [int(r.lengths.min()), int(r.lengths.mean()), int(r.lengths.max())] if len(r.lengths) else None
+        )
+        rows.append(
+            {
+                "file_no": r.file_no,
+                "info": info,
+                "at": at,
+                "sizes": sizes,
+                "framing": framing[0].to_json() if framing else None,
+                "records": r.records,
+            }
+        )
+        summaries[r.file_no] = (info, cs, r.lengths)
+    return rows, summaries
 
 
 def _dataset_info(g, summaries: dict) -> dict:
@@ -957,8 +1000,9 @@ def _print_arrayrecord(ar: dict) -> None:
         print(f"  {'metadata' if k == 0 else '':<13} {line}")
 
 
-def _print_info(info: dict, lengths, framing: list) -> None:
-    """One block of `info`: a file's (with its record lengths), or a dataset's (lengths None)."""
+def _print_info(info: dict, sizes, framing) -> None:
+    """One block of `info`: a file's (with its record sizes: min, mean, max), or a dataset's (sizes
+    None). `framing`: the file's first framing problem, if any."""
     from tfrview.core.problems import ProblemKind
     from tfrview.core.tfrecord.framing import Compression
 
@@ -978,11 +1022,11 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         f"  records       {info['records']:,}"
         + (f" ({info['damaged_records']:,} damaged)" if info["damaged_records"] else "")
     )
-    for p in framing[:1]:
-        if p.kind == ProblemKind.NOT_TFRECORD:
-            print(f"  problem       {printable(p.message)}")
+    if framing is not None:
+        if framing.kind == ProblemKind.NOT_TFRECORD:
+            print(f"  problem       {printable(framing.message)}")
         else:
-            print(f"  problems      {len(framing)} in framing (run `tfrview verify` for details)")
+            print(f"  problems      {info['framing_problems']} in framing (run `tfrview verify` for details)")
     if "analysed_at" in info:
         print(f"  read          {info['analysed_at']} (unchanged since; `tfrview verify` reads it again)")
     ar = info.get("arrayrecord")
@@ -990,9 +1034,8 @@ def _print_info(info: dict, lengths, framing: list) -> None:
         _print_arrayrecord(ar)
     if "files" in info and info["framing_problems"]:
         print(f"  problems      {info['framing_problems']:,} in framing (run `tfrview verify` for details)")
-    if info["records"] and lengths is not None:
-        n = int(lengths.min()), int(lengths.mean()), int(lengths.max())
-        print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")
+    if info["records"] and sizes is not None:
+        print(f"  record size   min {sizes[0]:,}  mean {sizes[1]:,}  max {sizes[2]:,} bytes")
     elif "record_size" in info:
         n = info["record_size"]["min"], info["record_size"]["mean"], info["record_size"]["max"]
         print(f"  record size   min {n[0]:,}  mean {n[1]:,}  max {n[2]:,} bytes")

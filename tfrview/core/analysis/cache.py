@@ -197,6 +197,41 @@ def load_many(
     return out
 
 
+_READ_AT = b'"analysed_at": '  # how `_pack`'s JSON says when a result's bytes were read
+
+
+def stamps(keys: list[str]) -> dict[str, float]:
+    """When the bytes of each stored result among `keys` were read (its `analysed_at`), for those
+    stored: a few queries for thousands of keys, a few bytes of each row's JSON, never the JSON
+    parsed (SQLite's JSON functions refuse the NaN a summary may hold; Python's parse of 2,048 rows
+    is what this spares). A whole answer made from these results is still true while they are
+    (`cli._info_answer`). Marks them used, as `load_many` does."""
+
+    def read(c: sqlite3.Connection) -> dict[str, float]:
+        got: dict[str, tuple[float, float]] = {}
+        for at in range(0, len(keys), 500):  # SQLite's bound on variables a statement
+            some = keys[at : at + 500]
+            marks = ",".join("?" * len(some))
+            for key, head, used in c.execute(
+                # the first such bytes are the top-level key: inside a JSON string a quote is escaped
+                f"SELECT key, substr(meta, instr(meta, ?) + {len(_READ_AT)}, 32), used FROM entries"
+                f" WHERE format = ? AND key IN ({marks}) AND instr(meta, ?) > 0",
+                (_READ_AT, FORMAT, *some, _READ_AT),
+            ):
+                try:
+                    got[key] = (float(bytes(head).split(b",")[0].split(b"}")[0]), used)
+                except ValueError:  # not a time: as if not stored (the answer is computed again)
+                    continue
+        now = time.time()
+        stale = [(now, k) for k, (_, used) in got.items() if used < now - _TOUCH_AFTER]
+        if stale:  # recently used: evicted last
+            with _write(c):
+                c.executemany("UPDATE entries SET used = ? WHERE key = ?", stale)
+        return {k: when for k, (when, _) in got.items()}
+
+    return _run(read, {})
+
+
 def store(task: ShardTask, r: ShardResult, max_bytes: int | None = None) -> None:
     """Remember a result; a store that cannot be written is no error (the answer is already here).
     Past `max_bytes` (limits.CACHE_MAX_BYTES) the least recently used results make room."""
@@ -535,7 +570,7 @@ def _result(
         cause=meta.get("cause", ""),
     )
     if deep:
-        r.deep = _load_deep(meta, arrays, lambda pick=None: _read_facts(key, task.path, pick))
+        r.deep = _load_deep(meta, arrays, StoredTable(key, task.path))
     return r
 
 
@@ -555,14 +590,61 @@ def _table_bytes(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+class StoredTable:
+    """A stored result's fact table, read when asked (`DeepResult.read_facts`); its `key` lets a
+    reader of many fetch theirs in one query (`fact_blobs`, `factcolumns.read`)."""
+
+    def __init__(self, key: str, path: str) -> None:
+        self.key, self.path = key, path
+
+    def __call__(self, pick: Callable | None = None):
+        return _read_facts(self.key, self.path, pick)
+
+
 def _read_facts(key: str, path: str, pick: Callable | None = None):
     """The fact table of a result loaded before (a look at a split needs summaries, not facts). Its
     row may have been evicted or cleared since: said, never a traceback. `pick` (the stream's
     schema -> column names): only those columns are decompressed and kept (`DeepResult.read_facts`)."""
+    row = _run(lambda c: c.execute("SELECT facts FROM entries WHERE key = ?", (key,)).fetchone(), None)
+    return table_of(row[0] if row is not None else None, key, path, pick)
+
+
+def fact_blobs(keys: list[str]) -> dict[str, bytes]:
+    """The stored fact tables (Arrow IPC streams, as stored) of many results, a query a few hundred:
+    2,048 shards' tables were 2,048 queries. Those no longer stored are absent (`table_of` says so)."""
+
+    def read(c: sqlite3.Connection) -> dict[str, bytes]:
+        got: dict[str, bytes] = {}
+        for at in range(0, len(keys), 500):  # SQLite's bound on variables a statement
+            some = keys[at : at + 500]
+            marks = ",".join("?" * len(some))
+            for key, facts in c.execute(
+                f"SELECT key, facts FROM entries WHERE key IN ({marks}) AND facts IS NOT NULL", some
+            ):
+                got[key] = facts
+        return got
+
+    return _run(read, {})
+
+
+def table_of(
+    blob: bytes | None, key: str, path: str, pick: Callable | None = None, fields_of: dict | None = None
+):
+    """A stored fact table from its bytes (`pick`: only the columns it names decompressed); None
+    bytes or unreadable ones raise `StoreError` (its row was evicted, or written by a broken run,
+    then dropped). `fields_of`: the fields `pick` chose, by the stream's schema message, kept by a
+    reader of many tables (a split's shards share one schema: the stream opened once, not twice)."""
     import pyarrow as pa
 
-    row = _run(lambda c: c.execute("SELECT facts FROM entries WHERE key = ?", (key,)).fetchone(), None)
-    if row is None or row[0] is None:
+    head = _schema_head(blob) if fields_of is not None and blob is not None and pick is not None else None
+    if head is not None and fields_of.get(head):
+        try:
+            options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=fields_of[head])
+            return pa.ipc.open_stream(blob, options=options).read_all()
+        except (pa.ArrowInvalid, OSError):
+            pass  # said below
+
+    if blob is None:
         raise StoreError(
             f"{printable(path)}: its stored fact table left the result store after its summary was "
             "read (the store was trimmed or cleared): read the file again"
@@ -570,19 +652,28 @@ def _read_facts(key: str, path: str, pick: Callable | None = None):
     try:
         fields: list[int] = []
         if pick is not None:  # the schema message alone, then only the fields asked for
-            schema = pa.ipc.open_stream(row[0]).schema
+            schema = pa.ipc.open_stream(blob).schema
             wanted = set(pick(schema))
             fields = [i for i, n in enumerate(schema.names) if n in wanted]
+            if head is not None:
+                fields_of[head] = fields
             if not fields:  # no field asked for is here: Arrow's empty list would mean all of them
                 return schema.empty_table().select([])
         options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=fields)
-        return pa.ipc.open_stream(row[0], options=options).read_all()
+        return pa.ipc.open_stream(blob, options=options).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         _run(lambda c: _delete(c, key), None)
         raise StoreError(
             f"{printable(path)}: its stored fact table is unreadable ({printable(str(exc))}): "
             "read the file again"
         ) from None
+
+
+def _schema_head(blob: bytes) -> bytes | None:
+    """An Arrow IPC stream's first message (its schema), as bytes; None in the old framing."""
+    if blob[:4] != b"\xff\xff\xff\xff" or len(blob) < 8:
+        return None
+    return bytes(blob[: 8 + int.from_bytes(blob[4:8], "little")])
 
 
 def _load_deep(meta: dict, arrays: dict, facts: Callable[[], object]) -> DeepResult:

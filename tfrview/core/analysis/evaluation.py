@@ -628,6 +628,16 @@ class EvalGatherer:
         out += [column_of(k) for k in (spec.class_id, spec.class_text) if k]
         return out + prediction_columns(schema)
 
+    def add_many(self, tables: list) -> None:
+        """Many files' tables (`factcolumns.read`): those without detection keys (most datasets)
+        only noted, without a look at their rows; the others file by file, as `add`."""
+        col = column_of(DETECTION_BOX_KEYS[0])
+        for fi, t in tables:
+            if not self.joined and col not in t.column_names:
+                self.row_image.setdefault(fi, np.full(0, -1))
+            else:
+                self.add(fi, t)
+
     def add(self, fi: int, t) -> None:
         rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
         n = t.num_rows

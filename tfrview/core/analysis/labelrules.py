@@ -35,7 +35,15 @@ import numpy as np
 
 from tfrview.core.analysis.checks import Finding
 from tfrview.core.analysis.factboxes import box_classes, schema_box_spec, table_boxes, value_codes
-from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
+from tfrview.core.analysis.factcolumns import (
+    RECORD,
+    Growing,
+    Step,
+    expected_rows,
+    joined,
+    read,
+    same_schema_runs,
+)
 from tfrview.core.analysis.facts import LEN_SUFFIX, class_names, column_of
 from tfrview.core.analysis.rules import MAD_SIGMA, DatasetRules, LabelRules
 from tfrview.core.limits import FACT_VALUES
@@ -131,6 +139,18 @@ def gather(analysis) -> Labelled | None:
     return read(analysis, [LabelGatherer(expected_rows(analysis))])[0]
 
 
+def _in_file_order(idx: np.ndarray, words: list[str], value_file: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """`value_codes` of many files' values reordered as file-by-file reading names them: by the
+    first file holding each, then in their order (sorted ids, texts as they first appear)."""
+    held = idx >= 0
+    first = np.full(len(words), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, idx[held], value_file[held].astype(np.int64))
+    order = np.lexsort((np.arange(len(words)), first))
+    rank = np.empty(len(words), dtype=np.int64)
+    rank[order] = np.arange(len(words))
+    return np.where(held, rank[np.maximum(idx, 0)], -1), [words[i] for i in order.tolist()]
+
+
 class LabelGatherer:
     """What the label rules keep of each fact table (a `factcolumns.Gatherer`): its boxes by the
     table's box spec, with their classes and image sizes, and, until some table has boxes, its
@@ -199,7 +219,27 @@ class LabelGatherer:
             acc.extend(full[boxes.row])
         self.norm.extend(np.full(len(boxes), boxes.spec.convention.normalized))
 
-    def _add_labels(self, fi: int, t) -> None:
+    def add_many(self, tables: list) -> None:
+        """Many files' tables (`factcolumns.read`): a run of one schema without box columns (a
+        split of classification shards) has its record labels read as one table, named in the
+        order file-by-file reading would name them; anything else file by file, as `add`."""
+        for run in same_schema_runs(tables):
+            schema = run[0][1].schema
+            if len(run) == 1 or not all(
+                c not in schema.names for c in (column_of(k) for k in schema_box_spec(schema).keys)
+            ):
+                for fi, t in run:
+                    self.add(fi, t)
+                continue
+            if self.files.n:  # boxes seen before: record labels are no longer kept
+                if self.label_files.n:
+                    self._no_labels()
+                continue
+            files, rows, one = joined(run)
+            self._add_labels(np.repeat(files, rows), one)
+
+    def _add_labels(self, fi, t) -> None:
+        """`fi`: the table's file number, or each row's (a run of files read as one table)."""
         for key in LABEL_KEYS:
             col = column_of(key)
             if col not in t.column_names:
@@ -208,15 +248,19 @@ class LabelGatherer:
             if got is None:
                 continue
             lengths, idx, words = got
+            row_file = np.full(t.num_rows, fi, dtype=np.int32) if np.isscalar(fi) else fi
+            if not np.isscalar(fi):  # named by the first file holding each, as file by file
+                idx, words = _in_file_order(idx, words, np.repeat(row_file, lengths))
             ok = (lengths >= 1) & (lengths <= 8)
             keep = np.repeat(ok, lengths)
             names = self.label_names
             remap = np.array([names.setdefault(w, len(names)) for w in words] + [-1], dtype=np.int64)
             rec = np.asarray(t[RECORD].to_numpy(zero_copy_only=False), dtype=np.int64)
-            self.label_files.extend(np.full(int(keep.sum()), fi, dtype=np.int32))
+            self.label_files.extend(np.repeat(row_file, lengths)[keep])
             self.label_records.extend(np.repeat(rec, lengths)[keep])
             self.label_classes.extend(remap[idx[keep]].astype(np.int32))
-            self.label_keys[fi] = key
+            for f in np.unique(row_file).tolist():
+                self.label_keys[f] = key
             return
 
     def done(self) -> Labelled | None:
