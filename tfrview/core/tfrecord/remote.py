@@ -955,6 +955,28 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
     return None
 
 
+def fetched_whole(url: str) -> tuple[RemoteInfo, bytes] | None:
+    """An object a running `fetch_ahead` kept whole, as (its info, its bytes), taken over from the
+    fetch (its reader then frames it from memory, with no Source and no reads in chunks); None when
+    none was kept for it (not asked ahead, too big, no cache directory): read it as usual. Raises
+    the NetworkError its fetch met, as its reads would."""
+    with _ahead_lock:
+        if url not in _ahead:
+            return None
+    _after_ahead(url)
+    with _ahead_lock:
+        rb = _handed.pop(url, None)
+    if rb is None:
+        return None
+    try:
+        with rb._lock:
+            whole = rb._fd is not None and rb._pages.all(0, len(rb._pages))
+            data = os.pread(rb._fd, rb.size + 1, 0) if whole else b""
+    finally:
+        rb.close()
+    return (rb.info, data) if whole and len(data) == rb.size else None
+
+
 def _hand(url: str, rb: RemoteBytes, kept: bool) -> None:
     """Hold a fetched object's kept file open for its reader (`RemoteBytes._adopt`), or close it."""
     with _ahead_lock:
