@@ -1001,6 +1001,9 @@ async def _retrying(url: str, make, seconds: float, budget: str):
     raise AssertionError("unreachable")
 
 
+direct_gets = 0  # for tests and benchmarks: the GETs sent by _DirectS3 in this process
+
+
 class _DirectS3:
     """Whole-object GETs of one bucket's small objects, each signed by botocore's own SigV4 signer
     and sent on one aiohttp session of this task's, outside botocore's client: its pipeline
@@ -1071,6 +1074,8 @@ class _DirectS3:
         bucket, key, version = _split_s3(path)
         if self.off or bucket != self.bucket or version:
             return None
+        global direct_gets
+        direct_gets += 1
         req = AWSRequest(
             "GET", self.prefix + percent_encode(key, safe="/~"), {"Range": f"bytes=0-{size - 1}"}
         )
