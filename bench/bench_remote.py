@@ -220,7 +220,15 @@ def main() -> None:
 # minutes. After: 2,048 took 62 s at load 10-14 (95-106 s at load 18-24), 2,051 requests (3 listing
 # pages, a ranged GET a shard), with 17.9 s of CPU in verify and its workers and 10.0 s in moto's
 # server (one process, ~5 ms a request: werkzeug closes every connection): ~14 s of work for 2 quiet
-# cores, so the 15 s target could not be shown on this shared machine.
+# cores, so the 15 s target could not be shown on this shared machine. Quiet: 17.3 s, 19.0 s of
+# CPU in verify and its workers, 10.8 s in moto's server.
+# Issue 19.5 again (wt7-s3), old and new code run in turn against one server at load 26-39: verify's
+# CPU 21.4-21.8 s -> 15.2-16.3 s (user 16.5-17.2 s -> 10.4-11.9 s; system ~4.5 s both: werkzeug
+# closes every connection, so each GET is a TCP connect on both sides, as S3 would not make it).
+# Where a shard's ~9 ms went: botocore's client pipeline ~2 ms a request (now direct GETs signed by
+# its SigV4 signer, ~0.25 ms), 32 threads handing calls to fsspec's loop ~1.5 ms (now one coroutine
+# of 32 lanes), the Source and chunked reads of each fetched object ~1 ms (now framed from memory),
+# botocore's CRC of every answer, s3fs's start-up in each worker (~1 s of CPU a process).
 BEFORE_256_S = 53.9
 SMALL_SHARD_RECORDS = 960  # ~104 bytes a record (bench_engine.make_small): ~100 KB a shard
 
@@ -248,7 +256,8 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
         t, r = run("verify", "--json", "s3://many/split/", env={"XDG_CACHE_HOME": cache})
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         after = s3_requests(env)
-    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+    user, system = cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime
+    cpu = user + system
     served = after["cpu_seconds"] - before["cpu_seconds"]
     asked = {k: n - before.get(k, 0) for k, n in after.items() if k not in ("in_flight_max", "cpu_seconds")}
     asked = {k: n for k, n in asked.items() if n}
@@ -266,6 +275,8 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
     line("  requests by method", " ".join(f"{k}:{v}" for k, v in sorted(asked.items())), "", None)
     line("  most requests answered at once", str(after["in_flight_max"]), "", None)
     line("  CPU: verify and its workers / moto's server", f"{cpu:.1f} s / {served:.1f} s", "", None)
+    line("  (verify's: user / system)", f"{user:.1f} s / {system:.1f} s", "", None)
+    line("  CPU a shard: verify and its workers", f"{cpu / shards * 1e3:.1f} ms", "", None)
     print(
         f"  (load average {os.getloadavg()[0]:.1f} on {cores} cores: the CPU times say the floor on a quiet machine)"
     )
