@@ -957,15 +957,21 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
 
 def fetched_whole(url: str) -> tuple[RemoteInfo, bytes] | None:
     """An object a running `fetch_ahead` kept whole, as (its info, its bytes), taken over from the
-    fetch (its reader then frames it from memory, with no Source and no reads in chunks); None when
-    none was kept for it (not asked ahead, too big, no cache directory): read it as usual. Raises
-    the NetworkError its fetch met, as its reads would."""
+    fetch, or from its kept file (its reader then frames it from memory, with no Source and no reads
+    in chunks); None when none was kept for it (not asked ahead, too big, no cache directory): read
+    it as usual. Raises the NetworkError its fetch met, as its reads would."""
     with _ahead_lock:
         if url not in _ahead:
             return None
     _after_ahead(url)
     with _ahead_lock:
         rb = _handed.pop(url, None)
+    info = _listed.get(url)
+    if rb is None and info is not None and 0 < info.size <= limits.NET_SMALL_OBJECT_BYTES and info.version:
+        rb = RemoteBytes(info, adopt=False)  # kept whole, not held open (past REMOTE_HANDED_MAX)
+        if rb.needs_whole() is not None:
+            rb.close()
+            return None
     if rb is None:
         return None
     try:
