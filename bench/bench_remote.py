@@ -18,18 +18,24 @@
    latency=0.05)`), so concurrent requests each wait their own 50 ms, as on object storage. The
    server counts the requests by method (listing pages, HEAD, ranged GET): printed beside the time.
 
-`--only 5` runs part 5 alone (quick: it needs no Dask).
+`--only 5` runs part 5 alone (quick: it needs no Dask). `--server s3rver --s3rver DIR` runs it on
+s3rver instead (npm's S3-compatible server, `npm install --prefix DIR s3rver`, run by node behind the
+same 50 ms, bench/s3rver_latency.js): lighter than moto, it keeps connections alive as S3 does, and
+checks every request's signature.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,11 +93,21 @@ def main() -> None:
     ap.add_argument("--per", type=int, default=20000)
     ap.add_argument("--many", type=int, default=2048, help="part 5: shards of ~100 KB on S3 behind 50 ms")
     ap.add_argument("--only", type=int, choices=range(1, 6), help="run this part alone (5: the small shards)")
+    ap.add_argument(
+        "--server",
+        choices=("moto", "s3rver"),
+        default="moto",
+        help="part 5's S3 server: moto (werkzeug: a connection a request) or s3rver (npm; keeps "
+        "connections alive, checks signatures): `npm install --prefix DIR s3rver`, then --s3rver DIR",
+    )
+    ap.add_argument(
+        "--s3rver", default="", help="the folder npm installed s3rver into (its node_modules' parent)"
+    )
     a = ap.parse_args()
     base_dir = Path(a.dir)
     print(f"cores: {os.cpu_count()}  (affinity {len(os.sched_getaffinity(0))})")
     if a.only == 5:
-        many_small(base_dir, a.many)
+        many_small(base_dir, a.many, server=a.server, s3rver=a.s3rver)
         return
 
     # 1. one remote shard, 100 ms a request --------------------------------------------------------
@@ -212,7 +228,7 @@ def main() -> None:
     line("  every shard framed", f"{got['framed']:.2f} s", "<= 4 s", got["framed"] <= 4.0)
     line("  and every CRC checked", f"{got['all']:.2f} s", "", None)
 
-    many_small(base_dir, a.many)
+    many_small(base_dir, a.many, server=a.server, s3rver=a.s3rver)
 
 
 # Before issue 19.5, on this machine (load ~14-23 on 2 cores): 256 of these shards took 53.9 s, each
@@ -220,12 +236,65 @@ def main() -> None:
 # minutes. After: 2,048 took 62 s at load 10-14 (95-106 s at load 18-24), 2,051 requests (3 listing
 # pages, a ranged GET a shard), with 17.9 s of CPU in verify and its workers and 10.0 s in moto's
 # server (one process, ~5 ms a request: werkzeug closes every connection): ~14 s of work for 2 quiet
-# cores, so the 15 s target could not be shown on this shared machine.
+# cores, so the 15 s target could not be shown on this shared machine. Quiet: 17.3 s, 19.0 s of
+# CPU in verify and its workers, 10.8 s in moto's server.
+# Issue 19.5 again (wt7-s3), old and new code run in turn against one server at load 26-39: verify's
+# CPU 21.4-21.8 s -> 15.2-16.3 s (user 16.5-17.2 s -> 10.4-11.9 s; system ~4.5 s both: werkzeug
+# closes every connection, so each GET is a TCP connect on both sides, as S3 would not make it).
+# Where a shard's ~9 ms went: botocore's client pipeline ~2 ms a request (now direct GETs signed by
+# its SigV4 signer, ~0.25 ms), 32 threads handing calls to fsspec's loop ~1.5 ms (now one coroutine
+# of 32 lanes), the Source and chunked reads of each fetched object ~1 ms (now framed from memory),
+# botocore's CRC of every answer, s3fs's start-up in each worker (~1 s of CPU a process).
+# At load 3.5-5.7 (00:07 UTC), `--only 5`: old code 20.65 s (CPU 16.3 s verify / 9.1 s moto), new
+# 16.20 s (9.4 s: user 8.1, system 1.3 / 8.1 s moto); `--server s3rver` 15.72 s (11.4 s / 7.0 s).
+# 17.5 s of CPU for 2 cores: the 15 s holds only on a quiet machine; moto alone needs ~8-10 s of one
+# core (a process, a GIL) for the 2,051 requests, a thread and a TCP connection each.
 BEFORE_256_S = 53.9
 SMALL_SHARD_RECORDS = 960  # ~104 bytes a record (bench_engine.make_small): ~100 KB a shard
 
 
-def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
+@contextlib.contextmanager
+def s3rver_server(latency: float, module: str):
+    """s3rver (npm) behind `latency` a request (bench/s3rver_latency.js); yields the environment
+    that points clients at it, as tests.remote_servers.s3_server does."""
+    port = free_port()
+    data = tempfile.mkdtemp(prefix="tfrview-bench-s3rver-")
+    where = str(Path(module).resolve() / "node_modules" / "s3rver")
+    env = {
+        **os.environ,
+        "S3RVER_MODULE": where,
+        # s3rver 3.7's continuation tokens use a cipher OpenSSL 3 keeps in its legacy provider
+        "NODE_OPTIONS": "--openssl-legacy-provider",
+    }
+    js = str(ROOT / "bench" / "s3rver_latency.js")
+    proc = subprocess.Popen(
+        ["node", js, data, str(port), str(latency * 1e3)], env=env, stderr=subprocess.PIPE
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            if proc.poll() is not None:
+                raise SystemExit(f"s3rver did not start: {proc.stderr.read().decode()[-500:]}")
+            try:
+                urllib.request.urlopen(endpoint + "/_stats", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "S3RVER",  # s3rver's own keys: it checks every signature
+            "AWS_SECRET_ACCESS_KEY": "S3RVER",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def many_small(
+    base_dir: Path, shards: int, latency: float = 0.05, server: str = "moto", s3rver: str = ""
+) -> None:
     """Part 5: `shards` small shards in a bucket behind `latency` a request, `verify` cold."""
     from bench.bench_split import cut, make_whole
 
@@ -233,7 +302,10 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
     split = cut(whole, base_dir, shards)
     files = sorted(split.iterdir())
     total = sum(p.stat().st_size for p in files)
-    with s3_server(latency=latency) as env:
+    if server == "s3rver" and not s3rver:
+        raise SystemExit("--server s3rver needs --s3rver DIR (npm install --prefix DIR s3rver)")
+    serving = s3rver_server(latency, s3rver) if server == "s3rver" else s3_server(latency=latency)
+    with serving as env:
         os.environ.update(env)
         import fsspec
 
@@ -248,7 +320,8 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
         t, r = run("verify", "--json", "s3://many/split/", env={"XDG_CACHE_HOME": cache})
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         after = s3_requests(env)
-    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+    user, system = cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime
+    cpu = user + system
     served = after["cpu_seconds"] - before["cpu_seconds"]
     asked = {k: n - before.get(k, 0) for k, n in after.items() if k not in ("in_flight_max", "cpu_seconds")}
     asked = {k: n for k, n in asked.items() if n}
@@ -256,7 +329,7 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
     ok = r.returncode == 0 and doc.get("totals", {}).get("files") == shards
     cores = len(os.sched_getaffinity(0))
     print(
-        f"{shards} shards of ~{total / shards / 1e3:.0f} KB on moto's S3 server, {latency * 1e3:.0f} ms a request, "
+        f"{shards} shards of ~{total / shards / 1e3:.0f} KB on {server}'s S3 server, {latency * 1e3:.0f} ms a request, "
         f"{cores} cores"
     )
     line("  verify, cold (every shard read, every CRC)", f"{t:.2f} s", "<= 15 s", t <= 15 and ok)
@@ -265,7 +338,9 @@ def many_small(base_dir: Path, shards: int, latency: float = 0.05) -> None:
         print(r.stderr[-2000:])
     line("  requests by method", " ".join(f"{k}:{v}" for k, v in sorted(asked.items())), "", None)
     line("  most requests answered at once", str(after["in_flight_max"]), "", None)
-    line("  CPU: verify and its workers / moto's server", f"{cpu:.1f} s / {served:.1f} s", "", None)
+    line(f"  CPU: verify and its workers / {server}'s server", f"{cpu:.1f} s / {served:.1f} s", "", None)
+    line("  (verify's: user / system)", f"{user:.1f} s / {system:.1f} s", "", None)
+    line("  CPU a shard: verify and its workers", f"{cpu / shards * 1e3:.1f} ms", "", None)
     print(
         f"  (load average {os.getloadavg()[0]:.1f} on {cores} cores: the CPU times say the floor on a quiet machine)"
     )

@@ -161,7 +161,7 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
     from tfrview.core.tfrecord.smallfile import frame_whole  # start-up: kept off the CLI's path
 
     if is_url(task.path):
-        return None
+        return _fetched_small(task, t0)
     w = frame_whole(task.path, IDENTITY_ENDS)
     if w is None:
         return None
@@ -179,6 +179,40 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
         analysed_at=time.time(),
         lo=0,
         hi=n,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _fetched_small(task: ShardTask, t0: float) -> ShardResult | None:
+    """`_whole_small` of a remote object its task fetched ahead whole (remote.fetch_ahead): framed
+    from memory, ~0.5 ms for 1,000 records where the usual path's Source and chunked reads of
+    its kept pages cost ~2 ms. None (damage, compression, not fetched ahead, a network error)
+    sends it down the usual path, which says why."""
+    from tfrview.core.tfrecord.remote import NetworkError, fetched_whole  # start-up: kept off the CLI's path
+    from tfrview.core.tfrecord.smallfile import frame_bytes  # start-up: kept off the CLI's path
+
+    try:
+        got = fetched_whole(task.path)
+    except NetworkError:
+        return None
+    framed = frame_bytes(got[1]) if got is not None else None
+    identity = identity_of(task.path) if framed is not None else None  # the listing's: no request
+    if identity is None:
+        return None
+    offsets, lengths, status = framed
+    return ShardResult(
+        task.file_no,
+        task.path,
+        identity,
+        "none",
+        len(got[1]),
+        len(got[1]),
+        offsets,
+        lengths,
+        status,
+        analysed_at=time.time(),
+        lo=0,
+        hi=len(offsets),
         seconds=time.perf_counter() - t0,
     )
 

@@ -182,6 +182,11 @@ def _timeouts_for(scheme: str) -> dict:
                 "retries": {"total_max_attempts": 1},
                 # botocore's pool holds 10 connections: NET_IN_FLIGHT requests need as many
                 "max_pool_connections": max(10, limits.NET_IN_FLIGHT),
+                # no CRC of every object's whole answer, in botocore's Python wrapper, before
+                # tfrview checks every record's own CRCs (and reads a mismatch again before it is
+                # called damage): ~0.2 ms of CPU an object of 100 KB, for no more certainty
+                "response_checksum_validation": "when_required",
+                "request_checksum_calculation": "when_required",
             }
         }
     return {}
@@ -519,7 +524,7 @@ class RemoteBytes:
     `limits.REMOTE_SPILL_BYTES`, least recently used first. Thread-safe: the page table is
     locked, the requests are not."""
 
-    def __init__(self, info: RemoteInfo, fs=None, path: str | None = None) -> None:
+    def __init__(self, info: RemoteInfo, fs=None, path: str | None = None, adopt: bool = True) -> None:
         self.info = info
         self.url = info.url
         self.size = info.size
@@ -535,7 +540,7 @@ class RemoteBytes:
         self._next = -1  # where the last fetch ended
         self._run = 1  # pages in the next sequential fetch
         self.requests = 0  # for benchmarks and tests: how many requests this file cost
-        if _ahead:
+        if _ahead and adopt:  # (not for the fetch ahead's own objects: it fills them)
             self._adopt()
 
     def _adopt(self) -> None:
@@ -688,12 +693,23 @@ class RemoteBytes:
     def fetch_whole(self) -> bool:
         """Fetch the whole object in one request into its kept pages (nothing asked if they are
         all kept already). False when nothing can be kept (no cache directory: read as usual)."""
+        need = self.needs_whole()
+        if need is not True:
+            return need is None
+        return self.keep_whole(self._fetch(0, self.size))
+
+    def needs_whole(self) -> bool | None:
+        """True when the object's bytes are to be fetched whole (its kept file open, some pages
+        missing); None when they are all kept already; False when nothing can be kept."""
         with self._lock:
             if self._fd is None and not self._open_spill():
                 return False
             if not len(self._pages) or self._held(0, len(self._pages) - 1):
-                return True
-        data = self._fetch(0, self.size)
+                return None
+        return True
+
+    def keep_whole(self, data: bytes) -> bool:
+        """Keep the whole object's bytes (`data`, its size checked by the caller) in its pages."""
         with self._lock:
             if self._fd is None:
                 return False
@@ -886,6 +902,10 @@ def remember_compression(info: RemoteInfo, compression: str) -> None:
 # limits.NET_IN_FLIGHT at a time, each whole in one request into the kept pages (which the file's
 # own reads then find). `_ahead` holds, while a `fetch_ahead` runs, each object's future: a read or
 # a size request of that object waits for it, and fails with what it failed with (asked once).
+# An asynchronous back-end's objects (s3fs, gcsfs, adlfs, HTTP) are fetched by one coroutine on its
+# own event loop, NET_IN_FLIGHT lanes taking the objects in order: no thread a request (a pool of 32
+# threads, each handing one call at a time to the loop and waiting for it, cost ~1.5 ms of CPU an
+# object in thread hand-offs and GIL contention). Other back-ends are fetched by a pool of threads.
 
 log = logging.getLogger(__name__)
 _ahead: dict[str, object] = {}  # URL -> Future of its fetch ahead: None, or the NetworkError it met
@@ -927,17 +947,261 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
         try:
             kept = rb.fetch_whole()
         finally:
-            with _ahead_lock:
-                if url in _ahead and len(_handed) < REMOTE_HANDED_MAX and kept:  # held open for its reader
-                    _handed[url] = rb
-                    rb = None
-            if rb is not None:
-                rb.close()
+            _hand(url, rb, kept)
     except NetworkError as exc:
         return exc
     except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
         log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
     return None
+
+
+def fetched_whole(url: str) -> tuple[RemoteInfo, bytes] | None:
+    """An object a running `fetch_ahead` kept whole, as (its info, its bytes), taken over from the
+    fetch, or from its kept file (its reader then frames it from memory, with no Source and no reads
+    in chunks); None when none was kept for it (not asked ahead, too big, no cache directory): read
+    it as usual. Raises the NetworkError its fetch met, as its reads would."""
+    with _ahead_lock:
+        if url not in _ahead:
+            return None
+    _after_ahead(url)
+    with _ahead_lock:
+        rb = _handed.pop(url, None)
+    info = _listed.get(url)
+    if rb is None and info is not None and 0 < info.size <= limits.NET_SMALL_OBJECT_BYTES and info.version:
+        rb = RemoteBytes(info, adopt=False)  # kept whole, not held open (past REMOTE_HANDED_MAX)
+        if rb.needs_whole() is not None:
+            rb.close()
+            return None
+    if rb is None:
+        return None
+    try:
+        with rb._lock:
+            whole = rb._fd is not None and rb._pages.all(0, len(rb._pages))
+            data = os.pread(rb._fd, rb.size + 1, 0) if whole else b""
+    finally:
+        rb.close()
+    return (rb.info, data) if whole and len(data) == rb.size else None
+
+
+def _hand(url: str, rb: RemoteBytes, kept: bool) -> None:
+    """Hold a fetched object's kept file open for its reader (`RemoteBytes._adopt`), or close it."""
+    with _ahead_lock:
+        if kept and url in _ahead and len(_handed) < REMOTE_HANDED_MAX:
+            _handed[url] = rb
+            return
+    rb.close()
+
+
+async def _retrying(url: str, make, seconds: float, budget: str):
+    """`await make()` within `seconds`, tried again as `with_retries` does; a NetworkError after."""
+    import asyncio  # start-up: kept off the CLI's path
+
+    for k in range(NET_RETRIES):
+        try:
+            return await asyncio.wait_for(make(), seconds)
+        except Exception as exc:  # what a back-end raises varies: classified, never passed raw
+            if k == NET_RETRIES - 1 or not _retryable(exc):
+                raise network_error(url, exc, budget) from None
+            log.info("%s: trying again after %s", url, type(exc).__name__)
+            await asyncio.sleep(0.2 * 2**k)
+    raise AssertionError("unreachable")
+
+
+direct_gets = 0  # for tests and benchmarks: the GETs sent by _DirectS3 in this process
+
+
+class _DirectS3:
+    """Whole-object GETs of one bucket's small objects, each signed by botocore's own SigV4 signer
+    and sent on one aiohttp session of this task's, outside botocore's client: its pipeline
+    (parameter checks, endpoint rules, a dozen events, response parsing) cost ~2 ms of CPU a
+    request, ~3x the GET itself, and a split of thousands of small objects is that many requests.
+    Where to send them is botocore's: the address it presigns for the first object (endpoint rules,
+    path or host style, region), its credentials (refreshed, with their session token). Anything
+    unusual goes through s3fs as before: a bucket of requester pays, extra request arguments,
+    versions, S3 Express; an answer other than the object's bytes or S3's NoSuchKey (a redirect to
+    another region, 403, 500...) sends that object through s3fs (its error said in s3fs's words),
+    and a refusal of the signature (400, 403) or a redirect, every later one of the task too."""
+
+    def __init__(self, session, bucket: str, prefix: str, region: str, credentials) -> None:
+        self.session, self.bucket, self.prefix, self.region = session, bucket, prefix, region
+        self.credentials = credentials  # None: an anonymous (unsigned) client
+        self.off = False
+        self.proxy: str | None = None
+
+    @classmethod
+    async def open(cls, fs, first_path: str) -> _DirectS3 | None:
+        """The direct path for `fs`'s bucket of `first_path`, or None (not S3, or unusual)."""
+        import inspect  # start-up: kept off the CLI's path
+        import urllib.request  # start-up: kept off the CLI's path
+        from urllib.parse import urlsplit  # start-up: kept off the CLI's path
+
+        if type(fs).__name__ != "S3FileSystem" or fs.req_kw or fs.s3_additional_kwargs or fs.version_aware:
+            return None
+        import aiohttp  # heavy: aiohttp on first use only
+        from botocore import UNSIGNED  # start-up: kept off the CLI's path
+        from botocore.utils import percent_encode  # start-up: kept off the CLI's path
+
+        bucket, key, version = fs.split_path(first_path)
+        if version or bucket.endswith("--x-s3"):  # a version, an S3 Express bucket: botocore's own
+            return None
+        client = await fs.set_session()
+        url = await client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key})
+        parts = urlsplit(url)
+        quoted = percent_encode(key, safe="/~")
+        if not parts.path.endswith("/" + quoted) or parts.scheme not in ("http", "https"):
+            return None
+        how = client.meta.config.signature_version
+        credentials = None
+        if how is not UNSIGNED:
+            if how not in (None, "s3v4", "v4") or not client.meta.region_name:
+                return None  # another signature: botocore's own
+            credentials = client._get_credentials()
+            credentials = credentials.get_frozen_credentials() if credentials is not None else None
+            if inspect.isawaitable(credentials):
+                credentials = await credentials
+            if credentials is None:
+                return None  # none found: s3fs says so
+        connect, read, request = net_timeouts()
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=limits.NET_IN_FLIGHT),
+            timeout=aiohttp.ClientTimeout(total=request, sock_connect=connect, sock_read=read),
+            auto_decompress=False,
+        )
+        prefix = f"{parts.scheme}://{parts.netloc}{parts.path[: len(parts.path) - len(quoted)]}"
+        direct = cls(session, bucket, prefix, client.meta.region_name or "", credentials)
+        # the proxy the environment names, as botocore would use it: asked once, not by aiohttp's
+        # trust_env at each request (a read of ~/.netrc in a thread of its own, ~0.3 ms a request)
+        if not urllib.request.proxy_bypass(parts.hostname or ""):
+            direct.proxy = urllib.request.getproxies().get(parts.scheme)
+        return direct
+
+    async def get(self, url: str, path: str, size: int) -> bytes | None:
+        """The object's `size` bytes, or None: fetch it through s3fs (which says any error). A
+        timeout is said here, in the words that name its limit (asking again would wait as long)."""
+        from botocore.auth import S3SigV4Auth  # start-up: kept off the CLI's path
+        from botocore.awsrequest import AWSRequest  # start-up: kept off the CLI's path
+        from botocore.utils import percent_encode  # start-up: kept off the CLI's path
+        from yarl import URL  # aiohttp's own
+
+        bucket, key, version = _split_s3(path)
+        if self.off or bucket != self.bucket or version:
+            return None
+        global direct_gets
+        direct_gets += 1
+        req = AWSRequest(
+            "GET", self.prefix + percent_encode(key, safe="/~"), {"Range": f"bytes=0-{size - 1}"}
+        )
+        if self.credentials is not None:
+            S3SigV4Auth(self.credentials, "s3", self.region).add_auth(req)
+        try:
+            async with self.session.get(
+                URL(req.url, encoded=True),
+                headers=dict(req.headers.items()),
+                allow_redirects=False,
+                proxy=self.proxy,
+            ) as resp:
+                if resp.status == 404 and b"<Code>NoSuchKey</Code>" in await resp.content.read(4096):
+                    raise FileNotFoundError(f"{self.bucket}: no such key")  # said as s3fs's 404 is
+                if resp.status not in (200, 206):
+                    self.off = self.off or resp.status in (301, 302, 307, 400, 403)
+                    return None
+                return await resp.read()
+        except FileNotFoundError as exc:
+            raise network_error(url, exc) from None
+        except Exception as exc:  # what aiohttp raises varies: a timeout said here, the rest asked again
+            if _timeout_hit(_chain(exc), "") is not None:
+                raise network_error(url, exc) from None
+            return None
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def _split_s3(path: str) -> tuple[str, str, str | None]:
+    """(bucket, key, version) of an s3fs path, as s3fs splits it."""
+    bucket, _, rest = path.partition("/")
+    key, _, version = rest.partition("?versionId=")
+    return bucket, key, version or None
+
+
+async def _fetch_one_async(fs, url: str, path: str, direct: _DirectS3 | None = None) -> NetworkError | None:
+    """`_fetch_one` on the back-end's event loop: its size (unless listed), then its bytes whole
+    into its kept pages. An answer of another length is not kept: the file's own read says why."""
+    connect, read, request = net_timeouts()
+    try:
+        info = _listed.get(url)
+        if info is None:
+            budget = f"{connect + read:g} s (limits.NET_CONNECT_TIMEOUT + limits.NET_READ_TIMEOUT)"
+            info = _info(url, fs, path, await _retrying(url, lambda: fs._info(path), connect + read, budget))
+            _listed[url] = info
+        if info.size > limits.NET_SMALL_OBJECT_BYTES or not info.version or not info.size:
+            return None
+        rb = RemoteBytes(info, fs, path, adopt=False)
+        kept = False
+        try:
+            need = rb.needs_whole()
+            if need is None:
+                kept = True  # kept whole already (another process, an earlier session)
+            elif need:
+                data = await direct.get(url, path, info.size) if direct is not None else None
+                if data is None:
+                    data = await _retrying(
+                        url, lambda: fs._cat_file(path, start=0, end=info.size), request, _request_budget()
+                    )
+                if len(data) == info.size:
+                    kept = rb.keep_whole(data)
+                else:
+                    log.info("%s: %d bytes of %d fetched ahead: read as usual", url, len(data), info.size)
+        finally:
+            _hand(url, rb, kept)
+    except NetworkError as exc:
+        return exc
+    except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
+        log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
+    return None
+
+
+async def _fetch_all(fs, items: list[tuple[str, str]], futures: dict) -> None:
+    """Fetch `items` ((url, path)) in order, limits.NET_IN_FLIGHT at a time, each object's answer
+    set on its future (None, or the NetworkError it met); a future cancelled meanwhile is skipped.
+    Every future is answered, whatever happens here (a reader waits on it)."""
+    import asyncio  # start-up: kept off the CLI's path
+
+    async def lane(todo) -> None:
+        for url, path in todo:
+            fut = futures[url]
+            if not fut.set_running_or_notify_cancel():
+                continue  # the block that asked for it ended
+            failed = None
+            try:
+                failed = await _fetch_one_async(fs, url, path, direct)
+            finally:
+                fut.set_result(failed)
+
+    direct = None
+    try:
+        start = getattr(fs, "set_session", None)
+        todo = iter(items)
+        if asyncio.iscoroutinefunction(start):
+            await start()  # the client made once, before the lanes share it
+            try:
+                direct = await _DirectS3.open(fs, items[0][1])
+            except Exception as exc:  # the direct path only saves time: s3fs's is the usual one
+                log.info("direct requests not used: %s", printable(str(exc))[:200])
+        else:
+            await lane(iter([next(todo)]))  # the first alone: it makes the client the others share
+        await asyncio.gather(*(lane(todo) for _ in range(min(limits.NET_IN_FLIGHT, len(items)))))
+    finally:
+        if direct is not None:
+            await direct.close()
+        for fut in futures.values():
+            if not fut.running() and not fut.done() and fut.set_running_or_notify_cancel():
+                fut.set_result(None)  # not fetched ahead: read as usual
+
+
+def _said(whole) -> None:
+    if not whole.cancelled() and whole.exception() is not None:
+        log.info("fetch ahead: %s", printable(str(whole.exception()))[:200])
 
 
 @contextlib.contextmanager
@@ -947,7 +1211,8 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     listing, then each small object whole. The block reads them one by one as usual; a read of one
     not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
     started; a request under way ends within its own timeout, unwaited."""
-    from concurrent.futures import ThreadPoolExecutor  # start-up: kept off the CLI's path
+    import asyncio  # start-up: kept off the CLI's path
+    from concurrent.futures import Future, ThreadPoolExecutor  # start-up: kept off the CLI's path
 
     todo = [(str(u), c) for u, c in objects if is_url(str(u))]
     todo = [(u, c) for u, c in todo if u not in _ahead]
@@ -957,24 +1222,51 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     if len(todo) < 2:  # one object: its own read is as quick
         yield
         return
-    pool = ThreadPoolExecutor(min(limits.NET_IN_FLIGHT, len(todo)), thread_name_prefix=_AHEAD_THREADS)
+    loops: dict[int, tuple[object, list[tuple[str, str]]]] = {}  # one coroutine a back-end
+    threaded: list[tuple[str, tuple[int, str] | None]] = []
+    for url, claim in todo:
+        try:
+            fs, path = filesystem(url)
+        except NetworkError:
+            threaded.append((url, claim))  # its own read says what is missing
+            continue
+        if getattr(fs, "async_impl", False) and getattr(fs, "_loop", None) is not None:
+            loops.setdefault(id(fs), (fs, []))[1].append((url, path))
+        else:
+            threaded.append((url, claim))
+    pool = None
     mine: list[str] = []
     try:
-        first = todo[0][0]
-        with _ahead_lock:  # the first alone: it makes the back-end's client, which others then share
-            _ahead[first] = pool.submit(_fetch_one, *todo[0])
-            mine.append(first)
-        _ahead[first].result()
         with _ahead_lock:
-            for url, claim in todo[1:]:
-                _ahead[url] = pool.submit(_fetch_one, url, claim)
-                mine.append(url)
+            for fs, items in loops.values():
+                futures = {url: Future() for url, _ in items}
+                _ahead.update(futures)
+                mine += futures
+                asyncio.run_coroutine_threadsafe(_fetch_all(fs, items, futures), fs.loop).add_done_callback(
+                    _said
+                )
+        if threaded:
+            pool = ThreadPoolExecutor(
+                min(limits.NET_IN_FLIGHT, len(threaded)), thread_name_prefix=_AHEAD_THREADS
+            )
+            first = threaded[0][0]
+            with _ahead_lock:  # the first alone: it makes the back-end's client, which others then share
+                _ahead[first] = pool.submit(_fetch_one, *threaded[0])
+                mine.append(first)
+            _ahead[first].result()
+            with _ahead_lock:
+                for url, claim in threaded[1:]:
+                    _ahead[url] = pool.submit(_fetch_one, url, claim)
+                    mine.append(url)
         yield
     finally:
         with _ahead_lock:
             for url in mine:
-                _ahead.pop(url, None)
+                fut = _ahead.pop(url, None)
+                if fut is not None:
+                    fut.cancel()  # not started: never will be
                 left = _handed.pop(url, None)
                 if left is not None:
                     left.close()
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -49,7 +49,23 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
         return None
     finally:
         os.close(fd)
-    if len(data) != size or detect_compression(data[:_DETECT_BYTES]) != Compression.NONE:
+    if len(data) != size:
+        return None
+    framed = frame_bytes(data)
+    if framed is None:
+        return None
+    kept = data if size <= 2 * ends else data[:ends] + data[size - ends :]
+    return WholeFile(st, kept, *framed)
+
+
+def frame_bytes(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(offsets, lengths, status) of a small plain file's bytes held whole (a local file read in
+    one read, a remote object fetched whole) when every record is whole and verified, else None
+    (compressed, damaged, a big record: the usual path says why)."""
+    size = len(data)
+    if size < OVERHEAD or size > limits.SMALL_FILE_WHOLE_BYTES:
+        return None
+    if detect_compression(data[:_DETECT_BYTES]) != Compression.NONE:
         return None
     rel = _whole_records(data, size)
     if rel is None:
@@ -59,8 +75,7 @@ def frame_whole(path: str, ends: int) -> WholeFile | None:
     lengths[-1] = np.uint64(size - int(rel[-1]) - OVERHEAD)
     if int(lengths.max()) > limits.STREAM_PIECE:
         return None  # a big record is streamed by verify: not a small file's case
-    kept = data if size <= 2 * ends else data[:ends] + data[size - ends :]
-    return WholeFile(st, kept, rel, lengths, np.full(len(rel), VERIFIED, np.uint8))
+    return rel, lengths, np.full(len(rel), VERIFIED, np.uint8)
 
 
 _FEW_BYTES = 32 << 10  # below this, records checked one by one beat numpy's fixed cost a call
