@@ -73,3 +73,21 @@ def test_one_file_framed_here_loads_no_multiprocessing_and_no_log_handlers(tmp_p
         " if m in sys.modules))\n"
     )
     assert out.split() == ["0", "[]"]
+
+
+def test_the_cli_as_a_process_answers_with_pyarrow_but_never_loads_pandas(tmp_path):
+    """pyarrow imports pandas (where installed) the first time it is handed anything: ~0.3 s of
+    every command. `tfrview` as a process of its own hides it (childproc.hide_pandas); a program
+    that calls `main([...])` or imports the library keeps its pandas."""
+    data = ROOT / "tests" / "data" / "raccoon_test-first12.record"
+    out = _run(
+        "import os, sys\n"
+        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'cache')!r}\n"
+        f"sys.argv = ['tfrview', 'export', '--parquet', {str(tmp_path / 'f.parquet')!r}, {str(data)!r}]\n"
+        "from tfrview.cli import main\n"
+        "code = main()\n"
+        "import pyarrow.parquet as pq\n"
+        f"print(code, pq.read_table({str(tmp_path / 'f.parquet')!r}).num_rows, 'pyarrow' in sys.modules,"
+        " 'pandas' in sys.modules)\n"
+    )
+    assert out.splitlines()[-1] == "0 12 True False"

@@ -2022,6 +2022,7 @@ def unknown_command(word: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from tfrview.core.logs import configure_cli
 
+    argv_given = argv
     argv = list(sys.argv[1:] if argv is None else argv)
     # before the command (after it, -v is the command's)
     verbose = bool(argv) and argv[0] in (
@@ -2037,6 +2038,10 @@ def main(argv: list[str] | None = None) -> int:
         if argv or not verbose:
             return open_window(argv, verbose)
     configure_cli(verbose)
+    if argv_given is None:  # a process of its own (not a caller's main([...])): pyarrow without pandas
+        from tfrview.core.childproc import hide_pandas
+
+        hide_pandas()
     # (as -m, __name__ is __main__)
     logging.getLogger("tfrview.cli").debug("tfrview %s: %s", __version__, " ".join(argv))
     _prestart(argv)

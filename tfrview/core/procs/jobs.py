@@ -28,7 +28,7 @@ from tfrview.core.analysis.merge import DatasetAnalysis, merge
 from tfrview.core.analysis.plot_names import scalar_to_show
 from tfrview.core.analysis.progress import SUMMARY_SECONDS, counted, make_counter, make_summaries
 from tfrview.core.analysis.rules import DatasetRules
-from tfrview.core.childproc import cores, lower_priority
+from tfrview.core.childproc import cores, hide_pandas, lower_priority
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import QUICK_EVENT_BYTES
 from tfrview.core.logs import configure_child
@@ -1034,6 +1034,7 @@ def _import_ahead() -> None:
 
 def child_main() -> int:
 
+    hide_pandas()
     lower_priority()
     configure_child()
     _keep_pipe_to_ourselves()
