@@ -43,6 +43,7 @@ def disk_rate(where: Path, size: int) -> float | None:
     block = b"\x5a" * (8 << 20)
     path = where / ".bench-rewrite-disk"
     try:
+        where.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
