@@ -117,3 +117,25 @@ def test_a_damaged_or_hostile_metadata_chunk_is_one_line(tmp_path: Path) -> None
         assert f.metadata.error.startswith("not a RecordsMetadata message") or f.metadata.error.startswith(
             "it does not decode"
         )
+
+
+def test_a_whole_plain_riegeli_file_is_no_file_whose_writer_never_closed(tmp_path: Path) -> None:
+    """A plain Riegeli file has no ArrayRecord footer by design: with a readable metadata chunk
+    (ArrayRecord's writer never writes one), every chunk whole and the records it expects, it opens
+    with no problem; cut short, or expecting other records, it is the unclosed file it looks like."""
+    from tfrview.core.problems import ProblemKind
+
+    path = riegeli_with_metadata(tmp_path, RECS, metadata_bytes(len(RECS)))
+    with open_arrayrecord(path) as f:
+        assert f.problems == [] and f.num_records == len(RECS)
+        assert [f.record(i) for i in range(f.num_records)] == RECS
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-7])  # the last chunk cut short
+    with open_arrayrecord(path) as f:
+        kinds = [p.kind for p in f.problems]
+        assert kinds[0] == ProblemKind.FOOTER_MISSING and len(kinds) > 1  # and what the walk lost
+        assert [f.record(i) for i in range(f.num_records)] == RECS[: f.num_records]
+        assert f.num_records == len(RECS) - 1
+    other = riegeli_with_metadata(tmp_path, RECS, metadata_bytes(len(RECS) + 2))  # expects 7, holds 5
+    with open_arrayrecord(other) as f:
+        assert [p.kind for p in f.problems] == [ProblemKind.FOOTER_MISSING]

@@ -297,6 +297,9 @@ class ArrayRecordFile:
             self.footer = footer
             return chunks
         chunks, lost = walk(self.read, self.size, self.name)
+        if not lost and self._plain_riegeli(chunks.num_records):
+            log.info("%s: a plain Riegeli file (no ArrayRecord footer): read by its chunk headers", self.name)
+            return chunks
         self.problems.append(
             Problem(
                 ProblemKind.FOOTER_MISSING,
@@ -310,6 +313,14 @@ class ArrayRecordFile:
         )
         self.problems.extend(lost)
         return chunks
+
+    def _plain_riegeli(self, walked: int) -> bool:
+        """Whether a file with no footer is a whole plain Riegeli file (riegeli's or TFDS's writer),
+        which has none by design, rather than an ArrayRecord file whose writer never closed it: it
+        has a readable metadata chunk, which ArrayRecord's writer never writes, and every chunk was
+        whole, with the records the metadata expects where it says."""
+        m = self.metadata
+        return m is not None and not m.error and (m.num_records is None or m.num_records == walked)
 
     def _postscript(self) -> int:
         """The footer's offset from the postscript chunk at the start of the last block."""
