@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output.atomic import new_temp_file, output_error
+from tfrview.core.output.atomic import AtomicOutput, new_temp_file, output_error
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import crc32c_module
 from tfrview.core.tfrecord.payload_bytes import PayloadHead
@@ -64,7 +64,7 @@ def _first_codec(ar) -> str:
     return ""
 
 
-class ArrayRecordOut:
+class ArrayRecordOut(AtomicOutput):
     """`with ArrayRecordOut(path, options) as w: w.write(payload)`: RecordWriter's interface."""
 
     def __init__(self, path: str | os.PathLike, options: str = "group_size:1,zstd:3") -> None:
@@ -147,14 +147,3 @@ class ArrayRecordOut:
             with contextlib.suppress(Exception):  # the file is dropped whatever the writer says
                 self._w.close()
         self._tmp.unlink(missing_ok=True)
-
-    def __enter__(self) -> ArrayRecordOut:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-            return
-        self.abort()
-        if isinstance(exc, OSError) and not isinstance(exc, TfrviewError):
-            raise output_error(self.path, exc) from None

@@ -42,6 +42,31 @@ def output_error(path: Path, exc: OSError) -> TfrviewError:
     return TfrviewError(f"{printable(str(path))}: cannot write ({exc.strerror or exc})")
 
 
+class AtomicOutput:
+    """A file written under a temporary name (`RecordWriter`, `arwriter.ArrayRecordOut`): as a
+    context, `close()` (renamed into place) when the block ends well, else `abort()` (nothing left),
+    an OSError said as `output_error` of the file asked for (e.g. the disk filled up)."""
+
+    path: Path
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        self.abort()
+        if isinstance(exc, OSError) and not isinstance(exc, TfrviewError):
+            raise output_error(self.path, exc) from None
+
+
 def new_temp_file(path: Path) -> tuple[int, Path]:
     """A temporary file beside `path` (same filesystem, so the final rename is atomic), with the
     permissions a new file gets from the umask rather than mkstemp's private 0600. Its name is

@@ -12,12 +12,12 @@ import zlib
 from pathlib import Path
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output.atomic import new_temp_file, output_error
+from tfrview.core.output.atomic import AtomicOutput, new_temp_file, output_error
 from tfrview.core.tfrecord.framing import U32, Compression, crc32c_module, encode_header, mask, masked_crc
 from tfrview.core.tfrecord.payload_bytes import PayloadHead
 
 
-class RecordWriter:
+class RecordWriter(AtomicOutput):
     """`with RecordWriter(path, "gzip") as w: w.write(payload)`."""
 
     def __init__(self, path: str | os.PathLike, compression: str = "none", *, level: int = 6) -> None:
@@ -107,17 +107,6 @@ class RecordWriter:
             self._raw.close()
         finally:
             self._tmp.unlink(missing_ok=True)
-
-    def __enter__(self) -> RecordWriter:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-            return
-        self.abort()
-        if isinstance(exc, OSError) and not isinstance(exc, TfrviewError):  # e.g. the disk filled up
-            raise output_error(self.path, exc) from None
 
 
 def write_records(path: str | os.PathLike, payloads, compression: str = "none") -> int:
