@@ -110,9 +110,7 @@ class DatasetAnalysis:
                 t = t.append_column(
                     "split",
                     pa.DictionaryArray.from_arrays(
-                        # a numpy array, not a list: pyarrow asks pandas about a list (~0.3 s import)
-                        pa.array(np.zeros(t.num_rows, dtype=np.int32)),
-                        pa.array(np.array([split], dtype=object), pa.string()),
+                        pa.array(np.zeros(t.num_rows, dtype=np.int32)), pa.array([split])
                     ),
                 )
                 tables.append(self._step_columns(t, fi))
