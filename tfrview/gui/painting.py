@@ -289,14 +289,7 @@ def render_labels(
         return _labels_with_predictions(p, overlay, ctx, layer)
     if overlay is None or not ctx.show_boxes or not ctx.show_labels or not overlay.boxes:
         return np.empty(0, dtype=np.int64)
-    font = QFont(p.font())
-    font.setPointSizeF(9)
-    font.setBold(True)
-    p.setFont(font)
-    fm = QFontMetricsF(font)
-    th = fm.height() + 2
-    # text drawn at a point, not laid out in a rectangle: 2,000 labels in half the time
-    baseline = 1 + fm.ascent()
+    fm, th, baseline = _label_font(p)
     looks: dict[tuple[str, str], tuple[float, QColor, QColor]] = {}  # a few classes, measured once each
     boxes = overlay.boxes[:MAX_BOX_LABELS_DRAWN]  # the image panel says when others go unlabelled
     for box in boxes:
@@ -318,16 +311,21 @@ def render_labels(
     return np.flatnonzero(np.isnan(places[:, 0]))
 
 
-def _labels_with_predictions(
-    p: QPainter, overlay: Overlay | None, ctx: RenderContext, layer: PredictionLayer
-) -> np.ndarray:
+def _label_font(p: QPainter) -> tuple[QFontMetricsF, float, float]:
+    """Set the box labels' font on `p`: its metrics, a label's height and its text's baseline in it
+    (text drawn at a point, not laid out in a rectangle: 2,000 labels in half the time)."""
     font = QFont(p.font())
     font.setPointSizeF(9)
     font.setBold(True)
     p.setFont(font)
     fm = QFontMetricsF(font)
-    th = fm.height() + 2
-    baseline = 1 + fm.ascent()
+    return fm, fm.height() + 2, 1 + fm.ascent()
+
+
+def _labels_with_predictions(
+    p: QPainter, overlay: Overlay | None, ctx: RenderContext, layer: PredictionLayer
+) -> np.ndarray:
+    fm, th, baseline = _label_font(p)
     gt = overlay.boxes[:MAX_BOX_LABELS_DRAWN] if overlay is not None else ()
     shown = layer.shown[: max(0, MAX_BOX_LABELS_DRAWN - len(gt))]
     texts = [b.label for b in gt] + [layer.labels[i] for i in shown.tolist()]
