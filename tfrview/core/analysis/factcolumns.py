@@ -277,7 +277,7 @@ def _tables(analysis, batch: list, pick, fields_of: dict) -> list:
     is said, or its file read again)."""
     from tfrview.core.analysis.cache import StoreError, fact_blobs, table_of
 
-    keys = {id(d): getattr(d._facts, "key", None) if callable(d._facts) else None for _, d in batch}
+    keys = {id(d): d.stored_key for _, d in batch}
     blobs = fact_blobs([k for k in keys.values() if k is not None]) if any(keys.values()) else {}
     out = []
     for fi, d in batch:

@@ -72,6 +72,12 @@ class DeepResult:
             self._facts = self._facts()
         return self._facts
 
+    @property
+    def stored_key(self):
+        """The store's key of a fact table not read yet (`cache.StoredTable`), else None: the
+        dataset step fetches many files' tables in one query (`factcolumns._tables`)."""
+        return getattr(self._facts, "key", None) if callable(self._facts) else None
+
     def read_facts(self, pick=None):
         """The fact table, not kept: a stored one is read again when asked (the dataset step reads
         every file's, and 2,048 shards' tables held at once cost what the pass bounds). `pick`
