@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from bench.bench_labelrules import od_table, shard  # noqa: E402
 from bench.timing import best  # noqa: E402
 
 TARGET_WHOLE = 30.0  # seconds: 100,000 images x ~10 boxes evaluated from the stored facts
@@ -34,9 +35,6 @@ TARGET_CHANGE = 1.0  # seconds: a new IoU or score threshold re-matched (the win
 
 
 def fact_table(first: int, records: int, boxes: int, rng) -> pa.Table:
-    from tfrview.core.analysis.facts import BOX_META
-    from tfrview.core.records.reading import BoxConvention, BoxSpec
-
     per = rng.integers(max(1, boxes - 6), boxes + 7, records)
     n = int(per.sum())
     w = rng.uniform(0.05, 0.3, n)
@@ -81,13 +79,7 @@ def fact_table(first: int, records: int, boxes: int, rng) -> pa.Table:
     cols[d + "bbox/xmin#len"] = pa.array(p_per.astype(np.int64))
     cols[d + "label"] = pa.ListArray.from_arrays(p_off, pa.array(pc[order].astype(np.int64)))
     cols[d + "score"] = pa.ListArray.from_arrays(p_off, pa.array(ps[order].astype(np.float32)))
-    spec = BoxSpec(
-        BoxConvention.OD_NORMALIZED,
-        tuple(p + "bbox/" + c for c in ("xmin", "ymin", "xmax", "ymax")),
-        p + "class/text",
-        p + "class/label",
-    )
-    return pa.table(cols, metadata={BOX_META: spec.to_json().encode()})
+    return od_table(cols, p)
 
 
 def main() -> int:
@@ -98,14 +90,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from tfrview.core.analysis import evaluation
-    from tfrview.core.analysis.results import picked
 
     rng = np.random.default_rng(0)
     per = args.records // args.files
-
-    def shard(table):
-        deep = SimpleNamespace(facts=table, parts=None, read_facts=lambda pick=None: picked(table, pick))
-        return SimpleNamespace(deep=deep, offsets=np.zeros(table.num_rows, np.uint64))
 
     analysis = SimpleNamespace(
         shards=[shard(fact_table(i * per, per, args.boxes, rng)) for i in range(args.files)]

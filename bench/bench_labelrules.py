@@ -32,9 +32,6 @@ TARGET_BYTES_A_BOX = 200  # peak Python allocations a box: arrays (a Python obje
 
 
 def fact_table(first: int, records: int, boxes: int, rng) -> pa.Table:
-    from tfrview.core.analysis.facts import BOX_META
-    from tfrview.core.records.reading import BoxConvention, BoxSpec
-
     n = records * boxes
     w = rng.uniform(0.02, 0.3, n).astype(np.float32)
     h = (w * rng.uniform(0.5, 2.0, n)).astype(np.float32)
@@ -54,6 +51,14 @@ def fact_table(first: int, records: int, boxes: int, rng) -> pa.Table:
         cols[p + key + "#len"] = pa.array(np.full(records, boxes, dtype=np.int64))
     cols[p + "class/label"] = pa.ListArray.from_arrays(offsets, pa.array(cls))
     cols[p + "class/text"] = pa.ListArray.from_arrays(offsets, names)
+    return od_table(cols, p)
+
+
+def od_table(cols: dict, p: str) -> pa.Table:
+    """A fact table of these columns whose stored box spec is the OD API's keys under prefix `p`."""
+    from tfrview.core.analysis.facts import BOX_META
+    from tfrview.core.records.reading import BoxConvention, BoxSpec
+
     spec = BoxSpec(
         BoxConvention.OD_NORMALIZED,
         tuple(p + "bbox/" + c for c in ("xmin", "ymin", "xmax", "ymax")),
@@ -61,6 +66,16 @@ def fact_table(first: int, records: int, boxes: int, rng) -> pa.Table:
         p + "class/label",
     )
     return pa.table(cols, metadata={BOX_META: spec.to_json().encode()})
+
+
+def shard(table: pa.Table) -> SimpleNamespace:
+    """A merged file's result as the dataset step reads it: its fact table and its records."""
+    from tfrview.core.analysis.results import picked
+
+    deep = SimpleNamespace(
+        facts=table, parts=None, stored_key=None, read_facts=lambda pick=None: picked(table, pick)
+    )
+    return SimpleNamespace(deep=deep, offsets=np.zeros(table.num_rows, np.uint64))
 
 
 def main() -> int:
@@ -72,17 +87,11 @@ def main() -> int:
 
     from tfrview.core.analysis import labelrules
     from tfrview.core.analysis.datasetqa import DatasetQA
-    from tfrview.core.analysis.results import picked
     from tfrview.core.analysis.rules import DatasetRules
     from tfrview.core.tfrecord.groups import DatasetGroup
 
     rng = np.random.default_rng(0)
     per = args.records // args.files
-
-    def shard(table):
-        """A merged file's result as the dataset step reads it: its fact table and its records."""
-        deep = SimpleNamespace(facts=table, parts=None, read_facts=lambda pick=None: picked(table, pick))
-        return SimpleNamespace(deep=deep, offsets=np.zeros(table.num_rows, np.uint64))
 
     shards = [shard(fact_table(0, per, args.boxes, rng)) for _ in range(args.files)]
     half = args.files // 2
