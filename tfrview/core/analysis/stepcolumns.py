@@ -15,10 +15,11 @@ byte a row, `tp`/`fp`/`fn` int32 and `max_fp_score` float32: `NAMES`)."""
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
+
+from tfrview.core import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +60,12 @@ def pack(columns: dict[str, dict[int, np.ndarray]], files: int) -> tuple[bytes, 
         mine = columns[name]
         counts[name] = [len(mine[fi]) if fi in mine else -1 for fi in range(files)]
         parts += [np.asarray(mine[fi]).astype(dtype).tobytes() for fi in range(files) if fi in mine]
-    return json.dumps({"files": files, "counts": counts}).encode(), b"".join(parts)
+    return jsontext.dumps({"files": files, "counts": counts}).encode(), b"".join(parts)
 
 
 def unpack(text: bytes, arrays: bytes) -> dict[str, dict[int, np.ndarray]]:
     """The columns `pack` stored; ValueError when the row does not hold what its text says."""
-    meta = json.loads(text)
+    meta = jsontext.loads(text)
     out: dict[str, dict[int, np.ndarray]] = {}
     at = 0
     for name, dtype in NAMES.items():
