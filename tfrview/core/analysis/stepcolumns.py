@@ -23,17 +23,19 @@ from tfrview.core import jsontext
 
 log = logging.getLogger(__name__)
 
-# the columns, and how each is stored; the filter may name them as it names a feature key
-NAMES: dict[str, str] = {
-    "dup_group": "<i4",
-    "leak": "u1",
-    # the evaluation of the records' own predictions (analysis.evaluation.RECORD_COLUMNS): -1 / NaN
-    # for a record not evaluated (no detection keys)
-    "tp": "<i4",
-    "fp": "<i4",
-    "fn": "<i4",
-    "max_fp_score": "<f4",
+# The one declaration of the columns each step of the dataset step adds (by `factcolumns.Step.name`),
+# and how each is stored. Every other list is made from it: `NAMES`, `facts.RESERVED` (a feature's
+# column never takes one of these names), `evaluation.RECORD_COLUMNS`, the merged table's columns
+# (`merge.DatasetAnalysis.facts`); `datasetqa.run` refuses a step that adds a column not declared
+# here. It lives here, not in the steps' modules, because `facts` sits below them (they import it).
+BY_STEP: dict[str, dict[str, str]] = {
+    "duplicates": {"dup_group": "<i4", "leak": "u1"},
+    # the evaluation of the records' own predictions: -1 / NaN for a record not evaluated (no
+    # detection keys)
+    "evaluation": {"tp": "<i4", "fp": "<i4", "fn": "<i4", "max_fp_score": "<f4"},
 }
+# the columns, and how each is stored; the filter may name them as it names a feature key
+NAMES: dict[str, str] = {name: how for cols in BY_STEP.values() for name, how in cols.items()}
 
 
 def key(
