@@ -127,3 +127,22 @@ def write_arrayrecord(path: Path, options: str, recs) -> Path:
         w.write(r)
     w.close()
     return path
+
+
+def rows_not_json() -> list[str]:
+    """The keys of the result store's rows whose text SQLite's json functions refuse (a row holding
+    Python's NaN or Infinity was one); every row should be standard JSON."""
+    import sqlite3
+
+    from tfrview.core.analysis.cache import store_path
+
+    with sqlite3.connect(store_path()) as c:
+        return [k for (k,) in c.execute("SELECT key FROM entries WHERE json_valid(meta) = 0")]
+
+
+def json_extract(text: str | bytes, path: str):
+    """SQLite's `json_extract(text, path)`: what someone running SQL over a stored row gets."""
+    import sqlite3
+
+    with sqlite3.connect(":memory:") as c:
+        return c.execute("SELECT json_extract(?, ?)", (text, path)).fetchone()[0]

@@ -4,6 +4,7 @@ sample a file."""
 import json
 
 from tests.cli.test_cli import run
+from tests.helpers import rows_not_json
 from tfrview.core.records.proto import example_pb2
 from tfrview.core.tfrecord.framing import encode_record
 
@@ -58,6 +59,7 @@ def test_info_of_a_stored_split_is_one_stored_answer_and_says_the_same(capsys, t
     first = [run(capsys, "info", *a, str(tmp_path)) for a in (["--json"], [], ["-v"])]
     doc = _answer_of(paths, False, 2000, False)
     assert doc is not None and len(doc["rows"]) == 6 and len(doc["datasets"]) == 1
+    assert rows_not_json() == []  # the answer and every file's result: standard JSON
     again = [run(capsys, "info", *a, str(tmp_path)) for a in (["--json"], [], ["-v"])]
     assert again == first  # JSON and text, each file's read time included
     files = json.loads(first[0][1])["files"]

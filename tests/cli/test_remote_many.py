@@ -278,3 +278,30 @@ def test_a_remembered_filesystem_gives_the_paths_fsspec_gives(monkeypatch):
         remote.filesystem(versioned)[1] == fsspec.core.url_to_fs(versioned, **remote._timeouts_for("s3"))[1]
     )
     assert remote._fs_memo == remembered  # asked of fsspec, not remembered
+
+
+def test_a_second_s3_server_in_one_process_is_the_one_asked(tmp_path, monkeypatch, capsys):
+    """fsspec keeps each filesystem it makes, keyed by its arguments alone: a second server (another
+    AWS_ENDPOINT_URL) was asked through the first one's instance ("connection refused" once that
+    one had stopped). Two servers, one after the other, each on its own port, each holding its own
+    file under the same bucket and name (a plain HTTP server of a folder answers S3's path-style
+    HEAD and ranged GET of an object, as moto would, without moto's seconds of start-up)."""
+    pytest.importorskip("s3fs")
+    from tests.cli.test_cli import run
+    from tfrview.core.output.writer import write_records
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    said = []
+    for n in (3, 5):  # a file of n records on each server
+        root = tmp_path / f"server{n}"
+        (root / "data").mkdir(parents=True)
+        write_records(root / "data" / "x.tfrecord", [b"r%d" % i for i in range(n)])
+        with http_server(root) as base:
+            monkeypatch.setenv("AWS_ENDPOINT_URL", base)
+            code, out, err = run(capsys, "verify", "--json", "s3://data/x.tfrecord")
+        assert code == 0 and "Traceback" not in err, err
+        said.append(json.loads(out)["files"][0]["records"])
+    assert said == [3, 5]

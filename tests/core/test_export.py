@@ -97,3 +97,37 @@ def test_records_that_are_bare_images_are_images(tmp_path):
     assert make_thumbnail(buf.getvalue(), 32).pixels is not None
     res = export_images(iter([(0, buf.getvalue()), (1, b"just text")]), tmp_path / "imgs")
     assert res.written == 1 and res.skipped == 1 and res.notes == ("record 1: no image (bytes)",)
+
+
+def test_a_killed_writers_temporary_is_removed_and_a_live_ones_is_not(tmp_path):
+    """Every temporary beside an output (a file or a folder) names its writer's process: the next
+    write to that output removes the ones whose writer is gone, and leaves one still being written."""
+    import os
+    import subprocess
+    import sys
+
+    from tfrview.core.output.atomic import PARTIAL, clean_stale, new_temp_dir, new_temp_file
+
+    out = tmp_path / "out.tfrecord"
+    killed = (
+        "import os, sys; from pathlib import Path; from tfrview.core.output.writer import RecordWriter;"
+        "from tfrview.core.output.atomic import new_temp_dir;"
+        "w = RecordWriter(Path(sys.argv[1])); w.write(b'x'); new_temp_dir(Path(sys.argv[1]));"
+        "os.kill(os.getpid(), 9)"
+    )
+    gone = subprocess.run([sys.executable, "-c", killed, str(out)], check=False)
+    assert gone.returncode == -9
+    stale = list(tmp_path.glob(f".out.tfrecord.*{PARTIAL}"))
+    assert sorted(p.is_dir() for p in stale) == [False, True]  # a file and a folder, left
+    fd, live = new_temp_file(out)  # this process is writing it
+    os.close(fd)
+    live_dir = new_temp_dir(out)
+    other = tmp_path / "other.tfrecord"
+    fd, not_mine = new_temp_file(other)  # another output's temporary
+    os.close(fd)
+    export_records([b"a", b"b"], out)  # the next write to `out` cleans beside it
+    assert sorted(tmp_path.glob(f"*{PARTIAL}")) == sorted([live, live_dir, not_mine])
+    with open_source(out) as src:
+        assert read_all(src, verify_source(src)[0]) == [b"a", b"b"]
+    assert clean_stale(out) == []  # nothing stale left; the live ones stay
+    assert live.exists() and live_dir.is_dir()

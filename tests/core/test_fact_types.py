@@ -165,3 +165,52 @@ def test_an_expected_key_a_file_could_not_track_is_not_said_missing(tmp_path, mo
     assert "Label" not in a.shards[1].deep.schema.types
     assert a.summary.other_keys == a.schema.other == 19 * 4 + 4 + 5  # file 1's A0..A4: not the dataset's
     assert len(a.summary.keys) == len(a.schema.types) == 5
+
+
+def test_a_feature_named_like_a_dataset_step_column_keeps_its_own(tmp_path):
+    """The dataset step adds `dup_group`, `leak` (and `tp`, `fp`, `fn`, `max_fp_score` with
+    predictions): a feature of that name gets a column of its own, never the step's."""
+    import io
+
+    from PIL import Image
+
+    from tfrview.core.analysis.facts import RESERVED
+    from tfrview.core.analysis.stepcolumns import NAMES
+
+    assert set(NAMES) <= RESERVED and {"dup_group", "leak", "tp", "max_fp_score"} <= set(NAMES)
+    rnd = np.random.default_rng(3)
+
+    def png() -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(rnd.integers(0, 255, (32, 32, 3), dtype=np.uint8)).save(buf, "PNG")
+        return buf.getvalue()
+
+    same = png()  # one image in train and in test: a copy across splits, a leak
+    ex = [
+        example(**{"image/encoded": [img], "leak": [7 + i], "dup_group": [b"mine"], "tp": [0.5]})
+        for i, img in enumerate([same, png(), same])
+    ]
+    paths = [tmp_path / "train" / "a.tfrecord", tmp_path / "test" / "b.tfrecord"]
+    for p, recs in zip(paths, [ex[:2], ex[2:]], strict=True):
+        p.parent.mkdir()
+        write_records(p, recs)
+    a = merge(
+        [
+            analyze_shard(ShardTask(str(p), i, True, read_cache=False, write_cache=False))
+            for i, p in enumerate(paths)
+        ]
+    )
+    t = a.facts()
+    assert len(set(t.column_names)) == len(t.column_names)
+    assert t.column("leak").to_pylist() == [True, None, True]  # the step's: the copy in another split
+    assert t.column(column_of("leak")).to_pylist() == [7, 8, 9]  # the feature's own
+    assert column_of("leak") == "feature:leak" and key_of("feature:leak") == ("leak", False)
+    assert (
+        t.column(column_of("dup_group")).to_pylist() == ["mine"] * 3
+        and t.column(column_of("tp")).to_pylist() == [0.5] * 3
+    )
+    g = t.column("dup_group").to_pylist()
+    assert g[0] == g[2] is not None and g[1] is None
+    # the filter's word is the feature's, as for an image signal a feature is named like
+    hits, _ = match(t, parse("leak == 8"))
+    assert hits.tolist() == [1]

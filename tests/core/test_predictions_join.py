@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.core.test_payload import make_example
+from tests.helpers import rows_not_json
 from tfrview.core.analysis import analyze, evaluation
 from tfrview.core.analysis.predictions_join import PredictionsError, join, load_coco_results
 from tfrview.core.output.writer import write_records
@@ -159,6 +160,7 @@ def test_the_join_is_stored_and_read_back(tmp_path, monkeypatch):
     monkeypatch.setattr(predictions_join, "_join_coco", no)
     again = join(a, path, None)
     assert again.report.matched == 5 and again.slot.tolist() == first.slot.tolist()
+    assert rows_not_json() == []
     np.testing.assert_array_equal(again.boxes, first.boxes)
     p = again.per_record(0, 0)
     assert len(p) == 2 and p.source == "results.json"

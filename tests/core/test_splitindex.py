@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.helpers import json_extract
 from tfrview.core.analysis.splitindex import FileIndex, pack, unpack
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.tfrecord.framing import OVERHEAD
@@ -29,6 +30,7 @@ def test_indexes_come_back_as_packed_gaps_empty_files_and_wide_lengths_too():
         _file(0, [1 << 33, 3]),  # a length past 32 bits
     ]
     text, arrays = pack(files)
+    assert json_extract(text, "$.problems.2[0].kind") == "bad_data_crc"  # standard JSON
     back, at = unpack(text, arrays)
     assert at > 0 and len(back) == len(files)
     for a, b in zip(files, back, strict=True):

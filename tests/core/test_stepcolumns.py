@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.helpers import copies_split
+from tests.helpers import copies_split, json_extract
 from tfrview.core.analysis import analyze, stepcolumns
 from tfrview.core.procs import jobs
 from tfrview.core.procs.requests import FilterRequest
@@ -19,6 +19,7 @@ def test_columns_pack_and_unpack_as_they_were():
         "leak": {0: np.array([False, True, False]), 2: np.array([True, False])},
     }
     text, arrays = stepcolumns.pack(cols, 3)
+    assert json_extract(text, "$.counts") is not None  # standard JSON, as SQL over the store reads it
     back = stepcolumns.unpack(text, arrays)
     assert set(back) == {"dup_group", "leak"} and set(back["dup_group"]) == {0, 2}
     assert back["dup_group"][2].tolist() == [-1, 7] and back["leak"][0].tolist() == [False, True, False]

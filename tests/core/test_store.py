@@ -288,3 +288,61 @@ def test_processes_that_find_the_store_damaged_at_once_rebuild_it_once(tmp_path)
     notices = "".join(err for _, err in outs)
     assert notices.count("rebuilt empty") == 1 and notices.count("\n") == 1, notices
     assert cache.usage()[0] == 3 and rows("PRAGMA integrity_check") == [("ok",)]
+
+
+def test_every_row_is_standard_json_and_gives_back_nan_and_infinities(tmp_path):
+    """Python's json writes NaN and Infinity, which are no JSON: SQLite's json_extract refused such a
+    row ("malformed JSON"), and the store's damage check then rebuilt the store empty."""
+    import math
+
+    from tfrview.core.procs.messages import Progress, Summary, as_array, as_lines, decode, encode
+    from tfrview.core.records.proto import example_pb2
+
+    out = []
+    for i, v in enumerate([math.nan, -math.inf, 1.5, math.inf]):
+        ex = example_pb2.Example()
+        ex.features.feature["x"].float_list.value.append(v)
+        ex.features.feature["id"].bytes_list.value.append(b"id-%d" % i)  # a key with no numbers
+        out.append(encode_record(ex.SerializeToString()))
+    p = tmp_path / "odd.tfrecord"
+    p.write_bytes(b"".join(out))
+    task = ShardTask(str(p), 0, deep=True)
+    first = analyze_shard(task)
+    told = encode(Progress("records", 4, 4)) + encode(
+        Summary({"x": {"min": -math.inf, "mean": math.nan}}, False)
+    )
+    cache.store_answer("answer-odd", as_array(told).encode())
+    assert rows("SELECT count(*) FROM entries WHERE json_valid(meta) = 0") == [(0,)]
+    assert rows("SELECT json_extract(meta, '$.records') FROM entries WHERE key != 'answer-odd'") == [(4,)]
+    assert rows(
+        "SELECT json_extract(meta, '$[0].type'), json_array_length(meta) FROM entries WHERE key = 'answer-odd'"
+    ) == [("progress", 2)]
+    x = first.deep.summary.keys["x"]
+    again = cache.load(task).deep.summary.keys
+    assert (again["x"].num_min, again["x"].num_max, again["x"].nan) == (x.num_min, x.num_max, x.nan)
+    assert (again["x"].num_min, again["x"].num_max, again["x"].nan) == (1.5, 1.5, 3)  # ±inf counted as NaN
+    assert (again["id"].num_min, again["id"].num_max) == (math.inf, -math.inf)  # KeyStats' start
+    lines = as_lines(cache.load_answer("answer-odd")[0].decode())
+    assert lines == told
+    said = decode(lines.splitlines()[1]).summary["x"]
+    assert said["min"] == -math.inf and math.isnan(said["mean"])
+
+
+def test_standard_json_tags_what_is_not_finite_and_gives_it_back():
+    import json
+    import math
+
+    from tfrview.core import jsontext
+
+    doc = {"a": [1.0, math.nan, (math.inf, -math.inf)], "b": {"c": "NaN", "__float__": 2}, "d": 0.5}
+    text = jsontext.dumps(doc)
+
+    def refuse(word):
+        raise AssertionError(f"{word} is no JSON")
+
+    json.loads(text, parse_constant=refuse)
+    back = jsontext.loads(text)
+    assert math.isnan(back["a"][1]) and back["a"][2] == [math.inf, -math.inf]
+    assert back["b"] == {"c": "NaN", "__float__": 2} and back["d"] == 0.5  # data that looks like a tag
+    assert jsontext.dumps({"e": 1.5}) == json.dumps({"e": 1.5})  # finite: as json writes it
+    assert jsontext.loads(b'{"x": NaN}')["x"] != 0  # an old row, as Python wrote it, still reads

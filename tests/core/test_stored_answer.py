@@ -49,6 +49,10 @@ def test_an_unchanged_split_is_answered_from_its_stored_answer(tmp_path, monkeyp
         isinstance(again[0], Progress) and again[0].done == again[0].total >= summary_first.summary["records"]
     )
     assert len(again) == len(said_first) + 2
+    # every row, the told answer too, is one standard JSON value SQLite's json functions read
+    from tests.helpers import rows_not_json
+
+    assert rows_not_json() == []
 
 
 def test_a_changed_file_is_analysed_again(tmp_path, monkeypatch, own_store):

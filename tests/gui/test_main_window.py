@@ -287,3 +287,28 @@ def test_a_file_replaced_while_open_is_said_in_the_panel(qtbot, open_window, tmp
     w.select_record(2)
     qtbot.waitUntil(lambda: "replaced" in w.image_panel.view.message, timeout=10000)
     assert w.tree.topLevelItemCount() == 0
+
+
+def test_nothing_sits_over_the_filter_box(open_window):
+    """A widget parented to the window but in no layout (the rewrite's status and Cancel button
+    before a rewrite) is shown with the window at its corner, over the filter box's left edge."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QWidget
+
+    w = open_window([RACCOON])
+    box = w.filter_edit
+    ancestors = set()
+    p = box
+    while p is not None:
+        ancestors.add(id(p))
+        p = p.parentWidget()
+    for dx, dy in ((1, 1), (3, box.height() // 2), (box.width() // 2, 1)):
+        at = box.mapTo(w, QPoint(dx, dy))
+        over = [
+            c
+            for c in w.findChildren(QWidget)
+            if c.isVisible() and not c.isWindow() and id(c) not in ancestors
+            if c.rect().translated(c.mapTo(w, QPoint(0, 0))).contains(at)
+        ]
+        assert over == [], f"over the filter box at {at.x()},{at.y()}: {[type(c).__name__ for c in over]}"
+    assert w.childAt(box.mapTo(w, QPoint(1, 1))) is box

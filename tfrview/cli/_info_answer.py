@@ -17,10 +17,10 @@ file read by this `info` itself says no read time; the next look would).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 
+from tfrview.core import jsontext
 from tfrview.core.analysis.results import ShardResult, ShardTask
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def load(key: str) -> dict | None:
     if got is None:
         return None
     try:
-        doc = json.loads(got[0])
+        doc = jsontext.loads(got[0])
         if doc.get("version") != VERSION:
             return None
         now = stamps(doc["keys"])
@@ -83,7 +83,7 @@ def store(
         "rows": rows,
         "datasets": datasets,
     }
-    return store_answer(key, json.dumps(doc).encode())
+    return store_answer(key, jsontext.dumps(doc).encode())
 
 
 def _consulted(tasks: list[ShardTask], identities: list) -> tuple[list[str], list[int]]:

@@ -37,7 +37,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from tfrview.core import limits
+from tfrview.core import jsontext, limits
 from tfrview.core.analysis.results import DeepResult, ShardResult, ShardTask, identity_of
 from tfrview.core.errors import TfrviewError
 from tfrview.core.problems import Problem
@@ -47,7 +47,7 @@ from tfrview.core.tfrecord.paths import real_path
 from tfrview.core.tfrecord.remote import is_url
 from tfrview.core.userdirs import cache_dir
 
-FORMAT = 16  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
+FORMAT = 17  # bump when what is stored changes: old entries are then simply not found (7: one SQLite
 # store; 8: cut records are rows; 9: findings carry their feature and the data they quote; 10: at most
 # limits.TRACKED_KEYS keys, and a record's signature says when it held others (said, never set);
 # 11: the fact table's `crc` words are the record status words of tfrecord.status; 12: a summary
@@ -56,7 +56,8 @@ FORMAT = 16  # bump when what is stored changes: old entries are then simply not
 # 14: and its colour signature, colour_top and colour_bottom; 15: a TFDS dataset's fact table names
 # its ClassLabel ids, facts.CLASS_META; 16: a payload that is wholly one msgpack map or array is
 # kind msgpack, no longer bytes or protobuf; lengths stored as their excess over the shortest,
-# lengths_base)
+# lengths_base; 17: every row's text is standard JSON (core.jsontext: no NaN or Infinity, which
+# SQLite's json_extract refuses as malformed), a pass's told answer a JSON array of its messages)
 STORE_NAME = "results.sqlite3"
 _SCHEMA = 1  # the tables' layout (PRAGMA user_version), apart from FORMAT (what a row's blobs hold)
 _WAL_KEPT = 16 << 20  # bytes of write-ahead log kept on disk after a checkpoint
@@ -457,7 +458,7 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         pieces.append(b)
         at += len(b)
     meta["arrays"] = layout
-    return json.dumps(meta).encode(), b"".join(pieces), facts
+    return jsontext.dumps(meta).encode(), b"".join(pieces), facts
 
 
 def _index_arrays(r: ShardResult, meta: dict) -> dict[str, np.ndarray]:
@@ -531,7 +532,7 @@ def _result(
 ) -> ShardResult | None:
     """`memo`: the index last decoded for each identity, shared by the parts of one big file (each
     part stores the whole file's index: 8 parts of 2,000,000 records were 8 decodings of 16 MB)."""
-    meta = json.loads(meta_json)
+    meta = jsontext.loads(meta_json)
     if tuple(meta["identity"]) != identity:
         return None
     arrays = _unpack_arrays(meta, blob)
@@ -761,19 +762,27 @@ _STAT_FIELDS = (
 
 
 def _stats_json(s) -> list:
-    """Per feature key: [section, key, types, the _STAT_FIELDS..., top values, top_full]."""
+    """Per feature key: [section, key, types, the _STAT_FIELDS..., top values, top_full]. A key
+    with no numbers (every bytes key) keeps num_min and num_max as null, not their starting ±inf: a
+    row then needs no tag (`jsontext`), and its text is read back without a walk."""
     return [
         [
             section,
             key,
             dict(st.types),
-            *(getattr(st, f) for f in _STAT_FIELDS),
+            *(_stat_value(st, f) for f in _STAT_FIELDS),
             [[type(v).__name__, v, c] for v, c in st.top.items()],
             st.top_full,
         ]
         for section, d in (("keys", s.keys), ("lists", s.lists))
         for key, st in d.items()
     ]
+
+
+def _stat_value(st, f: str):
+    if not st.num_count and f in ("num_min", "num_max"):
+        return None
+    return getattr(st, f)
 
 
 def _read_stats(rows: list, s) -> None:
@@ -784,7 +793,8 @@ def _read_stats(rows: list, s) -> None:
         st = KeyStats()
         st.types = Counter(types)
         for f, v in zip(_STAT_FIELDS, rest[:n], strict=True):
-            setattr(st, f, v)
+            if v is not None or f not in ("num_min", "num_max"):  # None: KeyStats' own start
+                setattr(st, f, v)
         st.top = Counter({(int(v) if t_ == "int" else v): c for t_, v, c in rest[n]})
         st.top_full = rest[n + 1]
         (s.keys if section == "keys" else s.lists)[key] = st
@@ -833,9 +843,14 @@ def _is_busy(exc: sqlite3.DatabaseError) -> bool:
 
 
 def _is_damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether the store itself is damaged: a row's text SQLite's json functions cannot read
+    ("malformed JSON") is no damage of the store, and is never a reason to rebuild it empty."""
     name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc)
+    if "malformed JSON" in text:
+        return False
     return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or any(
-        w in str(exc) for w in ("malformed", "not a database", "no such table", "no such column")
+        w in text for w in ("malformed", "not a database", "no such table", "no such column")
     )
 
 

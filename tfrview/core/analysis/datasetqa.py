@@ -21,6 +21,7 @@ import numpy as np
 from tfrview.core.analysis import duplicates, evaluation, imagequality, labelrules
 from tfrview.core.analysis.factcolumns import Step, gathered
 from tfrview.core.analysis.rules import DatasetRules
+from tfrview.core.analysis.stepcolumns import BY_STEP
 
 log = logging.getLogger(__name__)
 
@@ -61,4 +62,7 @@ def run(analysis, rules: DatasetRules) -> DatasetQA:
             s = analysis.shards[fi]
             analysis.dataset_problems.setdefault(fi, []).append(finding.at(s.offsets[n], s.lengths[n], n))
         del data
+        undeclared = set(qa.record_columns) - {n for st in steps[: i + 1] for n in BY_STEP.get(st.name, ())}
+        if undeclared:  # a feature's column could take its name (facts.RESERVED is made from BY_STEP)
+            raise ValueError(f"step {step.name} added {sorted(undeclared)}, not in stepcolumns.BY_STEP")
     return qa

@@ -43,6 +43,7 @@ from tfrview.core.analysis.factboxes import (
 from tfrview.core.analysis.factcolumns import RECORD, Growing, Step, expected_rows, read
 from tfrview.core.analysis.facts import LEN_SUFFIX, column_of
 from tfrview.core.analysis.rules import DatasetRules, PredictionRules
+from tfrview.core.analysis.stepcolumns import BY_STEP
 from tfrview.core.limits import EVAL_FIRST_PASSES
 from tfrview.core.problems import ProblemKind
 from tfrview.core.records.matching import (
@@ -842,8 +843,9 @@ def gather_joined(analysis, joined, label_map=None) -> EvalData | None:
 
 # --- the dataset step --------------------------------------------------------------------------------
 
-# The per-record columns the step adds to the fact table (`stepcolumns.NAMES`: the filter joins them)
-RECORD_COLUMNS = ("tp", "fp", "fn", "max_fp_score")
+# The per-record columns the step adds to the fact table (declared in `stepcolumns.BY_STEP`: the
+# filter joins them)
+RECORD_COLUMNS = tuple(BY_STEP["evaluation"])
 
 
 def record_columns(analysis, data: EvalData, ev: Evaluation) -> dict[str, dict[int, np.ndarray]]:

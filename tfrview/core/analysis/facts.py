@@ -12,7 +12,8 @@ kept within limits.FACT_VALUES / FACT_BYTES / FACT_KEYS (a file and a dataset); 
 null, never guessed.
 
 A feature's column is named by its key (`column_of`), except a key that is a fact column's name
-(or `n`, `split`, `problems`, `image`, which merge and the Parquet export add), starts with `feature:`, or
+(or `n`, `split`, `problems`, `image`, which merge and the Parquet export add, or a column the dataset
+step adds, `stepcolumns.NAMES`: `dup_group`, `leak`, `tp`, ...), starts with `feature:`, or
 holds a `#`: its column is `feature:` and the key with each `#` doubled (`a#len` -> `feature:a##len`).
 So a derived `#len` column, which ends in an odd run of `#` before `len`, never shares a name with a
 feature's column, whatever the keys; `key_of` reads a column's key back.
@@ -28,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfrview.core.analysis.stepcolumns import NAMES as STEP_COLUMNS
 from tfrview.core.limits import FACT_BYTES, FACT_KEYS, FACT_VALUES
 from tfrview.core.records.feature import BYTES_LIST, FLOAT_LIST
 from tfrview.core.records.imagesignals import COLUMNS as SIGNALS
@@ -54,8 +56,9 @@ SIGNAL_TYPES = {
     "pixels": pa.int64(),
     "gray_as_color": pa.bool_(),
 }
-# columns of facts, merge (`n`, `split`, the dataset step's) and the Parquet export
-RESERVED = frozenset((*META, "n", "split", "problems", "image"))
+# columns of facts, merge (`n`, `split`, the dataset step's: `stepcolumns.BY_STEP`) and the Parquet
+# export
+RESERVED = frozenset((*META, "n", "split", "problems", "image", *STEP_COLUMNS))
 LEN_SUFFIX = "#len"
 PREFIX = "feature:"
 KEY_META = b"tfrview.keys"  # schema metadata: column name -> feature key, where they differ

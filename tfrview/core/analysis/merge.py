@@ -77,15 +77,17 @@ class DatasetAnalysis:
         no false positive)."""
         import pyarrow as pa  # heavy: pyarrow on first use only
 
+        from tfrview.core.analysis.stepcolumns import NAMES
+
         made = self.qa.record_columns if self.qa is not None else {}
-        for name in ("dup_group", "leak", "tp", "fp", "fn", "max_fp_score"):
+        for name, how in NAMES.items():
             if name not in made:
                 continue
             arr = made[name].get(fi)
-            floats = name == "max_fp_score"
+            floats, flags = how.endswith("f4"), how == "u1"  # a score; a yes (leak) or null
             if arr is None or len(arr) != t.num_rows:
-                arr = np.full(t.num_rows, np.nan if floats else -1 if name != "leak" else False)
-            if name == "leak":
+                arr = np.full(t.num_rows, np.nan if floats else False if flags else -1)
+            if flags:
                 t = t.append_column(name, pa.array(arr.astype(bool), mask=~arr.astype(bool)))
             elif floats:
                 t = t.append_column(name, pa.array(arr.astype(np.float64), mask=np.isnan(arr)))

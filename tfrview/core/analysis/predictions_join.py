@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tfrview.core import jsontext
 from tfrview.core.analysis.factcolumns import RECORD, read
 from tfrview.core.analysis.facts import column_of
 from tfrview.core.errors import TfrviewError
@@ -511,7 +512,7 @@ _ARRAYS = (
 def _store(key: str, j: Joined) -> None:
     from tfrview.core.analysis.cache import store_answer
 
-    text = json.dumps({"n": len(j.file), "report": j.report.to_json(), "source": j.source}).encode()
+    text = jsontext.dumps({"n": len(j.file), "report": j.report.to_json(), "source": j.source}).encode()
     arrays = b"".join(np.ascontiguousarray(getattr(j, name), dtype=dt).tobytes() for name, dt, _ in _ARRAYS)
     store_answer(key, text, arrays)
 
@@ -523,7 +524,7 @@ def _load(key: str) -> Joined | None:
     if got is None:
         return None
     try:
-        meta = json.loads(got[0])
+        meta = jsontext.loads(got[0])
         n, at, out = int(meta["n"]), 0, {}
         for name, dt, width in _ARRAYS:
             d = np.dtype(dt)

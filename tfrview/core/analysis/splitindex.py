@@ -8,12 +8,12 @@ the offsets of the files whose records do not follow one another (damage between
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from tfrview.core import jsontext
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.framing import OVERHEAD
 
@@ -50,13 +50,13 @@ def pack(files: list[FileIndex]) -> tuple[bytes, bytes]:
     arrays = b"".join(
         a.astype(a.dtype.newbyteorder("<")).tobytes() for a in (lengths, status, firsts, offsets)
     )
-    return json.dumps(text).encode(), arrays
+    return jsontext.dumps(text).encode(), arrays
 
 
 def unpack(text: bytes, arrays: bytes) -> tuple[list[FileIndex], float]:
     """The files' indexes `pack` stored, and when they were stored; ValueError if the row does not
     hold what its text says."""
-    meta = json.loads(text)
+    meta = jsontext.loads(text)
     counts = np.array(meta["counts"], np.int64)
     n, files = int(counts.sum()), len(counts)
     gapped = [int(k) for k in meta["gapped"]]

@@ -15,24 +15,27 @@ byte a row, `tp`/`fp`/`fn` int32 and `max_fp_score` float32: `NAMES`)."""
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
 
+from tfrview.core import jsontext
+
 log = logging.getLogger(__name__)
 
-# the columns, and how each is stored; the filter may name them as it names a feature key
-NAMES: dict[str, str] = {
-    "dup_group": "<i4",
-    "leak": "u1",
-    # the evaluation of the records' own predictions (analysis.evaluation.RECORD_COLUMNS): -1 / NaN
-    # for a record not evaluated (no detection keys)
-    "tp": "<i4",
-    "fp": "<i4",
-    "fn": "<i4",
-    "max_fp_score": "<f4",
+# The one declaration of the columns each step of the dataset step adds (by `factcolumns.Step.name`),
+# and how each is stored. Every other list is made from it: `NAMES`, `facts.RESERVED` (a feature's
+# column never takes one of these names), `evaluation.RECORD_COLUMNS`, the merged table's columns
+# (`merge.DatasetAnalysis.facts`); `datasetqa.run` refuses a step that adds a column not declared
+# here. It lives here, not in the steps' modules, because `facts` sits below them (they import it).
+BY_STEP: dict[str, dict[str, str]] = {
+    "duplicates": {"dup_group": "<i4", "leak": "u1"},
+    # the evaluation of the records' own predictions: -1 / NaN for a record not evaluated (no
+    # detection keys)
+    "evaluation": {"tp": "<i4", "fp": "<i4", "fn": "<i4", "max_fp_score": "<f4"},
 }
+# the columns, and how each is stored; the filter may name them as it names a feature key
+NAMES: dict[str, str] = {name: how for cols in BY_STEP.values() for name, how in cols.items()}
 
 
 def key(
@@ -59,12 +62,12 @@ def pack(columns: dict[str, dict[int, np.ndarray]], files: int) -> tuple[bytes, 
         mine = columns[name]
         counts[name] = [len(mine[fi]) if fi in mine else -1 for fi in range(files)]
         parts += [np.asarray(mine[fi]).astype(dtype).tobytes() for fi in range(files) if fi in mine]
-    return json.dumps({"files": files, "counts": counts}).encode(), b"".join(parts)
+    return jsontext.dumps({"files": files, "counts": counts}).encode(), b"".join(parts)
 
 
 def unpack(text: bytes, arrays: bytes) -> dict[str, dict[int, np.ndarray]]:
     """The columns `pack` stored; ValueError when the row does not hold what its text says."""
-    meta = json.loads(text)
+    meta = jsontext.loads(text)
     out: dict[str, dict[int, np.ndarray]] = {}
     at = 0
     for name, dtype in NAMES.items():

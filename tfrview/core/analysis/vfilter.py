@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrview.core.analysis.facts import SIGNALS, column_of, len_column_of
+from tfrview.core.analysis.facts import SIGNALS, STEP_COLUMNS, column_of, len_column_of
 from tfrview.core.analysis.filterexpr import (
     And,
     Cmp,
@@ -165,9 +165,10 @@ class Matcher:
 
     def _column(self, key: str):
         """The column of a feature key (None if no record has it); a word no feature is called that
-        names an image signal (`blur`, `brightness`: records.imagesignals) is that fact column."""
+        names an image signal (`blur`, `brightness`: records.imagesignals) or a column of the
+        dataset step (`leak`, `tp`: stepcolumns.NAMES) is that column."""
         col = self._raw(column_of(key))
-        if col is None and key in SIGNALS:
+        if col is None and (key in SIGNALS or key in STEP_COLUMNS):
             return self._raw(key)
         return col
 

@@ -5,8 +5,10 @@ formats): `check_new_output` before any work (an output is never an input, never
 folder and never holds an input; it exists only when `--force` replaces it; a folder output never
 replaces a file), one wording for each refusal; a file through `new_temp_file`/`atomic_file`, a
 folder through `new_temp_dir` and `swap_in` (`atomic_dir` for a block that fills it), each named
-`.<name>.<random>.partial` beside it. A folder's temporary records its writer's process id
-(`OWNER`), so a write killed before its rename is cleaned by the next one beside it (`clean_stale`).
+`.<name>.<pid>.<random>.partial` beside it (`temp_prefix`): the name says its writer's process id
+(a folder's also records it inside, `OWNER`), so a write killed before its rename, a file or a
+folder, is removed by the next look beside it once that process is gone (`clean_stale`), and a
+temporary another writer is still filling is left alone.
 """
 
 from __future__ import annotations
@@ -72,9 +74,8 @@ def new_temp_file(path: Path) -> tuple[int, Path]:
     permissions a new file gets from the umask rather than mkstemp's private 0600. Its name is
     short whatever `path` is called: a 255-byte name plus a suffix would not fit NAME_MAX."""
     parent = path.parent if str(path.parent) else Path(".")
-    stem = path.name.encode("utf-8", "surrogateescape")[:32].decode("utf-8", "ignore")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".partial", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path) + f"{os.getpid()}.", suffix=PARTIAL, dir=parent)
     except OSError as exc:
         raise output_error(path, exc) from None
     umask = os.umask(0)
@@ -115,6 +116,21 @@ PARTIAL = ".partial"  # the suffix of every temporary beside an output
 OWNER = ".tfrview-writer-pid"  # inside a temporary folder: the process writing it
 
 
+def temp_prefix(path: Path) -> str:
+    """What every temporary beside `path` is named from: `.<name>.`, the name cut to 32 bytes (a
+    255-byte name plus a suffix would not fit NAME_MAX); then the writer's pid, a random part and
+    `PARTIAL`."""
+    stem = Path(path).name.encode("utf-8", "surrogateescape")[:32].decode("utf-8", "ignore")
+    return f".{stem}."
+
+
+def _owner_in_name(name: str) -> int | None:
+    """The writer's process id a temporary's name says (`.<name>.<pid>.<random>.partial`), or None
+    (a name from before the pid was in it)."""
+    parts = name[: -len(PARTIAL)].rsplit(".", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
 def _inside(a: str, b: str) -> bool:
     """Whether real path `a` is `b` or inside it."""
     return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
@@ -153,7 +169,7 @@ def new_temp_dir(path: Path) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=PARTIAL, dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path) + f"{os.getpid()}.", suffix=PARTIAL, dir=parent))
         (tmp / OWNER).write_text(str(os.getpid()))
     except OSError as exc:
         raise output_error(path, exc) from None
@@ -236,44 +252,39 @@ def _alive(pid: int) -> bool:
 
 
 def clean_stale(path: Path) -> list[Path]:
-    """Remove the temporary folders a killed writer left beside `path` (its process is gone); the
-    ones removed. A folder whose owner cannot be read is left alone, and said in the log."""
+    """Remove the temporaries, files and folders, a killed writer left beside `path` (its process
+    is gone: the pid in the name, or a folder's `OWNER`); the ones removed. A temporary whose
+    writer is alive is another write still going on, left alone; one whose writer cannot be told
+    is left alone too, and said in the log."""
     import logging
     import shutil
 
     log = logging.getLogger(__name__)
     parent = Path(os.path.realpath(path)).parent
     removed = []
-    prefix = f".{Path(path).name[:32]}."
+    prefix = temp_prefix(path)
     try:
         entries = [e for e in os.scandir(parent) if e.name.startswith(prefix) and e.name.endswith(PARTIAL)]
     except OSError:
         return []
     for e in entries:
-        try:
-            pid = int((Path(e.path) / OWNER).read_text().strip())
-        except (OSError, ValueError):
-            log.info("%s: a temporary folder of no known writer; left alone", e.path)
+        folder = e.is_dir(follow_symlinks=False)
+        pid = _owner_in_name(e.name)
+        if pid is None and folder:
+            try:
+                pid = int((Path(e.path) / OWNER).read_text().strip())
+            except (OSError, ValueError):
+                pid = None
+        if pid is None:
+            log.info("%s: a temporary of no known writer; left alone", e.path)
             continue
-        if not _alive(pid):
+        if _alive(pid):
+            continue
+        if folder:
             shutil.rmtree(e.path, ignore_errors=True)
-            removed.append(Path(e.path))
-            log.info("removed %s, left by writer process %d", e.path, pid)
-    return removed
-
-
-def remove_partials(path: Path) -> int:
-    """Remove the temporaries a stopped write to `path` left beside it (a job process killed before
-    its rename: `new_temp_file`'s and `atomic_dir`'s `.<name>.*.partial`). Returns how many."""
-    import glob
-    import shutil
-
-    parent = path.parent if str(path.parent) else Path(".")
-    n = 0
-    for p in parent.glob(f".{glob.escape(path.name[:32])}.*.partial"):
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
         else:
-            p.unlink(missing_ok=True)
-        n += 1
-    return n
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(e.path)
+        removed.append(Path(e.path))
+        log.info("removed %s, left by writer process %d", e.path, pid)
+    return removed

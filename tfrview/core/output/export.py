@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrview.core.errors import Cancelled
-from tfrview.core.output.atomic import atomic_file, refuse_overwriting_inputs
+from tfrview.core.output.atomic import atomic_file, clean_stale, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.records.drawing import draw_overlay
 from tfrview.core.records.images import ImageError, decode_image, find_images, image_features
@@ -105,6 +105,7 @@ def export_records(
     """Records into a new TFRecord file: payloads (re-framed with fresh headers and CRCs) or the
     (number, RecordCopy | None) pairs of `record_copies` (None: a damaged record left out)."""
     refuse_overwriting_inputs(out, list(inputs))
+    clean_stale(out)  # what a killed write to it left
     left_out: list[int] = []
     kept_damaged: list[int] = []
     with RecordWriter(out, compression) as w:
@@ -139,6 +140,7 @@ def export_jsonl(
     """One JSON object per record, as `tfrview dump --json` prints them. Items are (number, offset,
     payload) or (number, offset, payload, extra): extra (file, CRC status, problems) goes in too."""
     refuse_overwriting_inputs(out, list(inputs))
+    clean_stale(out)  # what a killed write to it left
     n = 0
     with atomic_file(out, "w") as fh:
         for number, offset, data, *extra in items:

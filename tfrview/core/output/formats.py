@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tfrview.core.output.annotated import Classes, NoImagesError, Tally, annotated_records
-from tfrview.core.output.atomic import atomic_dir, check_new_output, new_temp_file, output_error
+from tfrview.core.output.atomic import atomic_dir, check_new_output, clean_stale, new_temp_file, output_error
 from tfrview.core.output.export import ExportResult, Progress
 from tfrview.core.output.words import ExportFormat
 from tfrview.core.records.reading import BoxSpec, ReadingContext
@@ -42,6 +42,7 @@ def export_annotated(
     fmt = ExportFormat(fmt)
     out = Path(out)
     check_new_output(out, list(inputs), force, folder=not fmt.is_file)
+    clean_stale(out)  # what a killed write to it left
     context = ReadingContext(label_map=label_map, chosen=tuple(specs), tfds=tfds)
     classes = Classes()
     classes.seed(label_map)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.limits import LINE_ENDINGS_MAX_BYTES, too_large
-from tfrview.core.output.atomic import refuse_overwriting_inputs
+from tfrview.core.output.atomic import clean_stale, refuse_overwriting_inputs
 from tfrview.core.output.salvage import nothing_written
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
@@ -107,6 +107,7 @@ def repair_many(
     out = Path(out)
     refuse_arrayrecord([s for s, _ in parts])
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
+    clean_stale(out)  # what a killed write to it left
     res = RepairResult()
     base = 0
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.output.arwriter import ArrayRecordOut, RecordFormat, official_writer, options_like
-from tfrview.core.output.atomic import refuse_overwriting_inputs
+from tfrview.core.output.atomic import clean_stale, refuse_overwriting_inputs
 from tfrview.core.output.writer import RecordWriter
 from tfrview.core.problems import FRAMING_KINDS
 from tfrview.core.tfrecord.framing import Compression
@@ -81,6 +81,7 @@ def salvage_many(
     when no record would be written."""
     out = Path(out)
     refuse_overwriting_inputs(out, [s.path for s, _ in parts])
+    clean_stale(out)  # what a killed write to it left
     written = dropped = reheadered = regions = unverified = cut = 0
     with RecordWriter(out, compression) if ar_options is None else ArrayRecordOut(out, ar_options) as w:
         for source, idx in parts:

@@ -58,6 +58,8 @@ from tfrview.core.procs.messages import (
     SplitSummary,
     Summary,
     Wrote,
+    as_array,
+    as_lines,
     encode,
 )
 from tfrview.core.procs.requests import (
@@ -207,7 +209,7 @@ def _say_stored_answer(key: str) -> bool:
     if got is None:
         return False
     with _EMIT_LOCK:
-        _OUT.write(got[0].decode())
+        _OUT.write(as_lines(got[0].decode()))
         _OUT.flush()
     return True
 
@@ -223,7 +225,7 @@ def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told
     ):
         return
     records = sum(len(s.offsets) for s in a.shards)
-    store_answer(key, (encode(Progress("records", records, records)) + "".join(told)).encode())
+    store_answer(key, as_array(encode(Progress("records", records, records)) + "".join(told)).encode())
 
 
 def _remember_step_columns(steps_key: tuple[str, list] | None, results: list, a: DatasetAnalysis) -> None:

@@ -13,10 +13,10 @@ takes exactly what `encode` wrote, and anything else is a `ValueError`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tfrview.core import jsontext
 from tfrview.core.errors import Cancelled, TfrviewError
 from tfrview.core.problems import Problem
 
@@ -439,10 +439,23 @@ def from_json(d: Any) -> Message:
 
 
 def encode(msg: Message) -> str:
-    """One line of JSON, ending in a newline."""
-    return json.dumps(to_json(msg)) + "\n"
+    """One line of standard JSON (`jsontext`: a NaN or an infinity tagged), ending in a newline."""
+    return jsontext.dumps(to_json(msg)) + "\n"
 
 
 def decode(line: str | bytes) -> Message:
     """The message `encode` wrote on this line; ValueError for anything else."""
-    return from_json(json.loads(line))
+    return from_json(jsontext.loads(line))
+
+
+def as_array(lines: str) -> str:
+    """`encode`d lines as one JSON array of the messages, to be stored (a row's text must be one
+    JSON value: SQLite's json functions read it); `as_lines` gives the lines back as they were. A
+    line holds no raw newline (JSON escapes it), so `,` + newline only ever joins two lines."""
+    return "[" + ",\n".join(lines.rstrip("\n").split("\n")) + "]" if lines else "[]"
+
+
+def as_lines(array: str) -> str:
+    """The lines `as_array` joined, each ending in a newline."""
+    body = array[1:-1]
+    return body.replace(",\n", "\n") + "\n" if body else ""

@@ -131,18 +131,68 @@ class RemotePath:
         return False
 
 
-_fs_memo: dict[tuple, object] = {}  # (scheme://host, timeouts) -> its filesystem
+_fs_memo: dict[tuple, object] = {}  # (scheme://host, timeouts, environment) -> its filesystem
+
+# What a back-end reads from the environment when it is made (where the server is, who we are):
+# an instance made under other values points at another server, or signs as someone else.
+_ENVIRONMENT = {
+    "s3": (
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+    ),
+    "gs": ("STORAGE_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT"),
+    "az": (
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "AZURE_STORAGE_SAS_TOKEN",
+    ),
+    "hf": ("HF_ENDPOINT", "HF_TOKEN"),
+}
+_ENVIRONMENT |= {"s3a": _ENVIRONMENT["s3"], "gcs": _ENVIRONMENT["gs"], "abfs": _ENVIRONMENT["az"]}
+_ENVIRONMENT["abfss"] = _ENVIRONMENT["az"]
+# CPython's dict behind os.environ and its key encoding: a name not set costs os.environ.get a
+# KeyError caught (~2 us; 11 names twice an object), a lookup in the dict itself ~0.1 us
+_ENV_DATA = getattr(os.environ, "_data", None)
+_ENV_KEYS = (
+    {s: tuple(map(os.environ.encodekey, names)) for s, names in _ENVIRONMENT.items()}
+    if _ENV_DATA is not None and hasattr(os.environ, "encodekey")
+    else None
+)
+
+
+def _environment_of(scheme: str) -> tuple:
+    """What a back-end of `scheme` reads from the environment when it is made, as it is now."""
+    if _ENV_KEYS is not None:
+        return tuple(map(_ENV_DATA.get, _ENV_KEYS.get(scheme, ())))
+    return tuple(map(os.environ.get, _ENVIRONMENT.get(scheme, ())))
 
 
 def filesystem(url: str):
     """The fsspec filesystem for a URL and the path within it. A missing back-end is a one-line
-    error naming the extra to install. Remembered by scheme and host (fsspec's own lookup costs
-    ~0.7 ms a call, twice an object: seconds for a split of thousands)."""
+    error naming the extra to install. Remembered by scheme and host, the timeouts and what the
+    back-end reads from the environment (`_ENVIRONMENT`: fsspec's own lookup costs ~0.7 ms a call,
+    twice an object: seconds for a split of thousands). Never fsspec's remembered instance, which
+    it keys by the arguments alone: one made for another endpoint (`AWS_ENDPOINT_URL` changed, a
+    server on another port) would be handed back, still pointing at the old one."""
     m = _URL.match(url)
     scheme = m["scheme"].lower() if m else ""
     key = None
     if m and "::" not in url and "?" not in url and "#" not in url:  # options in a URL: fsspec's way
-        key = (url[: url.find("/", m.end()) % (len(url) + 1)].lower(), net_timeouts())
+        key = (
+            url[: url.find("/", m.end()) % (len(url) + 1)].lower(),
+            net_timeouts(),
+            _environment_of(scheme),
+        )
         fs = _fs_memo.get(key)
         if fs is not None:
             return fs, fs._strip_protocol(url)
@@ -153,7 +203,10 @@ def filesystem(url: str):
     except ImportError:
         raise NetworkError(f"{printable(url)}: reading {scheme}:// needs {hint}") from None
     try:
-        fs, path = fsspec.core.url_to_fs(url, **_timeouts_for(scheme))
+        # remembered here, by the environment too; a URL with options (a chain, a version) is
+        # fsspec's alone, its instance cache included
+        fresh = {"skip_instance_cache": True} if key is not None else {}
+        fs, path = fsspec.core.url_to_fs(url, **_timeouts_for(scheme), **fresh)
     except (ImportError, ValueError) as exc:
         if isinstance(exc, ValueError) and "Protocol not known" not in str(exc):
             raise NetworkError(f"{printable(url)}: {printable(str(exc))}") from None

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from tfrview.core.errors import TfrviewError
 from tfrview.core.output import export as ex
 from tfrview.core.output.arwriter import RecordFormat, official_writer, options_like
-from tfrview.core.output.atomic import atomic_write_bytes, refuse_overwriting_inputs, remove_partials
+from tfrview.core.output.atomic import atomic_write_bytes, clean_stale, refuse_overwriting_inputs
 from tfrview.core.output.repair import RepairResult, refuse_arrayrecord
 from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.output.words import ExportFormat
@@ -462,7 +462,9 @@ class ExportController(QObject):
                 os.unlink(spans.name)
             value: ex.ExportResult | Failed = end if isinstance(end, Failed) else end.result
             if isinstance(value, Failed) and value.stopped:
-                remove_partials(path)  # a killed job leaves its temporary beside the output
+                # a killed job leaves its temporary beside the output (its process has ended: the
+                # worker waited for it); another writer's, still going, stays
+                clean_stale(path)
             if on_done is not None:
                 on_done(value)
                 return

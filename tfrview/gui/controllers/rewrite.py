@@ -203,6 +203,10 @@ class RewriteController(QObject):
         )
         self.cancel_button = QPushButton("Cancel rewrite", window)
         self.cancel_button.clicked.connect(self.cancel)
+        # both wait hidden until a rewrite puts them in the status bar: a shown window shows its
+        # children, and these two, in no layout yet, sat at its corner over the filter box
+        self.status.hide()
+        self.cancel_button.hide()
         self.last: Rewrote | Failed | None = None
         self.result_box: QMessageBox | None = None
         self.dialog: RewriteDialog | None = None
