@@ -35,7 +35,7 @@ from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.workers.base import Worker
-from tfrview.gui.workers.jobs import JobWorker, replace_job
+from tfrview.gui.workers.jobs import JobWorker, StoredJob, replace_job
 from tfrview.gui.workers.scan import IndexProgress, ScanWorker
 
 log = logging.getLogger(__name__)
@@ -221,6 +221,8 @@ class DatasetSession(QObject):
         w = ScanWorker(self.ds, self, class_ids=self.label_map_auto)
         w.ids_files = self.label_map_files
         w.label_map_json = label_map_json(self.label_map)
+        if self.run_checks and self.checks.phase is Phase.IDLE:  # the analysis `_on_stored_found` starts
+            w.analysis_request = self._early_request()
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
         w.reframed.connect(self.file_reframed)
@@ -330,16 +332,27 @@ class DatasetSession(QObject):
         self._held, self._held_end = [], None  # a run replaced: what it said is void
         self.analysis_started.emit()
         self._set_checks(JobState().started())
-        req = self.request(AnalyzeRequest)
-        if early:
-            req = replace(req, counts=None)
+        req = self._early_request() if early else self.request(AnalyzeRequest)
+        told = self._stored_told(req) if early else None
         self.analyzer = replace_job(
             self.analyzer,
-            JobWorker(req, self),
+            JobWorker(req, self) if told is None else StoredJob(told, self),
             self._on_analysis_items,
             self._on_analysis_done,
             self._on_analysis_error,
         )
+
+    def _early_request(self) -> AnalyzeRequest:
+        """The analysis asked beside the scan: before the window has counted the records (the job
+        counts them)."""
+        return replace(self.request(AnalyzeRequest), counts=None)
+
+    def _stored_told(self, req: AnalyzeRequest) -> list | None:
+        """What the analysis said when it last ran over these unchanged files with this very request,
+        as the scan read it from the store (`ScanWorker.stored_analysis`); None: run the job."""
+        w = self.indexer
+        got = w.stored_analysis if w is not None else None
+        return got[1] if got is not None and got[0] == req else None
 
     def _set_checks(self, state: JobState) -> None:
         self.checks = state

@@ -21,7 +21,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from tfrview.core.analysis import plan, run_tasks, stepcolumns
-from tfrview.core.analysis.cache import answer_key, is_stored, load_answer, store_answer, store_many
+from tfrview.core.analysis.cache import (
+    identities,
+    is_stored,
+    load_answer,
+    store_answer,
+    store_many,
+)
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, facts_used, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
@@ -76,6 +82,7 @@ from tfrview.core.procs.requests import (
     WriteRequest,
 )
 from tfrview.core.procs.requests import decode as decode_request
+from tfrview.core.procs.stored import analysis_key, analysis_tasks
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
@@ -128,16 +135,11 @@ def job_analyze(req: AnalyzeRequest) -> None:
 
     paths, files = list(req.paths), req.files or list(range(len(req.paths)))
     sent_plot = _quick_event_plot(req)
-    tasks = plan(paths, True, req.label_map or None, box_specs=req.box_specs)
-    if req.label_map_files is not None:  # a map found beside one dataset: its files only
-        mine = set(req.label_map_files)
-        tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
-    # the answer depends on the files, their splits and the rules as well as on each file's result
-    memo = (
-        None
-        if sent_plot
-        else answer_key(tasks, ["analysis", list(files), list(req.splits or ()), list(req.rules)])
-    )
+    tasks = analysis_tasks(req)
+    # the answer depends on the files, their splits and the rules as well as on each file's result;
+    # the identities most often as the window's scan just read them (`cache.identities`)
+    ids = None if sent_plot else identities(paths)
+    memo = None if ids is None else analysis_key(req, tasks, dict(zip(paths, ids, strict=True)))
     if memo is not None and _say_stored_answer(memo[0]):
         return
     known = {t.path: i for t, i in zip(tasks, memo[1], strict=True)} if memo is not None else None
