@@ -91,6 +91,9 @@ class DatasetSession(QObject):
         # a predictions file the person loaded (File › Load Predictions…, issue 24): every job over
         # the stored analysis reads its tp, fp, fn, max_fp_score instead of the records' own
         self.predictions_file: str | None = None
+        self._asked_with: tuple | None = (
+            None  # (the scan, `_analysis_inputs`) its analysis request was made with
+        )
         self._early_for: ScanWorker | None = None  # the scan an analysis started beside (`_on_stored_found`)
         # the analysis's words that came while the scan still ran, and its end (said once it ends):
         # a QA finding is numbered by the files before it, which must be framed first
@@ -223,6 +226,7 @@ class DatasetSession(QObject):
         w.label_map_json = label_map_json(self.label_map)
         if self.run_checks and self.checks.phase is Phase.IDLE:  # the analysis `_on_stored_found` starts
             w.analysis_request = self._early_request()
+            self._asked_with = (w, self._analysis_inputs())
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
         w.reframed.connect(self.file_reframed)
@@ -332,7 +336,10 @@ class DatasetSession(QObject):
         self._held, self._held_end = [], None  # a run replaced: what it said is void
         self.analysis_started.emit()
         self._set_checks(JobState().started())
-        req = self._early_request() if early else self.request(AnalyzeRequest)
+        if early and self._asked_with == (self.indexer, self._analysis_inputs()):
+            req = self.indexer.analysis_request  # as asked when the scan started: nothing changed since
+        else:
+            req = self._early_request() if early else self.request(AnalyzeRequest)
         told = self._stored_told(req) if early else None
         self.analyzer = replace_job(
             self.analyzer,
@@ -340,6 +347,19 @@ class DatasetSession(QObject):
             self._on_analysis_items,
             self._on_analysis_done,
             self._on_analysis_error,
+        )
+
+    def _analysis_inputs(self) -> tuple:
+        """What an analysis request holds that may change while a window is open (the request's
+        paths and numbers do not): compared, not rebuilt, as the stored analysis arrives (building
+        a request walks every file: 10,000 on the UI thread while the scan thread holds the GIL)."""
+        return (
+            label_map_json(self.label_map),
+            self.label_map_files,
+            tuple(s.to_json() for s in remembered_specs()),
+            tuple(self.splits),
+            self.predictions_file,
+            analysis_jobs(),
         )
 
     def _early_request(self) -> AnalyzeRequest:

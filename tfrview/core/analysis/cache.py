@@ -360,6 +360,22 @@ def identities(paths: list[str]) -> list | None:
     return out
 
 
+def split_digest(paths: list[str], ids: list) -> str:
+    """One digest of every file's path and identity (`identities`), from which a split's answers
+    are keyed (`split_key`): 10,000 shards hashed once a session, not once an answer and a
+    `ShardTask` a file each time (~0.1 s of the window's scan thread an answer)."""
+    return hashlib.sha256(json.dumps([FORMAT, paths, ids], default=str).encode()).hexdigest()
+
+
+def split_key(digest: str, what: object) -> str:
+    """The key of a whole answer over the files of `digest` (`split_digest`), with `what` else it
+    depends on (which answer, the settings every file was read with): for `store_answer`/
+    `load_answer`. A file's task is fixed by its identity and those settings (its parts by its size
+    and first bytes), so the tasks themselves need not be planned to find the answer."""
+    text = json.dumps([FORMAT, "split", digest, what], sort_keys=True, default=str)
+    return "answer-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def still(paths: list[str], identities: list) -> bool:
     """Whether every file is still as its identity saw it (a stat a local file: `_unchanged`)."""
     return all(_unchanged(p, i) for p, i in zip(paths, identities, strict=True))

@@ -25,6 +25,7 @@ from tfrview.core.analysis.cache import (
     identities,
     is_stored,
     load_answer,
+    split_digest,
     store_answer,
     store_many,
 )
@@ -139,10 +140,10 @@ def job_analyze(req: AnalyzeRequest) -> None:
     # the answer depends on the files, their splits and the rules as well as on each file's result;
     # the identities most often as the window's scan just read them (`cache.identities`)
     ids = None if sent_plot else identities(paths)
-    memo = None if ids is None else analysis_key(req, tasks, dict(zip(paths, ids, strict=True)))
+    memo = None if ids is None else (analysis_key(req, split_digest(paths, ids)), ids)
     if memo is not None and _say_stored_answer(memo[0]):
         return
-    known = {t.path: i for t, i in zip(tasks, memo[1], strict=True)} if memo is not None else None
+    known = dict(zip(paths, ids, strict=True)) if memo is not None else None
     steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs, known)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
 
@@ -198,7 +199,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
         store_many(later)  # one transaction
     if memo is not None and scalar_to_show(summary) is None:  # (a plot is made from the facts)
         told.append(encode(replace(said, cached=len(results))))  # said again: every file stored
-        _remember_answer(memo, tasks, results, a, told)
+        _remember_answer(memo, paths, results, a, told)
 
 
 def _say_stored_answer(key: str) -> bool:
@@ -214,12 +215,12 @@ def _say_stored_answer(key: str) -> bool:
     return True
 
 
-def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told: list[str]) -> None:
+def _remember_answer(memo: tuple[str, list], paths: list[str], results: list, a, told: list[str]) -> None:
     """What the pass told the window, stored whole under the files' identities, when every file was
     read well and none changed since its identity was taken (a file read in another state would make
     the answer wrong for the identity it is stored under). It starts with the records counted."""
-    key, identities = memo
-    was = {t.path: i for t, i in zip(tasks, identities, strict=True)}
+    key, ids = memo
+    was = dict(zip(paths, ids, strict=True))
     if any(
         r.error is not None or r.identity is None or tuple(r.identity) != tuple(was[r.path]) for r in results
     ):

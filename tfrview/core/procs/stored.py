@@ -33,14 +33,34 @@ def analysis_tasks(req: AnalyzeRequest, sizes: list[int] | None = None) -> list:
     return tasks
 
 
-def analysis_key(req: AnalyzeRequest, tasks: list, known: dict | None = None) -> tuple[str, list] | None:
-    """(the key of the pass's whole answer, each task's identity), or None (a file without one):
-    the files, their splits and the rules as well as each task (`cache.answer_key`). `known`: path ->
-    identity read a moment ago (`cache.identities`), not read again."""
-    from tfrview.core.analysis.cache import answer_key
+def analysis_key(req: AnalyzeRequest, digest: str) -> str:
+    """The key of the pass's whole answer over the request's files as `digest` saw them
+    (`cache.split_digest` of their paths and identities): with the files' numbers and splits, the
+    rules, and what each file's task is read with (the label map and the files it is for, the box
+    keys chosen, each folder's TFDS features), so no task need be planned to find it (~0.1 s of
+    10,000 shards)."""
+    import os
+
+    from tfrview.core.analysis.cache import split_key
+    from tfrview.core.tfds.features import features_of_folder
+    from tfrview.core.tfrecord.remote import is_url
 
     files = req.files or list(range(len(req.paths)))
-    return answer_key(tasks, ["analysis", list(files), list(req.splits or ()), list(req.rules)], known)
+    folders = sorted({os.path.dirname(p) or "." for p in req.paths if not is_url(p)})
+    tfds = [(d, f.stamp if f is not None else "") for d in folders for f in [features_of_folder(d)]]
+    return split_key(
+        digest,
+        [
+            "analysis",
+            list(files),
+            list(req.splits or ()),
+            list(req.rules),
+            req.label_map or {},
+            None if req.label_map_files is None else list(req.label_map_files),
+            list(req.box_specs),
+            tfds,
+        ],
+    )
 
 
 def stored_messages(key: str) -> list[Message] | None:

@@ -149,7 +149,7 @@ class ScanWorker(Worker):
             self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
             memo = self._split_answer()
             if memo is not None:
-                self._read_stored_analysis(memo[1])
+                self._read_stored_analysis(memo[2])
             if memo is not None and self._from_answer(memo[0]):
                 memo = None  # taken: nothing new to remember
         ahead = self._reader_ahead()
@@ -176,7 +176,7 @@ class ScanWorker(Worker):
                 self._reframe()
                 self._emit(ScanPhase.DONE, total, total)
                 if memo is not None:
-                    self._remember_answer(*memo)
+                    self._remember_answer(memo[0], memo[1])
 
     def _answer_may_serve(self) -> bool:
         """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
@@ -187,33 +187,28 @@ class ScanWorker(Worker):
             f.source is None or f.source.remote or f.index.count or not _maybe_plain(f.source) for f in files
         )
 
-    def _split_answer(self) -> tuple[str, list] | None:
-        """The key of this split's stored scan (every file's index: `analysis.splitindex`) and the
-        files' identities (`cache.identities`: an unchanged file's as last read, from a stat); None
-        if a file has no identity."""
-        from tfrview.core.analysis.cache import answer_key, identities
-        from tfrview.core.analysis.results import ShardTask
+    def _split_answer(self) -> tuple[str, list, str] | None:
+        """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
+        files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
+        their digest (`cache.split_digest`); None if a file has no identity."""
+        from tfrview.core.analysis.cache import identities, split_digest, split_key
 
         paths = [str(f.path) for f in self.dataset.files]
         ids = identities(paths)
         if ids is None:
             return None
-        return answer_key(
-            [ShardTask(p, fi) for fi, p in enumerate(paths)], ["scan"], dict(zip(paths, ids, strict=True))
-        )
+        digest = split_digest(paths, ids)
+        return split_key(digest, ["scan"]), ids, digest
 
-    def _read_stored_analysis(self, ids: list) -> None:
+    def _read_stored_analysis(self, digest: str) -> None:
         """The stored answer of the analysis the window would start (`analysis_request`), keyed by
         the identities just read: the session says it instead of starting a job (`StoredJob`)."""
-        from tfrview.core.procs.stored import analysis_key, analysis_tasks, stored_messages
+        from tfrview.core.procs.stored import analysis_key, stored_messages
 
         req = self.analysis_request
-        if req is None or len(req.paths) != len(ids):
+        if req is None or list(req.paths) != [str(f.path) for f in self.dataset.files]:
             return
-        known = dict(zip(req.paths, ids, strict=True))
-        sizes = [int(i[2]) for i in ids]  # (device, inode, size, ...): as the identity saw it
-        key = analysis_key(req, analysis_tasks(req, sizes), known)
-        told = stored_messages(key[0]) if key is not None else None
+        told = stored_messages(analysis_key(req, digest))
         if told is not None:
             self.stored_analysis = (req, told)
 
