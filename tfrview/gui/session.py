@@ -91,9 +91,8 @@ class DatasetSession(QObject):
         # a predictions file the person loaded (File › Load Predictions…, issue 24): every job over
         # the stored analysis reads its tp, fp, fn, max_fp_score instead of the records' own
         self.predictions_file: str | None = None
-        self._asked_with: tuple | None = (
-            None  # (the scan, `_analysis_inputs`) its analysis request was made with
-        )
+        # (the scan, `_analysis_inputs`): what the analysis request given to that scan was made with
+        self._asked_with: tuple | None = None
         self._early_for: ScanWorker | None = None  # the scan an analysis started beside (`_on_stored_found`)
         # the analysis's words that came while the scan still ran, and its end (said once it ends):
         # a QA finding is numbered by the files before it, which must be framed first

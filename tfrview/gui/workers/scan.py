@@ -240,9 +240,10 @@ class ScanWorker(Worker):
         files = self.dataset.files
         counts = np.fromiter((len(x.status) for x in indexes), np.int64, len(indexes))
         status = np.concatenate([x.status for x in indexes]) if indexes else np.zeros(0, np.uint8)
-        ends = np.cumsum(counts)
-        unchecked = np.concatenate([[0], np.cumsum((status & VERIFIED) == 0)])  # before each record
-        verified = (counts > 0) & (unchecked[ends] == unchecked[ends - counts])
+        unchecked = np.flatnonzero((status & VERIFIED) == 0)  # the records whose data CRC was not
+        verified = counts > 0
+        if len(unchecked):  # ... and the files they are in
+            verified[np.searchsorted(np.cumsum(counts), unchecked, side="right")] = False
         if at < self._began and not self.stored_files:  # analysed before: its analysis may start now
             self.stored_found.emit()
         taken = 0
