@@ -324,39 +324,40 @@ def identities(paths: list[str]) -> list | None:
     just written, an object in storage) is read as `identity_of` reads it, and the row written
     again. None when a file has no identity (as `answer_key` then gives none)."""
     key = "ids-" + hashlib.sha256(json.dumps([FORMAT, "identities", paths]).encode()).hexdigest()[:32]
-    kept: dict = {}
+    kept: list | None = None  # each file's identity as last read, and when (ns), in `paths`' order
     got = load_answer(key)
     if got is not None:
         try:
-            kept = {p: (int(at), tuple(i)) for p, at, i in json.loads(got[0])}
-        except (ValueError, TypeError) as exc:  # written by a broken run: every file read
+            doc = json.loads(got[0])
+            if doc["paths"] == paths and len(doc["ids"]) == len(doc["at"]) == len(paths):
+                kept = list(zip(doc["ids"], doc["at"], strict=True))
+        except (ValueError, TypeError, KeyError) as exc:  # written by a broken run: every file read
             log.info("stored identities %s unreadable (%s): read again", key, exc)
     out: list = []
-    rows: list = []
+    ats: list[int] = []
     fresh = 0
-    for p in paths:
-        had = kept.get(p)
+    for k, p in enumerate(paths):
         i = None
-        if had is not None and not is_url(p):
-            at, was = had
+        if kept is not None and not is_url(p):
+            was, at = kept[k]
             try:
                 st = os.stat(p)
             except OSError:
                 return None
-            if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == tuple(was[:5]) and (
+            if [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns] == was[:5] and (
                 st.st_ctime_ns < at - _SETTLED_NS
             ):
-                i = was
+                i = tuple(was)
         if i is None:
             at = time.time_ns()  # before the read: a write after it is later than this
             i = identity_of(p)
             if i is None:
                 return None
             fresh += 1
-        out.append(tuple(i))
-        rows.append((p, at, list(i)))
+        out.append(i)
+        ats.append(at)
     if fresh:
-        store_answer(key, json.dumps(rows).encode())
+        store_answer(key, json.dumps({"paths": paths, "ids": out, "at": ats}).encode())
     return out
 
 
