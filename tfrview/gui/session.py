@@ -272,9 +272,11 @@ class DatasetSession(QObject):
     @Slot()
     def _on_stored_found(self) -> None:
         """The scan took a file's results from the store: the split was analysed before, so its
-        analysis (likely stored whole: `procs.jobs._say_stored_answer`) starts now, beside the scan,
-        not after it (10,000 unchanged shards: the findings ~5 s sooner). Its words wait for the
-        scan's end (`_on_analysis_items`). Only a first analysis: a rerun follows its scan."""
+        analysis starts now, beside the scan, not after it (10,000 unchanged shards: the findings
+        ~5 s sooner): said from its stored answer when the scan read one for this very request
+        (`StoredJob`, no process), else a job (which may find it stored whole:
+        `procs.jobs._say_stored_answer`). Its words wait for the scan's end
+        (`_on_analysis_items`). Only a first analysis: a rerun follows its scan."""
         w = self.indexer
         if (
             w is None
