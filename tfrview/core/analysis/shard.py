@@ -392,12 +392,11 @@ def part_range(n: int, part: int, parts: int) -> tuple[int, int]:
     return n * part // parts, n * (part + 1) // parts
 
 
-def plan(paths, deep: bool, label_map: dict | None = None, sizes=None, **kw) -> list[ShardTask]:
+def plan(paths, deep: bool, label_map: dict | None = None, **kw) -> list[ShardTask]:
     """Tasks for files in the dataset's order: one per file, and for the deep pass over a big file
     one per PART_BYTES of it or per limits.PART_RECORDS records (estimated; at most MAX_PARTS), so
     one 2,000,000-record file keeps every core busy and a worker's memory stays bounded. The parts depend on the file alone, never on `jobs`: stored results stay valid whatever
-    the number of workers. `sizes`: each file's size as just listed (the window's), not asked again
-    (a stat a file: ~0.05 s of 10,000 shards)."""
+    the number of workers."""
     from tfrview.core.tfds.features import features_of_folder  # start-up: kept off the CLI's path
     from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
 
@@ -414,7 +413,7 @@ def plan(paths, deep: bool, label_map: dict | None = None, sizes=None, **kw) -> 
         parts = 1
         if deep and not is_url(path):  # a remote file is read once: each part would fetch it whole
             try:
-                size = os.stat(path).st_size if sizes is None else sizes[i]
+                size = os.stat(path).st_size
                 by_records = round(estimated_records(path, size) / limits.PART_RECORDS)  # about: an estimate
                 parts = max(1, min(MAX_PARTS, max(size // PART_BYTES, by_records)))
             except OSError:

@@ -20,13 +20,13 @@ from tfrview.core.procs.requests import AnalyzeRequest
 log = logging.getLogger(__name__)
 
 
-def analysis_tasks(req: AnalyzeRequest, sizes: list[int] | None = None) -> list:
+def analysis_tasks(req: AnalyzeRequest) -> list:
     """The pass's tasks for the request's files (a label map found beside one dataset: its files
-    only); `sizes`: the files' sizes as just listed (`shard.plan`)."""
+    only)."""
     from tfrview.core.analysis.shard import plan
 
     files = req.files or list(range(len(req.paths)))
-    tasks = plan(list(req.paths), True, req.label_map or None, sizes=sizes, box_specs=req.box_specs)
+    tasks = plan(list(req.paths), True, req.label_map or None, box_specs=req.box_specs)
     if req.label_map_files is not None:
         mine = set(req.label_map_files)
         tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
