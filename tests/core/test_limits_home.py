@@ -42,7 +42,8 @@ NOT_LIMITS = {
     "core/tags/identity.py": {"ENDS", "_SPAN"},  # bytes of a file's tag key; a read's piece size
     "core/tags/store.py": {"_SCHEMA"},  # the store's version
     "gui/controllers/tags.py": {"ASK_ABOVE"},  # when the window asks before a long action: no bound
-    "core/analysis/cache.py": {"FORMAT", "_SCHEMA", "_TOUCH_AFTER"},  # store versions; a cadence
+    # store versions; a cadence; how settled a ctime must be to vouch for a file (a rule of trust)
+    "core/analysis/cache.py": {"FORMAT", "_SCHEMA", "_TOUCH_AFTER", "_SETTLED_NS"},
     "core/analysis/progress.py": {"EVERY", "SUMMARY_SECONDS"},  # cadences of progress messages
     "core/analysis/compare.py": {"CATEGORY_INTS"},  # which integers are ids: a rule of meaning, no bound
     "core/procs/jobs.py": {"PROGRESS_SECONDS"},  # a cadence

@@ -4,6 +4,7 @@ does) and gives every file the index, CRC status and problems the scan in this p
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 
 import numpy as np
 
@@ -82,3 +83,64 @@ def test_a_reopened_split_takes_every_index_from_its_stored_scan(qtbot, tmp_path
     (folder / "s-00003-of-00020.tfrecord").write_bytes(data)  # changed: one more record
     changed, w3, _ = _scanned(folder, True)
     assert changed.files[3].index.count == 31 and w3.stored_files < 20  # not the stored answer
+
+
+def test_a_reopened_split_says_its_stored_analysis_without_a_job(qtbot, tmp_path, monkeypatch):
+    """Reopening an unchanged split analysed before: the scan reads the analysis's stored answer with
+    the identities it read for its own (`procs.stored`), and the session says it (`StoredJob`): the
+    same findings and summary, every file from the store, no job process. A shard changed since is
+    scanned again, and its analysis is a job again."""
+    import io
+
+    from tfrview.core.procs import jobs
+    from tfrview.core.procs.messages import Progress, Summary, decode
+    from tfrview.gui.job_state import Phase
+    from tfrview.gui.session import DatasetSession
+    from tfrview.gui.workers.jobs import JobWorker, StoredJob
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan, "POOL_MIN_FILES", 16)
+    folder = _split(tmp_path / "split", 20)
+    (folder / "s-00011-of-00020.tfrecord").write_bytes(framed(payloads(30))[0])  # no gzip: all plain
+    _scanned(folder, False)  # the split's scan stored whole
+
+    def session() -> DatasetSession:
+        s = DatasetSession(Dataset.open([str(folder)]), run_checks=True)
+        s.found = []
+        s.problem_found.connect(lambda fi, p: s.found.append((fi, p.kind, p.offset)))
+        return s
+
+    first = session()
+    out = io.StringIO()
+    monkeypatch.setattr(jobs, "_OUT", out)
+    jobs.job_analyze(replace(first._early_request(), jobs=1))  # as the window's job: its answer stored
+    told = [decode(line) for line in out.getvalue().splitlines()]
+    first.ds.close()
+
+    s = session()
+    try:
+        s.start()
+        qtbot.waitUntil(lambda: s.scan_over and s.checks.phase is Phase.DONE, timeout=20000)
+        assert isinstance(s.analyzer, StoredJob) and s.indexer.stored_analysis is not None
+        # what the job said, said again (its summary now says every file came from the store)
+        kept = [m for m in told if not isinstance(m, (Progress, Summary))]
+        again = s.analyzer.messages
+        assert [m for m in again if not isinstance(m, (Progress, Summary))] == kept
+        assert again[-1].summary == told[-1].summary and again[-1].cached == again[-1].files == 20
+        assert not s.summary_partial and s.summary == told[-1].summary
+        assert s.analysis_note.startswith("checked ")  # every file's stored analysis still holds
+        assert sorted({fi for fi, *_ in s.found}) == [7, 9]
+    finally:
+        s.shutdown()
+        s.ds.close()
+
+    (folder / "s-00003-of-00020.tfrecord").write_bytes(framed(payloads(31))[0])  # changed: one more record
+    s = session()
+    try:
+        s.start()
+        qtbot.waitUntil(lambda: s.scan_over, timeout=20000)
+        assert s.ds.files[3].index.count == 31 and s.indexer.stored_analysis is None
+        assert s.analyzer is None or isinstance(s.analyzer, JobWorker)  # the pass runs again
+    finally:
+        s.shutdown()
+        s.ds.close()

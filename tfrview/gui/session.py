@@ -35,7 +35,7 @@ from tfrview.gui.dialogs import remembered_specs
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.scan_phase import ScanPhase
 from tfrview.gui.workers.base import Worker
-from tfrview.gui.workers.jobs import JobWorker, replace_job
+from tfrview.gui.workers.jobs import JobWorker, StoredJob, replace_job
 from tfrview.gui.workers.scan import IndexProgress, ScanWorker
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,8 @@ class DatasetSession(QObject):
         # a predictions file the person loaded (File › Load Predictions…, issue 24): every job over
         # the stored analysis reads its tp, fp, fn, max_fp_score instead of the records' own
         self.predictions_file: str | None = None
+        # (the scan, `_analysis_inputs`): what the analysis request given to that scan was made with
+        self._asked_with: tuple | None = None
         self._early_for: ScanWorker | None = None  # the scan an analysis started beside (`_on_stored_found`)
         # the analysis's words that came while the scan still ran, and its end (said once it ends):
         # a QA finding is numbered by the files before it, which must be framed first
@@ -221,6 +223,9 @@ class DatasetSession(QObject):
         w = ScanWorker(self.ds, self, class_ids=self.label_map_auto)
         w.ids_files = self.label_map_files
         w.label_map_json = label_map_json(self.label_map)
+        if self.run_checks and self.checks.phase is Phase.IDLE:  # the analysis `_on_stored_found` starts
+            w.analysis_request = self._early_request()
+            self._asked_with = (w, self._analysis_inputs())
         w.progress.connect(self._on_index_progress)
         w.problem_found.connect(self.problem_found)
         w.reframed.connect(self.file_reframed)
@@ -267,9 +272,11 @@ class DatasetSession(QObject):
     @Slot()
     def _on_stored_found(self) -> None:
         """The scan took a file's results from the store: the split was analysed before, so its
-        analysis (likely stored whole: `procs.jobs._say_stored_answer`) starts now, beside the scan,
-        not after it (10,000 unchanged shards: the findings ~5 s sooner). Its words wait for the
-        scan's end (`_on_analysis_items`). Only a first analysis: a rerun follows its scan."""
+        analysis starts now, beside the scan, not after it (10,000 unchanged shards: the findings
+        ~5 s sooner): said from its stored answer when the scan read one for this very request
+        (`StoredJob`, no process), else a job (which may find it stored whole:
+        `procs.jobs._say_stored_answer`). Its words wait for the scan's end
+        (`_on_analysis_items`). Only a first analysis: a rerun follows its scan."""
         w = self.indexer
         if (
             w is None
@@ -330,16 +337,43 @@ class DatasetSession(QObject):
         self._held, self._held_end = [], None  # a run replaced: what it said is void
         self.analysis_started.emit()
         self._set_checks(JobState().started())
-        req = self.request(AnalyzeRequest)
-        if early:
-            req = replace(req, counts=None)
+        if early and self._asked_with == (self.indexer, self._analysis_inputs()):
+            req = self.indexer.analysis_request  # as asked when the scan started: nothing changed since
+        else:
+            req = self._early_request() if early else self.request(AnalyzeRequest)
+        told = self._stored_told(req) if early else None
         self.analyzer = replace_job(
             self.analyzer,
-            JobWorker(req, self),
+            JobWorker(req, self) if told is None else StoredJob(told, self),
             self._on_analysis_items,
             self._on_analysis_done,
             self._on_analysis_error,
         )
+
+    def _analysis_inputs(self) -> tuple:
+        """What an analysis request holds that may change while a window is open (the request's
+        paths and numbers do not): compared, not rebuilt, as the stored analysis arrives (building
+        a request walks every file: 10,000 on the UI thread while the scan thread holds the GIL)."""
+        return (
+            label_map_json(self.label_map),
+            self.label_map_files,
+            tuple(s.to_json() for s in remembered_specs()),
+            tuple(self.splits),
+            self.predictions_file,
+            analysis_jobs(),
+        )
+
+    def _early_request(self) -> AnalyzeRequest:
+        """The analysis asked beside the scan: before the window has counted the records (the job
+        counts them)."""
+        return replace(self.request(AnalyzeRequest), counts=None)
+
+    def _stored_told(self, req: AnalyzeRequest) -> list | None:
+        """What the analysis said when it last ran over these unchanged files with this very request,
+        as the scan read it from the store (`ScanWorker.stored_analysis`); None: run the job."""
+        w = self.indexer
+        got = w.stored_analysis if w is not None else None
+        return got[1] if got is not None and got[0] == req else None
 
     def _set_checks(self, state: JobState) -> None:
         self.checks = state

@@ -312,6 +312,72 @@ def answer_key(
     return "answer-" + hashlib.sha256(text.encode()).hexdigest()[:32], [identities[t.path] for t in tasks]
 
 
+_SETTLED_NS = 2_000_000_000  # a file's ctime this long before its identity was read: no write since hides
+
+
+def identities(paths: list[str]) -> list | None:
+    """Every file's identity (`identity_of`), for the keys of a split's stored answers, most of them
+    from one stored row rather than each file's ends read and hashed (10,000 shards: ~0.85 s, read
+    twice on a reopen, by the window's scan and by its analysis job). A local file keeps the identity
+    last read of it when its stat (device, inode, size, mtime, ctime) is what it was then and its
+    ctime was at least `_SETTLED_NS` older than that read: any write since would have moved its
+    ctime past it (`_unchanged`'s rule; no one sets a ctime back). Any other file (changed, new,
+    just written, an object in storage) is read as `identity_of` reads it, and the row written
+    again. None when a file has no identity (as `answer_key` then gives none)."""
+    key = "ids-" + hashlib.sha256(json.dumps([FORMAT, "identities", paths]).encode()).hexdigest()[:32]
+    kept: list | None = None  # each file's identity as last read, and when (ns), in `paths`' order
+    got = load_answer(key)
+    if got is not None:
+        try:
+            doc = json.loads(got[0])
+            if doc["paths"] == paths and len(doc["ids"]) == len(doc["at"]) == len(paths):
+                kept = list(zip(doc["ids"], doc["at"], strict=True))
+        except (ValueError, TypeError, KeyError) as exc:  # written by a broken run: every file read
+            log.info("stored identities %s unreadable (%s): read again", key, exc)
+    out: list = []
+    ats: list[int] = []
+    fresh = 0
+    for k, p in enumerate(paths):
+        i = None
+        if kept is not None and not is_url(p):
+            was, at = kept[k]
+            try:
+                st = os.stat(p)
+            except OSError:
+                return None
+            if [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns] == was[:5] and (
+                st.st_ctime_ns < at - _SETTLED_NS
+            ):
+                i = tuple(was)
+        if i is None:
+            at = time.time_ns()  # before the read: a write after it is later than this
+            i = identity_of(p)
+            if i is None:
+                return None
+            fresh += 1
+        out.append(i)
+        ats.append(at)
+    if fresh:
+        store_answer(key, json.dumps({"paths": paths, "ids": out, "at": ats}).encode())
+    return out
+
+
+def split_digest(paths: list[str], ids: list) -> str:
+    """One digest of every file's path and identity (`identities`), from which a split's answers
+    are keyed (`split_key`): 10,000 shards hashed once a session, not once an answer and a
+    `ShardTask` a file each time (~0.1 s of the window's scan thread an answer)."""
+    return hashlib.sha256(json.dumps([FORMAT, paths, ids], default=str).encode()).hexdigest()
+
+
+def split_key(digest: str, what: object) -> str:
+    """The key of a whole answer over the files of `digest` (`split_digest`), with `what` else it
+    depends on (which answer, the settings every file was read with): for `store_answer`/
+    `load_answer`. A file's task is fixed by its identity and those settings (its parts by its size
+    and first bytes), so the tasks themselves need not be planned to find the answer."""
+    text = json.dumps([FORMAT, "split", digest, what], sort_keys=True, default=str)
+    return "answer-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def still(paths: list[str], identities: list) -> bool:
     """Whether every file is still as its identity saw it (a stat a local file: `_unchanged`)."""
     return all(_unchanged(p, i) for p, i in zip(paths, identities, strict=True))

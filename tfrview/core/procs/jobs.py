@@ -21,7 +21,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from tfrview.core.analysis import plan, run_tasks, stepcolumns
-from tfrview.core.analysis.cache import answer_key, is_stored, load_answer, store_answer, store_many
+from tfrview.core.analysis.cache import (
+    identities,
+    is_stored,
+    load_answer,
+    split_digest,
+    store_answer,
+    store_many,
+)
 from tfrview.core.analysis.datasummary import DatasetSummary
 from tfrview.core.analysis.filterexpr import compile_filter, facts_for, facts_used, parse, resolve_keys
 from tfrview.core.analysis.merge import DatasetAnalysis, merge
@@ -78,6 +85,7 @@ from tfrview.core.procs.requests import (
     WriteRequest,
 )
 from tfrview.core.procs.requests import decode as decode_request
+from tfrview.core.procs.stored import analysis_key, analysis_tasks
 from tfrview.core.records.labelmap import LabelMap
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import crc32c_function
@@ -130,19 +138,14 @@ def job_analyze(req: AnalyzeRequest) -> None:
 
     paths, files = list(req.paths), req.files or list(range(len(req.paths)))
     sent_plot = _quick_event_plot(req)
-    tasks = plan(paths, True, req.label_map or None, box_specs=req.box_specs)
-    if req.label_map_files is not None:  # a map found beside one dataset: its files only
-        mine = set(req.label_map_files)
-        tasks = [t if files[t.file_no] in mine else replace(t, label_map=None) for t in tasks]
-    # the answer depends on the files, their splits and the rules as well as on each file's result
-    memo = (
-        None
-        if sent_plot
-        else answer_key(tasks, ["analysis", list(files), list(req.splits or ()), list(req.rules)])
-    )
+    tasks = analysis_tasks(req)
+    # the answer depends on the files, their splits and the rules as well as on each file's result;
+    # the identities most often as the window's scan just read them (`cache.identities`)
+    ids = None if sent_plot else identities(paths)
+    memo = None if ids is None else (analysis_key(req, split_digest(paths, ids)), ids)
     if memo is not None and _say_stored_answer(memo[0]):
         return
-    known = {t.path: i for t, i in zip(tasks, memo[1], strict=True)} if memo is not None else None
+    known = dict(zip(paths, ids, strict=True)) if memo is not None else None
     steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs, known)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
 
@@ -198,7 +201,7 @@ def job_analyze(req: AnalyzeRequest) -> None:
         store_many(later)  # one transaction
     if memo is not None and scalar_to_show(summary) is None:  # (a plot is made from the facts)
         told.append(encode(replace(said, cached=len(results))))  # said again: every file stored
-        _remember_answer(memo, tasks, results, a, told)
+        _remember_answer(memo, paths, results, a, told)
 
 
 def _say_stored_answer(key: str) -> bool:
@@ -214,12 +217,12 @@ def _say_stored_answer(key: str) -> bool:
     return True
 
 
-def _remember_answer(memo: tuple[str, list], tasks: list, results: list, a, told: list[str]) -> None:
+def _remember_answer(memo: tuple[str, list], paths: list[str], results: list, a, told: list[str]) -> None:
     """What the pass told the window, stored whole under the files' identities, when every file was
     read well and none changed since its identity was taken (a file read in another state would make
     the answer wrong for the identity it is stored under). It starts with the records counted."""
-    key, identities = memo
-    was = {t.path: i for t, i in zip(tasks, identities, strict=True)}
+    key, ids = memo
+    was = dict(zip(paths, ids, strict=True))
     if any(
         r.error is not None or r.identity is None or tuple(r.identity) != tuple(was[r.path]) for r in results
     ):

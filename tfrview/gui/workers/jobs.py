@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 
-from tfrview.core.procs.messages import Failed, Message, Plot, Summary
+from tfrview.core.procs.messages import Done, Failed, Message, Plot, Summary
 from tfrview.core.procs.requests import Request
 from tfrview.gui.workers.base import Worker, stop_child
 
@@ -57,6 +57,21 @@ class JobWorker(Worker):
             if batch:
                 self.result.emit(batch)
             stop_child(self.proc)
+
+
+class StoredJob(Worker):
+    """A job whose whole answer is already in hand: the analysis of an unchanged split, read from
+    the store with the scan's own file identities (`procs.stored`). Its messages reach the owner
+    as a job's would (`result`, then `done`), ending in `Done`; no process is started, so no job
+    reads every file's ends again to say the same stored row."""
+
+    def __init__(self, messages: list[Message], parent=None) -> None:
+        super().__init__(parent)
+        self.messages = list(messages)
+
+    def work(self) -> None:
+        if not self.cancelled:
+            self.result.emit([*self.messages, Done()])
 
 
 class ConversingJob(JobWorker):

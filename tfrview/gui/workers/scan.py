@@ -97,6 +97,10 @@ class ScanWorker(Worker):
         self._pool_got: dict[int, object] = {}
         self._began = 0.0  # when `work` started (a stored result read before it: `stored_found`)
         self._verified: set[int] = set()  # files taken whole with every data CRC checked: no verify pass
+        # the analysis the window would ask for (set by its session): when the split's stored answer
+        # serves, that analysis's stored answer is read here too, with the same file identities
+        self.analysis_request = None
+        self.stored_analysis: tuple | None = None  # (that request, its stored messages)
 
     def _total(self, phase: ScanPhase) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -144,6 +148,8 @@ class ScanWorker(Worker):
             self._at(0)
             self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
             memo = self._split_answer()
+            if memo is not None:
+                self._read_stored_analysis(memo[2])
             if memo is not None and self._from_answer(memo[0]):
                 memo = None  # taken: nothing new to remember
         ahead = self._reader_ahead()
@@ -170,7 +176,7 @@ class ScanWorker(Worker):
                 self._reframe()
                 self._emit(ScanPhase.DONE, total, total)
                 if memo is not None:
-                    self._remember_answer(*memo)
+                    self._remember_answer(memo[0], memo[1])
 
     def _answer_may_serve(self) -> bool:
         """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
@@ -181,13 +187,30 @@ class ScanWorker(Worker):
             f.source is None or f.source.remote or f.index.count or not _maybe_plain(f.source) for f in files
         )
 
-    def _split_answer(self) -> tuple[str, list] | None:
-        """The key of this split's stored scan (every file's index: `analysis.splitindex`) and the
-        files' identities; None if a file has no identity."""
-        from tfrview.core.analysis.cache import answer_key
-        from tfrview.core.analysis.results import ShardTask
+    def _split_answer(self) -> tuple[str, list, str] | None:
+        """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
+        files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
+        their digest (`cache.split_digest`); None if a file has no identity."""
+        from tfrview.core.analysis.cache import identities, split_digest, split_key
 
-        return answer_key([ShardTask(str(f.path), fi) for fi, f in enumerate(self.dataset.files)], ["scan"])
+        paths = [str(f.path) for f in self.dataset.files]
+        ids = identities(paths)
+        if ids is None:
+            return None
+        digest = split_digest(paths, ids)
+        return split_key(digest, ["scan"]), ids, digest
+
+    def _read_stored_analysis(self, digest: str) -> None:
+        """The stored answer of the analysis the window would start (`analysis_request`), keyed by
+        the identities just read: the session says it instead of starting a job (`StoredJob`)."""
+        from tfrview.core.procs.stored import analysis_key, stored_messages
+
+        req = self.analysis_request
+        if req is None or list(req.paths) != [str(f.path) for f in self.dataset.files]:
+            return
+        told = stored_messages(analysis_key(req, digest))
+        if told is not None:
+            self.stored_analysis = (req, told)
 
     def _from_answer(self, key: str) -> bool:
         """Every file's index and CRC status from the split's stored scan, at once; False if there
@@ -205,21 +228,52 @@ class ScanWorker(Worker):
             return False
         if len(indexes) != len(self.dataset.files):
             return False
-        total = self._total(ScanPhase.INDEX)
-        base = 0
-        for fi, (f, x) in enumerate(zip(self.dataset.files, indexes, strict=True)):
-            if f.index.count:  # the first file, framed for the first rows: the same records
-                base += f.source.file_size
-                continue
-            self._at(fi)
-            self._take_whole(
-                fi, f, x.offsets, x.lengths, x.status, x.problems, x.scanned, base, total, at, own=True
-            )
-            base += f.source.file_size
-            if fi % 256 == 0:
-                time.sleep(0)  # the UI thread's turn for the GIL
-        self._counts = None  # counted again from every file at the next report
+        self._take_all(indexes, at)
         return True
+
+    def _take_all(self, indexes: list, at: float) -> None:
+        """Every file not framed yet takes its index from the split's stored scan, as `_take_whole`
+        takes one, in one sweep: each file's arrays adopted as they are (views of the answer's), the
+        files whose every data CRC was checked found by one array operation, one report at the end
+        (10,000 files one by one, a progress check and a reduction each, were ~0.5 s of this thread,
+        which shares the GIL with the UI's)."""
+        files = self.dataset.files
+        counts = np.fromiter((len(x.status) for x in indexes), np.int64, len(indexes))
+        status = np.concatenate([x.status for x in indexes]) if indexes else np.zeros(0, np.uint8)
+        unchecked = np.flatnonzero((status & VERIFIED) == 0)  # the records whose data CRC was not
+        verified = counts > 0
+        if len(unchecked):  # ... and the files they are in
+            verified[np.searchsorted(np.cumsum(counts), unchecked, side="right")] = False
+        if at < self._began and not self.stored_files:  # analysed before: its analysis may start now
+            self.stored_found.emit()
+        taken = 0
+        for fi, (f, x) in enumerate(zip(files, indexes, strict=True)):
+            if f.index.count:  # the first file, framed for the first rows: the same records
+                continue
+            src = f.source
+            if not getattr(src, "sniffed", True):
+                src.assume_plain()
+            f.index.adopt(
+                IndexChunk(
+                    0, x.offsets, x.lengths, x.status, x.problems, x.scanned, src.file_size, True, x.scanned
+                )
+            )
+            if verified[fi]:
+                self._verified.add(fi)
+            if x.problems:
+                self._report(fi, x.problems)
+            if f.expected_records is not None:
+                self._report(fi, self.dataset.check_length(fi))
+            taken += 1
+            if fi % 1024 == 0:
+                time.sleep(0)  # the UI thread's turn for the GIL
+        if taken:
+            self.stored_files += taken
+            self.stored_at = at if self.stored_at is None else min(self.stored_at, at)
+        self.file_no = len(files) - 1
+        self._counts = None  # counted again from every file at the next report
+        total = self._total(ScanPhase.INDEX)
+        self._tick(ScanPhase.INDEX, total, total, True)
 
     def _remember_answer(self, key: str, identities: list) -> None:
         """Every file's index stored as the split's scan, when each file is plain, framed to its end
@@ -289,6 +343,9 @@ class ScanWorker(Worker):
     def _phase(self, name: ScanPhase, in_child, here, size, ahead=None) -> bool:
         """Run one pass over every open file, in a child process or here; False if cancelled."""
         total = self._total(name)
+        if self._nothing_to_do(name):  # a reopened split, every file taken whole from the store
+            self._emit(name, total, total)
+            return True
         base = 0
         for fi, f in enumerate(self.dataset.files):
             if f.source is None or (name is ScanPhase.VERIFY and not f.index.count):
@@ -326,6 +383,17 @@ class ScanWorker(Worker):
             base += size(f)
         self._emit(name, total, total)
         return True
+
+    def _nothing_to_do(self, name: ScanPhase) -> bool:
+        """Whether every open file is framed to its end (INDEX) or, besides, had every data CRC
+        checked (VERIFY): the pass would only walk 10,000 files to skip each."""
+        done = all(f.source is None or f.index.done for f in self.dataset.files)
+        if name is ScanPhase.VERIFY:
+            return done and all(
+                f.source is None or not f.index.count or fi in self._verified
+                for fi, f in enumerate(self.dataset.files)
+            )
+        return done
 
     def _tick(self, phase: ScanPhase, done: int, total: int, force: bool = False) -> None:
         """Progress at most every 50 ms; `force` (a file's first rows or its end) only before the
