@@ -4,7 +4,7 @@ findings and summary from the one stored row itself, with the file identities it
 never start a job that would read every file's ends again only to say the same row (~0.4-0.7 s
 after the rows at 2,048-10,000 shards).
 
-The row is what the job told the window (`messages.encode` lines: the records counted, the
+The row is what the job told the window (`messages.encode` lines as one JSON array, `as_array`: the records counted, the
 findings, causes, groups of copies, each split's summary and the summary), stored by
 `jobs._remember_answer` only when every file was read well and none changed meanwhile. Light: no
 pyarrow, no pool; the window's scan thread imports it."""
@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from tfrview.core.procs.messages import Message, decode
+from tfrview.core.procs.messages import Message, as_lines, decode
 from tfrview.core.procs.requests import AnalyzeRequest
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def stored_messages(key: str) -> list[Message] | None:
     if got is None:
         return None
     try:
-        return [decode(line) for line in got[0].decode().splitlines() if line]
+        return [decode(line) for line in as_lines(got[0].decode()).splitlines() if line]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         log.info("the stored analysis %s is unreadable (%s): analysed again", key, exc)
         return None
