@@ -311,3 +311,32 @@ def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it
     assert early._EARLY == [] and pool._shutdown_thread  # taken by the pass, and ended by it
     one = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 1))
     assert got == one and [n for _, n, _ in got] == [50] * 6
+
+
+def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every_offset(tmp_path, caplog):
+    """Ctrl-Z then fg, or a profiler (py-spy) pausing it: a part process stopped while it writes its
+    answer (megabytes of offsets into a full pipe) still sends all of it. Through sys.stdout.buffer
+    it lost all but the first pipeful and exited 0, and the file was framed on one core."""
+    import signal
+    import time
+
+    recs = [frame(bytes(4))] * 60_000  # 1.2 MB of 20-byte records: 480 KB of offsets, many pipefuls
+    path = tmp_path / "many.tfrecord"
+    path.write_bytes(b"".join(recs))
+    size = path.stat().st_size
+    proc = P._spawn(str(path), size // 2, size)
+    try:
+        time.sleep(0.6)  # framed; blocked writing into the full pipe
+        for _ in range(3):
+            proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.02)
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.02)
+        got = P._answer(proc, size // 2, size, path.stat().st_ino)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert got is not None and got.clean and len(got.offsets) == 30_000
+    assert np.array_equal(got.offsets, np.arange(30_000, 60_000, dtype=np.uint64) * 20)
+    assert "failed" not in caplog.text

@@ -170,13 +170,13 @@ def start_parts_ahead(size: int, jobs: int, path: str | None = None) -> int:
     if path is not None and not ahead:
         rs = part_ranges(size, jobs, -AHEAD_LEAD)
         for lo, hi in rs[1:]:
-            proc = spawn(PARTS_MODULE, "-", stdin_text=f"{lo} {hi} {path}\n")
+            proc = spawn(PARTS_MODULE, "-", stdin_text=f"{lo} {hi} {path}\n", keep_stderr=True)
             proc.part = (path, lo, hi, size)
             ahead.append(proc)
         return len(rs) - 1
     want = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1 - len(ahead)
     for _ in range(max(0, want)):
-        ahead.append(spawn(PARTS_MODULE, "-", stdin_later=True))
+        ahead.append(spawn(PARTS_MODULE, "-", stdin_later=True, keep_stderr=True))
     return max(0, want)
 
 
@@ -189,7 +189,7 @@ def drop_parts_ahead() -> None:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
+        for pipe in (proc.stdin, proc.stdout, proc.error_file):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()

@@ -19,6 +19,7 @@ core gives. Compressed files are never split: a deflate stream cannot be entered
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -205,7 +206,7 @@ def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
         except (BrokenPipeError, OSError, ValueError):  # it died waiting: another, or a new one
             log.debug("a started part process was gone; another one instead")
             proc.wait()
-    return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
+    return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi), keep_stderr=True)
 
 
 def prestart(source_size: int, jobs: int) -> int:
@@ -220,19 +221,48 @@ def prestart(source_size: int, jobs: int) -> int:
 
 
 def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
-    """A child's part, or None when it failed or read another file (the caller frames alone)."""
+    """A child's part, or None when it failed or read another file (the caller frames alone; why is
+    logged: its exit code and the last line it wrote to stderr)."""
+    why = ""
     try:
         head = proc.stdout.read(_HEAD.size)
         if len(head) < _HEAD.size:
+            why = f"it answered {len(head)} of {_HEAD.size} bytes"
             return None
         got_ino, start, end, clean, n = _HEAD.unpack(head)
         body = proc.stdout.read(8 * n)
         if got_ino != ino or len(body) != 8 * n:
+            why = "it read another file" if got_ino != ino else f"it sent {len(body) // 8} of {n} offsets"
             return None
         return Part(lo, hi, start, np.frombuffer(body, dtype=np.uint64), end, bool(clean))
     finally:
         proc.stdout.close()
-        proc.wait()
+        code = proc.wait()
+        if why:
+            log.warning("the process framing bytes %d-%d failed: %s, %s", lo, hi, why, _ended(proc, code))
+        if getattr(proc, "error_file", None) is not None:
+            proc.error_file.close()
+
+
+def _ended(proc: subprocess.Popen, code: int) -> str:
+    """How a part process ended, in words: its exit code (a signal named) and its last stderr line."""
+    import signal
+
+    if code < 0:
+        try:
+            said = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            said = f"killed by signal {-code}"
+    else:
+        said = f"exit code {code}"
+    err = getattr(proc, "error_file", None)
+    if err is not None:
+        with contextlib.suppress(OSError, ValueError):
+            err.seek(0)
+            lines = err.read().strip().splitlines()
+            if lines:
+                said += f" ({lines[-1][:300]})"
+    return said
 
 
 def _given_ahead(source: Source) -> list[subprocess.Popen]:
@@ -259,6 +289,8 @@ def _given_ahead(source: Source) -> list[subprocess.Popen]:
         p.kill()
         p.wait()
         p.stdout.close()
+        if getattr(p, "error_file", None) is not None:
+            p.error_file.close()
     return []
 
 
@@ -296,6 +328,8 @@ def frame_in_parts(
                 p.wait()
             if p.stdout is not None and not p.stdout.closed:
                 p.stdout.close()
+            if getattr(p, "error_file", None) is not None:
+                p.error_file.close()
     if any(o is None for o in others):
         log.warning("%s: a framing process failed; framed on one core instead", source.path)
         return None
@@ -329,7 +363,6 @@ def child_main(path: str, lo: int, hi: int) -> int:
     from tfrview.core.tfrecord.source import FileBytes
 
     worker_start(os.getppid())
-    out = sys.stdout.buffer
     try:  # a plain local file, as the parent found it: opened here without open_source's detection and imports
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         st = os.fstat(fd)
@@ -343,12 +376,22 @@ def child_main(path: str, lo: int, hi: int) -> int:
         print(f"tfrview: {exc}", file=sys.stderr)
         return 1
     try:
-        out.write(_HEAD.pack(ino, p.start, p.end, int(p.clean), len(p.offsets)))
-        out.write(np.ascontiguousarray(p.offsets, dtype=np.uint64).tobytes())
-        out.flush()
+        _write_all(_HEAD.pack(ino, p.start, p.end, int(p.clean), len(p.offsets)))
+        _write_all(np.ascontiguousarray(p.offsets, dtype=np.uint64).data)
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _write_all(data) -> None:
+    """All of `data` to stdout, by os.write until every byte is taken. Not sys.stdout.buffer: a
+    write of megabytes through it to a pipe, stopped and continued on its way (Ctrl-Z then fg, a
+    tracer such as py-spy), lost all but the first pipeful and still exited 0 (CPython 3.11); the
+    parent then saw a short answer and framed the whole file on one core."""
+    view = memoryview(data).cast("B")
+    at = 0
+    while at < len(view):
+        at += os.write(1, view[at:])
 
 
 def _waiting_main() -> int:
