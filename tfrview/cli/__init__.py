@@ -2095,11 +2095,13 @@ def _exit_now(code: int) -> None:
     result store closed, exit handlers run, then os._exit. The interpreter's own teardown (every
     module and object freed one by one: a 2 M-record verify's arrays among them) cost ~50 ms of a
     0.8 s `verify`, after its answer. Not while another thread runs (a normal exit waits for it),
-    nor when the output cannot be flushed (the normal exit says why)."""
+    under a profiler or tracer, nor when the output cannot be flushed (the normal exit says why)."""
     import threading
 
     if threading.active_count() > 1 or not isinstance(code, int):
         return
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # under a profiler, a debugger or coverage: they write what they found after main returns
     try:
         sys.stdout.flush()
         sys.stderr.flush()
