@@ -346,8 +346,9 @@ def clean_prefix(parts: list[Part], size: int) -> tuple[RecordIndex, int, bool]:
         end = int(offsets[keep]) if keep < len(offsets) else end
         offsets = offsets[:keep]
     lengths = np.empty_like(offsets)
-    if len(offsets):
-        lengths[:-1] = np.diff(offsets) - np.uint64(OVERHEAD)
+    if len(offsets):  # in place: no 16 MB temporaries for 2 M records
+        np.subtract(offsets[1:], offsets[:-1], out=lengths[:-1])
+        lengths[:-1] -= np.uint64(OVERHEAD)
         lengths[-1] = np.uint64(end - int(offsets[-1]) - OVERHEAD)
     idx = RecordIndex()  # the arrays made here (join's a fresh one) held as they are: no copy of 2 M rows
     idx.adopt(IndexChunk(0, offsets, lengths, np.full(len(offsets), VERIFIED, np.uint8), (), end, end, whole))
