@@ -72,14 +72,16 @@ def die_with_parent() -> None:
         libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
-def worker_start(parent: int | None = None) -> None:
-    """First thing in a pool worker: lower priority, die with the parent (`parent`: its pid; a
-    parent that died while this worker was starting is caught here, after the death signal is
-    armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
+def worker_start(parent: int | None = None, lower: bool = True) -> None:
+    """First thing in a pool worker: lower priority (unless not `lower`: the parent's, inherited),
+    die with the parent (`parent`: its pid; a parent that died while this worker was starting is
+    caught here, after the death signal is armed), leave Ctrl-C to it, log to its stderr at the
+    parent's level."""
     import signal
 
     hide_pandas()
-    lower_priority()
+    if lower:
+        lower_priority()
     configure_child()
     die_with_parent()
     if parent is not None and os.getppid() != parent:
