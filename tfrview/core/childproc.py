@@ -137,16 +137,17 @@ def started_ahead(module: str) -> list[subprocess.Popen]:
 
 
 PARTS_MODULE = "tfrview.core.tfrecord.parts"
-CHUNK_BYTES = 8 << 20  # a big plain file is framed in chunks of about this much, taken by whoever is free
 _MAX_CHUNKS = 4096  # tokens in one pipe: 32 KB, below its 64 KB, so writing them never waits
 
 
 def chunk_plan(size: int, workers: int) -> tuple[int, int]:
     """(bytes a chunk, chunks) of a plain file of `size` bytes framed by `workers` processes (the
-    caller included): about CHUNK_BYTES each, at least two a worker, at most _MAX_CHUNKS; the last
-    may be shorter. Here, as it loads no numpy: `start_parts_ahead` deals them before the
-    caller's imports."""
-    n = min(_MAX_CHUNKS, max(2 * workers, -(-size // CHUNK_BYTES)))
+    caller included): about limits.FRAME_CHUNK_BYTES each, at least two a worker, at most
+    _MAX_CHUNKS; the last may be shorter. Here, as it loads no numpy: `start_parts_ahead` deals them
+    before the caller's imports."""
+    from tfrview.core import limits
+
+    n = min(_MAX_CHUNKS, max(2 * workers, -(-size // max(1, limits.FRAME_CHUNK_BYTES))))
     chunk = max(1, -(-size // max(1, n)))
     return chunk, -(-size // chunk)
 
