@@ -354,3 +354,21 @@ def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every
     offsets, end, whole = P.join(got, len(recs) * 20)
     assert whole and np.array_equal(offsets, np.arange(60_000, dtype=np.uint64) * 20)
     assert "failed" not in caplog.text
+
+
+def test_chunks_are_sized_to_the_file_s_long_records():
+    """Each chunk's first header is searched for byte by byte, so a file of long records gets long
+    chunks (`childproc.record_scale` of its first records, `chunk_plan`); small records keep
+    FRAME_CHUNK_BYTES; at least two chunks a worker, never more tokens than a pipe holds."""
+    data = b"".join(frame(bytes(n)) for n in (10, 300_000, 20, 5))
+    read = lambda at, k: data[at : at + k]  # noqa: E731
+    assert childproc.record_scale(read, len(data)) == 300_000
+    assert childproc.record_scale(read, len(data), records=1) == 10
+    assert childproc.record_scale(lambda at, k: b"", 0) == 0
+    assert childproc.record_scale(read, 100) == 10  # a length past the file's end: not a record
+    small = childproc.chunk_plan(1 << 30, 2, 100)
+    assert small == (limits.FRAME_CHUNK_BYTES, (1 << 30) // limits.FRAME_CHUNK_BYTES)
+    chunk, n = childproc.chunk_plan(1 << 30, 2, 300_000)
+    assert n == -(-(1 << 30) // (512 * 300_000)) >= 4 and chunk * n >= 1 << 30 and chunk > 100 << 20
+    assert childproc.chunk_plan(1 << 30, 8, 5_000_000)[1] == 16  # two a worker
+    assert childproc.chunk_plan(1 << 50, 2, 100)[1] <= 4096

@@ -97,7 +97,8 @@ PIECES = {
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
     "core/tfrecord/parts.py": {"_WINDOW", "_SPILL"},  # a window, and how far it reads past its range
-    "core/childproc.py": {"_MAX_CHUNKS"},  # chunk tokens in one pipe: below its size, never a wait
+    # chunk tokens in one pipe (below its size: never a wait); a chunk's size in long records
+    "core/childproc.py": {"_MAX_CHUNKS", "_RECORDS_A_CHUNK"},
     "core/analysis/plain.py": {"_SEGMENT"},  # records of a bulk parse counted at once
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
     "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH", "POOL_MIN_FILES"},

@@ -7,6 +7,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 from tfrview.core.logs import configure_child
 
@@ -138,26 +139,46 @@ def started_ahead(module: str) -> list[subprocess.Popen]:
 
 PARTS_MODULE = "tfrview.core.tfrecord.parts"
 _MAX_CHUNKS = 4096  # tokens in one pipe: 32 KB, below its 64 KB, so writing them never waits
+_RECORDS_A_CHUNK = 512  # a chunk holds at least this many of a file's long records (its search: ~2 %)
 
 
-def chunk_plan(size: int, workers: int) -> tuple[int, int]:
+def record_scale(read: Callable[[int, int], bytes], size: int, records: int = 16) -> int:
+    """The longest of a plain file's first `records` records (their lengths read from their
+    headers, `read(offset, n)`; 0 when none can be): what chunks are sized to (`chunk_plan`)."""
+    at = longest = 0
+    for _ in range(records):
+        head = read(at, 8)
+        if len(head) < 8:
+            break
+        n = int.from_bytes(head[:8], "little")
+        if at + n + 16 > size:
+            break
+        longest = max(longest, n)
+        at += n + 16
+    return longest
+
+
+def chunk_plan(size: int, workers: int, record: int = 0) -> tuple[int, int]:
     """(bytes a chunk, chunks) of a plain file of `size` bytes framed by `workers` processes (the
-    caller included): about limits.FRAME_CHUNK_BYTES each, at least two a worker, at most
-    _MAX_CHUNKS; the last may be shorter. Here, as it loads no numpy: `start_parts_ahead` deals them
-    before the caller's imports."""
+    caller included): about limits.FRAME_CHUNK_BYTES each, or _RECORDS_A_CHUNK times `record` (a
+    long record's length, `record_scale`) when more: each chunk's first header is searched for
+    byte by byte (~20 ns a byte, half a record on average), which must stay small beside framing
+    the chunk (~1 ns a byte). At least two a worker, at most _MAX_CHUNKS; the last may be shorter.
+    Here, as it loads no numpy: `start_parts_ahead` deals them before the caller's imports."""
     from tfrview.core import limits
 
-    n = min(_MAX_CHUNKS, max(2 * workers, -(-size // max(1, limits.FRAME_CHUNK_BYTES))))
+    want = max(1, limits.FRAME_CHUNK_BYTES, _RECORDS_A_CHUNK * record)
+    n = min(_MAX_CHUNKS, max(2 * workers, -(-size // want)))
     chunk = max(1, -(-size // max(1, n)))
     return chunk, -(-size // chunk)
 
 
-def deal_chunks(size: int, workers: int) -> tuple[int, int]:
+def deal_chunks(size: int, workers: int, record: int = 0) -> tuple[int, int]:
     """A pipe holding one token (its number, 8 bytes) a chunk of a file of `size` bytes, its write
     end closed: the caller and its part processes (given the read end) each take the next token
     when free, so whoever starts first or runs faster frames more and all end together (a read of 8
     bytes takes one token whole; an empty pipe with no writer says the end). (read end, chunk bytes)."""
-    chunk, n = chunk_plan(size, workers)
+    chunk, n = chunk_plan(size, workers, record)
     r, w = os.pipe()
     try:
         tokens = memoryview(b"".join(k.to_bytes(8, "little") for k in range(n)))
@@ -190,7 +211,11 @@ def start_parts_ahead(size: int, jobs: int, path: str | None = None) -> int:
     n = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1
     if n < 1:
         return 0
-    fd, chunk = deal_chunks(size, n + 1)
+    record = 0
+    if path is not None:
+        with contextlib.suppress(OSError), open(path, "rb", buffering=0) as f:
+            record = record_scale(lambda at, k: os.pread(f.fileno(), k, at), size)
+    fd, chunk = deal_chunks(size, n + 1, record)
     for _ in range(n):
         line = f"{fd} {chunk} {size} {path}\n" if path is not None else None
         proc = spawn(

@@ -214,7 +214,8 @@ def _crew(source: Source, jobs: int) -> tuple[list[subprocess.Popen], int, int]:
     n = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1
     if n < 1:
         return [], -1, 0
-    fd, chunk = childproc.deal_chunks(size, n + 1)
+    record = childproc.record_scale(lambda at, k: bytes(source.read(at, k)), size)
+    fd, chunk = childproc.deal_chunks(size, n + 1, record)
     procs = []
     for _ in range(n):
         line = f"{fd} {chunk} {size} {source.path}\n"
