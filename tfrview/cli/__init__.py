@@ -2085,9 +2085,25 @@ def main(argv: list[str] | None = None) -> int:
             _drop_prestarted()
 
     code = run()
-    if argv_given is None:  # a process of its own: done, so it ends now
+    if argv_given is None and _entry_point():  # nothing runs after it in this process: it ends now
         _exit_now(code)
     return code
+
+
+def _entry_point() -> bool:
+    """Is this process `python -m tfrview` or the `tfrview` script, whose main() is the last thing
+    it runs? Not a program that calls main() and goes on (or runs this package with runpy)."""
+    top = sys.modules.get("__main__")
+    spec = getattr(top, "__spec__", None)
+    if spec is not None and spec.name == "tfrview.__main__":
+        return True
+    script = getattr(top, "__file__", None)
+    return (
+        script is not None
+        and os.path.basename(script) == "tfrview"
+        and bool(sys.argv)
+        and os.path.abspath(script) == os.path.abspath(sys.argv[0])
+    )
 
 
 def _exit_now(code: int) -> None:
