@@ -182,6 +182,34 @@ def test_headless_commands_never_import_qt(good):
     assert r.returncode == 0, r.stderr
 
 
+def test_a_command_s_own_process_ends_at_once_with_its_code_its_output_and_its_store_closed(
+    good, bad, tmp_path, capsys
+):
+    """`python -m tfrview` ends by os._exit once its answer is said (cli._exit_now): the exit code
+    and every line of output arrive, piped; the result was stored and the store closed (its log
+    checkpointed into the file, none left beside it)."""
+    import os
+    import sqlite3
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    r = subprocess.run(
+        [sys.executable, "-m", "tfrview", "verify", "-j", "1", "--json", str(good), str(bad)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert [f["ok"] for f in doc["files"]] == [True, False]
+    store = tmp_path / "cache" / "tfrview" / "analysis"
+    (db,) = store.glob("*.sqlite3")
+    assert not list(store.glob("*-wal")) and not list(store.glob("*-journal"))
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM entries").fetchone()[0] == 2
+    assert main(["verify", "--json", str(good), str(bad)]) == 1
+    assert doc == json.loads(capsys.readouterr().out)  # what the in-process command says
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])

@@ -178,3 +178,7 @@ def test_workers_lower_their_own_priority():
     code = "import os; from tfrview.core.childproc import lower_priority; lower_priority(); print(os.nice(0))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert int(r.stdout) >= min(os.nice(0) + 10, 19)
+    # a big file's part process frames beside its parent, which waits for it: at the parent's priority
+    code = "import os; from tfrview.core.childproc import worker_start; worker_start(lower=False); print(os.nice(0))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert int(r.stdout) == os.nice(0)

@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.fuzz.strategies import FUZZ, damaged_files, frame, header
-from tfrview.core import limits
+from tfrview.core import childproc, limits
 from tfrview.core.tfrecord import parts as P
 from tfrview.core.tfrecord.index import BAD_DATA_CRC, VERIFIED
 from tfrview.core.tfrecord.report import index_and_verify, joined_parts, sort_problems
@@ -116,9 +116,11 @@ def test_jobs_frame_a_file_on_disk_in_child_processes(tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
     src = open_source(path)
     try:
-        assert P.worth_splitting(src, 3) and len(P.ranges(src.file_size, 3)) == 3
+        assert P.worth_splitting(src, 3)
         parts = P.frame_in_parts(src, 3)
-        assert parts is not None and parts[0].clean and len(parts[0].offsets) > 900
+        chunk, n = childproc.chunk_plan(src.file_size, 3)
+        assert parts is not None and [p.lo for p in parts] == [k * chunk for k in range(n)] and n >= 6
+        assert parts[0].clean and sum(len(p.offsets) for p in parts) > 2000
         got = index_and_verify(src, jobs=3)
         _same(got, index_and_verify(src))
         kinds = sorted(str(p.kind) for p in list(got[0].problems) + got[1])
@@ -228,12 +230,12 @@ def test_cli_verify_of_one_big_file_frames_it_in_parts_and_says_what_one_core_sa
     assert {p["record"] for p in entry["problems"]} == {3000}
 
 
-def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_path, monkeypatch):
+def test_part_processes_started_ahead_frame_chunks_and_idle_ones_end(tmp_path, monkeypatch):
     """`verify` of one big plain file starts its part processes before its parser and plan
-    (cli._prestart_parts), each given its range at once (the caller's range shorter: they frame
-    while it imports), and the answer is one core's, damage included. One started without a range
-    waits for one, and ends when its stdin closes; ones given another file's ranges, or that nothing
-    took, are killed."""
+    (cli._prestart_parts), each given the file and the token pipe of its chunks at once, so they
+    frame while it imports and it takes what chunks are left; the answer is one core's, damage
+    included. One started without a path waits for one, and ends when its stdin closes; ones given
+    another file, or that nothing took, are killed."""
     from tfrview import cli
 
     recs = _records(3000, 7)
@@ -247,15 +249,14 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
     cli._prestart(["verify", "--checks", str(path), "-j", "3"])
     cli._prestart(["verify", str(tmp_path / "gz.tfrecord"), "-j", "3"])
-    from tfrview.core.childproc import started_ahead
-
-    ahead = started_ahead(P.__name__)
+    ahead = childproc.started_ahead(P.__name__)
     assert ahead == []  # a deep pass, a file that is no plain TFRecord: none
     cli._prestart(["verify", "--quiet", str(path), "-j", "3"])
     started = list(ahead)
-    assert len(started) == 2 and P.ranges(len(data), 3, started=True)[0][1] < P.ranges(len(data), 3)[0][1]
-    given = sorted(p.part[1:3] for p in started)
-    assert given[0][0] < len(data) // 3 and given[-1][1] == len(data)  # the caller's range is the shorter
+    assert len(started) == 2 and {p.part[:2] for p in started} == {(str(path), len(data))}
+    import time
+
+    time.sleep(1.0)  # they take chunks before this process does
     src = open_source(path)
     try:
         got = index_and_verify(src, jobs=3)
@@ -271,15 +272,24 @@ def test_part_processes_started_ahead_frame_their_ranges_and_idle_ones_end(tmp_p
     proc.stdin.close()  # what the caller's exit does
     assert proc.wait(timeout=30) == 0 and proc.stdout.read() == b""
     proc.stdout.close()
+    childproc.close_tokens([proc])
     other = tmp_path / "other.tfrecord"
     other.write_bytes(bytes(data))
-    cli._prestart(["verify", "--quiet", str(other), "-j", "2"])  # given ranges of another file
+    cli._prestart(["verify", "--quiet", str(other), "-j", "2"])  # given another file
     wrong = list(ahead)
     src = open_source(path)
     try:
         got = index_and_verify(src, jobs=2)  # frames with its own processes; the others killed
         assert ahead == [] and all(p.returncode is not None for p in wrong)
         _same(got, index_and_verify(src))
+    finally:
+        src.close()
+    P.prestart(len(data), 2)  # waiting for a path: given this file's when it is framed
+    waiting = list(ahead)
+    src = open_source(path)
+    try:
+        _same(index_and_verify(src, jobs=2), index_and_verify(src))
+        assert ahead == [] and all(p.returncode == 0 for p in waiting)
     finally:
         src.close()
     cli._prestart(["verify", "--quiet", str(path), "-j", "2"])
@@ -311,3 +321,54 @@ def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it
     assert early._EARLY == [] and pool._shutdown_thread  # taken by the pass, and ended by it
     one = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 1))
     assert got == one and [n for _, n, _ in got] == [50] * 6
+
+
+def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every_offset(
+    tmp_path, caplog, monkeypatch
+):
+    """Ctrl-Z then fg, or a profiler (py-spy) pausing it: a part process stopped while it writes its
+    answer (megabytes of offsets into a full pipe) still sends all of it. Through sys.stdout.buffer
+    it lost all but the first pipeful and exited 0, and the file was framed on one core."""
+    import signal
+    import time
+
+    recs = [frame(bytes(4))] * 60_000  # 1.2 MB of 20-byte records: 480 KB of offsets, many pipefuls
+    path = tmp_path / "many.tfrecord"
+    path.write_bytes(b"".join(recs))
+    monkeypatch.setattr(limits, "FRAME_PART_MIN_BYTES", 1)
+    src = open_source(path)
+    procs, fd, chunk = P._crew(src, 2)  # one process; this one takes no chunk: it frames them all
+    (proc,) = procs
+    try:
+        time.sleep(0.6)  # framed; blocked writing into the full pipe
+        for _ in range(3):
+            proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.02)
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.02)
+        got = P._answer(proc, path.stat().st_ino)
+    finally:
+        P._end(procs)
+        src.close()
+    assert got is not None and [p.lo for p in got] == list(range(0, len(recs) * 20, chunk))
+    offsets, end, whole = P.join(got, len(recs) * 20)
+    assert whole and np.array_equal(offsets, np.arange(60_000, dtype=np.uint64) * 20)
+    assert "failed" not in caplog.text
+
+
+def test_chunks_are_sized_to_the_file_s_long_records():
+    """Each chunk's first header is searched for byte by byte, so a file of long records gets long
+    chunks (`childproc.record_scale` of its first records, `chunk_plan`); small records keep
+    FRAME_CHUNK_BYTES; at least two chunks a worker, never more tokens than a pipe holds."""
+    data = b"".join(frame(bytes(n)) for n in (10, 300_000, 20, 5))
+    read = lambda at, k: data[at : at + k]  # noqa: E731
+    assert childproc.record_scale(read, len(data)) == 300_000
+    assert childproc.record_scale(read, len(data), records=1) == 10
+    assert childproc.record_scale(lambda at, k: b"", 0) == 0
+    assert childproc.record_scale(read, 100) == 10  # a length past the file's end: not a record
+    small = childproc.chunk_plan(1 << 30, 2, 100)
+    assert small == (limits.FRAME_CHUNK_BYTES, (1 << 30) // limits.FRAME_CHUNK_BYTES)
+    chunk, n = childproc.chunk_plan(1 << 30, 2, 300_000)
+    assert n == -(-(1 << 30) // (512 * 300_000)) >= 4 and chunk * n >= 1 << 30 and chunk > 100 << 20
+    assert childproc.chunk_plan(1 << 30, 8, 5_000_000)[1] == 16  # two a worker
+    assert childproc.chunk_plan(1 << 50, 2, 100)[1] <= 4096

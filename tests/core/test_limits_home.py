@@ -60,7 +60,7 @@ NOT_LIMITS = {
     "gui/painting.py": {"FIT_MARGIN"},  # presentation: pixels around a fitted image
     "core/tfrecord/bitflip.py": {"_BLOCK"},  # the search's stride, not its extent
     "core/tfrecord/forensics.py": {"ZERO_RUN_MIN", "_SLACK", "_BLOCK"},  # likewise, and zeroed blocks
-    "core/tfrecord/parts.py": {"_MARGIN", "_LEAD"},  # records framed again; a range's overlap
+    "core/tfrecord/parts.py": {"_MARGIN"},  # records framed again
     # what a score means: blur's working scale, grey levels that count as equal bands
     "core/records/imagesignals.py": {"BLUR_SIDE", "GRAY_TOLERANCE"},
     "core/analysis/rules.py": {"MAD_SIGMA"},  # a normal distribution's sigma per MAD: a fact
@@ -97,7 +97,9 @@ PIECES = {
     "core/rewrite/outdir.py": {"RUN_BYTES"},  # a written shard read back a window at a time
     "core/tfrecord/index.py": {"_RESYNC_BLOCK", "SPLIT_CUT"},  # SPLIT_CUT: a flag value
     "core/tfrecord/lineendings.py": {"_CHUNK"},
-    "core/tfrecord/parts.py": {"_WINDOW"},
+    "core/tfrecord/parts.py": {"_WINDOW", "_SPILL"},  # a window, and how far it reads past its range
+    # chunk tokens in one pipe (below its size: never a wait); a chunk's size in long records
+    "core/childproc.py": {"_MAX_CHUNKS", "_RECORDS_A_CHUNK"},
     "core/analysis/plain.py": {"_SEGMENT"},  # records of a bulk parse counted at once
     "core/tfrecord/source.py": {"_INPUT_BLOCK", "_OUTPUT_BLOCK", "_ZERO_STRIDE"},
     "gui/workers/scan.py": {"CHILD_MIN_BYTES", "STORE_BATCH", "POOL_MIN_FILES"},

@@ -13,7 +13,9 @@ from tfrview.core.tfrecord.status import (
     INTACT,
     WORDS,
     RecordStatus,
+    damaged_count,
     damaged_mask,
+    intact_count,
     intact_mask,
     record_status,
     status_codes,
@@ -67,6 +69,15 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
         "header_damaged": 1,
         "unverified": 1,
     }
+    # the counts of records that all share one status (a clean file's) skip the lookup: same answers
+    for b in wide.tolist():
+        same = np.full(3, b, dtype=np.int64 if b > 255 else np.uint8)
+        w = record_status(b & 0xFF)
+        assert status_counts(same) == {str(v): 3 * (v is w) for v in WORDS}
+        assert intact_count(same) == 3 * (w in INTACT) and damaged_count(same) == 3 * (
+            w is RecordStatus.DAMAGED
+        )
+    assert intact_count(wide) == sum(w in INTACT for w in words) and damaged_count(wide[:0]) == 0
 
 
 def test_a_record_read_through_a_schema_is_a_payload_kind():

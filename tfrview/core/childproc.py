@@ -7,6 +7,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 from tfrview.core.logs import configure_child
 
@@ -72,14 +73,16 @@ def die_with_parent() -> None:
         libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
-def worker_start(parent: int | None = None) -> None:
-    """First thing in a pool worker: lower priority, die with the parent (`parent`: its pid; a
-    parent that died while this worker was starting is caught here, after the death signal is
-    armed), leave Ctrl-C to it, log to its stderr at the parent's level."""
+def worker_start(parent: int | None = None, lower: bool = True) -> None:
+    """First thing in a pool worker: lower priority (unless not `lower`: the parent's, inherited),
+    die with the parent (`parent`: its pid; a parent that died while this worker was starting is
+    caught here, after the death signal is armed), leave Ctrl-C to it, log to its stderr at the
+    parent's level."""
     import signal
 
     hide_pandas()
-    lower_priority()
+    if lower:
+        lower_priority()
     configure_child()
     die_with_parent()
     if parent is not None and os.getppid() != parent:
@@ -95,12 +98,14 @@ def spawn(
     text: bool = False,
     keep_stderr: bool = False,
     stdin_later: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> subprocess.Popen:
     """Start `python -m module args` as a worker: this interpreter, this checkout importable,
     results on its stdout (bytes, or text lines), `stdin_text` written to it and closed (a spec
     can be far longer than a command line; `stdin_later`: the pipe is left open for the caller to
     write it), its stderr kept in a temporary file for the reader to quote when the worker dies
-    without saying why (`proc.error_file`), else dropped."""
+    without saying why (`proc.error_file`), else dropped. `pass_fds`: descriptors it inherits
+    (the same numbers there)."""
     import tempfile  # standard library, used here only
 
     err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
@@ -112,6 +117,7 @@ def spawn(
         text=text,
         stdin=subprocess.PIPE if stdin_text is not None or stdin_later else subprocess.DEVNULL,
         bufsize=-1 if text else 1 << 20,
+        pass_fds=pass_fds,
     )
     proc.error_file = err if keep_stderr else None
     if stdin_text is not None:
@@ -131,65 +137,113 @@ def started_ahead(module: str) -> list[subprocess.Popen]:
     return _AHEAD.setdefault(module, [])
 
 
-def part_ranges(size: int, jobs: int, lead: int = 0) -> list[tuple[int, int]]:
-    """The byte ranges a plain file of `size` bytes is framed in (`tfrecord.parts`): one per core,
-    none under limits.FRAME_PART_MIN_BYTES; the first (the caller's) longer by `lead` bytes, or
-    shorter when `lead` is negative (at most half a range either way), the others equal. Here, as
-    it loads no numpy: `start_parts_ahead` gives ranges before the caller's imports."""
-    from itertools import pairwise
+PARTS_MODULE = "tfrview.core.tfrecord.parts"
+_MAX_CHUNKS = 4096  # tokens in one pipe: 32 KB, below its 64 KB, so writing them never waits
+_RECORDS_A_CHUNK = 512  # a chunk holds at least this many of a file's long records (its search: ~2 %)
 
+
+def record_scale(read: Callable[[int, int], bytes], size: int, records: int = 16) -> int:
+    """The longest of a plain file's first `records` records (their lengths read from their
+    headers, `read(offset, n)`; 0 when none can be): what chunks are sized to (`chunk_plan`)."""
+    at = longest = 0
+    for _ in range(records):
+        head = read(at, 8)
+        if len(head) < 8:
+            break
+        n = int.from_bytes(head[:8], "little")
+        if at + n + 16 > size:
+            break
+        longest = max(longest, n)
+        at += n + 16
+    return longest
+
+
+def chunk_plan(size: int, workers: int, record: int = 0) -> tuple[int, int]:
+    """(bytes a chunk, chunks) of a plain file of `size` bytes framed by `workers` processes (the
+    caller included): about limits.FRAME_CHUNK_BYTES each, or _RECORDS_A_CHUNK times `record` (a
+    long record's length, `record_scale`) when more: each chunk's first header is searched for
+    byte by byte (~20 ns a byte, half a record on average), which must stay small beside framing
+    the chunk (~1 ns a byte). At least two a worker, at most _MAX_CHUNKS; the last may be shorter.
+    Here, as it loads no numpy: `start_parts_ahead` deals them before the caller's imports."""
     from tfrview.core import limits
 
-    n = max(1, min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)))
-    half = size // (2 * n)
-    lead = max(-half, min(half, lead)) if n > 1 else 0
-    cuts = [0] + [lead + (size - lead) * k // n for k in range(1, n)] + [size]
-    return list(pairwise(cuts))
+    want = max(1, limits.FRAME_CHUNK_BYTES, _RECORDS_A_CHUNK * record)
+    n = min(_MAX_CHUNKS, max(2 * workers, -(-size // want)))
+    chunk = max(1, -(-size // max(1, n)))
+    return chunk, -(-size // chunk)
 
 
-# bytes the caller's range is shorter by when its part processes were given theirs before its own
-# imports and plan (`start_parts_ahead` with a path): they start framing ~0.15 s before it does,
-# ~60 MB at one core's pace; half of that each way ends both together
-AHEAD_LEAD = 32 << 20
-PARTS_MODULE = "tfrview.core.tfrecord.parts"
+def deal_chunks(size: int, workers: int, record: int = 0) -> tuple[int, int]:
+    """A pipe holding one token (its number, 8 bytes) a chunk of a file of `size` bytes, its write
+    end closed: the caller and its part processes (given the read end) each take the next token
+    when free, so whoever starts first or runs faster frames more and all end together (a read of 8
+    bytes takes one token whole; an empty pipe with no writer says the end). (read end, chunk bytes)."""
+    chunk, n = chunk_plan(size, workers, record)
+    r, w = os.pipe()
+    try:
+        tokens = memoryview(b"".join(k.to_bytes(8, "little") for k in range(n)))
+        at = 0
+        while at < len(tokens):
+            at += os.write(w, tokens[at:])
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    return r, chunk
 
 
 def start_parts_ahead(size: int, jobs: int, path: str | None = None) -> int:
     """Start now the part processes (`tfrecord.parts`) a plain file of `size` bytes framed on `jobs`
     cores will need; here, as this module imports neither numpy nor the framing, so they start
-    before the caller loads them (~0.15 s). With `path` each is given its range at once
-    (`part_ranges`, the caller's range shorter by AHEAD_LEAD) and frames it while the caller is still
-    importing (its `part` says which: path, lo, hi, size; `parts.frame_in_parts` takes them when the
-    file is the one it frames, else they are killed); without, they wait on stdin for a range. How
-    many were started."""
+    before the caller loads them (~0.15 s). Each gets the read end of one pipe of chunk tokens
+    (`deal_chunks`); with `path` also the file, and frames chunks while the caller is still
+    importing (`part`: path, size, token pipe, chunk bytes; `parts.frame_in_parts` takes them when
+    the file is the one it frames, else they are killed); without, they wait on stdin for the path.
+    How many were started."""
     from tfrview.core import limits
 
     if jobs < 2 or size < limits.FRAME_PARTS_BYTES:
         return 0
     ahead = started_ahead(PARTS_MODULE)
-    if path is not None and not ahead:
-        rs = part_ranges(size, jobs, -AHEAD_LEAD)
-        for lo, hi in rs[1:]:
-            proc = spawn(PARTS_MODULE, "-", stdin_text=f"{lo} {hi} {path}\n")
-            proc.part = (path, lo, hi, size)
-            ahead.append(proc)
-        return len(rs) - 1
-    want = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1 - len(ahead)
-    for _ in range(max(0, want)):
-        ahead.append(spawn(PARTS_MODULE, "-", stdin_later=True))
-    return max(0, want)
+    if ahead:
+        return 0
+    n = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1
+    if n < 1:
+        return 0
+    record = 0
+    if path is not None:
+        with contextlib.suppress(OSError), open(path, "rb", buffering=0) as f:
+            record = record_scale(lambda at, k: os.pread(f.fileno(), k, at), size)
+    fd, chunk = deal_chunks(size, n + 1, record)
+    for _ in range(n):
+        line = f"{fd} {chunk} {size} {path}\n" if path is not None else None
+        proc = spawn(
+            PARTS_MODULE, "-", stdin_text=line, stdin_later=line is None, keep_stderr=True, pass_fds=(fd,)
+        )
+        proc.part = (path, size, fd, chunk)
+        ahead.append(proc)
+    return n
+
+
+def close_tokens(procs: list[subprocess.Popen]) -> None:
+    """The token pipes these part processes were given, closed on this side (once each)."""
+    for fd in {p.part[2] for p in procs if hasattr(p, "part")}:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def drop_parts_ahead() -> None:
     """Part processes started ahead that nothing took end now: one given a range would frame it for
     nobody."""
     ahead = started_ahead(PARTS_MODULE)
+    close_tokens(ahead)
     while ahead:
         proc = ahead.pop()
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
+        for pipe in (proc.stdin, proc.stdout, proc.error_file):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()

@@ -301,6 +301,11 @@ SMALL_FILE_WHOLE_BYTES = 4 << 20
 # Compressed files are framed on one core: a deflate stream cannot be entered in the middle.
 FRAME_PARTS_BYTES = 64 << 20
 FRAME_PART_MIN_BYTES = 32 << 20
+# The ranges are chunks of about FRAME_CHUNK_BYTES (at least two a process, at most 4,096), which the
+# caller and its part processes (one a core, at most one per FRAME_PART_MIN_BYTES of the file) each
+# take when free (childproc.deal_chunks): whoever starts first or runs faster frames more. A chunk
+# costs a search for its first header (a few KB) and a part in the answer; one 8 MB window each.
+FRAME_CHUNK_BYTES = 8 << 20
 
 # --- issue 20: limits that lived in the modules that apply them (wt2-limits) ---
 # The deep pass of one file (analysis/shard.py): parts of about PART_BYTES (with limits.PART_RECORDS),

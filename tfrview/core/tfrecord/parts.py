@@ -1,9 +1,10 @@
 """One big plain file framed and CRC-checked in parts, on every core.
 
 `index_and_verify` of a 2,000,000-record file spent its time in two per-record Python loops on one
-core (framing, then every data CRC). Here the file is cut into byte ranges, one per core; each range
-is framed and CRC-checked in its own process (this one takes the first range), reading each window
-of the file once for both. A range finds its first record boundary as the scanner does past damage
+core (framing, then every data CRC). Here the file is cut into chunks of ~8 MB (byte ranges); this
+process and one process a further core each take the next chunk when free (a pipe of tokens,
+`childproc.deal_chunks`), so whoever starts first or runs faster frames more and all end together;
+each chunk is framed and CRC-checked reading each window of the file once for both. A range finds its first record boundary as the scanner does past damage
 (a header whose length's masked CRC matches) and goes on to the first record that starts at or past
 its end. Ranges are joined only where they agree: range i's framing reaches exactly where range
 i+1's begins (or lands on one of its records: a false sync at the start of a range that met the true
@@ -19,6 +20,7 @@ core gives. Compressed files are never split: a deflate stream cannot be entered
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -52,8 +54,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _WINDOW = 8 << 20  # bytes read at once: framed, then their data CRCs checked while still in cache
+_SPILL = 64 << 10  # bytes a window reads past its range's end (a longer record takes a window more)
 _MARGIN = 8  # records before the first disagreement framed again sequentially (it looks back up to 4)
-_HEAD = struct.Struct("<qqqBq")  # st_ino, start, end, clean, record count: a child's answer
+_HEAD = struct.Struct("<qq")  # st_ino, parts: a child's answer, then each part's
+_PART = struct.Struct("<qqqqBq")  # lo, hi, start, end, clean, record count; then its offsets
 
 
 @dataclass(frozen=True)
@@ -66,19 +70,6 @@ class Part:
     offsets: np.ndarray  # uint64: each whole record's header offset, from `start`
     end: int  # where the run stops: the first record at or past hi (clean), or the first that is not whole
     clean: bool  # the run reached hi (or the end of the file) with every record whole
-
-
-def ranges(size: int, jobs: int, started: bool = False) -> list[tuple[int, int]]:
-    """The byte ranges of a file's parts: one per core, none under limits.FRAME_PART_MIN_BYTES. The
-    first, framed in the caller while the others' processes start (~0.2 s of CPU: Python and numpy
-    imported), is longer by about what one core frames in half that time, so all end together
-    (at most half a range more); not when the others were `started` before (`prestart`)."""
-    from tfrview.core.childproc import part_ranges
-
-    return part_ranges(size, jobs, 0 if started else _LEAD)
-
-
-_LEAD = 40 << 20
 
 
 def worth_splitting(source: Source, jobs: int) -> bool:
@@ -115,13 +106,21 @@ def _first_header(source: Source, lo: int, hi: int, buf: bytearray) -> int:
     return -1
 
 
-def frame_range(source: Source, lo: int, hi: int, said: Callable[[int], None] | None = None) -> Part:
+def frame_range(
+    source: Source,
+    lo: int,
+    hi: int,
+    said: Callable[[int], None] | None = None,
+    buf: bytearray | None = None,
+) -> Part:
     """Frame and CRC-check the records of [lo, hi): from the first header at or past lo, every
     record whose header and data CRC pass, up to the first record that starts at or past hi. Stops
     early at the first record that is not whole (that one is left to the sequential framing).
-    `said(position)`: told after each window."""
+    `said(position)`: told after each window. `buf`: the read buffer, kept by a caller that frames
+    many ranges (no fresh pages a range). A window reaches at most _SPILL past hi: the records
+    that start before hi and end after it, without reading a whole window more."""
     size = source.file_size
-    buf = bytearray()
+    buf = bytearray() if buf is None else buf
     start = 0 if lo == 0 else _first_header(source, lo, hi, buf)
     if start < 0:
         return Part(lo, hi, -1, np.empty(0, np.uint64), hi, True)
@@ -129,7 +128,7 @@ def frame_range(source: Source, lo: int, hi: int, said: Callable[[int], None] | 
     kept: list[np.ndarray] = []
     clean = True
     while pos < hi and pos < size:
-        n = min(_WINDOW, size - pos)
+        n = min(_WINDOW, size - pos, max(hi - pos + _SPILL, HEADER_SIZE))
         if n < HEADER_SIZE:
             clean = False
             break
@@ -190,116 +189,200 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 # --- running the parts -------------------------------------------------------------------------------
 
 
-def _spawn(path: str, lo: int, hi: int) -> subprocess.Popen:
-    """A part process for one range: a started one waiting for its range (`prestart`), else a new one."""
+def _crew(source: Source, jobs: int) -> tuple[list[subprocess.Popen], int, int]:
+    """(part processes, token pipe, chunk bytes) to frame `source` with: those started ahead with
+    this very file (`_given_ahead`), those started ahead for a file of its size still waiting for
+    their path (given it now), else new ones (`childproc.deal_chunks`)."""
     from tfrview.core import childproc
 
-    waiting = [p for p in childproc.started_ahead(__name__) if not hasattr(p, "part")]
-    while waiting:
-        proc = waiting.pop()
-        childproc.started_ahead(__name__).remove(proc)
+    size = source.file_size
+    given = _given_ahead(source)
+    if given:
+        return given, given[0].part[2], given[0].part[3]
+    ahead = childproc.started_ahead(__name__)
+    waiting = [p for p in ahead if p.part[0] is None and p.part[1] == size]
+    for p in waiting:
+        ahead.remove(p)
+        fd, chunk = p.part[2], p.part[3]
         try:
-            proc.stdin.write(f"{lo} {hi} {path}\n".encode())
-            proc.stdin.close()
-            return proc
-        except (BrokenPipeError, OSError, ValueError):  # it died waiting: another, or a new one
-            log.debug("a started part process was gone; another one instead")
-            proc.wait()
-    return childproc.spawn("tfrview.core.tfrecord.parts", path, str(lo), str(hi))
+            p.stdin.write(f"{fd} {chunk} {size} {source.path}\n".encode())
+            p.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):  # it died waiting: the others frame
+            log.debug("a started part process was gone")
+    if waiting:
+        return waiting, waiting[0].part[2], waiting[0].part[3]
+    n = min(jobs, size // max(1, limits.FRAME_PART_MIN_BYTES)) - 1
+    if n < 1:
+        return [], -1, 0
+    record = childproc.record_scale(lambda at, k: bytes(source.read(at, k)), size)
+    fd, chunk = childproc.deal_chunks(size, n + 1, record)
+    procs = []
+    for _ in range(n):
+        line = f"{fd} {chunk} {size} {source.path}\n"
+        proc = childproc.spawn(__name__, "-", stdin_text=line, keep_stderr=True, pass_fds=(fd,))
+        proc.part = (str(source.path), size, fd, chunk)
+        procs.append(proc)
+    return procs, fd, chunk
 
 
 def prestart(source_size: int, jobs: int) -> int:
     """Start the part processes a file of `source_size` bytes will need on `jobs` cores now, to wait
-    on their stdin for a range: their Python and numpy start-up (~0.2 s) then overlaps the caller's
-    own (the CLI's imports and plan) instead of delaying the framing. Those never given a range end
-    when the caller does (their stdin closes). How many were started. (The CLI calls this module's
-    twin in childproc, before numpy is loaded here: `childproc.start_parts_ahead`.)"""
+    on their stdin for its path: their Python and numpy start-up (~0.2 s) then overlaps the
+    caller's own (the CLI's imports and plan) instead of delaying the framing. Those never given a
+    path end when the caller does (their stdin closes). How many were started. (The CLI calls this
+    module's twin in childproc, before numpy is loaded here: `childproc.start_parts_ahead`.)"""
     from tfrview.core import childproc
 
     return childproc.start_parts_ahead(source_size, jobs)
 
 
-def _answer(proc: subprocess.Popen, lo: int, hi: int, ino: int) -> Part | None:
-    """A child's part, or None when it failed or read another file (the caller frames alone)."""
+def _answer(proc: subprocess.Popen, ino: int) -> list[Part] | None:
+    """A child's parts (one a chunk it took), or None when it failed or read another file (the
+    caller frames alone; why is logged: its exit code and the last line it wrote to stderr)."""
+    why = ""
+    out: list[Part] = []
     try:
         head = proc.stdout.read(_HEAD.size)
         if len(head) < _HEAD.size:
+            why = f"it answered {len(head)} of {_HEAD.size} bytes"
             return None
-        got_ino, start, end, clean, n = _HEAD.unpack(head)
-        body = proc.stdout.read(8 * n)
-        if got_ino != ino or len(body) != 8 * n:
+        got_ino, count = _HEAD.unpack(head)
+        if got_ino != ino:
+            why = "it read another file"
             return None
-        return Part(lo, hi, start, np.frombuffer(body, dtype=np.uint64), end, bool(clean))
+        for _ in range(count):
+            one = proc.stdout.read(_PART.size)
+            if len(one) < _PART.size:
+                why = f"it answered {len(out)} of {count} chunks"
+                return None
+            lo, hi, start, end, clean, n = _PART.unpack(one)
+            body = proc.stdout.read(8 * n)
+            if len(body) != 8 * n:
+                why = f"it sent {len(body) // 8} of {n} offsets of bytes {lo}-{hi}"
+                return None
+            out.append(Part(lo, hi, start, np.frombuffer(body, dtype=np.uint64), end, bool(clean)))
+        return out
     finally:
         proc.stdout.close()
-        proc.wait()
+        code = proc.wait()
+        if why:
+            log.warning("a framing process failed: %s, %s", why, _ended(proc, code))
+        if getattr(proc, "error_file", None) is not None:
+            proc.error_file.close()
+
+
+def _ended(proc: subprocess.Popen, code: int) -> str:
+    """How a part process ended, in words: its exit code (a signal named) and its last stderr line."""
+    import signal
+
+    if code < 0:
+        try:
+            said = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            said = f"killed by signal {-code}"
+    else:
+        said = f"exit code {code}"
+    err = getattr(proc, "error_file", None)
+    if err is not None:
+        with contextlib.suppress(OSError, ValueError):
+            err.seek(0)
+            lines = err.read().strip().splitlines()
+            if lines:
+                said += f" ({lines[-1][:300]})"
+    return said
 
 
 def _given_ahead(source: Source) -> list[subprocess.Popen]:
-    """The part processes started ahead with their ranges of this very file (same size, device and
-    inode as `source`), in range order, taken from those started ahead; any given another file's
-    ranges end here."""
+    """The part processes started ahead with this very file (same size, device and inode as
+    `source`), taken from those started ahead; any given another file end here."""
     from tfrview.core import childproc
 
     ahead = childproc.started_ahead(__name__)
-    given = sorted((p for p in ahead if hasattr(p, "part")), key=lambda p: p.part[1])
+    given = [p for p in ahead if p.part[0] is not None]
     if not given:
         return []
     for p in given:
         ahead.remove(p)
-    path, _, _, size = given[0].part
+    path, size = given[0].part[:2]
     try:
         st = os.stat(path)
         same = size == source.file_size and (st.st_dev, st.st_ino) == source.identity
     except OSError:
         same = False
-    if same and all(p.part[0] == path and p.part[3] == size for p in given):
+    if same and all(p.part[:2] == (path, size) for p in given):
         return given
-    for p in given:  # another file's ranges (or one replaced since): of no use here
-        p.kill()
-        p.wait()
-        p.stdout.close()
+    _end(given)  # another file's (or one replaced since): of no use here
     return []
+
+
+def _end(procs: list[subprocess.Popen]) -> None:
+    """Part processes ended (killed when still running), their pipes and token pipe closed."""
+    from tfrview.core.childproc import close_tokens
+
+    close_tokens(procs)
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        for pipe in (p.stdin, p.stdout, getattr(p, "error_file", None)):
+            if pipe is not None and not pipe.closed:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def _take(fd: int) -> int | None:
+    """The next chunk's number from the token pipe, or None when every chunk is taken."""
+    got = os.read(fd, 8)
+    return int.from_bytes(got, "little") if len(got) == 8 else None
+
+
+def _chunks(source: Source, fd: int, chunk: int, said: Callable[[int], None] | None = None) -> list[Part]:
+    """Every chunk this process takes from the token pipe, framed (`frame_range`), one read buffer
+    for all; `said(bytes)` after each, the bytes of the chunks this process framed."""
+    size = source.file_size
+    buf = bytearray()
+    out: list[Part] = []
+    done = 0
+    while (k := _take(fd)) is not None:
+        lo, hi = k * chunk, min(size, (k + 1) * chunk)
+        if lo >= size:
+            continue
+        out.append(frame_range(source, lo, hi, buf=buf))
+        done += hi - lo
+        if said is not None:
+            said(done)
+    return out
 
 
 def frame_in_parts(
     source: Source, jobs: int, progress: Callable[[str, int, int], None] | None = None
 ) -> list[Part] | None:
-    """Every range's part: the first framed here, the others in child processes at once. None when
-    a child failed (logged; the caller frames the file on one core)."""
-    from tfrview.core import childproc
-
-    given = _given_ahead(source)  # already framing their ranges of this file (the CLI's start)
-    if given:
-        rs = [(0, given[0].part[1])] + [p.part[1:3] for p in given]
-    else:
-        waiting = sum(not hasattr(p, "part") for p in childproc.started_ahead(__name__))
-        rs = ranges(source.file_size, jobs, started=waiting >= jobs - 1)
-    procs = list(given)
+    """Every chunk's part, in file order: this process and its part processes each take the next
+    chunk when free (`childproc.deal_chunks`), so all end together whoever started first or runs
+    faster. None when a child failed (logged; the caller frames the file on one core)."""
+    size = source.file_size
+    procs, fd, chunk = _crew(source, jobs)
+    mine: list[Part] = []
+    others: list[list[Part] | None] = []
     try:
-        if len(rs) < 2 or not header_valid(source.read(0, HEADER_SIZE)):
+        if not procs or not header_valid(source.read(0, HEADER_SIZE)):
             # a file damaged from its first byte (zeros, another format) is the sequential framing's:
             # it resynchronises past damage and strides over zeros; parts would each search theirs
             return None
-        path = str(source.path)
-        if not given:
-            procs = [_spawn(path, lo, hi) for lo, hi in rs[1:]]
-        first = frame_range(source, *rs[0])
-        if progress:
-            progress("verify", rs[0][1], source.file_size)
+        said = (lambda done: progress("verify", done, size)) if progress else None
+        mine = _chunks(source, fd, chunk, said)
         ino = source.identity[1] if source.identity else -1
-        others = [_answer(p, lo, hi, ino) for p, (lo, hi) in zip(procs, rs[1:], strict=True)]
+        others = [_answer(p, ino) for p in procs]
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            if p.stdout is not None and not p.stdout.closed:
-                p.stdout.close()
+        _end(procs)
     if any(o is None for o in others):
         log.warning("%s: a framing process failed; framed on one core instead", source.path)
         return None
-    return [first, *others]
+    parts = sorted(mine + [p for o in others for p in o], key=lambda p: p.lo)
+    if [p.lo for p in parts] != list(range(0, size, chunk)):  # every chunk once: else one core's
+        log.warning("%s: the framing processes left chunks out; framed on one core instead", source.path)
+        return None
+    return parts
 
 
 def clean_prefix(parts: list[Part], size: int) -> tuple[RecordIndex, int, bool]:
@@ -312,48 +395,69 @@ def clean_prefix(parts: list[Part], size: int) -> tuple[RecordIndex, int, bool]:
         end = int(offsets[keep]) if keep < len(offsets) else end
         offsets = offsets[:keep]
     lengths = np.empty_like(offsets)
-    if len(offsets):
-        lengths[:-1] = np.diff(offsets) - np.uint64(OVERHEAD)
+    if len(offsets):  # in place: no 16 MB temporaries for 2 M records
+        np.subtract(offsets[1:], offsets[:-1], out=lengths[:-1])
+        lengths[:-1] -= np.uint64(OVERHEAD)
         lengths[-1] = np.uint64(end - int(offsets[-1]) - OVERHEAD)
-    idx = RecordIndex()
-    idx.apply(IndexChunk(0, offsets, lengths, np.full(len(offsets), VERIFIED, np.uint8), (), end, end, whole))
+    idx = RecordIndex()  # the arrays made here (join's a fresh one) held as they are: no copy of 2 M rows
+    idx.adopt(IndexChunk(0, offsets, lengths, np.full(len(offsets), VERIFIED, np.uint8), (), end, end, whole))
     return idx, end, whole
 
 
-def child_main(path: str, lo: int, hi: int) -> int:
-    """Frame one range and write its part to stdout (python -m tfrview.core.tfrecord.parts PATH LO HI)."""
+def child_main(path: str, fd: int, chunk: int, size: int) -> int:
+    """Frame every chunk taken from the token pipe `fd` and write their parts to stdout
+    (python -m tfrview.core.tfrecord.parts -, then one line on stdin: FD CHUNK SIZE PATH)."""
     from pathlib import Path
 
     from tfrview.core.childproc import worker_start
     from tfrview.core.errors import TfrviewError
     from tfrview.core.tfrecord.source import FileBytes
 
-    worker_start(os.getppid())
-    out = sys.stdout.buffer
+    # at its parent's priority (inherited), not lowered: the parent frames chunks beside it and
+    # waits for this one's answer, so on a busy machine a lowered part left the parent idle (a
+    # one-file verify at load 12: the parent's range done 0.6 s before its part's). The window's
+    # scan and job processes that frame in parts are lowered already, and so are their parts.
+    worker_start(os.getppid(), lower=False)
     try:  # a plain local file, as the parent found it: opened here without open_source's detection and imports
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        st = os.fstat(fd)
+        fd_file = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        st = os.fstat(fd_file)
+        if st.st_size != size:
+            print(f"tfrview: {path} is {st.st_size} bytes now, not {size}", file=sys.stderr)
+            return 1
         src = Source(
-            Path(path), FileBytes(fd, st.st_size, Path(path)), st.st_size, "none", (st.st_dev, st.st_ino)
+            Path(path), FileBytes(fd_file, st.st_size, Path(path)), st.st_size, "none", (st.st_dev, st.st_ino)
         )
-        p = frame_range(src, lo, hi)
+        parts = _chunks(src, fd, chunk)
         ino = src.identity[1] if src.identity else -1
         src.close()
     except (TfrviewError, OSError) as exc:
         print(f"tfrview: {exc}", file=sys.stderr)
         return 1
     try:
-        out.write(_HEAD.pack(ino, p.start, p.end, int(p.clean), len(p.offsets)))
-        out.write(np.ascontiguousarray(p.offsets, dtype=np.uint64).tobytes())
-        out.flush()
+        _write_all(_HEAD.pack(ino, len(parts)))
+        for p in parts:
+            _write_all(_PART.pack(p.lo, p.hi, p.start, p.end, int(p.clean), len(p.offsets)))
+            _write_all(np.ascontiguousarray(p.offsets, dtype=np.uint64).data)
     except BrokenPipeError:
         return 0
     return 0
 
 
+def _write_all(data) -> None:
+    """All of `data` to stdout, by os.write until every byte is taken. Not sys.stdout.buffer: a
+    write of megabytes through it to a pipe, stopped and continued on its way (Ctrl-Z then fg, a
+    tracer such as py-spy), lost all but the first pipeful and still exited 0 (CPython 3.11); the
+    parent then saw a short answer and framed the whole file on one core."""
+    view = memoryview(data).cast("B")
+    at = 0
+    while at < len(view):
+        at += os.write(1, view[at:])
+
+
 def _waiting_main() -> int:
-    """`python -m tfrview.core.tfrecord.parts -`: started ahead (`prestart`), it waits on stdin for
-    one line, LO HI PATH; none (its parent did not need it) ends it quietly."""
+    """`python -m tfrview.core.tfrecord.parts -`: started ahead (`childproc.start_parts_ahead`), it
+    waits on stdin for one line, FD CHUNK SIZE PATH (its token pipe, as inherited); none (its
+    parent did not need it) ends it quietly."""
     from importlib import import_module
 
     for name in ("childproc", "errors", "logs"):  # what child_main needs, loaded while waiting
@@ -363,11 +467,13 @@ def _waiting_main() -> int:
     line = sys.stdin.buffer.readline().decode("utf-8", "surrogateescape").rstrip("\n")
     if not line:
         return 0
-    lo, hi, path = line.split(" ", 2)
-    return child_main(path, int(lo), int(hi))
+    fd, chunk, size, path = line.split(" ", 3)
+    return child_main(path, int(fd), int(chunk), int(size))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["-"]:
-        raise SystemExit(_waiting_main())
-    raise SystemExit(child_main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+    # its answer written by os.write, it ends at once: the parent waits for its exit before joining
+    # the parts, and an interpreter's teardown (numpy and the rest freed one by one) cost tens of ms
+    code = _waiting_main()
+    sys.stderr.flush()
+    os._exit(code)

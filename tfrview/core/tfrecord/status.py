@@ -40,8 +40,40 @@ def status_codes(status: np.ndarray) -> np.ndarray:
 
 def status_counts(status: np.ndarray) -> dict[str, int]:
     """How many records have each word (every word, zeros included: one shape for readers)."""
-    counts = np.bincount(status_codes(status), minlength=len(WORDS))
+    one = _one_status(status)
+    if one is not None:  # a clean file: no lookup a record
+        counts = np.zeros(len(WORDS), np.int64)
+        counts[_CODES[one]] = len(status)
+    else:
+        counts = np.bincount(status_codes(status), minlength=len(WORDS))
     return {str(w): int(counts[i]) for i, w in enumerate(WORDS)}
+
+
+def _one_status(status: np.ndarray) -> int | None:
+    """The status byte every record has, when they all have the same one (every record of a clean
+    file: the common case, seen by two passes at memory speed, ~1 ms for 2 M records, where a
+    lookup a record took ~5 ms); None when they differ or there are none."""
+    s = _bytes(status)
+    if not len(s):
+        return None
+    lo = int(s.min())
+    return lo if lo == int(s.max()) else None
+
+
+def intact_count(status: np.ndarray) -> int:
+    """How many records are intact (`intact_mask`), without a mask when they share one status."""
+    one = _one_status(status)
+    if one is not None:
+        return len(status) if _INTACT[one] else 0
+    return int(np.count_nonzero(intact_mask(status)))
+
+
+def damaged_count(status: np.ndarray) -> int:
+    """How many records are damaged (`damaged_mask`), without a mask when they share one status."""
+    one = _one_status(status)
+    if one is not None:
+        return len(status) if _DAMAGED[one] else 0
+    return int(np.count_nonzero(damaged_mask(status)))
 
 
 _CODES = np.array([WORDS.index(record_status(b)) for b in range(256)], dtype=np.int8)

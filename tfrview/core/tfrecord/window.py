@@ -6,7 +6,7 @@ sequential framing of `index.py`, which says why."""
 
 from __future__ import annotations
 
-import struct
+from array import array
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from tfrview.core.tfrecord.framing import (
 from tfrview.core.tfrecord.index import _bad_crcs
 
 MORE, LONG, NOT_WHOLE = range(3)  # how a window's framing ends (frame_window)
-_U64 = struct.Struct("<Q")
 _zero_crcs: dict[int, int] = {}  # crc32c of n zero bytes, by n
 
 
@@ -32,15 +31,19 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
     The chain of records is followed by one lean Python loop (a length read a record); the header
     CRCs are then checked by numpy, once per distinct length, and the data CRCs of all the window's
     records by one CRC over a copy of the window (`all_whole`), one at a time only when that fails."""
-    unpack = _U64.unpack_from
-    out: list[int] = []
+    view = memoryview(span).cast("B")[:n]
+    # the window as u64s at each of the 8 alignments: a length is one index into one of them (a
+    # fifth less than struct's unpack_from a record), the starts kept in an int64 array.array that
+    # numpy takes as it is
+    lengths_at = [view[k : k + (n - k) // 8 * 8].cast("Q") for k in range(8)]
+    out = array("q")
     add = out.append
     stop = min(n - HEADER_SIZE, hi - 1)  # a whole header in the window, and a start before hi
     p = 0
     while p <= stop:
         add(p)
-        p += unpack(span, p)[0] + OVERHEAD
-    starts = np.array(out, dtype=np.int64)
+        p += lengths_at[p & 7][p >> 3] + OVERHEAD
+    starts = np.frombuffer(out, dtype=np.int64) if len(out) else np.empty(0, np.int64)
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     if len(ends):
@@ -58,7 +61,7 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
     lengths = ends - starts - OVERHEAD
     uniq, inverse = np.unique(lengths, return_inverse=True)
     ok = (
-        _u32_at(raw, starts + 8)
+        _u32s(raw)[starts + 8]
         == masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
     )
     if not ok.all():  # framing stops at the first header that fails
@@ -75,14 +78,16 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
     return starts, p, why
 
 
+def _u32s(raw: np.ndarray) -> np.ndarray:
+    """A contiguous byte array seen as the little-endian u32 starting at each of its bytes (a
+    stride of one byte, unaligned): a gather of u32s at any positions is one indexing, not four
+    byte gathers and shifts; written through, it stores them."""
+    return np.ndarray((max(0, len(raw) - 3),), dtype="<u4", buffer=raw, strides=(1,))
+
+
 def _u32_at(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The little-endian u32 at each position of `at` in a byte array."""
-    return (
-        raw[at].astype(np.uint32)
-        | raw[at + 1].astype(np.uint32) << 8
-        | raw[at + 2].astype(np.uint32) << 16
-        | raw[at + 3].astype(np.uint32) << 24
-    )
+    return _u32s(raw)[at]
 
 
 def all_whole(
@@ -113,14 +118,12 @@ def all_whole(
         y[:] = raw[a:z]
     else:
         y = raw[a:z].copy()
-    rot = _u32_at(raw, ends - 4) - np.uint32(MASK_DELTA)
+    f = ends - 4 - a  # the footers, in the copy
+    rot = _u32s(y)[f] - np.uint32(MASK_DELTA)
     # unmasked: crc32c of the data, if the footer is right
     crc = (rot >> np.uint32(17)) | (rot << np.uint32(15))
     share = np.array([_length_share(int(m)) for m in uniq], dtype=np.uint32)[inverse]
-    want = crc ^ share  # r(header || data), if the footer is right
-    f = ends - 4 - a
-    for k in range(4):
-        y[f + k] = (want >> np.uint32(8 * k)).astype(np.uint8)
+    _u32s(y)[f] = crc ^ share  # r(header || data), if the footer is right
     return crc32c.crc32c(y) == _zero_crc(z - a)
 
 
