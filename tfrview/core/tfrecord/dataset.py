@@ -25,7 +25,7 @@ from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
-from tfrview.core.tfrecord.paths import note_not_links, real_path
+from tfrview.core.tfrecord.paths import note_not_links, real_path, real_paths
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many
@@ -223,10 +223,15 @@ def name_files(args: list[str], whole_tfds: bool = True) -> tuple[list[tuple[Pat
 
 
 def _unique(paths: list[Path]) -> list[Path]:
+    if not any(isinstance(p, RemotePath) for p in paths):
+        keys = real_paths(paths)  # (folder by folder: 10,000 shards)
+        if len(set(keys)) == len(keys):
+            return paths
+    else:
+        keys = [str(p) if isinstance(p, RemotePath) else real_path(p) for p in paths]
     seen: set[str] = set()
     unique = []
-    for p in paths:
-        key = str(p) if isinstance(p, RemotePath) else real_path(p)
+    for p, key in zip(paths, keys, strict=True):
         if key not in seen:
             seen.add(key)
             unique.append(p)
