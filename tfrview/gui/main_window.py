@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent
@@ -33,7 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
-from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.errors import RecordRangeError, TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
@@ -79,6 +79,9 @@ from tfrview.gui.workers.thumbnails import ThumbnailPool
 
 ROW_TIMER_MS = 150
 MAX_RECENT = 10
+
+if TYPE_CHECKING:  # (the sample's reading loads with the sample, not the window)
+    from tfrview.core.analysis.sample import SampleFacts
 
 
 class MainWindow(QMainWindow):
