@@ -79,6 +79,27 @@ def _natural_name_key(name: str):
     return [int(t) if t.isdigit() else t for t in _DIGITS.split(name)]
 
 
+def _ext(name: str) -> str:
+    """`os.path.splitext(name)[1].lower()` of a name that does not start with a dot (a listing's
+    names: 10,000 shards)."""
+    i = name.rfind(".")
+    return name[i:].lower() if i > 0 else ""
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
+
+
+def _natural_sorted(names: list[str]) -> list[str]:
+    """Names in natural order (`_natural_name_key`). Names of one length whose digits stand at the
+    same places (a set of shards, `train-00042-of-01024`) are in natural order when in plain text
+    order: sorted so, without a key a name (10,000 shards: ~25 ms to ~3 ms)."""
+    if names:
+        shape = names[0].translate(_ZEROS)
+        if all(n.translate(_ZEROS) == shape for n in names):
+            return sorted(names)
+    return sorted(names, key=_natural_name_key)
+
+
 def _is_dir(p: Path) -> bool:
     try:
         return p.is_dir()
@@ -148,16 +169,14 @@ def _list_dir(a: str, p: Path) -> list[Path]:
             entries = [
                 (e.name, e.is_symlink())
                 for e in it
-                if not e.name.startswith(".")
-                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
-                and e.is_file()
+                if not e.name.startswith(".") and _ext(e.name) not in _SIDE_FILES and e.is_file()
             ]
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
     if not entries:
         raise TfrviewError(f"{printable(a)}: directory has no record files")
     note_not_links(str(p), [n for n, link in entries if not link])  # (`real_path` needs no lstat of them)
-    names = sorted((n for n, _ in entries), key=_natural_name_key)  # one folder: by name alone
+    names = _natural_sorted([n for n, _ in entries])  # one folder: by name alone
     child = getattr(p, "_make_child_relpath", p.__truediv__)  # (a name of the listing: not parsed again)
     return [child(n) for n in names]
 
@@ -245,7 +264,7 @@ def shard_name(paths: list[Path]) -> str:
     if len(paths) == 1:
         return paths[0].name
     m = [SHARD_NAME.match(p.name) for p in paths]
-    if all(m) and len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
+    if all(m) and len({x.group("prefix", "total", "suffix") for x in m}) == 1:
         x = m[0]
         return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
     parents = {p.parent for p in paths}
@@ -261,12 +280,12 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
         name = p.name
         m = SHARD_NAME.match(name)
         if m:
-            folder = str(p)[: -len(name)]  # (its parent's text, not a Path made a shard)
-            key = (folder, m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            prefix, num, total, suffix = m.groups()
+            key = (str(p)[: -len(name)], prefix, total, suffix, len(num))  # (the parent's text: no Path made)
             group = groups.get(key)
             if group is None:
                 group = groups[key] = (p.parent, set())
-            group[1].add(int(m["num"]))
+            group[1].add(int(num))
     missing = []
     for (_parent, prefix, total, suffix, width), (parent, nums) in groups.items():
         for i in range(int(total)):

@@ -228,7 +228,7 @@ class LazySource(Source):
 
     @compression.setter
     def compression(self, value) -> None:
-        self._known = Compression(value)
+        self._known = value if type(value) is Compression else Compression(value)
 
     @property
     def _wbits(self) -> int:  # type: ignore[override]

@@ -59,8 +59,8 @@ def file_labels(paths) -> list[str]:
     match = SHARD_NAME.match
     m = [match(p.name) for p in paths]
     if len(paths) > 1 and all(m):
-        if len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
-            return [x["num"] for x in m]
+        if len({x.group("prefix", "total", "suffix") for x in m}) == 1:
+            return [x.group("num") for x in m]
         if len({x["prefix"] for x in m}) > 1:
             return _told_apart([x["prefix"] for x in m], [x["num"] for x in m])
         return [f"{x['num']}-of-{x['total']}" for x in m]
