@@ -14,6 +14,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.dataset import Dataset
 
 APP_ID = "tfrview"
+ICON_AFTER_MS = 400  # the application's icon is set this long after it starts (`make_app`)
 
 
 def has_display() -> bool:
@@ -195,7 +196,11 @@ def make_app(argv: list[str] | None = None):
         QCoreApplication.setApplicationName(APP_ID)
         app = QApplication(argv or [APP_ID])
         app.setDesktopFileName(APP_ID)
-        _set_icon(app)
+        from PySide6.QtCore import QTimer  # heavy: PySide6 on first use only
+
+        # the icon's five files read and the SVG plugin loaded after the first rows have painted
+        # (~20 ms of the first window's start); a window shown before it takes it when it is set
+        QTimer.singleShot(ICON_AFTER_MS, lambda: _set_icon(app))
     return app
 
 
