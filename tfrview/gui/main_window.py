@@ -38,7 +38,6 @@ from tfrview.core.errors import RecordRangeError, TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
-from tfrview.core.records.protoschema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.order import SORTABLE
@@ -1145,6 +1144,7 @@ class MainWindow(QMainWindow):
         )
         if not path:
             return
+        from tfrview.core.records.protoschema import message_names  # (with the first schema, not the window)
 
         try:
             names = message_names(path)
@@ -1157,6 +1157,7 @@ class MainWindow(QMainWindow):
 
     def set_schema(self, path: Path, message: str | None) -> bool:
         """Show records of a custom protobuf with the field names of `message` from `path`."""
+        from tfrview.core.records.protoschema import load_schema  # (with the first schema, not the window)
 
         try:
             self.schema = load_schema(path, message)
