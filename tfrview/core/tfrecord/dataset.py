@@ -25,7 +25,7 @@ from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
-from tfrview.core.tfrecord.paths import note_not_links, real_path, real_paths
+from tfrview.core.tfrecord.paths import note_label_names, note_not_links, real_path, real_paths
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many
@@ -84,6 +84,15 @@ def _ext(name: str) -> str:
     names: 10,000 shards)."""
     i = name.rfind(".")
     return name[i:].lower() if i > 0 else ""
+
+
+def _record_name(name: str, labels: list[str]) -> bool:
+    """Whether a listed name (not hidden) may be a record file (not a side file); a `.pbtxt` name
+    is noted in `labels` on the way."""
+    ext = _ext(name)
+    if ext == ".pbtxt":
+        labels.append(name)
+    return ext not in _SIDE_FILES
 
 
 _ZEROS = str.maketrans("123456789", "000000000")
@@ -164,15 +173,18 @@ def _tfx_split_folders(p: Path) -> list[Path]:
 
 def _list_dir(a: str, p: Path) -> list[Path]:
     """A folder's record files (not its side files), by name."""
+    labels: list[str] = []  # its .pbtxt names, for the label map search (`paths.label_names`)
     try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
+        seen_at = os.stat(p).st_mtime_ns  # (before the listing: a name added meanwhile changes it)
         with os.scandir(p) as it:
             entries = [
                 (e.name, e.is_symlink())
                 for e in it
-                if not e.name.startswith(".") and _ext(e.name) not in _SIDE_FILES and e.is_file()
+                if not e.name.startswith(".") and _record_name(e.name, labels) and e.is_file()
             ]
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
+    note_label_names(str(p), seen_at, labels)
     if not entries:
         raise TfrviewError(f"{printable(a)}: directory has no record files")
     note_not_links(str(p), [n for n, link in entries if not link])  # (`real_path` needs no lstat of them)
