@@ -269,6 +269,7 @@ def run_child(path: Path, job_seconds: float = 10.0) -> dict:
     import tempfile
 
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tfrview has its bytecode (bench_split does so)
     env.setdefault("XDG_CONFIG_HOME", "/tmp/tfrview-bench/config")
     env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tfrview-bench-cache-")  # nothing stored: the pass runs
     t0 = time.time()
@@ -308,6 +309,7 @@ def make_split(d: Path, shards: int, records: int) -> tuple[Path, str]:
 
 def run_split_child(folder: Path, cache: str, limit: float, shot: str = "") -> dict:
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tfrview has its bytecode (bench_split does so)
     env.setdefault("XDG_CONFIG_HOME", "/tmp/tfrview-bench/config")
     env["XDG_CACHE_HOME"] = cache
     t0 = time.time()
@@ -390,6 +392,7 @@ def big_main(a) -> None:
     print(f"{path.name}: cores {default_jobs()}, load {os.getloadavg()[0]:.1f}")
     cache = tempfile.mkdtemp(prefix="tfrview-bench-cache-")
     env = {**os.environ, "XDG_CACHE_HOME": cache}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tfrview has its bytecode
     env.setdefault("XDG_CONFIG_HOME", "/tmp/tfrview-bench/config")
     try:
         args = [sys.executable, "-c", CHILD_BIG, str(path), repr(time.time()), str(a.limit)] + (

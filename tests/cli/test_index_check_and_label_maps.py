@@ -94,3 +94,25 @@ def test_label_map_candidates_are_bounded_in_count_and_bytes(tmp_path):
     (other / "label_map.pbtxt").write_text(real)  # the second big one would pass the bytes: skipped
     notes = []
     assert find_label_map([data], notes) == other / "label_map.pbtxt" and notes == []
+
+
+def test_the_label_map_search_reuses_the_listing_of_an_unchanged_folder_only(tmp_path):
+    """A folder the dataset listed is not listed again for its .pbtxt names (10,000 shards) while
+    its mtime holds; a label map written beside the data after the listing is still found."""
+    import os
+
+    from tfrview.core.tfrecord.dataset import Dataset
+    from tfrview.core.tfrecord.paths import label_names
+
+    write_records(tmp_path / "a.tfrecord", [b"x"])
+    (tmp_path / ".hidden.pbtxt").write_text('item { id: 1 name: "no" }\n')
+    files = [f.path for f in Dataset.open([str(tmp_path)]).files]
+    assert label_names(str(tmp_path)) == () and find_label_map(files) is None
+    (tmp_path / "labels.pbtxt").write_text('item { id: 1 name: "cat" }\n')
+    st = os.stat(tmp_path)
+    os.utime(tmp_path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # (a coarse clock: moved on)
+    assert label_names(str(tmp_path)) is None and find_label_map(files) == tmp_path / "labels.pbtxt"
+    files = [f.path for f in Dataset.open([str(tmp_path)]).files]
+    assert (
+        label_names(str(tmp_path)) == ("labels.pbtxt",) and find_label_map(files) == tmp_path / "labels.pbtxt"
+    )

@@ -182,3 +182,18 @@ def test_workers_lower_their_own_priority():
     code = "import os; from tfrview.core.childproc import worker_start; worker_start(lower=False); print(os.nice(0))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert int(r.stdout) == os.nice(0)
+
+
+def test_a_folder_lists_in_natural_order_with_or_without_one_name_shape(tmp_path):
+    """Names of one shape (a shard set) sort as text, any others by the natural key: the same
+    order either way, and side files and hidden names stay out."""
+    from tfrview.core.tfrecord.dataset import _natural_name_key, _natural_sorted
+
+    same = [f"train-{i:05d}-of-00012.tfrecord" for i in (11, 2, 0, 10, 1)]
+    mixed = ["f10.tfrecord", "f9.tfrecord", "f1.tfrecord", "a01", "a1", "a001", "b2", "a10"]
+    for names in (same, mixed, [], ["x"]):
+        assert _natural_sorted(list(names)) == sorted(names, key=_natural_name_key)
+    listed = ["f10.tfrecord", "f9.tfrecord", "f1.tfrecord", "a1", "b2", "a10"]  # (no ties: a1, a01)
+    for n in [*listed, ".hidden.tfrecord", "labels.pbtxt", "data.JSON"]:
+        (tmp_path / n).write_bytes(b"")
+    assert [p.name for p in expand_paths([str(tmp_path)])] == sorted(listed, key=_natural_name_key)

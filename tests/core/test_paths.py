@@ -5,7 +5,7 @@ one file of the dataset."""
 import os
 
 from tfrview.core.tfrecord.dataset import name_files
-from tfrview.core.tfrecord.paths import real_path
+from tfrview.core.tfrecord.paths import real_path, real_paths
 
 
 def test_real_path_follows_linked_folders_and_files(tmp_path):
@@ -50,3 +50,19 @@ def test_a_listed_folder_with_a_linked_file_still_resolves_it_and_lists_it_once(
     assert failed == [] and [p.name for p in paths] == [f"s-{i:05d}-of-00003.tfrecord" for i in range(3)]
     for p in [*paths, tmp_path / "data" / "t-alias.tfrecord"]:
         assert real_path(p) == os.path.realpath(p)
+
+
+def test_real_paths_of_many_files_answers_as_real_path_each(tmp_path, monkeypatch):
+    """`real_paths` (a folder split off and resolved once for a run of its files: 10,000 shards)
+    gives `real_path`'s answer for every shape of path: linked files and folders, relative names,
+    a doubled slash, `..`, a trailing slash, the root."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a").write_bytes(b"")
+    (tmp_path / "sub" / "l").symlink_to(tmp_path / "sub" / "a")
+    (tmp_path / "lnk").symlink_to(tmp_path / "sub")
+    monkeypatch.chdir(tmp_path / "sub")
+    t = str(tmp_path)
+    names = [f"{t}/sub/a", f"{t}/sub/l", f"{t}/lnk/a", f"{t}/lnk/l", "a", "l", "./a", "../sub/a"]
+    names += [f"{t}//sub/a", f"{t}/sub/../sub/a", f"{t}/sub/", "/", "/tmp", tmp_path / "sub" / "a"]
+    assert real_paths(names) == [real_path(p) for p in names]
+    assert real_paths(names)[:4] == [str((tmp_path / "sub" / "a").resolve())] * 4

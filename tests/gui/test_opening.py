@@ -1,3 +1,5 @@
+import gc
+
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
@@ -24,8 +26,12 @@ def test_drop_files_asks_to_open_them(qtbot, open_window):
 def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
     from tfrview.gui.app import Windows
 
+    collecting = gc.isenabled()
     wins = Windows()
     a = wins.open_dataset([str(RACCOON)])
+    # the collector was paused while the window was made, and what it made frozen out of later
+    # collections (`app._collector_paused`): running again, as it was
+    assert gc.isenabled() == collecting and gc.get_freeze_count() > 0
     Driver(qtbot, a).wait_index_ended()
     a.open_requested.emit([str(PENGUIN)])
     assert len(wins.open) == 2 and wins.open[1].ds.name == "penguin_train-00000-of-00001.gz"
@@ -40,6 +46,7 @@ def test_second_file_new_window_reload_replaces_and_recent_files(qtbot):
     for w in list(wins.open):
         w.close()
     qtbot.waitUntil(lambda: not wins.open, timeout=10000)
+    assert gc.get_freeze_count() == 0  # a closed window's objects are the collector's again
 
 
 def test_geometry_is_remembered(qtbot, open_window):

@@ -42,3 +42,25 @@ def test_the_table_shows_and_sorts_each_records_split(qtbot, open_window, tmp_pa
     fi = [f.path.name for f in w.ds.files].index("train-00001-of-00002.tfrecord")
     w.session.set_split([fi], "test")  # the person puts a shard in another split
     assert d.table_column("split") == ["validation"] * 2 + ["train"] * 2 + ["test"] * 2
+
+
+def test_file_labels_of_one_set_cut_at_the_number_agree_with_matching_each_name():
+    """One set's names (10,000 shards) are cut at the first name's number without a match a name;
+    any names that are not one set's take the matching path, to the same labels."""
+    from pathlib import Path
+
+    from tfrview.core.tfrecord.groups import SHARD_NAME
+    from tfrview.gui.models.record_table import _one_set_numbers, file_labels
+
+    one = [f"train-{i:05d}-of-00016.tfrecord" for i in (3, 0, 15)]
+    assert file_labels([Path("/d") / n for n in one]) == ["00003", "00000", "00015"]
+    for names in (
+        [f"train-{i:05d}-of-00016" for i in range(2)] + [f"train-{i:05d}-of-00017" for i in range(2)],
+        [f"a1-{i:05d}-of-00016" for i in range(2)] + [f"a2-{i:05d}-of-00016" for i in range(2)],
+        ["train-00000-of-00002.tfrecord", "train-0000a-of-00002.tfrecord"],
+        ["9-1-of-2", "9-2-of-2"],
+        ["a.tfrecord", "b.tfrecord"],
+    ):
+        cut = _one_set_numbers(names)
+        assert cut is None or cut == [SHARD_NAME.match(n)["num"] for n in names]
+    assert file_labels([Path("/d") / n for n in ["9-1-of-2", "9-2-of-2"]]) == ["1", "2"]

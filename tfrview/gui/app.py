@@ -3,6 +3,8 @@ given, and a clear one-line answer where there is no display."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import os
 import sys
@@ -12,6 +14,7 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.dataset import Dataset
 
 APP_ID = "tfrview"
+ICON_AFTER_MS = 400  # the application's icon is set this long after it starts (`make_app`)
 
 
 def has_display() -> bool:
@@ -30,25 +33,29 @@ class Windows:
         self.asking = None  # the TFDS config dialog while it is open (`_tfds_chosen`)
 
     def open_dataset(self, args: list[str], demo: bool = False, replace=None):
-        from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
         from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
 
         tfdv = self._open_tfdv(args, replace)  # issue 23: TFDV statistics, schema, anomalies files
         if tfdv is not None:
             return tfdv
-        from tfrview.gui.main_window import MainWindow  # heavy: PySide6, pyarrow on first use only
-
         try:
             args = self._tfds_chosen(args)
             if args is None:  # the person did not choose a config: nothing opens
                 return None
-            ds = Dataset.open(args)
+            with _collector_paused():
+                from tfrview.gui.main_window import MainWindow  # heavy: PySide6, pyarrow on first use only
+
+                w = MainWindow(Dataset.open(args), demo=demo)
         except TfrviewError as exc:
             if self.open:
                 QMessageBox.warning(self.open[-1], "tfrview", str(exc))
                 return None
             raise
-        w = MainWindow(ds, demo=demo)
+        return self._shown(w, replace)
+
+    def _shown(self, w, replace):
+        from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
+
         w.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         w.open_requested.connect(lambda paths, src=w: self._requested(src, paths))
         w.destroyed.connect(lambda *_a, win=w: self._forget(win))
@@ -148,6 +155,25 @@ class Windows:
     def _forget(self, w) -> None:
         if w in self.open:
             self.open.remove(w)
+        # what `_collector_paused` froze may now be garbage in cycles (a closed window's wrappers
+        # and the lambdas its signals held): the collector looks at it again
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic collector paused while a window and its dataset are made (10,000 shards: ~100,000
+    long-lived objects, each full collection on the way walking them all again: ~0.1 s of the
+    first rows), then what exists frozen out of later collections (they live as long as the
+    window: a full collection while the rows grow would walk them again); `_forget` thaws them."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 def make_app(argv: list[str] | None = None):
@@ -170,7 +196,11 @@ def make_app(argv: list[str] | None = None):
         QCoreApplication.setApplicationName(APP_ID)
         app = QApplication(argv or [APP_ID])
         app.setDesktopFileName(APP_ID)
-        _set_icon(app)
+        from PySide6.QtCore import QTimer  # heavy: PySide6 on first use only
+
+        # the icon's five files read and the SVG plugin loaded after the first rows have painted
+        # (~20 ms of the first window's start); a window shown before it takes it when it is set
+        QTimer.singleShot(ICON_AFTER_MS, lambda: _set_icon(app))
     return app
 
 

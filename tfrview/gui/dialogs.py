@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel
 
 from tfrview.core.records.feature import BYTES_LIST, INT64_LIST, Feature
-from tfrview.core.records.overlays import CONVENTIONS, BoxSpec
-from tfrview.core.records.reading import BoxConvention
+
+if TYPE_CHECKING:  # (the records' reading modules load with the first box spec, not the window)
+    from tfrview.core.records.overlays import BoxSpec
 
 _NONE = "(none)"
 
@@ -27,7 +29,7 @@ def remembered_spec(features: dict[str, Feature]) -> BoxSpec | None:
         return None
     try:
         d = json.loads(raw)
-        return BoxSpec(d["convention"], tuple(d["keys"]), d.get("class_text"), d.get("class_id"))
+        return _spec(d)
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -44,10 +46,16 @@ def remembered_specs() -> tuple[BoxSpec, ...]:
     for raw in raws:
         try:
             d = json.loads(raw)
-            out.append(BoxSpec(d["convention"], tuple(d["keys"]), d.get("class_text"), d.get("class_id")))
+            out.append(_spec(d))
         except (ValueError, KeyError, TypeError):
             continue
     return tuple(out)
+
+
+def _spec(d: dict) -> BoxSpec:
+    from tfrview.core.records.overlays import BoxSpec
+
+    return BoxSpec(d["convention"], tuple(d["keys"]), d.get("class_text"), d.get("class_id"))
 
 
 def remember_spec(features: dict[str, Feature], spec: BoxSpec | None) -> None:
@@ -80,6 +88,8 @@ class BoxSpecDialog(QDialog):
         form = QFormLayout(self)
         form.addRow(QLabel("Which features hold the boxes, and how are they written?"))
         self.conv = QComboBox(self)
+        from tfrview.core.records.overlays import CONVENTIONS
+
         for key, text in CONVENTIONS.items():
             self.conv.addItem(text, key)
         form.addRow("Convention", self.conv)
@@ -111,6 +121,9 @@ class BoxSpecDialog(QDialog):
     def spec(self) -> BoxSpec | None:
         conv = self.conv.currentData()
         keys = [cb.currentText() for cb in self.keys]
+        from tfrview.core.records.overlays import BoxSpec
+        from tfrview.core.records.reading import BoxConvention
+
         if conv in (BoxConvention.COCO_XYWH, BoxConvention.TFDS_YXYX):
             chosen: tuple[str, ...] = (keys[0],) if keys[0] != _NONE else ()
         else:

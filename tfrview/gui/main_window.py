@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent
@@ -33,12 +34,10 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
-from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.errors import RecordRangeError, TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
-from tfrview.core.records.protoschema import load_schema, message_names
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.framing import Compression
 from tfrview.core.tfrecord.order import SORTABLE
@@ -79,6 +78,9 @@ from tfrview.gui.workers.thumbnails import ThumbnailPool
 
 ROW_TIMER_MS = 150
 MAX_RECENT = 10
+
+if TYPE_CHECKING:  # (the sample's reading loads with the sample, not the window)
+    from tfrview.core.analysis.sample import SampleFacts
 
 
 class MainWindow(QMainWindow):
@@ -1142,6 +1144,7 @@ class MainWindow(QMainWindow):
         )
         if not path:
             return
+        from tfrview.core.records.protoschema import message_names  # (with the first schema, not the window)
 
         try:
             names = message_names(path)
@@ -1154,6 +1157,7 @@ class MainWindow(QMainWindow):
 
     def set_schema(self, path: Path, message: str | None) -> bool:
         """Show records of a custom protobuf with the field names of `message` from `path`."""
+        from tfrview.core.records.protoschema import load_schema  # (with the first schema, not the window)
 
         try:
             self.schema = load_schema(path, message)

@@ -10,11 +10,10 @@ import time
 from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from tfrview.core.analysis.sample import SampleFacts
 from tfrview.core.procs.messages import (
     CauseFound,
     Done,
@@ -41,6 +40,9 @@ from tfrview.gui.workers.scan import IndexProgress, ScanWorker
 log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=Request)
+
+if TYPE_CHECKING:  # (the sample's reading loads with the sample, not the window)
+    from tfrview.core.analysis.sample import SampleFacts
 
 
 class DatasetSession(QObject):

@@ -17,6 +17,7 @@ from tfrview.core.limits import (
     too_large,
 )
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.paths import label_names
 from tfrview.core.units import human_bytes
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,19 @@ def load_label_map(path: str | os.PathLike) -> dict[int, str]:
         raise TfrviewError(f"{name}: {exc}") from None
 
 
+def _folders(paths: list[Path]) -> list[str]:
+    """Each path's folder (`os.path.dirname`, "." for none), each once, in order; a run of paths in
+    one folder (a split's shards) split off with one search from the right each."""
+    out: dict[str, None] = {}
+    for p in paths:
+        s = str(p)
+        d = s.rpartition("/")[0]
+        if not d or d.endswith("/") or os.sep != "/":
+            d = os.path.dirname(s) or "."
+        out[d] = None
+    return list(out)
+
+
 def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Path | None:
     """A .pbtxt beside the data, preferring names that say 'label'. At most LABEL_MAP_CANDIDATES
     files of LABEL_MAP_CANDIDATE_BYTES together are parsed to find one (each candidate is parsed in
@@ -120,11 +134,14 @@ def find_label_map(data_files: list[Path], notes: list[str] | None = None) -> Pa
     cands: list[tuple[Path, int]] = []
     local = [p for p in data_files if isinstance(p, Path)]  # remote data: a label map is loaded by hand
     # each folder once, by its text (10,000 shards: no Path made and hashed a shard), listed by
-    # scandir as glob("*.pbtxt") lists it (no hidden names)
-    for d in dict.fromkeys(os.path.dirname(str(p)) or "." for p in local):
+    # scandir as glob("*.pbtxt") lists it (no hidden names), unless the dataset's own listing of
+    # it saw its names and it has not changed since (`paths.label_names`: no second listing)
+    for d in _folders(local):
         try:
-            with os.scandir(d) as it:
-                names = [e.name for e in it if e.name.endswith(".pbtxt") and not e.name.startswith(".")]
+            names = label_names(d)
+            if names is None:
+                with os.scandir(d) as it:
+                    names = [e.name for e in it if e.name.endswith(".pbtxt") and not e.name.startswith(".")]
             for name in sorted(names):
                 c = Path(d, name)
                 st = c.stat()

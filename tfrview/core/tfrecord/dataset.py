@@ -25,7 +25,7 @@ from tfrview.core.tfrecord.framing import OVERHEAD
 from tfrview.core.tfrecord.groups import SHARD_NAME
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
-from tfrview.core.tfrecord.paths import note_not_links, real_path
+from tfrview.core.tfrecord.paths import note_label_names, note_not_links, real_path, real_paths
 from tfrview.core.tfrecord.payload_bytes import bounded_payload
 from tfrview.core.tfrecord.remote import RemotePath, is_url
 from tfrview.core.tfrecord.source import Source, open_remote_many
@@ -77,6 +77,36 @@ def _natural_key(p: Path):
 
 def _natural_name_key(name: str):
     return [int(t) if t.isdigit() else t for t in _DIGITS.split(name)]
+
+
+def _ext(name: str) -> str:
+    """`os.path.splitext(name)[1].lower()` of a name that does not start with a dot (a listing's
+    names: 10,000 shards)."""
+    i = name.rfind(".")
+    return name[i:].lower() if i > 0 else ""
+
+
+def _record_name(name: str, labels: list[str]) -> bool:
+    """Whether a listed name (not hidden) may be a record file (not a side file); a `.pbtxt` name
+    is noted in `labels` on the way."""
+    ext = _ext(name)
+    if ext == ".pbtxt":
+        labels.append(name)
+    return ext not in _SIDE_FILES
+
+
+_ZEROS = str.maketrans("123456789", "000000000")
+
+
+def _natural_sorted(names: list[str]) -> list[str]:
+    """Names in natural order (`_natural_name_key`). Names of one length whose digits stand at the
+    same places (a set of shards, `train-00042-of-01024`) are in natural order when in plain text
+    order: sorted so, without a key a name (10,000 shards: ~25 ms to ~3 ms)."""
+    if names:
+        shape = names[0].translate(_ZEROS)
+        if all(n.translate(_ZEROS) == shape for n in names):
+            return sorted(names)
+    return sorted(names, key=_natural_name_key)
 
 
 def _is_dir(p: Path) -> bool:
@@ -143,21 +173,22 @@ def _tfx_split_folders(p: Path) -> list[Path]:
 
 def _list_dir(a: str, p: Path) -> list[Path]:
     """A folder's record files (not its side files), by name."""
+    labels: list[str] = []  # its .pbtxt names, for the label map search (`paths.label_names`)
     try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
+        seen_at = os.stat(p).st_mtime_ns  # (before the listing: a name added meanwhile changes it)
         with os.scandir(p) as it:
             entries = [
                 (e.name, e.is_symlink())
                 for e in it
-                if not e.name.startswith(".")
-                and os.path.splitext(e.name)[1].lower() not in _SIDE_FILES
-                and e.is_file()
+                if not e.name.startswith(".") and _record_name(e.name, labels) and e.is_file()
             ]
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
+    note_label_names(str(p), seen_at, labels)
     if not entries:
         raise TfrviewError(f"{printable(a)}: directory has no record files")
     note_not_links(str(p), [n for n, link in entries if not link])  # (`real_path` needs no lstat of them)
-    names = sorted((n for n, _ in entries), key=_natural_name_key)  # one folder: by name alone
+    names = _natural_sorted([n for n, _ in entries])  # one folder: by name alone
     child = getattr(p, "_make_child_relpath", p.__truediv__)  # (a name of the listing: not parsed again)
     return [child(n) for n in names]
 
@@ -223,10 +254,15 @@ def name_files(args: list[str], whole_tfds: bool = True) -> tuple[list[tuple[Pat
 
 
 def _unique(paths: list[Path]) -> list[Path]:
+    if not any(isinstance(p, RemotePath) for p in paths):
+        keys = real_paths(paths)  # (folder by folder: 10,000 shards)
+        if len(set(keys)) == len(keys):
+            return paths
+    else:
+        keys = [str(p) if isinstance(p, RemotePath) else real_path(p) for p in paths]
     seen: set[str] = set()
     unique = []
-    for p in paths:
-        key = str(p) if isinstance(p, RemotePath) else real_path(p)
+    for p, key in zip(paths, keys, strict=True):
         if key not in seen:
             seen.add(key)
             unique.append(p)
@@ -240,7 +276,7 @@ def shard_name(paths: list[Path]) -> str:
     if len(paths) == 1:
         return paths[0].name
     m = [SHARD_NAME.match(p.name) for p in paths]
-    if all(m) and len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
+    if all(m) and len({x.group("prefix", "total", "suffix") for x in m}) == 1:
         x = m[0]
         return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
     parents = {p.parent for p in paths}
@@ -256,12 +292,12 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
         name = p.name
         m = SHARD_NAME.match(name)
         if m:
-            folder = str(p)[: -len(name)]  # (its parent's text, not a Path made a shard)
-            key = (folder, m["prefix"], m["total"], m["suffix"], len(m["num"]))
+            prefix, num, total, suffix = m.groups()
+            key = (str(p)[: -len(name)], prefix, total, suffix, len(num))  # (the parent's text: no Path made)
             group = groups.get(key)
             if group is None:
                 group = groups[key] = (p.parent, set())
-            group[1].add(int(m["num"]))
+            group[1].add(int(num))
     missing = []
     for (_parent, prefix, total, suffix, width), (parent, nums) in groups.items():
         for i in range(int(total)):

@@ -94,15 +94,24 @@ def _split_of_path_memo(path: str, by_shape: dict[tuple[str, str], str]) -> str:
     digit only as what may follow a split word): a split's shards differ only in digits."""
     if "\\" in path:  # (a Windows path: the rule reads its folders too)
         return split_of_path(path)
-    folder, name = os.path.split(path)
-    key = (folder, _DIGITS.sub("0", name))
+    folder, name = _folder_and_name(path)
+    key = (folder, name.translate(_ZEROS))  # (a finer shape than one 0 a run of digits: as right)
     hit = by_shape.get(key)
     if hit is None:
         hit = by_shape[key] = split_of_path(path)
     return hit
 
 
-_DIGITS = re.compile(r"\d+")
+_ZEROS = str.maketrans("123456789", "000000000")
+
+
+def _folder_and_name(path: str) -> tuple[str, str]:
+    """`os.path.split(path)` by one search from the right where that is the same answer (a folder
+    that is neither empty nor ends in a slash): a split of 10,000 shards asks for each."""
+    folder, _, name = path.rpartition("/")
+    if not folder or folder.endswith("/") or os.sep != "/":
+        return os.path.split(path)
+    return folder, name
 
 
 def _tfds_split(path: str, folders: dict[str, object]) -> str:
@@ -111,7 +120,7 @@ def _tfds_split(path: str, folders: dict[str, object]) -> str:
     `--split` words are. `folders`: each folder's dataset, found once."""
     if "://" in path:
         return ""
-    folder = os.path.dirname(path)
+    folder = _folder_and_name(path)[0]  # (os.path.dirname)
     ds = folders.get(folder, _UNSEEN)
     if ds is _UNSEEN:
         from tfrview.core.tfrecord.tfdsfiles import dataset_of

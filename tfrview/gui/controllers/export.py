@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QObject, Qt, Slot
@@ -18,11 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview.core.errors import TfrviewError
-from tfrview.core.output import export as ex
 from tfrview.core.output.arwriter import RecordFormat, official_writer, options_like
 from tfrview.core.output.atomic import atomic_write_bytes, clean_stale, refuse_overwriting_inputs
-from tfrview.core.output.repair import RepairResult, refuse_arrayrecord
-from tfrview.core.output.salvage import SalvageResult
 from tfrview.core.output.words import ExportFormat
 from tfrview.core.procs.messages import STOPPED, Failed, Progress, Wrote
 from tfrview.core.procs.requests import ExportRequest, Request, WriteRequest
@@ -41,6 +39,11 @@ from tfrview.gui.widgets.image_panel import ImagePanel
 from tfrview.gui.widgets.record_table_view import selected_rows
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker
+
+if TYPE_CHECKING:  # (the core's export, repair and salvage modules load with their first use)
+    from tfrview.core.output.export import ExportResult
+    from tfrview.core.output.repair import RepairResult
+    from tfrview.core.output.salvage import SalvageResult
 
 
 class ExportController(QObject):
@@ -256,6 +259,8 @@ class ExportController(QObject):
             )
             return
         if self._has_arrayrecord():  # said before any dialog, in the core's words (output.repair)
+            from tfrview.core.output.repair import refuse_arrayrecord  # (not with the window)
+
             try:
                 refuse_arrayrecord([f.source for f in self.ds.files if f.source is not None])
             except TfrviewError as exc:
@@ -440,7 +445,9 @@ class ExportController(QObject):
         where.mkdir(parents=True, exist_ok=True)
         spans = tempfile.NamedTemporaryFile(dir=where, suffix=".npz", delete=False)  # noqa: SIM115 - removed when done
         spans.close()
-        ex.save_spans(spans.name, self.ds, numbers)
+        from tfrview.core.output.export import save_spans  # (with the first export, not the window)
+
+        save_spans(spans.name, self.ds, numbers)
         request = ExportRequest(
             what=what,
             paths=tuple(str(f.path) for f in self.ds.files),
@@ -460,7 +467,7 @@ class ExportController(QObject):
 
             with contextlib.suppress(OSError):  # our temporary spans file, in the temp dir: the OS clears it
                 os.unlink(spans.name)
-            value: ex.ExportResult | Failed = end if isinstance(end, Failed) else end.result
+            value: ExportResult | Failed = end if isinstance(end, Failed) else end.result
             if isinstance(value, Failed) and value.stopped:
                 # a killed job leaves its temporary beside the output (its process has ended: the
                 # worker waited for it); another writer's, still going, stays

@@ -56,15 +56,39 @@ def file_labels(paths) -> list[str]:
     """Short names for the file column: the shard number of one shard set; of several sets (a
     split's `train-00000-of-00016` and `validation-00000-of-00004`), what tells them apart, the
     name before the number with it (`train-00000`, `validation-00000`); else the file name."""
+    names = [p.name for p in paths]
+    nums = _one_set_numbers(names)
+    if nums is not None:
+        return nums
     match = SHARD_NAME.match
-    m = [match(p.name) for p in paths]
+    m = [match(n) for n in names]
     if len(paths) > 1 and all(m):
-        if len({(x["prefix"], x["total"], x["suffix"]) for x in m}) == 1:
-            return [x["num"] for x in m]
+        if len({x.group("prefix", "total", "suffix") for x in m}) == 1:
+            return [x.group("num") for x in m]
         if len({x["prefix"] for x in m}) > 1:
             return _told_apart([x["prefix"] for x in m], [x["num"] for x in m])
         return [f"{x['num']}-of-{x['total']}" for x in m]
     return [p.name for p in paths]
+
+
+def _one_set_numbers(names: list[str]) -> list[str] | None:
+    """The shard numbers of names that differ only in them (one set's 10,000 shards), each cut at the
+    first name's number's place without a match a name; None when they are not such names (then
+    `file_labels` matches each). Names of one length, alike before and after the number, whose
+    number is all digits, match `SHARD_NAME` at the same place: the pattern sees only which
+    characters are digits and the words around them."""
+    if len(names) < 2:
+        return None
+    first = SHARD_NAME.match(names[0])
+    if first is None:
+        return None
+    a, b = first.span("num")
+    n0, head, tail = names[0], names[0][:a], names[0][b:]
+    size = len(n0)
+    for n in names:
+        if len(n) != size or not (n.startswith(head) and n.endswith(tail) and n[a:b].isdigit()):
+            return None
+    return [n[a:b] for n in names]
 
 
 _SEPARATORS = "-_."

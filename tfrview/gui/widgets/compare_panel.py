@@ -7,6 +7,7 @@ with the first chart."""
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
@@ -25,7 +26,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tfrview.core.analysis.compare import Comparison, FeatureShift, shift_words
+if TYPE_CHECKING:
+    from tfrview.core.analysis.compare import Comparison, FeatureShift
+
+
+def shift_words(f: FeatureShift, a: str, b: str) -> list[str]:
+    """`analysis.compare.shift_words`, its module loaded with the first comparison shown (not
+    with the window: ~30 ms of the first rows)."""
+    from tfrview.core.analysis.compare import shift_words as words
+
+    return words(f, a, b)
+
 
 COLOUR_A, COLOUR_B = "#1f77b4", "#ff7f0e"
 OTHER = "another dataset…"  # side B's last choice: a folder picked in a dialog
