@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tfrview.core.problems import Problem
-from tfrview.core.tfrecord.framing import crc32c_module
+from tfrview.core.tfrecord.framing import OVERHEAD, crc32c_module
 from tfrview.core.tfrecord.status import damaged_mask, intact_mask
 
 if TYPE_CHECKING:
@@ -127,6 +127,82 @@ class ShardResult:
     @property
     def damaged(self) -> int:
         return int(np.count_nonzero(damaged_mask(self.status)))
+
+
+class ResultList(list):
+    """A batch's results (`shard.analyze_batch`), a list of ShardResult like any other, that pickles
+    (a pool worker's answer) with the index arrays of all its files in a few arrays: pickling and
+    unpickling a 1,000-record shard's three arrays cost ~50 us (~17 KB a file), the batch's arrays
+    at once ~2 us a file. Lengths go as their excess over the shortest in the narrowest type,
+    offsets not at all when each file's records follow one another (every clean file)."""
+
+    def __reduce__(self):
+        return (_unpacked, _packed(self))
+
+
+def _packed(results: list[ShardResult]) -> tuple:
+    """(each result's fields without its arrays, records a file, lengths' base, narrow lengths,
+    first offset a file or every offset, every status)."""
+    counts = np.array([len(r.offsets) for r in results], np.int64)
+    shells = []
+    for r in results:
+        d = dict(r.__dict__)
+        d["offsets"] = d["lengths"] = d["status"] = None
+        shells.append(d)
+    if not counts.sum():
+        return shells, counts, 0, None, None, None, None
+    offsets = np.concatenate([np.asarray(r.offsets, np.uint64) for r in results])
+    lengths = np.concatenate([np.asarray(r.lengths, np.uint64) for r in results])
+    status = np.concatenate([np.asarray(r.status, np.uint8) for r in results])
+    base = int(lengths.min())
+    span = int(lengths.max()) - base
+    dtype = next(
+        (t for t in (np.uint8, np.uint16, np.uint32) if span < 1 << (8 * np.dtype(t).itemsize)), np.uint64
+    )
+    firsts = offsets[(np.cumsum(counts) - counts)[counts > 0]]  # each file's first record's
+    follow = np.array_equal(_following(lengths, counts, firsts), offsets)
+    return (
+        shells,
+        counts,
+        base,
+        (lengths - np.uint64(base)).astype(dtype),
+        firsts if follow else None,
+        None if follow else offsets,
+        status,
+    )
+
+
+def _following(lengths: np.ndarray, counts: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """Every record's offset when each file's records follow one another from its first offset."""
+    ends = np.cumsum(lengths + np.uint64(OVERHEAD))
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1]
+    at = (np.cumsum(counts) - counts)[counts > 0]  # each file's first record
+    return starts + np.repeat(firsts - starts[at], counts[counts > 0])
+
+
+def _unpacked(shells, counts, base, narrow, firsts, offsets, status) -> ResultList:
+    out = ResultList()
+    if narrow is not None:
+        lengths = narrow.astype(np.uint64) + np.uint64(base)
+        if offsets is None:
+            offsets = _following(lengths, counts, firsts)
+    at = 0
+    for d, n in zip(shells, counts.tolist(), strict=True):
+        r = ShardResult.__new__(ShardResult)
+        r.__dict__.update(d)
+        if n:
+            r.offsets, r.lengths, r.status = offsets[at : at + n], lengths[at : at + n], status[at : at + n]
+        else:
+            r.offsets, r.lengths, r.status = (
+                np.empty(0, np.uint64),
+                np.empty(0, np.uint64),
+                np.empty(0, np.uint8),
+            )
+        at += n
+        out.append(r)
+    return out
 
 
 IDENTITY_ENDS = 64 << 10

@@ -16,6 +16,7 @@ from tfrview.core import limits
 from tfrview.core.analysis.results import (
     IDENTITY_ENDS,
     DeepResult,
+    ResultList,
     ShardResult,
     ShardTask,
     identity_from_crc,
@@ -49,7 +50,7 @@ def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     return result
 
 
-def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
+def analyze_batch(tasks: list[ShardTask]) -> ResultList:
     """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
     written once for all of them, and a pool pickles one call and one answer, not one a file."""
     from tfrview.core.analysis.cache import load_many, store_many  # start-up: kept off the CLI's path
@@ -59,7 +60,7 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
     hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
     found = iter(hits)
     got = [next(found) if t.read_cache else None for t in tasks]
-    out, fresh = [], []
+    out, fresh = ResultList(), []
     ahead = [(t.path, t.listed) for t, h in zip(tasks, got, strict=True) if h is None]
     wholes = _wholes_of(tasks, got)
     with fetch_ahead(ahead):  # remote objects: many requests in flight
