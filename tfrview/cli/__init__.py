@@ -244,9 +244,8 @@ def cmd_verify(args) -> int:
     from tfrview.core.analysis.merge import merge
     from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.groups import group_files, group_of
-    from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
-    from tfrview.core.tfrecord.status import status_counts
+    from tfrview.core.tfrecord.status import counts_of_bytes
 
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
     errors = 0
@@ -306,9 +305,9 @@ def cmd_verify(args) -> int:
                 r.damaged,
                 sort_problems(analysis.problems(fi)),
                 r.cause,
-                int((r.status & CRC_CUT != 0).sum()),
+                r.crc_cut,
             )
-            entries[at] = {**rep.to_json(), "record_status": status_counts(r.status)}
+            entries[at] = {**rep.to_json(), "record_status": counts_of_bytes(r.status_bytes())}
         entries[at]["dataset"] = groups[of[fi]].name
         if shows:
             entries[at]["split"] = splits[fi]

@@ -14,7 +14,8 @@ import numpy as np
 
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.framing import OVERHEAD, crc32c_module
-from tfrview.core.tfrecord.status import damaged_mask, intact_mask
+from tfrview.core.tfrecord.index import CRC_CUT
+from tfrview.core.tfrecord.status import damaged_of_bytes, intact_of_bytes, status_bytes
 
 if TYPE_CHECKING:
     from tfrview.core.tfds.features import Features
@@ -122,11 +123,26 @@ class ShardResult:
 
     @property
     def records(self) -> int:
-        return int(np.count_nonzero(intact_mask(self.status)))  # the one rule: its data passed its CRC
+        return intact_of_bytes(self.status_bytes())  # the one rule (intact_mask): its data passed its CRC
 
     @property
     def damaged(self) -> int:
-        return int(np.count_nonzero(damaged_mask(self.status)))
+        return damaged_of_bytes(self.status_bytes())
+
+    @property
+    def crc_cut(self) -> int:
+        """Records whose file ends inside their data CRC (index.CRC_CUT)."""
+        bins = self.status_bytes()
+        return int(bins[_CUT_BYTES].sum())
+
+    def status_bytes(self) -> np.ndarray:
+        """`status.status_bytes` of this file, remembered while `status` is the same array (never
+        changed in place once a result is made): the merge and `verify`'s report ask each file's
+        records, damaged records, cut CRCs and words, a pass over its status each."""
+        memo = self.__dict__.get("_bins")
+        if memo is None or memo[0] is not self.status:
+            memo = self.__dict__["_bins"] = (self.status, status_bytes(self.status))
+        return memo[1]
 
 
 class ResultList(list):
@@ -148,6 +164,7 @@ def _packed(results: list[ShardResult]) -> tuple:
     for r in results:
         d = dict(r.__dict__)
         d["offsets"] = d["lengths"] = d["status"] = None
+        d.pop("_bins", None)  # (ShardResult.status_bytes: remembered of the array not sent)
         shells.append(d)
     if not counts.sum():
         return shells, counts, 0, None, None, None, None
@@ -205,6 +222,7 @@ def _unpacked(shells, counts, base, narrow, firsts, offsets, status) -> ResultLi
     return out
 
 
+_CUT_BYTES = (np.arange(256) & CRC_CUT) != 0  # the status bytes with CRC_CUT set
 IDENTITY_ENDS = 64 << 10
 
 

@@ -40,8 +40,29 @@ def status_codes(status: np.ndarray) -> np.ndarray:
 
 def status_counts(status: np.ndarray) -> dict[str, int]:
     """How many records have each word (every word, zeros included: one shape for readers)."""
-    counts = np.bincount(status_codes(status), minlength=len(WORDS))
+    return counts_of_bytes(status_bytes(status))
+
+
+def status_bytes(status: np.ndarray) -> np.ndarray:
+    """How many records have each of the 256 status bytes: every count below from one pass (a file's
+    records, damaged records and words, asked of each of 2,048 shards, were a pass each)."""
+    return np.bincount(_bytes(status), minlength=256)
+
+
+def counts_of_bytes(bins: np.ndarray) -> dict[str, int]:
+    """`status_counts` from `status_bytes`."""
+    counts = np.bincount(_CODES, weights=bins, minlength=len(WORDS))
     return {str(w): int(counts[i]) for i, w in enumerate(WORDS)}
+
+
+def intact_of_bytes(bins: np.ndarray) -> int:
+    """How many records are intact (`intact_mask`), from `status_bytes`."""
+    return int(bins[_INTACT].sum())
+
+
+def damaged_of_bytes(bins: np.ndarray) -> int:
+    """How many records are damaged (`damaged_mask`), from `status_bytes`."""
+    return int(bins[_DAMAGED].sum())
 
 
 _CODES = np.array([WORDS.index(record_status(b)) for b in range(256)], dtype=np.int8)
