@@ -2,6 +2,7 @@
 grouped with others, is stored and found per file, and is reported per file."""
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -107,6 +108,20 @@ def test_small_files_are_grouped_and_every_task_is_in_one_group(shards, tmp_path
     assert [g for g in groups if g[0].file_no >= 5] == [[tasks[5]], [tasks[6]]]
     # with more workers than the dataset has room for, each file is its own task again
     assert all(len(g) == 1 for g in batches(tasks, jobs=64))
+
+
+def test_groups_shrink_towards_the_end_so_no_core_waits_long(tmp_path):
+    paths = []
+    for i in range(400):
+        p = tmp_path / f"s-{i:05d}.tfrecord"
+        p.write_bytes(b"\0" * 1000)
+        paths.append(str(p))
+    groups = batches(plan(paths, False), jobs=2)
+    sizes = [len(g) for g in groups]
+    assert [t.file_no for g in groups for t in g] == list(range(400))
+    assert sizes[0] == 50 and sizes[-1] <= sizes[0] // 4  # a quarter of a worker's share of 400, then less
+    assert all(a >= b for a, b in pairwise(sizes[:-1]))  # (the last: what is left)
+    assert min(sizes[:-1]) >= 50 // 8
 
 
 def test_a_group_is_bounded_by_files(shards, monkeypatch):

@@ -110,22 +110,36 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
             sizes.append(None)  # the worker says why, in the file's own result
     total = sum(s for s in sizes if s)
     cap = limits.TASK_DEEP_BYTES if any(t.deep for t in tasks) else limits.TASK_BYTES
-    budget = max(1, min(cap, total // (4 * jobs))) if jobs > 1 else cap  # one worker: nothing to balance
+    left = total
+    budget = _budget(left, total, jobs, cap)
     out: list[list[ShardTask]] = []
     group: list[ShardTask] = []
     held = 0
     for t, size in zip(tasks, sizes, strict=True):
         if t.parts > 1 or size is None or size >= budget:
             out.append([t])
+            left -= size or 0
             continue
         if group and (held + size > budget or len(group) >= limits.TASK_FILES):
             out.append(group)
+            left -= held
+            budget = _budget(left, total, jobs, cap)
             group, held = [], 0
         group.append(t)
         held += size
     if group:
         out.append(group)
     return out
+
+
+def _budget(left: int, total: int, jobs: int, cap: int) -> int:
+    """The bytes of the next group: a quarter of a worker's share of what is left, so groups shrink
+    towards the end (the last ones, taken by whichever worker is free first, are small: no core
+    waits long for the other's last group), and never below an eighth of the first groups. One
+    worker: nothing to balance."""
+    if jobs <= 1:
+        return cap
+    return max(1, min(cap, max(left, total // 8) // (4 * jobs)))
 
 
 def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
