@@ -98,4 +98,6 @@ def test_a_batch_packs_each_index_as_it_alone_packs():
             want = cache._index_arrays(r, want_meta)
             assert meta == want_meta and list(arrays) == list(want)
             for name in want:
-                assert arrays[name].dtype == want[name].dtype and np.array_equal(arrays[name], want[name]), name
+                assert arrays[name].dtype == want[name].dtype and np.array_equal(arrays[name], want[name]), (
+                    name
+                )

@@ -578,7 +578,7 @@ def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None 
     else:
         # a file read in this process (one file, or -j 1) says how far it is: a long one is not silent
         inner = (lambda phase, d, total: progress(f"{what}: {phase}", d, total)) if progress.enabled else None
-        stream = run_tasks(tasks, jobs, progress=inner)
+        stream = run_tasks(tasks, jobs, progress=inner, share=True)  # (this process frames too)
     for r in stream:
         results.append(r)
         done += sizes[r.file_no] / r.parts

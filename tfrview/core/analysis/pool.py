@@ -142,9 +142,10 @@ def _budget(left: int, total: int, jobs: int, cap: int) -> int:
     return max(1, min(cap, max(left, total // 8) // (4 * jobs)))
 
 
-def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
-    """The early pool when it fits (as many workers, no progress hooks), else a new one."""
-    early = take_early(jobs) if counter is None and summaries is None else None
+def _pool(jobs: int, counter, summaries, share: bool = False) -> ProcessPoolExecutor:
+    """The early pool when it fits (as many workers, this process sharing the work, no progress
+    hooks), else a new one."""
+    early = take_early(jobs) if share and counter is None and summaries is None else None
     if early is not None:
         return early
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for one file framed here
@@ -164,11 +165,14 @@ def run_tasks(
     progress=None,
     counter=None,
     summaries=None,
+    share: bool = False,
 ) -> Iterator[ShardResult]:
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
 
     seen: dict = {}
-    with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:
+    with closing(
+        _run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries, share)
+    ) as results:
         for r in results:
             yield share_framing(r, seen)
 
@@ -181,6 +185,7 @@ def _run_tasks(
     progress=None,
     counter=None,
     summaries=None,
+    share: bool = False,
 ) -> Iterator[ShardResult]:
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
@@ -189,7 +194,10 @@ def _run_tasks(
     result takes a few ms; thousands add up); `progress` then hears how far each file's framing and
     CRC pass is (analyze_shard). `counter` (progress.make_counter): the workers add the records
     they decode to it, so the caller can say how far a long task is; `summaries`
-    (progress.make_summaries): they send the summary of the part they decode, now and then."""
+    (progress.make_summaries): they send the summary of the part they decode, now and then.
+    `share`: this process runs groups too, between taking the workers' answers, with one worker
+    fewer (`jobs` - 1; `early.start_early` starts as many): for a process that does nothing else
+    meanwhile (the CLI), never a thread of the window's process, nor with progress hooks."""
     tasks = list(tasks)
     left = []
     for at in range(0, len(tasks), 256):
@@ -230,22 +238,27 @@ def _run_tasks(
             if cancelled():
                 return
         return
-    pool = _pool(jobs, counter, summaries)
+    share = share and counter is None and summaries is None
+    workers = jobs - 1 if share else jobs
+    pool = _pool(workers, counter, summaries, share)
     try:
         pending: set[Future] = set()
         queue = iter(groups)
-        for g in queue:  # a bounded queue: cancelling never waits for thousands of queued files
-            pending.add(pool.submit(analyze_batch, g))
-            if len(pending) >= 2 * jobs:
-                break
-        while pending:
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+        nxt = next(queue, None)
+        while nxt is not None or pending:
+            while nxt is not None and len(pending) < 2 * workers:  # a bounded queue: cancelling never
+                pending.add(pool.submit(analyze_batch, nxt))  # waits for thousands of queued files
+                nxt = next(queue, None)
+            if share and nxt is not None:  # the next group here, while the workers run theirs
+                mine, nxt = nxt, next(queue, None)
+                yield from analyze_batch(mine)
+                done = {f for f in pending if f.done()}
+                pending -= done
+            else:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             if cancelled():
                 return
             for f in done:
                 yield from f.result()
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending.add(pool.submit(analyze_batch, nxt))
     finally:
         stop_pool(pool)
