@@ -57,12 +57,12 @@ def counts_of_bytes(bins: np.ndarray) -> dict[str, int]:
 
 def intact_of_bytes(bins: np.ndarray) -> int:
     """How many records are intact (`intact_mask`), from `status_bytes`."""
-    return int(bins[_INTACT].sum())
+    return int(np.dot(bins, _INTACT_INT))
 
 
 def damaged_of_bytes(bins: np.ndarray) -> int:
     """How many records are damaged (`damaged_mask`), from `status_bytes`."""
-    return int(bins[_DAMAGED].sum())
+    return int(np.dot(bins, _DAMAGED_INT))
 
 
 _CODES = np.array([WORDS.index(record_status(b)) for b in range(256)], dtype=np.int8)
@@ -97,3 +97,4 @@ def _bytes(status: np.ndarray) -> np.ndarray:
 
 _INTACT = np.isin(_CODES, [WORDS.index(w) for w in INTACT])
 _DAMAGED = np.equal(_CODES, WORDS.index(RecordStatus.DAMAGED))
+_INTACT_INT, _DAMAGED_INT = _INTACT.astype(np.int64), _DAMAGED.astype(np.int64)  # (a dot product: ~1 us)
