@@ -119,9 +119,9 @@ def test_groups_shrink_towards_the_end_so_no_core_waits_long(tmp_path):
     groups = batches(plan(paths, False), jobs=2)
     sizes = [len(g) for g in groups]
     assert [t.file_no for g in groups for t in g] == list(range(400))
-    assert sizes[0] == 50 and sizes[-1] <= sizes[0] // 4  # a quarter of a worker's share of 400, then less
+    assert sizes[0] == 25 and sizes[-1] <= sizes[0] // 4  # an eighth of a worker's share of 400, then less
     assert all(a >= b for a, b in pairwise(sizes[:-1]))  # (the last: what is left)
-    assert min(sizes[:-1]) >= 50 // 8
+    assert min(sizes[:-1]) >= 25 // 8
 
 
 def test_a_group_is_bounded_by_files(shards, monkeypatch):

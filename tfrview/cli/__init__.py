@@ -240,7 +240,7 @@ def cmd_verify(args) -> int:
     if len(paths) > 1 and args.jobs > 1 and not args.dask:
         from tfrview.core.analysis.early import start_early
 
-        start_early(args.jobs)  # (started by _prestart already when the words said so)
+        start_early(args.jobs, share=not args.checks)  # (started by _prestart already when the words said so)
     from tfrview.core.analysis.merge import merge
     from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.groups import group_files, group_of
@@ -2115,7 +2115,9 @@ def _prestart(argv: list[str]) -> None:
     if len(files) > 1 or os.path.isdir(files[0]) or any(c in files[0] for c in "*?["):
         from tfrview.core.analysis.early import start_early  # loads no numpy
 
-        start_early(jobs)  # local files, not a URL's objects: its listing may say one
+        start_early(
+            jobs, share="--checks" not in argv
+        )  # local files, not a URL's objects: its listing may say one
 
 
 def _drop_prestarted() -> None:

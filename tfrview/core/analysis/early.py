@@ -19,16 +19,16 @@ if TYPE_CHECKING:
 _EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
 
 
-def start_early(jobs: int) -> None:
-    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 worker processes, as this process
-    takes groups too (`pool.run_tasks(share=True)`: one Python and numpy start-up fewer, ~0.2 s of
-    CPU); one pool a process, and none for one core."""
-    if jobs <= 1 or _EARLY:
+def start_early(jobs: int, share: bool = True) -> None:
+    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 worker processes when this
+    process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy start-up
+    fewer, ~0.2 s of CPU), else `jobs`; one pool a process, and none for one core."""
+    workers = jobs - 1 if share else jobs
+    if workers < 1 or _EARLY:
         return
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only where a pool starts
     from multiprocessing import get_context
 
-    workers = jobs - 1
     pool = ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(),)
     )

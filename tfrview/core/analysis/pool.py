@@ -133,19 +133,18 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
 
 
 def _budget(left: int, total: int, jobs: int, cap: int) -> int:
-    """The bytes of the next group: a quarter of a worker's share of what is left, so groups shrink
+    """The bytes of the next group: an eighth of a worker's share of what is left, so groups shrink
     towards the end (the last ones, taken by whichever worker is free first, are small: no core
     waits long for the other's last group), and never below an eighth of the first groups. One
     worker: nothing to balance."""
     if jobs <= 1:
         return cap
-    return max(1, min(cap, max(left, total // 8) // (4 * jobs)))
+    return max(1, min(cap, max(left, total // 8) // (8 * jobs)))
 
 
-def _pool(jobs: int, counter, summaries, share: bool = False) -> ProcessPoolExecutor:
-    """The early pool when it fits (as many workers, this process sharing the work, no progress
-    hooks), else a new one."""
-    early = take_early(jobs) if share and counter is None and summaries is None else None
+def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
+    """The early pool when it fits (as many workers, no progress hooks), else a new one."""
+    early = take_early(jobs) if counter is None and summaries is None else None
     if early is not None:
         return early
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for one file framed here
@@ -197,7 +196,8 @@ def _run_tasks(
     (progress.make_summaries): they send the summary of the part they decode, now and then.
     `share`: this process runs groups too, between taking the workers' answers, with one worker
     fewer (`jobs` - 1; `early.start_early` starts as many): for a process that does nothing else
-    meanwhile (the CLI), never a thread of the window's process, nor with progress hooks."""
+    meanwhile (the CLI), never a thread of the window's process, nor with progress hooks, nor for a
+    deep pass (a deep group's memory would add to the caller's: `verify --checks`' peak RSS)."""
     tasks = list(tasks)
     left = []
     for at in range(0, len(tasks), 256):
@@ -238,9 +238,10 @@ def _run_tasks(
             if cancelled():
                 return
         return
-    share = share and counter is None and summaries is None
+    # a look's group is a few MB framed; a deep group's working set would add to this process's
+    share = share and counter is None and summaries is None and not any(t.deep for t in left)
     workers = jobs - 1 if share else jobs
-    pool = _pool(workers, counter, summaries, share)
+    pool = _pool(workers, counter, summaries)
     try:
         pending: set[Future] = set()
         queue = iter(groups)
