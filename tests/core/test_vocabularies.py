@@ -69,6 +69,27 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
     }
 
 
+def test_a_files_counts_from_its_status_bytes_are_the_per_record_rules():
+    """`ShardResult.records`, `damaged`, `crc_cut` and verify's words, from one count of each status
+    byte (status.status_bytes), agree with the rules record by record, every status byte included."""
+    from tfrview.core.analysis.results import ShardResult
+    from tfrview.core.tfrecord.index import CRC_CUT
+    from tfrview.core.tfrecord.status import WORDS, damaged_mask, intact_mask, status_codes
+
+    rng = np.random.default_rng(19)
+    for status in [
+        np.arange(256, dtype=np.uint8),
+        *(rng.integers(0, 256, n).astype(np.uint8) for n in (0, 1, 40)),
+    ]:
+        r = ShardResult(0, "x", status=status)
+        codes = status_codes(status)
+        assert status_counts(status) == {str(w): int((codes == i).sum()) for i, w in enumerate(WORDS)}
+        assert r.records == int(intact_mask(status).sum()) and r.damaged == int(damaged_mask(status).sum())
+        assert r.crc_cut == int((status & CRC_CUT != 0).sum())
+        r.status = status[:1]  # another array: counted again
+        assert r.records == int(intact_mask(status[:1]).sum())
+
+
 def test_a_record_read_through_a_schema_is_a_payload_kind():
     """Review defect 8: `dump --json` and the row worker said "message", a word outside the enum."""
     assert PayloadKind("message") is PayloadKind.MESSAGE

@@ -132,8 +132,7 @@ class ShardResult:
     @property
     def crc_cut(self) -> int:
         """Records whose file ends inside their data CRC (index.CRC_CUT)."""
-        bins = self.status_bytes()
-        return int(bins[_CUT_BYTES].sum())
+        return int(np.dot(self.status_bytes(), _CUT_BYTES))
 
     def status_bytes(self) -> np.ndarray:
         """`status.status_bytes` of this file, remembered while `status` is the same array (never
@@ -222,7 +221,7 @@ def _unpacked(shells, counts, base, narrow, firsts, offsets, status) -> ResultLi
     return out
 
 
-_CUT_BYTES = (np.arange(256) & CRC_CUT) != 0  # the status bytes with CRC_CUT set
+_CUT_BYTES = ((np.arange(256) & CRC_CUT) != 0).astype(np.int64)  # the status bytes with CRC_CUT set
 IDENTITY_ENDS = 64 << 10
 
 
