@@ -2,6 +2,7 @@
 grouped with others, is stored and found per file, and is reported per file."""
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -76,6 +77,26 @@ def test_a_group_gives_each_file_the_result_it_gets_alone(shards, deep):
         assert any(p.kind == "nan_or_inf" and p.record == 2 for p in grouped[0].problems)  # record 2: a NaN
 
 
+@pytest.mark.parametrize("deep", [False, True])
+def test_a_batch_pickles_its_arrays_at_once_and_each_file_gets_its_own_back(shards, tmp_path, deep):
+    """A pool worker's answer (results.ResultList): one file unreadable, one damaged (its status
+    not all one word), records of other lengths and offsets not from the start kept as they were."""
+    import pickle
+
+    from tfrview.core.analysis.results import ResultList
+
+    gone = ShardTask(str(tmp_path / "gone.tfrecord"), 5, deep=deep, read_cache=False, write_cache=False)
+    got = analyze_batch([*plan(shards, deep, read_cache=False, write_cache=False), gone])
+    odd = replace(got[4], offsets=got[4].offsets + np.uint64(7), lengths=got[4].lengths * np.uint64(300))
+    for rs in (got, ResultList([odd, got[5]]), ResultList([got[5]]), ResultList()):
+        back = pickle.loads(pickle.dumps(rs))
+        assert type(back) is ResultList and len(back) == len(rs)
+        for a, b in zip(rs, back, strict=True):
+            same(a, b)
+            assert a.offsets.dtype == b.offsets.dtype and a.lengths.dtype == b.lengths.dtype
+    assert got[5].error and len(got[2].problems) == 1
+
+
 def test_small_files_are_grouped_and_every_task_is_in_one_group(shards, tmp_path):
     big = tmp_path / "big.tfrecord"
     big.write_bytes(b"\0" * 100)  # a part of a big file stays alone, whatever its size
@@ -87,6 +108,20 @@ def test_small_files_are_grouped_and_every_task_is_in_one_group(shards, tmp_path
     assert [g for g in groups if g[0].file_no >= 5] == [[tasks[5]], [tasks[6]]]
     # with more workers than the dataset has room for, each file is its own task again
     assert all(len(g) == 1 for g in batches(tasks, jobs=64))
+
+
+def test_groups_shrink_towards_the_end_so_no_core_waits_long(tmp_path):
+    paths = []
+    for i in range(400):
+        p = tmp_path / f"s-{i:05d}.tfrecord"
+        p.write_bytes(b"\0" * 1000)
+        paths.append(str(p))
+    groups = batches(plan(paths, False), jobs=2)
+    sizes = [len(g) for g in groups]
+    assert [t.file_no for g in groups for t in g] == list(range(400))
+    assert sizes[0] == 25 and sizes[-1] <= sizes[0] // 4  # an eighth of a worker's share of 400, then less
+    assert all(a >= b for a, b in pairwise(sizes[:-1]))  # (the last: what is left)
+    assert min(sizes[:-1]) >= 25 // 8
 
 
 def test_a_group_is_bounded_by_files(shards, monkeypatch):

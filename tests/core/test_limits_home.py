@@ -75,6 +75,8 @@ PIECES = {
     "core/analysis/factcolumns.py": {"BATCH_FILES", "BATCH_ROWS"},
     "core/analysis/labelrules.py": {"PAIRS_A_PIECE"},  # box pairs compared at once
     "core/procs/scanproc.py": {"_CHUNK"},
+    # small files read into one buffer and framed at once (each file's answer is the same whatever it is)
+    "core/tfrecord/smallfile.py": {"_RUN_BYTES"},
     "core/records/images.py": {"_BLOCK_PIXELS"},
     "core/arrayrecord/reader.py": {
         "_WALK_BATCH",

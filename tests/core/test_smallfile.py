@@ -13,7 +13,7 @@ from tests.helpers import framed, payloads
 from tfrview.core.analysis import shard
 from tfrview.core.analysis.results import ShardTask, identity_of
 from tfrview.core.tfrecord.framing import encode_record
-from tfrview.core.tfrecord.smallfile import frame_whole
+from tfrview.core.tfrecord.smallfile import frame_many, frame_whole
 
 
 def _usual(task: ShardTask, monkeypatch):
@@ -97,6 +97,37 @@ def test_damage_compression_and_odd_files_go_the_usual_way(tmp_path, monkeypatch
         ShardTask(str(tmp_path / "flipped.tfrecord"), 0, read_cache=False, write_cache=False)
     )
     assert flipped.damaged == 1 and [str(p.kind) for p in flipped.problems] == ["bad_data_crc"]
+
+
+def _whole_same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    assert (a.stat.st_ino, a.stat.st_size, a.ends) == (b.stat.st_ino, b.stat.st_size, b.ends)
+    for name in ("offsets", "lengths", "status"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    return True
+
+
+@pytest.mark.parametrize("run_bytes", [2 << 20, 700, 1])  # one run, a few files a run, a file a run
+def test_many_files_framed_together_are_each_framed_as_alone(tmp_path, monkeypatch, run_bytes):
+    """A damaged file among clean ones (a record cut at its end, bytes after its last record: the
+    chain runs into the next file) is None, and the files after it are framed as they are alone."""
+    from tfrview.core.tfrecord import smallfile
+
+    monkeypatch.setattr(smallfile, "_RUN_BYTES", run_bytes)
+    _damaged(tmp_path)
+    paths = []
+    for k, name in enumerate(["flipped", "header", "cut", "tail", "gz", "empty", "garbage", "fifo", "gone"]):
+        clean = tmp_path / f"clean{k}.tfrecord"
+        clean.write_bytes(framed(payloads(3 + k, base=k))[0])
+        paths += [str(clean), str(tmp_path / (f"{name}.tfrecord" + (".gz" if name == "gz" else "")))]
+    paths.append(str(tmp_path / "clean0.tfrecord"))  # the same file twice: framed twice
+    many = frame_many(paths, 64 << 10)
+    alone = [frame_whole(p, 64 << 10) for p in paths]
+    assert [w is not None for w in many] == [i % 2 == 0 for i in range(len(paths))]
+    assert all(_whole_same(a, b) for a, b in zip(many, alone, strict=True))
+    assert [len(w.offsets) for w in many[0:6:2]] == [3, 4, 5]
 
 
 def test_a_bigger_file_or_a_deep_pass_goes_the_usual_way(tmp_path, monkeypatch):

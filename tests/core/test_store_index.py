@@ -67,3 +67,37 @@ def test_a_damaged_index_comes_back_as_it_was(tmp_path):
     first, stored = _round_trip(path)
     assert first.damaged >= 1 and len(set(first.status.tolist())) > 1
     assert stored >= 2 * len(first.offsets)  # a length and a status a record
+
+
+def test_a_batch_packs_each_index_as_it_alone_packs():
+    """`_index_arrays_many` (a batch's files checked at once) gives each file what `_index_arrays`
+    gives it: records that follow one another or not, one status or several, lengths narrow, wide,
+    with a base or none; a batch holding an empty file is packed a file at a time."""
+    from tfrview.core.analysis.results import ShardResult
+
+    u64, u8 = np.uint64, np.uint8
+
+    def result(lengths, status, gap_at=None, first=0):
+        lengths = np.array(lengths, u64)
+        offs = np.concatenate([[0], np.cumsum(lengths + u64(16))[:-1]]).astype(u64) + u64(first)
+        if gap_at is not None:
+            offs[gap_at:] += u64(5)
+        return ShardResult(0, "x", offsets=offs, lengths=lengths, status=np.array(status, u8))
+
+    rs = [
+        result([10, 12, 11], [1, 1, 1]),
+        result([0, 300, 2], [1, 3, 1], gap_at=1, first=7),
+        result([5], [0]),
+        result([1 << 40, 3], [1, 1], first=16),
+        result([70_000, 70_100], [1, 17]),
+    ]
+    for batch in (rs, rs[1:3], [rs[0], ShardResult(1, "y")]):
+        got = cache._index_arrays_many(batch)
+        for r, (meta, arrays) in zip(batch, got, strict=True):
+            want_meta: dict = {}
+            want = cache._index_arrays(r, want_meta)
+            assert meta == want_meta and list(arrays) == list(want)
+            for name in want:
+                assert arrays[name].dtype == want[name].dtype and np.array_equal(arrays[name], want[name]), (
+                    name
+                )

@@ -13,11 +13,12 @@ from tfrview.core.tfrecord.status import (
     INTACT,
     WORDS,
     RecordStatus,
-    damaged_count,
     damaged_mask,
-    intact_count,
+    damaged_of_bytes,
     intact_mask,
+    intact_of_bytes,
     record_status,
+    status_bytes,
     status_codes,
     status_counts,
 )
@@ -69,15 +70,38 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
         "header_damaged": 1,
         "unverified": 1,
     }
-    # the counts of records that all share one status (a clean file's) skip the lookup: same answers
+    # the counts of records that all share one status (a clean file's): the same answers
     for b in wide.tolist():
         same = np.full(3, b, dtype=np.int64 if b > 255 else np.uint8)
         w = record_status(b & 0xFF)
         assert status_counts(same) == {str(v): 3 * (v is w) for v in WORDS}
-        assert intact_count(same) == 3 * (w in INTACT) and damaged_count(same) == 3 * (
+        bins = status_bytes(same)
+        assert intact_of_bytes(bins) == 3 * (w in INTACT) and damaged_of_bytes(bins) == 3 * (
             w is RecordStatus.DAMAGED
         )
-    assert intact_count(wide) == sum(w in INTACT for w in words) and damaged_count(wide[:0]) == 0
+    assert intact_of_bytes(status_bytes(wide)) == sum(w in INTACT for w in words)
+    assert damaged_of_bytes(status_bytes(wide[:0])) == 0
+
+
+def test_a_files_counts_from_its_status_bytes_are_the_per_record_rules():
+    """`ShardResult.records`, `damaged`, `crc_cut` and verify's words, from one count of each status
+    byte (status.status_bytes), agree with the rules record by record, every status byte included."""
+    from tfrview.core.analysis.results import ShardResult
+    from tfrview.core.tfrecord.index import CRC_CUT
+    from tfrview.core.tfrecord.status import WORDS, damaged_mask, intact_mask, status_codes
+
+    rng = np.random.default_rng(19)
+    for status in [
+        np.arange(256, dtype=np.uint8),
+        *(rng.integers(0, 256, n).astype(np.uint8) for n in (0, 1, 40)),
+    ]:
+        r = ShardResult(0, "x", status=status)
+        codes = status_codes(status)
+        assert status_counts(status) == {str(w): int((codes == i).sum()) for i, w in enumerate(WORDS)}
+        assert r.records == int(intact_mask(status).sum()) and r.damaged == int(damaged_mask(status).sum())
+        assert r.crc_cut == int((status & CRC_CUT != 0).sum())
+        r.status = status[:1]  # another array: counted again
+        assert r.records == int(intact_mask(status[:1]).sum())
 
 
 def test_a_record_read_through_a_schema_is_a_payload_kind():

@@ -240,13 +240,12 @@ def cmd_verify(args) -> int:
     if len(paths) > 1 and args.jobs > 1 and not args.dask:
         from tfrview.core.analysis.early import start_early
 
-        start_early(args.jobs)  # (started by _prestart already when the words said so)
+        start_early(args.jobs, share=not args.checks)  # (started by _prestart already when the words said so)
     from tfrview.core.analysis.merge import merge
     from tfrview.core.records.labelmap import label_map_misfit
     from tfrview.core.tfrecord.groups import group_files, group_of
-    from tfrview.core.tfrecord.index import CRC_CUT
     from tfrview.core.tfrecord.report import FileReport, sort_problems
-    from tfrview.core.tfrecord.status import status_counts
+    from tfrview.core.tfrecord.status import counts_of_bytes
 
     entries: list[dict | None] = [None] * (len(failed) + len(paths))
     errors = 0
@@ -306,9 +305,9 @@ def cmd_verify(args) -> int:
                 r.damaged,
                 sort_problems(analysis.problems(fi)),
                 r.cause,
-                int((r.status & CRC_CUT != 0).sum()),
+                r.crc_cut,
             )
-            entries[at] = {**rep.to_json(), "record_status": status_counts(r.status)}
+            entries[at] = {**rep.to_json(), "record_status": counts_of_bytes(r.status_bytes())}
         entries[at]["dataset"] = groups[of[fi]].name
         if shows:
             entries[at]["split"] = splits[fi]
@@ -579,7 +578,7 @@ def _run_pass(tasks, jobs: int, progress: Progress, what: str, dask: str | None 
     else:
         # a file read in this process (one file, or -j 1) says how far it is: a long one is not silent
         inner = (lambda phase, d, total: progress(f"{what}: {phase}", d, total)) if progress.enabled else None
-        stream = run_tasks(tasks, jobs, progress=inner)
+        stream = run_tasks(tasks, jobs, progress=inner, share=True)  # (this process frames too)
     for r in stream:
         results.append(r)
         done += sizes[r.file_no] / r.parts
@@ -2166,7 +2165,9 @@ def _prestart(argv: list[str]) -> None:
     if len(files) > 1 or os.path.isdir(files[0]) or any(c in files[0] for c in "*?["):
         from tfrview.core.analysis.early import start_early  # loads no numpy
 
-        start_early(jobs)  # local files, not a URL's objects: its listing may say one
+        start_early(
+            jobs, share="--checks" not in argv
+        )  # local files, not a URL's objects: its listing may say one
 
 
 def _drop_prestarted() -> None:

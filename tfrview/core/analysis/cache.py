@@ -81,7 +81,7 @@ def store_path() -> Path:
 
 def _key(task: ShardTask, identity) -> str:
     where = task.path if is_url(task.path) else real_path(task.path)
-    what = json.dumps(
+    what = _KEY_JSON.encode(
         [
             FORMAT,
             where,
@@ -92,11 +92,13 @@ def _key(task: ShardTask, identity) -> str:
             task.parts,
             *([list(task.box_specs)] if task.box_specs else []),
             *([task.tfds_stamp] if task.tfds_stamp else []),
-        ],
-        sort_keys=True,
-        default=str,
+        ]
     )
     return hashlib.sha256(what.encode()).hexdigest()[:32]
+
+
+# what json.dumps(..., sort_keys=True, default=str) makes a new encoder for at every call (~5 us of a key)
+_KEY_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 # --- the public face ----------------------------------------------------------------------------------
@@ -244,11 +246,11 @@ def store_many(pairs: list[tuple[ShardTask, ShardResult]], max_bytes: int | None
     commit, not one a file). The keys written (none when the store could not be)."""
     limit = limits.CACHE_MAX_BYTES if max_bytes is None else max_bytes
     rows = []
-    for task, r in pairs:
-        if r.identity is None or not _unchanged(task.path, r.identity):
-            continue  # the file changed while it was read: nothing to remember
+    # the file changed while it was read: nothing to remember
+    pairs = [(task, r) for task, r in pairs if r.identity is not None and _unchanged(task.path, r.identity)]
+    for (task, r), index in zip(pairs, _index_arrays_many([r for _, r in pairs]), strict=True):
         key = _key(task, r.identity)
-        meta, arrays, facts = _pack(r)
+        meta, arrays, facts = _pack(r, index)
         size = len(key) + len(meta) + len(arrays) + len(facts or b"")
         if size > limit:
             log.info("result of %s (%d bytes) is larger than the store's limit: not stored", task.path, size)
@@ -462,8 +464,9 @@ def clear() -> tuple[int, int]:
 # --- packing a result into a row and back -------------------------------------------------------------
 
 
-def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
-    """(meta JSON, raw arrays, fact table) of a result."""
+def _pack(r: ShardResult, index: tuple[dict, dict] | None = None) -> tuple[bytes, bytes, bytes | None]:
+    """(meta JSON, raw arrays, fact table) of a result; `index`: its `_index_arrays` (meta's part,
+    arrays) taken already, with the others of a batch (`_index_arrays_many`)."""
     meta = {
         "path": r.path,
         "identity": list(r.identity),
@@ -480,7 +483,11 @@ def _pack(r: ShardResult) -> tuple[bytes, bytes, bytes | None]:
         "cause": r.cause,
         "problems": [p.to_json() for p in r.problems],
     }
-    arrays = _index_arrays(r, meta)
+    if index is None:
+        arrays = _index_arrays(r, meta)
+    else:
+        meta.update(index[0])
+        arrays = dict(index[1])
     facts = None
     if r.deep is not None:
         deep = r.deep
@@ -546,6 +553,52 @@ def _index_arrays(r: ShardResult, meta: dict) -> dict[str, np.ndarray]:
         meta["status_all"] = int(status[0])
     else:
         out["status"] = status
+    return out
+
+
+def _index_arrays_many(results: list[ShardResult]) -> list[tuple[dict, dict[str, np.ndarray]]]:
+    """`_index_arrays` of each result, as (meta's part, arrays), the checks of every file done at
+    once over the batch's records (a batch of 256 shards: ~15 numpy calls a file were ~30 us)."""
+    counts = np.array([len(r.offsets) for r in results], np.int64)
+    if len(results) < 2 or not counts.all():
+        out = []
+        for r in results:
+            meta: dict = {}
+            out.append((meta, _index_arrays(r, meta)))
+        return out
+    offs = np.concatenate([np.asarray(r.offsets, np.uint64) for r in results])
+    lens = np.concatenate([np.asarray(r.lengths, np.uint64) for r in results])
+    status = np.concatenate([np.asarray(r.status, np.uint8) for r in results])
+    firsts = np.cumsum(counts) - counts
+    apart = np.zeros(len(offs), bool)  # a record that does not follow the one before it
+    apart[1:] = offs[1:] != offs[:-1] + lens[:-1] + np.uint64(OVERHEAD)
+    apart[firsts] = False  # (a file's first record follows none)
+    follow = ~np.logical_or.reduceat(apart, firsts)
+    lo, hi = np.minimum.reduceat(lens, firsts), np.maximum.reduceat(lens, firsts)
+    one_status = np.minimum.reduceat(status, firsts) == np.maximum.reduceat(status, firsts)
+    out = []
+    for k, (a, n) in enumerate(zip(firsts.tolist(), counts.tolist(), strict=True)):
+        meta, arrays = {}, {}
+        if follow[k]:
+            meta["first_offset"] = int(offs[a])
+        else:
+            arrays["offsets"] = offs[a : a + n]
+        base, span = int(lo[k]), int(hi[k]) - int(lo[k])
+        dtype = next(
+            (t for t in (np.uint8, np.uint16, np.uint32) if span < 1 << (8 * np.dtype(t).itemsize)), None
+        )
+        if dtype is None:
+            arrays["lengths"] = lens[a : a + n]
+        elif base:
+            meta["lengths_base"] = base
+            arrays["lengths"] = (lens[a : a + n] - np.uint64(base)).astype(dtype)
+        else:
+            arrays["lengths"] = lens[a : a + n].astype(dtype)
+        if one_status[k]:
+            meta["status_all"] = int(status[a])
+        else:
+            arrays["status"] = status[a : a + n]
+        out.append((meta, arrays))
     return out
 
 

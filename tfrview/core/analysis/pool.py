@@ -110,22 +110,36 @@ def batches(tasks: list[ShardTask], jobs: int) -> list[list[ShardTask]]:
             sizes.append(None)  # the worker says why, in the file's own result
     total = sum(s for s in sizes if s)
     cap = limits.TASK_DEEP_BYTES if any(t.deep for t in tasks) else limits.TASK_BYTES
-    budget = max(1, min(cap, total // (4 * jobs))) if jobs > 1 else cap  # one worker: nothing to balance
+    left = total
+    budget = _budget(left, total, jobs, cap)
     out: list[list[ShardTask]] = []
     group: list[ShardTask] = []
     held = 0
     for t, size in zip(tasks, sizes, strict=True):
         if t.parts > 1 or size is None or size >= budget:
             out.append([t])
+            left -= size or 0
             continue
         if group and (held + size > budget or len(group) >= limits.TASK_FILES):
             out.append(group)
+            left -= held
+            budget = _budget(left, total, jobs, cap)
             group, held = [], 0
         group.append(t)
         held += size
     if group:
         out.append(group)
     return out
+
+
+def _budget(left: int, total: int, jobs: int, cap: int) -> int:
+    """The bytes of the next group: an eighth of a worker's share of what is left, so groups shrink
+    towards the end (the last ones, taken by whichever worker is free first, are small: no core
+    waits long for the other's last group), and never below an eighth of the first groups. One
+    worker: nothing to balance."""
+    if jobs <= 1:
+        return cap
+    return max(1, min(cap, max(left, total // 8) // (8 * jobs)))
 
 
 def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
@@ -150,11 +164,14 @@ def run_tasks(
     progress=None,
     counter=None,
     summaries=None,
+    share: bool = False,
 ) -> Iterator[ShardResult]:
     """`_run_tasks`, the parts of a big file holding its index once (`shard.share_framing`)."""
 
     seen: dict = {}
-    with closing(_run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries)) as results:
+    with closing(
+        _run_tasks(tasks, jobs, cancelled, store_later, progress, counter, summaries, share)
+    ) as results:
         for r in results:
             yield share_framing(r, seen)
 
@@ -167,6 +184,7 @@ def _run_tasks(
     progress=None,
     counter=None,
     summaries=None,
+    share: bool = False,
 ) -> Iterator[ShardResult]:
     """Results in the order tasks finish. Stored results of unchanged files are taken here (no
     worker started for them; the store asked once a few hundred files); `jobs` 1 (or one task
@@ -175,7 +193,11 @@ def _run_tasks(
     result takes a few ms; thousands add up); `progress` then hears how far each file's framing and
     CRC pass is (analyze_shard). `counter` (progress.make_counter): the workers add the records
     they decode to it, so the caller can say how far a long task is; `summaries`
-    (progress.make_summaries): they send the summary of the part they decode, now and then."""
+    (progress.make_summaries): they send the summary of the part they decode, now and then.
+    `share`: this process runs groups too, between taking the workers' answers, with one worker
+    fewer (`jobs` - 1; `early.start_early` starts as many): for a process that does nothing else
+    meanwhile (the CLI), never a thread of the window's process, nor with progress hooks, nor for a
+    deep pass (a deep group's memory would add to the caller's: `verify --checks`' peak RSS)."""
     tasks = list(tasks)
     left = []
     for at in range(0, len(tasks), 256):
@@ -216,22 +238,28 @@ def _run_tasks(
             if cancelled():
                 return
         return
-    pool = _pool(jobs, counter, summaries)
+    # a look's group is a few MB framed; a deep group's working set would add to this process's
+    share = share and counter is None and summaries is None and not any(t.deep for t in left)
+    workers = jobs - 1 if share else jobs
+    pool = _pool(workers, counter, summaries)
     try:
         pending: set[Future] = set()
         queue = iter(groups)
-        for g in queue:  # a bounded queue: cancelling never waits for thousands of queued files
-            pending.add(pool.submit(analyze_batch, g))
-            if len(pending) >= 2 * jobs:
-                break
-        while pending:
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+        nxt = next(queue, None)
+        while nxt is not None or pending:
+            while nxt is not None and len(pending) < 2 * workers:  # a bounded queue: cancelling never
+                pending.add(pool.submit(analyze_batch, nxt))  # waits for thousands of queued files
+                nxt = next(queue, None)
+            if share and nxt is not None:  # the next group here, while the workers run theirs
+                mine, nxt = nxt, next(queue, None)
+                yield from analyze_batch(mine)
+                done = {f for f in pending if f.done()}
+                pending -= done
+            else:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             if cancelled():
                 return
             for f in done:
                 yield from f.result()
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending.add(pool.submit(analyze_batch, nxt))
     finally:
         stop_pool(pool)

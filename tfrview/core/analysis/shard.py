@@ -16,9 +16,10 @@ from tfrview.core import limits
 from tfrview.core.analysis.results import (
     IDENTITY_ENDS,
     DeepResult,
+    ResultList,
     ShardResult,
     ShardTask,
-    identity_from,
+    identity_from_crc,
     identity_of,
     picked,
 )
@@ -49,7 +50,7 @@ def analyze_shard(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     return result
 
 
-def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
+def analyze_batch(tasks: list[ShardTask]) -> ResultList:
     """`analyze_shard` of many (small) files in one call, a result each: the store is asked and
     written once for all of them, and a pool pickles one call and one answer, not one a file."""
     from tfrview.core.analysis.cache import load_many, store_many  # start-up: kept off the CLI's path
@@ -59,11 +60,17 @@ def analyze_batch(tasks: list[ShardTask]) -> list[ShardResult]:
     hits = load_many([t for t in tasks if t.read_cache]) if any(t.read_cache for t in tasks) else []
     found = iter(hits)
     got = [next(found) if t.read_cache else None for t in tasks]
-    out, fresh = [], []
+    out, fresh = ResultList(), []
     ahead = [(t.path, t.listed) for t, h in zip(tasks, got, strict=True) if h is None]
+    wholes = _wholes_of(tasks, got)
     with fetch_ahead(ahead):  # remote objects: many requests in flight
-        for t, hit in zip(tasks, got, strict=True):
-            r = hit if hit is not None else _analyze(t)
+        for k, (t, hit) in enumerate(zip(tasks, got, strict=True)):
+            if hit is not None:
+                r = hit
+            elif k in wholes:
+                r = wholes[k] or _analyze(t, whole=False)  # None: not clean, the usual path says why
+            else:
+                r = _analyze(t)
             if hit is None and t.write_cache and r.error is None:
                 fresh.append((t, r))
             out.append(r)
@@ -103,11 +110,12 @@ class StoredFacts:
             return picked(r.deep.facts, pick)
 
 
-def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
+def _analyze(task: ShardTask, progress=None, jobs: int = 1, whole: bool = True) -> ShardResult:
+    """`whole`: a small file is tried read whole first (False: it was, with the others of its batch)."""
     from tfrview.core.tfrecord.report import index_and_verify, sort_problems
 
     t0 = time.perf_counter()
-    if not task.deep and task.parts == 1:
+    if whole and not task.deep and task.parts == 1:
         whole = _whole_small(task, t0)
         if whole is not None:
             return whole
@@ -155,6 +163,50 @@ def _analyze(task: ShardTask, progress=None, jobs: int = 1) -> ShardResult:
     return out
 
 
+def _wholes_of(tasks: list[ShardTask], got: list) -> dict[int, ShardResult | None]:
+    """The results of the batch's small local files whose look was not found stored, read whole and
+    framed together (`smallfile.frame_many`): by their place in `tasks`, None for a file that is not
+    clean (its own pass says why). A file's `seconds` are its share, by bytes, of the time all took."""
+    from tfrview.core.tfrecord.remote import is_url  # start-up: kept off the CLI's path
+    from tfrview.core.tfrecord.smallfile import frame_many  # start-up: kept off the CLI's path
+
+    picked = [
+        k
+        for k, (t, h) in enumerate(zip(tasks, got, strict=True))
+        if h is None and not t.deep and t.parts == 1 and not is_url(t.path)
+    ]
+    if not picked:
+        return {}
+    t0 = time.perf_counter()
+    framed = frame_many([tasks[k].path for k in picked], IDENTITY_ENDS)
+    took = (time.perf_counter() - t0) / max(1, sum(w.stat.st_size for w in framed if w is not None))
+    now = time.time()
+    out: dict[int, ShardResult | None] = {}
+    for k, w in zip(picked, framed, strict=True):
+        out[k] = None if w is None else _whole_result(tasks[k], w, now, took * w.stat.st_size)
+    return out
+
+
+def _whole_result(task: ShardTask, w, analysed_at: float, seconds: float) -> ShardResult:
+    """A clean small file's result from its framing (smallfile.WholeFile)."""
+    size = w.stat.st_size
+    return ShardResult(
+        task.file_no,
+        task.path,
+        identity_from_crc(w.stat, *w.ends),
+        "none",
+        size,
+        size,
+        w.offsets,
+        w.lengths,
+        w.status,
+        analysed_at=analysed_at,
+        lo=0,
+        hi=len(w.offsets),
+        seconds=seconds,
+    )
+
+
 def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
     """A small clean plain file's look (framing and CRCs) read whole and framed from memory
     (tfrecord.smallfile), the same result as the usual path's; None sends it down that path."""
@@ -164,24 +216,7 @@ def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
     if is_url(task.path):
         return _fetched_small(task, t0)
     w = frame_whole(task.path, IDENTITY_ENDS)
-    if w is None:
-        return None
-    n = len(w.offsets)
-    return ShardResult(
-        task.file_no,
-        task.path,
-        identity_from(w.stat, w.ends),
-        "none",
-        w.stat.st_size,
-        w.stat.st_size,
-        w.offsets,
-        w.lengths,
-        w.status,
-        analysed_at=time.time(),
-        lo=0,
-        hi=n,
-        seconds=time.perf_counter() - t0,
-    )
+    return None if w is None else _whole_result(task, w, time.time(), time.perf_counter() - t0)
 
 
 def _fetched_small(task: ShardTask, t0: float) -> ShardResult | None:

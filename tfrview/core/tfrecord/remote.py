@@ -1264,17 +1264,17 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     listing, then each small object whole. The block reads them one by one as usual; a read of one
     not fetched yet waits for it. Local paths are left alone. Leaving the block drops what has not
     started; a request under way ends within its own timeout, unwaited."""
-    import asyncio  # start-up: kept off the CLI's path
-    from concurrent.futures import Future, ThreadPoolExecutor  # start-up: kept off the CLI's path
-
     todo = [(str(u), c) for u, c in objects if is_url(str(u))]
     todo = [(u, c) for u, c in todo if u not in _ahead]
     for url, claim in todo:
         if claim is not None and url not in _listed:
             note_listed(url, *claim)
-    if len(todo) < 2:  # one object: its own read is as quick
+    if len(todo) < 2:  # one object: its own read is as quick (local files: no asyncio loaded, ~35 ms)
         yield
         return
+    import asyncio  # start-up: kept off the CLI's path
+    from concurrent.futures import Future, ThreadPoolExecutor  # start-up: kept off the CLI's path
+
     loops: dict[int, tuple[object, list[tuple[str, str]]]] = {}  # one coroutine a back-end
     threaded: list[tuple[str, tuple[int, str] | None]] = []
     for url, claim in todo:
