@@ -2136,9 +2136,10 @@ def _exit_now(code: int) -> None:
 def _prestart(argv: list[str]) -> None:
     """`verify`'s worker processes started now, before the parser, the pass's imports and its plan
     (~0.3 s), so their own start-up (~0.2-0.3 s) overlaps this process's instead of following it:
-    for one big plain file the part processes that frame it on every core (`tfrecord.parts`), each
-    given its range at once, so they frame while this process imports (its own range shorter), for a
-    folder, a pattern or several files the pool that runs the pass (`analysis.early`). A guess from
+    for one big plain file the part processes that frame it on every core (`tfrecord.parts`), given
+    the pipe of its chunks at once, so they frame while this process imports (it takes chunks when
+    it is ready), for a folder, a pattern or several files the pool that runs the pass
+    (`analysis.early`). A guess from
     the words alone: a wrong one costs idle processes that end with this one."""
     if not argv or argv[0] != "verify" or any(a == "--dask" or a.startswith("--dask=") for a in argv):
         return
