@@ -762,7 +762,7 @@ class MainWindow(QMainWindow):
             done_bytes=0 if p is None else p.done_bytes,
             total_bytes=0 if p is None else p.total_bytes,
             checked_at=s.stored_at if stored else None,
-            checks=s.checks.text("QA checks"),
+            checks=s.checks_text(),
             analysis_note=s.analysis_note,
             labels=s.label_map_path.name if s.label_map_path else "",
             page=page,
