@@ -336,6 +336,7 @@ def test_the_analysis_that_waits_for_the_scan_says_so_in_records_read_so_far(ses
     assert s.checks_text() == "QA checks: after the scan (312,400 records read so far)"
     s.index_progress = IndexProgress(ScanPhase.VERIFY, 1_000_000, 0, 10, 100)
     assert "1,000,000 records read so far" in s.checks_text()
+    assert "999,900 records read so far" in s.checks_text(999_900)  # the count the line says already
     s.index_progress = IndexProgress(ScanPhase.DONE, 1_000_000, 0, 100, 100)
     assert s.checks_text() == ""  # the scan ended: the analysis's own words from here on
     s.index_progress = IndexProgress(ScanPhase.INDEX, 5, 0, 10, 100)

@@ -495,6 +495,8 @@ class MainWindow(QMainWindow):
         before = self.model.rowCount()
         self.model.refresh()
         self._fit_number_columns()
+        if before == 0 and self.model.rowCount():
+            QTimer.singleShot(0, self.session.rows_painted)  # (after the paint the rows asked for)
         if before == 0 and self.model.rowCount() and self._selected is None:
             # after the first rows have painted: decoding record 0's image would compete with that paint
             QTimer.singleShot(100, self._select_first)
@@ -762,7 +764,7 @@ class MainWindow(QMainWindow):
             done_bytes=0 if p is None else p.done_bytes,
             total_bytes=0 if p is None else p.total_bytes,
             checked_at=s.stored_at if stored else None,
-            checks=s.checks_text(),
+            checks=s.checks_text(m.total()),
             analysis_note=s.analysis_note,
             labels=s.label_map_path.name if s.label_map_path else "",
             page=page,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 import time
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
 STORE_BATCH = 256  # files whose stored results one query to the store asks for (reopening a split)
 POOL_MIN_FILES = 64  # a split of at least this many small files is framed by the pass's worker pool
+# the longest the scan waits, once the first file's rows are out, for the window to paint them
+# before it reads the split's stored answers: the table's paint calls Python for every cell, and
+# each call waits its turn for the GIL while this thread runs Python (a paint then took ~0.2 s)
+FIRST_PAINT_WAIT_S = 0.3
 
 
 def _first_unverified(index) -> int:
@@ -103,6 +108,7 @@ class ScanWorker(Worker):
         self.stored_analysis: tuple | None = None  # (that request, its stored messages)
         self._reframed: dict[int, object] = {}  # files framed again (`_reframe`): their new index
         self._settled = False  # every file taken from a stored scan stored after `_reframe`
+        self.first_painted = threading.Event()  # set by the window once the first rows are painted
 
     def _total(self, phase: ScanPhase) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -148,7 +154,8 @@ class ScanWorker(Worker):
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
             self._at(0)
-            self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
+            if self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX)):
+                self.first_painted.wait(FIRST_PAINT_WAIT_S)  # (the window's turn: not both at once)
             memo = answer = self._split_answer()
             if memo is not None:
                 self._read_stored_analysis(memo[2])
