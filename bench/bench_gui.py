@@ -13,8 +13,9 @@ For each file, a fresh process (python start-up included) opens the window and r
 With --shards N: a split of N small shards (cut from one generated file at record boundaries, one
 shard damaged; cached under --dir), opened cold (an empty store) and warm (the same store: the
 results stored), reporting from process start the first rows painted, every row's CRC status,
-the first QA progress, the QA findings shown, the UI thread's lateness (a 5 ms timer, p99 and max),
-and the Shards panel sorted by damaged records (its time, and whether the bad shard is on top), and
+the first QA progress, the first status line whose QA words count records (the analysis's
+progress, or what it waits for with the records read so far), the QA findings shown, the UI
+thread's lateness (a 5 ms timer, p99 and max), and the Shards panel sorted by damaged records (its time, and whether the bad shard is on top), and
 beside each time the window process's CPU then (user + sys of all its threads: the figure to
 compare on a busy machine; the job processes' CPU is not in it).
 Runs on whatever Qt platform the environment gives (a real X server under Xvfb, or offscreen).
@@ -132,7 +133,9 @@ timer.start()
 LIMIT = float(sys.argv[3])
 def check():
     now = time.time()
+    qa_words = win.status_label.text().partition("QA checks")[2]  # the status line's QA words
     for key, ok in (("crc", lambda: d.is_indexed()), ("progress", lambda: d.checks.total),
+                    ("qa_words", lambda: "records" in qa_words.partition("  ·  ")[0]),
                     ("findings", lambda: d.is_analysed() and "crc" in seen)):
         if key not in seen and ok():
             seen[key] = now
@@ -351,6 +354,7 @@ def split_main(a) -> None:
                     ("rows", 1.0, "first rows painted"),
                     ("crc", None, "every row's CRC status"),
                     ("progress", 1.0 if "warm" not in label else None, "first QA progress"),
+                    ("qa_words", 1.0 if "warm" not in label else None, "QA status in records"),
                     ("findings", None if "warm" not in label else 1.0, "QA findings shown"),
                 ):
                     v = r.get(key)

@@ -31,8 +31,9 @@ def test_indexes_come_back_as_packed_gaps_empty_files_and_wide_lengths_too():
     ]
     text, arrays = pack(files)
     assert json_extract(text, "$.problems.2[0].kind") == "bad_data_crc"  # standard JSON
-    back, at = unpack(text, arrays)
-    assert at > 0 and len(back) == len(files)
+    back, at, settled = unpack(text, arrays)
+    assert at > 0 and len(back) == len(files) and not settled
+    assert unpack(*pack(files, settled=True))[2]  # framed as `index_and_verify` frames it: said
     for a, b in zip(files, back, strict=True):
         for name in ("offsets", "lengths", "status"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name

@@ -320,3 +320,25 @@ def test_an_analysis_beside_the_scan_is_heard_once_the_scan_ends(qtbot, session_
     s._on_index_done(s.indexer)  # the scan ends
     assert problems == [(0, ProblemKind.NAN_OR_INF)] and s.summary == {"records": 40}
     assert s.checks.phase is Phase.DONE and s._held == [] and s._early_for is None
+
+
+def test_the_analysis_that_waits_for_the_scan_says_so_in_records_read_so_far(session_of, tmp_path):
+    """Before the analysis starts, while the scan it follows runs, the status words say what QA
+    waits for and the records read so far (a cold split of 10,000 shards is read for seconds
+    before its analysis starts); once it runs or without one, the analysis's own words."""
+    from tfrview.gui.workers.scan import IndexProgress
+
+    path = tmp_path / "a.tfrecord"
+    path.write_bytes(framed(payloads(3))[0])
+    s = session_of([path], run_checks=True)
+    assert s.checks_text() == ""  # nothing read yet
+    s.index_progress = IndexProgress(ScanPhase.INDEX, 312_400, 0, 10, 100)
+    assert s.checks_text() == "QA checks: after the scan (312,400 records read so far)"
+    s.index_progress = IndexProgress(ScanPhase.VERIFY, 1_000_000, 0, 10, 100)
+    assert "1,000,000 records read so far" in s.checks_text()
+    assert "999,900 records read so far" in s.checks_text(999_900)  # the count the line says already
+    s.index_progress = IndexProgress(ScanPhase.DONE, 1_000_000, 0, 100, 100)
+    assert s.checks_text() == ""  # the scan ended: the analysis's own words from here on
+    s.index_progress = IndexProgress(ScanPhase.INDEX, 5, 0, 10, 100)
+    s.run_checks = False
+    assert s.checks_text() == ""  # no analysis follows: nothing to wait for

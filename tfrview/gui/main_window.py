@@ -495,6 +495,8 @@ class MainWindow(QMainWindow):
         before = self.model.rowCount()
         self.model.refresh()
         self._fit_number_columns()
+        if before == 0 and self.model.rowCount():
+            QTimer.singleShot(0, self.session.rows_painted)  # (after the paint the rows asked for)
         if before == 0 and self.model.rowCount() and self._selected is None:
             # after the first rows have painted: decoding record 0's image would compete with that paint
             QTimer.singleShot(100, self._select_first)
@@ -514,11 +516,17 @@ class MainWindow(QMainWindow):
     def _on_progress(self, p: IndexProgress) -> None:
         if self.model.rowCount() == 0 and p.records:
             self._grow_rows()  # the first rows go in at once; later ones on the timer
-        if p.total_bytes:
-            self.progress.setValue(int(1000 * p.done_bytes / p.total_bytes))
-        self.progress.setFormat(
-            {ScanPhase.INDEX: "indexing %p%", ScanPhase.VERIFY: "verifying %p%"}.get(p.phase, "%p%")
-        )
+        bar = self.progress
+        value = int(1000 * p.done_bytes / p.total_bytes) if p.total_bytes else bar.value()
+        words = {ScanPhase.INDEX: "indexing %p%", ScanPhase.VERIFY: "verifying %p%"}.get(p.phase, "%p%")
+        if value != bar.value() or words != bar.format():
+            # painted with the rest of the window at the next paint: QProgressBar.setValue repaints
+            # at once, and that repaint painted the table too (~50 ms of the UI thread a report
+            # while a reopened split's 10,000 files were taken)
+            bar.setUpdatesEnabled(False)
+            bar.setValue(value)
+            bar.setFormat(words)
+            bar.setUpdatesEnabled(True)
         if p.phase is ScanPhase.VERIFY:
             self.model.status_changed()
         self._update_status()
@@ -756,7 +764,7 @@ class MainWindow(QMainWindow):
             done_bytes=0 if p is None else p.done_bytes,
             total_bytes=0 if p is None else p.total_bytes,
             checked_at=s.stored_at if stored else None,
-            checks=s.checks.text("QA checks"),
+            checks=s.checks_text(m.total()),
             analysis_note=s.analysis_note,
             labels=s.label_map_path.name if s.label_map_path else "",
             page=page,
@@ -909,28 +917,22 @@ class MainWindow(QMainWindow):
                 self._specs.get(n),
                 (view.width(), view.height()),
                 self.schema,
-                self._folder_of(n),
-                self._arrayrecord_of(n),
+                *self._folder_and_arrayrecord_of(n),
             )
         )
 
-    def _arrayrecord_of(self, n: int) -> str | None:
-        """Record n's file when it is a local ArrayRecord/Riegeli file (its own words join the tree)."""
+    def _folder_and_arrayrecord_of(self, n: int) -> tuple[str | None, str | None]:
+        """The local folder of record n's file, where a TFDS dataset keeps its features.json, and
+        the file when it is a local ArrayRecord/Riegeli file (its own words join the tree): its file
+        located once (each `Dataset.locate` walks every file: 10,000 shards)."""
         try:
             f = self.ds.files[self.ds.locate(n)[0]]
         except (RecordRangeError, IndexError):
-            return None
-        local = isinstance(f.path, Path) and f.source is not None
-        return str(f.path) if local and f.compression == Compression.ARRAYRECORD else None
-
-    def _folder_of(self, n: int) -> str | None:
-        """The local folder of record n's file, where a TFDS dataset keeps its features.json."""
-        try:
-            f = self.ds.files[self.ds.locate(n)[0]]
-        except (RecordRangeError, IndexError):
-            return None
+            return None, None
         path = f.path
-        return str(path.parent) if isinstance(path, Path) else None
+        local = isinstance(path, Path) and f.source is not None
+        folder = str(path.parent) if isinstance(path, Path) else None
+        return folder, str(path) if local and f.compression == Compression.ARRAYRECORD else None
 
     @Slot(QModelIndex, QModelIndex)
     def _on_gallery_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -242,6 +242,13 @@ class DatasetSession(QObject):
             self._stop_asked = False
         w.start()
 
+    @Slot()
+    def rows_painted(self) -> None:
+        """The window painted its first rows: the scan, waiting for that (`FIRST_PAINT_WAIT_S`),
+        goes on."""
+        if self.indexer is not None:
+            self.indexer.first_painted.set()
+
     def stop(self) -> None:
         """Stop the scan and the analysis (both can be resumed or rerun)."""
         if self.indexer is not None:
@@ -376,6 +383,23 @@ class DatasetSession(QObject):
         w = self.indexer
         got = w.stored_analysis if w is not None else None
         return got[1] if got is not None and got[0] == req else None
+
+    def checks_text(self, records: int | None = None) -> str:
+        """The analysis's words for the status line. Before it starts, while the scan it follows
+        still runs: what it waits for, in records read so far (a cold 10,000-shard split is read for
+        ~8 s before its analysis starts: the words say so from the first second, where running the
+        analysis beside the scan would share two cores with it and delay every row's CRC status);
+        `records`: the count the rest of the line says (the table's), else the scan's last report."""
+        p = self.index_progress
+        if (
+            self.checks.phase is Phase.IDLE
+            and self.run_checks
+            and p is not None
+            and p.phase in (ScanPhase.INDEX, ScanPhase.VERIFY)
+        ):
+            read = p.records if records is None else records
+            return f"QA checks: after the scan ({read:,} records read so far)"
+        return self.checks.text("QA checks")
 
     def _set_checks(self, state: JobState) -> None:
         self.checks = state

@@ -29,8 +29,10 @@ class FileIndex:
     scanned: int
 
 
-def pack(files: list[FileIndex]) -> tuple[bytes, bytes]:
-    """(text, arrays) of the files' indexes, for `cache.store_answer`."""
+def pack(files: list[FileIndex], settled: bool = False) -> tuple[bytes, bytes]:
+    """(text, arrays) of the files' indexes, for `cache.store_answer`; `settled`: every damaged
+    file is framed as `index_and_verify` frames it (the window's `_reframe` ran: a reopen need not
+    ask again, which walks a damaged file's bytes)."""
     counts = np.array([len(f.offsets) for f in files], np.int64)
     lengths = np.concatenate([f.lengths for f in files]) if files else np.zeros(0, np.uint64)
     status = np.concatenate([f.status for f in files]) if files else np.zeros(0, np.uint8)
@@ -45,6 +47,7 @@ def pack(files: list[FileIndex]) -> tuple[bytes, bytes]:
         "counts": counts.tolist(),
         "scanned": [int(f.scanned) for f in files],
         "gapped": gapped,
+        "settled": settled,
         "problems": {str(k): [p.to_json() for p in f.problems] for k, f in enumerate(files) if f.problems},
     }
     arrays = b"".join(
@@ -53,9 +56,9 @@ def pack(files: list[FileIndex]) -> tuple[bytes, bytes]:
     return jsontext.dumps(text).encode(), arrays
 
 
-def unpack(text: bytes, arrays: bytes) -> tuple[list[FileIndex], float]:
-    """The files' indexes `pack` stored, and when they were stored; ValueError if the row does not
-    hold what its text says."""
+def unpack(text: bytes, arrays: bytes) -> tuple[list[FileIndex], float, bool]:
+    """The files' indexes `pack` stored, when they were stored, and whether they were settled
+    (`pack`); ValueError if the row does not hold what its text says."""
     meta = jsontext.loads(text)
     counts = np.array(meta["counts"], np.int64)
     n, files = int(counts.sum()), len(counts)
@@ -99,7 +102,7 @@ def unpack(text: bytes, arrays: bytes) -> tuple[list[FileIndex], float]:
         )
         for k in range(files)
     ]
-    return out, float(meta["at"])
+    return out, float(meta["at"]), bool(meta.get("settled", False))
 
 
 def _follows(offsets: np.ndarray, lengths: np.ndarray) -> bool:

@@ -258,6 +258,7 @@ class RecordTableModel(ColumnsModel):
         if ends:
             offset = max(offset, int(np.max(np.asarray(ends, dtype=np.uint64))))
             size = max(size, int(np.concatenate(lengths).max()))
+            ends, lengths = [], []
         self._widest_settled = (first, offset, size)
         full = full or self._full_walk_due("_widest_walked")
         for i in range(first, len(files)):
@@ -267,6 +268,13 @@ class RecordTableModel(ColumnsModel):
                 if full:
                     continue
                 break
+            if idx.done and seen[i][0] != -1:  # framed whole past the fold (taken while the fold ran):
+                ends.append(idx.offsets[count - 1])  # folded with the others, not one maximum each
+                lengths.append(idx.lengths)
+                seen[i] = (-1, 0)  # (folded: never again)
+                continue
+            if seen[i][0] == -1:
+                continue
             # the arrays may lag the count for a moment while the indexer grows them: read what is there
             n = min(count, len(idx.offsets), len(idx.lengths))
             if not n:
@@ -279,6 +287,10 @@ class RecordTableModel(ColumnsModel):
                 top = max(top, int(np.max(idx.lengths[done:n])))
                 seen[i] = (n, top)
             size = max(size, top)
+        if ends:  # (files framed whole past the first not framed whole: a reopened split mid-sweep)
+            offset = max(offset, int(np.max(np.asarray(ends, dtype=np.uint64))))
+            size = max(size, int(np.concatenate(lengths).max()))
+            self._widest_settled = (first, offset, size)
         return {"#": max(self.total() - 1, 0), "offset": offset, "size": size}
 
     def status_changed(self, force: bool = False) -> None:

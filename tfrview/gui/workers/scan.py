@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import threading
 import time
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,10 @@ log = logging.getLogger(__name__)
 CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in this process
 STORE_BATCH = 256  # files whose stored results one query to the store asks for (reopening a split)
 POOL_MIN_FILES = 64  # a split of at least this many small files is framed by the pass's worker pool
+# the longest the scan waits, once the first file's rows are out, for the window to paint them
+# before it reads the split's stored answers: the table's paint calls Python for every cell, and
+# each call waits its turn for the GIL while this thread runs Python (a paint then took ~0.2 s)
+FIRST_PAINT_WAIT_S = 0.3
 
 
 def _first_unverified(index) -> int:
@@ -101,6 +106,9 @@ class ScanWorker(Worker):
         # serves, that analysis's stored answer is read here too, with the same file identities
         self.analysis_request = None
         self.stored_analysis: tuple | None = None  # (that request, its stored messages)
+        self._reframed: dict[int, object] = {}  # files framed again (`_reframe`): their new index
+        self._settled = False  # every file taken from a stored scan stored after `_reframe`
+        self.first_painted = threading.Event()  # set by the window once the first rows are painted
 
     def _total(self, phase: ScanPhase) -> int:
         files = [f for f in self.dataset.files if f.source is not None]
@@ -142,12 +150,13 @@ class ScanWorker(Worker):
 
     def work(self) -> None:
         self._began = time.time()  # results stored before this are an earlier run's
-        memo = None
+        memo = answer = None
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
             self._at(0)
-            self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
-            memo = self._split_answer()
+            if self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX)):
+                self.first_painted.wait(FIRST_PAINT_WAIT_S)  # (the window's turn: not both at once)
+            memo = answer = self._split_answer()
             if memo is not None:
                 self._read_stored_analysis(memo[2])
             if memo is not None and self._from_answer(memo[0]):
@@ -175,6 +184,8 @@ class ScanWorker(Worker):
             ):
                 self._reframe()
                 self._emit(ScanPhase.DONE, total, total)
+                if memo is None and answer is not None and not self._settled:
+                    memo = answer  # a stored scan from before `_reframe` ran: stored anew, settled, once
                 if memo is not None:
                     self._remember_answer(memo[0], memo[1])
 
@@ -222,13 +233,14 @@ class ScanWorker(Worker):
         if got is None:
             return False
         try:
-            indexes, at = splitindex.unpack(*got)
+            indexes, at, settled = splitindex.unpack(*got)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             log.info("the stored scan of %s is unreadable (%s): scanned again", self.dataset.name, exc)
             return False
         if len(indexes) != len(self.dataset.files):
             return False
         self._take_all(indexes, at)
+        self._settled = settled
         return True
 
     def _take_all(self, indexes: list, at: float) -> None:
@@ -288,13 +300,14 @@ class ScanWorker(Worker):
             return
         if not still([str(f.path) for f in files], identities):
             return
+        # a file framed again is stored as framed again (the window swaps its index in later)
+        indexes = [self._reframed.get(fi, f.index) for fi, f in enumerate(files)]
         text, arrays = splitindex.pack(
             [
-                splitindex.FileIndex(
-                    f.index.offsets, f.index.lengths, f.index.status, tuple(f.index.problems), f.index.scanned
-                )
-                for f in files
-            ]
+                splitindex.FileIndex(x.offsets, x.lengths, x.status, tuple(x.problems), x.scanned)
+                for x in indexes
+            ],
+            settled=True,  # (after `_reframe`)
         )
         store_answer(key, text, arrays)
 
@@ -304,6 +317,8 @@ class ScanWorker(Worker):
         `verify`, `dump`, `repair` and the exports do. The window swaps the index (`reframed`)."""
         from tfrview.core.tfrecord.report import index_and_verify, reframing_needed, sort_problems
 
+        if self._settled:  # the split's stored scan was framed so (its damaged files' bytes not walked)
+            return
         for fi, f in enumerate(self.dataset.files):
             if self.cancelled:
                 return
@@ -312,6 +327,7 @@ class ScanWorker(Worker):
             idx, found = index_and_verify(f.source)
             idx.problems[:] = sort_problems(list(idx.problems) + found)
             self.reframed.emit(fi, idx)
+            self._reframed[fi] = idx
             self._counts = None  # counted again from every file at the next report
 
     def _reader_ahead(self):
