@@ -74,8 +74,6 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
     folders: dict[str, object] = {}  # a folder's TFDS dataset, found once (2,048 shards: one look)
     by_shape: dict[tuple[str, str], str] = {}  # `split_of_path` of a folder and name shape
     out = []
-    if not given and os.sep == "/":
-        return _split_of_local_files([str(p) for p in paths], folders, by_shape)
     for p in paths:
         s = str(p)
         if given:
@@ -88,28 +86,6 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
                 out.append(hit)
                 continue
         out.append(_tfds_split(s, folders) or _split_of_path_memo(s, by_shape))
-    return out
-
-
-def _split_of_local_files(paths: list[str], folders: dict, by_shape: dict[tuple[str, str], str]) -> list[str]:
-    """`_tfds_split(p) or _split_of_path_memo(p)` of each path, the folder and name cut once a path
-    and the common case (a plain local path in a folder without TFDS metadata) inline: 10,000
-    shards are asked for when the window opens."""
-    out = []
-    seen: dict[str, object] = {}  # folder -> its TFDS dataset (or None), as `_tfds_split` found it
-    for s in paths:
-        folder, _, name = s.rpartition("/")
-        ds = seen.get(folder, _UNSEEN)
-        if ds is _UNSEEN or ds is not None or not folder or folder.endswith("/") or "\\" in s or "://" in s:
-            out.append(_tfds_split(s, folders) or _split_of_path_memo(s, by_shape))
-            if folder and not folder.endswith("/") and "://" not in s:
-                seen[folder] = folders.get(folder)
-            continue
-        key = (folder, name.translate(_ZEROS))
-        hit = by_shape.get(key)
-        if hit is None:
-            hit = by_shape[key] = split_of_path(s)
-        out.append(hit)
     return out
 
 
