@@ -31,7 +31,13 @@ class FilterEdit(QLineEdit):
         self.completer_.activated.connect(self._insert)
         self.textEdited.connect(self._complete)
         self.completer_.popup().installEventFilter(self)  # after the completer's own: runs first
+        # the clear button shows only over text: switched on with the first text, its icon is no
+        # part of the window's start (~7 ms)
+        self.textChanged.connect(self._with_clear_button, Qt.ConnectionType.SingleShotConnection)
         self.set_keys(())
+
+    def _with_clear_button(self, _text: str = "") -> None:
+        self.setClearButtonEnabled(True)
 
     def set_keys(self, keys) -> None:
         """The feature keys to offer (the facts, the image scores and the dataset step's columns
