@@ -217,3 +217,26 @@ def test_the_menu_loads_a_coco_results_file_and_says_how_many_joined(qtbot, open
     m = w.evaluating.summary["confusion"]
     assert m["matrix"][m["labels"].index("background")][m["labels"].index("dog")] == 4
     assert d.click_matrix_cell("background", "dog") == [0, 1, 2, 3]
+
+
+def test_the_evaluation_and_compare_panels_are_made_on_first_show(qtbot, open_window, tmp_path):
+    """Neither view is built with the window (their modules and widgets cost its start); shown
+    the first time, each is made with what was decided before: the thresholds moved on the image
+    panel's slider, the session's splits."""
+    w = open_window([planted_file(tmp_path / "planted.tfrecord", 4)])
+    d = Driver(qtbot, w)
+    assert w.evaluating._panel is None and w.comparing._panel is None
+    assert w.evaluation_dock.widget() is None and w.compare_dock.widget() is None
+    d.show_record(1)
+    d.move_score_slider(0.3)
+    w.evaluation_dock.toggleViewAction().trigger()
+    qtbot.waitUntil(lambda: w.evaluation_dock.widget() is not None, timeout=2000)
+    assert w.evaluation_dock.widget() is w.evaluating.panel
+    assert abs(w.evaluating.panel.score.value() - 0.3) < 1e-9 and w.evaluating.panel.iou.value() == 0.5
+    w.compare_dock.toggleViewAction().trigger()
+    qtbot.waitUntil(lambda: w.compare_dock.widget() is not None, timeout=2000)
+    assert w.compare_dock.widget() is w.comparing.panel
+    c = w.comparing.panel
+    # the session's splits (none here: the file's name names none), each side's last choice
+    assert [c.side_a.itemText(i) for i in range(c.side_a.count())] == ["all files"]
+    assert [c.side_b.itemText(i) for i in range(c.side_b.count())] == ["another dataset…"]

@@ -113,3 +113,4 @@ def test_the_filter_box_completes_keys_as_you_type(qtbot, open_window):
     assert not popup.isVisible()
     qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter with no popup applies it
     assert w.model.filter_rows is not None
+    assert box.isClearButtonEnabled()  # switched on with the box's first text (not at the start)

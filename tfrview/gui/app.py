@@ -14,7 +14,9 @@ from tfrview.core.errors import TfrviewError
 from tfrview.core.tfrecord.dataset import Dataset
 
 APP_ID = "tfrview"
-ICON_AFTER_MS = 400  # the application's icon is set this long after it starts (`make_app`)
+ICON_AFTER_MS = 1500  # the application's icon is set this long after it starts (`make_app`): at 400 ms
+# the timer was already due when the event loop first ran (10,000 shards: the window shows ~0.6 s
+# after `make_app`), so the icon went in before the first rows; 1.5 s lands after them
 
 
 def has_display() -> bool:

@@ -354,7 +354,6 @@ class MainWindow(QMainWindow):
         self.filter_edit.setPlaceholderText(
             'Filter (Enter):  label == 3 and not problem    "image/object/class/text" contains "cat"'
         )
-        self.filter_edit.setClearButtonEnabled(True)
         self.filter_status = QLabel("", bar)
         self.filter_status.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.filter_edit, 1)

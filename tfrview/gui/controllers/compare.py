@@ -4,15 +4,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from tfrview.core.procs.messages import Compared, Failed
 from tfrview.core.procs.requests import CompareRequest, CompareSelectRequest
 from tfrview.gui.session import DatasetSession
-from tfrview.gui.widgets.compare_panel import OTHER, ComparePanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
+
+if TYPE_CHECKING:  # the view loads when first shown, not with the window
+    from tfrview.gui.widgets.compare_panel import ComparePanel
 
 
 class CompareController(QObject):
@@ -21,16 +25,27 @@ class CompareController(QObject):
         self.session = session
         self.window = window
         self.filtering = filtering  # FilterController: a clicked bar's records in the table
-        self.panel = ComparePanel(window)
+        self._panel: ComparePanel | None = None  # made when first shown or used (`panel`)
         self.dock = QDockWidget("Compare", window)
         self.dock.setObjectName("compare")
-        self.dock.setWidget(self.panel)
+        self.dock.visibilityChanged.connect(lambda on: on and self.panel)
         self.job: JobWorker | None = None
         self.request: CompareRequest | None = None  # the comparison shown
         self.selectable = False
-        self.panel.compare_asked.connect(self._on_asked)
-        self.panel.bar_clicked.connect(self._on_bar)
-        self.refresh_splits()
+
+    @property
+    def panel(self) -> ComparePanel:
+        """The view, made on first use (its module, Qt classes and the splits' walk of every file
+        are no part of the window's start: most sessions never open it)."""
+        if self._panel is None:
+            from tfrview.gui.widgets.compare_panel import ComparePanel
+
+            self._panel = p = ComparePanel(self.window)
+            p.compare_asked.connect(self._on_asked)
+            p.bar_clicked.connect(self._on_bar)
+            self.refresh_splits()
+            self.dock.setWidget(p)
+        return self._panel
 
     def refresh_splits(self) -> None:
         """The splits of the files that opened, as the session reads them (`tfrecord.splits`, once
@@ -42,6 +57,8 @@ class CompareController(QObject):
 
     @Slot(str, str)
     def _on_asked(self, a: str, b: str) -> None:
+        from tfrview.gui.widgets.compare_panel import OTHER
+
         other: tuple[str, ...] = ()
         if b == OTHER:
             folder = QFileDialog.getExistingDirectory(self.window, "Compare with the dataset in")

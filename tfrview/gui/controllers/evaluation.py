@@ -16,19 +16,20 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
 from tfrview.core.procs.messages import Evaluated, Failed
-from tfrview.core.records.matching import BoxOutcome
-from tfrview.core.records.predictions import Predictions
-from tfrview.core.records.predlayer import Loaded
 from tfrview.gui.job_state import Phase
-from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
 from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import ConversingJob, replace_job
+
+if TYPE_CHECKING:  # the predictions' reading and the view load on first use, not with the window
+    from tfrview.core.records.predlayer import Loaded
+    from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,9 @@ class LoadedPredictions:
         lo, hi = np.searchsorted(self.record, [n, n + 1])
         if lo == hi:
             return None
+        from tfrview.core.records.predictions import Predictions
+        from tfrview.core.records.predlayer import Loaded
+
         pred = Predictions(self.box[lo:hi], self.cls[lo:hi], self.score[lo:hi], self.source)
         return Loaded(pred, tuple(self.names) if self.names is not None else None)
 
@@ -110,6 +114,8 @@ class EvalArrays:
     @classmethod
     def of_job(cls, z, classes: int) -> EvalArrays:
         """From the evaluate job's arrays (`messages.Evaluated`), `classes` the evaluation's."""
+        from tfrview.core.records.matching import BoxOutcome
+
         g_out, g_par = z["gt_outcome"].astype(np.int64), z["gt_partner"].astype(np.int64)
         pred_class = z["pred_class"].astype(np.int64)
         paired = (g_out == int(BoxOutcome.MATCHED)) | (g_out == int(BoxOutcome.WRONG_CLASS))
@@ -190,10 +196,9 @@ class EvaluationController(QObject):
         self.summary: dict | None = None
         self.arrays: EvalArrays | None = None
         self.curves: dict | None = None
-        self.panel = EvaluationPanel(window)
+        self._panel: EvaluationPanel | None = None  # made when first shown or used (`panel`)
         self.dock = QDockWidget("Evaluation", window)
         self.dock.setObjectName("evaluation")
-        self.dock.setWidget(self.panel)
         self.job: ConversingJob | None = None
         self.asked = ""  # where the answer to the last question asked of the job goes (its answers say it)
         self._outs = 0
@@ -206,10 +211,6 @@ class EvaluationController(QObject):
         self._tiles_timer.setSingleShot(True)
         self._tiles_timer.setInterval(DEBOUNCE_MS)
         self._tiles_timer.timeout.connect(self.tiles_stale.emit)
-        self.panel.thresholds_changed.connect(self._on_panel_thresholds)
-        self.panel.cell_clicked.connect(self.show_cell)
-        self.panel.curves_asked.connect(self.show_curves)
-        self.panel.details_asked.connect(lambda: self.join_details().show())
         self.dock.visibilityChanged.connect(self._on_visible)
         if image_panel is not None:
             image_panel.score_changed.connect(self._on_slider)
@@ -217,6 +218,23 @@ class EvaluationController(QObject):
         if thumbs is not None:
             thumbs.predictions = self.predictions_of
         session.checks_changed.connect(self._on_checks)
+
+    @property
+    def panel(self) -> EvaluationPanel:
+        """The view, made on first use: its module and its Qt classes cost the window's start
+        (~50 ms at import) for a panel most sessions never open."""
+        if self._panel is None:
+            from tfrview.gui.widgets.evaluation_panel import EvaluationPanel
+
+            p = self._panel = EvaluationPanel(self.window)
+            p.set_thresholds(self.thresholds.iou, self.thresholds.score)
+            p.details.setVisible(self.join_report is not None)
+            p.thresholds_changed.connect(self._on_panel_thresholds)
+            p.cell_clicked.connect(self.show_cell)
+            p.curves_asked.connect(self.show_curves)
+            p.details_asked.connect(lambda: self.join_details().show())
+            self.dock.setWidget(p)
+        return self._panel
 
     # what is drawn ---------------------------------------------------------------------------------
 
@@ -230,7 +248,8 @@ class EvaluationController(QObject):
         """One pair for every view: the image panel re-matches its record at once, the gallery
         draws new tiles at them, the evaluation is asked again (after DEBOUNCE_MS of quiet)."""
         self.thresholds = Thresholds(iou, score)
-        self.panel.set_thresholds(iou, score)
+        if self._panel is not None:  # a panel made later shows them then
+            self._panel.set_thresholds(iou, score)
         if self.image_panel is not None:
             self.image_panel.set_thresholds(iou, score)
         if self.thumbs is not None and self.thumbs.thresholds != (iou, score):
@@ -249,6 +268,8 @@ class EvaluationController(QObject):
 
     @Slot(bool)
     def _on_visible(self, visible: bool) -> None:
+        if visible:
+            self.panel  # noqa: B018  (made on first show)
         if visible and self.summary is None and self.job is None:
             self.evaluate()
 
@@ -302,7 +323,8 @@ class EvaluationController(QObject):
     ) -> None:
         """Predictions joined from a file, drawn from now on (None: back to the records' own)."""
         self.loaded, self.loaded_path, self.join_report = loaded, path, report
-        self.panel.details.setVisible(report is not None)
+        if self._panel is not None:  # a panel made later shows it then
+            self._panel.details.setVisible(report is not None)
         if self.thumbs is not None:
             self.thumbs.reset(self.thumbs.label_map)  # tiles queued before are drawn again
         self.loaded_changed.emit()

@@ -8,12 +8,10 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
-from tfrview.core.analysis.filterexpr import FilterError, facts_used, keys_used, parse, resolve_keys
 from tfrview.core.analysis.stepcolumns import NAMES as STEP_COLUMNS
 from tfrview.core.limits import FILTER_RERUN_SECONDS
 from tfrview.core.procs.messages import Failed, Matches, Note
 from tfrview.core.procs.requests import FilterRequest, SelectRequest
-from tfrview.core.records.imagesignals import SCORE_COLUMNS
 from tfrview.gui.job_state import JobState, Phase
 from tfrview.gui.models.problems import ProblemsModel
 from tfrview.gui.models.record_table import RecordTableModel
@@ -23,7 +21,13 @@ from tfrview.gui.workers.base import Worker
 from tfrview.gui.workers.jobs import JobWorker, replace_job
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #b00020; }"
-_OF_THE_ANALYSIS = set(STEP_COLUMNS) | set(SCORE_COLUMNS)  # fact columns only the analysis fills
+
+
+def _of_the_analysis() -> set[str]:
+    """The fact columns only the analysis fills (the image scores' module loads on first use)."""
+    from tfrview.core.records.imagesignals import SCORE_COLUMNS
+
+    return set(STEP_COLUMNS) | set(SCORE_COLUMNS)
 
 
 class FilterController(QObject):
@@ -76,6 +80,9 @@ class FilterController(QObject):
             sel = self.selection
             self.run_job(sel["request"], note=sel["note"], what=sel["what"])
             return  # Enter on a plot selection's words: that selection again
+        # the parser loads on the first Enter, not with the window (~15 ms of its start)
+        from tfrview.core.analysis.filterexpr import FilterError, facts_used, keys_used, parse, resolve_keys
+
         known, complete = self.known_keys()
         try:
             node = resolve_keys(parse(text), known, complete)
@@ -85,7 +92,7 @@ class FilterController(QObject):
 
         # on the QA findings, or on what only the analysis knows (the dataset step's columns, the
         # image scores): run again as the findings arrive and when the analysis ends
-        self.on_findings = "problem" in facts_used(node) or bool(keys_used(node) & _OF_THE_ANALYSIS)
+        self.on_findings = "problem" in facts_used(node) or bool(keys_used(node) & _of_the_analysis())
         self._show_error(None)
         problems: dict[str, list[str]] = {}
         for r in self.problems.rows:

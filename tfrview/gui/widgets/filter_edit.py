@@ -12,9 +12,7 @@ import re
 from PySide6.QtCore import QEvent, QStringListModel, Qt
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
-from tfrview.core.analysis.filterexpr import FACTS
 from tfrview.core.analysis.stepcolumns import NAMES as STEP_COLUMNS
-from tfrview.core.records.imagesignals import SCORE_COLUMNS
 
 _WORD_BEFORE_CURSOR = re.compile(r'"?([A-Za-z_][\w/.\-]*)$')
 _LANGUAGE = ("and", "or", "not", "contains", "len(", "any(", "all(")
@@ -33,13 +31,31 @@ class FilterEdit(QLineEdit):
         self.completer_.activated.connect(self._insert)
         self.textEdited.connect(self._complete)
         self.completer_.popup().installEventFilter(self)  # after the completer's own: runs first
+        # the clear button shows only over text: switched on with the first text, its icon is no
+        # part of the window's start (~7 ms)
+        self.textChanged.connect(self._with_clear_button, Qt.ConnectionType.SingleShotConnection)
         self.set_keys(())
+
+    def _with_clear_button(self, _text: str = "") -> None:
+        self.setClearButtonEnabled(True)
 
     def set_keys(self, keys) -> None:
         """The feature keys to offer (the facts, the image scores and the dataset step's columns
-        of the analysis, and the words of the language are always offered)."""
+        of the analysis, and the words of the language are always offered). The list is made
+        when the first word is typed: the filter's and the image scores' modules load then, not
+        with the window (~10-20 ms of its start)."""
+        self._keys: list[str] | None = sorted(keys)
+
+    def _offered(self) -> None:
+        """The completer's words, made once for the keys last set."""
+        if self._keys is None:
+            return
+        from tfrview.core.analysis.filterexpr import FACTS
+        from tfrview.core.records.imagesignals import SCORE_COLUMNS
+
         computed = sorted(set(SCORE_COLUMNS) | set(STEP_COLUMNS))
-        self._words.setStringList(sorted(keys) + sorted(FACTS) + computed + list(_LANGUAGE))
+        self._words.setStringList(self._keys + sorted(FACTS) + computed + list(_LANGUAGE))
+        self._keys = None
 
     def word_at_cursor(self) -> str:
         m = _WORD_BEFORE_CURSOR.search(self.text()[: self.cursorPosition()])
@@ -48,6 +64,7 @@ class FilterEdit(QLineEdit):
     def _complete(self, _text: str) -> None:
         word = self.word_at_cursor()
         popup = self.completer_.popup()
+        self._offered()
         if not word:
             popup.hide()
             return
