@@ -41,6 +41,8 @@ CHILD = r"""
 import sys, time, json
 T0 = float(sys.argv[2])
 import os
+from tfrview.core.childproc import one_blas_thread
+one_blas_thread()  # as `tfrview DIR` does first (cli.main), before numpy loads
 from PySide6.QtCore import QObject, QEvent, QTimer
 from tfrview.gui.app import make_app, Windows
 from tests.gui.driver import Driver  # the page object's supported waits (cwd is the repository)
@@ -100,6 +102,8 @@ app.exec()
 CHILD_SPLIT = r"""
 import sys, time, json, resource
 T0 = float(sys.argv[2])
+from tfrview.core.childproc import one_blas_thread
+one_blas_thread()  # as `tfrview DIR` does first (cli.main), before numpy loads
 from PySide6.QtCore import QObject, QEvent, QTimer, Qt
 from tfrview.gui.app import make_app, Windows
 from tests.gui.driver import Driver
@@ -171,6 +175,8 @@ app.exec()
 CHILD_BIG = r"""
 import sys, time, json
 T0 = float(sys.argv[2])
+from tfrview.core.childproc import one_blas_thread
+one_blas_thread()  # as `tfrview DIR` does first (cli.main), before numpy loads
 from PySide6.QtCore import QTimer, Qt
 from PySide6.QtTest import QTest
 from tfrview.gui.app import make_app, Windows

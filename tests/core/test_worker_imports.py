@@ -91,3 +91,24 @@ def test_the_cli_as_a_process_answers_with_pyarrow_but_never_loads_pandas(tmp_pa
         " 'pandas' in sys.modules)\n"
     )
     assert out.splitlines()[-1] == "0 12 True False"
+
+
+def test_tfrviews_own_processes_ask_numpy_for_one_blas_thread_and_keep_a_persons_setting():
+    """OpenBLAS starts a thread a core as numpy loads (~0.1 s of CPU each process): `tfrview` as a
+    process of its own and every worker it spawns ask for one (childproc.one_blas_thread) before
+    numpy loads; a value the person set is kept, and a program calling `main([...])` keeps its own."""
+    code = (
+        "import os, sys\n"
+        "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+        "{setup}"
+        "sys.argv = ['tfrview', 'no-such-command']\n"
+        "from tfrview.cli import main\n"
+        "before = 'numpy' in sys.modules\n"
+        "main({args})\n"
+        "from tfrview.core.childproc import child_env\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), child_env().get('OPENBLAS_NUM_THREADS'), before)\n"
+    )
+    assert _run(code.format(setup="", args="")).splitlines()[-1] == "1 1 False"
+    kept = "os.environ['OPENBLAS_NUM_THREADS'] = '3'\n"
+    assert _run(code.format(setup=kept, args="")).splitlines()[-1] == "3 3 False"
+    assert _run(code.format(setup="", args="['no-such-command']")).splitlines()[-1] == "None 1 False"

@@ -2022,6 +2022,10 @@ def main(argv: list[str] | None = None) -> int:
     from tfrview.core.logs import configure_cli
 
     argv_given = argv
+    if argv is None:  # a process of its own: one BLAS thread, asked before numpy loads
+        from tfrview.core.childproc import one_blas_thread
+
+        one_blas_thread()
     argv = list(sys.argv[1:] if argv is None else argv)
     # before the command (after it, -v is the command's)
     verbose = bool(argv) and argv[0] in (

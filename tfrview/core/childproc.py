@@ -28,9 +28,20 @@ def child_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
+def one_blas_thread(env: dict[str, str] | os._Environ = os.environ) -> None:
+    """numpy's OpenBLAS starts a thread a core as numpy loads (~0.1-0.15 s of CPU a process on a
+    2-core machine: the CLI, each part process, pool worker and job, and the window), for matrix
+    products tfrview never makes large. tfrview's own processes ask for one thread before numpy
+    loads (`cli.main` as a process of its own, and every worker's environment, `child_env`); a
+    setting the person made is kept, and a program that imports tfrview keeps its own."""
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def child_env() -> dict[str, str]:
-    """The environment of a worker: ours, with this checkout importable (as when run from source)."""
+    """The environment of a worker: ours, with this checkout importable (as when run from source),
+    and one BLAS thread (`one_blas_thread`)."""
     env = dict(os.environ)
+    one_blas_thread(env)
     env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
