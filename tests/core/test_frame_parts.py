@@ -356,6 +356,33 @@ def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every
     assert "failed" not in caplog.text
 
 
+def test_the_window_s_scan_process_stopped_and_continued_while_it_streams_sends_every_frame(tmp_path):
+    """The same for the window's scan process (`procs.scanproc`): stopped and continued while its
+    index frames fill the pipe, it sends every frame whole. Through sys.stdout.buffer the stream lost
+    bytes and the window read garbage where the next frame should begin."""
+    import signal
+    import time
+
+    from tfrview.core.procs import scanproc
+
+    path = tmp_path / "many.tfrecord"
+    path.write_bytes(frame(bytes(4)) * 100_000)  # 1.7 MB of index frames: many pipefuls
+    proc = scanproc.spawn(str(path), "index")
+    try:
+        time.sleep(0.6)  # framed; blocked writing into the full pipe
+        for _ in range(3):
+            proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.02)
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.02)
+        chunks = list(scanproc.read_frames(proc.stdout))
+    finally:
+        proc.kill()
+        proc.wait()
+    offsets = np.concatenate([c.offsets for c in chunks])
+    assert np.array_equal(offsets, np.arange(100_000, dtype=np.uint64) * 20) and chunks[-1].done
+
+
 def test_chunks_are_sized_to_the_file_s_long_records():
     """Each chunk's first header is searched for byte by byte, so a file of long records gets long
     chunks (`childproc.record_scale` of its first records, `chunk_plan`); small records keep

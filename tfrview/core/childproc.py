@@ -65,6 +65,30 @@ def hide_pandas() -> None:
         sys.meta_path.insert(0, _NoPandas())
 
 
+def write_all(data, fd: int = 1) -> None:
+    """All of `data` to `fd` (a worker's answer on its stdout), by os.write until every byte is taken.
+    Not sys.stdout.buffer: a write of megabytes through it to a pipe, stopped and continued on its
+    way (Ctrl-Z then fg, a tracer such as py-spy), lost all but the first pipeful and still exited 0
+    (CPython 3.11), so the parent read a short or misaligned answer."""
+    view = memoryview(data).cast("B")
+    at = 0
+    while at < len(view):
+        at += os.write(fd, view[at:])
+
+
+class PipeOut:
+    """A worker's stdout as a binary stream whose every write is whole (`write_all`)."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self.fd = fd
+
+    def write(self, data) -> None:
+        write_all(data, self.fd)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
 def lower_priority() -> None:
     """Called first thing in a worker: below the window's CPU priority, so the UI stays smooth while
     every core works (os.nice raises the niceness of this process only)."""

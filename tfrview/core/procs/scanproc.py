@@ -63,7 +63,7 @@ def child_main(path: str, mode: str) -> int:
     """mode 'index': stream index chunks. mode 'verify': index quietly, then stream verify chunks."""
     from tfrview.core.logs import configure_child
 
-    out = sys.stdout.buffer
+    out = childproc.PipeOut()  # every frame whole, even when this process is stopped and continued
     lower_priority()
     configure_child()
     try:

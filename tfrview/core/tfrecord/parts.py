@@ -409,7 +409,7 @@ def child_main(path: str, fd: int, chunk: int, size: int) -> int:
     (python -m tfrview.core.tfrecord.parts -, then one line on stdin: FD CHUNK SIZE PATH)."""
     from pathlib import Path
 
-    from tfrview.core.childproc import worker_start
+    from tfrview.core.childproc import worker_start, write_all
     from tfrview.core.errors import TfrviewError
     from tfrview.core.tfrecord.source import FileBytes
 
@@ -434,24 +434,13 @@ def child_main(path: str, fd: int, chunk: int, size: int) -> int:
         print(f"tfrview: {exc}", file=sys.stderr)
         return 1
     try:
-        _write_all(_HEAD.pack(ino, len(parts)))
+        write_all(_HEAD.pack(ino, len(parts)))
         for p in parts:
-            _write_all(_PART.pack(p.lo, p.hi, p.start, p.end, int(p.clean), len(p.offsets)))
-            _write_all(np.ascontiguousarray(p.offsets, dtype=np.uint64).data)
+            write_all(_PART.pack(p.lo, p.hi, p.start, p.end, int(p.clean), len(p.offsets)))
+            write_all(np.ascontiguousarray(p.offsets, dtype=np.uint64).data)
     except BrokenPipeError:
         return 0
     return 0
-
-
-def _write_all(data) -> None:
-    """All of `data` to stdout, by os.write until every byte is taken. Not sys.stdout.buffer: a
-    write of megabytes through it to a pipe, stopped and continued on its way (Ctrl-Z then fg, a
-    tracer such as py-spy), lost all but the first pipeful and still exited 0 (CPython 3.11); the
-    parent then saw a short answer and framed the whole file on one core."""
-    view = memoryview(data).cast("B")
-    at = 0
-    while at < len(view):
-        at += os.write(1, view[at:])
 
 
 def _waiting_main() -> int:
