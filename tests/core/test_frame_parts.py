@@ -323,15 +323,26 @@ def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it
     assert got == one and [n for _, n, _ in got] == [50] * 6
 
 
+def _stop_and_continue(proc) -> None:
+    """A worker left to fill its pipe, then stopped and continued three times mid-write (Ctrl-Z
+    then fg, a profiler's pauses)."""
+    import signal
+    import time
+
+    time.sleep(0.6)  # its work done; blocked writing into the full pipe
+    for _ in range(3):
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.02)
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(0.02)
+
+
 def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every_offset(
     tmp_path, caplog, monkeypatch
 ):
     """Ctrl-Z then fg, or a profiler (py-spy) pausing it: a part process stopped while it writes its
     answer (megabytes of offsets into a full pipe) still sends all of it. Through sys.stdout.buffer
     it lost all but the first pipeful and exited 0, and the file was framed on one core."""
-    import signal
-    import time
-
     recs = [frame(bytes(4))] * 60_000  # 1.2 MB of 20-byte records: 480 KB of offsets, many pipefuls
     path = tmp_path / "many.tfrecord"
     path.write_bytes(b"".join(recs))
@@ -340,12 +351,7 @@ def test_a_part_process_stopped_and_continued_while_it_answers_still_sends_every
     procs, fd, chunk = P._crew(src, 2)  # one process; this one takes no chunk: it frames them all
     (proc,) = procs
     try:
-        time.sleep(0.6)  # framed; blocked writing into the full pipe
-        for _ in range(3):
-            proc.send_signal(signal.SIGSTOP)
-            time.sleep(0.02)
-            proc.send_signal(signal.SIGCONT)
-            time.sleep(0.02)
+        _stop_and_continue(proc)
         got = P._answer(proc, path.stat().st_ino)
     finally:
         P._end(procs)
@@ -360,21 +366,13 @@ def test_the_window_s_scan_process_stopped_and_continued_while_it_streams_sends_
     """The same for the window's scan process (`procs.scanproc`): stopped and continued while its
     index frames fill the pipe, it sends every frame whole. Through sys.stdout.buffer the stream lost
     bytes and the window read garbage where the next frame should begin."""
-    import signal
-    import time
-
     from tfrview.core.procs import scanproc
 
     path = tmp_path / "many.tfrecord"
     path.write_bytes(frame(bytes(4)) * 100_000)  # 1.7 MB of index frames: many pipefuls
     proc = scanproc.spawn(str(path), "index")
     try:
-        time.sleep(0.6)  # framed; blocked writing into the full pipe
-        for _ in range(3):
-            proc.send_signal(signal.SIGSTOP)
-            time.sleep(0.02)
-            proc.send_signal(signal.SIGCONT)
-            time.sleep(0.02)
+        _stop_and_continue(proc)
         chunks = list(scanproc.read_frames(proc.stdout))
     finally:
         proc.kill()
