@@ -686,6 +686,10 @@ class RecordIndex:
         self._offsets.extend(chunk.offsets)
         self._lengths.extend(chunk.lengths)
         self._status.extend(chunk.status)
+        self._said(chunk)
+
+    def _said(self, chunk: IndexChunk) -> None:
+        """A chunk's problems and where its scan stands, after its records are held."""
         self.problems.extend(chunk.problems)
         self.scanned = chunk.scanned
         self.consumed = chunk.consumed
@@ -705,10 +709,7 @@ class RecordIndex:
         self._offsets.adopt(chunk.offsets)
         self._lengths.adopt(chunk.lengths)
         self._status.adopt(chunk.status)
-        self.problems.extend(chunk.problems)
-        self.scanned = chunk.scanned
-        self.consumed = chunk.consumed
-        self.done = chunk.done
+        self._said(chunk)
 
     def apply_tail(self, chunk: IndexChunk, known_until: int) -> None:
         """Apply a chunk from a scan that restarted at 0: records this index already holds are
