@@ -991,9 +991,7 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
     try:
         info = _listed.get(url) or _info_now(url)
         _listed[url] = info
-        if info.size > limits.NET_SMALL_OBJECT_BYTES or not info.version or not info.size:
-            if info.size > limits.NET_SMALL_OBJECT_BYTES:
-                log.debug("%s: %d bytes, over limits.NET_SMALL_OBJECT_BYTES: read as scanned", url, info.size)
+        if not _worth_fetching(url, info):
             return None
         rb = RemoteBytes(info)
         kept = False
@@ -1001,10 +999,26 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
             kept = rb.fetch_whole()
         finally:
             _hand(url, rb, kept)
-    except NetworkError as exc:
+    except Exception as exc:
+        return _ahead_failed(url, exc)
+    return None
+
+
+def _worth_fetching(url: str, info: RemoteInfo) -> bool:
+    """Is an object fetched whole ahead: small (`limits.NET_SMALL_OBJECT_BYTES`), not empty, and
+    with a version its kept pages can be filed under."""
+    if info.size > limits.NET_SMALL_OBJECT_BYTES:
+        log.debug("%s: %d bytes, over limits.NET_SMALL_OBJECT_BYTES: read as scanned", url, info.size)
+        return False
+    return bool(info.version and info.size)
+
+
+def _ahead_failed(url: str, exc: Exception) -> NetworkError | None:
+    """A fetch ahead's failure: a network failure is the object's answer (said by the file's own
+    read); anything else only cost the time saved, logged, and the file is read as usual."""
+    if isinstance(exc, NetworkError):
         return exc
-    except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
-        log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
+    log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
     return None
 
 
@@ -1187,7 +1201,7 @@ async def _fetch_one_async(fs, url: str, path: str, direct: _DirectS3 | None = N
             budget = f"{connect + read:g} s (limits.NET_CONNECT_TIMEOUT + limits.NET_READ_TIMEOUT)"
             info = _info(url, fs, path, await _retrying(url, lambda: fs._info(path), connect + read, budget))
             _listed[url] = info
-        if info.size > limits.NET_SMALL_OBJECT_BYTES or not info.version or not info.size:
+        if not _worth_fetching(url, info):
             return None
         rb = RemoteBytes(info, fs, path, adopt=False)
         kept = False
@@ -1207,10 +1221,8 @@ async def _fetch_one_async(fs, url: str, path: str, direct: _DirectS3 | None = N
                     log.info("%s: %d bytes of %d fetched ahead: read as usual", url, len(data), info.size)
         finally:
             _hand(url, rb, kept)
-    except NetworkError as exc:
-        return exc
-    except Exception as exc:  # a fetch ahead only saves time: the file's own read says what is wrong
-        log.info("%s: fetch ahead failed (%s): read as usual", url, printable(str(exc))[:200])
+    except Exception as exc:
+        return _ahead_failed(url, exc)
     return None
 
 
