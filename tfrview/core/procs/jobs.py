@@ -138,13 +138,13 @@ def job_analyze(req: AnalyzeRequest) -> None:
 
     paths, files = list(req.paths), req.files or list(range(len(req.paths)))
     sent_plot = _quick_event_plot(req)
-    tasks = analysis_tasks(req)
     # the answer depends on the files, their splits and the rules as well as on each file's result;
     # the identities most often as the window's scan just read them (`cache.identities`)
     ids = None if sent_plot else identities(paths)
     memo = None if ids is None else (analysis_key(req, split_digest(paths, ids)), ids)
     if memo is not None and _say_stored_answer(memo[0]):
-        return
+        return  # (keyed without planning: `analysis_key`)
+    tasks = analysis_tasks(req)
     known = dict(zip(paths, ids, strict=True)) if memo is not None else None
     steps_key = stepcolumns.key(paths, _splits_of(req), list(req.rules), req.label_map, req.box_specs, known)
     told: list[str] = []  # what this pass tells the window, remembered whole (`_remember_answer`)
