@@ -199,7 +199,7 @@ def records_failing(
     if (
         not bad_header.any()
         and np.array_equal(starts[1:], ends[:-1])
-        and all_whole(raw, starts, ends, uniq, inverse)
+        and all_whole(raw, starts, ends, uniq, inverse, scratch)
     ):
         return bad_header, bad_data
     bad_data[_bad_crcs(memoryview(span), starts + HEADER_SIZE, lengths, 0)] = True
