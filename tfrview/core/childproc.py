@@ -216,10 +216,7 @@ def deal_chunks(size: int, workers: int, record: int = 0) -> tuple[int, int]:
     chunk, n = chunk_plan(size, workers, record)
     r, w = os.pipe()
     try:
-        tokens = memoryview(b"".join(k.to_bytes(8, "little") for k in range(n)))
-        at = 0
-        while at < len(tokens):
-            at += os.write(w, tokens[at:])
+        write_all(b"".join(k.to_bytes(8, "little") for k in range(n)), w)
     except BaseException:
         os.close(r)
         raise

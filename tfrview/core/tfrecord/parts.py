@@ -361,13 +361,17 @@ def frame_in_parts(
     chunk when free (`childproc.deal_chunks`), so all end together whoever started first or runs
     faster. None when a child failed (logged; the caller frames the file on one core)."""
     size = source.file_size
+    if not header_valid(source.read(0, HEADER_SIZE)):
+        # a file damaged from its first byte (zeros, another format) is the sequential framing's: it
+        # resynchronises past damage and strides over zeros; parts would each search theirs. Checked
+        # before any part process is started for it (those started ahead for it end here).
+        _end(_given_ahead(source))
+        return None
     procs, fd, chunk = _crew(source, jobs)
     mine: list[Part] = []
     others: list[list[Part] | None] = []
     try:
-        if not procs or not header_valid(source.read(0, HEADER_SIZE)):
-            # a file damaged from its first byte (zeros, another format) is the sequential framing's:
-            # it resynchronises past damage and strides over zeros; parts would each search theirs
+        if not procs:
             return None
         said = (lambda done: progress("verify", done, size)) if progress else None
         mine = _chunks(source, fd, chunk, said)
