@@ -729,6 +729,7 @@ def cmd_info(args) -> int:
         if keyed is not None:
             _info_answer.store(keyed[0], tasks, keyed[1], results, rows, datasets)
     printed: set[int] = set()  # files whose block is printed
+    folders: dict = {}  # each folder's TFDS dataset found once for all its shards (`length_problem`)
     for row in rows:
         fi = row["file_no"]
         if "error" in row:
@@ -747,7 +748,9 @@ def cmd_info(args) -> int:
         if shows:
             info["split"] = splits[fi]
         out.append(info)
-        mismatch = length_problem(info["path"], row["records"]) if tfds else None  # by its dataset_info.json
+        mismatch = (  # by its dataset_info.json
+            length_problem(info["path"], row["records"], folders=folders) if tfds else None
+        )
         if mismatch is not None:
             info["problems"] = [*info.get("problems", []), mismatch.to_json()]
         framing = Problem.from_json(row["framing"]) if row["framing"] is not None else None
@@ -2143,8 +2146,8 @@ def _prestart(argv: list[str]) -> None:
     for one big plain file the part processes that frame it on every core (`tfrecord.parts`), given
     the pipe of its chunks at once, so they frame while this process imports (it takes chunks when
     it is ready), for a folder, a pattern or several files the pool that runs the pass
-    (`analysis.early`). A guess from
-    the words alone: a wrong one costs idle processes that end with this one."""
+    (`analysis.early`). A guess from the words alone: a wrong one costs idle processes that end
+    with this one."""
     if not argv or argv[0] != "verify" or any(a == "--dask" or a.startswith("--dask=") for a in argv):
         return
     from itertools import pairwise
