@@ -191,7 +191,7 @@ def swap_in(tmp: Path, path: Path, force: bool) -> None:
         is_folder = os.path.isdir(path) and not os.path.islink(path)
         if not force and not (is_folder and not any(os.scandir(path))):
             raise TfrviewError(f"{printable(str(path))}: appeared while writing (use --force to replace it)")
-        old = Path(tempfile.mkdtemp(prefix=f".{path.name[:32]}.", suffix=".old", dir=tmp.parent))
+        old = Path(tempfile.mkdtemp(prefix=temp_prefix(path), suffix=".old", dir=tmp.parent))
         os.replace(path, old / "x")
     try:
         os.replace(tmp, path)

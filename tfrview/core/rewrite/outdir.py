@@ -109,9 +109,7 @@ def check_outdir(outdir: Path, inputs: Sequence[Path | str], force: bool) -> Non
     """Before any work: `output.atomic.check_new_output`'s rule for a folder, said as a RewriteError."""
     try:
         check_new_output(Path(outdir), list(inputs), force, folder=True)
-    except RewriteError:
-        raise
-    except TfrviewError as exc:
+    except TfrviewError as exc:  # (check_new_output raises no RewriteError)
         raise RewriteError(str(exc)) from None
 
 
@@ -151,9 +149,7 @@ def write_shards(
             extra(tmp, written)
         try:
             swap_in(tmp, outdir, force)
-        except RewriteError:
-            raise
-        except TfrviewError as exc:
+        except TfrviewError as exc:  # (swap_in raises no RewriteError)
             raise RewriteError(str(exc)) from None
         return written
     except OSError as exc:

@@ -17,6 +17,7 @@ from tfrview.core.rewrite.options import RewriteError, RewriteOptions
 from tfrview.core.rewrite.outdir import Shard, ShardWriter, WrittenShard, check_outdir, write_shards
 from tfrview.core.rewrite.plan import Plan, make_plan
 from tfrview.core.termtext import printable
+from tfrview.core.tfrecord.framing import OVERHEAD
 
 log = logging.getLogger(__name__)
 
@@ -210,8 +211,8 @@ def _copy(plan: Plan, numbers: np.ndarray, w: ShardWriter, counter: _Counter) ->
         offs[m], lens[m], raw[m] = pf.offsets[local[m]], pf.lengths[local[m]], pf.raw_ok[local[m]]
     changing = plan.changed[numbers] if plan.changed is not None else np.zeros(len(numbers), bool)
     raw &= ~changing
-    stop = offs + lens + 16  # where each record's bytes end
-    small = lens + 16 <= RUN_BYTES  # a record bigger than a window is read on its own
+    stop = offs + lens + OVERHEAD  # where each record's bytes end
+    small = lens + OVERHEAD <= RUN_BYTES  # a record bigger than a window is read on its own
     # a window may go on from record j-1 to j: same file, j after j-1 within GAP_BYTES, both small
     bridge = np.r_[
         False,
@@ -290,7 +291,7 @@ def _check_window(
         return
     la, lb = int(kept[0]), int(kept[-1]) + 1
     offs, lens = pf.offsets[la:lb], pf.lengths[la:lb]
-    inside = (offs >= lo) & (offs + lens + 16 <= lo + len(view))
+    inside = (offs >= lo) & (offs + lens + OVERHEAD <= lo + len(view))
     if not inside.all():  # a damaged record's span reaching out of the window: the kept ones alone
         offs, lens, numbers = pf.offsets[kept], pf.lengths[kept], kept
     else:
