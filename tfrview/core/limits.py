@@ -295,9 +295,9 @@ NET_SMALL_OBJECT_BYTES = 4 << 20
 SMALL_FILE_WHOLE_BYTES = 4 << 20
 
 # One big plain file framed and CRC-checked in parts (core/tfrecord/parts.py): a local uncompressed
-# file of FRAME_PARTS_BYTES or more is cut into one byte range per core (each at least
-# FRAME_PART_MIN_BYTES: a range costs a process start, ~0.2 s), each framed and checked in its own
-# process and joined where they agree; the rest is framed on one core from the first disagreement.
+# file of FRAME_PARTS_BYTES or more is framed and checked by one process a core (at most one per
+# FRAME_PART_MIN_BYTES of the file: a process costs a start, ~0.2 s), its chunks joined where they
+# agree; the rest is framed on one core from the first disagreement.
 # Compressed files are framed on one core: a deflate stream cannot be entered in the middle.
 FRAME_PARTS_BYTES = 64 << 20
 FRAME_PART_MIN_BYTES = 32 << 20

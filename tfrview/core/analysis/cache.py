@@ -206,8 +206,8 @@ _READ_AT = b'"analysed_at": '  # how `_pack`'s JSON says when a result's bytes w
 def stamps(keys: list[str]) -> dict[str, float]:
     """When the bytes of each stored result among `keys` were read (its `analysed_at`), for those
     stored: a few queries for thousands of keys, a few bytes of each row's JSON, never the JSON
-    parsed (SQLite's JSON functions refuse the NaN a summary may hold; Python's parse of 2,048 rows
-    is what this spares). A whole answer made from these results is still true while they are
+    parsed (a row's whole JSON, by Python or SQLite, is what this spares: 2,048 rows of summaries).
+    A whole answer made from these results is still true while they are
     (`cli._info_answer`). Marks them used, as `load_many` does."""
 
     def read(c: sqlite3.Connection) -> dict[str, float]:
