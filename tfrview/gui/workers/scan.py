@@ -559,20 +559,17 @@ class ScanWorker(Worker):
         return True
 
     def _take_whole(
-        self, fi, f, offsets, lengths, status, problems, scanned: int, base, total, stored_at=None, own=False
+        self, fi, f, offsets, lengths, status, problems, scanned: int, base, total, stored_at=None
     ) -> None:
         """A file framed and verified elsewhere (by the pool, in the store, from one read) taken at
         once: its index as one chunk, its problems said, its compression plain (this very file, by
-        its identity); `stored_at`: when a stored result read it; `own`: its arrays are the index's
-        to keep (held, not copied: `RecordIndex.adopt`)."""
+        its identity); `stored_at`: when a stored result read it. (A stored split's files are
+        adopted without copies by `_take_all`.)"""
         src = f.source
         if not getattr(src, "sniffed", True):
             src.assume_plain()
         chunk = IndexChunk(0, offsets, lengths, status, problems, scanned, src.file_size, True, scanned)
-        if own:
-            f.index.adopt(chunk)
-        else:
-            f.index.apply(chunk)
+        f.index.apply(chunk)
         if len(status) and int(np.bitwise_and.reduce(status & VERIFIED)):  # every data CRC checked
             self._verified.add(fi)
         self._report(fi, tuple(problems) + tuple(self.dataset.check_length(fi)))
