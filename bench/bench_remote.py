@@ -35,14 +35,20 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_analysis import line, make_shards  # noqa: E402
-from tests.remote_servers import free_port, http_requests, http_server, s3_requests, s3_server  # noqa: E402
+from tests.remote_servers import (  # noqa: E402
+    _wait_for,
+    free_port,
+    http_requests,
+    http_server,
+    s3_requests,
+    s3_server,
+)
 
 FIRST_ROWS = r"""
 import sys, time, json
@@ -272,14 +278,11 @@ def s3rver_server(latency: float, module: str):
     )
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            if proc.poll() is not None:
-                raise SystemExit(f"s3rver did not start: {proc.stderr.read().decode()[-500:]}")
-            try:
-                urllib.request.urlopen(endpoint + "/_stats", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        try:
+            _wait_for(endpoint + "/_stats", proc)  # raises, never goes on against a silent server
+        except RuntimeError as exc:
+            said = proc.stderr.read().decode()[-500:] if proc.poll() is not None else ""
+            raise SystemExit(f"s3rver did not start ({exc}): {said}") from None
         yield {
             "AWS_ENDPOINT_URL": endpoint,
             "AWS_ACCESS_KEY_ID": "S3RVER",  # s3rver's own keys: it checks every signature
