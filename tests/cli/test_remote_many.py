@@ -305,3 +305,38 @@ def test_a_second_s3_server_in_one_process_is_the_one_asked(tmp_path, monkeypatc
         assert code == 0 and "Traceback" not in err, err
         said.append(json.loads(out)["files"][0]["records"])
     assert said == [3, 5]
+
+
+def test_a_listing_answers_only_its_own_endpoint_for_a_while_and_a_bounded_count(tmp_path, monkeypatch):
+    """What a listing said of an object (`remote._listed`) is keyed as `filesystem` is: the same
+    URL under another endpoint or other credentials is not answered from it. An answer older than
+    limits.REMOTE_LISTED_SECONDS is asked again (the object rewritten since is seen as it is now),
+    and at most limits.REMOTE_LISTED_MAX answers are kept, the oldest dropped first."""
+    from tfrview.core.output.writer import write_records
+    from tfrview.core.tfrecord import remote
+
+    monkeypatch.setattr(remote, "_listed", {})
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    remote.note_listed("s3://b/x.tfrecord", 30, "v1")
+    assert remote.listed_claim("s3://b/x.tfrecord") == (30, "v1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:10")  # another server, the same URL
+    assert remote.listed_claim("s3://b/x.tfrecord") is None
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    assert remote.listed_claim("s3://b/x.tfrecord") == (30, "v1")
+
+    monkeypatch.setattr(remote, "REMOTE_LISTED_MAX", 4)
+    for k in range(6):
+        remote.note_listed(f"s3://b/{k}.tfrecord", k, "v")
+    assert [remote.listed_claim(f"s3://b/{k}.tfrecord") for k in range(6)] == [None, None] + [
+        (k, "v") for k in range(2, 6)
+    ]
+    assert len(remote._listed) == 4
+
+    write_records(tmp_path / "x.tfrecord", [b"r%d" % i for i in range(3)])
+    with http_server(tmp_path) as base:
+        url = f"{base}/x.tfrecord"
+        (listed,) = remote.expand(url)
+        write_records(tmp_path / "x.tfrecord", [b"r%d" % i for i in range(5)])  # rewritten since
+        assert remote.info_of(url).size == listed.size  # within the listing's lifetime
+        monkeypatch.setattr(remote, "REMOTE_LISTED_SECONDS", 0.0)
+        assert remote.info_of(url).size == (tmp_path / "x.tfrecord").stat().st_size != listed.size

@@ -356,6 +356,11 @@ NET_RETRIES = 3
 NET_LISTING_THREADS = 64
 REMOTE_TRIM_EVERY = 256
 REMOTE_HANDED_MAX = 64
+# What a listing said of each object (size, version) answers opening it without a request for this
+# many seconds (an object rewritten since is asked again after it), for at most this many objects
+# (the oldest dropped first: ~300 bytes each).
+REMOTE_LISTED_SECONDS = 600.0
+REMOTE_LISTED_MAX = 1 << 16
 # Points of one series a plot hands the window (analysis/plots.py): every k-th beyond it (a plot's
 # resolution, not the data's).
 SERIES_POINTS = 200_000

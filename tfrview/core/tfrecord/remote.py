@@ -30,6 +30,8 @@ from tfrview.core.limits import (
     NET_RETRIES,
     NET_WHOLE_OBJECT_BYTES,
     REMOTE_HANDED_MAX,
+    REMOTE_LISTED_MAX,
+    REMOTE_LISTED_SECONDS,
     REMOTE_SPILL_BYTES,
     REMOTE_TRIM_EVERY,
     net_timeouts,
@@ -461,17 +463,47 @@ def ask_info(url: str, fs, path: str) -> dict:
     return with_retries(url, lambda: fs.info(path, **_budget(fs, connect + read)), budget=budget)
 
 
-_listed: dict[str, RemoteInfo] = {}  # what listings said, so opening a listed object asks nothing again
+# What listings said, so opening a listed object asks nothing again: keyed, as `filesystem` is, by
+# the URL and what its back-end reads from the environment (another endpoint or other credentials
+# name another object under the same URL), each entry with the time it was said (an answer older
+# than limits.REMOTE_LISTED_SECONDS is asked again: the object may have been rewritten since), at
+# most limits.REMOTE_LISTED_MAX entries, the oldest dropped first.
+_listed: dict[tuple[str, tuple], tuple[float, RemoteInfo]] = {}
+_listed_lock = threading.Lock()
+
+
+def _listed_key(url: str) -> tuple[str, tuple]:
+    m = _URL.match(url)
+    return url, _environment_of(m["scheme"].lower() if m else "")
+
+
+def _remembered(url: str) -> RemoteInfo | None:
+    """What a listing said of `url` under this environment, if said within REMOTE_LISTED_SECONDS."""
+    hit = _listed.get(_listed_key(url))
+    if hit is None or time.monotonic() - hit[0] > REMOTE_LISTED_SECONDS:
+        return None
+    return hit[1]
+
+
+def _remember(info: RemoteInfo) -> None:
+    """Keep what a listing (or a size request) said of an object, now; past REMOTE_LISTED_MAX
+    entries the oldest go."""
+    key = _listed_key(info.url)
+    with _listed_lock:
+        _listed.pop(key, None)  # said again: the newest, kept last
+        _listed[key] = (time.monotonic(), info)
+        while len(_listed) > REMOTE_LISTED_MAX:
+            del _listed[next(iter(_listed))]
 
 
 def info_of(url: str) -> RemoteInfo:
     """Size and version of one object: from the listing that named it, else one request (or the
     answer of the one `fetch_ahead` is making for it: waited for, never asked twice)."""
-    hit = _listed.get(url)
+    hit = _remembered(url)
     if hit is not None:
         return hit
     _after_ahead(url)
-    hit = _listed.get(url)
+    hit = _remembered(url)
     return hit if hit is not None else _info_now(url)
 
 
@@ -483,13 +515,13 @@ def _info_now(url: str) -> RemoteInfo:
 def listed_claim(url: str) -> tuple[int, str] | None:
     """(size, version) of an object as a listing in this process said them, or None: what a task
     carries to a worker process, so the worker asks no size (`note_listed` there)."""
-    hit = _listed.get(str(url))
+    hit = _remembered(str(url))
     return (hit.size, hit.version) if hit is not None else None
 
 
 def note_listed(url: str, size: int, version: str) -> None:
     """What a listing (made in another process) said of an object: opening it asks nothing again."""
-    _listed[url] = RemoteInfo(url, int(size), version)
+    _remember(RemoteInfo(url, int(size), version))
 
 
 def _complete(url: str, fs, items: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
@@ -534,7 +566,7 @@ def expand(url: str) -> list[RemoteInfo]:
     items = _complete(url, fs, items)
     out = [_info(url if p == path else _url_of(fs, p, url), fs, p, i) for p, i in items]
     for r in out:
-        _listed[r.url] = r
+        _remember(r)
     key = lambda r: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", r.url)]  # noqa: E731
     return sorted(out, key=key)
 
@@ -989,8 +1021,10 @@ def _fetch_one(url: str, claim: tuple[int, str] | None) -> NetworkError | None:
     """One object of a fetch ahead: its size (unless claimed), then its bytes whole when small
     and versioned (kept by URL and version, where the file's own reads find them)."""
     try:
-        info = _listed.get(url) or _info_now(url)
-        _listed[url] = info
+        info = _remembered(url)
+        if info is None:
+            info = _info_now(url)
+            _remember(info)
         if not _worth_fetching(url, info):
             return None
         rb = RemoteBytes(info)
@@ -1033,7 +1067,7 @@ def fetched_whole(url: str) -> tuple[RemoteInfo, bytes] | None:
     _after_ahead(url)
     with _ahead_lock:
         rb = _handed.pop(url, None)
-    info = _listed.get(url)
+    info = _remembered(url)
     if rb is None and info is not None and 0 < info.size <= limits.NET_SMALL_OBJECT_BYTES and info.version:
         rb = RemoteBytes(info, adopt=False)  # kept whole, not held open (past REMOTE_HANDED_MAX)
         if rb.needs_whole() is not None:
@@ -1196,11 +1230,11 @@ async def _fetch_one_async(fs, url: str, path: str, direct: _DirectS3 | None = N
     into its kept pages. An answer of another length is not kept: the file's own read says why."""
     connect, read, request = net_timeouts()
     try:
-        info = _listed.get(url)
+        info = _remembered(url)
         if info is None:
             budget = f"{connect + read:g} s (limits.NET_CONNECT_TIMEOUT + limits.NET_READ_TIMEOUT)"
             info = _info(url, fs, path, await _retrying(url, lambda: fs._info(path), connect + read, budget))
-            _listed[url] = info
+            _remember(info)
         if not _worth_fetching(url, info):
             return None
         rb = RemoteBytes(info, fs, path, adopt=False)
@@ -1279,7 +1313,7 @@ def fetch_ahead(objects: list[tuple[str, tuple[int, str] | None]]):
     todo = [(str(u), c) for u, c in objects if is_url(str(u))]
     todo = [(u, c) for u, c in todo if u not in _ahead]
     for url, claim in todo:
-        if claim is not None and url not in _listed:
+        if claim is not None and _remembered(url) is None:
             note_listed(url, *claim)
     if len(todo) < 2:  # one object: its own read is as quick (local files: no asyncio loaded, ~35 ms)
         yield
