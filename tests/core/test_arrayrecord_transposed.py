@@ -381,3 +381,31 @@ def test_string_chains_by_blocks_equal_the_walk_one_by_one() -> None:
             finally:
                 transposed._CHAIN_BLOCK = old
             assert got.tolist() == want.tolist(), (trial, block, widest)
+
+
+def test_the_non_proto_lengths_are_every_whole_varint_of_their_buffer() -> None:
+    """`_all_varints` (decoded by riegeli.varints_at, the one varint gather): values of 1 to 5
+    bytes each equal their plain decoding; bytes after the last whole varint are no length; a
+    varint over 5 bytes is no 32-bit length and is refused."""
+    from tfrview.core.arrayrecord.transposed import _all_varints
+
+    rnd = random.Random(7)
+    values = [
+        rnd.choice([0, 1, 127, 128, 300, 16383, 16384, 1 << 21, (1 << 28) + 5, (1 << 32) - 1])
+        for _ in range(500)
+    ]
+    values += [rnd.randrange(1 << rnd.randrange(1, 33)) for _ in range(500)]
+
+    def varint(v: int) -> bytes:
+        out = bytearray()
+        while v >= 0x80:
+            out.append(v & 0x7F | 0x80)
+            v >>= 7
+        return bytes(out) + bytes([v])
+
+    buf = b"".join(map(varint, values)) + b"\x85\x80"  # a varint cut short at the end
+    got = _all_varints(np.frombuffer(buf, dtype=np.uint8))
+    assert got.dtype == np.uint64 and got.tolist() == values
+    assert _all_varints(np.frombuffer(b"\x80\x80", dtype=np.uint8)).tolist() == []
+    with pytest.raises(ValueError, match="not a 32-bit varint"):
+        _all_varints(np.frombuffer(b"\x05" + varint(1 << 35), dtype=np.uint8))

@@ -46,6 +46,7 @@ from tfrview.core.arrayrecord.riegeli import (
     decompress_block,
     read_varint,
     simple_chunk_records,
+    varints_at,
 )
 from tfrview.core.limits import AR_CHUNK_BYTES, AR_TRANSPOSED_STEPS, too_large
 
@@ -650,21 +651,17 @@ class _Decoder:
 
 
 def _all_varints(a: np.ndarray) -> np.ndarray:
-    """Every whole varint in `a` (uint8), in order (uint64): the non-proto records' lengths."""
+    """Every whole varint in `a` (uint8), in order (uint64): the non-proto records' lengths (each a
+    32-bit varint: at most 5 bytes). Bytes after the last whole one are not a length."""
     ends = np.flatnonzero(a < 0x80)
     if not len(ends):
         return np.zeros(0, dtype=np.uint64)
     starts = np.empty(len(ends), dtype=np.int64)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
-    lens = ends - starts + 1
-    if int(lens.max()) > 5:
+    if int((ends - starts).max()) >= 5:
         raise ValueError("a non-proto record's length that is not a 32-bit varint")
-    out = (a[starts] & 0x7F).astype(np.uint64)
-    for j in range(1, int(lens.max())):
-        rows = np.flatnonzero(lens > j)
-        out[rows] |= (a[starts[rows] + j] & 0x7F).astype(np.uint64) << np.uint64(7 * j)
-    return out
+    return varints_at(a, starts, ends)
 
 
 def _string_chain(a: np.ndarray) -> np.ndarray:
