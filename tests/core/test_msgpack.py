@@ -105,3 +105,28 @@ def test_deep_and_wide_msgpack_is_cut_with_the_limit_named() -> None:
     assert any("limits.MSGPACK_SHOWN_NODES" in n for n in wide.limits)
     assert len(payload_json(wide)["msgpack"]) == MSGPACK_SHOWN_NODES
     assert len(format_payload(wide).splitlines()) < MSGPACK_SHOWN_NODES + 10
+
+
+def test_a_decoded_payload_says_the_cuts_its_tree_makes_without_building_it() -> None:
+    """`msgpacks.cut_notes` (what `decode` puts in `limits`) walks as `tree` does, counting only:
+    the same notes for values within the limits, too deep, too wide, and cut inside a nested one."""
+    from tfrview.core.records import msgpacks
+
+    deep: object = 1
+    for _ in range(MSGPACK_MAX_DEPTH + 5):
+        deep = (deep,)
+    shapes = [
+        *VALUES,
+        deep,
+        tuple(range(MSGPACK_SHOWN_NODES * 2)),
+        {"a": tuple(range(MSGPACK_SHOWN_NODES - 3)), "b": {"c": (1, 2, 3, 4)}, "d": deep},  # cut inside "b"
+        {"d": deep, "wide": tuple({"k": i} for i in range(MSGPACK_SHOWN_NODES))},  # both cuts
+        (MSGPACK_SHOWN_NODES - 1) * (0,),  # exactly within: no note
+    ]
+    for value in shapes:
+        assert msgpacks.cut_notes(value) == msgpacks.tree(value)[1]
+    notes = [msgpacks.cut_notes(v) for v in shapes]
+    assert [len(n) for n in notes] == [0, 0, 0, 1, 1, 1, 2, 0]
+    assert "limits.MSGPACK_MAX_DEPTH" in notes[3][0] and "limits.MSGPACK_SHOWN_NODES" in notes[4][0]
+    wide = decode(msgpack.packb(shapes[6]))
+    assert wide.limits == msgpacks.tree(wide.value)[1] == notes[6]

@@ -199,6 +199,27 @@ def tree(value: object) -> tuple[MsgNode, tuple[str, ...]]:
     return root, tuple(budget.notes)
 
 
+def cut_notes(value: object) -> tuple[str, ...]:
+    """What the limits cut of the value's tree (`tree(value)[1]`), by the same walk counting only:
+    a decoded payload says its cuts without building the tree (the window and `dump` build it when
+    they show it)."""
+    budget = _Budget()
+
+    def walk(v: object, depth: int) -> None:
+        if depth >= MSGPACK_MAX_DEPTH:
+            budget.deep()
+            return
+        for x in v.values() if isinstance(v, dict) else v:
+            if not budget.take():
+                return
+            if _is_container(x):
+                walk(x, depth + 1)
+
+    if _is_container(value):
+        walk(value, 0)
+    return tuple(budget.notes)
+
+
 def text_lines(value: object, indent: str = "") -> list[str]:
     """`dump`'s text: one line a value, children indented under their map or array (what the
     limits cut is in the payload's own `limits`, said once by its caller)."""

@@ -627,7 +627,7 @@ def decode(data: bytes) -> Payload:
     if msgpacks.could_be(data):
         value = msgpacks.unpack(data)
         if value is not None:
-            return Payload(MSGPACK, raw=data, value=value, limits=msgpacks.tree(value)[1])
+            return Payload(MSGPACK, raw=data, value=value, limits=msgpacks.cut_notes(value))
     try:
         if len(data) > ONE_AT_A_TIME_BYTES:  # the row summary, the tree and a sample may want it at once
             with _big_decodes:
