@@ -131,3 +131,9 @@ def test_a_killed_writers_temporary_is_removed_and_a_live_ones_is_not(tmp_path):
         assert read_all(src, verify_source(src)[0]) == [b"a", b"b"]
     assert clean_stale(out) == []  # nothing stale left; the live ones stay
     assert live.exists() and live_dir.is_dir()
+    assert os.listdir(live_dir) == []  # the pid is in the name: nothing inside but what is written
+    from tfrview.core.output.atomic import atomic_dir
+
+    with atomic_dir(tmp_path / "folder") as d:
+        (d / "a.txt").write_text("a")
+    assert os.listdir(tmp_path / "folder") == ["a.txt"]  # no bookkeeping file renamed with it

@@ -6,8 +6,8 @@ folder and never holds an input; it exists only when `--force` replaces it; a fo
 replaces a file), one wording for each refusal; a file through `new_temp_file`/`atomic_file`, a
 folder through `new_temp_dir` and `swap_in` (`atomic_dir` for a block that fills it), each named
 `.<name>.<pid>.<random>.partial` beside it (`temp_prefix`): the name says its writer's process id
-(a folder's also records it inside, `OWNER`), so a write killed before its rename, a file or a
-folder, is removed by the next look beside it once that process is gone (`clean_stale`), and a
+(nothing is written inside a folder but its content: no bookkeeping can end up in the output), so a
+write killed before its rename, a file or a folder, is removed by the next look beside it once that process is gone (`clean_stale`), and a
 temporary another writer is still filling is left alone.
 """
 
@@ -113,7 +113,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 PARTIAL = ".partial"  # the suffix of every temporary beside an output
-OWNER = ".tfrview-writer-pid"  # inside a temporary folder: the process writing it
 
 
 def temp_prefix(path: Path) -> str:
@@ -164,13 +163,12 @@ def check_new_output(out: Path, inputs: list, force: bool = False, *, folder: bo
 
 def new_temp_dir(path: Path) -> Path:
     """A temporary folder beside `path` (its parent made if missing; same filesystem: one rename
-    at the end) with the permissions a new folder gets from the umask and this process's id in
-    `OWNER`."""
+    at the end), empty, with the permissions a new folder gets from the umask; its name says this
+    process's id (`clean_stale`)."""
     parent = path.parent if str(path.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path) + f"{os.getpid()}.", suffix=PARTIAL, dir=parent))
-        (tmp / OWNER).write_text(str(os.getpid()))
     except OSError as exc:
         raise output_error(path, exc) from None
     umask = os.umask(0)
@@ -200,8 +198,6 @@ def swap_in(tmp: Path, path: Path, force: bool) -> None:
             os.replace(old / "x", path)
             shutil.rmtree(old, ignore_errors=True)
         raise
-    with contextlib.suppress(OSError):  # after the rename: a kill before it leaves the owner known
-        (path / OWNER).unlink()
     _fsync_dir(tmp.parent)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
@@ -231,7 +227,6 @@ def atomic_dir(path: Path, force: bool = True):
     tmp = new_temp_dir(path)
     try:
         yield tmp
-        (tmp / OWNER).unlink(missing_ok=True)
         swap_in(tmp, path, force)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -253,9 +248,9 @@ def _alive(pid: int) -> bool:
 
 def clean_stale(path: Path) -> list[Path]:
     """Remove the temporaries, files and folders, a killed writer left beside `path` (its process
-    is gone: the pid in the name, or a folder's `OWNER`); the ones removed. A temporary whose
-    writer is alive is another write still going on, left alone; one whose writer cannot be told
-    is left alone too, and said in the log."""
+    is gone: the pid in the name); the ones removed. A temporary whose writer is alive is another
+    write still going on, left alone; one whose writer cannot be told (a name without a pid) is left
+    alone too, and said in the log."""
     import logging
     import shutil
 
@@ -270,11 +265,6 @@ def clean_stale(path: Path) -> list[Path]:
     for e in entries:
         folder = e.is_dir(follow_symlinks=False)
         pid = _owner_in_name(e.name)
-        if pid is None and folder:
-            try:
-                pid = int((Path(e.path) / OWNER).read_text().strip())
-            except (OSError, ValueError):
-                pid = None
         if pid is None:
             log.info("%s: a temporary of no known writer; left alone", e.path)
             continue

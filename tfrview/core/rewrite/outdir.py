@@ -3,7 +3,7 @@ after" (the rewrite and the COCO re-import share it).
 
 Everything is written inside a temporary folder beside OUTDIR (same filesystem: one rename at the
 end; the one rule of every output folder, `output.atomic`: `check_new_output`, `new_temp_dir`,
-`swap_in`, `clean_stale`), named `.OUTDIR.NNN.partial` with the writer's process id inside; every
+`swap_in`, `clean_stale`), named `.OUTDIR.<pid>.<random>.partial` (its writer's process id); every
 shard is read back, framed and CRC-checked and its count compared before the rename. An error,
 Ctrl+C or a cancel removes the temporary folder; a killed writer leaves it, and the next write
 beside it removes every one whose process is gone. OUTDIR is never half-written: it either does not
@@ -23,8 +23,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from tfrview.core.errors import Cancelled, TfrviewError
-from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, OWNER, clean_stale: said from here too
-    OWNER,
+from tfrview.core.output.atomic import (  # noqa: F401 - PARTIAL, clean_stale: said from here too
     PARTIAL,
     check_new_output,
     clean_stale,
