@@ -86,6 +86,8 @@ CASES = [
         ["wrote 12 intact records (tfrecord)"],
     ),
     (["repair", F, "-o", "{out}.tfrecord"], 2, ["tfrview: not for ArrayRecord: ", "`tfrview salvage`"]),
+    # refused before the output is looked at (the source opened once: refused, then the output checked)
+    (["repair", F, "-o", F], 2, ["tfrview: not for ArrayRecord: "]),
     (["index", F, "-o", "{out}.idx"], 2, ["tfrview: not for ArrayRecord: ", "footer is its own index"]),
     (["rewrite", D, "-o", "{out}", "--where", "label == 1"], 0, ["wrote 3 of 9 records in 2 shards"]),
     (["schema", "infer", F, "-o", "{out}.pbtxt"], 0, ["12 features from 12 examples"]),

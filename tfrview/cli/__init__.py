@@ -1338,15 +1338,21 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
 
 
 @contextlib.contextmanager
-def _verified_input(args):
+def _verified_input(args, refuse=None):
     """The input of salvage and repair, checked against the output first, then framed and verified
-    with a progress line: (source, index, report), the source open while the caller writes."""
+    with a progress line: (source, index, report), the source open while the caller writes. With
+    `refuse`, the opened source is given to it before the output is looked at (repair refuses an
+    ArrayRecord file at once): the source is opened once."""
     from tfrview.core.childproc import cores
     from tfrview.core.tfrecord.report import verify_source
     from tfrview.core.tfrecord.source import open_source
 
-    _check_output(Path(args.output), [Path(args.path)], args.force)
+    if refuse is None:
+        _check_output(Path(args.output), [Path(args.path)], args.force)
     with open_source(args.path) as src:
+        if refuse is not None:
+            refuse([src])
+            _check_output(Path(args.output), [Path(args.path)], args.force)
         progress = Progress(True)
         idx, rep = verify_source(src, progress, notice, cores())  # a big plain file: in parts, every core
         progress.clear()
@@ -1383,12 +1389,9 @@ def cmd_repair(args) -> int:
     """Salvage, plus every damaged record whose bytes can be proven whole again (one flipped bit
     in its data or its stored CRC); the report says what was repaired, how, and what was left out."""
     from tfrview.core.output.repair import refuse_arrayrecord, repair
-    from tfrview.core.tfrecord.source import open_source
 
     out = Path(args.output)
-    with open_source(args.path) as first:  # before the verify: an ArrayRecord file is refused at once
-        refuse_arrayrecord([first])
-    with _verified_input(args) as (src, idx, _):
+    with _verified_input(args, refuse_arrayrecord) as (src, idx, _):  # an ArrayRecord file refused at once
         res = repair(src, idx, out, args.compression or src.compression)
     if args.json:
         print(

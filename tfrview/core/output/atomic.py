@@ -25,14 +25,22 @@ from tfrview.core.termtext import printable
 
 def refuse_overwriting_inputs(out: Path, inputs: list[Path]) -> None:
     """tfrview never writes to a file it opened for reading (a URL is never the local file written)."""
+    _refuse_overwriting(out, os.path.realpath(out), _real_inputs(inputs))
+
+
+def _real_inputs(inputs) -> list[tuple[object, str]]:
+    """Each local input with its real path, resolved once (`os.path.realpath` never raises, even on
+    a symlink loop, as Path.resolve does); URLs are never a local file written."""
     from tfrview.core.tfrecord.remote import is_url  # loads 4 more modules, on first use only
 
-    target = os.path.realpath(out)  # never raises, even on a symlink loop (Path.resolve does)
-    for p in inputs:
-        if is_url(p):
-            continue
+    return [(p, os.path.realpath(p)) for p in inputs if not is_url(str(p))]
+
+
+def _refuse_overwriting(out: Path, target: str, reals: list[tuple[object, str]]) -> None:
+    exists = os.path.lexists(out)
+    for p, real in reals:
         try:
-            if os.path.realpath(p) == target or (os.path.lexists(out) and os.path.samefile(p, out)):
+            if real == target or (exists and os.path.samefile(p, out)):
                 raise TfrviewError(f"{printable(str(out))}: refusing to write over an input file")
         except OSError:
             continue
@@ -139,18 +147,14 @@ def check_new_output(out: Path, inputs: list, force: bool = False, *, folder: bo
     """Before any work: the output is no input file, is not an input folder nor inside one, holds
     no input, and exists only when `force` says replace it (an empty folder is free); a `folder`
     output never replaces a file, even with `force`. One line each, nothing written."""
-    from tfrview.core.tfrecord.remote import is_url
-
     target = os.path.realpath(out)
-    for p in inputs:
-        if is_url(str(p)):
-            continue
-        real = os.path.realpath(p)
+    reals = _real_inputs(inputs)  # each input's real path once, for the three checks
+    for p, real in reals:
         if os.path.isdir(real) and _inside(target, real):
             raise TfrviewError(f"{printable(str(out))}: is inside the input folder {printable(str(p))}")
-    refuse_overwriting_inputs(Path(out), list(inputs))
-    for p in inputs:
-        if not is_url(str(p)) and _inside(os.path.realpath(p), target):
+    _refuse_overwriting(Path(out), target, reals)
+    for p, real in reals:
+        if _inside(real, target):
             raise TfrviewError(f"{printable(str(out))}: holds the input {printable(str(p))}")
     if not os.path.lexists(out):
         return
