@@ -85,6 +85,26 @@ def test_metadata_is_read_and_never_a_record(tmp_path: Path) -> None:
     assert lines[0] == "record type tensorflow.Example" and "writer options transpose,zstd" in lines
     assert any(x.startswith("file descriptor ") and "tfrview.proto.BytesList" in x for x in lines)
     assert m.to_json()["record_type_name"] == "tensorflow.Example"
+    assert type(m).from_json(m.to_json()) == m  # as `info --json` keeps it, and back
+
+
+def test_the_file_lines_of_info_and_the_window_are_printable_whatever_the_file_says() -> None:
+    """`reader.info_lines`, the one wording of an ArrayRecord file's chunks, options and metadata
+    (`tfrview info` and the window's record tree): what comes from the file (the footer's options,
+    the metadata's words, an error naming the file) never reaches a terminal as control bytes."""
+    from tfrview.core.arrayrecord.reader import RecordsMetadata, info_lines
+
+    meta = RecordsMetadata(record_type="x\x1b[2Jy", writer_options="zstd\r", comment="a\nb", num_records=3)
+    lines = info_lines(
+        {"chunks": 1234, "options": "group_size:1\x1b]0;title\x07", "metadata": meta.to_json()}
+    )
+    assert [label for label, _ in lines] == ["chunks", "metadata", "metadata", "metadata", "metadata"]
+    assert lines[0][1].startswith("1,234, options group_size:1") and "(no footer)" not in lines[0][1]
+    assert lines[3][1] == "3 records expected by the writer" and lines[2][1] == "writer options zstd\\r"
+    assert all(text.isprintable() for _, text in lines), lines
+    assert info_lines({"chunks": 2, "options": None, "metadata": None}) == [("chunks", "2 (no footer)")]
+    ((label, text),) = info_lines({"error": "/tmp/a\x1b[31m.array_record: not an ArrayRecord file"})
+    assert label == "arrayrecord" and text.isprintable() and text.endswith("not an ArrayRecord file")
 
 
 def test_the_official_writers_files_have_no_metadata(tmp_path: Path) -> None:

@@ -181,7 +181,7 @@ def test_the_file_rows_show_a_riegeli_files_metadata_chunk(qtbot, open_window, t
 
     qtbot.waitUntil(lambda: file_row() is not None)
     row = file_row()
-    assert row.text(3) == "5 chunks (no footer)"
+    assert row.text(3) == "chunks: 5 (no footer)"  # info's words (reader.info_lines)
     lines = [row.child(i).text(3) for i in range(row.childCount())]
     assert lines[:3] == [
         "metadata: record type tensorflow.Example",

@@ -980,26 +980,12 @@ def _sampled_summary(r, picks):
 
 def _print_arrayrecord(ar: dict) -> None:
     """An ArrayRecord file's chunks and options, and its metadata chunk, one line each."""
-    from tfrview.core.arrayrecord.reader import RecordsMetadata
+    from tfrview.core.arrayrecord.reader import info_lines
 
-    if "error" in ar:
-        print(f"  arrayrecord   {printable(ar['error'])}")
-        return
-    opts = f", options {printable(ar['options'])}" if ar.get("options") else " (no footer)"
-    print(f"  chunks        {ar['chunks']:,}{opts}")
-    m = ar.get("metadata")
-    if m is None:
-        return
-    meta = RecordsMetadata(
-        comment=m.get("file_comment", ""),
-        record_type=m.get("record_type_name", ""),
-        writer_options=m.get("record_writer_options", ""),
-        num_records=m.get("num_records"),
-        descriptors=tuple((d["name"], tuple(d["messages"])) for d in m.get("file_descriptors", [])),
-        error=m.get("error", ""),
-    )
-    for k, line in enumerate(meta.lines()):
-        print(f"  {'metadata' if k == 0 else '':<13} {line}")
+    said = ""
+    for label, text in info_lines(ar):
+        print(f"  {label if label != said else '':<13} {text}")
+        said = label
 
 
 def _print_info(info: dict, sizes, framing) -> None:

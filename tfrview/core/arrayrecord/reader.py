@@ -177,6 +177,33 @@ class RecordsMetadata:
         return d
 
 
+    @classmethod
+    def from_json(cls, d: dict) -> RecordsMetadata:
+        """Back from `to_json` (as `info --json` and the stored answer keep it)."""
+        return cls(
+            comment=d.get("file_comment", ""),
+            record_type=d.get("record_type_name", ""),
+            writer_options=d.get("record_writer_options", ""),
+            num_records=d.get("num_records"),
+            descriptors=tuple((x["name"], tuple(x["messages"])) for x in d.get("file_descriptors", [])),
+            error=d.get("error", ""),
+        )
+
+
+def info_lines(info: dict) -> list[tuple[str, str]]:
+    """What `ArrayRecordFile.info()` says (or `{"error": ...}` when the file could not be read), in
+    words: (label, text) a line, every text printable (the options, metadata and error come from
+    the file). The one wording of `tfrview info` and the window's record tree."""
+    if "error" in info:
+        return [("arrayrecord", printable(str(info["error"])))]
+    opts = f", options {printable(str(info['options']))}" if info.get("options") else " (no footer)"
+    out = [("chunks", f"{info['chunks']:,}{opts}")]
+    m = info.get("metadata")
+    if m is not None:
+        out += [("metadata", line) for line in RecordsMetadata.from_json(m).lines()]
+    return out
+
+
 def read_metadata(read, size: int) -> RecordsMetadata | None:
     """The file's metadata chunk, if its first chunk after the signature is one (None otherwise).
     Its claims are checked against the file and `limits.AR_METADATA_BYTES` before it is read; its

@@ -156,10 +156,12 @@ _file_info_lock = threading.Lock()
 
 def file_info(path: str) -> tuple[str, ...]:
     """An ArrayRecord file's chunks and options and its metadata chunk's words (read as data: its
-    file descriptors are named, never built), once a file and version (here, off the UI thread)."""
+    file descriptors are named, never built), once a file and version (here, off the UI thread), in
+    `info`'s words (`reader.info_lines`: printable, whatever the file says)."""
     import os
 
-    from tfrview.core.arrayrecord.reader import open_arrayrecord
+    from tfrview.core.arrayrecord.reader import info_lines, open_arrayrecord
+    from tfrview.core.errors import one_line
 
     try:
         st = os.stat(path)
@@ -171,12 +173,12 @@ def file_info(path: str) -> tuple[str, ...]:
             return _file_info_memo[key]
         try:
             with open_arrayrecord(path) as f:
-                opts = f", options {f.footer.options}" if f.footer and f.footer.options else " (no footer)"
-                lines = [f"{len(f.chunks):,} chunks{opts}"]
-                m = f.metadata
-                lines += [f"metadata: {x}" for x in m.lines()] if m is not None else ["no metadata chunk"]
+                info = f.info()
         except (TfrviewError, OSError) as exc:
-            lines = [f"not read: {exc}"]
+            info = {"error": one_line(exc)}
+        lines = [f"{label}: {text}" for label, text in info_lines(info)]
+        if info.get("metadata", 0) is None:
+            lines.append("metadata: no metadata chunk")
         if len(_file_info_memo) > 64:
             _file_info_memo.clear()
         _file_info_memo[key] = tuple(lines)
