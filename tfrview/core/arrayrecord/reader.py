@@ -176,7 +176,6 @@ class RecordsMetadata:
             d["file_comment"] = self.comment
         return d
 
-
     @classmethod
     def from_json(cls, d: dict) -> RecordsMetadata:
         """Back from `to_json` (as `info --json` and the stored answer keep it)."""
