@@ -11,8 +11,8 @@ For each file, a fresh process (python start-up included) opens the window and r
   then while the analysis pass runs on every core (each run has an empty analysis cache, so the
   pass really runs); --busy adds one competing busy process for the whole run.
 With --shards N: a split of N small shards (cut from one generated file at record boundaries, one
-shard damaged; cached under --dir), opened cold (an empty store) and warm (the same store: the
-results stored), reporting from process start the first rows painted, every row's CRC status,
+shard damaged; cached under --dir), opened cold (none of this split stored) and warm (the same
+store: every shard's results stored; which one a run is, is asked of the store, `stored_state`), reporting from process start the first rows painted, every row's CRC status,
 the first QA progress, the first status line whose QA words count records (the analysis's
 progress, or what it waits for with the records read so far), the QA findings shown, the UI
 thread's lateness (a 5 ms timer, p99 and max), and the Shards panel sorted by damaged records (its time, and whether the bad shard is on top), and
@@ -330,6 +330,43 @@ def run_split_child(folder: Path, cache: str, limit: float, shot: str = "") -> d
     return json.loads(lines[-1])
 
 
+STORED_CHECK = r"""
+import json, os, sys
+from tfrview.core.analysis import cache
+from tfrview.core.analysis.shard import plan
+
+folder = sys.argv[1]
+paths = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+first = {}
+for t in plan(paths, True):
+    first.setdefault(t.file_no, t)
+deep = cache.load_many([first[i] for i in range(len(paths))], index_only=True)
+print(json.dumps({"files": len(paths), "stored": sum(r is not None for r in deep), "entries": cache.usage()[0]}))
+"""
+
+
+def stored_state(folder: Path, cache: str) -> tuple[str, bool | None]:
+    """What the store `cache` holds of THIS split before a run: its label, and whether the run is
+    cold (True: none of its shards' deep results stored), warm (False: every one) or neither (None:
+    some; no target applies). Asked of the store itself (its files' stored deep passes, as the
+    window's scan asks), not of whether the folder exists: a store that holds other splits, or a
+    cold run stopped by --limit, would otherwise be measured as warm."""
+    env = {**os.environ, "XDG_CACHE_HOME": cache}
+    r = subprocess.run(
+        [sys.executable, "-c", STORED_CHECK, str(folder)], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    lines = [x for x in r.stdout.splitlines() if x.startswith("{")]
+    if not lines:
+        raise SystemExit(f"store check failed: {r.stderr[-2000:]}")
+    v = json.loads(lines[-1])
+    held = f"; {v['entries']:,} entries in the store" if v["entries"] else ""
+    if v["stored"] == 0:
+        return f"cold (this split not stored{held or '; an empty store'})", True
+    if v["stored"] == v["files"]:
+        return f"warm (every shard's results stored{held})", False
+    return f"partly stored ({v['stored']:,} of {v['files']:,} shards{held}): neither cold nor warm", None
+
+
 def split_main(a) -> None:
     """The window on a split of many small shards: cold (an empty store), then warm (reopened)."""
     import shutil
@@ -346,12 +383,15 @@ def split_main(a) -> None:
         f"load {os.getloadavg()[0]:.1f}"
     )
     for _ in range(a.runs):
-        kept = bool(a.store) and Path(a.store).exists()  # --store: a store kept from an earlier run
         cache = a.store or tempfile.mkdtemp(prefix="tfrview-bench-cache-")
-        runs = [("cold (empty store)", a.shot)] if not kept else []
-        runs.append(("warm (stored results)", a.shot.replace(".png", "-warm.png")))
         try:
-            for label, shot in runs:
+            # a run as the store finds this split, then (unless that one was warm) one reopening it
+            for k in range(2):
+                label, cold = stored_state(folder, cache)
+                if k == 1 and cold is not False:
+                    print(f"  (no warm run: after the first run the store holds this split {label})")
+                    break
+                shot = a.shot if cold else a.shot.replace(".png", "-warm.png")
                 r = run_split_child(folder, cache, a.limit, shot)
                 print(
                     f"  {label}: {r['records']:,} records, {r['shard_rows']:,} shard rows, analysis {r['phase']}"
@@ -359,9 +399,9 @@ def split_main(a) -> None:
                 for key, target, what in (
                     ("rows", 1.0, "first rows painted"),
                     ("crc", None, "every row's CRC status"),
-                    ("progress", 1.0 if "warm" not in label else None, "first QA progress"),
-                    ("qa_words", 1.0 if "warm" not in label else None, "QA status in records"),
-                    ("findings", None if "warm" not in label else 1.0, "QA findings shown"),
+                    ("progress", 1.0 if cold else None, "first QA progress"),
+                    ("qa_words", 1.0 if cold else None, "QA status in records"),
+                    ("findings", 1.0 if cold is False else None, "QA findings shown"),
                 ):
                     v = r.get(key)
                     val = "never" if v is None else f"{v:7.2f} s"
@@ -378,6 +418,8 @@ def split_main(a) -> None:
                     f"    Shards panel sort by damaged {r['sort_ms']:6.1f} ms; top row {r['top_shard']} "
                     f"({'PASS' if r['top_shard'] == bad else 'MISS'})"
                 )
+                if cold is False:
+                    break
         finally:
             if not a.store:
                 shutil.rmtree(cache, ignore_errors=True)
@@ -456,8 +498,9 @@ def main() -> None:
     ap.add_argument(
         "--store",
         default="",
-        help="with --shards: the cache folder to use and keep (if it exists, only the warm run: "
-        "reopens measured again and again without the cold pass)",
+        help="with --shards: the cache folder to use and keep; each run is labelled cold, warm or "
+        "partly stored by what it holds of THIS split (a store holding every shard: only the warm "
+        "run, reopens measured again and again without the cold pass)",
     )
     a = ap.parse_args()
     busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"]) if a.busy else None
