@@ -46,6 +46,8 @@ def test_menus_are_built_from_the_typed_groups(qtbot, open_window, tmp_path):
     keys = [x.shortcut().toString() for x in by_name.values() if not x.shortcut().isEmpty()]
     assert len(keys) == len(set(keys)) and {"F8", "Shift+F8", "Esc", "Ctrl+G", "B", "L"} <= set(keys)
     assert {"D", "K", "R", "N", "Backspace", "Ctrl+Z", "Ctrl+Shift+Z"} <= set(keys)  # the tags (issue 23)
+    every = [k.toString() for x in by_name.values() for k in x.shortcuts()]  # second shortcuts too
+    assert len(every) == len(set(every)) and a.navigate.filter.shortcuts()[1].toString() == "/"
     tag_menu = next(x.menu() for x in menus["&Edit"].actions() if x.menu() and x.text() == "&Tag")
     assert [x for x in tag_menu.actions() if not x.isSeparator() and x.menu() is None] == list(
         a.tags.on_selection

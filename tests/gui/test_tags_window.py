@@ -28,7 +28,9 @@ def test_d_on_a_selection_then_undo_and_redo(qtbot, open_window, tmp_path):
     d.select_rows(3, 6)
     d.press("D")
     assert d.tag_column()[2:8] == ["", "drop", "drop", "drop", "drop", ""]
-    assert "drop 4 records" in d.status_message()
+    # the first letter that tags says so, once: a person typing to find a row is told why
+    said = d.status_message()
+    assert said.startswith("D: drop 4 records") and said.endswith("tag here; press / to filter")
     assert d.gallery_tags()[3:7] == ["drop"] * 4 and d.gallery_tags()[0] is None
     with TagStore.open() as store:
         assert sorted(store.tags_of(file_key(f))) == offs[3:7]
@@ -38,6 +40,16 @@ def test_d_on_a_selection_then_undo_and_redo(qtbot, open_window, tmp_path):
         assert store.tags_of(file_key(f)) == {}
     d.press("Ctrl+Shift+Z")
     assert d.tag_column()[3:7] == ["drop"] * 4
+    d.select_rows(9, 9)
+    d.press("R")
+    assert d.tag_column()[9] == "review" and d.status_message() == "review 1 record · Ctrl+Z undoes"
+    d.press("Ctrl+Z")
+    d.press("/")  # / puts the focus in the filter box, where / types
+    assert w.filter_edit.hasFocus() and w.filter_edit.text() == ""
+    d.press("/", w.filter_edit)
+    assert w.filter_edit.text() == "/"
+    w.filter_edit.clear()
+    w.table.setFocus()
     # the gallery's record: K keeps it, Backspace clears it
     w.tabs.setCurrentWidget(w.gallery)
     w.gallery.setFocus()

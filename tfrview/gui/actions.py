@@ -237,7 +237,7 @@ def build_actions(w: MainWindow) -> WindowActions:
         ),
         navigate=NavigateActions(
             goto=act("&Go to Record…", w.go_to_record, "Ctrl+G"),
-            filter=act("&Filter…", lambda: (w.filter_edit.setFocus(), w.filter_edit.selectAll()), "Ctrl+F"),
+            filter=_filter_action(w, act),
             next_problem=act("Next Problem", lambda: w.step_problem(False), "F8"),
             prev_problem=act("Previous Problem", lambda: w.step_problem(True), "Shift+F8"),
         ),
@@ -253,6 +253,15 @@ def build_actions(w: MainWindow) -> WindowActions:
     )
 
 
+def _filter_action(w: MainWindow, act) -> QAction:
+    """Ctrl+F, or / (as in a pager or a browser: the letters D, K and R tag, so the record table
+    has no type-to-find), puts the focus in the filter box. In the filter box / types, as Qt gives
+    a line edit its keys."""
+    f = act("&Filter…", lambda: (w.filter_edit.setFocus(), w.filter_edit.selectAll()), "Ctrl+F")
+    f.setShortcuts([QKeySequence("Ctrl+F"), QKeySequence("/")])
+    return f
+
+
 def _tag_actions(w: MainWindow, act) -> TagActions:
     """D, K, R, N and Backspace tag what the focused part of the window means (the record table's
     selection, the gallery's record, a problem group, a group of copies); they reach `w.tagging`,
@@ -263,9 +272,9 @@ def _tag_actions(w: MainWindow, act) -> TagActions:
     clear = act("&Clear Tag", lambda: t().tag(None), "Backspace", tip="Remove the tag and note (Backspace)")
     clear.setShortcuts([QKeySequence("Backspace"), QKeySequence("Delete")])
     return TagActions(
-        tag_drop=act("&Drop", lambda: t().tag(TagWord.DROP), "D", tip="Tag: drop from the dataset (D)"),
-        tag_keep=act("&Keep", lambda: t().tag(TagWord.KEEP), "K", tip="Tag: keep, looked at and fine (K)"),
-        tag_review=act("&Review", lambda: t().tag(TagWord.REVIEW), "R", tip="Tag: look again (R)"),
+        tag_drop=act("&Drop", lambda: t().tag(TagWord.DROP, "D"), "D", tip="Tag: drop from the dataset (D)"),
+        tag_keep=act("&Keep", lambda: t().tag(TagWord.KEEP, "K"), "K", tip="Tag: keep, looked at and fine (K)"),
+        tag_review=act("&Review", lambda: t().tag(TagWord.REVIEW, "R"), "R", tip="Tag: look again (R)"),
         tag_note=act("&Note…", lambda: t().note(), "N", tip="A note on the records (N)"),
         tag_clear=clear,
         tag_undo=act("&Undo Tagging", lambda: t().undo(), QKeySequence.StandardKey.Undo),

@@ -143,6 +143,10 @@ class TagsController(QObject):
         self.w = window
         self.book: TagBook | None = None
         self.unavailable = ""  # why there are no tags (a store that cannot be opened), said once
+        # the key that started the action under way ("D": a letter a person may have typed to find
+        # a row), and whether this window has said yet that letters tag and / filters
+        self._key = ""
+        self._letters_said = False
 
     def start(self) -> None:
         """Open the store and show the tags (at the window's start; a damaged store kept aside is
@@ -208,10 +212,22 @@ class TagsController(QObject):
 
     # actions --------------------------------------------------------------------------------------
 
-    def tag(self, word: TagWord | None) -> None:
-        """D, K, R (None: Backspace, clear) on what the focused part means."""
+    def tag(self, word: TagWord | None, key: str = "") -> None:
+        """D, K, R (None: Backspace, clear) on what the focused part means. `key`: the letter
+        pressed; the first time a letter acts in this window its line says that letters tag here
+        and / filters (a person typing to find a row gets a tag, and is told why once)."""
         numbers, what = self.target()
-        self.apply(numbers, word, None, what)
+        self._key = key
+        try:
+            self.apply(numbers, word, None, what)
+        finally:
+            self._key = ""
+
+    def _say(self, text: str) -> None:
+        if self._key and not self._letters_said:
+            self._letters_said = True
+            text = f"{self._key}: {text} · the letters D, K and R tag here; press / to filter"
+        self.said.emit(text)
 
     def note(self) -> None:
         """N: a note on what the focused part means (asked in a dialog)."""
@@ -247,7 +263,7 @@ class TagsController(QObject):
             self.said.emit(f"tags are off: {self.unavailable or 'no tag store'}")
             return
         if not len(numbers):
-            self.said.emit(f"nothing to tag: select {what or 'records'} first")
+            self._say(f"nothing to tag: select {what or 'records'} first")
             return
         try:
             marks, left_out = self.book.marks(numbers, self.w.model._starts)
@@ -259,7 +275,7 @@ class TagsController(QObject):
             self.said.emit(f"tagging failed: {one_line(exc)}")
             return
         extra = f" ({left_out:,} of files that are not local files left out)" if left_out else ""
-        self.said.emit(f"{change.what}{extra} · Ctrl+Z undoes")
+        self._say(f"{change.what}{extra} · Ctrl+Z undoes")
         self.changed.emit()
 
     def undo(self) -> None:
