@@ -273,7 +273,9 @@ def _tag_actions(w: MainWindow, act) -> TagActions:
     clear.setShortcuts([QKeySequence("Backspace"), QKeySequence("Delete")])
     return TagActions(
         tag_drop=act("&Drop", lambda: t().tag(TagWord.DROP, "D"), "D", tip="Tag: drop from the dataset (D)"),
-        tag_keep=act("&Keep", lambda: t().tag(TagWord.KEEP, "K"), "K", tip="Tag: keep, looked at and fine (K)"),
+        tag_keep=act(
+            "&Keep", lambda: t().tag(TagWord.KEEP, "K"), "K", tip="Tag: keep, looked at and fine (K)"
+        ),
         tag_review=act("&Review", lambda: t().tag(TagWord.REVIEW, "R"), "R", tip="Tag: look again (R)"),
         tag_note=act("&Note…", lambda: t().note(), "N", tip="A note on the records (N)"),
         tag_clear=clear,
