@@ -89,10 +89,12 @@ class Progress:
             return
         self._last = now
         pct = f"{100 * done / total:5.1f}%" if total else ""
-        sys.stderr.write(f"\r{phase}: {human_bytes(done)} of {human_bytes(total)} {pct}\033[K")
-        sys.stderr.flush()
+        # said shown before the write: a Ctrl-C often lands inside it (the write to the terminal is
+        # where the process waits), and the error line must still clear what reached the terminal
         self._shown = True
         Progress.shown = self
+        sys.stderr.write(f"\r{phase}: {human_bytes(done)} of {human_bytes(total)} {pct}\033[K")
+        sys.stderr.flush()
 
     def clear(self) -> None:
         if self._shown:
