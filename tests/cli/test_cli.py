@@ -248,3 +248,26 @@ def test_verify_checks_json_uses_the_same_problem_objects(capsys, tmp_path):
     (prob,) = f["problems"]
     assert set(prob) - {"cause"} == {"kind", "offset", "length", "record", "message"}
     assert prob["kind"] == "box_out_of_bounds" and prob["record"] == 3
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
+    """A Ctrl-C before the command runs (the `tfrview` script still importing) says the one line
+    and exits 130; a program that merely imports the package keeps Python's own Ctrl-C."""
+    import signal
+    import subprocess
+    import sys
+
+    body = (
+        "import os, signal, time\n"
+        "from tfrview.cli import _interrupt\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(10)\n"
+    )
+    for name, own in (("tfrview", True), ("other_program", False)):
+        script = tmp_path / name
+        script.write_text(body)
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
+        if own:
+            assert done.returncode == 130 and done.stderr == b"\rtfrview: interrupted\n", done.stderr
+        else:
+            assert done.returncode in (-signal.SIGINT, 1) and b"KeyboardInterrupt" in done.stderr

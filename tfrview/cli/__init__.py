@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from tfrview import __version__
+from tfrview.cli import _interrupt  # first: Ctrl-C while the rest loads is one line, not a traceback
 from tfrview.core.errors import Cancelled, TfrviewError, one_line
 from tfrview.core.termtext import printable
 from tfrview.core.units import human_bytes
@@ -2081,6 +2082,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             _drop_prestarted()
 
+    _interrupt.disarm()
     code = run()
     if argv_given is None and _entry_point():  # nothing runs after it in this process: it ends now
         _exit_now(code)
@@ -2088,19 +2090,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _entry_point() -> bool:
-    """Is this process `python -m tfrview` or the `tfrview` script, whose main() is the last thing
-    it runs? Not a program that calls main() and goes on (or runs this package with runpy)."""
-    top = sys.modules.get("__main__")
-    spec = getattr(top, "__spec__", None)
-    if spec is not None and spec.name == "tfrview.__main__":
-        return True
-    script = getattr(top, "__file__", None)
-    return (
-        script is not None
-        and os.path.basename(script) == "tfrview"
-        and bool(sys.argv)
-        and os.path.abspath(script) == os.path.abspath(sys.argv[0])
-    )
+    """Is this process `python -m tfrview` or the `tfrview` script (`_interrupt.own_process`)?"""
+    return _interrupt.own_process()
 
 
 def _exit_now(code: int) -> None:
