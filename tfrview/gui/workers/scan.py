@@ -109,8 +109,13 @@ class ScanWorker(Worker):
         self._reframed: dict[int, object] = {}  # files framed again (`_reframe`): their new index
         self._settled = False  # every file taken from a stored scan stored after `_reframe`
         self.first_painted = threading.Event()  # set by the window once the first rows are painted
+        # (bytes to frame, bytes to verify) when every file came from the split's stored scan
+        # (`_take_all`): the passes then have nothing to do, and no file need be walked to say so
+        self._all_taken: tuple[int, int] | None = None
 
     def _total(self, phase: ScanPhase) -> int:
+        if self._all_taken is not None:  # every file from the split's stored scan (`_take_all`)
+            return self._all_taken[0 if phase is ScanPhase.INDEX else 1]
         files = [f for f in self.dataset.files if f.source is not None]
         if phase is ScanPhase.INDEX:
             return sum(f.source.file_size for f in files)
@@ -161,9 +166,11 @@ class ScanWorker(Worker):
                 self._read_stored_analysis(memo[2])
             if memo is not None and self._from_answer(memo[0]):
                 memo = None  # taken: nothing new to remember
-        ahead = self._reader_ahead()
+        taken = self._all_taken is not None  # every file from the split's stored scan: no pass runs
+        ahead = None if taken else self._reader_ahead()
         try:
-            self._start_pool()
+            if not taken:
+                self._start_pool()
             framed = self._phase(
                 ScanPhase.INDEX, self._index_child, self._index_here, lambda f: f.source.file_size, ahead
             )
@@ -202,13 +209,12 @@ class ScanWorker(Worker):
         """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
         files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
         their digest (`cache.split_digest`); None if a file has no identity."""
-        from tfrview.core.analysis.cache import identities, split_digest, split_key
+        from tfrview.core.analysis.cache import split_identities, split_key
 
-        paths = [str(f.path) for f in self.dataset.files]
-        ids = identities(paths)
-        if ids is None:
+        got = split_identities([str(f.path) for f in self.dataset.files])
+        if got is None:
             return None
-        digest = split_digest(paths, ids)
+        ids, digest = got
         return split_key(digest, ["scan"]), ids, digest
 
     def _read_stored_analysis(self, digest: str) -> None:
@@ -233,48 +239,57 @@ class ScanWorker(Worker):
         if got is None:
             return False
         try:
-            indexes, at, settled = splitindex.unpack(*got)
+            split = splitindex.unpack_split(*got)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             log.info("the stored scan of %s is unreadable (%s): scanned again", self.dataset.name, exc)
             return False
-        if len(indexes) != len(self.dataset.files):
+        if len(split) != len(self.dataset.files):
             return False
-        self._take_all(indexes, at)
-        self._settled = settled
+        self._take_all(split)
+        self._settled = split.settled
         return True
 
-    def _take_all(self, indexes: list, at: float) -> None:
-        """Every file not framed yet takes its index from the split's stored scan, as `_take_whole`
-        takes one, in one sweep: each file's arrays adopted as they are (views of the answer's), the
-        files whose every data CRC was checked found by one array operation, one report at the end
-        (10,000 files one by one, a progress check and a reduction each, were ~0.5 s of this thread,
-        which shares the GIL with the UI's)."""
+    def _take_all(self, split) -> None:
+        """Every file not framed yet takes its index from the split's stored scan
+        (`splitindex.SplitIndex`), as `_take_whole` takes one, in one sweep: each file's arrays
+        adopted as views of the answer's (`RecordIndex.adopt_whole`, no chunk a file), the files
+        whose every data CRC was checked, the records, problems and bytes of every file found by
+        array operations, one report at the end (10,000 files one by one, a progress check and a
+        reduction each, were ~0.5 s of this thread, which shares the GIL with the UI's; objects
+        made a file and walks of every file for counts ~0.15 s more)."""
         files = self.dataset.files
-        counts = np.fromiter((len(x.status) for x in indexes), np.int64, len(indexes))
-        status = np.concatenate([x.status for x in indexes]) if indexes else np.zeros(0, np.uint8)
-        unchecked = np.flatnonzero((status & VERIFIED) == 0)  # the records whose data CRC was not
+        starts = split.starts
+        counts = np.diff(starts)
+        unchecked = np.flatnonzero((split.status & VERIFIED) == 0)  # the records whose data CRC was not
         verified = counts > 0
         if len(unchecked):  # ... and the files they are in
-            verified[np.searchsorted(np.cumsum(counts), unchecked, side="right")] = False
+            verified[np.searchsorted(starts[1:], unchecked, side="right")] = False
+        at = split.at
         if at < self._began and not self.stored_files:  # analysed before: its analysis may start now
             self.stored_found.emit()
+        problems = split.problems
+        offsets, lengths, status, scanned = split.offsets, split.lengths, split.status, split.scanned.tolist()
+        bounds = starts.tolist()
+        lengthy = any(f.expected_records is not None for f in files)  # a TFDS split: counts checked
+        sizes = [0] * len(files)
         taken = 0
-        for fi, (f, x) in enumerate(zip(files, indexes, strict=True)):
-            if f.index.count:  # the first file, framed for the first rows: the same records
-                continue
+        for fi, f in enumerate(files):
             src = f.source
+            sizes[fi] = src.file_size
+            index = f.index
+            if index.count:  # the first file, framed for the first rows: the same records
+                continue
             if not getattr(src, "sniffed", True):
                 src.assume_plain()
-            f.index.adopt(
-                IndexChunk(
-                    0, x.offsets, x.lengths, x.status, x.problems, x.scanned, src.file_size, True, x.scanned
-                )
+            a, b = bounds[fi], bounds[fi + 1]
+            index.adopt_whole(
+                offsets[a:b], lengths[a:b], status[a:b], problems.get(fi, ()), scanned[fi], sizes[fi]
             )
             if verified[fi]:
                 self._verified.add(fi)
-            if x.problems:
-                self._report(fi, x.problems)
-            if f.expected_records is not None:
+            if fi in problems:
+                self._report(fi, problems[fi])
+            if lengthy and f.expected_records is not None:
                 self._report(fi, self.dataset.check_length(fi))
             taken += 1
             if fi % 1024 == 0:
@@ -283,9 +298,14 @@ class ScanWorker(Worker):
             self.stored_files += taken
             self.stored_at = at if self.stored_at is None else min(self.stored_at, at)
         self.file_no = len(files) - 1
-        self._counts = None  # counted again from every file at the next report
-        total = self._total(ScanPhase.INDEX)
-        self._tick(ScanPhase.INDEX, total, total, True)
+        # the mirror of every file's records and problems, and the passes' totals, known at once
+        self._counts = counts.astype(np.int64)
+        self._counts[0] = files[0].index.count
+        self._problems = np.zeros(len(files), np.int64)
+        for fi in [0, *problems]:
+            self._problems[fi] = len(files[fi].index.problems)
+        self._all_taken = (sum(sizes), int(split.scanned.sum()))
+        self._tick(ScanPhase.INDEX, self._all_taken[0], self._all_taken[0], True)
 
     def _remember_answer(self, key: str, identities: list) -> None:
         """Every file's index stored as the split's scan, when each file is plain, framed to its end
@@ -403,6 +423,10 @@ class ScanWorker(Worker):
     def _nothing_to_do(self, name: ScanPhase) -> bool:
         """Whether every open file is framed to its end (INDEX) or, besides, had every data CRC
         checked (VERIFY): the pass would only walk 10,000 files to skip each."""
+        if self._all_taken is not None and (
+            name is ScanPhase.INDEX or len(self._verified) == int(np.count_nonzero(self._counts))
+        ):
+            return True
         done = all(f.source is None or f.index.done for f in self.dataset.files)
         if name is ScanPhase.VERIFY:
             return done and all(
