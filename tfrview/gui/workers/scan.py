@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import threading
 import time
@@ -14,9 +15,10 @@ import numpy as np
 from PySide6.QtCore import Signal
 
 from tfrview.core import childproc
-from tfrview.core.analysis.sample import sample_facts
+from tfrview.core.analysis.sample import SampleFacts, sample_facts
 from tfrview.core.limits import SMALL_FILE_WHOLE_BYTES, inflation_note
 from tfrview.core.procs.messages import Failed
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.index import VERIFIED, IndexChunk, verify
 from tfrview.core.tfrecord.smallfile import frame_whole
@@ -57,6 +59,21 @@ class IndexProgress:
     message: str = ""
     file_no: int = 0  # with phase "error": the file being read when it happened
     note: str = ""  # e.g. a compressed file that inflates like a decompression bomb
+
+
+def _facts_from(text: bytes) -> SampleFacts | None:
+    """The sample `ScanWorker._remember_sample` stored; None if it cannot be read (logged: the
+    sample is read again)."""
+    try:
+        doc = json.loads(text)
+        return SampleFacts(
+            {PayloadKind(k): int(v) for k, v in doc["kinds"].items()},
+            frozenset(int(i) for i in doc["class_ids"]),
+            frozenset(str(k) for k in doc["keys"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        log.info("a stored sample is unreadable (%s): read again", exc)
+        return None
 
 
 def _maybe_plain(src) -> bool:
@@ -112,6 +129,7 @@ class ScanWorker(Worker):
         # (bytes to frame, bytes to verify) when every file came from the split's stored scan
         # (`_take_all`): the passes then have nothing to do, and no file need be walked to say so
         self._all_taken: tuple[int, int] | None = None
+        self._sample_memo: tuple[str, SampleFacts] | None = None  # a sample read here, to store
 
     def _total(self, phase: ScanPhase) -> int:
         if self._all_taken is not None:  # every file from the split's stored scan (`_take_all`)
@@ -181,10 +199,7 @@ class ScanWorker(Worker):
                 self._pool.close()  # its worker processes end (a stop: at once)
                 self._pool = None
         if framed:
-            # read here: on a cold file each read waits
-            self.result.emit(
-                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0, ids_files=self.ids_files)
-            )
+            self.result.emit(self._sample(answer))
             total = self._total(ScanPhase.VERIFY)
             if self._phase(
                 ScanPhase.VERIFY, self._verify_child, self._verify_here, lambda f: int(f.index.scanned)
@@ -195,6 +210,38 @@ class ScanWorker(Worker):
                     memo = answer  # a stored scan from before `_reframe` ran: stored anew, settled, once
                 if memo is not None:
                     self._remember_answer(memo[0], memo[1])
+                if self._sample_memo is not None and answer is not None:
+                    self._remember_sample(answer[1], *self._sample_memo)
+
+    def _sample(self, answer: tuple | None) -> SampleFacts:
+        """What a sample of records says (`sample_facts`, read here: on a cold file each read
+        waits), from the store when this unchanged split's sample was stored there (`answer`: its
+        key, identities and digest, `_split_answer`): reading and decoding the sample's records was
+        ~40 ms of this thread between a reopened split's first rows and its CRC status."""
+        from tfrview.core.analysis.cache import load_answer, split_key
+
+        ids_of = 64 if self.class_ids else 0
+        key = None
+        if answer is not None:
+            key = split_key(answer[2], ["sample", ids_of, self.ids_files])
+            got = load_answer(key)
+            facts = None if got is None else _facts_from(got[0])
+            if facts is not None:
+                return facts
+        facts = sample_facts(self.dataset, ids_of=ids_of, ids_files=self.ids_files)
+        if key is not None:
+            self._sample_memo = (key, facts)
+        return facts
+
+    def _remember_sample(self, identities: list, key: str, facts: SampleFacts) -> None:
+        """The sample stored for the next reopen, when every file is unchanged since its identity
+        was taken (the records sampled would be another file's)."""
+        from tfrview.core.analysis.cache import still, store_answer
+
+        if self.cancelled or not still([str(f.path) for f in self.dataset.files], identities):
+            return
+        text = {"kinds": facts.kinds, "class_ids": sorted(facts.class_ids), "keys": sorted(facts.keys)}
+        store_answer(key, json.dumps(text).encode())
 
     def _answer_may_serve(self) -> bool:
         """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
