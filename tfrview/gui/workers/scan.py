@@ -31,8 +31,10 @@ CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in t
 STORE_BATCH = 256  # files whose stored results one query to the store asks for (reopening a split)
 POOL_MIN_FILES = 64  # a split of at least this many small files is framed by the pass's worker pool
 # the longest the scan waits, once the first file's rows are out, for the window to paint them
-# before it reads the split's stored answers: the table's paint calls Python for every cell, and
-# each call waits its turn for the GIL while this thread runs Python (a paint then took ~0.2 s)
+# before it takes every file's index from the split's stored scan: the table's paint calls Python
+# for every cell, and each call waits its turn for the GIL while this thread runs Python (a paint
+# then took ~0.2 s). What mostly lets the GIL go (stats, the store's reads, whole-array
+# operations) is done meanwhile.
 FIRST_PAINT_WAIT_S = 0.3
 
 
@@ -177,12 +179,17 @@ class ScanWorker(Worker):
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
             self._at(0)
-            if self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX)):
-                self.first_painted.wait(FIRST_PAINT_WAIT_S)  # (the window's turn: not both at once)
+            first = self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
+            # while the window paints the first rows: what lets the GIL go most of the time (a stat
+            # a file, the store's reads, array operations on the stored scan's records: ~0.1 s at
+            # 2,000,000 records) ...
             memo = answer = self._split_answer()
+            split = None if memo is None else self._stored_split(memo[0])
+            if first:  # ... then the per-file Python after the paint (the window's turn: not both at once)
+                self.first_painted.wait(FIRST_PAINT_WAIT_S)
             if memo is not None:
                 self._read_stored_analysis(memo[2])
-            if memo is not None and self._from_answer(memo[0]):
+            if split is not None and self._take_split(split):
                 memo = None  # taken: nothing new to remember
         taken = self._all_taken is not None  # every file from the split's stored scan: no pass runs
         ahead = None if taken else self._reader_ahead()
@@ -276,22 +283,24 @@ class ScanWorker(Worker):
         if told is not None:
             self.stored_analysis = (req, told)
 
-    def _from_answer(self, key: str) -> bool:
-        """Every file's index and CRC status from the split's stored scan, at once; False if there
-        is none (or it cannot be read: said in the log, and the files are scanned)."""
+    def _stored_split(self, key: str):
+        """The split's stored scan (`splitindex.SplitIndex`: every file's index and CRC status), or
+        None if there is none (or it cannot be read: said in the log, and the files are scanned)."""
         from tfrview.core.analysis import splitindex
         from tfrview.core.analysis.cache import load_answer
 
         got = load_answer(key)
         if got is None:
-            return False
+            return None
         try:
             split = splitindex.unpack_split(*got)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             log.info("the stored scan of %s is unreadable (%s): scanned again", self.dataset.name, exc)
-            return False
-        if len(split) != len(self.dataset.files):
-            return False
+            return None
+        return split if len(split) == len(self.dataset.files) else None
+
+    def _take_split(self, split) -> bool:
+        """Every file's index and CRC status from the split's stored scan, at once."""
         self._take_all(split)
         self._settled = split.settled
         return True
