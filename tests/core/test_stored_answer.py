@@ -107,3 +107,7 @@ def test_identities_are_taken_from_the_store_until_a_file_changes(tmp_path, monk
     again = cache.identities(paths)
     assert read == [paths[1]] and again[1] != first[1] and again[1] == identity_of(paths[1])
     assert again[0] == first[0] and again[2] == first[2]
+    # the digest kept with them is the digest of what is returned, stored row or not
+    read.clear()
+    kept, digest = cache.split_identities(paths)
+    assert read == [] and kept == again and digest == cache.split_digest(paths, again)

@@ -34,6 +34,8 @@ def _scanned(folder, use_subprocess: bool):
     w = ScanWorker(ds, use_subprocess=use_subprocess)
     problems: list = []
     w.problem_found.connect(lambda fi, p: problems.append((fi, p.kind, p.offset, p.length)))
+    w.samples = []
+    w.result.connect(w.samples.append)
     w.said_stored = []  # stored_found: the window's analysis then starts beside the scan
     w.stored_found.connect(lambda: w.said_stored.append(True))
     w.work()
@@ -74,6 +76,14 @@ def test_a_reopened_split_takes_every_index_from_its_stored_scan(qtbot, tmp_path
     again, w, again_problems = _scanned(folder, True)
     # every file but the first (framed at once for the first rows) from the answer: no pool started
     assert w.stored_files == 19 and not w._pool_files
+    # the sample of records from the store, as read the first time (no record read for it)
+    read: list = []
+    monkeypatch.setattr(scan, "sample_facts", lambda *a, **k: read.append(a))
+    again2, w2, _ = _scanned(folder, True)
+    assert w2.samples == w.samples and len(w.samples) == 1 and w.samples[0].kinds and not read
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(scan, "POOL_MIN_FILES", 16)
     assert again_problems == first_problems and {fi for fi, *_ in first_problems} == {7, 9}
     for a, b in zip(first.files, again.files, strict=True):
         assert b.index.done and b.index.scanned == a.index.scanned, a.path
@@ -83,6 +93,7 @@ def test_a_reopened_split_takes_every_index_from_its_stored_scan(qtbot, tmp_path
     (folder / "s-00003-of-00020.tfrecord").write_bytes(data)  # changed: one more record
     changed, w3, _ = _scanned(folder, True)
     assert changed.files[3].index.count == 31 and w3.stored_files < 20  # not the stored answer
+    assert w3._sample_memo is not None  # the changed split's sample read again, not the stored one
 
 
 def test_a_reopened_split_says_its_stored_analysis_without_a_job(qtbot, tmp_path, monkeypatch):

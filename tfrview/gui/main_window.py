@@ -923,9 +923,9 @@ class MainWindow(QMainWindow):
     def _folder_and_arrayrecord_of(self, n: int) -> tuple[str | None, str | None]:
         """The local folder of record n's file, where a TFDS dataset keeps its features.json, and
         the file when it is a local ArrayRecord/Riegeli file (its own words join the tree): its file
-        located once (each `Dataset.locate` walks every file: 10,000 shards)."""
+        located by the table's own file starts (`Dataset.locate` walks every file: 10,000 shards)."""
         try:
-            f = self.ds.files[self.ds.locate(n)[0]]
+            f = self.ds.files[self.model.locate(n)[0]]
         except (RecordRangeError, IndexError):
             return None, None
         path = f.path

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from tfrview.core.analysis import plan, run_tasks, stepcolumns
 from tfrview.core.analysis.cache import (
-    identities,
     is_stored,
     load_answer,
-    split_digest,
+    split_identities,
     store_answer,
     store_many,
 )
@@ -139,9 +138,10 @@ def job_analyze(req: AnalyzeRequest) -> None:
     paths, files = list(req.paths), req.files or list(range(len(req.paths)))
     sent_plot = _quick_event_plot(req)
     # the answer depends on the files, their splits and the rules as well as on each file's result;
-    # the identities most often as the window's scan just read them (`cache.identities`)
-    ids = None if sent_plot else identities(paths)
-    memo = None if ids is None else (analysis_key(req, split_digest(paths, ids)), ids)
+    # the identities most often as the window's scan just read them (`cache.split_identities`)
+    got = None if sent_plot else split_identities(paths)
+    ids = None if got is None else got[0]
+    memo = None if got is None else (analysis_key(req, got[1]), ids)
     if memo is not None and _say_stored_answer(memo[0]):
         return  # (keyed without planning: `analysis_key`)
     tasks = analysis_tasks(req)

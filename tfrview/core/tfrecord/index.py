@@ -711,6 +711,25 @@ class RecordIndex:
         self._status.adopt(chunk.status)
         self._said(chunk)
 
+    def adopt_whole(
+        self, offsets: np.ndarray, lengths: np.ndarray, status: np.ndarray, problems, scanned: int, size: int
+    ) -> None:
+        """`adopt` of a whole file framed to its end elsewhere (`scanned` stream bytes of `size`),
+        its arrays of the index's dtypes held as they are, into an empty index: no chunk made a file
+        (a reopened split's 10,000 files taken from one stored row on a thread that shares the GIL
+        with the window's)."""
+        if self.count:
+            self.apply(IndexChunk(0, offsets, lengths, status, tuple(problems), scanned, size, True, scanned))
+            return
+        self._offsets.adopt(offsets)
+        self._lengths.adopt(lengths)
+        self._status.adopt(status)
+        if problems:
+            self.problems.extend(problems)
+        self.scanned = scanned
+        self.consumed = size
+        self.done = True
+
     def apply_tail(self, chunk: IndexChunk, known_until: int) -> None:
         """Apply a chunk from a scan that restarted at 0: records this index already holds are
         skipped, and so are problems before stream position `known_until` (already reported)."""

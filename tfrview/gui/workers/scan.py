@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import threading
 import time
@@ -14,9 +15,10 @@ import numpy as np
 from PySide6.QtCore import Signal
 
 from tfrview.core import childproc
-from tfrview.core.analysis.sample import sample_facts
+from tfrview.core.analysis.sample import SampleFacts, sample_facts
 from tfrview.core.limits import SMALL_FILE_WHOLE_BYTES, inflation_note
 from tfrview.core.procs.messages import Failed
+from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.tfrecord.dataset import Dataset
 from tfrview.core.tfrecord.index import VERIFIED, IndexChunk, verify
 from tfrview.core.tfrecord.smallfile import frame_whole
@@ -29,8 +31,10 @@ CHILD_MIN_BYTES = 32 << 20  # smaller files are done in well under a second in t
 STORE_BATCH = 256  # files whose stored results one query to the store asks for (reopening a split)
 POOL_MIN_FILES = 64  # a split of at least this many small files is framed by the pass's worker pool
 # the longest the scan waits, once the first file's rows are out, for the window to paint them
-# before it reads the split's stored answers: the table's paint calls Python for every cell, and
-# each call waits its turn for the GIL while this thread runs Python (a paint then took ~0.2 s)
+# before it takes every file's index from the split's stored scan: the table's paint calls Python
+# for every cell, and each call waits its turn for the GIL while this thread runs Python (a paint
+# then took ~0.2 s). What mostly lets the GIL go (stats, the store's reads, whole-array
+# operations) is done meanwhile.
 FIRST_PAINT_WAIT_S = 0.3
 
 
@@ -57,6 +61,21 @@ class IndexProgress:
     message: str = ""
     file_no: int = 0  # with phase "error": the file being read when it happened
     note: str = ""  # e.g. a compressed file that inflates like a decompression bomb
+
+
+def _facts_from(text: bytes) -> SampleFacts | None:
+    """The sample `ScanWorker._remember_sample` stored; None if it cannot be read (logged: the
+    sample is read again)."""
+    try:
+        doc = json.loads(text)
+        return SampleFacts(
+            {PayloadKind(k): int(v) for k, v in doc["kinds"].items()},
+            frozenset(int(i) for i in doc["class_ids"]),
+            frozenset(str(k) for k in doc["keys"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        log.info("a stored sample is unreadable (%s): read again", exc)
+        return None
 
 
 def _maybe_plain(src) -> bool:
@@ -109,8 +128,14 @@ class ScanWorker(Worker):
         self._reframed: dict[int, object] = {}  # files framed again (`_reframe`): their new index
         self._settled = False  # every file taken from a stored scan stored after `_reframe`
         self.first_painted = threading.Event()  # set by the window once the first rows are painted
+        # (bytes to frame, bytes to verify) when every file came from the split's stored scan
+        # (`_take_all`): the passes then have nothing to do, and no file need be walked to say so
+        self._all_taken: tuple[int, int] | None = None
+        self._sample_memo: tuple[str, SampleFacts] | None = None  # a sample read here, to store
 
     def _total(self, phase: ScanPhase) -> int:
+        if self._all_taken is not None:  # every file from the split's stored scan (`_take_all`)
+            return self._all_taken[0 if phase is ScanPhase.INDEX else 1]
         files = [f for f in self.dataset.files if f.source is not None]
         if phase is ScanPhase.INDEX:
             return sum(f.source.file_size for f in files)
@@ -154,16 +179,23 @@ class ScanWorker(Worker):
         if self._answer_may_serve():
             # the first rows at once, as without an answer: its key reads every file's identity first
             self._at(0)
-            if self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX)):
-                self.first_painted.wait(FIRST_PAINT_WAIT_S)  # (the window's turn: not both at once)
+            first = self._whole_here(0, self.dataset.files[0], 0, self._total(ScanPhase.INDEX))
+            # while the window paints the first rows: what lets the GIL go most of the time (a stat
+            # a file, the store's reads, array operations on the stored scan's records: ~0.1 s at
+            # 2,000,000 records) ...
             memo = answer = self._split_answer()
+            split = None if memo is None else self._stored_split(memo[0])
+            if first:  # ... then the per-file Python after the paint (the window's turn: not both at once)
+                self.first_painted.wait(FIRST_PAINT_WAIT_S)
             if memo is not None:
                 self._read_stored_analysis(memo[2])
-            if memo is not None and self._from_answer(memo[0]):
+            if split is not None and self._take_split(split):
                 memo = None  # taken: nothing new to remember
-        ahead = self._reader_ahead()
+        taken = self._all_taken is not None  # every file from the split's stored scan: no pass runs
+        ahead = None if taken else self._reader_ahead()
         try:
-            self._start_pool()
+            if not taken:
+                self._start_pool()
             framed = self._phase(
                 ScanPhase.INDEX, self._index_child, self._index_here, lambda f: f.source.file_size, ahead
             )
@@ -174,10 +206,7 @@ class ScanWorker(Worker):
                 self._pool.close()  # its worker processes end (a stop: at once)
                 self._pool = None
         if framed:
-            # read here: on a cold file each read waits
-            self.result.emit(
-                sample_facts(self.dataset, ids_of=64 if self.class_ids else 0, ids_files=self.ids_files)
-            )
+            self.result.emit(self._sample(answer))
             total = self._total(ScanPhase.VERIFY)
             if self._phase(
                 ScanPhase.VERIFY, self._verify_child, self._verify_here, lambda f: int(f.index.scanned)
@@ -188,6 +217,38 @@ class ScanWorker(Worker):
                     memo = answer  # a stored scan from before `_reframe` ran: stored anew, settled, once
                 if memo is not None:
                     self._remember_answer(memo[0], memo[1])
+                if self._sample_memo is not None and answer is not None:
+                    self._remember_sample(answer[1], *self._sample_memo)
+
+    def _sample(self, answer: tuple | None) -> SampleFacts:
+        """What a sample of records says (`sample_facts`, read here: on a cold file each read
+        waits), from the store when this unchanged split's sample was stored there (`answer`: its
+        key, identities and digest, `_split_answer`): reading and decoding the sample's records was
+        ~40 ms of this thread between a reopened split's first rows and its CRC status."""
+        from tfrview.core.analysis.cache import load_answer, split_key
+
+        ids_of = 64 if self.class_ids else 0
+        key = None
+        if answer is not None:
+            key = split_key(answer[2], ["sample", ids_of, self.ids_files])
+            got = load_answer(key)
+            facts = None if got is None else _facts_from(got[0])
+            if facts is not None:
+                return facts
+        facts = sample_facts(self.dataset, ids_of=ids_of, ids_files=self.ids_files)
+        if key is not None:
+            self._sample_memo = (key, facts)
+        return facts
+
+    def _remember_sample(self, identities: list, key: str, facts: SampleFacts) -> None:
+        """The sample stored for the next reopen, when every file is unchanged since its identity
+        was taken (the records sampled would be another file's)."""
+        from tfrview.core.analysis.cache import still, store_answer
+
+        if self.cancelled or not still([str(f.path) for f in self.dataset.files], identities):
+            return
+        text = {"kinds": facts.kinds, "class_ids": sorted(facts.class_ids), "keys": sorted(facts.keys)}
+        store_answer(key, json.dumps(text).encode())
 
     def _answer_may_serve(self) -> bool:
         """Whether a stored scan of the whole split may serve: a split of at least POOL_MIN_FILES
@@ -202,13 +263,12 @@ class ScanWorker(Worker):
         """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
         files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
         their digest (`cache.split_digest`); None if a file has no identity."""
-        from tfrview.core.analysis.cache import identities, split_digest, split_key
+        from tfrview.core.analysis.cache import split_identities, split_key
 
-        paths = [str(f.path) for f in self.dataset.files]
-        ids = identities(paths)
-        if ids is None:
+        got = split_identities([str(f.path) for f in self.dataset.files])
+        if got is None:
             return None
-        digest = split_digest(paths, ids)
+        ids, digest = got
         return split_key(digest, ["scan"]), ids, digest
 
     def _read_stored_analysis(self, digest: str) -> None:
@@ -223,58 +283,69 @@ class ScanWorker(Worker):
         if told is not None:
             self.stored_analysis = (req, told)
 
-    def _from_answer(self, key: str) -> bool:
-        """Every file's index and CRC status from the split's stored scan, at once; False if there
-        is none (or it cannot be read: said in the log, and the files are scanned)."""
+    def _stored_split(self, key: str):
+        """The split's stored scan (`splitindex.SplitIndex`: every file's index and CRC status), or
+        None if there is none (or it cannot be read: said in the log, and the files are scanned)."""
         from tfrview.core.analysis import splitindex
         from tfrview.core.analysis.cache import load_answer
 
         got = load_answer(key)
         if got is None:
-            return False
+            return None
         try:
-            indexes, at, settled = splitindex.unpack(*got)
+            split = splitindex.unpack_split(*got)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             log.info("the stored scan of %s is unreadable (%s): scanned again", self.dataset.name, exc)
-            return False
-        if len(indexes) != len(self.dataset.files):
-            return False
-        self._take_all(indexes, at)
-        self._settled = settled
+            return None
+        return split if len(split) == len(self.dataset.files) else None
+
+    def _take_split(self, split) -> bool:
+        """Every file's index and CRC status from the split's stored scan, at once."""
+        self._take_all(split)
+        self._settled = split.settled
         return True
 
-    def _take_all(self, indexes: list, at: float) -> None:
-        """Every file not framed yet takes its index from the split's stored scan, as `_take_whole`
-        takes one, in one sweep: each file's arrays adopted as they are (views of the answer's), the
-        files whose every data CRC was checked found by one array operation, one report at the end
-        (10,000 files one by one, a progress check and a reduction each, were ~0.5 s of this thread,
-        which shares the GIL with the UI's)."""
+    def _take_all(self, split) -> None:
+        """Every file not framed yet takes its index from the split's stored scan
+        (`splitindex.SplitIndex`), as `_take_whole` takes one, in one sweep: each file's arrays
+        adopted as views of the answer's (`RecordIndex.adopt_whole`, no chunk a file), the files
+        whose every data CRC was checked, the records, problems and bytes of every file found by
+        array operations, one report at the end (10,000 files one by one, a progress check and a
+        reduction each, were ~0.5 s of this thread, which shares the GIL with the UI's; objects
+        made a file and walks of every file for counts ~0.15 s more)."""
         files = self.dataset.files
-        counts = np.fromiter((len(x.status) for x in indexes), np.int64, len(indexes))
-        status = np.concatenate([x.status for x in indexes]) if indexes else np.zeros(0, np.uint8)
-        unchecked = np.flatnonzero((status & VERIFIED) == 0)  # the records whose data CRC was not
+        starts = split.starts
+        counts = np.diff(starts)
+        unchecked = np.flatnonzero((split.status & VERIFIED) == 0)  # the records whose data CRC was not
         verified = counts > 0
         if len(unchecked):  # ... and the files they are in
-            verified[np.searchsorted(np.cumsum(counts), unchecked, side="right")] = False
+            verified[np.searchsorted(starts[1:], unchecked, side="right")] = False
+        at = split.at
         if at < self._began and not self.stored_files:  # analysed before: its analysis may start now
             self.stored_found.emit()
+        problems = split.problems
+        offsets, lengths, status, scanned = split.offsets, split.lengths, split.status, split.scanned.tolist()
+        bounds = starts.tolist()
+        lengthy = any(f.expected_records is not None for f in files)  # a TFDS split: counts checked
+        sizes = [0] * len(files)
         taken = 0
-        for fi, (f, x) in enumerate(zip(files, indexes, strict=True)):
-            if f.index.count:  # the first file, framed for the first rows: the same records
-                continue
+        for fi, f in enumerate(files):
             src = f.source
+            sizes[fi] = src.file_size
+            index = f.index
+            if index.count:  # the first file, framed for the first rows: the same records
+                continue
             if not getattr(src, "sniffed", True):
                 src.assume_plain()
-            f.index.adopt(
-                IndexChunk(
-                    0, x.offsets, x.lengths, x.status, x.problems, x.scanned, src.file_size, True, x.scanned
-                )
+            a, b = bounds[fi], bounds[fi + 1]
+            index.adopt_whole(
+                offsets[a:b], lengths[a:b], status[a:b], problems.get(fi, ()), scanned[fi], sizes[fi]
             )
             if verified[fi]:
                 self._verified.add(fi)
-            if x.problems:
-                self._report(fi, x.problems)
-            if f.expected_records is not None:
+            if fi in problems:
+                self._report(fi, problems[fi])
+            if lengthy and f.expected_records is not None:
                 self._report(fi, self.dataset.check_length(fi))
             taken += 1
             if fi % 1024 == 0:
@@ -283,9 +354,14 @@ class ScanWorker(Worker):
             self.stored_files += taken
             self.stored_at = at if self.stored_at is None else min(self.stored_at, at)
         self.file_no = len(files) - 1
-        self._counts = None  # counted again from every file at the next report
-        total = self._total(ScanPhase.INDEX)
-        self._tick(ScanPhase.INDEX, total, total, True)
+        # the mirror of every file's records and problems, and the passes' totals, known at once
+        self._counts = counts.astype(np.int64)
+        self._counts[0] = files[0].index.count
+        self._problems = np.zeros(len(files), np.int64)
+        for fi in [0, *problems]:
+            self._problems[fi] = len(files[fi].index.problems)
+        self._all_taken = (sum(sizes), int(split.scanned.sum()))
+        self._tick(ScanPhase.INDEX, self._all_taken[0], self._all_taken[0], True)
 
     def _remember_answer(self, key: str, identities: list) -> None:
         """Every file's index stored as the split's scan, when each file is plain, framed to its end
@@ -403,6 +479,10 @@ class ScanWorker(Worker):
     def _nothing_to_do(self, name: ScanPhase) -> bool:
         """Whether every open file is framed to its end (INDEX) or, besides, had every data CRC
         checked (VERIFY): the pass would only walk 10,000 files to skip each."""
+        if self._all_taken is not None and (
+            name is ScanPhase.INDEX or len(self._verified) == int(np.count_nonzero(self._counts))
+        ):
+            return True
         done = all(f.source is None or f.index.done for f in self.dataset.files)
         if name is ScanPhase.VERIFY:
             return done and all(
