@@ -1,5 +1,5 @@
 """Whole records found in a window of bytes held in memory, at numpy's speed: the chain of lengths
-followed by one lean loop, every header CRC checked once per distinct length, every data CRC by one
+followed by one lean loop (whole runs at once where lengths repeat), every header CRC checked once per distinct length, every data CRC by one
 CRC over a copy of the window. The one fast path for clean bytes, shared by a big file's parts
 (`parts.py`) and the small shards read whole (`smallfile.py`); anything not whole is left to the
 sequential framing of `index.py`, which says why."""
@@ -28,22 +28,13 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
     than the window starts there), NOT_WHOLE (a record whose header or data CRC fails starts there,
     or the file ends inside one). `at_end`: the window ends where the file does.
 
-    The chain of records is followed by one lean Python loop (a length read a record); the header
-    CRCs are then checked by numpy, once per distinct length, and the data CRCs of all the window's
-    records by one CRC over a copy of the window (`all_whole`), one at a time only when that fails."""
-    view = memoryview(span).cast("B")[:n]
-    # the window as u64s at each of the 8 alignments: a length is one index into one of them (a
-    # fifth less than struct's unpack_from a record), the starts kept in an int64 array.array that
-    # numpy takes as it is
-    lengths_at = [view[k : k + (n - k) // 8 * 8].cast("Q") for k in range(8)]
-    out = array("q")
-    add = out.append
+    The chain of records is followed by one lean Python loop (a length read a record), and by
+    whole runs of records at once where their lengths repeat (`_chain`); the header CRCs are then
+    checked by numpy, once per distinct length, and the data CRCs of all the window's records by
+    one CRC over a copy of the window (`all_whole`), one at a time only when that fails."""
+    raw = np.frombuffer(span, dtype=np.uint8, count=n)
     stop = min(n - HEADER_SIZE, hi - 1)  # a whole header in the window, and a start before hi
-    p = 0
-    while p <= stop:
-        add(p)
-        p += lengths_at[p & 7][p >> 3] + OVERHEAD
-    starts = np.frombuffer(out, dtype=np.int64) if len(out) else np.empty(0, np.int64)
+    starts, p = _chain(memoryview(span).cast("B")[:n], raw, stop)
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     if len(ends):
@@ -57,7 +48,6 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
         why = NOT_WHOLE if at_end else MORE
     if not len(starts):
         return starts, p, why
-    raw = np.frombuffer(span, dtype=np.uint8, count=n)
     lengths = ends - starts - OVERHEAD
     uniq, inverse = np.unique(lengths, return_inverse=True)
     ok = (
@@ -76,6 +66,126 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
             j = bad[0]
             return starts[:j], int(starts[j]), NOT_WHOLE
     return starts, p, why
+
+
+_MATCH = 16  # the last steps (start to start) that must have been seen before for a pattern to be guessed
+_HISTORY = 1024  # the steps looked back over for them: a pattern of lengths up to ~1,000 records long
+_TRIED = 8  # the periods tried at a look (where the last steps were seen, nearest first, each
+# ruling out those that do not explain the step it failed at)
+_FIRST_GUESS = 256  # records a first guess predicts (then 16 times more while guesses hold)
+_BACKOFF = 4096  # the most records looped between two looks when lengths do not repeat
+
+
+def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, int]:
+    """(the start of every record of the chain from 0 that starts at or before `stop`, the start
+    after the last), as the lean loop finds them (the u64 length at each start, plus OVERHEAD),
+    ~130 ns a record.
+
+    Small records often repeat a pattern of lengths (one length; a schema's few sizes in turn; a
+    writer cycling through a set of examples): when the last _MATCH steps were seen before in the
+    last _HISTORY, the pattern since then is guessed to go on, the next starts predicted from it and
+    every prediction checked at once by numpy against the length read at the predicted start (a
+    start is certain when the record before it is, and that record's length is the predicted one).
+    The chain goes on by the loop from the first that fails. The same starts as the loop alone, at
+    ~10 ns a record where lengths repeat; where they do not, looks back off (one look at most
+    every _BACKOFF records, ~20 us each)."""
+    n = len(view)
+    # the window as u64s at each of the 8 alignments: a length is one index into one of them (a
+    # fifth less than struct's unpack_from a record), the starts kept in an int64 array.array that
+    # numpy takes as it is
+    lengths_at = [view[k : k + (n - k) // 8 * 8].cast("Q") for k in range(8)]
+    out = array("q")
+    add = out.append
+    runs: list[np.ndarray] = []  # the starts before those in `out`, in order
+    p = 0
+    budget = 2 * _MATCH
+    while p <= stop:
+        left = budget
+        while p <= stop and left:
+            add(p)
+            p += lengths_at[p & 7][p >> 3] + OVERHEAD
+            left -= 1
+        if p > stop:
+            break
+        runs.append(np.array(out, dtype=np.int64))
+        out = array("q")
+        add = out.append
+        steps = _pattern(_last(runs, _HISTORY + 1), p)
+        if steps is None:
+            budget = min(budget * 2, _BACKOFF)
+            continue
+        guess = _FIRST_GUESS
+        while steps is not None and p <= stop:  # guesses 16 times longer while the pattern holds
+            got, p, steps = _predicted(raw, p, stop, steps, guess)
+            runs.append(got)
+            guess *= 16
+        budget = 2 * _MATCH
+    if len(out):
+        runs.append(np.array(out, dtype=np.int64))
+    if len(runs) > 1:
+        return np.concatenate(runs), p
+    return (runs[0] if runs else np.empty(0, np.int64)), p
+
+
+def _last(runs: list[np.ndarray], k: int) -> np.ndarray:
+    """The last `k` starts of `runs` (fewer when there are not as many), in one array."""
+    tail: list[np.ndarray] = []
+    for a in reversed(runs):
+        tail.append(a[-k:])
+        k -= len(tail[-1])
+        if k <= 0:
+            break
+    return np.concatenate(tail[::-1]) if len(tail) > 1 else tail[0]
+
+
+def _pattern(recent: np.ndarray, p: int) -> list[int] | None:
+    """The steps (start to start) from the chain's `recent` starts and `p` (the next) that repeat,
+    the next one first: the shortest period with which all of them repeat, among the places where
+    their last _MATCH steps were seen before; None when there is none, or a step is too long to
+    predict (over 32 bits)."""
+    steps = np.diff(recent, append=p)
+    m = len(steps)
+    if m < _MATCH + 1 or int(steps.max()) > 1 << 32:
+        return None
+    tail = steps[m - _MATCH :]
+    seen = np.lib.stride_tricks.sliding_window_view(steps[: m - 1], _MATCH)  # every earlier run of _MATCH
+    periods = m - _MATCH - np.flatnonzero((seen == tail).all(axis=1))[::-1]  # the shortest first
+    for _ in range(_TRIED):
+        if not len(periods):
+            break
+        k = int(periods[0])
+        wrong = np.flatnonzero(steps[k:] != steps[:-k])
+        if not len(wrong):  # the whole history repeats with it
+            return steps[m - k :].tolist()
+        b = int(wrong[-1]) + k  # a step this period does not explain: the longer ones left must
+        periods = periods[1:]
+        periods = periods[(periods > b) | (steps[np.maximum(b - periods, 0)] == steps[b])]
+    return None
+
+
+def _predicted(
+    raw: np.ndarray, p: int, stop: int, steps: list[int], guess: int
+) -> tuple[np.ndarray, int, list[int] | None]:
+    """(the starts from `p` that the repeating `steps` predict and the bytes confirm, up to `guess`
+    of them and none past `stop`; where the chain goes on; when every prediction held, the steps
+    from there, else None). A predicted start is confirmed when every record before it from `p`
+    has the predicted length (its u64 at its start)."""
+    k = len(steps)
+    count = min(guess, (stop - p) // min(steps) + 1)
+    step = np.tile(np.asarray(steps, dtype=np.int64), -(-count // k))[:count]
+    starts = np.empty(count, np.int64)
+    starts[0] = p
+    np.cumsum(step[:-1], out=starts[1:])
+    starts[1:] += p
+    starts = starts[: int(np.searchsorted(starts, stop, side="right"))]
+    step = step[: len(starts)]
+    u32 = _u32s(raw)
+    ok = (u32[starts] == (step - OVERHEAD).astype(np.uint32)) & (u32[starts + 4] == 0)
+    if ok.all():  # every one confirmed: the chain goes on after the last, the pattern where it is
+        turn = len(starts) % k
+        return starts, int(starts[-1] + step[-1]), steps[turn:] + steps[:turn]
+    bad = int(np.argmin(ok))
+    return starts[:bad], int(starts[bad]), None
 
 
 def _u32s(raw: np.ndarray) -> np.ndarray:
