@@ -1,6 +1,6 @@
 """Whole records found in a window of bytes held in memory, at numpy's speed: the chain of lengths
-followed by one lean loop (whole runs at once where lengths repeat), every header CRC checked once per distinct length, every data CRC by one
-CRC over a copy of the window. The one fast path for clean bytes, shared by a big file's parts
+followed by one lean loop (whole runs at once where lengths repeat), every header CRC checked once
+per distinct length, every data CRC by one CRC over a copy of the window. The one fast path for clean bytes, shared by a big file's parts
 (`parts.py`) and the small shards read whole (`smallfile.py`); anything not whole is left to the
 sequential framing of `index.py`, which says why."""
 
@@ -70,10 +70,13 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
 
 _MATCH = 16  # the last steps (start to start) that must have been seen before for a pattern to be guessed
 _HISTORY = 1024  # the steps looked back over for them: a pattern of lengths up to ~1,000 records long
+_RUN = np.arange(_MATCH)
 _TRIED = 8  # the periods tried at a look (where the last steps were seen, nearest first, each
 # ruling out those that do not explain the step it failed at)
 _FIRST_GUESS = 256  # records a first guess predicts (then 16 times more while guesses hold)
-_BACKOFF = 4096  # the most records looped between two looks when lengths do not repeat
+_LOOK_BYTES = 4096  # bytes the loop frames before it looks for a pattern (then twice as many each
+_BACKOFF_BYTES = 8 << 20  # time none is found, up to this: a window's, ~11 looks a window at most)
+_SMALL = 2048  # looked for only where the records since the last look average fewer bytes than this
 
 
 def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, int]:
@@ -88,7 +91,7 @@ def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, in
     start is certain when the record before it is, and that record's length is the predicted one).
     The chain goes on by the loop from the first that fails. The same starts as the loop alone, at
     ~10 ns a record where lengths repeat; where they do not, looks back off (one look at most
-    every _BACKOFF records, ~20 us each)."""
+    every _BACKOFF_BYTES, ~30 us each)."""
     n = len(view)
     # the window as u64s at each of the 8 alignments: a length is one index into one of them (a
     # fifth less than struct's unpack_from a record), the starts kept in an int64 array.array that
@@ -98,33 +101,37 @@ def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, in
     add = out.append
     runs: list[np.ndarray] = []  # the starts before those in `out`, in order
     p = 0
-    budget = 2 * _MATCH
+    budget = _LOOK_BYTES
+    mark, looked = 0, 0  # len(out) and p at the last look
     while p <= stop:
-        left = budget
-        while p <= stop and left:
+        lim = min(stop, p + budget)  # by bytes, not records: the loop's one test a record, as before
+        while p <= lim:
             add(p)
             p += lengths_at[p & 7][p >> 3] + OVERHEAD
-            left -= 1
         if p > stop:
             break
-        runs.append(np.array(out, dtype=np.int64))
+        small = (len(out) - mark) * _SMALL > p - looked  # long records: the loop costs little a byte
+        mark, looked = len(out), p
+        recent = np.frombuffer(out[-_HISTORY - 1 :], dtype=np.int64)  # a copy: `out` grows on
+        steps = _pattern(_last([*runs, recent], _HISTORY + 1), p) if small else None
+        if steps is None:
+            budget = min(budget * 2, _BACKOFF_BYTES)
+            continue
+        runs.append(np.frombuffer(out, dtype=np.int64).copy())
         out = array("q")
         add = out.append
-        steps = _pattern(_last(runs, _HISTORY + 1), p)
-        if steps is None:
-            budget = min(budget * 2, _BACKOFF)
-            continue
         guess = _FIRST_GUESS
         while steps is not None and p <= stop:  # guesses 16 times longer while the pattern holds
             got, p, steps = _predicted(raw, p, stop, steps, guess)
             runs.append(got)
             guess *= 16
-        budget = 2 * _MATCH
+        budget = _LOOK_BYTES
+        mark, looked = 0, p
+    if not runs:  # nothing guessed: the loop's array as it is
+        return (np.frombuffer(out, dtype=np.int64) if len(out) else np.empty(0, np.int64)), p
     if len(out):
-        runs.append(np.array(out, dtype=np.int64))
-    if len(runs) > 1:
-        return np.concatenate(runs), p
-    return (runs[0] if runs else np.empty(0, np.int64)), p
+        runs.append(np.frombuffer(out, dtype=np.int64))
+    return np.concatenate(runs), p
 
 
 def _last(runs: list[np.ndarray], k: int) -> np.ndarray:
@@ -143,20 +150,25 @@ def _pattern(recent: np.ndarray, p: int) -> list[int] | None:
     the next one first: the shortest period with which all of them repeat, among the places where
     their last _MATCH steps were seen before; None when there is none, or a step is too long to
     predict (over 32 bits)."""
-    steps = np.diff(recent, append=p)
+    steps = np.empty(len(recent), np.int64)
+    np.subtract(recent[1:], recent[:-1], out=steps[:-1])
+    steps[-1] = p - int(recent[-1])
     m = len(steps)
-    if m < _MATCH + 1 or int(steps.max()) > 1 << 32:
+    if m < _MATCH + 1:
         return None
     tail = steps[m - _MATCH :]
-    seen = np.lib.stride_tricks.sliding_window_view(steps[: m - 1], _MATCH)  # every earlier run of _MATCH
-    periods = m - _MATCH - np.flatnonzero((seen == tail).all(axis=1))[::-1]  # the shortest first
+    # every earlier run of _MATCH steps that ends in the same step as the last, then the whole run
+    ends = np.flatnonzero(steps[_MATCH - 1 : m - 1] == tail[-1])
+    ends = ends[(steps[ends[:, None] + _RUN] == tail).all(axis=1)]
+    periods = m - _MATCH - ends[::-1]  # the shortest first
     for _ in range(_TRIED):
         if not len(periods):
             break
         k = int(periods[0])
         wrong = np.flatnonzero(steps[k:] != steps[:-k])
         if not len(wrong):  # the whole history repeats with it
-            return steps[m - k :].tolist()
+            got = steps[m - k :].tolist()
+            return got if max(got) <= 1 << 32 else None
         b = int(wrong[-1]) + k  # a step this period does not explain: the longer ones left must
         periods = periods[1:]
         periods = periods[(periods > b) | (steps[np.maximum(b - periods, 0)] == steps[b])]
