@@ -1,8 +1,9 @@
 """Whole records found in a window of bytes held in memory, at numpy's speed: the chain of lengths
 followed by one lean loop (whole runs at once where lengths repeat), every header CRC checked once
-per distinct length, every data CRC by one CRC over a copy of the window. The one fast path for clean bytes, shared by a big file's parts
-(`parts.py`) and the small shards read whole (`smallfile.py`); anything not whole is left to the
-sequential framing of `index.py`, which says why."""
+per distinct length, every data CRC by one CRC over a copy of the window. The one fast path for
+clean bytes, shared by a big file's parts (`parts.py`) and the small shards read whole
+(`smallfile.py`); anything not whole is left to the sequential framing of `index.py`, which says
+why."""
 
 from __future__ import annotations
 
