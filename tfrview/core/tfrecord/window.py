@@ -23,11 +23,14 @@ MORE, LONG, NOT_WHOLE = range(3)  # how a window's framing ends (frame_window)
 _zero_crcs: dict[int, int] = {}  # crc32c of n zero bytes, by n
 
 
-def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tuple[np.ndarray, int, int]:
+def frame_window(
+    span: bytes | memoryview, n: int, hi: int, at_end: bool, scratch: bytearray | None = None
+) -> tuple[np.ndarray, int, int]:
     """The whole records of one window of n bytes that start before `hi` (relative positions), where
     framing goes on, and how: MORE (at the next window, or at or past hi), LONG (a record longer
     than the window starts there), NOT_WHOLE (a record whose header or data CRC fails starts there,
-    or the file ends inside one). `at_end`: the window ends where the file does.
+    or the file ends inside one). `at_end`: the window ends where the file does. `scratch`: the
+    buffer of `all_whole`'s copy, kept by a caller that frames many windows (no fresh pages a window).
 
     The chain of records is followed by one lean Python loop (a length read a record), and by
     whole runs of records at once where their lengths repeat (`_chain`); the header CRCs are then
@@ -61,7 +64,7 @@ def frame_window(span: bytes | memoryview, n: int, hi: int, at_end: bool) -> tup
         starts, ends, lengths, inverse = starts[:j], ends[:j], lengths[:j], inverse[:j]
         if not j:
             return starts, p, why
-    if not all_whole(raw, starts, ends, uniq, inverse):
+    if not all_whole(raw, starts, ends, uniq, inverse, scratch):
         bad = _bad_crcs(memoryview(span)[:n], starts + HEADER_SIZE, lengths, 0)
         if bad:
             j = bad[0]
