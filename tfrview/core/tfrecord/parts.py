@@ -123,6 +123,7 @@ def frame_range(
     that start before hi and end after it, without reading a whole window more."""
     size = source.file_size
     buf = bytearray() if buf is None else buf
+    scratch = bytearray() if scratch is None else scratch  # one CRC copy buffer for all its windows
     start = 0 if lo == 0 else _first_header(source, lo, hi, buf)
     if start < 0:
         return Part(lo, hi, -1, np.empty(0, np.uint64), hi, True)
