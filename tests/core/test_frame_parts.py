@@ -481,3 +481,21 @@ def test_a_file_of_repeating_lengths_framed_in_parts_is_what_one_core_says():
     data[at : at + 8] = (70).to_bytes(8, "little")
     src = source_from_bytes(bytes(data))
     _same(joined_parts(src, _in_parts(src, cuts, 100_000)), index_and_verify(src))
+
+
+def test_a_window_s_distinct_lengths_are_np_unique_s():
+    """`window._distinct` (a table of small lengths, np.unique for long ones) answers as np.unique."""
+    from tfrview.core.tfrecord.window import _distinct
+
+    rng = np.random.default_rng(0)
+    for lengths in (
+        [5],
+        [0, 0, 0],
+        rng.integers(0, 300, 1000),
+        rng.integers(0, 1 << 20, 1000),
+        [65535, 0],
+        [1 << 16, 1],
+    ):
+        lengths = np.asarray(lengths, np.int64)
+        (u, i), (nu, ni) = _distinct(lengths), np.unique(lengths, return_inverse=True)
+        assert np.array_equal(u, nu) and np.array_equal(i, ni) and np.array_equal(u[i], lengths)
