@@ -397,3 +397,105 @@ def test_chunks_are_sized_to_the_file_s_long_records():
     assert n == -(-(1 << 30) // (512 * 300_000)) >= 4 and chunk * n >= 1 << 30 and chunk > 100 << 20
     assert childproc.chunk_plan(1 << 30, 8, 5_000_000)[1] == 16  # two a worker
     assert childproc.chunk_plan(1 << 50, 2, 100)[1] <= 4096
+
+
+# --- the chain of lengths guessed where it repeats (window._chain) --------------------------------
+
+
+def _loop_chain(data: bytes, stop: int) -> tuple[list[int], int]:
+    """The chain of starts as the lean loop alone follows it: the reference."""
+    out, p = [], 0
+    while p <= stop:
+        out.append(p)
+        p += int.from_bytes(data[p : p + 8], "little") + 16
+    return out, p
+
+
+def _chain(data: bytes, stop: int) -> tuple[list[int], int]:
+    from tfrview.core.tfrecord.window import _chain
+
+    starts, p = _chain(memoryview(data), np.frombuffer(data, np.uint8), stop)
+    return starts.tolist(), p
+
+
+def _repeating(lengths: list[int], n: int) -> list[bytes]:
+    return [frame(bytes([i % 251]) * lengths[i % len(lengths)]) for i in range(n)]
+
+
+@FUZZ
+@given(
+    st.lists(st.integers(0, 120), min_size=1, max_size=40),
+    st.integers(1, 3000),
+    st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["flip", "length", "big", "zero"])), max_size=4),
+    st.floats(0.05, 1.0),
+)
+def test_a_guessed_chain_is_the_loop_s_chain(pattern, n, damage, where):
+    """Lengths that repeat a pattern (one length, a few in turn, up to 40 long), broken by flipped
+    bytes, a header's length rewritten, a length over 32 bits, zeroed bytes; stopped anywhere
+    (a chunk's end inside a run): the starts and the next start are the lean loop's, byte for byte."""
+    data = bytearray(b"".join(_repeating(pattern, n)))
+    for at, kind in damage:
+        k = int(at * (len(data) - 16))
+        if kind == "flip":
+            data[k] ^= 0x10
+        elif kind == "length":
+            data[k : k + 8] = (int.from_bytes(data[k : k + 8], "little") + 4).to_bytes(8, "little")
+        elif kind == "big":
+            data[k : k + 8] = ((1 << 33) + 5).to_bytes(8, "little")
+        else:
+            data[k : k + 40] = bytes(len(data[k : k + 40]))
+    data = bytes(data)
+    stop = max(0, int(where * (len(data) - 12)))
+    assert _chain(data, stop) == _loop_chain(data, stop)
+
+
+def test_a_run_of_equal_lengths_broken_by_a_damaged_header_stops_there():
+    """A clean run of one length, then a header whose length is another: the window frames up to it
+    and says NOT_WHOLE there (its length CRC fails), as the loop would; a chunk's end inside a run
+    stops at the first record at or past it."""
+    from tfrview.core.tfrecord.window import MORE, NOT_WHOLE, frame_window
+
+    recs = _repeating([50], 5000)
+    data = bytearray(b"".join(recs))
+    at = 66 * 3000
+    data[at : at + 8] = (51).to_bytes(8, "little")  # record 3000 claims a byte more: its header CRC fails
+    starts, p, why = frame_window(bytes(data), len(data), len(data), True)
+    assert why == NOT_WHOLE and p == at and starts.tolist() == list(range(0, at, 66))
+    clean = b"".join(recs)
+    hi = 66 * 4000 + 7  # a chunk's end inside the run
+    starts, p, why = frame_window(clean, len(clean), hi, False)
+    assert why == MORE and p == 66 * 4001 and len(starts) == 4001
+
+
+def test_a_file_of_repeating_lengths_framed_in_parts_is_what_one_core_says():
+    """Chunk ends inside runs, a flipped data byte late and a header rewritten inside a long run:
+    parts framed with the guessed chain join to one core's answer."""
+    recs = _repeating([81, 85, 89, 93, 97, 81], 6000)
+    data = bytearray(b"".join(recs))
+    src = source_from_bytes(bytes(data))
+    cuts = [len(data) // 3 + 5, 2 * len(data) // 3 - 7]
+    prefix, start, whole = P.clean_prefix(_in_parts(src, cuts, 100_000), len(data))
+    assert whole and prefix.count == 6000
+    data[sum(map(len, recs[:4500])) + 30] ^= 1
+    at = sum(map(len, recs[:1234]))
+    data[at : at + 8] = (70).to_bytes(8, "little")
+    src = source_from_bytes(bytes(data))
+    _same(joined_parts(src, _in_parts(src, cuts, 100_000)), index_and_verify(src))
+
+
+def test_a_window_s_distinct_lengths_are_np_unique_s():
+    """`window._distinct` (a table of small lengths, np.unique for long ones) answers as np.unique."""
+    from tfrview.core.tfrecord.window import _distinct
+
+    rng = np.random.default_rng(0)
+    for lengths in (
+        [5],
+        [0, 0, 0],
+        rng.integers(0, 300, 1000),
+        rng.integers(0, 1 << 20, 1000),
+        [65535, 0],
+        [1 << 16, 1],
+    ):
+        lengths = np.asarray(lengths, np.int64)
+        (u, i), (nu, ni) = _distinct(lengths), np.unique(lengths, return_inverse=True)
+        assert np.array_equal(u, nu) and np.array_equal(i, ni) and np.array_equal(u[i], lengths)

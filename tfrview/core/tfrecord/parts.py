@@ -112,15 +112,18 @@ def frame_range(
     hi: int,
     said: Callable[[int], None] | None = None,
     buf: bytearray | None = None,
+    scratch: bytearray | None = None,
 ) -> Part:
     """Frame and CRC-check the records of [lo, hi): from the first header at or past lo, every
     record whose header and data CRC pass, up to the first record that starts at or past hi. Stops
     early at the first record that is not whole (that one is left to the sequential framing).
     `said(position)`: told after each window. `buf`: the read buffer, kept by a caller that frames
-    many ranges (no fresh pages a range). A window reaches at most _SPILL past hi: the records
+    many ranges (no fresh pages a range), and `scratch` the buffer of each window's CRC copy
+    (`window.all_whole`), likewise. A window reaches at most _SPILL past hi: the records
     that start before hi and end after it, without reading a whole window more."""
     size = source.file_size
     buf = bytearray() if buf is None else buf
+    scratch = bytearray() if scratch is None else scratch  # one CRC copy buffer for all its windows
     start = 0 if lo == 0 else _first_header(source, lo, hi, buf)
     if start < 0:
         return Part(lo, hi, -1, np.empty(0, np.uint64), hi, True)
@@ -133,7 +136,7 @@ def frame_range(
             clean = False
             break
         span = source.span(pos, n, buf)
-        starts, nxt, why = frame_window(span, n, hi - pos, pos + n == size)
+        starts, nxt, why = frame_window(span, n, hi - pos, pos + n == size, scratch)
         if isinstance(span, memoryview):
             span.release()
         if len(starts):
@@ -336,18 +339,30 @@ def _take(fd: int) -> int | None:
     return int.from_bytes(got, "little") if len(got) == 8 else None
 
 
+def _heap_kept(size: int) -> None:
+    """glibc's malloc gives each block over 128 KB fresh pages of its own (every page faulted in
+    again when used, returned when freed) until a block that large is freed: from then on it keeps
+    blocks up to that size in its heap, reused. A window's temporaries (a few arrays of ~80,000
+    starts, lengths and CRCs: ~5 MB) cost ~1,300 page faults a window (~5 ms of system time) without
+    it. A block of `size` bytes taken and freed untouched (no page faulted in) raises that bar for
+    this process; the heap then keeps up to twice that free. Elsewhere than glibc: nothing."""
+    np.empty(size, np.uint8)
+
+
 def _chunks(source: Source, fd: int, chunk: int, said: Callable[[int], None] | None = None) -> list[Part]:
     """Every chunk this process takes from the token pipe, framed (`frame_range`), one read buffer
-    for all; `said(bytes)` after each, the bytes of the chunks this process framed."""
+    and one CRC copy's buffer for all; `said(bytes)` after each, the bytes of the chunks this process framed."""
     size = source.file_size
-    buf = bytearray()
+    _heap_kept(min(_WINDOW, chunk) + _SPILL)
+    # sized at once: growing one from empty touched its 8 MB twice (a zeroed temporary, then the copy)
+    buf, scratch = bytearray(min(_WINDOW, chunk) + _SPILL), bytearray(min(_WINDOW, chunk) + _SPILL)
     out: list[Part] = []
     done = 0
     while (k := _take(fd)) is not None:
         lo, hi = k * chunk, min(size, (k + 1) * chunk)
         if lo >= size:
             continue
-        out.append(frame_range(source, lo, hi, buf=buf))
+        out.append(frame_range(source, lo, hi, buf=buf, scratch=scratch))
         done += hi - lo
         if said is not None:
             said(done)
