@@ -38,6 +38,24 @@ def make_small(path: Path, n: int) -> None:
     _write_chunks(path, (base[i % 97] for i in range(n)))
 
 
+def make_small_varied(path: Path, n: int) -> None:
+    """n Examples like make_small's whose lengths follow no pattern: each record one of 4,096
+    variants (label 0-9,999, 8-12 floats, an id of 6-9 bytes) drawn at random, so framing cannot
+    foresee the next length from the last ones (make_small's cycle through 97 repeats every 5)."""
+    from tfrview.core.records.proto import example_pb2
+
+    rnd = random.Random(19)
+    base = []
+    for _ in range(4096):
+        ex = example_pb2.Example()
+        ex.features.feature["label"].int64_list.value.append(rnd.randrange(10_000))
+        ex.features.feature["x"].float_list.value.extend([0.5] * rnd.randrange(8, 13))
+        ex.features.feature["id"].bytes_list.value.append(b"i" * rnd.randrange(6, 10))
+        base.append(encode_record(ex.SerializeToString()))
+    picks = rnd.choices(range(4096), k=n)
+    _write_chunks(path, (base[k] for k in picks))
+
+
 def make_big(path: Path, total: int, rec: int = 250_000) -> None:
     """~total bytes of ~rec-byte records of random bytes (JPEG-like: incompressible)."""
     rnd = random.Random(1)

@@ -3,7 +3,7 @@ target, on this machine's cores.
 
     python bench/bench_split.py [--dir /tmp/tfrview-bench-split] [--records 2000000] [--shards 2048]
                                 [--checks 200000] [--rounds 2] [--no-rss] [--many 10000] [--no-checks]
-                                [--checks-split] [--tf /work/tfenv/bin/python]
+                                [--checks-split] [--varied] [--tf /work/tfenv/bin/python]
 
 The same small Examples (~116 bytes a record, as bench_engine.make_small writes them) as one file
 and cut at record boundaries into `--shards` files (one generation, cut in memory: quick). `verify`
@@ -21,7 +21,9 @@ against TensorFlow's ~1.5 ms a file those figures give (>= 1x). With `--tf PYTHO
 over the same files, one after another, every record counted inside TensorFlow by `reduce`) is
 measured in that interpreter, a separate environment the package never uses, its import not
 counted, and printed beside it (on 2 busy cores it took minutes: 157 s for the 2,048 shards).
-`--many` shards of 100 records each (cut from the same file) are the second split; `info` of the
+`--varied` also verifies a file of as many small Examples whose lengths follow no pattern: the
+bench file cycles through 97 Examples (lengths repeat every 5), which framing foresees
+(`tfrecord/window.py`), and real data may not. `--many` shards of 100 records each (cut from the same file) are the second split; `info` of the
 stored `--shards` split runs after a verify stored it.
 """
 
@@ -70,6 +72,19 @@ def make_whole(d: Path, records: int) -> Path:
         make_small(tmp, records)
         tmp.rename(whole)
     return whole
+
+
+def make_varied(d: Path, records: int) -> Path:
+    """The same number of small Examples, their lengths in no pattern (bench_engine.make_small_varied)."""
+    from bench.bench_engine import make_small_varied
+
+    d.mkdir(parents=True, exist_ok=True)
+    varied = d / f"varied-{records}.tfrecord"
+    if not varied.exists():
+        tmp = d / "varied.partial"
+        make_small_varied(tmp, records)
+        tmp.rename(varied)
+    return varied
 
 
 def cut(whole: Path, d: Path, shards: int) -> Path:
@@ -210,6 +225,11 @@ def main() -> None:
         help="also verify --checks of the whole split against the one file (minutes)",
     )
     ap.add_argument(
+        "--varied",
+        action="store_true",
+        help="also verify a file of as many small Examples whose lengths follow no pattern",
+    )
+    ap.add_argument(
         "--many", type=int, default=10_000, help="shards of 100 records of the second split (0: none)"
     )
     ap.add_argument(
@@ -270,6 +290,18 @@ def verify_figures(a, whole: Path, shards: Path, homes: list[str]) -> None:
         f">= 3x TensorFlow (<= {TF_ONE_FILE_S / 3:.2f} s)",
         TF_ONE_FILE_S / one >= 3,
     )
+    if a.varied:  # the bench file's lengths repeat (framing foresees them): one whose do not
+        varied = make_varied(d, a.records)
+        t_var = [tfrview("verify", "--quiet", str(varied), home=fresh(homes))[0] for _ in range(a.rounds)]
+        print(
+            f"  (runs: {', '.join(f'{x:.2f}' for x in t_var)} s; CPU {', '.join(f'{c:.2f}' for c in CPU[-a.rounds :])} s)"
+        )
+        line(
+            f"verify {a.records:,} records in one file, lengths in no pattern",
+            f"{min(t_var):.2f} s",
+            f">= 3x TensorFlow (<= {TF_ONE_FILE_S / 3:.2f} s)",
+            TF_ONE_FILE_S / min(t_var) >= 3,
+        )
     line(f"verify the same in {a.shards:,} shards", f"{many:.2f} s", f"before: {BEFORE_SHARDS_S}", None)
     line("  shards / one file", f"{many / one:.2f}x", "<= 1.5x", many / one <= 1.5)
     tf_many = tensorflow(a.tf, files_of(shards))
