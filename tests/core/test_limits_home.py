@@ -29,6 +29,8 @@ NOT_LIMITS = {
         "CHUNK_HEADER_SIZE",
     },  # the Riegeli format
     "core/tfrecord/index.py": {"_HOP"},  # a framing strategy: long records framed by header alone
+    # likewise: when the chain of lengths is foreseen where lengths repeat (the same starts either way)
+    "core/tfrecord/window.py": {"_MATCH", "_BACKOFF_BYTES", "_SMALL"},
     "core/tfrecord/source.py": {"_MIN_FEED", "_TINY_FEED", "_MIN_READ"},  # piece sizes of reads
     "core/tfrecord/lineendings.py": {"_SETUP_STEPS", "_PREFIX_STEPS", "_SEEN_BITS"},  # cost model
     "core/records/payload.py": {"_FEW"},  # which of two equivalent parsers is faster
