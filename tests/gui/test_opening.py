@@ -75,3 +75,20 @@ def test_paging_indicator_past_the_row_cap(qtbot, open_window, tmp_path):
     w.select_record(250)
     w._update_status()
     assert "showing records 200–299" in w.status_label.text()
+
+
+def test_the_spare_job_process_waits_for_the_first_rows(qtbot, open_window, monkeypatch):
+    """No spare job process while the window and its first rows are made (on 2 cores its start-up
+    took a core from them); it starts once the first rows have painted (`session._spare_soon`)."""
+    from tfrview.core.procs import launch
+    from tfrview.gui import session
+
+    monkeypatch.delenv(launch.NO_SPARE_ENV, raising=False)
+    launch.drop_spare()
+    started = []
+    monkeypatch.setattr(launch, "prewarm", lambda: started.append(True))
+    w = open_window([RACCOON], wait=False)
+    assert started == []  # the window made, its scan started: no spare yet
+    Driver(qtbot, w).wait_index_ended()
+    qtbot.waitUntil(lambda: started != [], timeout=session.SPARE_AFTER_MS + 5000)
+    assert w.session._painted
