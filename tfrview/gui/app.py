@@ -76,12 +76,15 @@ class Windows:
         """When every argument is a TFDV file (`core.tfdv.files.kind_of`: by name, or a .pbtxt by its
         first field), a read-only table window for each; else None (a dataset). A file that is not
         what its name says: one line, as for a dataset that cannot be opened."""
+        # (a folder, a URL, a missing file is never one: `kind_of`'s first answer, without its import)
+        if not args or any(a.startswith("--") or not os.path.isfile(a) for a in args):
+            return None
         from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
         from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
 
         from tfrview.core.tfdv.files import kind_of, table
 
-        if not args or any(a.startswith("--") or kind_of(a) is None for a in args):
+        if any(kind_of(a) is None for a in args):
             return None
         from pathlib import Path
 
