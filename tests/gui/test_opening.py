@@ -92,3 +92,17 @@ def test_the_spare_job_process_waits_for_the_first_rows(qtbot, open_window, monk
     Driver(qtbot, w).wait_index_ended()
     qtbot.waitUntil(lambda: started != [], timeout=session.SPARE_AFTER_MS + 5000)
     assert w.session._painted
+
+
+def test_row_0_is_selected_when_the_tables_focus_made_it_current_first(qtbot, open_window):
+    """Qt's focus-in makes the first row current without selecting it; when that comes between
+    the first rows and `_select_first`, row 0 is still selected (it showed unmarked)."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    w = open_window([RACCOON], wait=False)
+    qtbot.waitUntil(lambda: w.model.rowCount() > 0, timeout=10000)
+    sm = w.table.selectionModel()
+    if not sm.hasSelection():  # (as a focus-in does it)
+        sm.setCurrentIndex(w.model.index(0, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+    qtbot.waitUntil(lambda: sm.hasSelection(), timeout=2000)
+    assert [i.row() for i in sm.selectedRows()] == [0] and w._selected == 0
