@@ -51,6 +51,32 @@ def test_missing_shards_are_named(tmp_path):
     assert shard_name(paths) == "train-?????-of-00004.tfrecord"
 
 
+def test_one_shard_set_is_read_once_and_any_other_names_each_as_before():
+    """`groups.one_set`: names of one `-of-N` set differing only in the number take one match;
+    names that are not (two folders, non-ASCII digits, another prefix) are matched a name, with the
+    same answers for the name, the missing shards and the splits."""
+    from pathlib import Path
+
+    from tfrview.core.tfrecord.dataset import missing_shard_paths
+    from tfrview.core.tfrecord.groups import one_set
+    from tfrview.core.tfrecord.splits import split_of_files
+
+    one = [Path(f"/d/validation/v2-{i:05d}-of-00010.tfrecord") for i in range(10) if i != 3]
+    assert one_set([p.name for p in one]) == (3, 8)
+    assert shard_name(one) == "v2-?????-of-00010.tfrecord"
+    assert missing_shard_paths(one) == [Path("/d/validation/v2-00003-of-00010.tfrecord")]
+    assert split_of_files([str(p) for p in one]) == ["validation"] * 9
+    two = [Path("/d/a-00000-of-00002"), Path("/e/a-00001-of-00002")]  # one set's names, two folders
+    assert one_set([p.name for p in two]) == (2, 7)
+    assert missing_shard_paths(two) == [Path("/d/a-00001-of-00002"), Path("/e/a-00000-of-00002")]
+    assert split_of_files(["/d/train/a-00000-of-00002", "/d/val/a-00001-of-00002"]) == ["train", "validation"]
+    assert one_set(["x-0٣-of-00002", "x-01-of-00002"]) is None  # an Arabic-Indic digit: matched a name
+    mixed = [Path("/d/a-00000-of-00002"), Path("/d/b-00001-of-00002")]
+    assert one_set([p.name for p in mixed]) is None
+    assert shard_name(mixed) == "2 files in d"
+    assert [p.name for p in missing_shard_paths(mixed)] == ["a-00001-of-00002", "b-00000-of-00002"]
+
+
 def test_unopenable_file_stays_with_its_error(tmp_path):
     make_shards(tmp_path, 1)
     with Dataset.open([str(tmp_path / "train-00000-of-00001.tfrecord"), str(tmp_path / "gone")]) as ds:

@@ -75,3 +75,34 @@ def test_paging_indicator_past_the_row_cap(qtbot, open_window, tmp_path):
     w.select_record(250)
     w._update_status()
     assert "showing records 200–299" in w.status_label.text()
+
+
+def test_the_spare_job_process_waits_for_the_first_rows(qtbot, open_window, monkeypatch):
+    """No spare job process while the window and its first rows are made (on 2 cores its start-up
+    took a core from them); it starts once the first rows have painted (`session._spare_soon`)."""
+    from tfrview.core.procs import launch
+    from tfrview.gui import session
+
+    monkeypatch.delenv(launch.NO_SPARE_ENV, raising=False)
+    launch.drop_spare()
+    started = []
+    monkeypatch.setattr(launch, "prewarm", lambda: started.append(True))
+    w = open_window([RACCOON], wait=False)
+    assert started == []  # the window made, its scan started: no spare yet
+    Driver(qtbot, w).wait_index_ended()
+    qtbot.waitUntil(lambda: started != [], timeout=session.SPARE_AFTER_MS + 5000)
+    assert w.session._painted
+
+
+def test_row_0_is_selected_when_the_tables_focus_made_it_current_first(qtbot, open_window):
+    """Qt's focus-in makes the first row current without selecting it; when that comes between
+    the first rows and `_select_first`, row 0 is still selected (it showed unmarked)."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    w = open_window([RACCOON], wait=False)
+    qtbot.waitUntil(lambda: w.model.rowCount() > 0, timeout=10000)
+    sm = w.table.selectionModel()
+    if not sm.hasSelection():  # (as a focus-in does it)
+        sm.setCurrentIndex(w.model.index(0, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+    qtbot.waitUntil(lambda: sm.hasSelection(), timeout=2000)
+    assert [i.row() for i in sm.selectedRows()] == [0] and w._selected == 0

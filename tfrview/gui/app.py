@@ -76,12 +76,15 @@ class Windows:
         """When every argument is a TFDV file (`core.tfdv.files.kind_of`: by name, or a .pbtxt by its
         first field), a read-only table window for each; else None (a dataset). A file that is not
         what its name says: one line, as for a dataset that cannot be opened."""
+        # (a folder, a URL, a missing file is never one: `kind_of`'s first answer, without its import)
+        if not args or any(a.startswith("--") or not os.path.isfile(a) for a in args):
+            return None
         from PySide6.QtCore import Qt  # heavy: PySide6 on first use only
         from PySide6.QtWidgets import QMessageBox  # heavy: PySide6 on first use only
 
         from tfrview.core.tfdv.files import kind_of, table
 
-        if not args or any(a.startswith("--") or kind_of(a) is None for a in args):
+        if any(kind_of(a) is None for a in args):
             return None
         from pathlib import Path
 
@@ -182,13 +185,10 @@ def make_app(argv: list[str] | None = None):
     from PySide6.QtCore import QCoreApplication  # heavy: PySide6 on first use only
     from PySide6.QtWidgets import QApplication  # heavy: PySide6 on first use only
 
-    from tfrview.core.procs.launch import prewarm  # start-up of this process
-
-    # The analysis job's process starts now, its imports done while the window is made (after
-    # PySide's import: it sets an environment variable, and a spare of another environment is
-    # never used).
-    prewarm()
-
+    # (The spare job process, `procs.launch.prewarm`, starts once a window's first rows have
+    # painted (`DatasetSession.rows_painted`), not here: on 2 cores its Python start-up and imports,
+    # ~0.3-0.5 s of CPU, took a core from the window and the X server while the first rows were
+    # made, and no job runs before then.)
     app = QApplication.instance()
     if app is None:
         # Every Qt->Python call (a model's data(), a slot) must win the GIL back from the workers;

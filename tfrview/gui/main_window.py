@@ -503,11 +503,13 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _select_first(self) -> None:
-        # never over a selection the person made in the meantime (Ctrl+A as the first rows arrive)
+        # never over a selection the person made in the meantime (Ctrl+A as the first rows arrive);
+        # the table's focus arriving first makes row 0 current without selecting it (Qt's focus-in
+        # with no current item): row 0 is selected then too, or it shows unmarked
         if (
-            self._selected is None
-            and self.model.rowCount()
+            self.model.rowCount()
             and not self.table.selectionModel().hasSelection()
+            and (self._selected is None or self.table.currentIndex().row() == 0)
         ):
             self.table.selectRow(0)
 

@@ -100,6 +100,7 @@ class DatasetSession(QObject):
         # a QA finding is numbered by the files before it, which must be framed first
         self._held: list = []
         self._held_end: Worker | None = None
+        self._painted = False  # the window painted its first rows (`rows_painted`)
 
     # the label map -------------------------------------------------------------------------------------
 
@@ -218,10 +219,8 @@ class DatasetSession(QObject):
             if f.error and self.indexer is None:
                 self.file_failed.emit(fi, f.error)
         self._ended = False
-        if self.run_checks:  # the analysis job follows the scan: its process starts meanwhile
-            from tfrview.core.procs.launch import prewarm
-
-            prewarm()
+        if self.run_checks and self._painted:  # the analysis job follows the scan: its process
+            _spare_soon()  # starts meanwhile (before the first rows: `rows_painted` starts it)
         w = ScanWorker(self.ds, self, class_ids=self.label_map_auto)
         w.ids_files = self.label_map_files
         w.label_map_json = label_map_json(self.label_map)
@@ -248,6 +247,9 @@ class DatasetSession(QObject):
         goes on."""
         if self.indexer is not None:
             self.indexer.first_painted.set()
+        if not self._painted:
+            self._painted = True
+            _spare_soon()
 
     def stop(self) -> None:
         """Stop the scan and the analysis (both can be resumed or rerun)."""
@@ -479,6 +481,20 @@ class DatasetSession(QObject):
             if w is not None:
                 w.cancel()
                 w.wait()
+
+
+SPARE_AFTER_MS = 200  # the spare job process starts this long after the first rows painted
+
+
+def _spare_soon() -> None:
+    """The spare job process (`procs.launch.prewarm`) started shortly, off the first paint's way:
+    no job runs before the first rows, and on 2 cores a Python start-up beside the window's (~0.3-0.5
+    s of CPU) took a core from the window and the X server while they were made."""
+    from PySide6.QtCore import QTimer
+
+    from tfrview.core.procs.launch import prewarm
+
+    QTimer.singleShot(SPARE_AFTER_MS, prewarm)
 
 
 def analysis_jobs() -> int:

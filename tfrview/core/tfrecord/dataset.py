@@ -22,7 +22,7 @@ from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
-from tfrview.core.tfrecord.groups import SHARD_NAME
+from tfrview.core.tfrecord.groups import SHARD_NAME, one_set
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
 from tfrview.core.tfrecord.paths import note_label_names, note_not_links, real_path, real_paths
@@ -84,15 +84,6 @@ def _ext(name: str) -> str:
     names: 10,000 shards)."""
     i = name.rfind(".")
     return name[i:].lower() if i > 0 else ""
-
-
-def _record_name(name: str, labels: list[str]) -> bool:
-    """Whether a listed name (not hidden) may be a record file (not a side file); a `.pbtxt` name
-    is noted in `labels` on the way."""
-    ext = _ext(name)
-    if ext == ".pbtxt":
-        labels.append(name)
-    return ext not in _SIDE_FILES
 
 
 _ZEROS = str.maketrans("123456789", "000000000")
@@ -177,11 +168,19 @@ def _list_dir(a: str, p: Path) -> list[Path]:
     try:  # scandir: a file's type from the listing itself, not a stat a file (10,000 shards)
         seen_at = os.stat(p).st_mtime_ns  # (before the listing: a name added meanwhile changes it)
         with os.scandir(p) as it:
-            entries = [
-                (e.name, e.is_symlink())
-                for e in it
-                if not e.name.startswith(".") and _record_name(e.name, labels) and e.is_file()
-            ]
+            entries = []
+            for e in it:  # (`_record_name` written out: 10,000 shards a listing)
+                n = e.name
+                if n[:1] == ".":
+                    continue
+                i = n.rfind(".")
+                ext = n[i:].lower() if i > 0 else ""
+                if ext in _SIDE_FILES:
+                    if ext == ".pbtxt":
+                        labels.append(n)
+                    continue
+                if e.is_file():
+                    entries.append((n, e.is_symlink()))
     except OSError as exc:
         raise TfrviewError(f"{printable(a)}: cannot list the directory ({exc.strerror or exc})") from None
     note_label_names(str(p), seen_at, labels)
@@ -275,6 +274,9 @@ def shard_name(paths: list[Path]) -> str:
         return "(no files)"
     if len(paths) == 1:
         return paths[0].name
+    if one_set([p.name for p in paths]) is not None:  # one set's shards: the first name says it
+        x = SHARD_NAME.match(paths[0].name)
+        return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
     m = [SHARD_NAME.match(p.name) for p in paths]
     if all(m) and len({x.group("prefix", "total", "suffix") for x in m}) == 1:
         x = m[0]
@@ -288,6 +290,11 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
     """Where the shards a `-NNNNN-of-MMMMM` set should have but does not would be, e.g. a copy that
     stopped early: the one answer `verify`, `info`, `dump` and the window all give."""
     groups: dict[tuple, tuple[Path, set[int]]] = {}
+    whole = _one_folder_set(paths)
+    if whole is not None:  # one folder's one set (10,000 shards): its numbers without a match a name
+        key, parent, nums = whole
+        groups[key] = (parent, nums)
+        paths = []
     for p in paths:
         name = p.name
         m = SHARD_NAME.match(name)
@@ -309,6 +316,26 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
                     else parent / name
                 )
     return missing
+
+
+def _one_folder_set(paths: list[Path]) -> tuple[tuple, Path, set[int]] | None:
+    """`missing_shard_paths`' one group when every path is in one folder and the names are one
+    `-of-N` set's (`groups.one_set`): (its key, the folder, the numbers); else None."""
+    names = [p.name for p in paths]
+    span = one_set(names)
+    if span is None:
+        return None
+    a, b = span
+    first = str(paths[0])
+    cut = len(first) - len(names[0])
+    parent_text = first[:cut]
+    if not all(str(p)[:cut] == parent_text for p in paths) or any(
+        type(p) is not type(paths[0]) for p in paths
+    ):
+        return None
+    m = SHARD_NAME.match(names[0])
+    key = (parent_text, m["prefix"], m["total"], m["suffix"], b - a)
+    return key, paths[0].parent, {int(n[a:b]) for n in names}
 
 
 def missing_shards(paths: list[Path]) -> list[str]:

@@ -20,6 +20,31 @@ SHARD_NAME = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)-of-(?P<total>\d+)(?P<suff
 _DIGITS = re.compile(r"\d+")
 
 
+def one_set(names: list[str]) -> tuple[int, int] | None:
+    """Where the shard number stands, (start, end), in every name of one `-of-N` set whose names
+    differ only in that number (a split's 10,000 shards), found by one `SHARD_NAME` match (of the
+    first name) and a string compare a name; None for any other names (then each is matched).
+    Names of one length, alike before and after the number, whose number is all ASCII digits, match
+    `SHARD_NAME` at the same place: the pattern sees only which characters are digits and the
+    words around them."""
+    if len(names) < 2:
+        return None
+    first = SHARD_NAME.match(names[0])
+    if first is None:
+        return None
+    a, b = first.span("num")
+    n0 = names[0]
+    head, tail, size = n0[:a], n0[b:], len(n0)
+    for n in names:
+        if len(n) != size or not (n.startswith(head) and n.endswith(tail) and _ascii_digits(n[a:b])):
+            return None
+    return a, b
+
+
+def _ascii_digits(s: str) -> bool:
+    return s.isascii() and s.isdigit()
+
+
 @dataclass(frozen=True)
 class DatasetGroup:
     """Files judged together, by their number in the list given to `group_files`."""

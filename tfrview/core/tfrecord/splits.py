@@ -73,6 +73,12 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
     given = [(name, [key(str(p)) for p in ps]) for name, ps in (named or [])]
     folders: dict[str, object] = {}  # a folder's TFDS dataset, found once (2,048 shards: one look)
     by_shape: dict[tuple[str, str], str] = {}  # `split_of_path` of a folder and name shape
+    if not given:
+        same = _one_folder_set([str(p) for p in paths])
+        if same is not None:  # one folder's one shard set: one split for all, unless TFDS says each
+            _tfds_split(same, folders)  # (its folder's TFDS dataset looked for)
+            if folders.get(_folder_and_name(same)[0]) is None:
+                return [_split_of_path_memo(same, by_shape)] * len(paths)
     out = []
     for p in paths:
         s = str(p)
@@ -87,6 +93,25 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
                 continue
         out.append(_tfds_split(s, folders) or _split_of_path_memo(s, by_shape))
     return out
+
+
+def _one_folder_set(paths: list[str]) -> str | None:
+    """The first path when every path is a local one in one folder and their names are one `-of-N`
+    set's, differing only in the shard number (`groups.one_set`: 10,000 shards): then the name
+    rule answers alike for all (`_split_of_path_memo`'s shape). Else None."""
+    from tfrview.core.tfrecord.groups import one_set
+
+    if len(paths) < 2 or "://" in paths[0] or "\\" in paths[0]:
+        return None
+    folder, name = _folder_and_name(paths[0])
+    if folder != os.path.dirname(paths[0]):
+        return None
+    cut = len(paths[0]) - len(name)
+    head = paths[0][:cut]
+    names = [p[cut:] for p in paths]
+    if not all(p.startswith(head) for p in paths) or any("/" in n or "\\" in n for n in names):
+        return None
+    return paths[0] if one_set(names) is not None else None
 
 
 def _split_of_path_memo(path: str, by_shape: dict[tuple[str, str], str]) -> str:

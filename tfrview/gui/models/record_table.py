@@ -20,7 +20,7 @@ from tfrview.core.problems import QA_KINDS, SEVERITIES, Problem, Severity
 from tfrview.core.records.rowtext import row_text
 from tfrview.core.tags.words import TagWord
 from tfrview.core.tfrecord.dataset import Dataset
-from tfrview.core.tfrecord.groups import SHARD_NAME
+from tfrview.core.tfrecord.groups import SHARD_NAME, one_set
 from tfrview.core.tfrecord.order import LAZY, SORTABLE, column_key, score_key, sort_order
 from tfrview.core.tfrecord.status import RecordStatus, record_status
 from tfrview.gui.models.base import ColumnsModel
@@ -72,22 +72,12 @@ def file_labels(paths) -> list[str]:
 
 
 def _one_set_numbers(names: list[str]) -> list[str] | None:
-    """The shard numbers of names that differ only in them (one set's 10,000 shards), each cut at the
-    first name's number's place without a match a name; None when they are not such names (then
-    `file_labels` matches each). Names of one length, alike before and after the number, whose
-    number is all digits, match `SHARD_NAME` at the same place: the pattern sees only which
-    characters are digits and the words around them."""
-    if len(names) < 2:
+    """The shard numbers of names that differ only in them (one set's 10,000 shards: `one_set`);
+    None when they are not such names (then `file_labels` matches each)."""
+    span = one_set(names)
+    if span is None:
         return None
-    first = SHARD_NAME.match(names[0])
-    if first is None:
-        return None
-    a, b = first.span("num")
-    n0, head, tail = names[0], names[0][:a], names[0][b:]
-    size = len(n0)
-    for n in names:
-        if len(n) != size or not (n.startswith(head) and n.endswith(tail) and n[a:b].isdigit()):
-            return None
+    a, b = span
     return [n[a:b] for n in names]
 
 
