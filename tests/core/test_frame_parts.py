@@ -315,6 +315,10 @@ def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it
     cli._prestart(["verify", "--jobs=2", str(tmp_path)])
     assert len(early._EARLY) == 1 and early._EARLY[0][0] == 1  # one worker: this process is the other
     pool = early._EARLY[0][1]
+    import os
+
+    # the command waits for its worker (it frames beside it): at the command's priority, not lowered
+    assert pool.submit(os.nice, 0).result(timeout=30) == os.nice(0)
     paths = sorted(str(p) for p in tmp_path.iterdir())
     tasks = [replace(t, read_cache=False, write_cache=False) for t in plan(paths, False, None)]
     got = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 2, share=True))
