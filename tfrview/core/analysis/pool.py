@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfrview.core import limits
-from tfrview.core.analysis.early import stop_pool, take_early
+from tfrview.core.analysis.early import stop_pool, take_early, take_early_pipes
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
@@ -241,13 +241,13 @@ def _run_tasks(
     # a look's group is a few MB framed; a deep group's working set would add to this process's
     share = share and counter is None and summaries is None and not any(t.deep for t in left)
     workers = jobs - 1 if share else jobs
-    pool = _pool(workers, counter, summaries)
-    if share:
-        try:
-            yield from _shared(pool, groups, workers, cancelled)
-        finally:
-            stop_pool(pool)
+    if share:  # workers on pipes (groupproc), started ahead by the command or now
+        from tfrview.core.analysis.groupproc import GroupWorker, run_shared  # start-up of this process
+
+        procs = take_early_pipes(workers) or [GroupWorker() for _ in range(workers)]
+        yield from run_shared(procs, groups, cancelled)
         return
+    pool = _pool(workers, counter, summaries)
     try:
         pending: set[Future] = set()
         queue = iter(groups)
@@ -263,55 +263,3 @@ def _run_tasks(
                 yield from f.result()
     finally:
         stop_pool(pool)
-
-
-def _shared(pool, groups: list, workers: int, cancelled: Callable[[], bool]) -> Iterator[ShardResult]:
-    """`_run_tasks(share=True)`'s loop: this process and the workers take the next group from one
-    queue whenever each is free. A worker's next group is submitted as its last one comes back (its
-    future's done callback, on the pool's own thread), so a worker never waits for this process to
-    finish a group of its own (submitted only between this process's groups, a worker that was
-    faster waited: the command's process framed more than its share, and its unpickling, merge and
-    report came on top). Each worker holds one group queued beside the one it runs."""
-    import threading  # (the pool's own thread runs the callbacks)
-
-    lock = threading.Lock()
-    stop = threading.Event()
-    queue = iter(groups)
-    pending: set[Future] = set()
-
-    def feed(_done: Future | None = None) -> None:
-        with lock:
-            if stop.is_set():
-                return
-            g = next(queue, None)
-            if g is None:
-                return
-            try:
-                f = pool.submit(analyze_batch, g)
-            except RuntimeError:  # the pool broke or was shut down: its futures say why, or we stopped
-                stop.set()
-                return
-            pending.add(f)
-        f.add_done_callback(feed)  # (outside the lock: a future done already calls it at once)
-
-    try:
-        for _ in range(2 * workers):
-            feed()
-        while True:
-            with lock:
-                mine = None if stop.is_set() else next(queue, None)
-                done = {f for f in pending if f.done()}
-                pending.difference_update(done)
-                waiting = list(pending)
-            for f in done:
-                yield from f.result()
-            if cancelled():
-                return
-            if mine is not None:
-                yield from analyze_batch(mine)
-            elif waiting:
-                wait(waiting, timeout=0.2, return_when=FIRST_COMPLETED)
-            else:
-                return
-    finally:
-        stop.set()
