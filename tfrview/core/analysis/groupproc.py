@@ -199,7 +199,13 @@ def _read(stream, n: int) -> bytes:
 
 
 def main() -> int:
-    """The worker: groups from stdin until an empty frame or the end, each answered on stdout."""
+    """The worker: groups until an empty frame or the end of stdin, each answered on stdout. Its
+    stdin is read by a thread of its own, always: a group written while this process writes a long
+    answer then never waits for it (a group of 512 small files pickles to ~100 KB, more than a
+    pipe holds, and the command's thread writing it is the one that reads the answers). A
+    precaution: a test with 250 KB groups and 70 KB answers did not hang without it either."""
+    import queue as queues
+
     from tfrview.core.childproc import worker_start, write_all
 
     worker_start(os.getppid(), lower=False)  # the command waits for it: at its priority (early.start_early)
@@ -207,15 +213,13 @@ def main() -> int:
     from tfrview.core.analysis.shard import analyze_batch
     from tfrview.core.tfrecord import smallfile  # noqa: F401
 
-    stdin = sys.stdin.buffer
+    inbox: queues.SimpleQueue = queues.SimpleQueue()
+    threading.Thread(target=_frames, args=(sys.stdin.buffer, inbox.put), daemon=True).start()
     while True:
-        head = _read(stdin, _LEN.size)
-        if not head:
+        data = inbox.get()
+        if not data:
             return 0
-        (n,) = _LEN.unpack(head)
-        if not n:
-            return 0
-        tasks = pickle.loads(_read(stdin, n))
+        tasks = pickle.loads(data)
         try:
             answer = (True, analyze_batch(tasks))
         except Exception as exc:  # said to the command, which raises it as a pool would
@@ -228,6 +232,17 @@ def main() -> int:
             write_all(_LEN.pack(len(data)) + data)
         except BrokenPipeError:
             return 0
+
+
+def _frames(stream, put: Callable[[bytes], None]) -> None:
+    """Each frame's bytes read from `stream`, to `put`; b"" at an empty frame or the end."""
+    while True:
+        head = _read(stream, _LEN.size)
+        (n,) = _LEN.unpack(head) if head else (0,)
+        data = _read(stream, n) if n else b""
+        put(data)
+        if not data:
+            return
 
 
 if __name__ == "__main__":
