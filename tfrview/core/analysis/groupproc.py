@@ -20,16 +20,19 @@ import sys
 import threading
 from collections.abc import Callable
 
+from tfrview.core import limits
 from tfrview.core.childproc import child_argv, child_env
+from tfrview.core.errors import TfrviewError
 
 MODULE = "tfrview.core.analysis.groupproc"
 _LEN = struct.Struct("<Q")
 _QUEUED = 2  # groups a worker holds: the one it frames and the next, so it never waits for the pipe
+_LOOK_SECONDS = 0.2  # how often the command looks for a stop while it waits for answers (not a bound)
 
 log = logging.getLogger(__name__)
 
 
-class WorkerGone(Exception):
+class WorkerGone(TfrviewError):
     """A group worker ended before answering `groups` (its stderr's last line, or its exit, in the message)."""
 
     def __init__(self, msg: str, groups: list) -> None:
@@ -97,7 +100,8 @@ class GroupWorker:
     def _why(self, exc: BaseException) -> str:
         """Why the worker failed: how it ended (what it said is on the command's stderr)."""
         try:
-            code = self.proc.wait(timeout=1)  # (a pipe's end is seen before its process is reaped)
+            # (a pipe's end is seen before its process is reaped)
+            code = self.proc.wait(timeout=limits.WORKER_EXIT_SECONDS)
         except Exception:  # subprocess.TimeoutExpired: it runs on, its pipe broken
             code = None
         how = "still running" if code is None else f"exit {code}" if code >= 0 else f"signal {-code}"
@@ -114,7 +118,7 @@ class GroupWorker:
                 pass
             if self.proc.poll() is None:
                 try:
-                    self.proc.wait(timeout=0.05)
+                    self.proc.wait(timeout=limits.GROUP_WORKER_END_SECONDS)
                 except Exception:  # subprocess.TimeoutExpired: it is ended here
                     self.proc.kill()
                     self.proc.wait()
@@ -174,7 +178,7 @@ def run_shared(workers: list[GroupWorker], groups: list, cancelled: Callable[[],
         for w in workers:
             w.stop()
         for t in threads:
-            t.join(timeout=5)
+            t.join(timeout=limits.WORKER_EXIT_SECONDS)
         for w in workers:
             w.proc.stdout.close()
 
@@ -185,7 +189,7 @@ def _taken(answers, block: bool) -> list:
 
     out = []
     try:
-        out.append(answers.get(timeout=0.2) if block else answers.get_nowait())
+        out.append(answers.get(timeout=_LOOK_SECONDS) if block else answers.get_nowait())
         while True:
             out.append(answers.get_nowait())
     except queues.Empty:
