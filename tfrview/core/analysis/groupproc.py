@@ -75,6 +75,7 @@ class GroupWorker:
         except Exception as exc:  # a pipe that broke, an answer that does not read: framed here
             put(WorkerGone(self._why(exc), sent))
         finally:
+            put(_DONE)  # first: the command waits for no worker's end (it polled, ~0.2 s a pass)
             self.stop()
 
     def _send(self, take: Callable[[], list | None], sent: list) -> bool:
@@ -124,6 +125,9 @@ class GroupWorker:
                     self.proc.wait()
 
 
+_DONE = object()  # a worker's thread has put its last answer
+
+
 class _Raised:
     """An exception the worker raised running a group: raised again by the command's thread."""
 
@@ -153,10 +157,13 @@ def run_shared(workers: list[GroupWorker], groups: list, cancelled: Callable[[],
     for t in threads:
         t.start()
     block = False
+    done = 0  # workers whose thread put its last answer
     try:
         while True:
             for got in _taken(answers, block):
-                if isinstance(got, WorkerGone):
+                if got is _DONE:
+                    done += 1
+                elif isinstance(got, WorkerGone):
                     log.warning("%s: this process frames its %d groups", got, len(got.groups))
                     redo += got.groups
                 elif isinstance(got, _Raised):
@@ -169,7 +176,7 @@ def run_shared(workers: list[GroupWorker], groups: list, cancelled: Callable[[],
             mine = redo.pop() if redo else take()
             if mine is not None:
                 yield from analyze_batch(mine)
-            elif any(t.is_alive() for t in threads):
+            elif done < len(workers):
                 block = True  # nothing left to take: the workers' last answers
             elif answers.empty():
                 return
