@@ -84,6 +84,8 @@ def test_a_batch_pickles_its_arrays_at_once_and_each_file_gets_its_own_back(shar
     import pickle
 
     from tfrview.core.analysis.results import ResultList
+    from tfrview.core.tfrecord.index import VERIFIED
+    from tfrview.core.tfrecord.status import status_bytes
 
     gone = ShardTask(str(tmp_path / "gone.tfrecord"), 5, deep=deep, read_cache=False, write_cache=False)
     got = analyze_batch([*plan(shards, deep, read_cache=False, write_cache=False), gone])
@@ -94,7 +96,13 @@ def test_a_batch_pickles_its_arrays_at_once_and_each_file_gets_its_own_back(shar
         for a, b in zip(rs, back, strict=True):
             same(a, b)
             assert a.offsets.dtype == b.offsets.dtype and a.lengths.dtype == b.lengths.dtype
+            assert b.status.dtype == np.uint8 and np.array_equal(b.status, a.status)
+            # the counts of each status byte, taken for the whole batch at once: a file's own bincount
+            assert np.array_equal(b.status_bytes(), status_bytes(b.status)) and b.records == a.records
     assert got[5].error and len(got[2].problems) == 1
+    assert sorted(set(got[2].status.tolist())) != [VERIFIED] and got[2].damaged == 1  # (not all one status)
+    for r in got[:2]:  # a clean file read whole: its counts known without a pass (every record VERIFIED)
+        assert np.array_equal(r.status_bytes(), status_bytes(r.status))
 
 
 def test_small_files_are_grouped_and_every_task_is_in_one_group(shards, tmp_path):

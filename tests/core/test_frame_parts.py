@@ -298,9 +298,11 @@ def test_part_processes_started_ahead_frame_chunks_and_idle_ones_end(tmp_path, m
     assert ahead == [] and all(p.returncode is not None for p in left)
 
 
-def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it(tmp_path):
-    """The pool's workers start before the parser (cli._prestart); the pass runs on them, with the
-    answer one worker gives."""
+def test_verify_of_a_folder_starts_its_worker_before_parsing_and_the_pass_takes_it(tmp_path):
+    """The worker starts before the parser (cli._prestart): a process on pipes (groupproc), not a
+    multiprocessing pool, at the command's priority; the pass runs on it, with the answer one
+    process gives. --checks starts a pool instead (the command takes no deep group)."""
+    import os
     from dataclasses import replace
 
     from tfrview import cli
@@ -311,16 +313,47 @@ def test_verify_of_a_folder_starts_its_pool_before_parsing_and_the_pass_takes_it
     for i in range(6):
         (tmp_path / f"s-{i:05d}-of-00006.tfrecord").write_bytes(b"".join(_records(50, 3 + i)))
     cli._prestart(["verify", "-j", "1", str(tmp_path)])
-    assert early._EARLY == []  # one worker: nothing to start ahead
+    assert early._EARLY == [] and early._EARLY_PIPES == []  # one worker: nothing to start ahead
     cli._prestart(["verify", "--jobs=2", str(tmp_path)])
-    assert len(early._EARLY) == 1 and early._EARLY[0][0] == 1  # one worker: this process is the other
-    pool = early._EARLY[0][1]
+    assert early._EARLY == [] and len(early._EARLY_PIPES) == 1  # one worker: this process is the other
+    proc = early._EARLY_PIPES[0].proc
+    # the command waits for its worker (it frames beside it): at the command's priority, not lowered
+    assert os.getpriority(os.PRIO_PROCESS, proc.pid) == os.nice(0)
     paths = sorted(str(p) for p in tmp_path.iterdir())
     tasks = [replace(t, read_cache=False, write_cache=False) for t in plan(paths, False, None)]
     got = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 2, share=True))
-    assert early._EARLY == [] and pool._shutdown_thread  # taken by the pass, and ended by it
+    assert early._EARLY_PIPES == [] and proc.wait(timeout=10) == 0  # taken by the pass, and ended by it
     one = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 1))
     assert got == one and [n for _, n, _ in got] == [50] * 6
+    from tfrview.core.childproc import worker_start
+
+    early.start_early(1, share=False)  # --checks: a pool of as many workers as jobs, not lowered either
+    assert len(early._EARLY) == 1 and early._EARLY_PIPES == []
+    pool = early._EARLY[0][1]
+    assert pool._initializer is worker_start and pool._initargs == (os.getpid(), False)  # lower=False
+    early.drop_early()
+
+
+def test_a_shared_pass_whose_worker_dies_frames_its_groups_here(tmp_path, caplog):
+    """A group worker killed mid-pass: the groups it held are framed by the command's process, the
+    log says why, and every file has its one result."""
+    import logging
+    import signal
+    from dataclasses import replace
+
+    from tfrview.core.analysis.groupproc import GroupWorker, run_shared
+    from tfrview.core.analysis.shard import plan
+
+    for i in range(8):
+        (tmp_path / f"s-{i:05d}-of-00008.tfrecord").write_bytes(b"".join(_records(40, 3 + i)))
+    paths = sorted(str(p) for p in tmp_path.iterdir())
+    tasks = [replace(t, read_cache=False, write_cache=False) for t in plan(paths, False, None)]
+    worker = GroupWorker()
+    worker.proc.send_signal(signal.SIGKILL)
+    with caplog.at_level(logging.WARNING, logger="tfrview.core.analysis.groupproc"):
+        got = list(run_shared([worker], [[t] for t in tasks], lambda: False))
+    assert sorted(r.file_no for r in got) == list(range(8)) and all(r.records == 40 for r in got)
+    assert any("group worker" in m and "signal 9" in m for m in caplog.messages), caplog.messages
 
 
 def _stop_and_continue(proc) -> None:

@@ -21,10 +21,15 @@ _WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 def dumps(obj: Any, **kw) -> str:
     """`json.dumps(obj, **kw)` as standard JSON: non-finite floats tagged."""
     try:
-        return json.dumps(obj, allow_nan=False, **kw)
+        # without keywords, one encoder kept: json.dumps makes a new one at every call given any
+        # (~4 us of a stored result's ~20 us meta text; 2,048 shards store 2,048 of them)
+        return _PLAIN.encode(obj) if not kw else json.dumps(obj, allow_nan=False, **kw)
     except ValueError:  # a non-finite float (any other cause is raised again below)
         pass
     return json.dumps(tagged(obj), allow_nan=False, **kw)
+
+
+_PLAIN = json.JSONEncoder(allow_nan=False)
 
 
 def tagged(obj: Any) -> Any:

@@ -385,6 +385,9 @@ SPARE_EXIT_SECONDS = 5.0
 WORKER_EXIT_SECONDS = 5.0
 LDD_SECONDS = 10.0
 DESKTOP_TOOL_SECONDS = 120.0
+# How long a command waits for its group worker (analysis/groupproc.py) to end by itself once told
+# there are no more groups (it answers, then ends at once: ~5 ms) before it ends it.
+GROUP_WORKER_END_SECONDS = 0.05
 # --- issue 19, a split's files opened lazily (wt2-lazyopen) ---
 # The files of a dataset are opened when first framed or read (core/tfrecord/lazyfile.py), and at
 # most OPEN_FILES_HELD of their descriptors are held at once in a process (a quarter of a lower

@@ -17,24 +17,42 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
 _EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
+_EARLY_PIPES: list = []  # groupproc.GroupWorker started for a shared pass, not yet taken
 
 
 def start_early(jobs: int, share: bool = True) -> None:
     """Start the workers of a pass on `jobs` cores now: `jobs` - 1 worker processes when this
     process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy start-up
-    fewer, ~0.2 s of CPU), else `jobs`; one pool a process, and none for one core."""
+    fewer, ~0.2 s of CPU), else `jobs`; one pool a process, and none for one core. The workers run
+    at this process's priority, as a big file's parts do: the command waits for them (lowered, on
+    a busy machine the one worker got ~10 % of a core and its first group came back after this
+    process had framed 45 of 50 groups alone)."""
     workers = jobs - 1 if share else jobs
-    if workers < 1 or _EARLY:
+    if workers < 1 or _EARLY or _EARLY_PIPES:
+        return
+    if share:  # workers on pipes, not a pool (groupproc: ~0.1 s of CPU less)
+        from tfrview.core.analysis.groupproc import GroupWorker
+
+        _EARLY_PIPES.extend(GroupWorker() for _ in range(workers))
         return
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only where a pool starts
     from multiprocessing import get_context
 
     pool = ProcessPoolExecutor(
-        workers, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(),)
+        workers, mp_context=get_context("spawn"), initializer=worker_start, initargs=(os.getpid(), False)
     )
     for _ in range(workers):
         pool.submit(ready)  # a submit starts every worker; each then loads what a task needs
     _EARLY.append((workers, pool))
+
+
+def take_early_pipes(workers: int) -> list:
+    """The group workers started ahead (`groupproc.GroupWorker`), if they are `workers` (taken once)."""
+    if len(_EARLY_PIPES) == workers:
+        taken = list(_EARLY_PIPES)
+        _EARLY_PIPES.clear()
+        return taken
+    return []
 
 
 def take_early(workers: int) -> ProcessPoolExecutor | None:
@@ -48,6 +66,8 @@ def drop_early() -> None:
     """End a pool started ahead that no pass took, at once (not after its workers' start-up)."""
     while _EARLY:
         stop_pool(_EARLY.pop()[1])
+    while _EARLY_PIPES:
+        _EARLY_PIPES.pop().stop()
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

@@ -125,12 +125,13 @@ class DatasetAnalysis:
 def _length_mismatches(shards: list[ShardResult]) -> list[tuple[int, Problem]]:
     """`shard_length_mismatch` of each framed TFDS shard whose intact records differ from its
     dataset_info.json's `shardLengths` (tfrecord.tfdsfiles: the window's and `verify`'s rule)."""
-    from tfrview.core.tfrecord.tfdsfiles import length_problem
+    from tfrview.core.tfrecord.tfdsfiles import expected, length_problem
 
     out = []
     folders: dict = {}  # each folder's TFDS dataset, found once for all its shards
     for fi, s in enumerate(shards):
-        if s.error is None:
+        # (the intact records counted of a shard the metadata names only)
+        if s.error is None and expected(s.path, folders) is not None:
             p = length_problem(s.path, s.records, folders=folders)
             if p is not None:
                 out.append((fi, p))

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfrview.core import limits
-from tfrview.core.analysis.early import stop_pool, take_early
+from tfrview.core.analysis.early import stop_pool, take_early, take_early_pipes
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
@@ -241,6 +241,12 @@ def _run_tasks(
     # a look's group is a few MB framed; a deep group's working set would add to this process's
     share = share and counter is None and summaries is None and not any(t.deep for t in left)
     workers = jobs - 1 if share else jobs
+    if share:  # workers on pipes (groupproc), started ahead by the command or now
+        from tfrview.core.analysis.groupproc import GroupWorker, run_shared  # start-up of this process
+
+        procs = take_early_pipes(workers) or [GroupWorker() for _ in range(workers)]
+        yield from run_shared(procs, groups, cancelled)
+        return
     pool = _pool(workers, counter, summaries)
     try:
         pending: set[Future] = set()
@@ -250,13 +256,7 @@ def _run_tasks(
             while nxt is not None and len(pending) < 2 * workers:  # a bounded queue: cancelling never
                 pending.add(pool.submit(analyze_batch, nxt))  # waits for thousands of queued files
                 nxt = next(queue, None)
-            if share and nxt is not None:  # the next group here, while the workers run theirs
-                mine, nxt = nxt, next(queue, None)
-                yield from analyze_batch(mine)
-                done = {f for f in pending if f.done()}
-                pending -= done
-            else:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             if cancelled():
                 return
             for f in done:

@@ -143,6 +143,12 @@ class ShardResult:
             memo = self.__dict__["_bins"] = (self.status, status_bytes(self.status))
         return memo[1]
 
+    def known_status_bytes(self, bins: np.ndarray) -> None:
+        """`status_bytes` counted already, for `status` as it is now: a clean file's (every record
+        VERIFIED) or a batch's counted at once (`_unpacked`), not a bincount a file (verify of
+        2,048 shards asked each file's in the merge, the report and the store)."""
+        self.__dict__["_bins"] = (self.status, bins)
+
 
 class ResultList(list):
     """A batch's results (`shard.analyze_batch`), a list of ShardResult like any other, that pickles
@@ -157,7 +163,7 @@ class ResultList(list):
 
 def _packed(results: list[ShardResult]) -> tuple:
     """(each result's fields without its arrays, records a file, lengths' base, narrow lengths,
-    first offset a file or every offset, every status)."""
+    first offset a file or every offset, every status or the one status byte they all have)."""
     counts = np.array([len(r.offsets) for r in results], np.int64)
     shells = []
     for r in results:
@@ -170,6 +176,8 @@ def _packed(results: list[ShardResult]) -> tuple:
     offsets = np.concatenate([np.asarray(r.offsets, np.uint64) for r in results])
     lengths = np.concatenate([np.asarray(r.lengths, np.uint64) for r in results])
     status = np.concatenate([np.asarray(r.status, np.uint8) for r in results])
+    if int(status.min()) == int(status.max()):  # one status for every record (clean files): its byte
+        status = int(status[0])
     base = int(lengths.min())
     span = int(lengths.max()) - base
     dtype = next(
@@ -199,17 +207,27 @@ def _following(lengths: np.ndarray, counts: np.ndarray, firsts: np.ndarray) -> n
 
 
 def _unpacked(shells, counts, base, narrow, firsts, offsets, status) -> ResultList:
+    """The results `_packed` sent, each file's status bytes counted for all at once (`bins`)."""
     out = ResultList()
+    bins = None
     if narrow is not None:
         lengths = narrow.astype(np.uint64) + np.uint64(base)
         if offsets is None:
             offsets = _following(lengths, counts, firsts)
+        if isinstance(status, int):  # one status byte for every record
+            bins = np.zeros((len(counts), 256), np.int64)
+            bins[:, status] = counts
+            status = np.full(len(lengths), status, np.uint8)
+        else:
+            at_file = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+            bins = np.bincount(at_file * 256 + status, minlength=256 * len(counts)).reshape(-1, 256)
     at = 0
     for d, n in zip(shells, counts.tolist(), strict=True):
         r = ShardResult.__new__(ShardResult)
         r.__dict__.update(d)
         if n:
             r.offsets, r.lengths, r.status = offsets[at : at + n], lengths[at : at + n], status[at : at + n]
+            r.known_status_bytes(bins[len(out)])
         else:
             r.offsets, r.lengths, r.status = (
                 np.empty(0, np.uint64),

@@ -29,6 +29,7 @@ from tfrview.core.problems import Problem
 from tfrview.core.records.kinds import PayloadKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import HEADER, HEADER_SIZE, OVERHEAD, length_crc
+from tfrview.core.tfrecord.index import VERIFIED
 from tfrview.core.tfrecord.source import open_source
 from tfrview.core.tfrecord.status import intact_numbers
 
@@ -190,7 +191,7 @@ def _wholes_of(tasks: list[ShardTask], got: list) -> dict[int, ShardResult | Non
 def _whole_result(task: ShardTask, w, analysed_at: float, seconds: float) -> ShardResult:
     """A clean small file's result from its framing (smallfile.WholeFile)."""
     size = w.stat.st_size
-    return ShardResult(
+    r = ShardResult(
         task.file_no,
         task.path,
         identity_from_crc(w.stat, *w.ends),
@@ -205,6 +206,10 @@ def _whole_result(task: ShardTask, w, analysed_at: float, seconds: float) -> Sha
         hi=len(w.offsets),
         seconds=seconds,
     )
+    bins = np.zeros(256, np.int64)  # every record VERIFIED (WholeFile): its counts need no pass
+    bins[VERIFIED] = len(w.status)
+    r.known_status_bytes(bins)
+    return r
 
 
 def _whole_small(task: ShardTask, t0: float) -> ShardResult | None:
