@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 
 from tfrview.core import limits
-from tfrview.core.childproc import child_argv, child_env
+from tfrview.core.childproc import spawn
 from tfrview.core.errors import TfrviewError
 
 MODULE = "tfrview.core.analysis.groupproc"
@@ -45,16 +45,8 @@ class GroupWorker:
     command lists its files: `early.start_early`)."""
 
     def __init__(self) -> None:
-        import subprocess  # (the command's process has it loaded: childproc)
-
         # its stderr is the command's: what it says of a file (a notice, a warning) reaches the person
-        self.proc = subprocess.Popen(
-            child_argv(MODULE),
-            env=child_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            bufsize=1 << 20,
-        )
+        self.proc = spawn(MODULE, stdin_later=True, share_stderr=True)
         self._stopped = threading.Lock()
 
     def serve(self, take: Callable[[], list | None], put: Callable[[object], None]) -> None:
