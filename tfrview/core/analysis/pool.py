@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfrview.core import limits
-from tfrview.core.analysis.early import stop_pool, take_early, take_early_pipes
+from tfrview.core.analysis.early import stop_pool, take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
@@ -244,7 +244,7 @@ def _run_tasks(
     if share:  # workers on pipes (groupproc), started ahead by the command or now
         from tfrview.core.analysis.groupproc import GroupWorker, run_shared  # start-up of this process
 
-        procs = take_early_pipes(workers) or [GroupWorker() for _ in range(workers)]
+        procs = take_early(workers, share=True) or [GroupWorker() for _ in range(workers)]
         yield from run_shared(procs, groups, cancelled)
         return
     pool = _pool(workers, counter, summaries)
