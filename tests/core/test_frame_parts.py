@@ -332,6 +332,10 @@ def test_verify_of_a_folder_starts_its_worker_before_parsing_and_the_pass_takes_
     pool = early._EARLY[0][2]
     assert pool._initializer is worker_start and pool._initargs == (os.getpid(), False)  # lower=False
     early.drop_early()
+    from tfrview.core.analysis.progress import initializer
+
+    # a pool pool._pool starts is lowered: the window's own process starts them too (its scan's pool)
+    assert initializer(None, None) == (worker_start, (os.getpid(),))
 
 
 def test_a_shared_pass_whose_worker_dies_frames_its_groups_here(tmp_path, caplog):

@@ -23,12 +23,14 @@ _EARLY: list[tuple[int, bool, Any]] = []
 
 
 def start_early(jobs: int, share: bool = True) -> None:
-    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 worker processes when this
-    process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy start-up
-    fewer, ~0.2 s of CPU), else `jobs`; one pool a process, and none for one core. The workers run
-    at this process's priority, as a big file's parts do: the command waits for them (lowered, on
-    a busy machine the one worker got ~10 % of a core and its first group came back after this
-    process had framed 45 of 50 groups alone)."""
+    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 group workers (`groupproc`) when
+    this process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy
+    start-up fewer, ~0.2 s of CPU), else a pool of `jobs`; nothing while something started ahead
+    is still untaken, and nothing for one core. Only the CLI starts workers ahead, and it waits for
+    them: they run at its priority (`worker_start(lower=False)`), as a big file's parts do (lowered
+    on a busy machine, the command's one worker got ~10 % of a core and its first group came back
+    after the command had framed 45 of 50 groups alone). A pool `pool._pool` starts is lowered
+    instead: the window's own process starts those too (gui/workers/scan.py)."""
     workers = jobs - 1 if share else jobs
     if workers < 1 or _EARLY:
         return
