@@ -313,25 +313,29 @@ def test_verify_of_a_folder_starts_its_worker_before_parsing_and_the_pass_takes_
     for i in range(6):
         (tmp_path / f"s-{i:05d}-of-00006.tfrecord").write_bytes(b"".join(_records(50, 3 + i)))
     cli._prestart(["verify", "-j", "1", str(tmp_path)])
-    assert early._EARLY == [] and early._EARLY_PIPES == []  # one worker: nothing to start ahead
+    assert early._EARLY == []  # one worker: nothing to start ahead
     cli._prestart(["verify", "--jobs=2", str(tmp_path)])
-    assert early._EARLY == [] and len(early._EARLY_PIPES) == 1  # one worker: this process is the other
-    proc = early._EARLY_PIPES[0].proc
+    assert [(n, share, len(w)) for n, share, w in early._EARLY] == [(1, True, 1)]  # this process is the other
+    proc = early._EARLY[0][2][0].proc
     # the command waits for its worker (it frames beside it): at the command's priority, not lowered
     assert os.getpriority(os.PRIO_PROCESS, proc.pid) == os.nice(0)
     paths = sorted(str(p) for p in tmp_path.iterdir())
     tasks = [replace(t, read_cache=False, write_cache=False) for t in plan(paths, False, None)]
     got = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 2, share=True))
-    assert early._EARLY_PIPES == [] and proc.wait(timeout=10) == 0  # taken by the pass, and ended by it
+    assert early._EARLY == [] and proc.wait(timeout=10) == 0  # taken by the pass, and ended by it
     one = sorted((r.file_no, r.records, r.damaged) for r in run_tasks(tasks, 1))
     assert got == one and [n for _, n, _ in got] == [50] * 6
     from tfrview.core.childproc import worker_start
 
     early.start_early(1, share=False)  # --checks: a pool of as many workers as jobs, not lowered either
-    assert len(early._EARLY) == 1 and early._EARLY_PIPES == []
-    pool = early._EARLY[0][1]
+    assert [(n, share) for n, share, _ in early._EARLY] == [(1, False)]
+    pool = early._EARLY[0][2]
     assert pool._initializer is worker_start and pool._initargs == (os.getpid(), False)  # lower=False
     early.drop_early()
+    from tfrview.core.analysis.progress import initializer
+
+    # a pool pool._pool starts is lowered: the window's own process starts them too (its scan's pool)
+    assert initializer(None, None) == (worker_start, (os.getpid(),))
 
 
 def test_a_shared_pass_whose_worker_dies_frames_its_groups_here(tmp_path, caplog):

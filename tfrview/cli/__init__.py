@@ -2084,14 +2084,9 @@ def main(argv: list[str] | None = None) -> int:
 
     _interrupt.disarm()
     code = run()
-    if argv_given is None and _entry_point():  # nothing runs after it in this process: it ends now
+    if argv_given is None and _interrupt.own_process():  # nothing runs after it in this process: it ends now
         _exit_now(code)
     return code
-
-
-def _entry_point() -> bool:
-    """Is this process `python -m tfrview` or the `tfrview` script (`_interrupt.own_process`)?"""
-    return _interrupt.own_process()
 
 
 def _exit_now(code: int) -> None:

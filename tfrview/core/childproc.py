@@ -134,16 +134,18 @@ def spawn(
     keep_stderr: bool = False,
     stdin_later: bool = False,
     pass_fds: tuple[int, ...] = (),
+    share_stderr: bool = False,
 ) -> subprocess.Popen:
     """Start `python -m module args` as a worker: this interpreter, this checkout importable,
     results on its stdout (bytes, or text lines), `stdin_text` written to it and closed (a spec
     can be far longer than a command line; `stdin_later`: the pipe is left open for the caller to
     write it), its stderr kept in a temporary file for the reader to quote when the worker dies
-    without saying why (`proc.error_file`), else dropped. `pass_fds`: descriptors it inherits
-    (the same numbers there)."""
+    without saying why (`proc.error_file`), else dropped (`share_stderr`: this process's, inherited:
+    what the worker says reaches the person). `pass_fds`: descriptors it inherits (the same
+    numbers there)."""
     import tempfile  # standard library, used here only
 
-    err = tempfile.TemporaryFile(mode="w+") if keep_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
+    err = tempfile.TemporaryFile(mode="w+") if keep_stderr else None if share_stderr else subprocess.DEVNULL  # noqa: SIM115 - closed by its reader
     proc = subprocess.Popen(
         child_argv(module, *args),
         env=child_env(),

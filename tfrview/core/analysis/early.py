@@ -1,14 +1,16 @@
-"""A pool of worker processes started ahead, before the caller has loaded the pass or listed its
-files: each worker's start-up (a Python, numpy and the pass's modules, ~0.3 s) then overlaps the
-caller's own instead of following it (verify of 2,048 shards waited ~0.4 s for its workers). This
-module loads no numpy, so `cli.main` can start the pool before it parses its arguments; the next
-`pool.run_tasks` of as many workers takes it, and a pool never taken ends with this process.
+"""Worker processes started ahead (a pool, or for a shared pass group workers on pipes,
+`groupproc`), before the caller has loaded the pass or listed its files: each worker's start-up
+(a Python, numpy and the pass's modules, ~0.3 s) then overlaps the caller's own instead of
+following it (verify of 2,048 shards waited ~0.4 s for its workers). This module loads no numpy,
+so `cli.main` can start them before it parses its arguments; the next `pool.run_tasks` of as
+many workers, shared or not, takes them (`take_early`), and what no pass took is ended
+(`drop_early`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfrview.core.childproc import worker_start
 from tfrview.core.limits import WORKER_EXIT_SECONDS
@@ -16,24 +18,26 @@ from tfrview.core.limits import WORKER_EXIT_SECONDS
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-_EARLY: list[tuple[int, ProcessPoolExecutor]] = []  # (jobs, pool) started, not yet taken
-_EARLY_PIPES: list = []  # groupproc.GroupWorker started for a shared pass, not yet taken
+# (workers, share, what started: a pool, or for a shared pass a list of groupproc.GroupWorker), not yet taken
+_EARLY: list[tuple[int, bool, Any]] = []
 
 
 def start_early(jobs: int, share: bool = True) -> None:
-    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 worker processes when this
-    process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy start-up
-    fewer, ~0.2 s of CPU), else `jobs`; one pool a process, and none for one core. The workers run
-    at this process's priority, as a big file's parts do: the command waits for them (lowered, on
-    a busy machine the one worker got ~10 % of a core and its first group came back after this
-    process had framed 45 of 50 groups alone)."""
+    """Start the workers of a pass on `jobs` cores now: `jobs` - 1 group workers (`groupproc`) when
+    this process takes groups too (`share`, `pool.run_tasks(share=True)`: one Python and numpy
+    start-up fewer, ~0.2 s of CPU), else a pool of `jobs`; nothing while something started ahead
+    is still untaken, and nothing for one core. Only the CLI starts workers ahead, and it waits for
+    them: they run at its priority (`worker_start(lower=False)`), as a big file's parts do (lowered
+    on a busy machine, the command's one worker got ~10 % of a core and its first group came back
+    after the command had framed 45 of 50 groups alone). A pool `pool._pool` starts is lowered
+    instead: the window's own process starts those too (gui/workers/scan.py)."""
     workers = jobs - 1 if share else jobs
-    if workers < 1 or _EARLY or _EARLY_PIPES:
+    if workers < 1 or _EARLY:
         return
     if share:  # workers on pipes, not a pool (groupproc: ~0.1 s of CPU less)
         from tfrview.core.analysis.groupproc import GroupWorker
 
-        _EARLY_PIPES.extend(GroupWorker() for _ in range(workers))
+        _EARLY.append((workers, True, [GroupWorker() for _ in range(workers)]))
         return
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only where a pool starts
     from multiprocessing import get_context
@@ -43,31 +47,26 @@ def start_early(jobs: int, share: bool = True) -> None:
     )
     for _ in range(workers):
         pool.submit(ready)  # a submit starts every worker; each then loads what a task needs
-    _EARLY.append((workers, pool))
+    _EARLY.append((workers, False, pool))
 
 
-def take_early_pipes(workers: int) -> list:
-    """The group workers started ahead (`groupproc.GroupWorker`), if they are `workers` (taken once)."""
-    if len(_EARLY_PIPES) == workers:
-        taken = list(_EARLY_PIPES)
-        _EARLY_PIPES.clear()
-        return taken
-    return []
-
-
-def take_early(workers: int) -> ProcessPoolExecutor | None:
-    """The pool started ahead, if it has `workers` workers (taken once)."""
-    if _EARLY and _EARLY[0][0] == workers:
-        return _EARLY.pop()[1]
+def take_early(workers: int, share: bool = False) -> Any:
+    """What was started ahead for a pass on `workers` workers, shared or not (`start_early`): the
+    pool, or the list of group workers (taken once); else None."""
+    if _EARLY and _EARLY[0][:2] == (workers, share):
+        return _EARLY.pop()[2]
     return None
 
 
 def drop_early() -> None:
-    """End a pool started ahead that no pass took, at once (not after its workers' start-up)."""
+    """End what was started ahead and no pass took, at once (not after its workers' start-up)."""
     while _EARLY:
-        stop_pool(_EARLY.pop()[1])
-    while _EARLY_PIPES:
-        _EARLY_PIPES.pop().stop()
+        _, share, started = _EARLY.pop()
+        if share:
+            for w in started:
+                w.stop()
+        else:
+            stop_pool(started)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

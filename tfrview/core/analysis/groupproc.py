@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 
 from tfrview.core import limits
-from tfrview.core.childproc import child_argv, child_env
+from tfrview.core.childproc import spawn
 from tfrview.core.errors import TfrviewError
 
 MODULE = "tfrview.core.analysis.groupproc"
@@ -45,16 +45,8 @@ class GroupWorker:
     command lists its files: `early.start_early`)."""
 
     def __init__(self) -> None:
-        import subprocess  # (the command's process has it loaded: childproc)
-
         # its stderr is the command's: what it says of a file (a notice, a warning) reaches the person
-        self.proc = subprocess.Popen(
-            child_argv(MODULE),
-            env=child_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            bufsize=1 << 20,
-        )
+        self.proc = spawn(MODULE, stdin_later=True, share_stderr=True)
         self._stopped = threading.Lock()
 
     def serve(self, take: Callable[[], list | None], put: Callable[[object], None]) -> None:
@@ -89,13 +81,9 @@ class GroupWorker:
         return True
 
     def _answer(self) -> tuple[bool, object]:
-        head = self.proc.stdout.read(_LEN.size)
-        if len(head) < _LEN.size:
-            raise EOFError("it ended")
-        (n,) = _LEN.unpack(head)
-        data = self.proc.stdout.read(n)
-        if len(data) < n:
-            raise EOFError("its answer was cut short")
+        data = _frame(self.proc.stdout)
+        if not data:
+            raise EOFError("it ended, or its answer was cut short")
         return pickle.loads(data)
 
     def _why(self, exc: BaseException) -> str:
@@ -204,9 +192,15 @@ def _taken(answers, block: bool) -> list:
     return out
 
 
-def _read(stream, n: int) -> bytes:
-    data = stream.read(n)
-    return data if len(data) == n else b""
+def _frame(stream) -> bytes | None:
+    """One frame's bytes read from `stream` (both sides): b"" for an empty frame (no more groups),
+    None at the end of the stream or a frame cut short."""
+    head = stream.read(_LEN.size)
+    if len(head) < _LEN.size:
+        return None
+    (n,) = _LEN.unpack(head)
+    data = stream.read(n) if n else b""
+    return data if len(data) == n else None
 
 
 def main() -> int:
@@ -248,9 +242,7 @@ def main() -> int:
 def _frames(stream, put: Callable[[bytes], None]) -> None:
     """Each frame's bytes read from `stream`, to `put`; b"" at an empty frame or the end."""
     while True:
-        head = _read(stream, _LEN.size)
-        (n,) = _LEN.unpack(head) if head else (0,)
-        data = _read(stream, n) if n else b""
+        data = _frame(stream) or b""
         put(data)
         if not data:
             return

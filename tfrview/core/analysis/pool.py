@@ -1,8 +1,9 @@
 """Running the pass over many files on every core: a pool of worker processes (spawn, never fork:
-a forked child of a process with threads, Qt or fsspec may hang), each at a lower CPU priority,
-small files grouped into one task (`batches`: up to limits.TASK_BYTES or TASK_FILES a task, each
-file's result still its own), a big file's deep pass in parts, results handed back as each task
-finishes.
+a forked child of a process with threads, Qt or fsspec may hang) at a lower CPU priority (the
+window's own process starts pools too; the workers the CLI starts ahead and waits for run at its
+priority: `early.start_early`), small files grouped into one task (`batches`: up to
+limits.TASK_BYTES or TASK_FILES a task, each file's result still its own), a big file's deep pass
+in parts, results handed back as each task finishes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tfrview.core import limits
-from tfrview.core.analysis.early import stop_pool, take_early, take_early_pipes
+from tfrview.core.analysis.early import stop_pool, take_early
 from tfrview.core.analysis.results import ShardResult, ShardTask
 from tfrview.core.analysis.shard import analyze_batch, analyze_shard, plan, share_framing
 from tfrview.core.childproc import cores
@@ -143,7 +144,9 @@ def _budget(left: int, total: int, jobs: int, cap: int) -> int:
 
 
 def _pool(jobs: int, counter, summaries) -> ProcessPoolExecutor:
-    """The early pool when it fits (as many workers, no progress hooks), else a new one."""
+    """The early pool when it fits (as many workers, no progress hooks), else a new one, its
+    workers lowered (`progress.initializer`): this runs in the window's own process too (the
+    scan's pool, gui/workers/scan.py), whose workers must never take the UI's priority."""
     early = take_early(jobs) if counter is None and summaries is None else None
     if early is not None:
         return early
@@ -244,7 +247,7 @@ def _run_tasks(
     if share:  # workers on pipes (groupproc), started ahead by the command or now
         from tfrview.core.analysis.groupproc import GroupWorker, run_shared  # start-up of this process
 
-        procs = take_early_pipes(workers) or [GroupWorker() for _ in range(workers)]
+        procs = take_early(workers, share=True) or [GroupWorker() for _ in range(workers)]
         yield from run_shared(procs, groups, cancelled)
         return
     pool = _pool(workers, counter, summaries)
