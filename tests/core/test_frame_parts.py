@@ -526,6 +526,9 @@ def test_a_window_s_distinct_lengths_are_np_unique_s():
         [0, 0, 0],
         rng.integers(0, 300, 1000),
         rng.integers(0, 1 << 20, 1000),
+        rng.integers(0, 4096, 2000),  # the table
+        rng.integers(20_000, 40_000, 100),  # few long records: np.unique
+        np.full(4096, 65535),
         [65535, 0],
         [1 << 16, 1],
     ):

@@ -74,13 +74,17 @@ def frame_window(
 
 def _distinct(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(lengths, return_inverse=True) of a window's lengths (none negative), by a table
-    of the lengths seen where they are small (a quarter of np.unique's sort for 80,000 records)."""
+    of the lengths seen where they are small beside their count (a quarter of np.unique's sort for
+    80,000 records); np.unique where the table would be the longer work (few, long records)."""
     top = int(lengths.max()) if len(lengths) else 0
-    if top >= 1 << 16:
+    if top >= 1 << 16 or top > _TABLE_PER_LENGTH * len(lengths):
         return np.unique(lengths, return_inverse=True)
     seen = np.zeros(top + 1, bool)
     seen[lengths] = True
-    return np.flatnonzero(seen), (np.cumsum(seen) - 1)[lengths]
+    return np.flatnonzero(seen), (np.cumsum(seen, dtype=np.int32) - 1)[lengths]
+
+
+_TABLE_PER_LENGTH = 16  # table entries a length at most (past ~16-32 np.unique's sort is faster)
 
 
 _MATCH = 16  # the last steps (start to start) that must have been seen before for a pattern to be guessed
