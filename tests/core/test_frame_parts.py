@@ -517,8 +517,8 @@ def test_a_file_of_repeating_lengths_framed_in_parts_is_what_one_core_says():
 
 
 def test_a_window_s_distinct_lengths_are_np_unique_s():
-    """`window._distinct` (a table of small lengths, np.unique for long ones) answers as np.unique."""
-    from tfrview.core.tfrecord.window import _distinct
+    """`framing.distinct_lengths` (a table of small lengths, np.unique for long ones) answers as np.unique."""
+    from tfrview.core.tfrecord.framing import distinct_lengths as _distinct
 
     rng = np.random.default_rng(0)
     for lengths in (
