@@ -118,8 +118,8 @@ def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, in
         if steps is None:
             budget = min(budget * 2, _BACKOFF_BYTES)
             continue
-        runs.append(np.frombuffer(out, dtype=np.int64).copy())
-        out = array("q")
+        runs.append(np.frombuffer(out, dtype=np.int64))  # a view: `out` is let go, never grown
+        out = array("q")  # again (an exported array.array refuses to resize: BufferError)
         add = out.append
         guess = _FIRST_GUESS
         while steps is not None and p <= stop:  # guesses 16 times longer while the pattern holds
