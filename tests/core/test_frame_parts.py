@@ -521,8 +521,8 @@ def test_a_file_of_repeating_lengths_framed_in_parts_is_what_one_core_says():
 
 
 def test_a_window_s_distinct_lengths_are_np_unique_s():
-    """`window._distinct` (a table of small lengths, np.unique for long ones) answers as np.unique."""
-    from tfrview.core.tfrecord.window import _distinct
+    """`framing.distinct_lengths` (a table of small lengths, np.unique for long ones) answers as np.unique."""
+    from tfrview.core.tfrecord.framing import distinct_lengths as _distinct
 
     rng = np.random.default_rng(0)
     for lengths in (
@@ -530,6 +530,9 @@ def test_a_window_s_distinct_lengths_are_np_unique_s():
         [0, 0, 0],
         rng.integers(0, 300, 1000),
         rng.integers(0, 1 << 20, 1000),
+        rng.integers(0, 4096, 2000),  # the table
+        rng.integers(20_000, 40_000, 100),  # few long records: np.unique
+        np.full(4096, 65535),
         [65535, 0],
         [1 << 16, 1],
     ):

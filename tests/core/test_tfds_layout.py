@@ -295,3 +295,7 @@ def test_many_shards_find_their_folders_dataset_once(tmp_path, monkeypatch):
     assert [tfdsfiles.expected(p, folders) for p in shards] == alone
     assert len(looks) == 1 and sorted(n for _, n in alone) == [2, 2, 3, 4]
     assert tfdsfiles.length_problem(shards[0], 99, folders=folders) is not None and len(looks) == 1
+    # the entry looked up already (merge's): the same problem, no look
+    assert tfdsfiles.problem_of_expected(alone[0], 99) == tfdsfiles.length_problem(shards[0], 99)
+    assert tfdsfiles.problem_of_expected(alone[0], alone[0][1]) is None
+    assert tfdsfiles.problem_of_expected(None, 99) is None

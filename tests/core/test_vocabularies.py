@@ -13,6 +13,7 @@ from tfrview.core.tfrecord.status import (
     INTACT,
     WORDS,
     RecordStatus,
+    bytes_all,
     damaged_mask,
     damaged_of_bytes,
     intact_mask,
@@ -76,6 +77,8 @@ def test_a_record_status_is_one_word_alone_and_in_arrays():
         w = record_status(b & 0xFF)
         assert status_counts(same) == {str(v): 3 * (v is w) for v in WORDS}
         bins = status_bytes(same)
+        assert np.array_equal(bins, bytes_all(b & 0xFF, 3))  # counted without a pass
+        assert np.array_equal(bytes_all(b & 0xFF, [3, 0]), [bins, 0 * bins])  # one row a count
         assert intact_of_bytes(bins) == 3 * (w in INTACT) and damaged_of_bytes(bins) == 3 * (
             w is RecordStatus.DAMAGED
         )

@@ -125,14 +125,14 @@ class DatasetAnalysis:
 def _length_mismatches(shards: list[ShardResult]) -> list[tuple[int, Problem]]:
     """`shard_length_mismatch` of each framed TFDS shard whose intact records differ from its
     dataset_info.json's `shardLengths` (tfrecord.tfdsfiles: the window's and `verify`'s rule)."""
-    from tfrview.core.tfrecord.tfdsfiles import expected, length_problem
+    from tfrview.core.tfrecord.tfdsfiles import expected, problem_of_expected
 
     out = []
     folders: dict = {}  # each folder's TFDS dataset, found once for all its shards
     for fi, s in enumerate(shards):
         # (the intact records counted of a shard the metadata names only)
-        if s.error is None and expected(s.path, folders) is not None:
-            p = length_problem(s.path, s.records, folders=folders)
+        if s.error is None and (want := expected(s.path, folders)) is not None:
+            p = problem_of_expected(want, s.records)
             if p is not None:
                 out.append((fi, p))
     return out

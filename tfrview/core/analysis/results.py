@@ -15,7 +15,12 @@ import numpy as np
 from tfrview.core.problems import Problem
 from tfrview.core.tfrecord.framing import OVERHEAD, crc32c_module
 from tfrview.core.tfrecord.index import CRC_CUT
-from tfrview.core.tfrecord.status import damaged_of_bytes, intact_of_bytes, status_bytes
+from tfrview.core.tfrecord.status import (
+    bytes_all,
+    damaged_of_bytes,
+    intact_of_bytes,
+    status_bytes,
+)
 
 if TYPE_CHECKING:
     from tfrview.core.tfds.features import Features
@@ -215,8 +220,7 @@ def _unpacked(shells, counts, base, narrow, firsts, offsets, status) -> ResultLi
         if offsets is None:
             offsets = _following(lengths, counts, firsts)
         if isinstance(status, int):  # one status byte for every record
-            bins = np.zeros((len(counts), 256), np.int64)
-            bins[:, status] = counts
+            bins = bytes_all(status, counts)
             status = np.full(len(lengths), status, np.uint8)
         else:
             at_file = np.repeat(np.arange(len(counts), dtype=np.int64), counts)

@@ -174,6 +174,28 @@ def masked_length_crcs(windows: np.ndarray) -> np.ndarray:
     return mask_array(crc)
 
 
+def length_crcs(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(each record's expected masked length CRC, the distinct lengths, each record's index into
+    them), from `lengths` (none negative): the CRC depends on the length alone, so it is computed
+    once per distinct length (`distinct_lengths`)."""
+    uniq, inverse = distinct_lengths(lengths)
+    return masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse], uniq, inverse
+
+
+def distinct_lengths(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(lengths, return_inverse=True) of lengths (none negative), by a table
+    of the lengths seen where they are small beside their count (a quarter of np.unique's sort for
+    80,000 records); np.unique where the table would be the longer work (few, long records)."""
+    top = int(lengths.max()) if len(lengths) else 0
+    # at most 16 table entries a length (a speed choice, the same answer either way: past ~16-32
+    # np.unique's sort is the faster)
+    if top >= 1 << 16 or top > 16 * len(lengths):
+        return np.unique(lengths, return_inverse=True)
+    seen = np.zeros(top + 1, bool)
+    seen[lengths] = True
+    return np.flatnonzero(seen), (np.cumsum(seen, dtype=np.int32) - 1)[lengths]
+
+
 def mask_array(crc: np.ndarray) -> np.ndarray:
     """`mask` of every CRC in a uint32 array (the addition wraps as mask's & 0xFFFFFFFF does)."""
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)
@@ -209,7 +231,5 @@ def valid_header_positions(raw: bytes, n: int, room: int | None = None) -> np.nd
     good[zero] = stored[zero] == np.uint32(length_crc(0))
     rest = np.nonzero(~zero)[0]
     if len(rest):  # the CRC depends on the length alone: once per distinct length
-        uniq, inverse = np.unique(lc[rest], return_inverse=True)
-        crcs = masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))
-        good[rest] = crcs[inverse] == stored[rest]
+        good[rest] = length_crcs(lc[rest])[0] == stored[rest]
     return cand[good]

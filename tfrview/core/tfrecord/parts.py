@@ -353,9 +353,10 @@ def _chunks(source: Source, fd: int, chunk: int, said: Callable[[int], None] | N
     """Every chunk this process takes from the token pipe, framed (`frame_range`), one read buffer
     and one CRC copy's buffer for all; `said(bytes)` after each, the bytes of the chunks this process framed."""
     size = source.file_size
-    _heap_kept(min(_WINDOW, chunk) + _SPILL)
+    window = min(_WINDOW, chunk) + _SPILL  # the bytes a window of a chunk spans at most
+    _heap_kept(window)
     # sized at once: growing one from empty touched its 8 MB twice (a zeroed temporary, then the copy)
-    buf, scratch = bytearray(min(_WINDOW, chunk) + _SPILL), bytearray(min(_WINDOW, chunk) + _SPILL)
+    buf, scratch = bytearray(window), bytearray(window)
     out: list[Part] = []
     done = 0
     while (k := _take(fd)) is not None:

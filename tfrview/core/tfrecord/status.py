@@ -49,6 +49,16 @@ def status_bytes(status: np.ndarray) -> np.ndarray:
     return np.bincount(_bytes(status), minlength=256)
 
 
+def bytes_all(b: int, n: int | np.ndarray) -> np.ndarray:
+    """`status_bytes` of `n` records whose status bytes are all `b`, without a pass over them (a
+    file read whole, every record VERIFIED); `n` an array: one row of 256 counts for each of its
+    counts (a batch of such files)."""
+    n = np.asarray(n, np.int64)
+    bins = np.zeros((*n.shape, 256), np.int64)
+    bins[..., b] = n
+    return bins
+
+
 def counts_of_bytes(bins: np.ndarray) -> dict[str, int]:
     """`status_counts` from `status_bytes`."""
     return dict(zip(_WORD_TEXTS, (bins @ _WORD_OF_BYTE).tolist(), strict=True))

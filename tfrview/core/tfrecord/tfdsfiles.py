@@ -77,7 +77,14 @@ def length_problem(
     """A `shard_length_mismatch` when a shard the metadata names holds another number of intact
     records than its `shardLengths` entry (None when it agrees, or nothing is said). `folders`: as
     `expected`'s, for many files."""
-    want = expected(path, folders)
+    return problem_of_expected(expected(path, folders), intact, framed_all)
+
+
+def problem_of_expected(
+    want: tuple[str, int | None] | None, intact: int, framed_all: bool = True
+) -> Problem | None:
+    """`length_problem` of a shard whose `expected` entry is `want`, for a caller that looked it
+    up already (one look a shard)."""
     if not framed_all or want is None or want[1] is None or want[1] == intact:
         return None
     split, n = want

@@ -15,7 +15,7 @@ from tfrview.core.tfrecord.framing import (
     HEADER_SIZE,
     OVERHEAD,
     crc32c_module,
-    masked_length_crcs,
+    length_crcs,
 )
 from tfrview.core.tfrecord.index import _bad_crcs
 
@@ -53,11 +53,8 @@ def frame_window(
     if not len(starts):
         return starts, p, why
     lengths = ends - starts - OVERHEAD
-    uniq, inverse = _distinct(lengths)
-    ok = (
-        _u32s(raw)[starts + 8]
-        == masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
-    )
+    crcs, uniq, inverse = length_crcs(lengths)
+    ok = _u32s(raw)[starts + 8] == crcs
     if not ok.all():  # framing stops at the first header that fails
         j = int(np.argmin(ok))
         p, why = int(starts[j]), NOT_WHOLE
@@ -70,17 +67,6 @@ def frame_window(
             j = bad[0]
             return starts[:j], int(starts[j]), NOT_WHOLE
     return starts, p, why
-
-
-def _distinct(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(lengths, return_inverse=True) of a window's lengths (none negative), by a table
-    of the lengths seen where they are small (a quarter of np.unique's sort for 80,000 records)."""
-    top = int(lengths.max()) if len(lengths) else 0
-    if top >= 1 << 16:
-        return np.unique(lengths, return_inverse=True)
-    seen = np.zeros(top + 1, bool)
-    seen[lengths] = True
-    return np.flatnonzero(seen), (np.cumsum(seen) - 1)[lengths]
 
 
 _MATCH = 16  # the last steps (start to start) that must have been seen before for a pattern to be guessed
@@ -132,8 +118,8 @@ def _chain(view: memoryview, raw: np.ndarray, stop: int) -> tuple[np.ndarray, in
         if steps is None:
             budget = min(budget * 2, _BACKOFF_BYTES)
             continue
-        runs.append(np.frombuffer(out, dtype=np.int64).copy())
-        out = array("q")
+        runs.append(np.frombuffer(out, dtype=np.int64))  # a view: `out` is let go, never grown
+        out = array("q")  # again (an exported array.array refuses to resize: BufferError)
         add = out.append
         guess = _FIRST_GUESS
         while steps is not None and p <= stop:  # guesses 16 times longer while the pattern holds
@@ -324,14 +310,11 @@ def records_failing(
         return bad_header, bad_data
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    uniq, inverse = np.unique(lengths, return_inverse=True)
+    crcs, uniq, inverse = length_crcs(lengths)
     claimed = _u32_at(raw, starts).astype(np.uint64) | (
         _u32_at(raw, starts + 4).astype(np.uint64) << np.uint64(32)
     )
-    bad_header = (claimed != lengths.astype(np.uint64)) | (
-        _u32_at(raw, starts + 8)
-        != masked_length_crcs(uniq.astype("<u8").view(np.uint8).reshape(-1, 8))[inverse]
-    )
+    bad_header = (claimed != lengths.astype(np.uint64)) | (_u32_at(raw, starts + 8) != crcs)
     ends = starts + lengths + OVERHEAD
     if (
         not bad_header.any()
