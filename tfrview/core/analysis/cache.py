@@ -337,8 +337,8 @@ def split_identities(paths: list[str]) -> tuple[list, str] | None:
     window's scan thread became ~0.04 s, nearly all of it the stats themselves). None when a file
     has no identity."""
     named = json.dumps([FORMAT, "identities", paths]).encode()
-    key = "ids2-" + hashlib.sha256(named).hexdigest()[:32]
     whole = hashlib.sha256(named).hexdigest()
+    key = "ids2-" + whole[:32]
     n = len(paths)
     local = [k for k, p in enumerate(paths) if not ("://" in p and is_url(p))]
     stats = []
