@@ -189,7 +189,8 @@ class ScanWorker(Worker):
                 self.first_painted.wait(FIRST_PAINT_WAIT_S)
             if memo is not None:
                 self._read_stored_analysis(memo[2])
-            if split is not None and self._take_split(split):
+            if split is not None:
+                self._take_split(split)
                 memo = None  # taken: nothing new to remember
         taken = self._all_taken is not None  # every file from the split's stored scan: no pass runs
         ahead = None if taken else self._reader_ahead()
@@ -261,7 +262,7 @@ class ScanWorker(Worker):
 
     def _split_answer(self) -> tuple[str, list, str] | None:
         """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
-        files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
+        files' identities (`cache.split_identities`: an unchanged file's as last read, from a stat) and
         their digest (`cache.split_digest`); None if a file has no identity."""
         from tfrview.core.analysis.cache import split_identities, split_key
 
@@ -299,11 +300,10 @@ class ScanWorker(Worker):
             return None
         return split if len(split) == len(self.dataset.files) else None
 
-    def _take_split(self, split) -> bool:
+    def _take_split(self, split) -> None:
         """Every file's index and CRC status from the split's stored scan, at once."""
         self._take_all(split)
         self._settled = split.settled
-        return True
 
     def _take_all(self, split) -> None:
         """Every file not framed yet takes its index from the split's stored scan
@@ -326,7 +326,6 @@ class ScanWorker(Worker):
         problems = split.problems
         offsets, lengths, status, scanned = split.offsets, split.lengths, split.status, split.scanned.tolist()
         bounds = starts.tolist()
-        lengthy = any(f.expected_records is not None for f in files)  # a TFDS split: counts checked
         sizes = [0] * len(files)
         taken = 0
         for fi, f in enumerate(files):
@@ -345,7 +344,7 @@ class ScanWorker(Worker):
                 self._verified.add(fi)
             if fi in problems:
                 self._report(fi, problems[fi])
-            if lengthy and f.expected_records is not None:
+            if f.expected_records is not None:  # a TFDS split: counts checked
                 self._report(fi, self.dataset.check_length(fi))
             taken += 1
             if fi % 1024 == 0:
