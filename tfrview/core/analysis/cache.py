@@ -319,7 +319,8 @@ _SETTLED_NS = 2_000_000_000  # a file's ctime this long before its identity was 
 
 def identities(paths: list[str]) -> list | None:
     """Every file's identity (`identity_of`), for the keys of a split's stored answers: see
-    `split_identities`. None when a file has no identity (as `answer_key` then gives none)."""
+    `split_identities`. None when a file has no identity (as `answer_key` then gives none). (Only
+    tests ask it now, for the identities alone; the window's scan asks `split_identities`.)"""
     got = split_identities(paths)
     return None if got is None else got[0]
 
