@@ -58,7 +58,7 @@ def test_one_shard_set_is_read_once_and_any_other_names_each_as_before():
     from pathlib import Path
 
     from tfrview.core.tfrecord.dataset import missing_shard_paths
-    from tfrview.core.tfrecord.groups import one_set
+    from tfrview.core.tfrecord.groups import one_folder_set, one_set
     from tfrview.core.tfrecord.splits import split_of_files
 
     one = [Path(f"/d/validation/v2-{i:05d}-of-00010.tfrecord") for i in range(10) if i != 3]
@@ -70,6 +70,14 @@ def test_one_shard_set_is_read_once_and_any_other_names_each_as_before():
     assert one_set([p.name for p in two]) == (2, 7)
     assert missing_shard_paths(two) == [Path("/d/a-00001-of-00002"), Path("/e/a-00000-of-00002")]
     assert split_of_files(["/d/train/a-00000-of-00002", "/d/val/a-00001-of-00002"]) == ["train", "validation"]
+    assert one_folder_set([str(p) for p in one]) == (len("/d/validation/"), 3, 8)
+    assert one_folder_set([str(p) for p in two]) is None
+    sub = [
+        Path("/d/a-00000-of-00002"),
+        Path("/d/s/a-00001-of-00002"),
+    ]  # a shard in a subfolder: not one folder
+    assert one_folder_set([str(p) for p in sub]) is None
+    assert missing_shard_paths(sub) == [Path("/d/a-00001-of-00002"), Path("/d/s/a-00000-of-00002")]
     assert one_set(["x-0٣-of-00002", "x-01-of-00002"]) is None  # an Arabic-Indic digit: matched a name
     mixed = [Path("/d/a-00000-of-00002"), Path("/d/b-00001-of-00002")]
     assert one_set([p.name for p in mixed]) is None

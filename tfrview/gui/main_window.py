@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from tfrview import __version__
-from tfrview.core.errors import RecordRangeError, TfrviewError
+from tfrview.core.errors import TfrviewError
 from tfrview.core.logs import window_log_path
 from tfrview.core.problems import FRAMING_KINDS, QA_KINDS, Problem, ProblemKind
 from tfrview.core.records.kinds import PayloadKind
@@ -928,7 +928,7 @@ class MainWindow(QMainWindow):
         located by the table's own file starts (`Dataset.locate` walks every file: 10,000 shards)."""
         try:
             f = self.ds.files[self.model.locate(n)[0]]
-        except (RecordRangeError, IndexError):
+        except IndexError:  # (no file: `model.locate` raises nothing of its own)
             return None, None
         path = f.path
         local = isinstance(path, Path) and f.source is not None

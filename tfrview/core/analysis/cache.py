@@ -319,7 +319,8 @@ _SETTLED_NS = 2_000_000_000  # a file's ctime this long before its identity was 
 
 def identities(paths: list[str]) -> list | None:
     """Every file's identity (`identity_of`), for the keys of a split's stored answers: see
-    `split_identities`. None when a file has no identity (as `answer_key` then gives none)."""
+    `split_identities`. None when a file has no identity (as `answer_key` then gives none). (Only
+    tests ask it now, for the identities alone; the window's scan asks `split_identities`.)"""
     got = split_identities(paths)
     return None if got is None else got[0]
 
@@ -337,8 +338,8 @@ def split_identities(paths: list[str]) -> tuple[list, str] | None:
     window's scan thread became ~0.04 s, nearly all of it the stats themselves). None when a file
     has no identity."""
     named = json.dumps([FORMAT, "identities", paths]).encode()
-    key = "ids2-" + hashlib.sha256(named).hexdigest()[:32]
     whole = hashlib.sha256(named).hexdigest()
+    key = "ids2-" + whole[:32]
     n = len(paths)
     local = [k for k, p in enumerate(paths) if not ("://" in p and is_url(p))]
     stats = []

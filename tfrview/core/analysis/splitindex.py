@@ -75,6 +75,8 @@ class SplitIndex:
         return len(self.scanned)
 
     def file(self, k: int) -> FileIndex:
+        """File k's index as views of the whole arrays (`unpack`'s, for tests: the window adopts
+        the arrays a file at a time itself, `RecordIndex.adopt_whole`)."""
         a, b = int(self.starts[k]), int(self.starts[k + 1])
         return FileIndex(
             self.offsets[a:b],
@@ -87,7 +89,8 @@ class SplitIndex:
 
 def unpack(text: bytes, arrays: bytes) -> tuple[list[FileIndex], float, bool]:
     """The files' indexes `pack` stored, when they were stored, and whether they were settled
-    (`pack`); ValueError if the row does not hold what its text says."""
+    (`pack`); ValueError if the row does not hold what its text says. (Only tests ask it now, to
+    check each file's index; the window takes the whole arrays: `unpack_split`.)"""
     split = unpack_split(text, arrays)
     return [split.file(k) for k in range(len(split))], split.at, split.settled
 

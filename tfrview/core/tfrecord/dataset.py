@@ -22,7 +22,7 @@ from tfrview.core.errors import RecordRangeError, SourceError, TfrviewError
 from tfrview.core.problems import Problem, ProblemKind
 from tfrview.core.termtext import printable
 from tfrview.core.tfrecord.framing import OVERHEAD
-from tfrview.core.tfrecord.groups import SHARD_NAME, one_set
+from tfrview.core.tfrecord.groups import SHARD_NAME, one_folder_set, one_set
 from tfrview.core.tfrecord.index import IndexChunk, RecordIndex, scan
 from tfrview.core.tfrecord.lazyfile import lazy_source
 from tfrview.core.tfrecord.paths import note_label_names, note_not_links, real_path, real_paths
@@ -275,9 +275,9 @@ def shard_name(paths: list[Path]) -> str:
     if len(paths) == 1:
         return paths[0].name
     if one_set([p.name for p in paths]) is not None:  # one set's shards: the first name says it
-        x = SHARD_NAME.match(paths[0].name)
-        return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
-    m = [SHARD_NAME.match(p.name) for p in paths]
+        m = [SHARD_NAME.match(paths[0].name)]
+    else:
+        m = [SHARD_NAME.match(p.name) for p in paths]
     if all(m) and len({x.group("prefix", "total", "suffix") for x in m}) == 1:
         x = m[0]
         return f"{x['prefix']}{'?' * len(x['num'])}-of-{x['total']}{x['suffix']}"
@@ -320,22 +320,17 @@ def missing_shard_paths(paths: list[Path]) -> list[Path]:
 
 def _one_folder_set(paths: list[Path]) -> tuple[tuple, Path, set[int]] | None:
     """`missing_shard_paths`' one group when every path is in one folder and the names are one
-    `-of-N` set's (`groups.one_set`): (its key, the folder, the numbers); else None."""
-    names = [p.name for p in paths]
-    span = one_set(names)
-    if span is None:
+    `-of-N` set's (`groups.one_folder_set`): (its key, the folder, the numbers); else None."""
+    if any(type(p) is not type(paths[0]) for p in paths):
         return None
-    a, b = span
-    first = str(paths[0])
-    cut = len(first) - len(names[0])
-    parent_text = first[:cut]
-    if not all(str(p)[:cut] == parent_text for p in paths) or any(
-        type(p) is not type(paths[0]) for p in paths
-    ):
+    texts = [str(p) for p in paths]
+    got = one_folder_set(texts)
+    if got is None:
         return None
-    m = SHARD_NAME.match(names[0])
-    key = (parent_text, m["prefix"], m["total"], m["suffix"], b - a)
-    return key, paths[0].parent, {int(n[a:b]) for n in names}
+    cut, a, b = got
+    m = SHARD_NAME.match(texts[0][cut:])
+    key = (texts[0][:cut], m["prefix"], m["total"], m["suffix"], b - a)
+    return key, paths[0].parent, {int(t[cut + a : cut + b]) for t in texts}
 
 
 def missing_shards(paths: list[Path]) -> list[str]:

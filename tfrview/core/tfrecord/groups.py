@@ -41,6 +41,23 @@ def one_set(names: list[str]) -> tuple[int, int] | None:
     return a, b
 
 
+def one_folder_set(paths: list[str]) -> tuple[int, int, int] | None:
+    """(cut, start, end) when every path is one folder's text, `paths[0][:cut]` (to its last `/`),
+    then a name with no `/` or `\\` in it, and the names are one `-of-N` set's (`one_set`: the
+    shard number at name[start:end]): one folder's 10,000 shards told by string compares, not a
+    match a name. None for any other paths (a shard in a subfolder too)."""
+    if len(paths) < 2:
+        return None
+    first = paths[0]
+    cut = first.rfind("/") + 1
+    head = first[:cut]
+    names = [p[cut:] for p in paths]
+    if not all(p.startswith(head) for p in paths) or any("/" in n or "\\" in n for n in names):
+        return None
+    span = one_set(names)
+    return None if span is None else (cut, *span)
+
+
 def _ascii_digits(s: str) -> bool:
     return s.isascii() and s.isdigit()
 

@@ -686,14 +686,14 @@ class RecordIndex:
         self._offsets.extend(chunk.offsets)
         self._lengths.extend(chunk.lengths)
         self._status.extend(chunk.status)
-        self._said(chunk)
+        self._said(chunk.problems, chunk.scanned, chunk.consumed, chunk.done)
 
-    def _said(self, chunk: IndexChunk) -> None:
+    def _said(self, problems, scanned: int, consumed: int, done: bool) -> None:
         """A chunk's problems and where its scan stands, after its records are held."""
-        self.problems.extend(chunk.problems)
-        self.scanned = chunk.scanned
-        self.consumed = chunk.consumed
-        self.done = chunk.done
+        self.problems.extend(problems)
+        self.scanned = scanned
+        self.consumed = consumed
+        self.done = done
 
     def adopt(self, chunk: IndexChunk) -> None:
         """`apply` of a whole file's one chunk to an empty index, its arrays held as they are (of the
@@ -706,29 +706,35 @@ class RecordIndex:
         ):
             self.apply(chunk)
             return
-        self._offsets.adopt(chunk.offsets)
-        self._lengths.adopt(chunk.lengths)
-        self._status.adopt(chunk.status)
-        self._said(chunk)
+        self.adopt_whole(
+            chunk.offsets,
+            chunk.lengths,
+            chunk.status,
+            chunk.problems,
+            chunk.scanned,
+            chunk.consumed,
+            chunk.done,
+        )
 
     def adopt_whole(
-        self, offsets: np.ndarray, lengths: np.ndarray, status: np.ndarray, problems, scanned: int, size: int
+        self,
+        offsets: np.ndarray,
+        lengths: np.ndarray,
+        status: np.ndarray,
+        problems,
+        scanned: int,
+        size: int,
+        done: bool = True,
     ) -> None:
         """`adopt` of a whole file framed to its end elsewhere (`scanned` stream bytes of `size`),
         its arrays of the index's dtypes held as they are, into an empty index: no chunk made a file
         (a reopened split's 10,000 files taken from one stored row on a thread that shares the GIL
-        with the window's)."""
-        if self.count:
-            self.apply(IndexChunk(0, offsets, lengths, status, tuple(problems), scanned, size, True, scanned))
-            return
+        with the window's). (`adopt` passes its chunk's `consumed` and `done`.)"""
+        assert not self.count, "adopted into an empty index only"
         self._offsets.adopt(offsets)
         self._lengths.adopt(lengths)
         self._status.adopt(status)
-        if problems:
-            self.problems.extend(problems)
-        self.scanned = scanned
-        self.consumed = size
-        self.done = True
+        self._said(problems, scanned, size, done)
 
     def apply_tail(self, chunk: IndexChunk, known_until: int) -> None:
         """Apply a chunk from a scan that restarted at 0: records this index already holds are

@@ -28,7 +28,6 @@ from tfrview.core.tfrecord.source import (
     _DETECT_BYTES,
     FileBytes,
     Source,
-    _CheckpointList,
     detect_compression,
     not_regular,
     open_error,
@@ -172,27 +171,13 @@ _AR_ATTRS = frozenset(
 )
 
 
-_CKPTS_MADE = threading.Lock()  # a lazily opened file's checkpoint list is made once
-
-
 class LazySource(Source):
     """A local file's `Source` that opens its file and reads its compression on first use."""
 
     def __init__(self, path: Path, size: int, identity: tuple[int, int]) -> None:
-        # `Source.__init__`'s fields set here without it: its inflater checkpoints (a list and a
-        # lock) come with the first inflated read or scan (`__getattr__`), and the compression is
-        # not known until read (10,000 shards a listing: ~2 us a file)
         self._ar = None  # an ArrayRecord file's own source, opened when first read (see `_inner`)
-        self.path = path
-        self.file_size = size
-        self.identity = identity
-        self._data = LazyFileBytes(path, size, identity)
-        self._known: Compression | None = None
-        self._read_lock = threading.Lock()
-        self._cache_pos = 0
-        self._cache = b""
-        self._cursor = None
-        self.closed = False
+        super().__init__(path, LazyFileBytes(path, size, identity), size, Compression.NONE, identity)
+        self._known: Compression | None = None  # (not known until the file is read: `compression`)
 
     @property
     def compression(self) -> Compression:  # type: ignore[override]
@@ -215,12 +200,6 @@ class LazySource(Source):
     def __getattr__(self, name: str):
         if name in _AR_ATTRS:
             return getattr(self._inner(), name)
-        if name == "_ckpts":  # (first asked under `_read_lock`, or by `stream`, which sets it anew)
-            with _CKPTS_MADE:
-                made = self.__dict__.get("_ckpts")
-                if made is None:
-                    made = self._ckpts = _CheckpointList(self.checkpoint_spacing)
-            return made
         raise AttributeError(name)
 
     def read(self, offset: int, n: int) -> bytes:

@@ -615,12 +615,15 @@ class Source:
     def __init__(self, path: Path, data, file_size: int, compression: str, identity=None) -> None:
         self.path = path
         # (a member as it is: an Enum lookup a file is ~2 us, 10,000 shards a listing)
-        self.compression = compression if type(compression) is Compression else Compression(compression)
+        known = compression if type(compression) is Compression else Compression(compression)
+        self.compression = known
         self.file_size = file_size
         self.identity: tuple[int, int] | None = identity  # (st_dev, st_ino) of the file on disk
         self._data = data  # FileBytes over the held descriptor, or bytes for an in-memory source
-        self._wbits = self.compression.wbits
-        self._ckpts = _CheckpointList(self.checkpoint_spacing)
+        self._wbits = 0 if known is Compression.NONE else known.wbits  # (`wbits`: ~2 us, a dict a call)
+        # inflate checkpoints: made by a scan (`stream`) or the first inflated read (none for a
+        # plain file, nor for each of 10,000 shards listed and never read)
+        self._ckpts: _CheckpointList | None = None
         self._read_lock = threading.Lock()
         self._cache_pos = 0
         self._cache = b""
@@ -740,6 +743,8 @@ class Source:
         c0 = self._cache_pos
         if c0 <= offset and offset + n <= c0 + len(self._cache):
             return self._cache[offset - c0 : offset - c0 + n]
+        if self._ckpts is None:
+            self._ckpts = _CheckpointList(self.checkpoint_spacing)
         if not self._ckpts.items:  # never scanned here (e.g. framed by another process): from the start
             self._ckpts.maybe_add(0, _Inflater(self._data, self._wbits))
         ck = self._ckpts.nearest(offset)
@@ -776,7 +781,7 @@ class Source:
         self.closed = True
         self._cache = b""
         self._cursor = None
-        self._ckpts = _CheckpointList()
+        self._ckpts = None
         if hasattr(self._data, "close"):  # FileBytes, a lazily opened file's, RemoteBytes
             self._data.close()
 

@@ -97,21 +97,15 @@ def split_of_files(paths: list, named: list[tuple[str, list[str]]] | None = None
 
 def _one_folder_set(paths: list[str]) -> str | None:
     """The first path when every path is a local one in one folder and their names are one `-of-N`
-    set's, differing only in the shard number (`groups.one_set`: 10,000 shards): then the name
-    rule answers alike for all (`_split_of_path_memo`'s shape). Else None."""
-    from tfrview.core.tfrecord.groups import one_set
+    set's, differing only in the shard number (`groups.one_folder_set`: 10,000 shards): then the
+    name rule answers alike for all (`_split_of_path_memo`'s shape). Else None."""
+    from tfrview.core.tfrecord.groups import one_folder_set
 
     if len(paths) < 2 or "://" in paths[0] or "\\" in paths[0]:
         return None
-    folder, name = _folder_and_name(paths[0])
-    if folder != os.path.dirname(paths[0]):
+    if _folder_and_name(paths[0])[0] != os.path.dirname(paths[0]):
         return None
-    cut = len(paths[0]) - len(name)
-    head = paths[0][:cut]
-    names = [p[cut:] for p in paths]
-    if not all(p.startswith(head) for p in paths) or any("/" in n or "\\" in n for n in names):
-        return None
-    return paths[0] if one_set(names) is not None else None
+    return paths[0] if one_folder_set(paths) is not None else None
 
 
 def _split_of_path_memo(path: str, by_shape: dict[tuple[str, str], str]) -> str:

@@ -143,9 +143,7 @@ class TagsController(QObject):
         self.w = window
         self.book: TagBook | None = None
         self.unavailable = ""  # why there are no tags (a store that cannot be opened), said once
-        # the key that started the action under way ("D": a letter a person may have typed to find
-        # a row), and whether this window has said yet that letters tag and / filters
-        self._key = ""
+        # whether this window has said yet that letters tag and / filters
         self._letters_said = False
 
     def start(self) -> None:
@@ -217,16 +215,14 @@ class TagsController(QObject):
         pressed; the first time a letter acts in this window its line says that letters tag here
         and / filters (a person typing to find a row gets a tag, and is told why once)."""
         numbers, what = self.target()
-        self._key = key
-        try:
-            self.apply(numbers, word, None, what)
-        finally:
-            self._key = ""
+        self.apply(numbers, word, None, what, key)
 
-    def _say(self, text: str) -> None:
-        if self._key and not self._letters_said:
+    def _say(self, text: str, key: str = "") -> None:
+        """`text` in the status bar; `key`: the letter that started the action ("D": a letter a
+        person may have typed to find a row), said with what letters do the first time."""
+        if key and not self._letters_said:
             self._letters_said = True
-            text = f"{self._key}: {text} · the letters D, K and R tag here; press / to filter"
+            text = f"{key}: {text} · the letters D, K and R tag here; press / to filter"
         self.said.emit(text)
 
     def note(self) -> None:
@@ -257,13 +253,16 @@ class TagsController(QObject):
                 return
         self.apply(numbers, word, None, "the filter result")
 
-    def apply(self, numbers: np.ndarray, word: TagWord | None, note: str | None, what: str = "") -> None:
-        """One action over the records `numbers` (global); said in the status bar."""
+    def apply(
+        self, numbers: np.ndarray, word: TagWord | None, note: str | None, what: str = "", key: str = ""
+    ) -> None:
+        """One action over the records `numbers` (global); said in the status bar (`key`: the
+        letter pressed for it, if any: see `tag`)."""
         if self.book is None:
             self.said.emit(f"tags are off: {self.unavailable or 'no tag store'}")
             return
         if not len(numbers):
-            self._say(f"nothing to tag: select {what or 'records'} first")
+            self._say(f"nothing to tag: select {what or 'records'} first", key)
             return
         try:
             marks, left_out = self.book.marks(numbers, self.w.model._starts)
@@ -275,7 +274,7 @@ class TagsController(QObject):
             self.said.emit(f"tagging failed: {one_line(exc)}")
             return
         extra = f" ({left_out:,} of files that are not local files left out)" if left_out else ""
-        self._say(f"{change.what}{extra} · Ctrl+Z undoes")
+        self._say(f"{change.what}{extra} · Ctrl+Z undoes", key)
         self.changed.emit()
 
     def undo(self) -> None:

@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -189,7 +190,8 @@ class ScanWorker(Worker):
                 self.first_painted.wait(FIRST_PAINT_WAIT_S)
             if memo is not None:
                 self._read_stored_analysis(memo[2])
-            if split is not None and self._take_split(split):
+            if split is not None:
+                self._take_split(split)
                 memo = None  # taken: nothing new to remember
         taken = self._all_taken is not None  # every file from the split's stored scan: no pass runs
         ahead = None if taken else self._reader_ahead()
@@ -215,10 +217,12 @@ class ScanWorker(Worker):
                 self._emit(ScanPhase.DONE, total, total)
                 if memo is None and answer is not None and not self._settled:
                     memo = answer  # a stored scan from before `_reframe` ran: stored anew, settled, once
-                if memo is not None:
-                    self._remember_answer(memo[0], memo[1])
-                if self._sample_memo is not None and answer is not None:
-                    self._remember_sample(answer[1], *self._sample_memo)
+                if answer is not None:  # (`memo` is `answer` or None)
+                    unchanged = self._unchanged_since(answer[1])
+                    if memo is not None:
+                        self._remember_answer(memo[0], unchanged)
+                    if self._sample_memo is not None:
+                        self._remember_sample(unchanged, *self._sample_memo)
 
     def _sample(self, answer: tuple | None) -> SampleFacts:
         """What a sample of records says (`sample_facts`, read here: on a cold file each read
@@ -240,12 +244,20 @@ class ScanWorker(Worker):
             self._sample_memo = (key, facts)
         return facts
 
-    def _remember_sample(self, identities: list, key: str, facts: SampleFacts) -> None:
-        """The sample stored for the next reopen, when every file is unchanged since its identity
-        was taken (the records sampled would be another file's)."""
-        from tfrview.core.analysis.cache import still, store_answer
+    def _unchanged_since(self, identities: list) -> Callable[[], bool]:
+        """Whether every file is unchanged since its identity was taken (`cache.still`: a stat a
+        file), asked at most once however many answers are remembered."""
+        from tfrview.core.analysis.cache import still
 
-        if self.cancelled or not still([str(f.path) for f in self.dataset.files], identities):
+        paths = [str(f.path) for f in self.dataset.files]
+        return functools.cache(lambda: still(paths, identities))
+
+    def _remember_sample(self, unchanged: Callable[[], bool], key: str, facts: SampleFacts) -> None:
+        """The sample stored for the next reopen, when every file is `unchanged()` since its
+        identity was taken (the records sampled would be another file's)."""
+        from tfrview.core.analysis.cache import store_answer
+
+        if self.cancelled or not unchanged():
             return
         text = {"kinds": facts.kinds, "class_ids": sorted(facts.class_ids), "keys": sorted(facts.keys)}
         store_answer(key, json.dumps(text).encode())
@@ -261,7 +273,7 @@ class ScanWorker(Worker):
 
     def _split_answer(self) -> tuple[str, list, str] | None:
         """The key of this split's stored scan (every file's index: `analysis.splitindex`), the
-        files' identities (`cache.identities`: an unchanged file's as last read, from a stat) and
+        files' identities (`cache.split_identities`: an unchanged file's as last read, from a stat) and
         their digest (`cache.split_digest`); None if a file has no identity."""
         from tfrview.core.analysis.cache import split_identities, split_key
 
@@ -299,11 +311,10 @@ class ScanWorker(Worker):
             return None
         return split if len(split) == len(self.dataset.files) else None
 
-    def _take_split(self, split) -> bool:
+    def _take_split(self, split) -> None:
         """Every file's index and CRC status from the split's stored scan, at once."""
         self._take_all(split)
         self._settled = split.settled
-        return True
 
     def _take_all(self, split) -> None:
         """Every file not framed yet takes its index from the split's stored scan
@@ -326,7 +337,6 @@ class ScanWorker(Worker):
         problems = split.problems
         offsets, lengths, status, scanned = split.offsets, split.lengths, split.status, split.scanned.tolist()
         bounds = starts.tolist()
-        lengthy = any(f.expected_records is not None for f in files)  # a TFDS split: counts checked
         sizes = [0] * len(files)
         taken = 0
         for fi, f in enumerate(files):
@@ -345,7 +355,7 @@ class ScanWorker(Worker):
                 self._verified.add(fi)
             if fi in problems:
                 self._report(fi, problems[fi])
-            if lengthy and f.expected_records is not None:
+            if f.expected_records is not None:  # a TFDS split: counts checked
                 self._report(fi, self.dataset.check_length(fi))
             taken += 1
             if fi % 1024 == 0:
@@ -363,18 +373,18 @@ class ScanWorker(Worker):
         self._all_taken = (sum(sizes), int(split.scanned.sum()))
         self._tick(ScanPhase.INDEX, self._all_taken[0], self._all_taken[0], True)
 
-    def _remember_answer(self, key: str, identities: list) -> None:
+    def _remember_answer(self, key: str, unchanged: Callable[[], bool]) -> None:
         """Every file's index stored as the split's scan, when each file is plain, framed to its end
-        and unchanged since its identity was taken (its records would be another file's)."""
+        and `unchanged()` since its identity was taken (its records would be another file's)."""
         from tfrview.core.analysis import splitindex
-        from tfrview.core.analysis.cache import still, store_answer
+        from tfrview.core.analysis.cache import store_answer
 
         files = self.dataset.files
         if self.cancelled or any(
             f.source is None or not f.index.done or f.source.compression != "none" for f in files
         ):
             return
-        if not still([str(f.path) for f in files], identities):
+        if not unchanged():
             return
         # a file framed again is stored as framed again (the window swaps its index in later)
         indexes = [self._reframed.get(fi, f.index) for fi, f in enumerate(files)]

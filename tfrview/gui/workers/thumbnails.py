@@ -55,13 +55,14 @@ class ThumbnailPool(Worker):
     def _wake(self) -> None:
         self._queue.stop()
 
-    def _tfds_of(self, n: int):
-        """The TFDS features beside record n's file (read as data, one load a folder), or None."""
+    def _tfds_of(self, n: int, starts):
+        """The TFDS features beside record n's file (read as data, one load a folder), or None.
+        `starts`: the files' first record numbers, as `Dataset.locate` takes them."""
         from pathlib import Path
 
         from tfrview.core.tfds.features import features_of_folder
 
-        path = self.dataset.files[self.dataset.locate(n)[0]].path
+        path = self.dataset.files[self.dataset.locate(n, starts)[0]].path
         got = features_of_folder(path.parent) if isinstance(path, Path) else None
         return got if got is not None and got.root is not None else None
 
@@ -69,13 +70,16 @@ class ThumbnailPool(Worker):
 
         while (n := self._queue.take()) is not None:
             try:
+                # each file's first record number taken once a thumbnail, for its read and its
+                # folder (each asked it of every file: 10,000 shards, as `RowTextWorker`)
+                starts = self.dataset.starts()
                 thumb = make_thumbnail(
-                    self.dataset.read(n),
+                    self.dataset.read(n, starts),
                     self.size,
                     self.label_map,
                     cell=self.cell,
                     specs=self.specs,
-                    tfds=self._tfds_of(n),
+                    tfds=self._tfds_of(n, starts),
                     predictions=self.predictions(n) if self.predictions is not None else None,
                     thresholds=self.thresholds,
                 )
