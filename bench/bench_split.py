@@ -63,28 +63,27 @@ def line(name: str, value: str, target: str, ok: bool | None) -> None:
 
 
 def make_whole(d: Path, records: int) -> Path:
+    """The bench file: small Examples cycling through 97 (bench_engine.make_small)."""
     from bench.bench_engine import make_small
 
-    d.mkdir(parents=True, exist_ok=True)
-    whole = d / f"whole-{records}.tfrecord"
-    if not whole.exists():
-        tmp = d / "whole.partial"
-        make_small(tmp, records)
-        tmp.rename(whole)
-    return whole
+    return _made(d / f"whole-{records}.tfrecord", records, make_small)
 
 
 def make_varied(d: Path, records: int) -> Path:
     """The same number of small Examples, their lengths in no pattern (bench_engine.make_small_varied)."""
     from bench.bench_engine import make_small_varied
 
-    d.mkdir(parents=True, exist_ok=True)
-    varied = d / f"varied-{records}.tfrecord"
-    if not varied.exists():
-        tmp = d / "varied.partial"
-        make_small_varied(tmp, records)
-        tmp.rename(varied)
-    return varied
+    return _made(d / f"varied-{records}.tfrecord", records, make_small_varied)
+
+
+def _made(path: Path, records: int, make) -> Path:
+    """`path`, written by `make(tmp, records)` first unless it exists (a rename: never half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        tmp = path.with_name(path.stem + ".partial")
+        make(tmp, records)
+        tmp.rename(path)
+    return path
 
 
 def cut(whole: Path, d: Path, shards: int) -> Path:
