@@ -2034,6 +2034,7 @@ def main(argv: list[str] | None = None) -> int:
         if wrong is not None:
             return fail(wrong)
         if argv or not verbose:
+            _interrupt.disarm()  # the window's Ctrl-C is as it was: no os._exit past its own ending
             return open_window(argv, verbose)
     configure_cli(verbose)
     if argv_given is None:  # a process of its own (not a caller's main([...])): pyarrow without pandas
