@@ -2095,10 +2095,17 @@ def _exit_now(code: int) -> None:
     result store closed, exit handlers run, then os._exit. The interpreter's own teardown (every
     module and object freed one by one: a 2 M-record verify's arrays among them) cost ~50 ms of a
     0.8 s `verify`, after its answer. Not while another thread runs (a normal exit waits for it),
-    under a profiler or tracer, nor when the output cannot be flushed (the normal exit says why)."""
+    after a multiprocessing pool ran, under a profiler or tracer, nor when the output cannot be
+    flushed (the normal exit says why)."""
     import threading
 
     if threading.active_count() > 1 or not isinstance(code, int):
+        return
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    if tracker is not None and getattr(tracker._resource_tracker, "_pid", None) is not None:
+        # a multiprocessing pool ran (--checks, a pool started ahead and dropped): its resource
+        # tracker, a process writing to our stderr, then now and then warned of a semaphore it
+        # could not unlink after os._exit; a normal exit leaves multiprocessing's own teardown whole
         return
     if sys.getprofile() is not None or sys.gettrace() is not None:
         return  # under a profiler, a debugger or coverage: they write what they found after main returns
